@@ -1,0 +1,52 @@
+/*
+ * Per-instruction kernels: one GLSL compute shader for one HLO instruction.
+ *
+ * Binding convention (set 0, all std430 storage buffers):
+ *   bindings 0..n-1  : the instruction's operands in order, each a dense
+ *                      row-major array of the operand's element type in host
+ *                      representation (see hlo/element_types.def);
+ *   bindings n..n+r-1: the results (one per tuple element for tuple shapes).
+ * Special cases:
+ *   - scatter: before the dispatch the caller has copied each input operand
+ *     into the matching result buffer; the kernel updates results in place.
+ * Dispatch: |local_size_x| invocations per workgroup, |group_count| groups;
+ * the shader computes a linear invocation index
+ *   gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * local_size_x
+ * and returns when it is >= the kernel's total invocation count, so group
+ * counts never exceed the device's maxComputeWorkGroupCount.
+ */
+#ifndef VKHLO_CODEGEN_KERNEL_H
+#define VKHLO_CODEGEN_KERNEL_H
+
+#include "codegen/target.h"
+#include "hlo/hlo.h"
+
+typedef struct codegen_kernel {
+  char *name;  /* heap; e.g. "add_3" */
+  char *glsl;  /* heap; complete GLSL 450 source */
+  uint32_t local_size_x;
+  uint32_t group_count[3];
+  int input_count;  /* bindings 0..input_count-1 */
+  int output_count; /* bindings input_count..input_count+output_count-1 */
+} codegen_kernel_t;
+
+void codegen_kernel_free(codegen_kernel_t *k);
+
+/* True if |instr| is emitted as a kernel (false for parameter, constant,
+ * tuple, get_tuple_element, while, if, case, custom_call, check and other
+ * ops the lowering handles itself). */
+bool codegen_instruction_needs_kernel(const hlo_instruction_t *instr);
+
+/* Emits the kernel computing |instr| into |out|.
+ * Errors: UNIMPLEMENTED (with "unsupported element type <t>" or
+ * "unsupported op <name>") when the op or element type cannot run on
+ * |target|; the message starts with the instruction's file:line:col. */
+vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
+                                        const hlo_instruction_t *instr, codegen_kernel_t *out);
+
+/* Checks that every element type of |instr| (operands and results) is
+ * supported on |target|; UNIMPLEMENTED "unsupported element type" otherwise. */
+vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,
+                                           const hlo_instruction_t *instr);
+
+#endif

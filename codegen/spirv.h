@@ -1,0 +1,49 @@
+/*
+ * GLSL -> SPIR-V in process (glslang's C interface), validation
+ * (spirv-val through SPIRV-Tools' C API) and optimization (spirv-opt's
+ * performance passes), with a content-addressed cache on disk.
+ *
+ * A compiler object holds glslang's process initialization reference and the
+ * cache settings; create one per context.
+ */
+#ifndef VKHLO_CODEGEN_SPIRV_H
+#define VKHLO_CODEGEN_SPIRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "support/status.h"
+
+typedef struct spirv_compiler spirv_compiler_t;
+
+typedef struct spirv_compiler_options {
+  /* Cache directory: NULL = $VKHLO_CACHE_DIR, else $XDG_CACHE_HOME/vkhlo,
+   * else $HOME/.cache/vkhlo.  The cache is off when |disable_cache| is set
+   * or VKHLO_CACHE_DIR is "off" or "". */
+  const char *cache_dir;
+  bool disable_cache;
+  bool optimize; /* run spirv-opt performance passes (default on in vkhlo) */
+} spirv_compiler_options_t;
+
+typedef struct spirv_compiler_stats {
+  int compiled;   /* modules compiled by glslang */
+  int cache_hits; /* modules loaded from the disk cache */
+} spirv_compiler_stats_t;
+
+vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
+                                     spirv_compiler_t **out_compiler);
+void spirv_compiler_destroy(spirv_compiler_t *compiler);
+const spirv_compiler_stats_t *spirv_compiler_stats(const spirv_compiler_t *compiler);
+
+/* Compiles a GLSL 450 compute shader to SPIR-V (Vulkan 1.1, SPIR-V 1.3),
+ * validates it with spirv-val and optimizes it.  *out_words is heap-
+ * allocated (caller frees); *out_size_bytes is a multiple of 4.
+ * Errors: INTERNAL with glslang's or spirv-val's log and |name|. */
+vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *compiler, const char *name, const char *glsl,
+                                  uint32_t **out_words, size_t *out_size_bytes);
+
+/* Disassembles SPIR-V to text (for dumps).  Caller frees.  NULL on error. */
+char *spirv_disassemble(const uint32_t *words, size_t size_bytes);
+
+#endif

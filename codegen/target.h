@@ -1,0 +1,27 @@
+/*
+ * What codegen needs to know about the device it emits for, as plain data
+ * (filled from vk_runtime's caps by the API layer; codegen knows nothing of
+ * Vulkan).
+ */
+#ifndef VKHLO_CODEGEN_TARGET_H
+#define VKHLO_CODEGEN_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct codegen_target {
+  bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
+  bool storage_buffer_8bit, storage_buffer_16bit;
+  uint32_t subgroup_size;
+  uint32_t max_workgroup_count[3];
+  uint32_t max_workgroup_invocations;
+  uint32_t max_shared_memory_bytes;
+  uint32_t max_storage_buffer_range;
+  uint32_t max_storage_buffers_per_stage;
+  bool is_cpu; /* lavapipe/llvmpipe and other CPU devices */
+} codegen_target_t;
+
+/* A target with every feature, for tests that only emit GLSL. */
+void codegen_target_default(codegen_target_t *t);
+
+#endif

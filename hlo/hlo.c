@@ -1,0 +1,317 @@
+/*
+ * HLO IR construction helpers and the element-type / opcode tables, which
+ * are generated from element_types.def and opcodes.def.
+ */
+#include "hlo/hlo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ tables */
+
+typedef struct {
+  const char *name;
+  size_t size;
+  char kind;
+  int bits;
+} element_type_info_t;
+
+static const element_type_info_t element_types[] = {
+#define X(e, name, size, kind, bits) {name, size, #kind[0], bits},
+#include "hlo/element_types.def"
+#undef X
+    {"tuple", 0, 'T', 0},
+};
+_Static_assert(sizeof element_types / sizeof element_types[0] == HLO_ELEMENT_TYPE_COUNT,
+               "element_types.def and the table disagree");
+
+static const char *const opcode_names[] = {
+#define X(e, name, kind) name,
+#include "hlo/opcodes.def"
+#undef X
+};
+static const char opcode_kinds[] = {
+#define X(e, name, kind) #kind[0],
+#include "hlo/opcodes.def"
+#undef X
+};
+_Static_assert(sizeof opcode_names / sizeof opcode_names[0] == HLO_OPCODE_COUNT,
+               "opcodes.def and the table disagree");
+
+const char *hlo_element_type_name(hlo_element_type_t t) {
+  return (unsigned)t < HLO_ELEMENT_TYPE_COUNT ? element_types[t].name : "?";
+}
+size_t hlo_element_type_size_bytes(hlo_element_type_t t) {
+  return (unsigned)t < HLO_ELEMENT_TYPE_COUNT ? element_types[t].size : 0;
+}
+int hlo_element_type_bit_width(hlo_element_type_t t) {
+  return (unsigned)t < HLO_ELEMENT_TYPE_COUNT ? element_types[t].bits : 0;
+}
+static char kind_of(hlo_element_type_t t) {
+  return (unsigned)t < HLO_ELEMENT_TYPE_COUNT ? element_types[t].kind : '?';
+}
+bool hlo_element_type_is_float(hlo_element_type_t t) { return kind_of(t) == 'F'; }
+bool hlo_element_type_is_complex(hlo_element_type_t t) { return kind_of(t) == 'C'; }
+bool hlo_element_type_is_signed_int(hlo_element_type_t t) { return kind_of(t) == 'S'; }
+bool hlo_element_type_is_unsigned_int(hlo_element_type_t t) { return kind_of(t) == 'U'; }
+bool hlo_element_type_is_integer(hlo_element_type_t t) {
+  return kind_of(t) == 'S' || kind_of(t) == 'U';
+}
+
+bool hlo_element_type_from_name(const char *name, size_t len, hlo_element_type_t *out) {
+  for (int i = 0; i < HLO_TUPLE; i++) {
+    const char *n = element_types[i].name;
+    if (strlen(n) == len && memcmp(n, name, len) == 0) {
+      *out = (hlo_element_type_t)i;
+      return true;
+    }
+  }
+  /* MLIR also spells signed integers "si32". */
+  if (len > 2 && name[0] == 's' && name[1] == 'i') {
+    return hlo_element_type_from_name(name + 1, len - 1, out);
+  }
+  return false;
+}
+
+const char *hlo_opcode_name(hlo_opcode_t op) {
+  return (unsigned)op < HLO_OPCODE_COUNT ? opcode_names[op] : "?";
+}
+bool hlo_opcode_is_elementwise(hlo_opcode_t op) {
+  return (unsigned)op < HLO_OPCODE_COUNT && opcode_kinds[op] == 'E';
+}
+bool hlo_opcode_is_chlo(hlo_opcode_t op) {
+  return (unsigned)op < HLO_OPCODE_COUNT && opcode_kinds[op] == 'C';
+}
+
+/* ------------------------------------------------------------ shapes */
+
+void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims) {
+  memset(shape, 0, sizeof *shape);
+  shape->element_type = t;
+  shape->rank = rank;
+  for (int i = 0; i < rank; i++) {
+    shape->dimensions[i] = dims ? dims[i] : 0;
+    shape->minor_to_major[i] = (int8_t)(rank - 1 - i);
+  }
+}
+
+int64_t hlo_shape_element_count(const hlo_shape_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < shape->rank; i++) n *= shape->dimensions[i];
+  return n;
+}
+
+size_t hlo_shape_size_bytes(const hlo_shape_t *shape) {
+  if (shape->element_type == HLO_TUPLE) return 0;
+  return (size_t)hlo_shape_element_count(shape) * hlo_element_type_size_bytes(shape->element_type);
+}
+
+bool hlo_shape_is_tuple(const hlo_shape_t *shape) { return shape->element_type == HLO_TUPLE; }
+
+bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dimensions[i] != b->dimensions[i]) return false;
+  return true;
+}
+
+bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b) {
+  if (a->element_type != b->element_type) return false;
+  if (a->element_type == HLO_TUPLE) {
+    if (a->tuple_count != b->tuple_count) return false;
+    for (int i = 0; i < a->tuple_count; i++)
+      if (!hlo_shape_equal(&a->tuple_shapes[i], &b->tuple_shapes[i])) return false;
+    return true;
+  }
+  return hlo_shape_compatible_dims(a, b);
+}
+
+static void shape_to_sb(const hlo_shape_t *s, char *buf, size_t size, size_t *pos) {
+#define PUT(...)                                                              \
+  do {                                                                        \
+    if (*pos < size) {                                                        \
+      int n_ = snprintf(buf + *pos, size - *pos, __VA_ARGS__);                \
+      if (n_ > 0) *pos += (size_t)n_;                                         \
+    }                                                                         \
+  } while (0)
+  if (s->element_type == HLO_TUPLE) {
+    PUT("tuple<");
+    for (int i = 0; i < s->tuple_count; i++) {
+      if (i) PUT(", ");
+      shape_to_sb(&s->tuple_shapes[i], buf, size, pos);
+    }
+    PUT(">");
+    return;
+  }
+  if (s->element_type == HLO_TOKEN) {
+    PUT("!stablehlo.token");
+    return;
+  }
+  PUT("tensor<");
+  for (int i = 0; i < s->rank; i++) PUT("%lldx", (long long)s->dimensions[i]);
+  PUT("%s>", hlo_element_type_name(s->element_type));
+#undef PUT
+}
+
+void hlo_shape_to_string(const hlo_shape_t *shape, char *buf, size_t buf_size) {
+  size_t pos = 0;
+  if (!buf_size) return;
+  buf[0] = 0;
+  shape_to_sb(shape, buf, buf_size, &pos);
+  buf[buf_size - 1] = 0;
+}
+
+/* ------------------------------------------------------ construction */
+
+hlo_module_t *hlo_module_create(const char *name) {
+  arena_t arena;
+  arena_init(&arena);
+  hlo_module_t *m = arena_alloc(&arena, sizeof *m);
+  if (!m) return NULL;
+  m->arena = arena;
+  m->name = arena_strdup(&m->arena, name ? name : "module");
+  if (!m->name) {
+    hlo_module_destroy(m);
+    return NULL;
+  }
+  return m;
+}
+
+void hlo_module_destroy(hlo_module_t *module) {
+  if (!module) return;
+  arena_t arena = module->arena; /* the module itself lives in its arena */
+  arena_free(&arena);
+}
+
+hlo_computation_t *hlo_computation_create(hlo_module_t *m, const char *name) {
+  hlo_computation_t *c = arena_alloc(&m->arena, sizeof *c);
+  if (!c) return NULL;
+  c->name = arena_strdup(&m->arena, name ? name : "computation");
+  return c->name ? c : NULL;
+}
+
+static bool grow(hlo_module_t *m, void **items, int *capacity, int count, size_t item_size) {
+  if (count < *capacity) return true;
+  int cap = *capacity ? *capacity * 2 : 16;
+  void *p = arena_alloc(&m->arena, (size_t)cap * item_size);
+  if (!p) return false;
+  if (count) memcpy(p, *items, (size_t)count * item_size);
+  *items = p;
+  *capacity = cap;
+  return true;
+}
+
+bool hlo_module_add_computation(hlo_module_t *m, hlo_computation_t *c) {
+  if (!grow(m, (void **)&m->computations, &m->computation_capacity, m->computation_count,
+            sizeof(void *)))
+    return false;
+  m->computations[m->computation_count++] = c;
+  return true;
+}
+
+hlo_instruction_t *hlo_instruction_create(hlo_module_t *m, hlo_opcode_t op,
+                                          const hlo_shape_t *shape, int operand_count,
+                                          hlo_instruction_t *const *operands) {
+  hlo_instruction_t *instr = arena_alloc(&m->arena, sizeof *instr);
+  if (!instr) return NULL;
+  instr->opcode = op;
+  instr->id = m->next_instruction_id++;
+  char name[64];
+  snprintf(name, sizeof name, "%s.%d", hlo_opcode_name(op), instr->id);
+  instr->name = arena_strdup(&m->arena, name);
+  if (shape) instr->shape = *shape;
+  instr->attrs.feature_group_count = 1;
+  instr->attrs.batch_group_count = 1;
+  if (operand_count) {
+    instr->operands = arena_memdup(&m->arena, operands, sizeof(void *) * (size_t)operand_count);
+    if (!instr->operands) return NULL;
+  }
+  instr->operand_count = operand_count;
+  return instr->name ? instr : NULL;
+}
+
+bool hlo_computation_append(hlo_module_t *m, hlo_computation_t *c, hlo_instruction_t *instr) {
+  if (!grow(m, (void **)&c->instructions, &c->instruction_capacity, c->instruction_count,
+            sizeof(void *)))
+    return false;
+  c->instructions[c->instruction_count++] = instr;
+  if (instr->opcode == HLO_OPCODE_PARAMETER) {
+    hlo_instruction_t **p = arena_alloc(&m->arena, sizeof(void *) * (size_t)(c->parameter_count + 1));
+    if (!p) return false;
+    if (c->parameter_count) memcpy(p, c->parameters, sizeof(void *) * (size_t)c->parameter_count);
+    p[c->parameter_count++] = instr;
+    c->parameters = p;
+  }
+  return true;
+}
+
+bool hlo_instruction_set_called(hlo_module_t *m, hlo_instruction_t *instr, int count,
+                                hlo_computation_t *const *computations) {
+  instr->called_count = count;
+  if (!count) return true;
+  instr->called_computations = arena_memdup(&m->arena, computations, sizeof(void *) * (size_t)count);
+  return instr->called_computations != NULL;
+}
+
+hlo_dims_t hlo_dims_make(hlo_module_t *m, const int64_t *values, int count) {
+  hlo_dims_t d = {0, 0};
+  if (count <= 0) return d;
+  d.data = arena_memdup(&m->arena, values, sizeof(int64_t) * (size_t)count);
+  d.count = d.data ? count : 0;
+  return d;
+}
+
+bool hlo_shape_make_tuple(hlo_module_t *m, hlo_shape_t *out, int count, const hlo_shape_t *elements) {
+  memset(out, 0, sizeof *out);
+  out->element_type = HLO_TUPLE;
+  out->tuple_count = count;
+  if (!count) return true;
+  out->tuple_shapes = arena_memdup(&m->arena, elements, sizeof(hlo_shape_t) * (size_t)count);
+  return out->tuple_shapes != NULL;
+}
+
+bool hlo_compute_users(hlo_module_t *m, hlo_computation_t *c) {
+  for (int i = 0; i < c->instruction_count; i++) {
+    c->instructions[i]->user_count = 0;
+    c->instructions[i]->users = NULL;
+  }
+  for (int i = 0; i < c->instruction_count; i++) {
+    hlo_instruction_t *in = c->instructions[i];
+    for (int k = 0; k < in->operand_count; k++) in->operands[k]->user_count++;
+  }
+  for (int i = 0; i < c->instruction_count; i++) {
+    hlo_instruction_t *in = c->instructions[i];
+    if (in->user_count) {
+      in->users = arena_alloc(&m->arena, sizeof(void *) * (size_t)in->user_count);
+      if (!in->users) return false;
+    }
+    in->user_count = 0;
+  }
+  for (int i = 0; i < c->instruction_count; i++) {
+    hlo_instruction_t *in = c->instructions[i];
+    for (int k = 0; k < in->operand_count; k++) {
+      hlo_instruction_t *op = in->operands[k];
+      bool seen = false;
+      for (int u = 0; u < op->user_count; u++) seen |= op->users[u] == in;
+      if (!seen) op->users[op->user_count++] = in;
+    }
+  }
+  return true;
+}
+
+hlo_computation_t *hlo_module_find_computation(const hlo_module_t *m, const char *name) {
+  for (int i = 0; i < m->computation_count; i++)
+    if (strcmp(m->computations[i]->name, name) == 0) return m->computations[i];
+  return NULL;
+}
+
+vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return vkhlo_make_status(VKHLO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: %s",
+                           loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
+}

@@ -1,0 +1,315 @@
+/*
+ * The HLO IR: HloModule -> computations -> instructions.
+ *
+ * An HloModule owns an arena; every computation, instruction, shape array,
+ * attribute array, literal and string of the module lives there and is freed
+ * with the module.  Passes allocate from the module's arena and never free
+ * single nodes.
+ *
+ * Invariants (checked by hlo_verify):
+ *  - A computation's |instructions| are in def-before-use order; operands
+ *    always come from the same computation (nested regions are separate
+ *    computations, referenced through |called_computations|).
+ *  - Parameters are instructions with opcode HLO_OPCODE_PARAMETER, listed in
+ *    |parameters| in order, and also present in |instructions|.
+ *  - An op with exactly one result has that result's (array or token) shape.
+ *    An op with zero or several results has a tuple shape; its results are
+ *    read with get_tuple_element.  A computation returning several values
+ *    has a tuple instruction as |root|; returning one value, that value.
+ *    Tuples are one level deep (no tuple of tuples) except where an op
+ *    explicitly builds one (stablehlo.tuple).
+ *  - Shapes are static.  Layouts default to row-major
+ *    (minor_to_major = {rank-1, ..., 0}).
+ *
+ * This file knows nothing of Vulkan or GLSL.
+ */
+#ifndef VKHLO_HLO_HLO_H
+#define VKHLO_HLO_HLO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/arena.h"
+#include "support/status.h"
+
+/* ---------------------------------------------------------------- types */
+
+typedef enum hlo_element_type_e {
+#define X(e, name, size, kind, bits) HLO_##e,
+#include "hlo/element_types.def"
+#undef X
+  HLO_TUPLE, /* not an element type: marks a tuple shape */
+  HLO_ELEMENT_TYPE_COUNT
+} hlo_element_type_t;
+
+const char *hlo_element_type_name(hlo_element_type_t t); /* "f32", "complex<f32>", "tuple" */
+size_t hlo_element_type_size_bytes(hlo_element_type_t t); /* host bytes per element */
+int hlo_element_type_bit_width(hlo_element_type_t t);
+bool hlo_element_type_is_float(hlo_element_type_t t);    /* f16, bf16, f32, f64, f8... */
+bool hlo_element_type_is_complex(hlo_element_type_t t);
+bool hlo_element_type_is_signed_int(hlo_element_type_t t);   /* i2..i64 (not i1) */
+bool hlo_element_type_is_unsigned_int(hlo_element_type_t t); /* ui2..ui64 */
+bool hlo_element_type_is_integer(hlo_element_type_t t);      /* signed or unsigned, not i1 */
+/* Parses a MLIR element type spelling ("f32", "ui8", "complex<f64>"); false if unknown. */
+bool hlo_element_type_from_name(const char *name, size_t len, hlo_element_type_t *out);
+
+#define HLO_MAX_RANK 16
+
+typedef struct hlo_shape {
+  hlo_element_type_t element_type; /* HLO_TUPLE for tuples */
+  int rank;
+  int64_t dimensions[HLO_MAX_RANK];
+  /* Layout: minor_to_major[0] is the fastest-varying dimension. */
+  int8_t minor_to_major[HLO_MAX_RANK];
+  /* Tuple shapes only. */
+  int tuple_count;
+  struct hlo_shape *tuple_shapes;
+} hlo_shape_t;
+
+/* A rank-|rank| array shape with the default row-major layout. */
+void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims);
+int64_t hlo_shape_element_count(const hlo_shape_t *shape);
+size_t hlo_shape_size_bytes(const hlo_shape_t *shape); /* host bytes; 0 for tuples */
+bool hlo_shape_is_tuple(const hlo_shape_t *shape);
+bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b); /* type and dims, not layout */
+bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b);
+/* Writes "tensor<2x3xf32>" (or "tuple<...>") into |buf| (always NUL-terminated). */
+void hlo_shape_to_string(const hlo_shape_t *shape, char *buf, size_t buf_size);
+
+/* A dense array value in host representation (see element_types.def), row-major. */
+typedef struct hlo_literal {
+  hlo_shape_t shape;
+  void *data;
+  size_t size_bytes;
+} hlo_literal_t;
+
+/* ------------------------------------------------------------ opcodes */
+
+typedef enum hlo_opcode_e {
+#define X(e, name, kind) HLO_OPCODE_##e,
+#include "hlo/opcodes.def"
+#undef X
+  HLO_OPCODE_COUNT
+} hlo_opcode_t;
+
+const char *hlo_opcode_name(hlo_opcode_t op); /* "add", "dot_general", ... */
+bool hlo_opcode_is_elementwise(hlo_opcode_t op);
+bool hlo_opcode_is_chlo(hlo_opcode_t op);
+
+/* --------------------------------------------------------- attributes */
+
+typedef struct hlo_dims {
+  int64_t *data;
+  int count;
+} hlo_dims_t;
+
+typedef struct hlo_location {
+  const char *file; /* owned by the module's arena */
+  int line, col;    /* 1-based; 0 when unknown */
+} hlo_location_t;
+
+typedef enum hlo_comparison_direction_e {
+  HLO_CMP_EQ, HLO_CMP_NE, HLO_CMP_GE, HLO_CMP_GT, HLO_CMP_LE, HLO_CMP_LT
+} hlo_comparison_direction_t;
+
+typedef enum hlo_compare_type_e {
+  HLO_CMP_TYPE_NOTYPE, /* unspecified: derived from the element type */
+  HLO_CMP_TYPE_FLOAT,
+  HLO_CMP_TYPE_TOTALORDER,
+  HLO_CMP_TYPE_SIGNED,
+  HLO_CMP_TYPE_UNSIGNED
+} hlo_compare_type_t;
+
+typedef enum hlo_check_kind_e {
+  HLO_CHECK_EXPECT_EQ,        /* exact equality (check.expect_eq, expect_eq_const) */
+  HLO_CHECK_EXPECT_ALMOST_EQ, /* |a-e| <= tolerance (default 1e-4 relative+absolute) */
+  HLO_CHECK_EXPECT_CLOSE      /* within max_ulp_difference ULPs */
+} hlo_check_kind_t;
+
+/* Attributes of all ops, one struct: each op reads the fields named for it.
+ * Field names are the StableHLO spec's attribute names. */
+typedef struct hlo_attrs {
+  /* broadcast_in_dim */
+  hlo_dims_t broadcast_dimensions;
+  /* transpose */
+  hlo_dims_t permutation;
+  /* reverse, reduce, map, broadcast(broadcast_sizes), all_gather...: "dimensions" */
+  hlo_dims_t dimensions;
+  /* iota: iota_dimension; concatenate, sort, all_gather: dimension;
+   * get_tuple_element: index */
+  int64_t dimension;
+  int64_t index;
+  /* slice */
+  hlo_dims_t start_indices, limit_indices, strides;
+  /* pad */
+  hlo_dims_t edge_padding_low, edge_padding_high, interior_padding;
+  /* dynamic_slice, gather */
+  hlo_dims_t slice_sizes;
+  /* compare */
+  hlo_comparison_direction_t comparison_direction;
+  hlo_compare_type_t compare_type;
+  /* gather */
+  hlo_dims_t offset_dims, collapsed_slice_dims, operand_batching_dims,
+      start_indices_batching_dims, start_index_map;
+  int64_t index_vector_dim; /* gather and scatter */
+  bool indices_are_sorted, unique_indices;
+  /* scatter */
+  hlo_dims_t update_window_dims, inserted_window_dims, input_batching_dims,
+      scatter_indices_batching_dims, scatter_dims_to_operand_dims;
+  /* dot_general */
+  hlo_dims_t lhs_batching_dimensions, rhs_batching_dimensions,
+      lhs_contracting_dimensions, rhs_contracting_dimensions;
+  /* convolution (padding shared with reduce_window / select_and_scatter:
+   * |padding| holds 2*N values, low then high for each spatial dim) */
+  hlo_dims_t window_strides, padding, lhs_dilation, rhs_dilation, window_reversal;
+  int64_t input_batch_dimension, input_feature_dimension;
+  hlo_dims_t input_spatial_dimensions;
+  int64_t kernel_input_feature_dimension, kernel_output_feature_dimension;
+  hlo_dims_t kernel_spatial_dimensions;
+  int64_t output_batch_dimension, output_feature_dimension;
+  hlo_dims_t output_spatial_dimensions;
+  int64_t feature_group_count, batch_group_count; /* default 1 */
+  /* reduce_window, select_and_scatter */
+  hlo_dims_t window_dimensions, base_dilations, window_dilations;
+  /* sort */
+  bool is_stable;
+  /* custom_call, composite (name) */
+  const char *call_target_name;
+  const char *backend_config;
+  bool has_side_effect;
+  /* check ops */
+  hlo_check_kind_t check_kind;
+  double tolerance;            /* expect_almost_eq; 0 = default */
+  int64_t max_ulp_difference;  /* expect_close */
+  int64_t min_ulp_difference;
+  /* fft */
+  int fft_type; /* 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT */
+  hlo_dims_t fft_length;
+  /* rng_bit_generator: 0 DEFAULT, 1 THREE_FRY, 2 PHILOX; rng: 0 UNIFORM, 1 NORMAL */
+  int rng_algorithm;
+  int rng_distribution;
+  /* reduce_precision */
+  int exponent_bits, mantissa_bits;
+  /* triangular_solve, cholesky */
+  bool left_side, lower, unit_diagonal;
+  int transpose_a; /* 0 NO_TRANSPOSE, 1 TRANSPOSE, 2 ADJOINT */
+  /* batch_norm_* */
+  double epsilon;
+  int64_t feature_index;
+  /* chlo.top_k */
+  int64_t k;
+  /* collectives: replica_groups as rows x cols */
+  hlo_dims_t replica_groups;
+  int64_t replica_groups_cols;
+  int64_t channel_id;
+} hlo_attrs_t;
+
+/* -------------------------------------------------------- the IR nodes */
+
+typedef struct hlo_computation hlo_computation_t;
+
+typedef struct hlo_instruction {
+  hlo_opcode_t opcode;
+  int id;           /* unique within the module */
+  const char *name; /* e.g. "add.3" (arena-owned) */
+  hlo_shape_t shape;
+  int operand_count;
+  struct hlo_instruction **operands;
+  /* reduce: {body}; sort: {comparator}; while: {cond, body};
+   * if: {true_branch, false_branch}; case: branches; scatter: {update};
+   * select_and_scatter: {select, scatter}; map, reduce_window, all_reduce: {body};
+   * composite: {decomposition}; custom_call: called_computations. */
+  int called_count;
+  hlo_computation_t **called_computations;
+  /* parameter: its number */
+  int parameter_number;
+  /* constant */
+  hlo_literal_t *literal;
+  hlo_attrs_t attrs;
+  hlo_location_t loc;
+  /* Users: filled by hlo_compute_users (not kept up to date by passes). */
+  int user_count;
+  struct hlo_instruction **users;
+  void *scratch; /* free for the current pass to use */
+} hlo_instruction_t;
+
+struct hlo_computation {
+  const char *name;
+  int parameter_count;
+  hlo_instruction_t **parameters;
+  int instruction_count;
+  int instruction_capacity;
+  hlo_instruction_t **instructions; /* def-before-use order */
+  hlo_instruction_t *root;
+  hlo_location_t loc;
+};
+
+typedef struct hlo_module {
+  arena_t arena;
+  const char *name;
+  const char *source_file; /* for messages */
+  int computation_count;
+  int computation_capacity;
+  hlo_computation_t **computations; /* callees before callers */
+  hlo_computation_t *entry_computation;
+  int next_instruction_id;
+} hlo_module_t;
+
+/* ------------------------------------------------------- construction */
+
+/* Creates an empty module.  Returns NULL on out-of-memory. */
+hlo_module_t *hlo_module_create(const char *name);
+void hlo_module_destroy(hlo_module_t *module);
+
+hlo_computation_t *hlo_computation_create(hlo_module_t *m, const char *name);
+/* Appends |c| to m->computations (callees must be added first). */
+bool hlo_module_add_computation(hlo_module_t *m, hlo_computation_t *c);
+
+/* Creates an instruction (not yet in any computation) with operands copied
+ * into the arena.  NULL on out-of-memory. */
+hlo_instruction_t *hlo_instruction_create(hlo_module_t *m, hlo_opcode_t op,
+                                          const hlo_shape_t *shape, int operand_count,
+                                          hlo_instruction_t *const *operands);
+/* Appends to c->instructions (and to c->parameters for parameters). */
+bool hlo_computation_append(hlo_module_t *m, hlo_computation_t *c, hlo_instruction_t *instr);
+bool hlo_instruction_set_called(hlo_module_t *m, hlo_instruction_t *instr, int count,
+                                hlo_computation_t *const *computations);
+/* Copies |count| values into the arena as a hlo_dims_t. */
+hlo_dims_t hlo_dims_make(hlo_module_t *m, const int64_t *values, int count);
+/* A tuple shape whose elements are copies of |elements|. */
+bool hlo_shape_make_tuple(hlo_module_t *m, hlo_shape_t *out, int count, const hlo_shape_t *elements);
+
+/* Fills |users| of every instruction of |c|. */
+bool hlo_compute_users(hlo_module_t *m, hlo_computation_t *c);
+hlo_computation_t *hlo_module_find_computation(const hlo_module_t *m, const char *name);
+
+/* --------------------------------------------------------- the passes */
+
+/* Parses StableHLO text (pretty or generic form).  |file_name| is used in
+ * messages.  Every func.func becomes a computation; the entry computation
+ * is the function named |entry_name| ("main" when NULL; if the text has a
+ * single public function, that one is used when no "main" exists).
+ * func.call is inlined.  On error returns a status whose message starts
+ * with "file:line:col: " and sets *out_module to NULL.
+ * options: fill_elided: 0 = error on dense_resource<__elided__>,
+ *          1 = zeros, 2 = seeded random (|seed|). */
+typedef struct hlo_parse_options {
+  const char *entry_name;
+  int fill_elided;
+  uint64_t seed;
+} hlo_parse_options_t;
+vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
+                         const hlo_parse_options_t *options, hlo_module_t **out_module);
+
+/* Checks every op's constraints as the StableHLO spec states them. */
+vkhlo_status_t hlo_verify(const hlo_module_t *module);
+
+/* Prints the module in a StableHLO-like text form (for dumps and tests). */
+char *hlo_module_to_string(const hlo_module_t *module); /* caller frees */
+
+/* An input error at |loc|: "file:line:col: message". */
+vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * vkhlo — run StableHLO programs on any Vulkan device.
+ *
+ * Tutorial: text -> compile -> buffers -> execute -> read back.
+ *
+ *   vkhlo_context_t *ctx;
+ *   vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);      // picks a device
+ *   vkhlo_executable_t *exe;
+ *   st = vkhlo_executable_compile(ctx, text, strlen(text), "prog.mlir", NULL, &exe);
+ *   vkhlo_tensor_type_t t;                                    // argument 0's type
+ *   vkhlo_executable_parameter_type(exe, 0, &t);
+ *   vkhlo_buffer_t *arg;
+ *   st = vkhlo_buffer_create(ctx, &t, host_data, &arg);         // uploads
+ *   vkhlo_buffer_t *result;
+ *   st = vkhlo_executable_execute(exe, 1, &arg, 1, &result);
+ *   st = vkhlo_buffer_read(result, host_out, size_bytes);        // downloads
+ *   vkhlo_buffer_destroy(result); vkhlo_buffer_destroy(arg);
+ *   vkhlo_executable_destroy(exe); vkhlo_context_destroy(ctx);
+ *
+ * Every call returns a vkhlo_status_t (NULL = OK, see vkhlo/status.h).
+ * Objects are created with *_create / *_compile and owned by the caller,
+ * who destroys them with the matching *_destroy, children before their
+ * context.  Output parameters are set to NULL on failure; a failed call
+ * leaves nothing allocated.
+ *
+ * Threading: a context and its objects are used from one thread at a time.
+ * There is no global state: two contexts are independent.
+ *
+ * Host representation of tensors (buffers, inputs, outputs): dense,
+ * row-major, little-endian; i1 one byte (0/1); i2/i4/ui2/ui4 one byte each;
+ * f16/bf16 their 16 raw bits; complex<f32>/complex<f64> two floats
+ * (real, imaginary).
+ */
+#ifndef VKHLO_VKHLO_H
+#define VKHLO_VKHLO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkhlo/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VKHLO_VERSION_STRING "0.1.0"
+
+/* Element types, as StableHLO spells them in comments. */
+typedef enum vkhlo_element_type_e {
+  VKHLO_PRED = 0, /* i1 */
+  VKHLO_S2, VKHLO_S4, VKHLO_S8, VKHLO_S16, VKHLO_S32, VKHLO_S64,
+  VKHLO_U2, VKHLO_U4, VKHLO_U8, VKHLO_U16, VKHLO_U32, VKHLO_U64,
+  VKHLO_F4E2M1FN, VKHLO_F6E2M3FN, VKHLO_F6E3M2FN, VKHLO_F8E3M4, VKHLO_F8E4M3,
+  VKHLO_F8E4M3FN, VKHLO_F8E4M3FNUZ, VKHLO_F8E4M3B11FNUZ, VKHLO_F8E5M2,
+  VKHLO_F8E5M2FNUZ, VKHLO_F8E8M0FNU,
+  VKHLO_F16, VKHLO_BF16, VKHLO_F32, VKHLO_F64,
+  VKHLO_C64,  /* complex<f32> */
+  VKHLO_C128, /* complex<f64> */
+  VKHLO_TOKEN,
+} vkhlo_element_type_t;
+
+#define VKHLO_MAX_RANK 16
+
+/* A tensor type: element type and dimensions (row-major). */
+typedef struct vkhlo_tensor_type {
+  vkhlo_element_type_t element_type;
+  int rank;
+  int64_t dimensions[VKHLO_MAX_RANK];
+} vkhlo_tensor_type_t;
+
+/* Bytes per element in host representation; "f32"-style name. */
+size_t vkhlo_element_type_size_bytes(vkhlo_element_type_t t);
+const char *vkhlo_element_type_name(vkhlo_element_type_t t);
+/* Parses "f32", "ui8", "i1", "complex<f32>"...; false when unknown. */
+bool vkhlo_element_type_parse(const char *name, vkhlo_element_type_t *out);
+int64_t vkhlo_tensor_type_element_count(const vkhlo_tensor_type_t *t);
+size_t vkhlo_tensor_type_size_bytes(const vkhlo_tensor_type_t *t);
+
+/* ------------------------------------------------------------- devices */
+
+typedef struct vkhlo_device_description {
+  char name[256];
+  char type[32]; /* "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other" */
+  uint32_t vendor_id, device_id;
+  uint32_t api_version_major, api_version_minor, api_version_patch;
+} vkhlo_device_description_t;
+
+/* Lists the Vulkan devices.  *out_devices is caller-owned (free()).
+ * Errors: UNAVAILABLE when no Vulkan loader is installed. */
+vkhlo_status_t vkhlo_list_devices(vkhlo_device_description_t **out_devices, int *out_count);
+
+/* ------------------------------------------------------------- context */
+
+typedef struct vkhlo_context_s vkhlo_context_t;
+
+typedef void (*vkhlo_message_fn)(void *user, const char *message);
+
+typedef struct vkhlo_context_options {
+  /* Device: NULL = $VKHLO_DEVICE, else discrete GPU, then integrated, then
+   * CPU (lavapipe).  A decimal index into vkhlo_list_devices' order, or a
+   * case-insensitive substring of the device name. */
+  const char *device;
+  /* Enables VK_LAYER_KHRONOS_validation (also when $VKHLO_VALIDATION=1).
+   * Every validation message goes to |message_fn| (stderr when NULL) and is
+   * counted (vkhlo_context_validation_message_count). */
+  bool enable_validation;
+  vkhlo_message_fn message_fn;
+  void *message_user;
+  /* SPIR-V cache directory: NULL = $VKHLO_CACHE_DIR, else
+   * $XDG_CACHE_HOME/vkhlo, else ~/.cache/vkhlo.  "off" disables it. */
+  const char *cache_dir;
+  bool disable_cache;
+  /* Restricted device mode (also $VKHLO_RESTRICTED=1): behave as if the
+   * device lacked 64-bit and 16-bit arithmetic and 8/16-bit storage. */
+  bool restricted;
+} vkhlo_context_options_t;
+
+/* Creates a context on a device vkhlo picks (see options->device);
+ * |options| may be NULL.  Errors: UNAVAILABLE (no loader, no device). */
+vkhlo_status_t vkhlo_context_create(const vkhlo_context_options_t *options,
+                                    vkhlo_context_t **out_context);
+
+/* Creates a context on the caller's Vulkan objects (game engines): the
+ * handles are VkInstance, VkPhysicalDevice, VkDevice and a VkQueue of
+ * |queue_family_index| that supports compute, passed as void*.  vkhlo
+ * never destroys them; they must outlive the context.  The device should
+ * have the features vkhlo uses enabled (shaderInt64, shaderFloat64,
+ * storageBuffer8BitAccess, storageBuffer16BitAccess, shaderInt16,
+ * shaderInt8 where available); programs needing a missing one fail to
+ * compile with UNIMPLEMENTED.  |get_instance_proc_addr| may be NULL. */
+typedef struct vkhlo_external_device {
+  void *instance;
+  void *physical_device;
+  void *device;
+  void *queue;
+  uint32_t queue_family_index;
+  void *get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr or NULL */
+} vkhlo_external_device_t;
+vkhlo_status_t vkhlo_context_create_external(const vkhlo_context_options_t *options,
+                                             const vkhlo_external_device_t *device,
+                                             vkhlo_context_t **out_context);
+void vkhlo_context_destroy(vkhlo_context_t *context);
+
+/* The device the context runs on. */
+void vkhlo_context_device(const vkhlo_context_t *context, vkhlo_device_description_t *out);
+/* Validation messages received so far (0 without validation). */
+int vkhlo_context_validation_message_count(const vkhlo_context_t *context);
+
+/* ---------------------------------------------------------- executables */
+
+typedef struct vkhlo_executable_s vkhlo_executable_t;
+
+typedef struct vkhlo_compile_options {
+  /* Entry function: NULL = "main" (or the only public function). */
+  const char *function;
+  /* dense_resource<__elided__> constants: 0 = error, 1 = zeros,
+   * 2 = seeded random values (|seed|). */
+  int fill_elided;
+  uint64_t seed;
+  /* One kernel per instruction (no fusion). */
+  bool no_fusion;
+  /* Write IR, GLSL and SPIR-V disassembly of every kernel to this folder. */
+  const char *dump_dir;
+} vkhlo_compile_options_t;
+
+/* Parses, verifies and compiles StableHLO text (pretty or generic form,
+ * as JAX and torch_xla write it).  |file_name| is used in messages.
+ * check.expect_* calls in the program become checks evaluated by every
+ * execution (see vkhlo_executable_check_count).
+ * Errors: INVALID_ARGUMENT "FILE:LINE:COL: ..." for malformed or ill-typed
+ * programs; UNIMPLEMENTED for ops or element types the device cannot run;
+ * RESOURCE_EXHAUSTED; INTERNAL. */
+vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
+                                        const char *file_name,
+                                        const vkhlo_compile_options_t *options,
+                                        vkhlo_executable_t **out_executable);
+void vkhlo_executable_destroy(vkhlo_executable_t *executable);
+
+int vkhlo_executable_parameter_count(const vkhlo_executable_t *executable);
+int vkhlo_executable_result_count(const vkhlo_executable_t *executable);
+/* Types of parameter / result |index|; INVALID_ARGUMENT when out of range. */
+vkhlo_status_t vkhlo_executable_parameter_type(const vkhlo_executable_t *executable, int index,
+                                               vkhlo_tensor_type_t *out_type);
+vkhlo_status_t vkhlo_executable_result_type(const vkhlo_executable_t *executable, int index,
+                                            vkhlo_tensor_type_t *out_type);
+
+/* Figures of the compiled program (see `vkhlo compile --stats`). */
+typedef struct vkhlo_executable_stats {
+  int64_t instructions;   /* HLO instructions after inlining */
+  int64_t kernels;        /* compute shaders */
+  int64_t dispatches;     /* dispatches per execution (loops counted once) */
+  int64_t spirv_compiled; /* modules compiled (not from the cache) */
+  int64_t spirv_cache_hits;
+  double compile_ms;
+} vkhlo_executable_stats_t;
+void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
+
+/* ------------------------------------------------------------- buffers */
+
+typedef struct vkhlo_buffer_s vkhlo_buffer_t;
+
+/* A device buffer holding a tensor of |type|, filled from |host_data|
+ * (host representation, vkhlo_tensor_type_size_bytes(type) bytes) or
+ * zeroed when |host_data| is NULL. */
+vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
+                                   const void *host_data, vkhlo_buffer_t **out_buffer);
+void vkhlo_buffer_destroy(vkhlo_buffer_t *buffer);
+void vkhlo_buffer_type(const vkhlo_buffer_t *buffer, vkhlo_tensor_type_t *out_type);
+/* Copies the tensor to |host_data| (|size_bytes| must equal its size).
+ * Errors: INVALID_ARGUMENT on a size mismatch; UNAVAILABLE on device loss. */
+vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, size_t size_bytes);
+
+/* ----------------------------------------------------------- execution */
+
+/* Runs the executable on |args| (one buffer per parameter, types equal to
+ * the parameter types; not modified) and returns one new buffer per result
+ * in |out_results[0..result_count-1]| (caller-owned; all NULL on error).
+ * Blocks until the device is done.
+ * Errors: INVALID_ARGUMENT on a count or type mismatch; UNAVAILABLE on
+ * device loss; DEADLINE_EXCEEDED when a while loop runs past
+ * $VKHLO_MAX_LOOP_ITERATIONS (default 10^7) iterations. */
+vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *executable, int arg_count,
+                                        vkhlo_buffer_t *const *args, int result_count,
+                                        vkhlo_buffer_t **out_results);
+
+/* ---------------------------------------------------------- checks */
+
+/* Checks (check.expect_* in the program), evaluated by the last execute. */
+typedef struct vkhlo_check_result {
+  const char *kind;     /* "expect_eq", "expect_almost_eq", "expect_close" */
+  const char *location; /* "file:line:col" of the check */
+  bool executed;        /* false until an execution reached it */
+  bool passed;
+  int64_t mismatches;   /* elements outside tolerance */
+  double max_abs_error; /* largest |actual - expected| */
+  double max_rel_error; /* largest |actual - expected| / |expected| */
+  char detail[256];     /* first mismatch, e.g. "at [3,1]: got 2.5, expected 2.25" */
+} vkhlo_check_result_t;
+
+int vkhlo_executable_check_count(const vkhlo_executable_t *executable);
+/* Result of check |index| of the last execution. */
+vkhlo_status_t vkhlo_executable_check_result(const vkhlo_executable_t *executable, int index,
+                                             vkhlo_check_result_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+/* .npy reading and writing for the CLI (being written). */

@@ -1,0 +1,148 @@
+/*
+ * vk_runtime: the Vulkan layer.  Devices, buffers, compute pipelines,
+ * command recording and submission.  It knows nothing of HLO: it runs
+ * SPIR-V compute shaders over storage buffers.
+ *
+ * Vulkan is loaded at run time through volk; nothing links libvulkan.
+ * No global mutable state: everything hangs off a vkrt_device_t (volk is
+ * used through its per-device/instance function tables, VolkDeviceTable).
+ *
+ * Threading: a device and everything created from it must be used from one
+ * thread at a time.
+ */
+#ifndef VKHLO_VK_RUNTIME_VKRT_H
+#define VKHLO_VK_RUNTIME_VKRT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/status.h"
+
+typedef struct vkrt_device vkrt_device_t;
+typedef struct vkrt_buffer vkrt_buffer_t;
+typedef struct vkrt_pipeline vkrt_pipeline_t;
+typedef struct vkrt_cmd vkrt_cmd_t;
+
+typedef enum vkrt_device_type_e {
+  VKRT_DEVICE_OTHER = 0,
+  VKRT_DEVICE_INTEGRATED_GPU = 1,
+  VKRT_DEVICE_DISCRETE_GPU = 2,
+  VKRT_DEVICE_VIRTUAL_GPU = 3,
+  VKRT_DEVICE_CPU = 4,
+} vkrt_device_type_t;
+
+typedef struct vkrt_device_info {
+  char name[256];
+  uint32_t vendor_id, device_id;
+  vkrt_device_type_t type;
+  uint32_t api_version; /* VK_MAKE_API_VERSION encoding */
+  char driver_name[256];
+  char driver_info[256];
+} vkrt_device_info_t;
+
+/* What the device can do; filled at device creation. */
+typedef struct vkrt_caps {
+  bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
+  bool storage_buffer_8bit, storage_buffer_16bit;
+  bool subgroup_arithmetic; /* compute-stage subgroup arithmetic ops */
+  uint32_t subgroup_size;
+  uint32_t max_compute_workgroup_count[3];
+  uint32_t max_compute_workgroup_size[3];
+  uint32_t max_compute_workgroup_invocations;
+  uint32_t max_compute_shared_memory_size;
+  uint32_t max_storage_buffer_range;
+  uint64_t max_memory_allocation_size;
+  uint64_t min_storage_buffer_offset_alignment;
+  uint32_t max_per_stage_descriptor_storage_buffers;
+  uint32_t max_push_constants_size;
+  uint32_t max_bound_descriptor_sets;
+} vkrt_caps_t;
+
+/* Called with each validation-layer or driver debug message. */
+typedef void (*vkrt_message_fn)(void *user, const char *message);
+
+typedef struct vkrt_device_options {
+  /* Which device: NULL or "" = default order (discrete, integrated, virtual,
+   * CPU, other); a decimal index into vkrt_enumerate_devices' list; or a
+   * case-insensitive substring of the device name (e.g. "llvmpipe"). */
+  const char *selector;
+  /* Enable VK_LAYER_KHRONOS_validation and VK_EXT_debug_utils; every
+   * warning/error message goes to |message_fn|. */
+  bool enable_validation;
+  vkrt_message_fn message_fn;
+  void *message_user;
+  /* Embedding: use the caller's objects instead of creating our own
+   * (all of instance, physical_device, device, queue set, or none).
+   * Types are the Vulkan handles, passed as void* so that this header does
+   * not need vulkan.h.  The caller keeps ownership; vkrt never destroys
+   * them.  The device must have been created with the features vkhlo uses
+   * where available (see vkrt_caps_t); the caps reflect what the caller
+   * enabled only as far as the physical device reports them. */
+  void *external_instance;
+  void *external_physical_device;
+  void *external_device;
+  void *external_queue;
+  uint32_t external_queue_family_index;
+  void *external_get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr; NULL = loader's */
+} vkrt_device_options_t;
+
+/* Lists the physical devices.  *out_infos is heap-allocated (caller frees). */
+vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_count);
+
+/* Creates a device (instance, physical device, logical device, one compute
+ * queue, a command pool).  Errors: UNAVAILABLE when there is no Vulkan
+ * loader or no device matches. */
+vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_device_t **out_device);
+void vkrt_device_destroy(vkrt_device_t *device);
+const vkrt_caps_t *vkrt_device_caps(const vkrt_device_t *device);
+const vkrt_device_info_t *vkrt_device_info(const vkrt_device_t *device);
+
+/* A device-local storage buffer usable as transfer source and destination.
+ * |size_bytes| 0 is rounded up to 16. */
+vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer);
+void vkrt_buffer_destroy(vkrt_buffer_t *buffer);
+uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer);
+/* Synchronous host<->device copies through a staging buffer. */
+vkhlo_status_t vkrt_buffer_upload(vkrt_buffer_t *buffer, uint64_t offset_bytes, const void *data,
+                                  uint64_t size_bytes);
+vkhlo_status_t vkrt_buffer_download(vkrt_buffer_t *buffer, uint64_t offset_bytes, void *data,
+                                    uint64_t size_bytes);
+
+/* A compute pipeline for a SPIR-V module with entry point "main" whose
+ * bindings 0..binding_count-1 of set 0 are storage buffers, and
+ * |push_constant_size| bytes of push constants (0 for none). */
+vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv,
+                                    size_t spirv_size_bytes, uint32_t binding_count,
+                                    uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline);
+void vkrt_pipeline_destroy(vkrt_pipeline_t *pipeline);
+
+/* A range of a buffer bound to one binding. */
+typedef struct vkrt_binding {
+  vkrt_buffer_t *buffer;
+  uint64_t offset_bytes; /* multiple of min_storage_buffer_offset_alignment */
+  uint64_t size_bytes;   /* > 0 */
+} vkrt_binding_t;
+
+/* Command recording.  A vkrt_cmd_t owns a command buffer and the descriptor
+ * sets its dispatches use.  begin -> record... -> submit_and_wait; it can
+ * be begun again after the wait (descriptor sets are recycled). */
+vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd);
+void vkrt_cmd_destroy(vkrt_cmd_t *cmd);
+vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *cmd);
+vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *cmd, vkrt_pipeline_t *pipeline,
+                                 uint32_t binding_count, const vkrt_binding_t *bindings,
+                                 const void *push_constants, uint32_t push_constant_size,
+                                 const uint32_t group_count[3]);
+vkhlo_status_t vkrt_cmd_copy(vkrt_cmd_t *cmd, vkrt_buffer_t *src, uint64_t src_offset,
+                             vkrt_buffer_t *dst, uint64_t dst_offset, uint64_t size_bytes);
+vkhlo_status_t vkrt_cmd_fill(vkrt_cmd_t *cmd, vkrt_buffer_t *dst, uint64_t offset,
+                             uint64_t size_bytes, uint32_t value);
+/* A memory barrier: compute and transfer writes before it are visible to
+ * compute and transfer reads/writes after it. */
+void vkrt_cmd_barrier(vkrt_cmd_t *cmd);
+/* Ends, submits to the device's queue and waits on a fence.
+ * Errors: UNAVAILABLE on VK_ERROR_DEVICE_LOST. */
+vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *cmd);
+
+#endif
