@@ -203,6 +203,9 @@ typedef struct hlo_attrs {
   hlo_dims_t replica_groups;
   int64_t replica_groups_cols;
   int64_t channel_id;
+  /* Appended by the parser (all_to_all, collective_permute): */
+  int64_t split_dimension, concat_dimension, split_count;
+  hlo_dims_t source_target_pairs; /* flattened (source, target) pairs */
 } hlo_attrs_t;
 
 /* -------------------------------------------------------- the IR nodes */
@@ -307,6 +310,23 @@ vkhlo_status_t hlo_verify(const hlo_module_t *module);
 
 /* Prints the module in a StableHLO-like text form (for dumps and tests). */
 char *hlo_module_to_string(const hlo_module_t *module); /* caller frees */
+
+/* Inlining (hlo/inline.c).  Appends to |caller| a copy of every
+ * instruction of |callee| except its parameters (parameter i is replaced by
+ * |args|[i]) and, when |root_is_result_tuple| is set and the root is a tuple,
+ * except that root tuple.  |out_results| receives what the callee returns:
+ * the copy of its root, or (root_is_result_tuple) the copies of the root
+ * tuple's operands, so it must hold max(1, root operand count) pointers.
+ * Called computations are shared with the callee, not copied.  Uses the
+ * callee instructions' |scratch|.  Returns false on out-of-memory. */
+bool hlo_computation_inline(hlo_module_t *m, hlo_computation_t *caller,
+                            const hlo_computation_t *callee, hlo_instruction_t *const *args,
+                            bool root_is_result_tuple, hlo_instruction_t **out_results);
+/* A copy of |instr| (new id and name, same attributes, literal and called
+ * computations) whose operands are |operands| (instr->operand_count of
+ * them).  Not appended anywhere.  NULL on out-of-memory. */
+hlo_instruction_t *hlo_instruction_clone(hlo_module_t *m, const hlo_instruction_t *instr,
+                                         hlo_instruction_t *const *operands);
 
 /* An input error at |loc|: "file:line:col: message". */
 vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...)

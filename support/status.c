@@ -42,6 +42,14 @@ vkhlo_status_t vkhlo_make_status(vkhlo_status_code_t code, const char *fmt, ...)
   return s;
 }
 
+vkhlo_status_t vkhlo_status_make(vkhlo_status_code_t code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vkhlo_status_t s = vkhlo_make_statusv(code, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 vkhlo_status_t vkhlo_status_annotate(vkhlo_status_t status, const char *fmt, ...) {
   if (!status || status == &out_of_memory_status) return status;
   va_list ap;

@@ -1,3 +1,553 @@
-/* vkhlo CLI (being written). */
+/*
+ * vkhlo — command-line driver.  Uses only the public API (include/vkhlo).
+ *
+ *   vkhlo run FILE.mlir [options]      compile and execute; print or save results,
+ *                                      evaluate check.expect_* (exit 1 on failure)
+ *   vkhlo compile FILE.mlir [options]  compile only (--dump-dir, --stats)
+ *   vkhlo --list-devices | --version | --help
+ *
+ * Files split by "// -----" lines run each split on its own (each split
+ * keeps its line numbers, for messages).
+ * Exit status: 0 success (all checks pass), 1 a check failed, 2 error.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/npy.h"
 #include "vkhlo/vkhlo.h"
-int main(void) { return 0; }
+
+#define MAX_ARGS 1024
+
+typedef struct options {
+  const char *command;
+  const char *file;
+  const char *function;
+  const char *device;
+  const char *inputs[MAX_ARGS];
+  int input_count;
+  const char *outputs[MAX_ARGS];
+  int output_count;
+  bool random_inputs;
+  uint64_t seed;
+  int fill_elided;
+  bool no_fusion;
+  bool validation;
+  bool no_cache;
+  const char *dump_dir;
+  bool stats;
+  bool print_outputs;
+  bool quiet;
+  int64_t print_max;
+  int repeat;
+} options_t;
+
+static const char usage[] =
+    "usage: vkhlo run FILE.mlir [options]\n"
+    "       vkhlo compile FILE.mlir [options]\n"
+    "       vkhlo --list-devices | --version | --help\n"
+    "\n"
+    "options:\n"
+    "  --function=NAME          entry function (default: main)\n"
+    "  --input=SPEC             one per parameter, in order: 2x3xf32=1,2,3,4,5,6 | f32=5 |\n"
+    "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros)\n"
+    "  --random-inputs[=SEED]   fill every parameter with seeded random values\n"
+    "                           (floats in [-1,1), integers in [0,16), i1 0/1)\n"
+    "  --output=@y.npy          write a result to a .npy file (one per result, in order)\n"
+    "  --fill-elided=zeros|random  values for dense_resource<__elided__> constants\n"
+    "  --device=ID              device index or name substring (see --list-devices;\n"
+    "                           default $VKHLO_DEVICE, else discrete > integrated > cpu)\n"
+    "  --validation             enable VK_LAYER_KHRONOS_validation (also $VKHLO_VALIDATION=1);\n"
+    "                           any validation message makes the run fail\n"
+    "  --no-cache               do not use the SPIR-V disk cache\n"
+    "  --no-fusion              one kernel per instruction\n"
+    "  --dump-dir=DIR           write IR, GLSL, SPIR-V disassembly, buffer assignment\n"
+    "  --stats                  print compile statistics as 'key: value' lines\n"
+    "  --print-outputs          print results even when the program has checks\n"
+    "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
+    "  --repeat=N               execute N times (results of the last run)\n"
+    "  --quiet                  print only failures\n";
+
+static bool starts(const char *s, const char *prefix, const char **rest) {
+  size_t n = strlen(prefix);
+  if (strncmp(s, prefix, n) != 0) return false;
+  if (rest) *rest = s + n;
+  return true;
+}
+
+static int parse_args(int argc, char **argv, options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->print_max = 4096;
+  o->repeat = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("vkhlo %s\n", VKHLO_VERSION_STRING);
+      exit(0);
+    } else if (strcmp(a, "--list-devices") == 0) {
+      o->command = "list-devices";
+    } else if (starts(a, "--function=", &v)) o->function = v;
+    else if (starts(a, "--device=", &v)) o->device = v;
+    else if (starts(a, "--input=", &v)) {
+      if (o->input_count == MAX_ARGS) return fprintf(stderr, "vkhlo: too many --input\n"), 2;
+      o->inputs[o->input_count++] = v;
+    } else if (starts(a, "--output=", &v)) {
+      if (o->output_count == MAX_ARGS) return fprintf(stderr, "vkhlo: too many --output\n"), 2;
+      o->outputs[o->output_count++] = v;
+    } else if (strcmp(a, "--random-inputs") == 0) {
+      o->random_inputs = true;
+    } else if (starts(a, "--random-inputs=", &v)) {
+      o->random_inputs = true;
+      o->seed = strtoull(v, NULL, 10);
+    } else if (starts(a, "--fill-elided=", &v)) {
+      if (strcmp(v, "zeros") == 0) o->fill_elided = 1;
+      else if (strcmp(v, "random") == 0) o->fill_elided = 2;
+      else return fprintf(stderr, "vkhlo: --fill-elided takes zeros or random\n"), 2;
+    } else if (strcmp(a, "--no-fusion") == 0) o->no_fusion = true;
+    else if (strcmp(a, "--validation") == 0) o->validation = true;
+    else if (strcmp(a, "--no-cache") == 0) o->no_cache = true;
+    else if (starts(a, "--dump-dir=", &v)) o->dump_dir = v;
+    else if (strcmp(a, "--stats") == 0) o->stats = true;
+    else if (strcmp(a, "--print-outputs") == 0) o->print_outputs = true;
+    else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
+    else if (starts(a, "--repeat=", &v)) o->repeat = atoi(v) > 0 ? atoi(v) : 1;
+    else if (strcmp(a, "--quiet") == 0) o->quiet = true;
+    else if (a[0] == '-' && a[1] == '-') return fprintf(stderr, "vkhlo: unknown option %s\n%s", a, usage), 2;
+    else if (!o->command) o->command = a;
+    else if (!o->file) o->file = a;
+    else return fprintf(stderr, "vkhlo: unexpected argument %s\n", a), 2;
+  }
+  if (!o->command) return fprintf(stderr, "%s", usage), 2;
+  if (strcmp(o->command, "list-devices") != 0 && strcmp(o->command, "run") != 0 &&
+      strcmp(o->command, "compile") != 0)
+    return fprintf(stderr, "vkhlo: unknown command '%s'\n%s", o->command, usage), 2;
+  if (strcmp(o->command, "list-devices") != 0 && !o->file)
+    return fprintf(stderr, "vkhlo: %s needs a FILE\n", o->command), 2;
+  return 0;
+}
+
+static int report(vkhlo_status_t st) {
+  fprintf(stderr, "vkhlo: error: %s\n", vkhlo_status_message(st));
+  vkhlo_status_free(st);
+  return 2;
+}
+
+static char *read_file(const char *path, size_t *out_len, vkhlo_status_t *out_st) {
+  *out_st = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *out_st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += n;
+    if (cap - len - 1 == 0) {
+      char *p = realloc(buf, cap * 2);
+      if (!p) { free(buf); buf = NULL; break; }
+      buf = p;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (!buf) {
+    *out_st = vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory reading %s", path);
+    return NULL;
+  }
+  buf[len] = 0;
+  *out_len = len;
+  return buf;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint16_t float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffff;
+  if (exp <= 0) return (uint16_t)sign; /* tiny values flush to zero; inputs only */
+  if (exp >= 31) return (uint16_t)(sign | 0x7c00);
+  uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
+  if ((man & 0x1fff) > 0x1000 || ((man & 0x1fff) == 0x1000 && (h & 1))) h++;
+  return (uint16_t)h;
+}
+
+static uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+/* Stores |v| (integer |iv| for integer types) as element |i| of |data|. */
+static void store(void *data, vkhlo_element_type_t t, int64_t i, double v, long long iv, double im) {
+  unsigned char *p = data;
+  switch ((int)t) {
+    case VKHLO_PRED: p[i] = iv != 0; break;
+    case VKHLO_S2: case VKHLO_S4: case VKHLO_S8: case VKHLO_U2: case VKHLO_U4: case VKHLO_U8:
+      p[i] = (unsigned char)iv; break;
+    case VKHLO_S16: case VKHLO_U16: { uint16_t x = (uint16_t)iv; memcpy(p + 2 * i, &x, 2); break; }
+    case VKHLO_S32: case VKHLO_U32: { uint32_t x = (uint32_t)iv; memcpy(p + 4 * i, &x, 4); break; }
+    case VKHLO_S64: case VKHLO_U64: { uint64_t x = (uint64_t)iv; memcpy(p + 8 * i, &x, 8); break; }
+    case VKHLO_F16: { uint16_t x = float_to_half((float)v); memcpy(p + 2 * i, &x, 2); break; }
+    case VKHLO_BF16: { uint16_t x = float_to_bf16((float)v); memcpy(p + 2 * i, &x, 2); break; }
+    case VKHLO_F32: { float x = (float)v; memcpy(p + 4 * i, &x, 4); break; }
+    case VKHLO_F64: memcpy(p + 8 * i, &v, 8); break;
+    case VKHLO_C64: { float x[2] = {(float)v, (float)im}; memcpy(p + 8 * i, x, 8); break; }
+    case VKHLO_C128: { double x[2] = {v, im}; memcpy(p + 16 * i, x, 16); break; }
+    default: p[i] = (unsigned char)iv; break;
+  }
+}
+
+static bool is_float(vkhlo_element_type_t t) { return t >= VKHLO_F4E2M1FN && t <= VKHLO_C128; }
+
+static void *random_tensor(const vkhlo_tensor_type_t *t, uint64_t *state) {
+  int64_t n = vkhlo_tensor_type_element_count(t);
+  void *data = calloc(vkhlo_tensor_type_size_bytes(t) + 1, 1);
+  if (!data) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = splitmix64(state);
+    double f = (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    double g = (double)(splitmix64(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    long long iv = t->element_type == VKHLO_PRED ? (long long)(r & 1) : (long long)(r % 16);
+    store(data, t->element_type, i, f, iv, g);
+  }
+  return data;
+}
+
+/* Parses "2x3xf32=1,2,3", "f32=5", "2x2xi32=[1 2][3 4]", "2x3xf32". */
+static vkhlo_status_t parse_input(const char *spec, vkhlo_tensor_type_t *type, void **out_data) {
+  *out_data = NULL;
+  if (spec[0] == '@') return npy_read(spec + 1, type, out_data);
+  memset(type, 0, sizeof *type);
+  const char *eq = strchr(spec, '=');
+  size_t tlen = eq ? (size_t)(eq - spec) : strlen(spec);
+  char tstr[256];
+  if (tlen >= sizeof tstr) return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input type too long: %s", spec);
+  memcpy(tstr, spec, tlen);
+  tstr[tlen] = 0;
+  char *s = tstr;
+  for (;;) {
+    char *end;
+    long long d = strtoll(s, &end, 10);
+    if (end != s && *end == 'x') {
+      if (d < 0 || type->rank == VKHLO_MAX_RANK)
+        return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "bad input shape in '%s'", spec);
+      type->dimensions[type->rank++] = d;
+      s = end + 1;
+    } else break;
+  }
+  if (!vkhlo_element_type_parse(s, &type->element_type))
+    return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "unknown element type '%s' in input '%s'", s, spec);
+  int64_t n = vkhlo_tensor_type_element_count(type);
+  void *data = calloc(vkhlo_tensor_type_size_bytes(type) + 1, 1);
+  if (!data) return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (eq) {
+    const char *p = eq + 1;
+    int64_t i = 0;
+    while (*p) {
+      if (strchr("[](), \t\n", *p)) { p++; continue; }
+      char *end;
+      double v, im = 0;
+      long long iv;
+      if (strncmp(p, "true", 4) == 0) { v = 1; iv = 1; end = (char *)p + 4; }
+      else if (strncmp(p, "false", 5) == 0) { v = 0; iv = 0; end = (char *)p + 5; }
+      else {
+        v = strtod(p, &end);
+        if (end == p) {
+          free(data);
+          return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "bad value at '%.20s' in input '%s'", p, spec);
+        }
+        iv = is_float(type->element_type) ? (long long)v : strtoll(p, NULL, 10);
+        if (type->element_type == VKHLO_U64) iv = (long long)strtoull(p, NULL, 10);
+      }
+      if (i >= n) {
+        free(data);
+        return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input '%.40s' has more than %" PRId64 " values", spec, n);
+      }
+      store(data, type->element_type, i++, v, iv, im);
+      p = end;
+    }
+    if (i != n && !(i == 1 && n > 1)) {
+      free(data);
+      return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input '%.40s' has %" PRId64 " values, its type needs %" PRId64, spec, i, n);
+    }
+    if (i == 1 && n > 1) { /* a single value fills the tensor */
+      size_t es = vkhlo_element_type_size_bytes(type->element_type);
+      for (int64_t k = 1; k < n; k++) memcpy((char *)data + k * es, data, es);
+    }
+  }
+  *out_data = data;
+  return NULL;
+}
+
+static bool same_type(const vkhlo_tensor_type_t *a, const vkhlo_tensor_type_t *b) {
+  if (a->element_type != b->element_type || a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dimensions[i] != b->dimensions[i]) return false;
+  return true;
+}
+
+static void type_string(const vkhlo_tensor_type_t *t, char *buf, size_t size) {
+  size_t pos = (size_t)snprintf(buf, size, "tensor<");
+  for (int i = 0; i < t->rank && pos < size; i++)
+    pos += (size_t)snprintf(buf + pos, size - pos, "%" PRId64 "x", t->dimensions[i]);
+  if (pos < size) snprintf(buf + pos, size - pos, "%s>", vkhlo_element_type_name(t->element_type));
+}
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct message_sink {
+  int count;
+} message_sink_t;
+
+static void on_validation_message(void *user, const char *message) {
+  message_sink_t *sink = user;
+  sink->count++;
+  fprintf(stderr, "vkhlo: validation: %s\n", message);
+}
+
+/* Runs one program text (one split).  Returns the exit status. */
+static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, size_t len,
+                   const char *label) {
+  vkhlo_compile_options_t copts;
+  memset(&copts, 0, sizeof copts);
+  copts.function = o->function;
+  copts.fill_elided = o->fill_elided;
+  copts.seed = o->seed;
+  copts.no_fusion = o->no_fusion;
+  copts.dump_dir = o->dump_dir;
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
+  if (st) return report(st);
+  if (o->stats) {
+    vkhlo_executable_stats_t s;
+    vkhlo_executable_stats(exe, &s);
+    printf("instructions: %" PRId64 "\nfused_clusters: %" PRId64 "\nkernels: %" PRId64
+           "\ndispatches: %" PRId64 "\nspirv_compiled: %" PRId64 "\nspirv_cache_hits: %" PRId64
+           "\ncompile_ms: %.1f\n",
+           s.instructions, s.kernels, s.kernels, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
+           s.compile_ms);
+  }
+  if (strcmp(o->command, "compile") == 0) {
+    vkhlo_executable_destroy(exe);
+    return 0;
+  }
+  int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
+  int rc = 0;
+  vkhlo_buffer_t **args = calloc((size_t)np + 1, sizeof *args);
+  vkhlo_buffer_t **results = calloc((size_t)nr + 1, sizeof *results);
+  if (!args || !results) {
+    rc = report(vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+    goto done;
+  }
+  if (!o->random_inputs && o->input_count != np) {
+    fprintf(stderr, "vkhlo: error: %s takes %d inputs, %d given (use --input=... per parameter or --random-inputs)\n",
+            label, np, o->input_count);
+    rc = 2;
+    goto done;
+  }
+  uint64_t state = o->seed;
+  for (int i = 0; i < np; i++) {
+    vkhlo_tensor_type_t want, got;
+    vkhlo_executable_parameter_type(exe, i, &want);
+    void *data = NULL;
+    if (i < o->input_count) {
+      st = parse_input(o->inputs[i], &got, &data);
+      if (!st && !same_type(&got, &want)) {
+        char a[128], b[128];
+        type_string(&got, a, sizeof a);
+        type_string(&want, b, sizeof b);
+        st = vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input %d is %s, parameter %d is %s", i, a, i, b);
+      }
+    } else {
+      got = want;
+      data = random_tensor(&want, &state);
+      if (!data) st = vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    if (!st) st = vkhlo_buffer_create(ctx, &want, data, &args[i]);
+    free(data);
+    if (st) {
+      rc = report(st);
+      goto done;
+    }
+  }
+  for (int r = 0; r < o->repeat; r++) {
+    for (int i = 0; i < nr; i++) {
+      vkhlo_buffer_destroy(results[i]);
+      results[i] = NULL;
+    }
+    st = vkhlo_executable_execute(exe, np, args, nr, results);
+    if (st) {
+      rc = report(st);
+      goto done;
+    }
+  }
+  int checks = vkhlo_executable_check_count(exe), failed = 0;
+  for (int i = 0; i < checks; i++) {
+    vkhlo_check_result_t cr;
+    vkhlo_executable_check_result(exe, i, &cr);
+    if (!cr.passed) {
+      failed++;
+      printf("FAIL: check.%s at %s: %" PRId64 " mismatched elements, max abs error %.6g, max rel error %.6g; %s\n",
+             cr.kind, cr.location, cr.mismatches, cr.max_abs_error, cr.max_rel_error, cr.detail);
+    }
+  }
+  if (checks && !o->quiet)
+    printf("%s: %d of %d checks passed\n", label, checks - failed, checks);
+  if (failed) rc = 1;
+  for (int i = 0; i < nr; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_buffer_type(results[i], &t);
+    size_t size = vkhlo_tensor_type_size_bytes(&t);
+    void *data = malloc(size + 1);
+    if (!data) {
+      rc = report(vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+      goto done;
+    }
+    st = vkhlo_buffer_read(results[i], data, size);
+    if (!st && i < o->output_count) {
+      const char *path = o->outputs[i][0] == '@' ? o->outputs[i] + 1 : o->outputs[i];
+      st = npy_write(path, &t, data);
+    } else if (!st && !o->quiet && (checks == 0 || o->print_outputs) && t.element_type != VKHLO_TOKEN) {
+      char *text;
+      st = vkhlo_tensor_format(&t, data, o->print_max, &text);
+      if (!st) {
+        fputs(text, stdout);
+        free(text);
+      }
+    }
+    free(data);
+    if (st) {
+      rc = report(st);
+      goto done;
+    }
+  }
+done:
+  for (int i = 0; args && i < np; i++) vkhlo_buffer_destroy(args[i]);
+  for (int i = 0; results && i < nr; i++) vkhlo_buffer_destroy(results[i]);
+  free(args);
+  free(results);
+  vkhlo_executable_destroy(exe);
+  return rc;
+}
+
+static bool is_split_line(const char *p, const char *end) {
+  const char *mark = "// -----";
+  size_t n = strlen(mark);
+  if ((size_t)(end - p) < n || strncmp(p, mark, n) != 0) return false;
+  for (p += n; p < end && *p != '\n'; p++)
+    if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '-') return false;
+  return true;
+}
+
+int main(int argc, char **argv) {
+  options_t o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc) return rc;
+  if (strcmp(o.command, "list-devices") == 0) {
+    vkhlo_device_description_t *d;
+    int n;
+    vkhlo_status_t st = vkhlo_list_devices(&d, &n);
+    if (st) return report(st);
+    for (int i = 0; i < n; i++)
+      printf("%d: %s (%s, Vulkan %u.%u.%u, vendor 0x%04x device 0x%04x)\n", i, d[i].name, d[i].type,
+             d[i].api_version_major, d[i].api_version_minor, d[i].api_version_patch, d[i].vendor_id,
+             d[i].device_id);
+    free(d);
+    return 0;
+  }
+  size_t len;
+  vkhlo_status_t st;
+  char *text = read_file(o.file, &len, &st);
+  if (!text) return report(st);
+
+  message_sink_t sink = {0};
+  vkhlo_context_options_t copts;
+  memset(&copts, 0, sizeof copts);
+  copts.device = o.device;
+  copts.enable_validation = o.validation;
+  copts.message_fn = on_validation_message;
+  copts.message_user = &sink;
+  copts.disable_cache = o.no_cache;
+  vkhlo_context_t *ctx;
+  st = vkhlo_context_create(&copts, &ctx);
+  if (st) {
+    free(text);
+    return report(st);
+  }
+  /* Split on "// -----" lines; blank out other splits so that line numbers hold. */
+  const char *end = text + len;
+  int splits = 0, failed = 0, errors = 0;
+  const char *start = text;
+  char *copy = malloc(len + 1);
+  if (!copy) {
+    free(text);
+    vkhlo_context_destroy(ctx);
+    return report(vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+  }
+  for (const char *p = text;; ) {
+    const char *line_end = memchr(p, '\n', (size_t)(end - p));
+    bool last = line_end == NULL;
+    bool split = !last && is_split_line(p, end);
+    if (split || (last && start < end)) {
+      const char *stop = split ? p : end;
+      /* copy: newlines of everything before |start|, then the split's text */
+      size_t k = 0;
+      for (const char *q = text; q < start; q++) copy[k++] = *q == '\n' ? '\n' : ' ';
+      memcpy(copy + k, start, (size_t)(stop - start));
+      k += (size_t)(stop - start);
+      copy[k] = 0;
+      bool blank = true;
+      for (const char *q = start; q < stop && blank; q++) {
+        if (*q == '/' && q + 1 < stop && q[1] == '/') {
+          while (q < stop && *q != '\n') q++;
+          continue;
+        }
+        if (*q != ' ' && *q != '\n' && *q != '\t' && *q != '\r') blank = false;
+      }
+      if (!blank) {
+        char label[512];
+        int line = 1;
+        for (const char *q = text; q < start; q++) line += *q == '\n';
+        snprintf(label, sizeof label, "%s:%d", o.file, line);
+        int r = run_one(ctx, &o, copy, k, label);
+        splits++;
+        if (r == 1) failed++;
+        if (r == 2) errors++;
+      }
+      if (last) break;
+      start = line_end + 1;
+    }
+    if (last) break;
+    p = line_end + 1;
+  }
+  free(copy);
+  free(text);
+  int validation = vkhlo_context_validation_message_count(ctx);
+  vkhlo_context_destroy(ctx);
+  if (splits > 1 && !o.quiet) printf("%d splits: %d passed, %d failed, %d errors\n", splits, splits - failed - errors, failed, errors);
+  if (validation || sink.count) {
+    fprintf(stderr, "vkhlo: error: %d validation messages\n", validation ? validation : sink.count);
+    return 2;
+  }
+  return errors ? 2 : failed ? 1 : 0;
+}

@@ -85,6 +85,10 @@ typedef struct vkrt_device_options {
   void *external_queue;
   uint32_t external_queue_family_index;
   void *external_get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr; NULL = loader's */
+  /* Testing: never map buffer memory, even when it is host-visible, so that
+   * uploads and downloads take the staging-buffer path that discrete GPUs
+   * use. */
+  bool force_staging;
 } vkrt_device_options_t;
 
 /* Lists the physical devices.  *out_infos is heap-allocated (caller frees). */

@@ -42,6 +42,13 @@ vkhlo_status_code_t vkhlo_status_code(vkhlo_status_t status);
 const char *vkhlo_status_message(vkhlo_status_t status);
 /* Short name of a code, e.g. "INVALID_ARGUMENT". */
 const char *vkhlo_status_code_name(vkhlo_status_code_t code);
+/* Makes a status with a printf-style message (for tools and embedders that
+ * report errors the same way).  Never returns NULL for a non-OK code. */
+vkhlo_status_t vkhlo_status_make(vkhlo_status_code_t code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Frees |status|; NULL is fine. */
 void vkhlo_status_free(vkhlo_status_t status);
 

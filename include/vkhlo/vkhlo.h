@@ -77,6 +77,12 @@ bool vkhlo_element_type_parse(const char *name, vkhlo_element_type_t *out);
 int64_t vkhlo_tensor_type_element_count(const vkhlo_tensor_type_t *t);
 size_t vkhlo_tensor_type_size_bytes(const vkhlo_tensor_type_t *t);
 
+/* Formats a host tensor as text: "tensor<2x2xf32>\n[[1, 2],\n [3, 4]]\n".
+ * At most |max_elements| values are printed (negative: all), the rest
+ * elided with "...".  *out_text is caller-owned (free()). */
+vkhlo_status_t vkhlo_tensor_format(const vkhlo_tensor_type_t *type, const void *data,
+                                   int64_t max_elements, char **out_text);
+
 /* ------------------------------------------------------------- devices */
 
 typedef struct vkhlo_device_description {

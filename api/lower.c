@@ -1,0 +1,699 @@
+/*
+ * Lowering: HloModule -> executable program.
+ *
+ * Walks the entry computation in order and turns each instruction into
+ * thunks over logical buffers:
+ *   - parameter, constant, get_tuple_element, tuple, optimization_barrier
+ *     produce no thunk: they name buffers (a constant's bytes go to the
+ *     constant pool);
+ *   - while becomes a WHILE thunk with a cond and a body sequence over
+ *     loop-state buffers (operands copied in first; body results copied
+ *     back, through a temporary when a result is another loop-state buffer,
+ *     so that swaps stay correct);
+ *   - if / case become a CONDITIONAL thunk whose branches copy their
+ *     results into the op's result buffers;
+ *   - check.* ops become checks evaluated after the execution;
+ *   - every other instruction becomes one DISPATCH of a kernel emitted by
+ *     codegen (scatter first copies its inputs into its results).
+ * Each thunk gets a position; each buffer records its first definition and
+ * last use, which buffer assignment (exe_assign_buffers) uses to share the
+ * temp pool between buffers whose live ranges do not overlap.  A buffer
+ * defined outside a loop and used inside it stays live to the loop's end.
+ *
+ * Regions may be shared by several ops (a callee inlined twice), so the
+ * value -> buffer map is per lowering of a computation, indexed by
+ * instruction id, never stored on the IR.
+ */
+#include "api/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIVE_TO_END 0x3fffffff
+
+typedef struct value_bufs {
+  int count;
+  int *ids;
+} value_bufs_t;
+
+typedef struct lowering {
+  vkhlo_executable_t *exe;
+  const hlo_module_t *module;
+  const codegen_target_t *target;
+  int position;
+  /* constant data, laid out at the constant buffers' offsets */
+  unsigned char *constant_data;
+  uint64_t constant_size, constant_capacity;
+  /* kernel dedup: hash of GLSL per kernel */
+  uint64_t *kernel_hashes;
+} lowering_t;
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes, const char *name) {
+  vkhlo_executable_t *exe = l->exe;
+  if (exe->buffer_count == exe->buffer_capacity) {
+    int cap = exe->buffer_capacity ? exe->buffer_capacity * 2 : 64;
+    exe_buffer_t *p = realloc(exe->buffers, sizeof *p * (size_t)cap);
+    if (!p) return -1;
+    exe->buffers = p;
+    exe->buffer_capacity = cap;
+  }
+  exe_buffer_t *b = &exe->buffers[exe->buffer_count];
+  memset(b, 0, sizeof *b);
+  b->kind = kind;
+  b->size_bytes = size_bytes < 16 ? 16 : align_up(size_bytes, 16);
+  b->def_position = l->position;
+  b->last_use_position = l->position;
+  b->name = name;
+  return exe->buffer_count++;
+}
+
+static void use_buffer(lowering_t *l, int id) {
+  exe_buffer_t *b = &l->exe->buffers[id];
+  if (b->last_use_position < l->position) b->last_use_position = l->position;
+}
+
+static exe_thunk_t *add_thunk(lowering_t *l, exe_sequence_t *seq, exe_thunk_kind_t kind) {
+  if (seq->count == seq->capacity) {
+    int cap = seq->capacity ? seq->capacity * 2 : 16;
+    exe_thunk_t *p = realloc(seq->thunks, sizeof *p * (size_t)cap);
+    if (!p) return NULL;
+    seq->thunks = p;
+    seq->capacity = cap;
+  }
+  exe_thunk_t *t = &seq->thunks[seq->count++];
+  memset(t, 0, sizeof *t);
+  t->kind = kind;
+  t->position = ++l->position;
+  return t;
+}
+
+static vkhlo_status_t add_copy(lowering_t *l, exe_sequence_t *seq, int src, int dst) {
+  exe_thunk_t *t = add_thunk(l, seq, EXE_THUNK_COPY);
+  if (!t) return VKHLO_NO_MEMORY();
+  t->src = src;
+  t->dst = dst;
+  uint64_t a = l->exe->buffers[src].size_bytes, b = l->exe->buffers[dst].size_bytes;
+  t->size_bytes = a < b ? a : b;
+  use_buffer(l, src);
+  use_buffer(l, dst);
+  return NULL;
+}
+
+/* A fresh temp buffer for each array element of |shape| (one for arrays). */
+static vkhlo_status_t new_value(lowering_t *l, const hlo_shape_t *shape, const char *name,
+                                value_bufs_t *out) {
+  int n = hlo_shape_is_tuple(shape) ? shape->tuple_count : 1;
+  out->count = n;
+  out->ids = calloc((size_t)(n ? n : 1), sizeof(int));
+  if (!out->ids) return VKHLO_NO_MEMORY();
+  for (int i = 0; i < n; i++) {
+    const hlo_shape_t *s = hlo_shape_is_tuple(shape) ? &shape->tuple_shapes[i] : shape;
+    if (hlo_shape_is_tuple(s))
+      return VKHLO_UNIMPLEMENTED("%s: nested tuples are not supported", name);
+    out->ids[i] = new_buffer(l, EXE_BUFFER_TEMP, hlo_shape_size_bytes(s), name);
+    if (out->ids[i] < 0) return VKHLO_NO_MEMORY();
+  }
+  return NULL;
+}
+
+static vkhlo_status_t alias_value(value_bufs_t *out, int count, const int *ids) {
+  out->count = count;
+  out->ids = calloc((size_t)(count ? count : 1), sizeof(int));
+  if (!out->ids) return VKHLO_NO_MEMORY();
+  if (count) memcpy(out->ids, ids, sizeof(int) * (size_t)count);
+  return NULL;
+}
+
+static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_index) {
+  vkhlo_executable_t *exe = l->exe;
+  uint64_t h = fnv1a(k->glsl);
+  for (int i = 0; i < exe->kernel_count; i++) {
+    if (l->kernel_hashes[i] == h && strcmp(exe->kernels[i].glsl, k->glsl) == 0) {
+      *out_index = i;
+      codegen_kernel_free(k);
+      return NULL;
+    }
+  }
+  if (exe->kernel_count == exe->kernel_capacity) {
+    int cap = exe->kernel_capacity ? exe->kernel_capacity * 2 : 32;
+    exe_kernel_t *p = realloc(exe->kernels, sizeof *p * (size_t)cap);
+    uint64_t *hp = realloc(l->kernel_hashes, sizeof *hp * (size_t)cap);
+    if (hp) l->kernel_hashes = hp;
+    if (!p || !hp) {
+      if (p) exe->kernels = p;
+      codegen_kernel_free(k);
+      return VKHLO_NO_MEMORY();
+    }
+    exe->kernels = p;
+    exe->kernel_capacity = cap;
+  }
+  exe_kernel_t *e = &exe->kernels[exe->kernel_count];
+  memset(e, 0, sizeof *e);
+  e->name = k->name;
+  e->glsl = k->glsl;
+  e->binding_count = (uint32_t)(k->input_count + k->output_count);
+  memcpy(e->group_count, k->group_count, sizeof e->group_count);
+  l->kernel_hashes[exe->kernel_count] = h;
+  *out_index = exe->kernel_count++;
+  k->name = k->glsl = NULL;
+  return NULL;
+}
+
+static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr, int *out_id) {
+  const hlo_literal_t *lit = instr->literal;
+  size_t size = hlo_shape_size_bytes(&instr->shape);
+  int id = new_buffer(l, EXE_BUFFER_CONSTANT, size, instr->name);
+  if (id < 0) return VKHLO_NO_MEMORY();
+  exe_buffer_t *b = &l->exe->buffers[id];
+  uint64_t offset = align_up(l->constant_size, EXE_BUFFER_ALIGNMENT);
+  uint64_t end = offset + b->size_bytes;
+  if (end > l->constant_capacity) {
+    uint64_t cap = l->constant_capacity ? l->constant_capacity : 65536;
+    while (cap < end) cap *= 2;
+    unsigned char *p = realloc(l->constant_data, cap);
+    if (!p) return VKHLO_NO_MEMORY();
+    memset(p + l->constant_capacity, 0, cap - l->constant_capacity);
+    l->constant_data = p;
+    l->constant_capacity = cap;
+  }
+  if (lit && lit->data) {
+    size_t n = lit->size_bytes < size ? lit->size_bytes : size;
+    memcpy(l->constant_data + offset, lit->data, n);
+  }
+  b->offset_bytes = offset;
+  l->constant_size = end;
+  *out_id = id;
+  return NULL;
+}
+
+static void location_string(const hlo_location_t *loc, char *buf, size_t size) {
+  snprintf(buf, size, "%s:%d:%d", loc->file ? loc->file : "<input>", loc->line, loc->col);
+}
+
+static vkhlo_status_t instr_error(const hlo_instruction_t *instr, vkhlo_status_code_t code,
+                                  const char *what) {
+  char loc[256];
+  location_string(&instr->loc, loc, sizeof loc);
+  return vkhlo_make_status(code, "%s: stablehlo.%s: %s", loc, hlo_opcode_name(instr->opcode), what);
+}
+
+static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *c,
+                                        const value_bufs_t *params, exe_sequence_t *seq,
+                                        value_bufs_t *out_root, bool is_entry);
+
+typedef struct env {
+  value_bufs_t *vals; /* indexed by instruction id */
+  int size;
+} env_t;
+
+static value_bufs_t *lookup(env_t *env, const hlo_instruction_t *instr) {
+  return instr->id < env->size ? &env->vals[instr->id] : NULL;
+}
+
+static vkhlo_status_t single_buffer(env_t *env, const hlo_instruction_t *user,
+                                    const hlo_instruction_t *operand, int *out) {
+  value_bufs_t *v = lookup(env, operand);
+  if (!v || !v->ids) return instr_error(user, VKHLO_STATUS_INTERNAL, "operand not lowered");
+  if (v->count != 1)
+    return instr_error(user, VKHLO_STATUS_UNIMPLEMENTED, "tuple-typed operands are not supported");
+  *out = v->ids[0];
+  return NULL;
+}
+
+/* Lowers a region with |params| bound, as a fresh sequence. */
+static vkhlo_status_t lower_region(lowering_t *l, const hlo_computation_t *c, int param_count,
+                                   const int *param_ids, exe_sequence_t **out_seq,
+                                   value_bufs_t *out_root) {
+  exe_sequence_t *seq = calloc(1, sizeof *seq);
+  if (!seq) return VKHLO_NO_MEMORY();
+  *out_seq = seq;
+  value_bufs_t *params = calloc((size_t)(param_count ? param_count : 1), sizeof *params);
+  if (!params) return VKHLO_NO_MEMORY();
+  int *storage = calloc((size_t)(param_count ? param_count : 1), sizeof(int));
+  if (!storage) {
+    free(params);
+    return VKHLO_NO_MEMORY();
+  }
+  for (int i = 0; i < param_count; i++) {
+    storage[i] = param_ids[i];
+    params[i].count = 1;
+    params[i].ids = &storage[i];
+  }
+  vkhlo_status_t st = lower_computation(l, c, params, seq, out_root, false);
+  free(storage);
+  free(params);
+  return st;
+}
+
+/* Extends every buffer defined before |start| and used in [start, end] to |end|. */
+static void extend_loop_live_ranges(lowering_t *l, int start, int end) {
+  for (int i = 0; i < l->exe->buffer_count; i++) {
+    exe_buffer_t *b = &l->exe->buffers[i];
+    if (b->def_position < start && b->last_use_position >= start && b->last_use_position < end)
+      b->last_use_position = end;
+  }
+}
+
+static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                  exe_sequence_t *seq, value_bufs_t *out) {
+  if (instr->called_count != 2) return instr_error(instr, VKHLO_STATUS_INTERNAL, "needs cond and body");
+  const hlo_computation_t *cond = instr->called_computations[0];
+  const hlo_computation_t *body = instr->called_computations[1];
+  int n = hlo_shape_is_tuple(&instr->shape) ? instr->shape.tuple_count : 1;
+  int total = instr->operand_count; /* n loop values + captures */
+  if (total < n || cond->parameter_count != total || body->parameter_count != total)
+    return instr_error(instr, VKHLO_STATUS_INTERNAL, "region parameter counts do not match");
+  int *ids = calloc((size_t)(total ? total : 1), sizeof(int));
+  if (!ids) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  int start = l->position + 1;
+  /* Loop state: fresh buffers, initialised from the operands. */
+  if ((st = new_value(l, &instr->shape, instr->name, out))) goto done;
+  for (int i = 0; i < total && !st; i++) {
+    int src;
+    if ((st = single_buffer(env, instr, instr->operands[i], &src))) break;
+    if (i < n) {
+      ids[i] = out->ids[i];
+      st = add_copy(l, seq, src, ids[i]);
+    } else {
+      ids[i] = src; /* captured value, read in place */
+    }
+  }
+  if (st) goto done;
+  exe_thunk_t tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.kind = EXE_THUNK_WHILE;
+  value_bufs_t cond_root = {0, NULL}, body_root = {0, NULL};
+  if ((st = lower_region(l, cond, total, ids, &tmp.cond, &cond_root))) goto loop_done;
+  if (cond_root.count != 1) {
+    st = instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "cond must return one tensor<i1>");
+    goto loop_done;
+  }
+  tmp.pred_buffer = cond_root.ids[0];
+  use_buffer(l, tmp.pred_buffer);
+  if ((st = lower_region(l, body, total, ids, &tmp.body, &body_root))) goto loop_done;
+  if (body_root.count != n) {
+    st = instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "body must return the loop values");
+    goto loop_done;
+  }
+  /* Copy the body's results back into the loop state.  A result that is
+   * another loop-state buffer goes through a temporary first. */
+  int *staged = calloc((size_t)(n ? n : 1), sizeof(int));
+  if (!staged) {
+    st = VKHLO_NO_MEMORY();
+    goto loop_done;
+  }
+  for (int i = 0; i < n && !st; i++) {
+    staged[i] = body_root.ids[i];
+    bool is_state = false;
+    for (int j = 0; j < n; j++)
+      if (j != i && body_root.ids[i] == ids[j]) is_state = true;
+    if (is_state) {
+      int t = new_buffer(l, EXE_BUFFER_TEMP, l->exe->buffers[ids[i]].size_bytes, instr->name);
+      if (t < 0) st = VKHLO_NO_MEMORY();
+      else {
+        staged[i] = t;
+        st = add_copy(l, tmp.body, body_root.ids[i], t);
+      }
+    }
+  }
+  for (int i = 0; i < n && !st; i++)
+    if (staged[i] != ids[i]) st = add_copy(l, tmp.body, staged[i], ids[i]);
+  free(staged);
+  if (st) goto loop_done;
+  {
+    exe_thunk_t *t = add_thunk(l, seq, EXE_THUNK_WHILE);
+    if (!t) {
+      st = VKHLO_NO_MEMORY();
+      goto loop_done;
+    }
+    int pos = t->position;
+    *t = tmp;
+    t->position = pos;
+    tmp.cond = tmp.body = NULL;
+    extend_loop_live_ranges(l, start, l->position);
+    for (int i = 0; i < n; i++) use_buffer(l, out->ids[i]);
+  }
+loop_done:
+  if (tmp.cond) { exe_free_sequence(tmp.cond); free(tmp.cond); }
+  if (tmp.body) { exe_free_sequence(tmp.body); free(tmp.body); }
+  free(cond_root.ids);
+  free(body_root.ids);
+done:
+  free(ids);
+  return st;
+}
+
+static vkhlo_status_t lower_conditional(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                        exe_sequence_t *seq, value_bufs_t *out) {
+  int captures = instr->operand_count - 1;
+  int branch_count = instr->called_count;
+  if (branch_count < 1) return instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "needs branches");
+  int *ids = calloc((size_t)(captures > 0 ? captures : 1), sizeof(int));
+  if (!ids) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  int selector;
+  if ((st = single_buffer(env, instr, instr->operands[0], &selector))) goto done;
+  for (int i = 0; i < captures && !st; i++)
+    st = single_buffer(env, instr, instr->operands[1 + i], &ids[i]);
+  if (st) goto done;
+  if ((st = new_value(l, &instr->shape, instr->name, out))) goto done;
+  exe_sequence_t **branches = calloc((size_t)branch_count, sizeof *branches);
+  if (!branches) {
+    st = VKHLO_NO_MEMORY();
+    goto done;
+  }
+  for (int b = 0; b < branch_count && !st; b++) {
+    const hlo_computation_t *c = instr->called_computations[b];
+    if (c->parameter_count != captures) {
+      st = instr_error(instr, VKHLO_STATUS_INTERNAL, "branch parameter count does not match");
+      break;
+    }
+    value_bufs_t root = {0, NULL};
+    st = lower_region(l, c, captures, ids, &branches[b], &root);
+    if (!st && root.count != out->count)
+      st = instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "branch result count does not match");
+    for (int i = 0; !st && i < out->count; i++) st = add_copy(l, branches[b], root.ids[i], out->ids[i]);
+    free(root.ids);
+  }
+  exe_thunk_t *t = st ? NULL : add_thunk(l, seq, EXE_THUNK_CONDITIONAL);
+  if (!st && !t) st = VKHLO_NO_MEMORY();
+  if (st) {
+    for (int b = 0; b < branch_count; b++)
+      if (branches[b]) {
+        exe_free_sequence(branches[b]);
+        free(branches[b]);
+      }
+    free(branches);
+    goto done;
+  }
+  t->selector_buffer = selector;
+  t->selector_is_pred = instr->opcode == HLO_OPCODE_IF;
+  t->branch_count = branch_count;
+  t->branches = branches;
+  use_buffer(l, selector);
+  for (int i = 0; i < out->count; i++) use_buffer(l, out->ids[i]);
+done:
+  free(ids);
+  return st;
+}
+
+static vkhlo_status_t lower_check(lowering_t *l, env_t *env, const hlo_instruction_t *instr) {
+  vkhlo_executable_t *exe = l->exe;
+  if (instr->operand_count != 2) return instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "check needs two operands");
+  if (exe->check_count == exe->check_capacity) {
+    int cap = exe->check_capacity ? exe->check_capacity * 2 : 8;
+    exe_check_t *p = realloc(exe->checks, sizeof *p * (size_t)cap);
+    if (!p) return VKHLO_NO_MEMORY();
+    exe->checks = p;
+    exe->check_capacity = cap;
+  }
+  exe_check_t *c = &exe->checks[exe->check_count];
+  memset(c, 0, sizeof *c);
+  VKHLO_RETURN_IF_ERROR(single_buffer(env, instr, instr->operands[0], &c->actual));
+  VKHLO_RETURN_IF_ERROR(single_buffer(env, instr, instr->operands[1], &c->expected));
+  c->kind = instr->attrs.check_kind;
+  c->tolerance = instr->attrs.tolerance;
+  c->max_ulp_difference = instr->attrs.max_ulp_difference;
+  location_string(&instr->loc, c->location, sizeof c->location);
+  exe_tensor_type_from_shape(&instr->operands[0]->shape, &c->type);
+  l->exe->buffers[c->actual].last_use_position = LIVE_TO_END;
+  l->exe->buffers[c->expected].last_use_position = LIVE_TO_END;
+  exe->check_count++;
+  return NULL;
+}
+
+static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                   exe_sequence_t *seq, value_bufs_t *out) {
+  codegen_kernel_t k;
+  memset(&k, 0, sizeof k);
+  VKHLO_RETURN_IF_ERROR(codegen_emit_instruction(l->target, instr, &k));
+  int *bindings = calloc((size_t)(k.input_count + k.output_count + 1), sizeof(int));
+  if (!bindings) {
+    codegen_kernel_free(&k);
+    return VKHLO_NO_MEMORY();
+  }
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < k.input_count && !st; i++) {
+    if (i >= instr->operand_count) {
+      st = instr_error(instr, VKHLO_STATUS_INTERNAL, "kernel has more inputs than operands");
+      break;
+    }
+    st = single_buffer(env, instr, instr->operands[i], &bindings[i]);
+  }
+  if (!st) st = new_value(l, &instr->shape, instr->name, out);
+  if (!st && out->count != k.output_count)
+    st = instr_error(instr, VKHLO_STATUS_INTERNAL, "kernel output count does not match the result");
+  if (!st && instr->opcode == HLO_OPCODE_SCATTER) {
+    /* The scatter kernel updates its results in place: start from the inputs. */
+    for (int i = 0; i < out->count && !st; i++) st = add_copy(l, seq, bindings[i], out->ids[i]);
+  }
+  int kernel = -1;
+  bool empty = k.group_count[0] == 0 || k.group_count[1] == 0 || k.group_count[2] == 0;
+  if (!st) st = add_kernel(l, &k, &kernel);
+  else codegen_kernel_free(&k);
+  if (st) {
+    free(bindings);
+    return st;
+  }
+  for (int i = 0; i < out->count; i++) bindings[k.input_count + i] = out->ids[i];
+  if (empty) { /* zero-element result: nothing to run */
+    free(bindings);
+    return NULL;
+  }
+  exe_thunk_t *t = add_thunk(l, seq, EXE_THUNK_DISPATCH);
+  if (!t) {
+    free(bindings);
+    return VKHLO_NO_MEMORY();
+  }
+  t->kernel = kernel;
+  t->bindings = bindings;
+  t->binding_count = k.input_count + k.output_count;
+  for (int i = 0; i < t->binding_count; i++) use_buffer(l, bindings[i]);
+  for (int i = 0; i < out->count; i++) {
+    exe_buffer_t *b = &l->exe->buffers[out->ids[i]];
+    if (b->def_position > t->position - 1) b->def_position = t->position - 1;
+  }
+  return NULL;
+}
+
+static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                        const value_bufs_t *params, exe_sequence_t *seq,
+                                        bool is_entry) {
+  value_bufs_t *out = lookup(env, instr);
+  if (!out) return instr_error(instr, VKHLO_STATUS_INTERNAL, "instruction id out of range");
+  switch (instr->opcode) {
+    case HLO_OPCODE_PARAMETER: {
+      const value_bufs_t *p = &params[instr->parameter_number];
+      return alias_value(out, p->count, p->ids);
+    }
+    case HLO_OPCODE_CONSTANT: {
+      int id;
+      VKHLO_RETURN_IF_ERROR(add_constant(l, instr, &id));
+      return alias_value(out, 1, &id);
+    }
+    case HLO_OPCODE_GET_TUPLE_ELEMENT: {
+      value_bufs_t *t = lookup(env, instr->operands[0]);
+      if (!t || instr->attrs.index < 0 || instr->attrs.index >= t->count)
+        return instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "tuple index out of range");
+      return alias_value(out, 1, &t->ids[instr->attrs.index]);
+    }
+    case HLO_OPCODE_TUPLE:
+    case HLO_OPCODE_OPTIMIZATION_BARRIER: {
+      int *ids = calloc((size_t)(instr->operand_count + 1), sizeof(int));
+      if (!ids) return VKHLO_NO_MEMORY();
+      vkhlo_status_t st = NULL;
+      for (int i = 0; i < instr->operand_count && !st; i++)
+        st = single_buffer(env, instr, instr->operands[i], &ids[i]);
+      if (!st) st = alias_value(out, instr->operand_count, ids);
+      free(ids);
+      return st;
+    }
+    case HLO_OPCODE_AFTER_ALL:
+    case HLO_OPCODE_CREATE_TOKEN: {
+      int id = new_buffer(l, EXE_BUFFER_TEMP, 16, instr->name);
+      if (id < 0) return VKHLO_NO_MEMORY();
+      return alias_value(out, 1, &id);
+    }
+    case HLO_OPCODE_CHECK:
+      if (!is_entry)
+        return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, "checks inside regions are not supported");
+      VKHLO_RETURN_IF_ERROR(lower_check(l, env, instr));
+      return alias_value(out, 0, NULL);
+    case HLO_OPCODE_WHILE:
+      return lower_while(l, env, instr, seq, out);
+    case HLO_OPCODE_IF:
+    case HLO_OPCODE_CASE:
+      return lower_conditional(l, env, instr, seq, out);
+    case HLO_OPCODE_CUSTOM_CALL: {
+      char what[300];
+      snprintf(what, sizeof what, "unsupported custom_call target @%s",
+               instr->attrs.call_target_name ? instr->attrs.call_target_name : "?");
+      return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, what);
+    }
+    default:
+      return lower_kernel(l, env, instr, seq, out);
+  }
+}
+
+static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *c,
+                                        const value_bufs_t *params, exe_sequence_t *seq,
+                                        value_bufs_t *out_root, bool is_entry) {
+  env_t env;
+  env.size = l->module->next_instruction_id;
+  env.vals = calloc((size_t)(env.size ? env.size : 1), sizeof *env.vals);
+  if (!env.vals) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < c->instruction_count && !st; i++)
+    st = lower_instruction(l, &env, c->instructions[i], params, seq, is_entry);
+  if (!st) {
+    value_bufs_t *root = c->root ? lookup(&env, c->root) : NULL;
+    if (!root) st = VKHLO_INTERNAL("computation %s has no root", c->name);
+    else st = alias_value(out_root, root->count, root->ids);
+  }
+  for (int i = 0; i < env.size; i++) free(env.vals[i].ids);
+  free(env.vals);
+  return st;
+}
+
+void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *out) {
+  memset(out, 0, sizeof *out);
+  out->element_type = (vkhlo_element_type_t)shape->element_type;
+  out->rank = shape->rank;
+  for (int i = 0; i < shape->rank; i++) out->dimensions[i] = shape->dimensions[i];
+}
+
+vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
+                                const codegen_target_t *target, void **out_constant_data) {
+  *out_constant_data = NULL;
+  const hlo_computation_t *entry = module->entry_computation;
+  if (!entry) return VKHLO_INVALID("module has no entry computation");
+  lowering_t l;
+  memset(&l, 0, sizeof l);
+  l.exe = exe;
+  l.module = module;
+  l.target = target;
+
+  exe->parameter_count = entry->parameter_count;
+  exe->parameter_types = calloc((size_t)(entry->parameter_count + 1), sizeof(vkhlo_tensor_type_t));
+  value_bufs_t *params = calloc((size_t)(entry->parameter_count + 1), sizeof *params);
+  int *param_ids = calloc((size_t)(entry->parameter_count + 1), sizeof(int));
+  vkhlo_status_t st = NULL;
+  if (!exe->parameter_types || !params || !param_ids) st = VKHLO_NO_MEMORY();
+  for (int i = 0; i < entry->parameter_count && !st; i++) {
+    const hlo_instruction_t *p = entry->parameters[i];
+    if (hlo_shape_is_tuple(&p->shape)) {
+      st = instr_error(p, VKHLO_STATUS_UNIMPLEMENTED, "tuple parameters are not supported");
+      break;
+    }
+    exe_tensor_type_from_shape(&p->shape, &exe->parameter_types[i]);
+    param_ids[i] = new_buffer(&l, EXE_BUFFER_PARAMETER, hlo_shape_size_bytes(&p->shape), p->name);
+    if (param_ids[i] < 0) {
+      st = VKHLO_NO_MEMORY();
+      break;
+    }
+    exe->buffers[param_ids[i]].parameter_number = i;
+    params[i].count = 1;
+    params[i].ids = &param_ids[i];
+  }
+  value_bufs_t root = {0, NULL};
+  if (!st) st = lower_computation(&l, entry, params, &exe->main, &root, true);
+  if (!st) {
+    const hlo_shape_t *rs = &entry->root->shape;
+    exe->result_count = root.count;
+    exe->result_buffers = calloc((size_t)(root.count + 1), sizeof(int));
+    exe->result_types = calloc((size_t)(root.count + 1), sizeof(vkhlo_tensor_type_t));
+    if (!exe->result_buffers || !exe->result_types) st = VKHLO_NO_MEMORY();
+    for (int i = 0; i < root.count && !st; i++) {
+      exe->result_buffers[i] = root.ids[i];
+      exe->buffers[root.ids[i]].last_use_position = LIVE_TO_END;
+      exe_tensor_type_from_shape(hlo_shape_is_tuple(rs) ? &rs->tuple_shapes[i] : rs,
+                                 &exe->result_types[i]);
+    }
+  }
+  free(root.ids);
+  free(params);
+  free(param_ids);
+  free(l.kernel_hashes);
+  exe->position_count = l.position + 1;
+  exe->constant_pool_size_bytes = l.constant_size;
+  if (st) {
+    free(l.constant_data);
+    return st;
+  }
+  *out_constant_data = l.constant_data;
+  return NULL;
+}
+
+/* First-fit placement of temp buffers in order of definition; a buffer's
+ * space is free again after its last use. */
+void exe_assign_buffers(vkhlo_executable_t *exe) {
+  int n = exe->buffer_count;
+  int *order = calloc((size_t)(n + 1), sizeof(int));
+  int *live = calloc((size_t)(n + 1), sizeof(int));
+  if (!order || !live) { /* fall back: no sharing */
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++)
+      if (exe->buffers[i].kind == EXE_BUFFER_TEMP) {
+        exe->buffers[i].offset_bytes = off;
+        off = align_up(off + exe->buffers[i].size_bytes, EXE_BUFFER_ALIGNMENT);
+      }
+    exe->temp_pool_size_bytes = off;
+    free(order);
+    free(live);
+    return;
+  }
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (exe->buffers[i].kind == EXE_BUFFER_TEMP) order[m++] = i;
+  /* insertion sort by def_position (stable) */
+  for (int i = 1; i < m; i++) {
+    int v = order[i], j = i - 1;
+    while (j >= 0 && exe->buffers[order[j]].def_position > exe->buffers[v].def_position) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = v;
+  }
+  int live_count = 0;
+  uint64_t pool = 0;
+  for (int i = 0; i < m; i++) {
+    exe_buffer_t *b = &exe->buffers[order[i]];
+    /* retire buffers whose last use is before this definition */
+    int k = 0;
+    for (int j = 0; j < live_count; j++)
+      if (exe->buffers[live[j]].last_use_position >= b->def_position) live[k++] = live[j];
+    live_count = k;
+    /* sort live by offset */
+    for (int a = 1; a < live_count; a++) {
+      int v = live[a], j = a - 1;
+      while (j >= 0 && exe->buffers[live[j]].offset_bytes > exe->buffers[v].offset_bytes) {
+        live[j + 1] = live[j];
+        j--;
+      }
+      live[j + 1] = v;
+    }
+    uint64_t size = align_up(b->size_bytes, EXE_BUFFER_ALIGNMENT), off = 0;
+    for (int j = 0; j < live_count; j++) {
+      exe_buffer_t *o = &exe->buffers[live[j]];
+      if (off + size <= o->offset_bytes) break;
+      uint64_t end = align_up(o->offset_bytes + o->size_bytes, EXE_BUFFER_ALIGNMENT);
+      if (end > off) off = end;
+    }
+    b->offset_bytes = off;
+    if (off + size > pool) pool = off + size;
+    live[live_count++] = order[i];
+  }
+  exe->temp_pool_size_bytes = pool;
+  free(order);
+  free(live);
+}

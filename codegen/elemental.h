@@ -1,0 +1,116 @@
+/*
+ * The elemental emitter (XLA's design): GLSL that computes the value of one
+ * HLO instruction at one multi-index.
+ *
+ *   el_emit(E, instr, index, out)
+ *
+ * appends statements to E->body that leave |instr|'s value at |index| (one
+ * GLSL expression per dimension of instr's shape, usually a local name or
+ * an integer literal) in fresh locals, whose names it writes to |out| (one
+ * per result: ops with a tuple shape, e.g. a reduce with two outputs, give
+ * several).  Values are in the element type's *compute* type (glsl_types.h).
+ *
+ * Operand values come from E->operand_value, which the caller supplies: the
+ * per-instruction kernel (emit.c) loads from the operand's storage buffer at
+ * the row-major linear index; a fusion emitter recurses into the producer.
+ * Reductions, contractions and windows are emitted as loops whose body asks
+ * for the operand at the loop's index, so producers can be fused into them.
+ *
+ * Called computations (reduce bodies, comparators, map, scatter updates...)
+ * become GLSL functions `void f(in scalars..., out results...)` in
+ * E->functions, emitted by the same emitter on rank-0 values; inside them
+ * operands resolve to the function's parameters and earlier locals.
+ *
+ * Every emitted line carries a comment naming the HLO instruction and its
+ * source location.  Errors are UNIMPLEMENTED statuses for ops/types this
+ * emitter does not handle; nothing here aborts.
+ */
+#ifndef VKHLO_CODEGEN_ELEMENTAL_H
+#define VKHLO_CODEGEN_ELEMENTAL_H
+
+#include "codegen/glsl_types.h"
+#include "codegen/target.h"
+#include "hlo/hlo.h"
+#include "support/strbuf.h"
+
+#define EL_NAME_MAX 48
+#define EL_MAX_FUNCTIONS 16
+#define EL_MAX_RESULTS 16
+
+typedef struct el_name {
+  char s[EL_NAME_MAX];
+} el_name_t;
+
+typedef struct elemental_emitter elemental_emitter_t;
+typedef struct el_scope el_scope_t;
+
+/* Leaves the value of operand |operand_number| of |instr| at |index| (one
+ * entry per dimension of that operand) in a local named in *out. */
+typedef vkhlo_status_t (*el_operand_value_fn)(elemental_emitter_t *E,
+                                              const hlo_instruction_t *instr,
+                                              int operand_number, const el_name_t *index,
+                                              el_name_t *out);
+
+struct elemental_emitter {
+  const codegen_target_t *target;
+  strbuf_t body;      /* statements of the current function */
+  strbuf_t functions; /* GLSL functions for called computations */
+  int indent;
+  int next_id;
+  unsigned features; /* GLSL_FEATURE_* / GLSL_HELPERS_* used so far */
+  el_operand_value_fn operand_value;
+  void *user;
+  el_scope_t *scope; /* non-NULL inside a called computation */
+  int function_count;
+  const hlo_computation_t *function_comps[EL_MAX_FUNCTIONS];
+  el_name_t function_names[EL_MAX_FUNCTIONS];
+};
+
+/* Initializes |E| (empty buffers); free with el_free. */
+void el_init(elemental_emitter_t *E, const codegen_target_t *target,
+             el_operand_value_fn operand_value, void *user);
+void el_free(elemental_emitter_t *E);
+
+/* Number of results of |instr| (tuple_count for tuple shapes, else 1) and
+ * the shape of result |k|. */
+int el_result_count(const hlo_instruction_t *instr);
+const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k);
+
+/* The elemental emitter; see above. */
+vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                       const el_name_t *index, el_name_t *out);
+
+/* The value of operand |k| of |instr| at |index| (through the scope inside
+ * called computations, else E->operand_value). */
+vkhlo_status_t el_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                          const el_name_t *index, el_name_t *out);
+
+/* Emits |c| as a GLSL function (once per emitter) and writes its name:
+ * void NAME(in P0, ..., in Pn-1, out R0, ..., out Rm-1) in compute types. */
+vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user,
+                           const hlo_computation_t *c, el_name_t *out_name);
+
+/* Appends one indented line "<text>  // <instr name> (<loc>)". */
+void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A fresh local name "<prefix><n>". */
+void el_fresh(elemental_emitter_t *E, const char *prefix, el_name_t *out);
+/* Declares a fresh local of element type |t| = printf(fmt, ...), normalized
+ * to |t| when |normalize| is set. */
+void el_def(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+            bool normalize, el_name_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Writes "<int literal>" into |out|. */
+void el_const_index(el_name_t *out, long long v);
+/* UNIMPLEMENTED "file:line:col: <message>". */
+vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Records the features of element type |t| in E->features. */
+void el_use_type(elemental_emitter_t *E, hlo_element_type_t t);
+/* Appends the row-major linear index of |index| in |shape| ("0" for rank 0). */
+void el_append_linear(strbuf_t *sb, const hlo_shape_t *shape, const el_name_t *index);
+/* Converts compute value |v| of type |from| to type |to| (convert semantics). */
+void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t from,
+                hlo_element_type_t to, const char *v, el_name_t *out);
+
+#endif

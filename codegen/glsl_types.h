@@ -1,0 +1,83 @@
+/*
+ * Element types as GLSL sees them.
+ *
+ * Every HLO element type has two GLSL spellings: the *storage* type of a
+ * buffer element (which must match the host representation byte for byte,
+ * see hlo/element_types.def) and the *compute* type that values live in
+ * while a kernel works on them.  Narrow types are computed in a wider type
+ * and brought back to their own range after every operation ("normalized"):
+ * i8/i16/i2/i4 are computed in int and sign-extended from their width,
+ * ui8/ui16/ui2/ui4 in uint and masked, f16 and bf16 in float and rounded to
+ * nearest even at their precision, i1 is a bool.
+ *
+ * Each type also names the device features and GLSL extensions it needs;
+ * a kernel ORs the |features| of every type it touches and the driver
+ * (emit.c) turns them into #extension lines and capability checks.
+ *
+ * This file only builds GLSL text; it never fails except through
+ * glsl_type_check, which reports an unsupported type as UNIMPLEMENTED.
+ */
+#ifndef VKHLO_CODEGEN_GLSL_TYPES_H
+#define VKHLO_CODEGEN_GLSL_TYPES_H
+
+#include "codegen/target.h"
+#include "hlo/hlo.h"
+#include "support/strbuf.h"
+
+/* Device features / GLSL extensions a kernel needs, and which blocks of the
+ * helper prelude (glsl_prelude.c) it uses. */
+enum {
+  GLSL_FEATURE_INT64 = 1u << 0,     /* shaderInt64 + explicit_arithmetic_types_int64 */
+  GLSL_FEATURE_FLOAT64 = 1u << 1,   /* shaderFloat64 */
+  GLSL_FEATURE_STORAGE8 = 1u << 2,  /* storageBuffer8BitAccess */
+  GLSL_FEATURE_STORAGE16 = 1u << 3, /* storageBuffer16BitAccess */
+  /* helper blocks */
+  GLSL_HELPERS_FLOAT = 1u << 8,
+  GLSL_HELPERS_INT = 1u << 9,
+  GLSL_HELPERS_UINT = 1u << 10,
+  GLSL_HELPERS_INT64 = 1u << 11,
+  GLSL_HELPERS_UINT64 = 1u << 12,
+  GLSL_HELPERS_DOUBLE = 1u << 13,
+  GLSL_HELPERS_COMPLEX = 1u << 14,
+  GLSL_HELPERS_DCOMPLEX = 1u << 15,
+  GLSL_HELPERS_INDEX = 1u << 16, /* index arithmetic (floor division) */
+};
+
+typedef struct glsl_type {
+  const char *compute; /* "float", "int", "bool", "vec2", ... */
+  const char *storage; /* "float", "uint8_t", "uint16_t", ... */
+  int bits;            /* logical width (what normalization wraps/rounds to) */
+  char kind;           /* 'P' pred, 'S' signed, 'U' unsigned, 'F' float, 'C' complex */
+  unsigned features;   /* GLSL_FEATURE_* and GLSL_HELPERS_* */
+} glsl_type_t;
+
+/* Fills |out| for an implemented element type; false otherwise. */
+bool glsl_type_lookup(hlo_element_type_t t, glsl_type_t *out);
+
+/* UNIMPLEMENTED "file:line:col: unsupported element type <t>[ on this
+ * device (needs <feature>)]" unless |t| can run on |target|. */
+vkhlo_status_t glsl_type_check(const codegen_target_t *target, hlo_element_type_t t,
+                               hlo_location_t loc);
+
+const char *glsl_compute_type(hlo_element_type_t t);
+const char *glsl_storage_type(hlo_element_type_t t);
+
+/* True when values of |t| must be normalized after arithmetic. */
+bool glsl_type_needs_normalize(hlo_element_type_t t);
+
+/* Appends the compute-type value of storage element |storage_expr|. */
+void glsl_append_load(strbuf_t *sb, hlo_element_type_t t, const char *storage_expr);
+/* Appends the storage-type value of compute value |value|. */
+void glsl_append_store(strbuf_t *sb, hlo_element_type_t t, const char *value);
+/* Appends |expr| normalized to |t| (just |expr| for types that need none). */
+void glsl_append_normalized(strbuf_t *sb, hlo_element_type_t t, const char *expr);
+/* Appends a GLSL compute-type constant equal to the host element at |bytes|
+ * (exact: floats are written through their bit patterns). */
+void glsl_append_literal(strbuf_t *sb, hlo_element_type_t t, const void *bytes);
+/* Appends the compute-type constant for small integer |v| (0, 1, -1 ...). */
+void glsl_append_int_constant(strbuf_t *sb, hlo_element_type_t t, long long v);
+
+/* Appends the helper blocks (glsl_prelude.c) that |features| names. */
+void glsl_append_prelude(strbuf_t *sb, unsigned features);
+
+#endif

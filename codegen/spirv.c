@@ -1,0 +1,478 @@
+/*
+ * GLSL -> SPIR-V, in process.
+ *
+ *   GLSL text --glslang--> SPIR-V 1.3 (Vulkan 1.1 rules)
+ *            --spirv-val--> checked
+ *            --optimizer--> optimized (when options->optimize)
+ *            --spirv-val--> checked again
+ *
+ * glslang is driven through its C interface: preprocess, parse, link,
+ * generate.  glslang_initialize_process() is called per compiler object and
+ * balanced in spirv_compiler_destroy (glslang reference-counts it).
+ *
+ * Optimizer.  The SPIRV-Tools installed here (2023.1) has no C entry point
+ * for the optimizer (spvOptimizerCreate arrived in a later release) and
+ * vkhlo is C-only, so optimization uses glslang's built-in call into
+ * spvtools::Optimizer (glslang_spv_options_t.disable_optimizer = false),
+ * which runs the same family of performance passes (inlining, scalar
+ * replacement, store/load elimination, constant propagation, dead code and
+ * dead branch elimination, ...).  The module is generated once without the
+ * optimizer and validated, then generated again with it and validated
+ * again, so a spirv-val failure says whether the code generator or the
+ * optimizer produced the bad module.
+ *
+ * Disk cache.  Content-addressed: the key is a 128-bit hash (two FNV-1a
+ * lanes with different bases, finished with a 64-bit mixer) of a string
+ * naming the compiler versions and options followed by the GLSL text; the
+ * module lives in <dir>/<32 hex digits>.spv as raw SPIR-V words.  Files are
+ * written to a temporary name and renamed into place, so readers never see
+ * a partial file; a cached file that is truncated, not SPIR-V, or rejected
+ * by spirv-val is ignored and overwritten.  Failing to write the cache is
+ * not an error (the cache is an optimization).  The directory is
+ * options->cache_dir, else $VKHLO_CACHE_DIR ("off" or "" disables), else
+ * $XDG_CACHE_HOME/vkhlo, else $HOME/.cache/vkhlo; it is created on the
+ * first write.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "codegen/spirv.h"
+
+#include <errno.h>
+#include <glslang/Include/glslang_c_interface.h>
+#include <glslang/Public/resource_limits_c.h>
+#include <glslang/build_info.h>
+#include <spirv-tools/libspirv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "support/strbuf.h"
+
+#define SPIRV_MAGIC 0x07230203u
+#define MAX_CACHE_FILE_BYTES ((long)64 << 20)
+#define MAX_LOG_CHARS 4000
+#define MAX_SOURCE_LINE_CHARS 160
+
+struct spirv_compiler {
+  bool optimize;
+  char *cache_dir; /* NULL: cache off */
+  spv_context context;
+  spirv_compiler_stats_t stats;
+  char key_prefix[256]; /* versions and options that change the output */
+};
+
+/* ---- hashing ------------------------------------------------------------ */
+
+typedef struct hash128 {
+  uint64_t lo, hi;
+} hash128_t;
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+static void hash_bytes(hash128_t *h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h->lo = (h->lo ^ p[i]) * 0x100000001b3ull;
+    h->hi = (h->hi ^ p[i]) * 0x100000001b3ull;
+  }
+}
+
+static hash128_t cache_key(const spirv_compiler_t *c, const char *glsl) {
+  hash128_t h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  hash_bytes(&h, c->key_prefix, strlen(c->key_prefix) + 1);
+  hash_bytes(&h, glsl, strlen(glsl));
+  h.lo = mix64(h.lo ^ h.hi);
+  h.hi = mix64(h.hi + 0x9e3779b97f4a7c15ull) ^ h.lo;
+  return h;
+}
+
+/* ---- cache directory and files ----------------------------------------- */
+
+static char *join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 1;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s%s", a, b);
+  return s;
+}
+
+/* Resolves the directory; *out NULL means the cache is off. */
+static vkhlo_status_t resolve_cache_dir(const spirv_compiler_options_t *o, char **out) {
+  *out = NULL;
+  if (o->disable_cache) return NULL;
+  char *dir = NULL;
+  const char *env;
+  if (o->cache_dir) {
+    if (!*o->cache_dir) return NULL;
+    dir = join(o->cache_dir, "");
+  } else if ((env = getenv("VKHLO_CACHE_DIR")) != NULL) {
+    if (!*env || strcmp(env, "off") == 0) return NULL;
+    dir = join(env, "");
+  } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && *env) {
+    dir = join(env, "/vkhlo");
+  } else if ((env = getenv("HOME")) != NULL && *env) {
+    dir = join(env, "/.cache/vkhlo");
+  } else {
+    return NULL;
+  }
+  if (!dir) return VKHLO_NO_MEMORY();
+  *out = dir;
+  return NULL;
+}
+
+/* mkdir -p; returns false on failure. */
+static bool make_dirs(const char *path) {
+  char *p = join(path, "");
+  if (!p) return false;
+  bool ok = true;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char saved = *s;
+      *s = '\0';
+      if (mkdir(p, 0755) != 0 && errno != EEXIST) ok = false;
+      *s = saved;
+      if (!saved || !ok) break;
+    }
+  }
+  struct stat st;
+  ok = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  free(p);
+  return ok;
+}
+
+static char *cache_path(const spirv_compiler_t *c, hash128_t key) {
+  size_t n = strlen(c->cache_dir) + 1 + 32 + 4 + 1;
+  char *path = malloc(n);
+  if (path)
+    snprintf(path, n, "%s/%016llx%016llx.spv", c->cache_dir, (unsigned long long)key.hi,
+             (unsigned long long)key.lo);
+  return path;
+}
+
+static bool validate_words(const spirv_compiler_t *c, const uint32_t *words, size_t count,
+                           char **out_message) {
+  spv_const_binary_t binary = {words, count};
+  spv_diagnostic diag = NULL;
+  spv_result_t r = spvValidate(c->context, &binary, &diag);
+  if (out_message) {
+    *out_message = NULL;
+    if (r != SPV_SUCCESS) {
+      const char *text = diag && diag->error ? diag->error : "(no diagnostic)";
+      strbuf_t sb;
+      strbuf_init(&sb);
+      if (diag && !diag->isTextSource)
+        strbuf_printf(&sb, "%s (at word %zu)", text, diag->position.index);
+      else
+        strbuf_append(&sb, text);
+      *out_message = strbuf_take(&sb);
+    }
+  }
+  spvDiagnosticDestroy(diag);
+  return r == SPV_SUCCESS;
+}
+
+/* Loads a cached module; false (and nothing allocated) on any problem. */
+static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **out_words,
+                       size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  uint32_t *words = NULL;
+  bool ok = false;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size >= 20 && size % 4 == 0 && size <= MAX_CACHE_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
+      (words = malloc((size_t)size)) != NULL && fread(words, 1, (size_t)size, f) == (size_t)size &&
+      words[0] == SPIRV_MAGIC && validate_words(c, words, (size_t)size / 4, NULL))
+    ok = true;
+  fclose(f);
+  if (!ok) {
+    free(words);
+    return false;
+  }
+  *out_words = words;
+  *out_size = (size_t)size;
+  return true;
+}
+
+/* Best effort: write to a temporary file in the same directory, rename. */
+static void cache_store(spirv_compiler_t *c, const char *path, const uint32_t *words, size_t size) {
+  if (!make_dirs(c->cache_dir)) return;
+  size_t n = strlen(path) + 64;
+  char *tmp = malloc(n);
+  if (!tmp) return;
+  snprintf(tmp, n, "%s.%ld.%d.tmp", path, (long)getpid(), c->stats.compiled);
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && fwrite(words, 1, size, f) == size;
+  if (f && fclose(f) != 0) ok = false;
+  if (!ok || rename(tmp, path) != 0) remove(tmp);
+  free(tmp);
+}
+
+/* ---- glslang ------------------------------------------------------------ */
+
+/* First "ERROR: <file>:<line>:" in the log; 0 if none. */
+static int first_error_line(const char *log) {
+  const char *p = strstr(log, "ERROR: ");
+  while (p) {
+    const char *q = p + 7;
+    const char *colon = strchr(q, ':');
+    if (colon) {
+      int line = atoi(colon + 1);
+      if (line > 0) return line;
+    }
+    p = strstr(q, "ERROR: ");
+  }
+  return 0;
+}
+
+/* Appends lines [line-3, line+2] of |src|, numbered, with a marker. */
+static void append_source_excerpt(strbuf_t *sb, const char *src, int line) {
+  int first = line - 3 < 1 ? 1 : line - 3, last = line + 2;
+  int current = 1;
+  const char *p = src;
+  while (*p && current <= last) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (current >= first) {
+      strbuf_printf(sb, "%s%5d | ", current == line ? ">" : " ", current);
+      strbuf_appendn(sb, p, len < MAX_SOURCE_LINE_CHARS ? len : MAX_SOURCE_LINE_CHARS);
+      strbuf_append(sb, len > MAX_SOURCE_LINE_CHARS ? " ...\n" : "\n");
+    }
+    if (!end) break;
+    p = end + 1;
+    current++;
+  }
+}
+
+static vkhlo_status_t compile_error(const char *name, const char *stage, const char *log,
+                                    const char *glsl) {
+  strbuf_t sb;
+  strbuf_init(&sb);
+  size_t n = strlen(log);
+  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
+  strbuf_appendn(&sb, log, n < MAX_LOG_CHARS ? n : MAX_LOG_CHARS);
+  if (n > MAX_LOG_CHARS) strbuf_append(&sb, " ...");
+  int line = first_error_line(log);
+  if (line > 0) {
+    strbuf_append(&sb, "\n");
+    append_source_excerpt(&sb, glsl, line);
+  }
+  char *text = strbuf_take(&sb);
+  vkhlo_status_t s = VKHLO_INTERNAL("glslang failed to %s kernel %s: %s", stage, name,
+                                    text ? text : "(out of memory formatting the log)");
+  free(text);
+  return s;
+}
+
+/* Parses and links.  On success the caller deletes *out_program and then
+ * *out_shader: with one compilation unit the program reuses the shader's
+ * intermediate tree, so the shader must outlive it. */
+static vkhlo_status_t glslang_front_end(const char *name, const char *glsl,
+                                        glslang_shader_t **out_shader,
+                                        glslang_program_t **out_program) {
+  *out_shader = NULL;
+  *out_program = NULL;
+  const int messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT;
+  glslang_input_t input = {
+      .language = GLSLANG_SOURCE_GLSL,
+      .stage = GLSLANG_STAGE_COMPUTE,
+      .client = GLSLANG_CLIENT_VULKAN,
+      .client_version = GLSLANG_TARGET_VULKAN_1_1,
+      .target_language = GLSLANG_TARGET_SPV,
+      .target_language_version = GLSLANG_TARGET_SPV_1_3,
+      .code = glsl,
+      .default_version = 450,
+      .default_profile = GLSLANG_NO_PROFILE,
+      .force_default_version_and_profile = 0,
+      .forward_compatible = 0,
+      .messages = (glslang_messages_t)messages,
+      .resource = glslang_default_resource(),
+  };
+  glslang_shader_t *shader = glslang_shader_create(&input);
+  if (!shader) return VKHLO_NO_MEMORY();
+  /* glslang 12's C parse() consumes the preprocessed text, so preprocess first. */
+  if (!glslang_shader_preprocess(shader, &input) || !glslang_shader_parse(shader, &input)) {
+    vkhlo_status_t s = compile_error(name, "compile", glslang_shader_get_info_log(shader), glsl);
+    glslang_shader_delete(shader);
+    return s;
+  }
+  glslang_program_t *program = glslang_program_create();
+  if (!program) {
+    glslang_shader_delete(shader);
+    return VKHLO_NO_MEMORY();
+  }
+  glslang_program_add_shader(program, shader);
+  if (!glslang_program_link(program, messages)) {
+    vkhlo_status_t s = compile_error(name, "link", glslang_program_get_info_log(program), glsl);
+    glslang_program_delete(program);
+    glslang_shader_delete(shader);
+    return s;
+  }
+  *out_shader = shader;
+  *out_program = program;
+  return NULL;
+}
+
+/* Generates SPIR-V from a linked program; caller frees *out_words.
+ * glslang appends each generated module to the program's word vector, so
+ * a second generation's module starts after the first one's |skip| words
+ * (checked: it must start with the SPIR-V magic number). */
+static vkhlo_status_t generate(glslang_program_t *program, bool optimize, size_t skip,
+                               uint32_t **out_words, size_t *out_count) {
+  glslang_spv_options_t spv = {
+      .generate_debug_info = false,
+      .strip_debug_info = false,
+      .disable_optimizer = !optimize,
+      .optimize_size = false,
+      .disassemble = false,
+      .validate = false,
+  };
+  glslang_program_SPIRV_generate_with_options(program, GLSLANG_STAGE_COMPUTE, &spv);
+  size_t total = glslang_program_SPIRV_get_size(program);
+  const unsigned int *ptr = glslang_program_SPIRV_get_ptr(program);
+  if (total <= skip + 5 || !ptr || ptr[skip] != SPIRV_MAGIC) {
+    const char *messages = glslang_program_SPIRV_get_messages(program);
+    return VKHLO_INTERNAL("glslang produced no SPIR-V module (%zu words after %zu)%s%s",
+                          total > skip ? total - skip : 0, skip, messages ? ": " : "",
+                          messages ? messages : "");
+  }
+  size_t count = total - skip;
+  uint32_t *words = malloc(count * sizeof *words);
+  if (!words) return VKHLO_NO_MEMORY();
+  memcpy(words, ptr + skip, count * sizeof *words);
+  *out_words = words;
+  *out_count = count;
+  return NULL;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
+                                     spirv_compiler_t **out_compiler) {
+  *out_compiler = NULL;
+  spirv_compiler_options_t defaults = {.cache_dir = NULL, .disable_cache = false, .optimize = true};
+  if (!options) options = &defaults;
+  spirv_compiler_t *c = calloc(1, sizeof *c);
+  if (!c) return VKHLO_NO_MEMORY();
+  c->optimize = options->optimize;
+  vkhlo_status_t s = resolve_cache_dir(options, &c->cache_dir);
+  if (s) {
+    free(c);
+    return s;
+  }
+  c->context = spvContextCreate(SPV_ENV_VULKAN_1_1);
+  if (!c->context) {
+    free(c->cache_dir);
+    free(c);
+    return VKHLO_INTERNAL("spvContextCreate(SPV_ENV_VULKAN_1_1) failed");
+  }
+  if (!glslang_initialize_process()) {
+    spvContextDestroy(c->context);
+    free(c->cache_dir);
+    free(c);
+    return VKHLO_INTERNAL("glslang_initialize_process failed");
+  }
+  snprintf(c->key_prefix, sizeof c->key_prefix,
+           "vkhlo-spirv-cache-v1;glslang %d.%d.%d%s;spirv-tools %s;vulkan1.1;spv1.3;opt=%d",
+           GLSLANG_VERSION_MAJOR, GLSLANG_VERSION_MINOR, GLSLANG_VERSION_PATCH,
+           GLSLANG_VERSION_FLAVOR, spvSoftwareVersionString(), c->optimize ? 1 : 0);
+  *out_compiler = c;
+  return NULL;
+}
+
+void spirv_compiler_destroy(spirv_compiler_t *c) {
+  if (!c) return;
+  glslang_finalize_process();
+  spvContextDestroy(c->context);
+  free(c->cache_dir);
+  free(c);
+}
+
+const spirv_compiler_stats_t *spirv_compiler_stats(const spirv_compiler_t *c) { return &c->stats; }
+
+vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const char *glsl,
+                                  uint32_t **out_words, size_t *out_size_bytes) {
+  *out_words = NULL;
+  *out_size_bytes = 0;
+  if (!name) name = "(unnamed)";
+  if (!glsl) return VKHLO_INVALID("spirv_compile_glsl: no GLSL text for kernel %s", name);
+
+  char *path = NULL;
+  hash128_t key = {0, 0};
+  if (c->cache_dir) {
+    key = cache_key(c, glsl);
+    path = cache_path(c, key);
+    if (!path) return VKHLO_NO_MEMORY();
+    if (cache_load(c, path, out_words, out_size_bytes)) {
+      c->stats.cache_hits++;
+      free(path);
+      return NULL;
+    }
+  }
+
+  glslang_shader_t *shader = NULL;
+  glslang_program_t *program = NULL;
+  uint32_t *words = NULL;
+  size_t count = 0;
+  char *diag = NULL;
+  vkhlo_status_t s = glslang_front_end(name, glsl, &shader, &program);
+  if (!s) s = generate(program, false, 0, &words, &count);
+  if (!s && !validate_words(c, words, count, &diag))
+    s = VKHLO_INTERNAL("spirv-val rejected kernel %s: %s", name, diag ? diag : "(out of memory)");
+  if (!s && c->optimize) {
+    size_t first = count;
+    free(words);
+    words = NULL;
+    s = generate(program, true, first, &words, &count);
+    if (!s && !validate_words(c, words, count, &diag))
+      s = VKHLO_INTERNAL("spirv-val rejected kernel %s after optimization: %s", name,
+                         diag ? diag : "(out of memory)");
+  }
+  free(diag);
+  if (program) glslang_program_delete(program);
+  if (shader) glslang_shader_delete(shader);
+  if (s) {
+    free(words);
+    free(path);
+    return s;
+  }
+  c->stats.compiled++;
+  if (path) cache_store(c, path, words, count * sizeof *words);
+  free(path);
+  *out_words = words;
+  *out_size_bytes = count * sizeof *words;
+  return NULL;
+}
+
+char *spirv_disassemble(const uint32_t *words, size_t size_bytes) {
+  if (!words || size_bytes < 20 || size_bytes % 4 != 0) return NULL;
+  spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
+  if (!context) return NULL;
+  spv_text text = NULL;
+  spv_diagnostic diag = NULL;
+  char *out = NULL;
+  spv_result_t r = spvBinaryToText(context, words, size_bytes / 4,
+                                   SPV_BINARY_TO_TEXT_OPTION_INDENT |
+                                       SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES,
+                                   &text, &diag);
+  if (r == SPV_SUCCESS && text) {
+    out = malloc(text->length + 1);
+    if (out) {
+      memcpy(out, text->str, text->length);
+      out[text->length] = '\0';
+    }
+  }
+  spvTextDestroy(text);
+  spvDiagnosticDestroy(diag);
+  spvContextDestroy(context);
+  return out;
+}

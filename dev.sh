@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# vkhlo developer entry point, for a fresh Debian 12 machine.
+#
+#   ./dev.sh example   install what is missing, build, run examples/mlp.mlir
+#   ./dev.sh test      install what is missing, build, run the whole test suite
+#                      (unit, end-to-end and conformance tests with the Khronos
+#                      validation layer on, then the unit tests under ASan+UBSan)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-dev
+          glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+          libcmocka-dev)
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  fi
+}
+
+build() { # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
+}
+
+case "${1:-}" in
+  example)
+    install_deps
+    build build
+    ./build/vkhlo run examples/mlp.mlir --input=2x4xf32=1,2,3,4,-1,0.5,0.25,2
+    ;;
+  test)
+    install_deps
+    build build
+    # Every test runs with VK_LAYER_KHRONOS_validation; any message fails it.
+    (cd build && VKHLO_VALIDATION=1 ctest --output-on-failure --timeout 3000)
+    build build-asan -DVKHLO_SANITIZE=ON
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
+       VKHLO_VALIDATION=1 ctest --output-on-failure -L unit --timeout 1200)
+    ;;
+  *)
+    echo "usage: ./dev.sh example | test" >&2
+    exit 2
+    ;;
+esac

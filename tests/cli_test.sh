@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# CLI behaviour: the README example runs and prints probabilities; inputs
+# from .npy round-trip through --output; a malformed program fails with
+# exit status 2 and a file:line:col message; --help/--version/--list-devices work.
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3,4,-1,0.5,0.25,2) || fail "example exited $?"
+echo "$out" | head -n 1 | grep -qx 'tensor<2x3xf32>' || fail "example printed: $out"
+# each row of a softmax sums to 1
+sums=$(echo "$out" | tail -n +2 | tr -d '[],' | awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i; printf "%.5f\n", s }')
+[ "$(echo "$sums" | sort -u)" = "1.00000" ] || fail "softmax rows sum to $sums"
+
+"$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3,4,-1,0.5,0.25,2 --output=@"$tmp/y.npy" || fail "--output"
+[ -s "$tmp/y.npy" ] || fail "no npy written"
+head -c 6 "$tmp/y.npy" | od -c | grep -q 'N   U   M   P   Y' || fail "bad npy magic"
+
+printf 'func.func @main(%%a: tensor<4xf32>) -> tensor<4xf32> {\n  %%0 = stablehlo.add %%a, %%a : tensor<4xi32>\n  return %%0 : tensor<4xf32>\n}\n' > "$tmp/bad.mlir"
+"$bin" run "$tmp/bad.mlir" --input=4xf32=1,2,3,4 > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "bad program exited $rc"
+grep -q "bad.mlir:2:" "$tmp/out" || fail "no location in: $(cat "$tmp/out")"
+
+"$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3 > "$tmp/out" 2>&1 && fail "short input accepted"
+grep -q "has 3 values" "$tmp/out" || fail "short input message: $(cat "$tmp/out")"
+
+"$bin" --version | grep -q '^vkhlo ' || fail "--version"
+"$bin" --help | grep -q 'usage: vkhlo run' || fail "--help"
+"$bin" --list-devices | grep -q '^0: ' || fail "--list-devices"
+echo "cli tests passed"

@@ -1,0 +1,182 @@
+/*
+ * The public API end to end on small programs: compile, buffers, execute,
+ * read back, checks, and the errors a caller can provoke (wrong argument
+ * count or type, bad program text, unsupported element type).  Every test
+ * runs with the validation layer on and asserts that it said nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vkhlo/vkhlo.h"
+
+static void expect_ok(vkhlo_status_t st) {
+  if (st) fail_msg("%s", vkhlo_status_message(st));
+}
+
+static int setup(void **state) {
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.enable_validation = true;
+  vkhlo_context_t *ctx;
+  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
+  if (st) {
+    fprintf(stderr, "%s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    return -1;
+  }
+  *state = ctx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  vkhlo_context_t *ctx = *state;
+  int messages = vkhlo_context_validation_message_count(ctx);
+  vkhlo_context_destroy(ctx);
+  return messages == 0 ? 0 : -1;
+}
+
+static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", NULL, &exe));
+  return exe;
+}
+
+static const char add_program[] =
+    "func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+    "  %0 = stablehlo.add %a, %b : tensor<2x3xf32>\n"
+    "  %1 = stablehlo.multiply %0, %a : tensor<2x3xf32>\n"
+    "  return %1 : tensor<2x3xf32>\n"
+    "}\n";
+
+static void add_multiply_runs(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, add_program);
+  assert_int_equal(vkhlo_executable_parameter_count(exe), 2);
+  assert_int_equal(vkhlo_executable_result_count(exe), 1);
+  vkhlo_tensor_type_t t;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  assert_int_equal(t.element_type, VKHLO_F32);
+  assert_int_equal(t.rank, 2);
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, -1, 2, 0, 10, -6}, out[6];
+  vkhlo_buffer_t *args[2], *res;
+  expect_ok(vkhlo_buffer_create(ctx, &t, a, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, b, &args[1]));
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  /* a second execution reuses the executable */
+  vkhlo_buffer_destroy(res);
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  assert_true(out[5] == 0.0f);
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
+static void execute_rejects_wrong_arguments(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_tensor_type_t t = {VKHLO_S32, 2, {2, 3}};
+  vkhlo_buffer_t *arg, *res = (vkhlo_buffer_t *)1;
+  expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &arg));
+  vkhlo_buffer_t *args[2] = {arg, arg};
+  vkhlo_status_t st = vkhlo_executable_execute(exe, 1, args, 1, &res);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st), "takes 2 arguments"));
+  assert_null(res);
+  vkhlo_status_free(st);
+  st = vkhlo_executable_execute(exe, 2, args, 1, &res);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st), "argument 0 has type i32"));
+  vkhlo_status_free(st);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_executable_destroy(exe);
+}
+
+static void bad_text_gives_located_error(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                     "  %0 = stablehlo.frobnicate %a : tensor<4xf32>\n"
+                     "  return %0 : tensor<4xf32>\n}\n";
+  vkhlo_executable_t *exe = (vkhlo_executable_t *)1;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bad.mlir", NULL, &exe);
+  assert_null(exe);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st), "bad.mlir:2:"));
+  vkhlo_status_free(st);
+}
+
+static void checks_report_pass_and_fail(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main() {\n"
+      "  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+      "  %1 = stablehlo.add %0, %0 : tensor<3xi32>\n"
+      "  check.expect_eq_const %1, dense<[2, 4, 6]> : tensor<3xi32>\n"
+      "  check.expect_eq_const %1, dense<[2, 5, 6]> : tensor<3xi32>\n"
+      "  func.return\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text);
+  assert_int_equal(vkhlo_executable_check_count(exe), 2);
+  expect_ok(vkhlo_executable_execute(exe, 0, NULL, 0, NULL));
+  vkhlo_check_result_t r;
+  expect_ok(vkhlo_executable_check_result(exe, 0, &r));
+  assert_true(r.executed && r.passed);
+  expect_ok(vkhlo_executable_check_result(exe, 1, &r));
+  assert_false(r.passed);
+  assert_int_equal(r.mismatches, 1);
+  assert_non_null(strstr(r.detail, "[1]"));
+  assert_non_null(strstr(r.location, "test.mlir:5:"));
+  vkhlo_executable_destroy(exe);
+}
+
+static void while_loop_counts(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%n: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %acc = %c1) : tensor<i32>, tensor<i32>\n"
+      "    cond {\n"
+      "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %i1 = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "      %a2 = stablehlo.add %acc, %acc : tensor<i32>\n"
+      "      stablehlo.return %i1, %a2 : tensor<i32>, tensor<i32>\n"
+      "    }\n"
+      "  return %r#0, %r#1 : tensor<i32>, tensor<i32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
+  int32_t n = 10, i = -1, acc = -1;
+  vkhlo_buffer_t *arg, *res[2];
+  expect_ok(vkhlo_buffer_create(ctx, &t, &n, &arg));
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 2, res));
+  expect_ok(vkhlo_buffer_read(res[0], &i, 4));
+  expect_ok(vkhlo_buffer_read(res[1], &acc, 4));
+  assert_int_equal(i, 10);
+  assert_int_equal(acc, 1024);
+  vkhlo_buffer_destroy(res[0]);
+  vkhlo_buffer_destroy(res[1]);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_executable_destroy(exe);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(add_multiply_runs),
+      cmocka_unit_test(execute_rejects_wrong_arguments),
+      cmocka_unit_test(bad_text_gives_located_error),
+      cmocka_unit_test(checks_report_pass_and_fail),
+      cmocka_unit_test(while_loop_counts),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,309 @@
+/*
+ * Unit tests for codegen/spirv.c: GLSL -> SPIR-V through glslang, spirv-val
+ * and the optimizer, and the content-addressed disk cache.
+ *
+ * Each test that touches the cache makes its own directory with mkdtemp and
+ * removes it afterwards, so the tests never read or write the user's cache.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "codegen/spirv.h"
+
+/* Under -fsanitize=address, use the project's narrow LSan suppressions. */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }
+
+static const char *kAddShader =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };\n"
+    "layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };\n"
+    "layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };\n"
+    "layout(push_constant) uniform P { uint n; } p;\n"
+    "void main() {\n"
+    "  uint i = gl_GlobalInvocationID.x;\n"
+    "  if (i < p.n) c[i] = a[i] + b[i];\n"
+    "}\n";
+
+static const char *kBadShader =
+    "#version 450\n"
+    "layout(local_size_x = 1) in;\n"
+    "void main() {\n"
+    "  float x = undefined_variable_here;\n"
+    "}\n";
+
+static char *make_temp_dir(void) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  char *dir = malloc(strlen(base) + 32);
+  assert_non_null(dir);
+  sprintf(dir, "%s/vkhlo-spirv-XXXXXX", base);
+  assert_non_null(mkdtemp(dir));
+  return dir;
+}
+
+/* Number of entries in |dir| (excluding . and ..); -1 if it does not exist. */
+static int count_files(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
+/* Path of the single file in |dir| (caller frees). */
+static char *only_file(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  char *path = NULL;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    path = malloc(strlen(dir) + strlen(e->d_name) + 2);
+    sprintf(path, "%s/%s", dir, e->d_name);
+    break;
+  }
+  closedir(d);
+  assert_non_null(path);
+  return path;
+}
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char *path = malloc(strlen(dir) + strlen(e->d_name) + 2);
+      sprintf(path, "%s/%s", dir, e->d_name);
+      remove(path);
+      free(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+static void expect_ok(vkhlo_status_t s) {
+  if (s) {
+    fprintf(stderr, "unexpected error %s: %s\n", vkhlo_status_code_name(vkhlo_status_code(s)),
+            vkhlo_status_message(s));
+    vkhlo_status_free(s);
+    fail();
+  }
+}
+
+static void test_compile_and_cache(void **state) {
+  (void)state;
+  char *dir = make_temp_dir();
+  char *cache = malloc(strlen(dir) + 16);
+  sprintf(cache, "%s/nested/cache", dir); /* created on demand (mkdir -p) */
+  spirv_compiler_options_t opts = {.cache_dir = cache, .optimize = true};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+
+  uint32_t *w1 = NULL, *w2 = NULL;
+  size_t n1 = 0, n2 = 0;
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w1, &n1));
+  assert_true(n1 >= 20);
+  assert_int_equal(n1 % 4, 0);
+  assert_int_equal(w1[0], 0x07230203u);
+  assert_int_equal(w1[1], 0x00010300u); /* SPIR-V 1.3 */
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
+  assert_int_equal(count_files(cache), 1);
+
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 1);
+  assert_int_equal(n1, n2);
+  assert_memory_equal(w1, w2, n1);
+  free(w2);
+  spirv_compiler_destroy(c);
+
+  /* A fresh compiler on the same directory hits too. */
+  expect_ok(spirv_compiler_create(&opts, &c));
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 1);
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 0);
+  free(w2);
+  spirv_compiler_destroy(c);
+
+  /* Other options give another key (optimize off). */
+  spirv_compiler_options_t opts_noopt = {.cache_dir = cache, .optimize = false};
+  expect_ok(spirv_compiler_create(&opts_noopt, &c));
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
+  assert_int_equal(w2[0], 0x07230203u);
+  assert_int_equal(count_files(cache), 2);
+  free(w2);
+  spirv_compiler_destroy(c);
+
+  free(w1);
+  remove_tree(cache);
+  char *nested = malloc(strlen(dir) + 16);
+  sprintf(nested, "%s/nested", dir);
+  rmdir(nested);
+  free(nested);
+  remove_tree(dir);
+  free(cache);
+  free(dir);
+}
+
+static void test_corrupt_cache_is_ignored(void **state) {
+  (void)state;
+  char *dir = make_temp_dir();
+  spirv_compiler_options_t opts = {.cache_dir = dir, .optimize = true};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = NULL;
+  size_t n = 0;
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  free(w);
+  char *path = only_file(dir);
+
+  /* Garbage of a plausible size, then a truncated module. */
+  for (int round = 0; round < 2; round++) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (round == 0) {
+      fputs("this is not SPIR-V at all....", f);
+    } else {
+      uint32_t header[6] = {0x07230203u, 0x00010300u, 0, 100, 0, 0x00020011u};
+      fwrite(header, sizeof header, 1, f);
+    }
+    fclose(f);
+    expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+    assert_int_equal(w[0], 0x07230203u);
+    free(w);
+  }
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 3);
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
+  /* The good module was written back. */
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  free(w);
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 1);
+  spirv_compiler_destroy(c);
+  free(path);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_bad_glsl(void **state) {
+  (void)state;
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = true};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = (uint32_t *)&opts; /* must be reset to NULL */
+  size_t n = 99;
+  vkhlo_status_t s = spirv_compile_glsl(c, "bad_kernel", kBadShader, &w, &n);
+  assert_non_null(s);
+  assert_null(w);
+  assert_int_equal(n, 0);
+  assert_int_equal(vkhlo_status_code(s), VKHLO_STATUS_INTERNAL);
+  const char *msg = vkhlo_status_message(s);
+  assert_non_null(strstr(msg, "glslang failed to compile kernel bad_kernel"));
+  assert_non_null(strstr(msg, "undefined_variable_here")); /* glslang's log */
+  assert_non_null(strstr(msg, ">    4 |"));                 /* numbered source line */
+  vkhlo_status_free(s);
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 0);
+  spirv_compiler_destroy(c);
+}
+
+static void test_disable_cache(void **state) {
+  (void)state;
+  char *dir = make_temp_dir();
+  spirv_compiler_options_t opts = {.cache_dir = dir, .disable_cache = true, .optimize = false};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  for (int i = 0; i < 2; i++) {
+    uint32_t *w = NULL;
+    size_t n = 0;
+    expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+    free(w);
+  }
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 2);
+  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
+  assert_int_equal(count_files(dir), 0);
+  spirv_compiler_destroy(c);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_env_cache_dir(void **state) {
+  (void)state;
+  char *dir = make_temp_dir();
+  const char *old = getenv("VKHLO_CACHE_DIR");
+  char *saved = old ? strdup(old) : NULL;
+
+  setenv("VKHLO_CACHE_DIR", dir, 1);
+  spirv_compiler_t *c = NULL;
+  spirv_compiler_options_t opts = {.optimize = true};
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = NULL;
+  size_t n = 0;
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  free(w);
+  spirv_compiler_destroy(c);
+  assert_int_equal(count_files(dir), 1);
+
+  setenv("VKHLO_CACHE_DIR", "off", 1);
+  expect_ok(spirv_compiler_create(&opts, &c));
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  free(w);
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  free(w);
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 2);
+  spirv_compiler_destroy(c);
+
+  if (saved) {
+    setenv("VKHLO_CACHE_DIR", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("VKHLO_CACHE_DIR");
+  }
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_disassemble(void **state) {
+  (void)state;
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = true};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = NULL;
+  size_t n = 0;
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+  char *text = spirv_disassemble(w, n);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "OpEntryPoint GLCompute"));
+  assert_non_null(strstr(text, "OpFAdd"));
+  free(text);
+  assert_null(spirv_disassemble(w, 6)); /* not a module */
+  free(w);
+  spirv_compiler_destroy(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_compile_and_cache), cmocka_unit_test(test_corrupt_cache_is_ignored),
+      cmocka_unit_test(test_bad_glsl),          cmocka_unit_test(test_disable_cache),
+      cmocka_unit_test(test_env_cache_dir),     cmocka_unit_test(test_disassemble),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

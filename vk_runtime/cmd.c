@@ -1,0 +1,282 @@
+/*
+ * Command recording and submission.
+ *
+ * A vkrt_cmd_t owns one primary command buffer (from the device's pool,
+ * which allows individual resets), a fence, and a growing list of
+ * descriptor pools.  Life cycle:
+ *
+ *   begin -> dispatch/copy/fill/barrier ... -> submit_and_wait -> begin ...
+ *
+ * begin resets every descriptor pool (the sets of the previous submission
+ * are dead once its fence signalled) and the command buffer.  Each dispatch
+ * allocates one descriptor set from the current pool, moving on to the next
+ * pool, or creating one, when the current pool is exhausted.  So pools are
+ * created only while a single recording needs more sets than ever before.
+ *
+ * Recording errors (bad ranges, wrong binding counts) are returned as
+ * INVALID_ARGUMENT before anything is recorded, so the command buffer stays
+ * usable.  submit_and_wait always leaves the cmd ready to be begun again,
+ * whether or not the submission succeeded.
+ *
+ * Every submission ends with a barrier from compute/transfer writes to
+ * host reads, so mapped buffers can be read after the fence wait.
+ */
+#include "vk_runtime/vkrt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SETS_PER_POOL = 256, DESCRIPTORS_PER_SET_ESTIMATE = 8 };
+
+struct vkrt_cmd {
+  vkrt_device_t *device;
+  VkCommandBuffer cb;
+  VkFence fence;
+  VkDescriptorPool *pools;
+  uint32_t pool_count, pool_capacity;
+  uint32_t current_pool;
+  bool recording;
+};
+
+vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
+  *out_cmd = NULL;
+  vkrt_device_t *d = device;
+  vkrt_cmd_t *c = calloc(1, sizeof *c);
+  if (!c) return VKHLO_NO_MEMORY();
+  c->device = d;
+  VkCommandBufferAllocateInfo alloc = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = d->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  vkhlo_status_t s = NULL;
+  VkResult r = d->vk.vkAllocateCommandBuffers(d->device, &alloc, &c->cb);
+  if (r != VK_SUCCESS) {
+    c->cb = VK_NULL_HANDLE;
+    s = vkrt_vk_status("vkAllocateCommandBuffers", r);
+  }
+  if (!s) {
+    VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = d->vk.vkCreateFence(d->device, &info, NULL, &c->fence)) != VK_SUCCESS) {
+      c->fence = VK_NULL_HANDLE;
+      s = vkrt_vk_status("vkCreateFence", r);
+    }
+  }
+  if (s) {
+    vkrt_cmd_destroy(c);
+    return s;
+  }
+  *out_cmd = c;
+  return NULL;
+}
+
+void vkrt_cmd_destroy(vkrt_cmd_t *c) {
+  if (!c) return;
+  vkrt_device_t *d = c->device;
+  for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], NULL);
+  free(c->pools);
+  if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, NULL);
+  if (c->cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->cb);
+  free(c);
+}
+
+vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
+  vkrt_device_t *d = c->device;
+  if (c->recording) return VKHLO_INVALID("vkrt_cmd_begin: the command buffer is already recording");
+  for (uint32_t i = 0; i < c->pool_count; i++)
+    VKRT_CHECK("vkResetDescriptorPool", d->vk.vkResetDescriptorPool(d->device, c->pools[i], 0));
+  c->current_pool = 0;
+  VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  VKRT_CHECK("vkBeginCommandBuffer", d->vk.vkBeginCommandBuffer(c->cb, &begin));
+  c->recording = true;
+  return NULL;
+}
+
+static vkhlo_status_t add_pool(vkrt_cmd_t *c, uint32_t min_descriptors) {
+  vkrt_device_t *d = c->device;
+  if (c->pool_count == c->pool_capacity) {
+    uint32_t capacity = c->pool_capacity ? c->pool_capacity * 2 : 4;
+    VkDescriptorPool *pools = realloc(c->pools, capacity * sizeof *pools);
+    if (!pools) return VKHLO_NO_MEMORY();
+    c->pools = pools;
+    c->pool_capacity = capacity;
+  }
+  uint32_t descriptors = SETS_PER_POOL * DESCRIPTORS_PER_SET_ESTIMATE;
+  if (descriptors < min_descriptors) descriptors = min_descriptors;
+  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors};
+  VkDescriptorPoolCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+      .maxSets = SETS_PER_POOL,
+      .poolSizeCount = 1,
+      .pPoolSizes = &size,
+  };
+  VkDescriptorPool pool;
+  VKRT_CHECK("vkCreateDescriptorPool", d->vk.vkCreateDescriptorPool(d->device, &info, NULL, &pool));
+  c->pools[c->pool_count++] = pool;
+  return NULL;
+}
+
+static vkhlo_status_t allocate_set(vkrt_cmd_t *c, vkrt_pipeline_t *p, VkDescriptorSet *out_set) {
+  vkrt_device_t *d = c->device;
+  bool fresh = false;
+  for (;;) {
+    if (c->current_pool == c->pool_count) {
+      VKHLO_RETURN_IF_ERROR(add_pool(c, p->binding_count));
+      fresh = true;
+    }
+    VkDescriptorSetAllocateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = c->pools[c->current_pool],
+        .descriptorSetCount = 1,
+        .pSetLayouts = &p->set_layout,
+    };
+    VkResult r = d->vk.vkAllocateDescriptorSets(d->device, &info, out_set);
+    if (r == VK_SUCCESS) return NULL;
+    if ((r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL) || fresh)
+      return vkrt_vk_status("vkAllocateDescriptorSets", r);
+    c->current_pool++;
+  }
+}
+
+vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t binding_count,
+                                 const vkrt_binding_t *bindings, const void *push_constants,
+                                 uint32_t push_constant_size, const uint32_t group_count[3]) {
+  vkrt_device_t *d = c->device;
+  const vkrt_caps_t *caps = &d->caps;
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_dispatch: vkrt_cmd_begin was not called");
+  if (binding_count != p->binding_count)
+    return VKHLO_INVALID("vkrt_cmd_dispatch: %u bindings given, the pipeline has %u", binding_count,
+                         p->binding_count);
+  if (push_constant_size > p->push_constant_size || (push_constant_size && !push_constants))
+    return VKHLO_INVALID("vkrt_cmd_dispatch: %u bytes of push constants, the pipeline has %u",
+                         push_constant_size, p->push_constant_size);
+  for (int i = 0; i < 3; i++)
+    if (group_count[i] > caps->max_compute_workgroup_count[i])
+      return VKHLO_INVALID("vkrt_cmd_dispatch: group count %u in dimension %d exceeds the device limit %u",
+                           group_count[i], i, caps->max_compute_workgroup_count[i]);
+  for (uint32_t i = 0; i < binding_count; i++) {
+    const vkrt_binding_t *b = &bindings[i];
+    uint64_t align = caps->min_storage_buffer_offset_alignment ? caps->min_storage_buffer_offset_alignment : 1;
+    if (!b->buffer || b->size_bytes == 0 || b->offset_bytes > b->buffer->size_bytes ||
+        b->size_bytes > b->buffer->size_bytes - b->offset_bytes || b->offset_bytes % align != 0)
+      return VKHLO_INVALID("vkrt_cmd_dispatch: binding %u: bad range [%llu, +%llu) of a buffer of %llu "
+                           "bytes (offsets must be multiples of %llu)",
+                           i, (unsigned long long)b->offset_bytes, (unsigned long long)b->size_bytes,
+                           (unsigned long long)(b->buffer ? b->buffer->size_bytes : 0),
+                           (unsigned long long)align);
+    if (b->size_bytes > caps->max_storage_buffer_range)
+      return VKHLO_UNIMPLEMENTED("vkrt_cmd_dispatch: binding %u is %llu bytes; the device binds at most %u",
+                                 i, (unsigned long long)b->size_bytes, caps->max_storage_buffer_range);
+  }
+
+  if (binding_count > 0) {
+    VkDescriptorSet set;
+    VKHLO_RETURN_IF_ERROR(allocate_set(c, p, &set));
+    VkDescriptorBufferInfo small_infos[16];
+    VkWriteDescriptorSet small_writes[16];
+    VkDescriptorBufferInfo *infos = small_infos;
+    VkWriteDescriptorSet *writes = small_writes;
+    if (binding_count > 16) {
+      infos = calloc(binding_count, sizeof *infos);
+      writes = calloc(binding_count, sizeof *writes);
+      if (!infos || !writes) {
+        free(infos);
+        free(writes);
+        return VKHLO_NO_MEMORY();
+      }
+    }
+    for (uint32_t i = 0; i < binding_count; i++) {
+      infos[i] = (VkDescriptorBufferInfo){
+          .buffer = bindings[i].buffer->buffer,
+          .offset = bindings[i].offset_bytes,
+          .range = bindings[i].size_bytes,
+      };
+      writes[i] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = set,
+          .dstBinding = i,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .pBufferInfo = &infos[i],
+      };
+    }
+    d->vk.vkUpdateDescriptorSets(d->device, binding_count, writes, 0, NULL);
+    if (infos != small_infos) {
+      free(infos);
+      free(writes);
+    }
+    d->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+  }
+  d->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+  if (push_constant_size > 0)
+    d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_size,
+                             push_constants);
+  d->vk.vkCmdDispatch(c->cb, group_count[0], group_count[1], group_count[2]);
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_copy(vkrt_cmd_t *c, vkrt_buffer_t *src, uint64_t src_offset, vkrt_buffer_t *dst,
+                             uint64_t dst_offset, uint64_t size_bytes) {
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_copy: vkrt_cmd_begin was not called");
+  if (src_offset > src->size_bytes || size_bytes > src->size_bytes - src_offset ||
+      dst_offset > dst->size_bytes || size_bytes > dst->size_bytes - dst_offset)
+    return VKHLO_INVALID("vkrt_cmd_copy: %llu bytes from offset %llu of a %llu-byte buffer to offset "
+                         "%llu of a %llu-byte buffer is out of range",
+                         (unsigned long long)size_bytes, (unsigned long long)src_offset,
+                         (unsigned long long)src->size_bytes, (unsigned long long)dst_offset,
+                         (unsigned long long)dst->size_bytes);
+  if (src == dst && src_offset < dst_offset + size_bytes && dst_offset < src_offset + size_bytes)
+    return VKHLO_INVALID("vkrt_cmd_copy: source and destination ranges overlap");
+  if (size_bytes == 0) return NULL;
+  VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = size_bytes};
+  c->device->vk.vkCmdCopyBuffer(c->cb, src->buffer, dst->buffer, 1, &region);
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_fill(vkrt_cmd_t *c, vkrt_buffer_t *dst, uint64_t offset, uint64_t size_bytes,
+                             uint32_t value) {
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_fill: vkrt_cmd_begin was not called");
+  if (offset % 4 != 0 || size_bytes % 4 != 0)
+    return VKHLO_INVALID("vkrt_cmd_fill: offset %llu and size %llu must be multiples of 4",
+                         (unsigned long long)offset, (unsigned long long)size_bytes);
+  if (offset > dst->size_bytes || size_bytes > dst->size_bytes - offset)
+    return VKHLO_INVALID("vkrt_cmd_fill: range [%llu, %llu) is outside the buffer of %llu bytes",
+                         (unsigned long long)offset, (unsigned long long)(offset + size_bytes),
+                         (unsigned long long)dst->size_bytes);
+  if (size_bytes == 0) return NULL;
+  c->device->vk.vkCmdFillBuffer(c->cb, dst->buffer, offset, size_bytes, value);
+  return NULL;
+}
+
+void vkrt_cmd_barrier(vkrt_cmd_t *c) {
+  if (!c->recording) return;
+  VkMemoryBarrier barrier = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+  };
+  VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  c->device->vk.vkCmdPipelineBarrier(c->cb, stages, stages, 0, 1, &barrier, 0, NULL, 0, NULL);
+}
+
+vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *c) {
+  vkrt_device_t *d = c->device;
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_submit_and_wait: vkrt_cmd_begin was not called");
+  c->recording = false;
+  vkrt_record_host_barrier(d, c->cb);
+  VKRT_CHECK("vkEndCommandBuffer", d->vk.vkEndCommandBuffer(c->cb));
+  VKRT_CHECK("vkResetFences", d->vk.vkResetFences(d->device, 1, &c->fence));
+  VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &c->cb,
+  };
+  VKRT_CHECK("vkQueueSubmit", d->vk.vkQueueSubmit(d->queue, 1, &submit, c->fence));
+  VKRT_CHECK("vkWaitForFences", d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX));
+  return NULL;
+}

@@ -1,0 +1,113 @@
+/*
+ * vk_runtime internals shared by device.c, buffer.c, pipeline.c and cmd.c.
+ *
+ * Function pointers.  Nothing here calls volk's global function pointers.
+ * Instance-level entry points (vkCreateDevice, vkGetPhysicalDevice*, ...)
+ * are fetched with vkGetInstanceProcAddr into |vkrt_device.ifn|; device-
+ * level entry points live in a VolkDeviceTable (|vkrt_device.vk|) that is
+ * loaded per device.  The only volk state we touch is what volkInitialize /
+ * volkLoadInstanceOnly set inside volk itself (the loader's
+ * vkGetInstanceProcAddr and the vkGetDeviceProcAddr that
+ * volkLoadDeviceTable uses); we read the former once into the device.
+ *
+ * Errors.  Every failed Vulkan call becomes a status through vk_status(),
+ * which names the call and the VkResult ("vkCreateBuffer failed:
+ * VK_ERROR_OUT_OF_DEVICE_MEMORY") and maps out-of-memory results to
+ * RESOURCE_EXHAUSTED and VK_ERROR_DEVICE_LOST to UNAVAILABLE.
+ */
+#ifndef VKHLO_VK_RUNTIME_VKRT_INTERNAL_H
+#define VKHLO_VK_RUNTIME_VKRT_INTERNAL_H
+
+#include <volk.h>
+
+#include "support/status.h"
+#include "vk_runtime/vkrt.h"
+
+/* Instance-level entry points, fetched per device. */
+typedef struct vkrt_instance_fns {
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+  PFN_vkDestroyInstance vkDestroyInstance;
+  PFN_vkEnumeratePhysicalDevices vkEnumeratePhysicalDevices;
+  PFN_vkGetPhysicalDeviceProperties vkGetPhysicalDeviceProperties;
+  PFN_vkGetPhysicalDeviceProperties2 vkGetPhysicalDeviceProperties2;
+  PFN_vkGetPhysicalDeviceFeatures vkGetPhysicalDeviceFeatures;
+  PFN_vkGetPhysicalDeviceFeatures2 vkGetPhysicalDeviceFeatures2;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties;
+  PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties;
+  PFN_vkEnumerateDeviceExtensionProperties vkEnumerateDeviceExtensionProperties;
+  PFN_vkCreateDevice vkCreateDevice;
+  PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
+  PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
+  PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+} vkrt_instance_fns_t;
+
+struct vkrt_device {
+  vkrt_instance_fns_t ifn;
+  struct VolkDeviceTable vk;
+
+  VkInstance instance;
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family_index;
+  bool external; /* instance/device/queue belong to the caller */
+  uint32_t api_version; /* min(instance, device), what we may use */
+
+  VkDebugUtilsMessengerEXT messenger;
+  vkrt_message_fn message_fn;
+  void *message_user;
+
+  VkCommandPool command_pool; /* RESET_COMMAND_BUFFER: cmds and one-shots */
+  VkPipelineCache pipeline_cache;
+  VkPhysicalDeviceMemoryProperties memory_properties;
+  VkDeviceSize non_coherent_atom_size;
+  bool force_staging;
+
+  vkrt_caps_t caps;
+  vkrt_device_info_t info;
+};
+
+struct vkrt_buffer {
+  vkrt_device_t *device;
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  uint64_t size_bytes;
+  uint32_t memory_type_index;
+  bool host_coherent;
+  void *mapped; /* persistent mapping when host-visible (and not forced to stage) */
+};
+
+struct vkrt_pipeline {
+  vkrt_device_t *device;
+  VkShaderModule shader_module;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  uint32_t binding_count;
+  uint32_t push_constant_size;
+};
+
+/* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.; "VK_RESULT(<n>)" is not possible
+ * without storage, so unknown values give "VK_ERROR_UNKNOWN_RESULT". */
+const char *vkrt_result_name(VkResult result);
+
+/* Status for a failed Vulkan call |call| (a string literal naming it). */
+vkhlo_status_t vkrt_vk_status(const char *call, VkResult result);
+
+/* Returns a status if |result| is not VK_SUCCESS. */
+#define VKRT_CHECK(call_name, result_expr)                                     \
+  do {                                                                         \
+    VkResult vkrt_r_ = (result_expr);                                          \
+    if (vkrt_r_ != VK_SUCCESS) return vkrt_vk_status(call_name, vkrt_r_);      \
+  } while (0)
+
+/* Allocates a primary command buffer from the device pool, records with
+ * |record|, submits it with a fence and waits.  Used for staging copies. */
+typedef void (*vkrt_record_fn)(vkrt_device_t *device, VkCommandBuffer cb, void *user);
+vkhlo_status_t vkrt_device_run_one_shot(vkrt_device_t *device, vkrt_record_fn record, void *user);
+
+/* Records the barrier that makes compute/transfer writes visible to the
+ * host (before a fence wait followed by host reads of mapped memory). */
+void vkrt_record_host_barrier(vkrt_device_t *device, VkCommandBuffer cb);
+
+#endif
