@@ -109,6 +109,10 @@ vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt,
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t);
 /* Appends the row-major linear index of |index| in |shape| ("0" for rank 0). */
 void el_append_linear(strbuf_t *sb, const hlo_shape_t *shape, const el_name_t *index);
+/* Maps row-major position |linear| (an int expression) to an index of
+ * |shape|, in index locals (literal 0 for dimensions of size 1). */
+void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                    const hlo_shape_t *shape, const char *linear, el_name_t *out);
 /* Converts compute value |v| of type |from| to type |to| (convert semantics). */
 void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t from,
                 hlo_element_type_t to, const char *v, el_name_t *out);

@@ -919,20 +919,18 @@ static vkhlo_status_t verify_gather(const verifier_t *v) {
     return fail(v, "result %s should have rank %d (batch dims %d + offset_dims %d)", SHAPE(r), rank,
                 n_batch, a->offset_dims.count);
   int64_t dims[HLO_MAX_RANK];
-  int bi = 0, oi = 0, si = 0;
+  int bi = 0, si = 0;
   for (int d = 0; d < rank; d++) {
     if (dims_contains(&a->offset_dims, d)) {
       while (si < x->rank && (dims_contains(&a->collapsed_slice_dims, si) ||
                               dims_contains(&a->operand_batching_dims, si)))
         si++;
       dims[d] = si < x->rank ? ss->data[si++] : 0;
-      oi++;
     } else {
       if (bi == a->index_vector_dim && ivd_in) bi++;
       dims[d] = bi < idx->rank ? idx->dimensions[bi++] : 0;
     }
   }
-  (void)oi;
   return expect_result_dims(v, x->element_type, rank, dims);
 }
 
@@ -1544,6 +1542,9 @@ static vkhlo_status_t verify_while(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
   VKHLO_RETURN_IF_ERROR(expect_called_count(v, 2, "regions (cond, body)"));
   int n = result_count(&in->shape);
+  /* One loop value of tuple type reads as a list of its elements. */
+  if (n != 1 && in->operand_count >= 1 && hlo_shape_equal(&in->operands[0]->shape, &in->shape))
+    return NULL;
   if (in->operand_count < n)
     return fail(v, "has %d results but only %d operands", n, in->operand_count);
   for (int i = 0; i < n; i++)
@@ -1612,6 +1613,7 @@ static vkhlo_status_t verify_case(const verifier_t *v) {
 /* spec "optimization_barrier": (C1) result types = operand types. */
 static vkhlo_status_t verify_optimization_barrier(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
+  if (in->operand_count == 1 && hlo_shape_equal(&in->operands[0]->shape, &in->shape)) return NULL;
   VKHLO_RETURN_IF_ERROR(expect_result_count(v, in->operand_count));
   for (int i = 0; i < in->operand_count; i++)
     if (!hlo_shape_equal(op_result(in, i), &in->operands[i]->shape))
@@ -1755,6 +1757,71 @@ static vkhlo_status_t verify_rng_bit_generator(const verifier_t *v) {
   return NULL;
 }
 
+/* spec "composite": (C3) the decomposition takes the inputs' types and
+ * returns the results' types. */
+static vkhlo_status_t verify_composite(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  VKHLO_RETURN_IF_ERROR(expect_called_count(v, 1, "decomposition"));
+  const hlo_computation_t *d = in->called_computations[0];
+  if (d->parameter_count != in->operand_count)
+    return fail(v, "decomposition takes %d parameters but the op has %d operands",
+                d->parameter_count, in->operand_count);
+  VKHLO_RETURN_IF_ERROR(check_params(v, d, 0, 0, in->operand_count, "decomposition"));
+  return check_returns(v, d, result_count(&in->shape), op_result, "decomposition");
+}
+
+/* spec "get_dimension_size": (C1) 0 <= dimension < rank(operand); the
+ * result is tensor<i32>. */
+static vkhlo_status_t verify_get_dimension_size(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  VKHLO_RETURN_IF_ERROR(expect_operand_count(v, 1));
+  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, 1));
+  const hlo_shape_t *x = &in->operands[0]->shape;
+  if (in->attrs.dimension < 0 || in->attrs.dimension >= x->rank)
+    return fail(v, "dimension %lld is out of range for operand %s", (long long)in->attrs.dimension,
+                SHAPE(x));
+  return expect_result_dims(v, HLO_S32, 0, NULL);
+}
+
+/* CHLO elementwise ops (not in the StableHLO spec; chlo dialect): the
+ * operands and the result have the same dimensions, and binary operands
+ * the same type. */
+static vkhlo_status_t verify_chlo_elementwise(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  VKHLO_RETURN_IF_ERROR(expect_operand_count_at_least(v, 1));
+  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, in->operand_count));
+  VKHLO_RETURN_IF_ERROR(expect_array_result(v));
+  const hlo_shape_t *x = &in->operands[0]->shape;
+  for (int i = 1; i < in->operand_count; i++)
+    if (!hlo_shape_equal(&in->operands[i]->shape, x))
+      return fail(v, "operand types %s and %s differ", SHAPE(x), SHAPE(&in->operands[i]->shape));
+  if (!same_dims(&in->shape, x))
+    return fail(v, "result type %s and operand type %s have different shapes", SHAPE(&in->shape),
+                SHAPE(x));
+  return NULL;
+}
+
+/* chlo.top_k: operand [..., n] with k <= n; results values [..., k] of the
+ * operand's element type and indices [..., k] of i32. */
+static vkhlo_status_t verify_chlo_top_k(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  VKHLO_RETURN_IF_ERROR(expect_operand_count(v, 1));
+  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, 1));
+  const hlo_shape_t *x = &in->operands[0]->shape;
+  if (x->rank < 1) return fail(v, "operand %s must have rank >= 1", SHAPE(x));
+  int64_t k = in->attrs.k, n = x->dimensions[x->rank - 1];
+  if (k < 0 || k > n) return fail(v, "k = %lld must be in [0, %lld]", (long long)k, (long long)n);
+  VKHLO_RETURN_IF_ERROR(expect_result_count(v, 2));
+  hlo_shape_t want = *x;
+  want.dimensions[x->rank - 1] = k;
+  if (!hlo_shape_equal(op_result(in, 0), &want))
+    return fail(v, "values %s should be %s", SHAPE(op_result(in, 0)), SHAPE(&want));
+  want.element_type = HLO_S32;
+  if (!same_dims(op_result(in, 1), &want) || !(element_kind(op_result(in, 1)->element_type) & K_INT))
+    return fail(v, "indices %s should be %s", SHAPE(op_result(in, 1)), SHAPE(&want));
+  return NULL;
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 static vkhlo_status_t verify_op(const verifier_t *v) {
@@ -1805,7 +1872,12 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_TRIANGULAR_SOLVE: return verify_triangular_solve(v);
     case HLO_OPCODE_FFT: return verify_fft(v);
     case HLO_OPCODE_RNG_BIT_GENERATOR: return verify_rng_bit_generator(v);
-    default: return NULL; /* no checks for this op: accept */
+    case HLO_OPCODE_COMPOSITE: return verify_composite(v);
+    case HLO_OPCODE_GET_DIMENSION_SIZE: return verify_get_dimension_size(v);
+    case HLO_OPCODE_CHLO_TOP_K: return verify_chlo_top_k(v);
+    default:
+      if (hlo_opcode_is_chlo(in->opcode)) return verify_chlo_elementwise(v);
+      return NULL; /* no checks for this op: accept */
   }
 }
 

@@ -396,12 +396,31 @@ static void test_bad_pipeline(void **state) {
   assert_int_equal(log.count, 0);
 }
 
+/* The messenger really is wired up: a pipeline layout without the push
+ * constant range the shader declares is a validation error. */
+static void test_validation_messages_arrive(void **state) {
+  (void)state;
+  message_log_t log = {0};
+  vkrt_device_t *d = make_device(&log, false);
+  size_t spirv_size = 0;
+  uint32_t *spirv = compile("add", kAddShader, &spirv_size);
+  vkrt_pipeline_t *p = NULL;
+  fprintf(stderr, "(a validation error is expected next)\n");
+  vkhlo_status_t s = vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, &p);
+  vkhlo_status_free(s);
+  vkrt_pipeline_destroy(p);
+  free(spirv);
+  vkrt_device_destroy(d);
+  assert_true(log.count >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_enumerate),       cmocka_unit_test(test_device_caps),
       cmocka_unit_test(test_add_mapped),      cmocka_unit_test(test_add_staged),
       cmocka_unit_test(test_copy_fill),       cmocka_unit_test(test_many_dispatches),
       cmocka_unit_test(test_select_device),   cmocka_unit_test(test_bad_pipeline),
+      cmocka_unit_test(test_validation_messages_arrive),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

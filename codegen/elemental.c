@@ -1,0 +1,1716 @@
+/*
+ * The elemental emitter: GLSL for "the value of instruction X at index I".
+ *
+ * Each op's emitter maps the output index to operand indices (data
+ * movement), combines operand values (elementwise), or loops over a
+ * reduction/window/contraction space asking for operand values inside the
+ * loop body.  Every value lands in a fresh local ("v<n>", index locals
+ * "i<n>", loop counters "r<n>"), one statement per line, each commented
+ * with the HLO instruction it came from.  See elemental.h for the contract.
+ *
+ * Semantics follow the StableHLO spec (https://openxla.org/stablehlo/spec);
+ * where the spec leaves a result implementation-defined (integer division
+ * by zero, out-of-range float->int conversion...) we follow XLA, which
+ * produced the conformance expectations.  Exact semantics that GLSL lacks
+ * live in helper functions (glsl_prelude.c).
+ *
+ * Not handled here: sort and scatter (they write to computed positions, not
+ * "value at index"; see emit_sort.c and emit_scatter.c), and ops that have
+ * no GLSL form yet; those return UNIMPLEMENTED.
+ */
+#include "codegen/elemental.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/status.h"
+
+/* ------------------------------------------------------------ basics */
+
+struct el_scope {
+  const hlo_computation_t *comp;
+  el_name_t (*values)[EL_MAX_RESULTS]; /* per instruction of comp */
+  el_scope_t *parent;
+};
+
+void el_init(elemental_emitter_t *E, const codegen_target_t *target,
+             el_operand_value_fn operand_value, void *user) {
+  memset(E, 0, sizeof *E);
+  E->target = target;
+  strbuf_init(&E->body);
+  strbuf_init(&E->functions);
+  E->operand_value = operand_value;
+  E->user = user;
+  E->indent = 1;
+}
+
+void el_free(elemental_emitter_t *E) {
+  strbuf_free(&E->body);
+  strbuf_free(&E->functions);
+}
+
+int el_result_count(const hlo_instruction_t *instr) {
+  return hlo_shape_is_tuple(&instr->shape) ? instr->shape.tuple_count : 1;
+}
+
+const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k) {
+  return hlo_shape_is_tuple(&instr->shape) ? &instr->shape.tuple_shapes[k] : &instr->shape;
+}
+
+vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return VKHLO_UNIMPLEMENTED("%s:%d:%d: %s", instr->loc.file ? instr->loc.file : "<input>",
+                             instr->loc.line, instr->loc.col, msg);
+}
+
+static vkhlo_status_t unsupported_type(const hlo_instruction_t *instr, hlo_element_type_t t) {
+  return el_unimplemented(instr, "unsupported element type %s for stablehlo.%s",
+                          hlo_element_type_name(t), hlo_opcode_name(instr->opcode));
+}
+
+void el_use_type(elemental_emitter_t *E, hlo_element_type_t t) {
+  glsl_type_t g;
+  if (glsl_type_lookup(t, &g)) E->features |= g.features;
+}
+
+static void append_comment(strbuf_t *sb, const hlo_instruction_t *instr) {
+  if (!instr) {
+    strbuf_append(sb, "\n");
+    return;
+  }
+  if (instr->loc.file && instr->loc.line)
+    strbuf_printf(sb, "  // %s (%s:%d:%d)\n", instr->name, instr->loc.file, instr->loc.line,
+                  instr->loc.col);
+  else
+    strbuf_printf(sb, "  // %s\n", instr->name);
+}
+
+void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...) {
+  for (int i = 0; i < E->indent; i++) strbuf_append(&E->body, "  ");
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof small) {
+    strbuf_append(&E->body, small);
+  } else if (n >= 0) {
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+      E->body.failed = true;
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    strbuf_append(&E->body, big);
+    free(big);
+  }
+  append_comment(&E->body, instr);
+}
+
+void el_fresh(elemental_emitter_t *E, const char *prefix, el_name_t *out) {
+  snprintf(out->s, sizeof out->s, "%s%d", prefix, E->next_id++);
+}
+
+void el_const_index(el_name_t *out, long long v) { snprintf(out->s, sizeof out->s, "%lld", v); }
+
+static void el_vdef(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *type,
+                    hlo_element_type_t norm_t, bool normalize, el_name_t *out, const char *fmt,
+                    va_list ap) {
+  strbuf_t expr, line;
+  strbuf_init(&expr);
+  strbuf_init(&line);
+  char small[512];
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= 0 && (size_t)n < sizeof small) {
+    strbuf_append(&expr, small);
+  } else if (n >= 0) {
+    char *big = malloc((size_t)n + 1);
+    if (big) {
+      vsnprintf(big, (size_t)n + 1, fmt, ap2);
+      strbuf_append(&expr, big);
+      free(big);
+    } else {
+      E->body.failed = true;
+    }
+  }
+  va_end(ap2);
+  el_fresh(E, "v", out);
+  strbuf_printf(&line, "%s %s = ", type, out->s);
+  if (normalize && !expr.failed) glsl_append_normalized(&line, norm_t, expr.data ? expr.data : "");
+  else strbuf_append(&line, expr.data ? expr.data : "");
+  strbuf_append(&line, ";");
+  if (line.failed || expr.failed) E->body.failed = true;
+  else el_line(E, instr, "%s", line.data);
+  strbuf_free(&expr);
+  strbuf_free(&line);
+}
+
+void el_def(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+            bool normalize, el_name_t *out, const char *fmt, ...) {
+  el_use_type(E, t);
+  va_list ap;
+  va_start(ap, fmt);
+  el_vdef(E, instr, glsl_compute_type(t), t, normalize && glsl_type_needs_normalize(t), out, fmt,
+          ap);
+  va_end(ap);
+}
+
+/* An int index local = printf(fmt...). */
+static void idx_def(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *out,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void idx_def(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *out,
+                    const char *fmt, ...) {
+  char expr[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(expr, sizeof expr, fmt, ap);
+  va_end(ap);
+  el_fresh(E, "i", out);
+  el_line(E, instr, "int %s = %s;", out->s, expr);
+}
+
+void el_append_linear(strbuf_t *sb, const hlo_shape_t *shape, const el_name_t *index) {
+  int64_t stride = 1;
+  bool first = true;
+  for (int d = shape->rank - 1; d >= 0; d--) {
+    if (shape->dimensions[d] != 1) {
+      if (!first) strbuf_append(sb, " + ");
+      if (stride == 1) strbuf_printf(sb, "%s", index[d].s);
+      else strbuf_printf(sb, "%s * %lld", index[d].s, (long long)stride);
+      first = false;
+    }
+    stride *= shape->dimensions[d];
+  }
+  if (first) strbuf_append(sb, "0");
+}
+
+static bool dims_contains(hlo_dims_t d, int64_t v) {
+  for (int i = 0; i < d.count; i++)
+    if (d.data[i] == v) return true;
+  return false;
+}
+
+static int64_t dims_get(hlo_dims_t d, int i, int64_t dflt) {
+  return i < d.count ? d.data[i] : dflt;
+}
+
+static char kind_of(hlo_element_type_t t) {
+  glsl_type_t g;
+  return glsl_type_lookup(t, &g) ? g.kind : '?';
+}
+
+static bool is_double_based(hlo_element_type_t t) { return t == HLO_F64 || t == HLO_C128; }
+
+/* --------------------------------------------------------- scopes */
+
+static int scope_position(const el_scope_t *s, const hlo_instruction_t *instr) {
+  for (int i = 0; i < s->comp->instruction_count; i++)
+    if (s->comp->instructions[i] == instr) return i;
+  return -1;
+}
+
+vkhlo_status_t el_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                          const el_name_t *index, el_name_t *out) {
+  if (E->scope) {
+    int p = scope_position(E->scope, instr->operands[k]);
+    if (p < 0) return VKHLO_INTERNAL("operand of %s not in its computation", instr->name);
+    *out = E->scope->values[p][0];
+    return NULL;
+  }
+  return E->operand_value(E, instr, k, index, out);
+}
+
+/* ------------------------------------------------------- conversions */
+
+/* convert (spec 'convert'): XLA semantics for the implementation-defined
+ * cases: float -> int saturates and maps NaN to 0, x -> i1 is x != 0,
+ * complex -> real keeps the real part. */
+void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t from,
+                hlo_element_type_t to, const char *v, el_name_t *out) {
+  char fk = kind_of(from), tk = kind_of(to);
+  const char *tt = glsl_compute_type(to);
+  el_use_type(E, from);
+  if (from == to) {
+    el_def(E, instr, to, false, out, "%s", v);
+    return;
+  }
+  if (tk == 'P') {
+    if (fk == 'C') el_def(E, instr, to, false, out, "any(notEqual(%s, %s(0)))", v,
+                          glsl_compute_type(from));
+    else if (fk == 'P') el_def(E, instr, to, false, out, "%s", v);
+    else el_def(E, instr, to, false, out, "(%s != %s(0))", v, glsl_compute_type(from));
+    return;
+  }
+  if (fk == 'P') {
+    strbuf_t one, zero;
+    strbuf_init(&one);
+    strbuf_init(&zero);
+    glsl_append_int_constant(&one, to, 1);
+    glsl_append_int_constant(&zero, to, 0);
+    el_def(E, instr, to, false, out, "(%s ? %s : %s)", v, one.data, zero.data);
+    strbuf_free(&one);
+    strbuf_free(&zero);
+    return;
+  }
+  if (tk == 'C') {
+    const char *rt = to == HLO_C64 ? "float" : "double";
+    if (fk == 'C') el_def(E, instr, to, false, out, "%s(%s)", tt, v);
+    else el_def(E, instr, to, false, out, "%s(%s(%s), 0)", tt, rt, v);
+    return;
+  }
+  if (fk == 'C') { /* complex -> real: the real part, then float -> |to| */
+    hlo_element_type_t part = from == HLO_C64 ? HLO_F32 : HLO_F64;
+    el_name_t re;
+    el_def(E, instr, part, false, &re, "%s.x", v);
+    el_convert(E, instr, part, to, re.s, out);
+    return;
+  }
+  if (fk == 'F' && (tk == 'S' || tk == 'U')) {
+    int w = hlo_element_type_bit_width(to);
+    const char *suffix = from == HLO_F64 ? "lf" : "";
+    strbuf_t maxv, minv;
+    strbuf_init(&maxv);
+    strbuf_init(&minv);
+    if (tk == 'S') {
+      if (w == 64) {
+        strbuf_append(&maxv, "9223372036854775807l");
+        strbuf_append(&minv, "(-9223372036854775807l - 1l)");
+      } else {
+        strbuf_printf(&maxv, "%lld", (1LL << (w - 1)) - 1);
+        strbuf_printf(&minv, "(%lld - 1)", -((1LL << (w - 1)) - 1));
+      }
+      el_def(E, instr, to, false, out,
+             "(isnan(%s) ? %s(0) : (%s >= %.1f%s ? %s : (%s <= %.1f%s ? %s : %s(%s))))", v, tt, v,
+             (double)(1ULL << (w - 1)), suffix, maxv.data, v, -(double)(1ULL << (w - 1)), suffix,
+             minv.data, tt, v);
+    } else {
+      if (w == 64) strbuf_append(&maxv, "18446744073709551615ul");
+      else strbuf_printf(&maxv, "%lluu", (unsigned long long)((1ULL << w) - 1));
+      double lim = w == 64 ? 18446744073709551616.0 : (double)(1ULL << w);
+      el_def(E, instr, to, false, out,
+             "((isnan(%s) || %s <= 0.0%s) ? %s(0) : (%s >= %.1f%s ? %s : %s(%s)))", v, v, suffix,
+             tt, v, lim, suffix, maxv.data, tt, v);
+    }
+    strbuf_free(&maxv);
+    strbuf_free(&minv);
+    return;
+  }
+  if ((fk == 'S' || fk == 'U') && (tk == 'S' || tk == 'U')) {
+    /* Integer -> integer wraps.  Go through the signed 64-bit type for a
+     * signed source widening to uint64 (sign extension). */
+    if (to == HLO_U64 && fk == 'S') el_def(E, instr, to, true, out, "%s(int64_t(%s))", tt, v);
+    else el_def(E, instr, to, true, out, "%s(%s)", tt, v);
+    return;
+  }
+  /* int -> float, float -> float */
+  el_def(E, instr, to, true, out, "%s(%s)", tt, v);
+}
+
+/* ------------------------------------------------------ elementwise */
+
+/* Bits of a compute value as uint (<= 32 bits) or uint64_t. */
+static void append_to_bits(strbuf_t *sb, hlo_element_type_t t, const char *v) {
+  int w = hlo_element_type_bit_width(t);
+  switch (t) {
+    case HLO_F32: strbuf_printf(sb, "floatBitsToUint(%s)", v); break;
+    case HLO_F64: strbuf_printf(sb, "packUint2x32(unpackDouble2x32(%s))", v); break;
+    case HLO_F16: strbuf_printf(sb, "(packHalf2x16(vec2(%s, 0.0)) & 0xFFFFu)", v); break;
+    case HLO_BF16: strbuf_printf(sb, "(floatBitsToUint(%s) >> 16)", v); break;
+    case HLO_S64: case HLO_U64: strbuf_printf(sb, "uint64_t(%s)", v); break;
+    case HLO_PRED: strbuf_printf(sb, "(%s ? 1u : 0u)", v); break;
+    default:
+      if (w == 32) strbuf_printf(sb, "uint(%s)", v);
+      else strbuf_printf(sb, "(uint(%s) & 0x%xu)", v, (unsigned)((1u << w) - 1));
+      break;
+  }
+}
+
+/* A compute value of |t| from bits |b| (uint or uint64_t). */
+static void append_from_bits(strbuf_t *sb, hlo_element_type_t t, const char *b) {
+  int w = hlo_element_type_bit_width(t);
+  switch (t) {
+    case HLO_F32: strbuf_printf(sb, "uintBitsToFloat(uint(%s))", b); break;
+    case HLO_F64: strbuf_printf(sb, "packDouble2x32(unpackUint2x32(uint64_t(%s)))", b); break;
+    case HLO_F16: strbuf_printf(sb, "unpackHalf2x16(uint(%s)).x", b); break;
+    case HLO_BF16: strbuf_printf(sb, "uintBitsToFloat(uint(%s) << 16)", b); break;
+    case HLO_S64: strbuf_printf(sb, "int64_t(%s)", b); break;
+    case HLO_U64: strbuf_printf(sb, "uint64_t(%s)", b); break;
+    case HLO_PRED: strbuf_printf(sb, "(uint(%s) != 0u)", b); break;
+    default:
+      if (kind_of(t) == 'S') strbuf_printf(sb, "bitfieldExtract(int(uint(%s)), 0, %d)", b, w);
+      else strbuf_printf(sb, "bitfieldExtract(uint(%s), 0, %d)", b, w);
+      break;
+  }
+}
+
+static const char *cmp_op(hlo_comparison_direction_t d) {
+  switch (d) {
+    case HLO_CMP_EQ: return "==";
+    case HLO_CMP_NE: return "!=";
+    case HLO_CMP_GE: return ">=";
+    case HLO_CMP_GT: return ">";
+    case HLO_CMP_LE: return "<=";
+    case HLO_CMP_LT: return "<";
+  }
+  return "==";
+}
+
+/* compare (spec 'compare'): FLOAT compares IEEE-style (NaN unordered),
+ * TOTALORDER orders -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN,
+ * SIGNED/UNSIGNED reinterpret the integer bits. */
+static vkhlo_status_t emit_compare(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                   const el_name_t *v, el_name_t *out) {
+  hlo_element_type_t t = instr->operands[0]->shape.element_type;
+  char k = kind_of(t);
+  const char *op = cmp_op(instr->attrs.comparison_direction);
+  hlo_compare_type_t ct = instr->attrs.compare_type;
+  if (k == 'C') {
+    if (instr->attrs.comparison_direction == HLO_CMP_EQ)
+      el_def(E, instr, HLO_PRED, false, out, "all(equal(%s, %s))", v[0].s, v[1].s);
+    else if (instr->attrs.comparison_direction == HLO_CMP_NE)
+      el_def(E, instr, HLO_PRED, false, out, "any(notEqual(%s, %s))", v[0].s, v[1].s);
+    else return unsupported_type(instr, t);
+    return NULL;
+  }
+  if (k == 'P') {
+    el_def(E, instr, HLO_PRED, false, out, "(uint(%s) %s uint(%s))", v[0].s, op, v[1].s);
+    return NULL;
+  }
+  if (k == 'F' && ct == HLO_CMP_TYPE_TOTALORDER) {
+    if (t == HLO_F64) {
+      if (!E->target->shader_int64) return unsupported_type(instr, t);
+      E->features |= GLSL_FEATURE_INT64;
+      el_name_t ka, kb;
+      el_def(E, instr, HLO_S64, false, &ka, "doubleBitsToInt64(%s)", v[0].s);
+      el_def(E, instr, HLO_S64, false, &kb, "doubleBitsToInt64(%s)", v[1].s);
+      el_def(E, instr, HLO_PRED, false, out,
+             "((%s < 0l ? (%s ^ 9223372036854775807l) : %s) %s (%s < 0l ? (%s ^ "
+             "9223372036854775807l) : %s))",
+             ka.s, ka.s, ka.s, op, kb.s, kb.s, kb.s);
+      return NULL;
+    }
+    E->features |= GLSL_HELPERS_FLOAT;
+    el_def(E, instr, HLO_PRED, false, out, "(vk_total_key(%s) %s vk_total_key(%s))", v[0].s, op,
+           v[1].s);
+    return NULL;
+  }
+  if ((k == 'S' && ct == HLO_CMP_TYPE_UNSIGNED) || (k == 'U' && ct == HLO_CMP_TYPE_SIGNED)) {
+    const char *ty;
+    if (t == HLO_S64 || t == HLO_U64) ty = k == 'S' ? "uint64_t" : "int64_t";
+    else ty = k == 'S' ? "uint" : "int";
+    if (hlo_element_type_bit_width(t) < 32 && k == 'S') {
+      el_def(E, instr, HLO_PRED, false, out, "(bitfieldExtract(uint(%s), 0, %d) %s bitfieldExtract(uint(%s), 0, %d))",
+             v[0].s, hlo_element_type_bit_width(t), op, v[1].s, hlo_element_type_bit_width(t));
+    } else if (hlo_element_type_bit_width(t) < 32) {
+      int w = hlo_element_type_bit_width(t);
+      el_def(E, instr, HLO_PRED, false, out,
+             "(bitfieldExtract(int(%s), 0, %d) %s bitfieldExtract(int(%s), 0, %d))", v[0].s, w, op,
+             v[1].s, w);
+    } else {
+      el_def(E, instr, HLO_PRED, false, out, "(%s(%s) %s %s(%s))", ty, v[0].s, op, ty, v[1].s);
+    }
+    return NULL;
+  }
+  el_def(E, instr, HLO_PRED, false, out, "(%s %s %s)", v[0].s, op, v[1].s);
+  return NULL;
+}
+
+/* bitcast_convert (spec 'bitcast_convert') with equal bit widths. */
+static vkhlo_status_t emit_bitcast_same(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                        hlo_element_type_t from, hlo_element_type_t to,
+                                        const char *v, el_name_t *out) {
+  if (from == to) {
+    el_def(E, instr, to, false, out, "%s", v);
+    return NULL;
+  }
+  if (kind_of(from) == 'C' || kind_of(to) == 'C') return unsupported_type(instr, to);
+  strbuf_t bits, val;
+  strbuf_init(&bits);
+  strbuf_init(&val);
+  el_use_type(E, from);
+  append_to_bits(&bits, from, v);
+  append_from_bits(&val, to, bits.data ? bits.data : "0");
+  el_def(E, instr, to, false, out, "%s", val.data ? val.data : "0");
+  strbuf_free(&bits);
+  strbuf_free(&val);
+  return NULL;
+}
+
+/* The elementwise ops (spec: each op's section of the same name). */
+static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       const el_name_t *index, el_name_t *out) {
+  el_name_t v[3];
+  for (int k = 0; k < instr->operand_count && k < 3; k++) {
+    const hlo_shape_t *os = &instr->operands[k]->shape;
+    /* select's predicate and clamp's bounds may be rank-0 */
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, os->rank == 0 ? NULL : index, &v[k]));
+  }
+  hlo_element_type_t rt = instr->shape.element_type;
+  hlo_element_type_t t = instr->operand_count ? instr->operands[0]->shape.element_type : rt;
+  char k = kind_of(t);
+  const char *ct = glsl_compute_type(t);
+  bool dbl = is_double_based(t);
+  int w = hlo_element_type_bit_width(t);
+  const char *a = v[0].s, *b = instr->operand_count > 1 ? v[1].s : "";
+  if (k == 'F') E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
+#define DEF(...) el_def(E, instr, rt, true, out, __VA_ARGS__)
+#define FLOAT_ONLY()                                      \
+  do {                                                    \
+    if (k != 'F') return unsupported_type(instr, t);      \
+  } while (0)
+  switch (instr->opcode) {
+    case HLO_OPCODE_ABS:
+      if (k == 'F') DEF("abs(%s)", a);
+      else if (k == 'S') DEF("vk_iabs(%s)", a);
+      else if (k == 'U') DEF("%s", a);
+      else if (k == 'C') DEF("vk_cabs(%s)", a);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_CBRT: FLOAT_ONLY(); DEF("vk_cbrt(%s)", a); return NULL;
+    case HLO_OPCODE_CEIL: FLOAT_ONLY(); DEF("ceil(%s)", a); return NULL;
+    case HLO_OPCODE_FLOOR: FLOAT_ONLY(); DEF("floor(%s)", a); return NULL;
+    case HLO_OPCODE_CONVERT: el_convert(E, instr, t, rt, a, out); return NULL;
+    case HLO_OPCODE_COSINE:
+      if (k == 'C') DEF("vk_ccos(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_cos(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_SINE:
+      if (k == 'C') DEF("vk_csin(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_sin(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_TAN: FLOAT_ONLY(); DEF("vk_tan(%s)", a); return NULL;
+    case HLO_OPCODE_EXPONENTIAL:
+      if (k == 'C') DEF("vk_cexp(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_exp(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_EXPONENTIAL_MINUS_ONE:
+      if (k == 'C') DEF("vk_cexpm1(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_expm1(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_LOG:
+      if (k == 'C') DEF("vk_clog(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_log(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_LOG_PLUS_ONE:
+      if (k == 'C') DEF("vk_clog1p(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_log1p(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_LOGISTIC: FLOAT_ONLY(); DEF("vk_logistic(%s)", a); return NULL;
+    case HLO_OPCODE_TANH:
+      if (k == 'C') DEF("vk_ctanh(%s)", a);
+      else { FLOAT_ONLY(); DEF("vk_tanh(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_RSQRT:
+      if (k == 'C') DEF("vk_crsqrt(%s)", a);
+      else if (dbl) DEF("(1.0lf / sqrt(%s))", a);
+      else { FLOAT_ONLY(); DEF("inversesqrt(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_SQRT:
+      if (k == 'C') DEF("vk_csqrt(%s)", a);
+      else { FLOAT_ONLY(); DEF("sqrt(%s)", a); }
+      return NULL;
+    case HLO_OPCODE_ROUND_NEAREST_EVEN: FLOAT_ONLY(); DEF("roundEven(%s)", a); return NULL;
+    case HLO_OPCODE_ROUND_NEAREST_AFZ: FLOAT_ONLY(); DEF("vk_round_afz(%s)", a); return NULL;
+    case HLO_OPCODE_IS_FINITE: FLOAT_ONLY(); DEF("vk_is_finite(%s)", a); return NULL;
+    case HLO_OPCODE_REDUCE_PRECISION:
+      FLOAT_ONLY();
+      if (dbl) {
+        if (!E->target->shader_int64) return unsupported_type(instr, t);
+        E->features |= GLSL_FEATURE_INT64;
+      }
+      DEF("vk_reduce_precision(%s, %d, %d)", a, instr->attrs.exponent_bits,
+          instr->attrs.mantissa_bits);
+      return NULL;
+    case HLO_OPCODE_COUNT_LEADING_ZEROS:
+      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
+      DEF("%s(vk_clz(%s(%s), %du))", ct, w == 64 ? "uint64_t" : "uint", a, w);
+      return NULL;
+    case HLO_OPCODE_POPCNT:
+      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
+      DEF("%s(vk_popcnt(%s(%s), %du))", ct, w == 64 ? "uint64_t" : "uint", a, w);
+      return NULL;
+    case HLO_OPCODE_NEGATE:
+      if (k == 'P') return unsupported_type(instr, t);
+      DEF("-%s", a);
+      return NULL;
+    case HLO_OPCODE_NOT:
+      if (k == 'P') DEF("!%s", a);
+      else if (k == 'S' || k == 'U') DEF("~%s", a);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_SIGN:
+      if (k == 'F') DEF("vk_sign(%s)", a);
+      else if (k == 'C') DEF("vk_csign(%s)", a);
+      else if (k == 'S') DEF("vk_isign(%s)", a);
+      else if (k == 'U') DEF("(%s != %s(0) ? %s(1) : %s(0))", a, ct, ct, ct);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_REAL:
+      if (k == 'C') DEF("%s.x", a);
+      else DEF("%s", a);
+      return NULL;
+    case HLO_OPCODE_IMAG:
+      if (k == 'C') DEF("%s.y", a);
+      else DEF("%s(0)", glsl_compute_type(rt));
+      return NULL;
+    case HLO_OPCODE_BITCAST_CONVERT:
+      return emit_bitcast_same(E, instr, t, rt, a, out);
+    case HLO_OPCODE_ADD:
+      if (k == 'P') DEF("(%s || %s)", a, b);
+      else DEF("(%s + %s)", a, b);
+      return NULL;
+    case HLO_OPCODE_SUBTRACT:
+      if (k == 'P') return unsupported_type(instr, t);
+      DEF("(%s - %s)", a, b);
+      return NULL;
+    case HLO_OPCODE_MULTIPLY:
+      if (k == 'P') DEF("(%s && %s)", a, b);
+      else if (k == 'C') DEF("vk_cmul(%s, %s)", a, b);
+      else DEF("(%s * %s)", a, b);
+      return NULL;
+    case HLO_OPCODE_DIVIDE:
+      if (k == 'F') DEF("(%s / %s)", a, b);
+      else if (k == 'C') DEF("vk_cdiv(%s, %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("vk_div(%s, %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_REMAINDER:
+      if (k == 'F') DEF("vk_fmod(%s, %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("vk_rem(%s, %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_AND:
+      if (k == 'P') DEF("(%s && %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("(%s & %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_OR:
+      if (k == 'P') DEF("(%s || %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("(%s | %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_XOR:
+      if (k == 'P') DEF("(%s != %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("(%s ^ %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_MAXIMUM:
+      if (k == 'F') DEF("vk_fmax(%s, %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("max(%s, %s)", a, b);
+      else if (k == 'P') DEF("(%s || %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_MINIMUM:
+      if (k == 'F') DEF("vk_fmin(%s, %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("min(%s, %s)", a, b);
+      else if (k == 'P') DEF("(%s && %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_POWER:
+      if (k == 'F') DEF("vk_pow(%s, %s)", a, b);
+      else if (k == 'C') DEF("vk_cpow(%s, %s)", a, b);
+      else if (k == 'S' || k == 'U') DEF("vk_pow(%s, %s)", a, b);
+      else return unsupported_type(instr, t);
+      return NULL;
+    case HLO_OPCODE_SHIFT_LEFT:
+      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
+      DEF("vk_shl(%s, %s, %du)", a, b, w);
+      return NULL;
+    case HLO_OPCODE_SHIFT_RIGHT_ARITHMETIC:
+      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
+      DEF("vk_shra(%s, %s, %du)", a, b, w);
+      return NULL;
+    case HLO_OPCODE_SHIFT_RIGHT_LOGICAL:
+      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
+      DEF("vk_shrl(%s, %s, %du)", a, b, w);
+      return NULL;
+    case HLO_OPCODE_ATAN2: FLOAT_ONLY(); DEF("vk_atan2(%s, %s)", a, b); return NULL;
+    case HLO_OPCODE_COMPARE: return emit_compare(E, instr, v, out);
+    case HLO_OPCODE_COMPLEX:
+      DEF("%s(%s, %s)", glsl_compute_type(rt), a, b);
+      return NULL;
+    case HLO_OPCODE_SELECT:
+      el_def(E, instr, rt, false, out, "(%s ? %s : %s)", a, b, v[2].s);
+      return NULL;
+    case HLO_OPCODE_CLAMP: {
+      /* clamp(min, operand, max) = min(max(operand, min), max) */
+      char k1 = kind_of(instr->operands[1]->shape.element_type);
+      if (k1 == 'F') DEF("vk_fmin(vk_fmax(%s, %s), %s)", b, a, v[2].s);
+      else if (k1 == 'S' || k1 == 'U') DEF("min(max(%s, %s), %s)", b, a, v[2].s);
+      else return unsupported_type(instr, instr->operands[1]->shape.element_type);
+      return NULL;
+    }
+    default: break;
+  }
+#undef DEF
+#undef FLOAT_ONLY
+  return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
+}
+
+/* bitcast_convert (spec 'bitcast_convert') between different widths: the
+ * narrow side has one more dimension, the pieces in little-endian order. */
+static vkhlo_status_t emit_bitcast_convert(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  hlo_element_type_t from = os->element_type, to = instr->shape.element_type;
+  int wf = hlo_element_type_bit_width(from), wt = hlo_element_type_bit_width(to);
+  if (wf == wt) {
+    el_name_t v;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
+    return emit_bitcast_same(E, instr, from, to, v.s, out);
+  }
+  if (kind_of(from) == 'C' || kind_of(to) == 'C' || kind_of(from) == 'P' || kind_of(to) == 'P')
+    return unsupported_type(instr, to);
+  if (wf > 64 || wt > 64) return unsupported_type(instr, to);
+  el_use_type(E, from);
+  el_use_type(E, to);
+  if (wf == 64 || wt == 64) E->features |= GLSL_FEATURE_INT64;
+  const char *bt = (wf == 64 || wt == 64) ? "uint64_t" : "uint";
+  strbuf_t sb;
+  strbuf_init(&sb);
+  el_name_t bits;
+  if (wf > wt) {
+    /* wide -> narrow: result[..., k] = bits(op[...]) >> (k * wt) */
+    el_name_t v;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
+    append_to_bits(&sb, from, v.s);
+    el_fresh(E, "v", &bits);
+    el_line(E, instr, "%s %s = %s(%s) >> (%s * %d);", bt, bits.s, bt, sb.data ? sb.data : "0",
+            index[instr->shape.rank - 1].s, wt);
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    append_from_bits(&sb, to, bits.s);
+    el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
+  } else {
+    /* narrow -> wide: bits = sum_k bits(op[..., k]) << (k * wf) */
+    int n = wt / wf;
+    el_name_t oi[HLO_MAX_RANK];
+    for (int d = 0; d < instr->shape.rank; d++) oi[d] = index[d];
+    el_fresh(E, "v", &bits);
+    el_line(E, instr, "%s %s = %s(0);", bt, bits.s, bt);
+    for (int p = 0; p < n; p++) {
+      el_name_t v;
+      el_const_index(&oi[os->rank - 1], p);
+      VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &v));
+      strbuf_free(&sb);
+      strbuf_init(&sb);
+      append_to_bits(&sb, from, v.s);
+      el_line(E, instr, "%s |= %s(%s) << %d;", bits.s, bt, sb.data ? sb.data : "0", p * wf);
+    }
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    append_from_bits(&sb, to, bits.s);
+    el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
+  }
+  strbuf_free(&sb);
+  return NULL;
+}
+
+/* ---------------------------------------------------- data movement */
+
+/* iota (spec 'iota'): result[i] = convert(i[iota_dimension]). */
+static vkhlo_status_t emit_iota(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                const el_name_t *index, el_name_t *out) {
+  int64_t d = instr->attrs.dimension;
+  if (d < 0 || d >= instr->shape.rank) return el_unimplemented(instr, "bad iota_dimension");
+  el_convert(E, instr, HLO_S32, instr->shape.element_type, index[d].s, out);
+  return NULL;
+}
+
+/* broadcast_in_dim (spec 'broadcast_in_dim'): operand index d is the result
+ * index broadcast_dimensions[d], or 0 where the operand dimension is 1. */
+static vkhlo_status_t emit_broadcast_in_dim(elemental_emitter_t *E,
+                                            const hlo_instruction_t *instr,
+                                            const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  el_name_t oi[HLO_MAX_RANK];
+  for (int d = 0; d < os->rank; d++) {
+    int64_t rd = dims_get(instr->attrs.broadcast_dimensions, d, d);
+    if (os->dimensions[d] == 1 || rd < 0 || rd >= instr->shape.rank) el_const_index(&oi[d], 0);
+    else oi[d] = index[rd];
+  }
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* broadcast (legacy): result dims = broadcast_sizes ++ operand dims. */
+static vkhlo_status_t emit_broadcast(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                     const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  int lead = instr->shape.rank - os->rank;
+  return el_operand(E, instr, 0, index + lead, out);
+}
+
+void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                        const hlo_shape_t *shape, const char *linear, el_name_t *out) {
+  int64_t stride = 1;
+  for (int d = shape->rank - 1; d >= 0; d--) {
+    int64_t n = shape->dimensions[d];
+    if (n == 1) el_const_index(&out[d], 0);
+    else if (d == 0 && stride == 1) idx_def(E, instr, &out[d], "%s", linear);
+    else if (d == 0) idx_def(E, instr, &out[d], "%s / %lld", linear, (long long)stride);
+    else if (stride == 1) idx_def(E, instr, &out[d], "%s %% %lld", linear, (long long)n);
+    else idx_def(E, instr, &out[d], "(%s / %lld) %% %lld", linear, (long long)stride, (long long)n);
+    stride *= n;
+  }
+}
+
+/* reshape (spec 'reshape'): same row-major position in the operand. */
+static vkhlo_status_t emit_reshape(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                   const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  if (hlo_shape_compatible_dims(os, &instr->shape)) return el_operand(E, instr, 0, index, out);
+  strbuf_t lin;
+  strbuf_init(&lin);
+  el_append_linear(&lin, &instr->shape, index);
+  el_name_t l, oi[HLO_MAX_RANK];
+  idx_def(E, instr, &l, "%s", lin.data ? lin.data : "0");
+  strbuf_free(&lin);
+  el_delinearize(E, instr, os, l.s, oi);
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* transpose (spec 'transpose'): result[i] = operand[j], j[permutation[d]] = i[d]. */
+static vkhlo_status_t emit_transpose(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                     const el_name_t *index, el_name_t *out) {
+  el_name_t oi[HLO_MAX_RANK];
+  for (int d = 0; d < instr->shape.rank; d++) {
+    int64_t p = dims_get(instr->attrs.permutation, d, d);
+    if (p < 0 || p >= instr->shape.rank) return el_unimplemented(instr, "bad permutation");
+    oi[p] = index[d];
+  }
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* slice (spec 'slice'): operand index = start + index * stride. */
+static vkhlo_status_t emit_slice(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                 const el_name_t *index, el_name_t *out) {
+  el_name_t oi[HLO_MAX_RANK];
+  for (int d = 0; d < instr->shape.rank; d++) {
+    int64_t s = dims_get(instr->attrs.start_indices, d, 0);
+    int64_t st = dims_get(instr->attrs.strides, d, 1);
+    if (s == 0 && st == 1) oi[d] = index[d];
+    else if (st == 1) idx_def(E, instr, &oi[d], "%s + %lld", index[d].s, (long long)s);
+    else idx_def(E, instr, &oi[d], "%s * %lld + %lld", index[d].s, (long long)st, (long long)s);
+  }
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* reverse (spec 'reverse'): operand index = dim - 1 - index on |dimensions|. */
+static vkhlo_status_t emit_reverse(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                   const el_name_t *index, el_name_t *out) {
+  el_name_t oi[HLO_MAX_RANK];
+  for (int d = 0; d < instr->shape.rank; d++) {
+    if (dims_contains(instr->attrs.dimensions, d))
+      idx_def(E, instr, &oi[d], "%lld - %s", (long long)(instr->shape.dimensions[d] - 1),
+              index[d].s);
+    else oi[d] = index[d];
+  }
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* Declares an uninitialized local of type |t|. */
+static void declare(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                    el_name_t *out) {
+  el_use_type(E, t);
+  el_fresh(E, "v", out);
+  el_line(E, instr, "%s %s;", glsl_compute_type(t), out->s);
+}
+
+/* concatenate (spec 'concatenate'): the operand whose range along
+ * |dimension| holds the index, at the index minus the range's start. */
+static vkhlo_status_t emit_concatenate(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       const el_name_t *index, el_name_t *out) {
+  int64_t dim = instr->attrs.dimension;
+  if (dim < 0 || dim >= instr->shape.rank) return el_unimplemented(instr, "bad dimension");
+  declare(E, instr, instr->shape.element_type, out);
+  el_name_t oi[HLO_MAX_RANK];
+  for (int d = 0; d < instr->shape.rank; d++) oi[d] = index[d];
+  int64_t offset = 0;
+  for (int k = 0; k < instr->operand_count; k++) {
+    int64_t n = instr->operands[k]->shape.dimensions[dim];
+    if (k + 1 < instr->operand_count)
+      el_line(E, instr, "%sif (%s < %lld) {", k ? "} else " : "", index[dim].s,
+              (long long)(offset + n));
+    else if (k) el_line(E, instr, "} else {");
+    else el_line(E, instr, "{");
+    E->indent++;
+    if (offset) idx_def(E, instr, &oi[dim], "%s - %lld", index[dim].s, (long long)offset);
+    else oi[dim] = index[dim];
+    el_name_t v;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, oi, &v));
+    el_line(E, instr, "%s = %s;", out->s, v.s);
+    E->indent--;
+    offset += n;
+  }
+  el_line(E, instr, "}");
+  return NULL;
+}
+
+/* pad (spec 'pad'): position p = index - edge_padding_low is an operand
+ * element when p >= 0, p % (interior + 1) == 0 and p / (interior + 1) <
+ * dim; otherwise the padding value.  Negative padding just shifts p. */
+static vkhlo_status_t emit_pad(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                               const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  el_name_t inb, oi[HLO_MAX_RANK];
+  el_fresh(E, "b", &inb);
+  el_line(E, instr, "bool %s = true;", inb.s);
+  for (int d = 0; d < os->rank; d++) {
+    int64_t lo = dims_get(instr->attrs.edge_padding_low, d, 0);
+    int64_t s = dims_get(instr->attrs.interior_padding, d, 0) + 1;
+    el_name_t p;
+    if (lo) idx_def(E, instr, &p, "%s - %lld", index[d].s, (long long)lo);
+    else p = index[d];
+    if (s == 1) {
+      el_line(E, instr, "%s = %s && %s >= 0 && %s < %lld;", inb.s, inb.s, p.s, p.s,
+              (long long)os->dimensions[d]);
+      oi[d] = p;
+    } else {
+      el_line(E, instr, "%s = %s && %s >= 0 && %s %% %lld == 0 && %s < %lld;", inb.s, inb.s, p.s,
+              p.s, (long long)s, p.s, (long long)((os->dimensions[d] - 1) * s + 1));
+      idx_def(E, instr, &oi[d], "%s / %lld", p.s, (long long)s);
+    }
+  }
+  declare(E, instr, instr->shape.element_type, out);
+  el_line(E, instr, "if (%s) {", inb.s);
+  E->indent++;
+  el_name_t v;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &v));
+  el_line(E, instr, "%s = %s;", out->s, v.s);
+  E->indent--;
+  el_line(E, instr, "} else {");
+  E->indent++;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, NULL, &v));
+  el_line(E, instr, "%s = %s;", out->s, v.s);
+  E->indent--;
+  el_line(E, instr, "}");
+  return NULL;
+}
+
+/* A start index operand (any integer type), clamped to [0, hi], as int. */
+static vkhlo_status_t clamped_start(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                    int64_t hi, el_name_t *out) {
+  el_name_t s;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, NULL, &s));
+  hlo_element_type_t t = instr->operands[k]->shape.element_type;
+  const char *ct = glsl_compute_type(t);
+  if (hi < 0) hi = 0;
+  if (kind_of(t) == 'S')
+    idx_def(E, instr, out, "int(clamp(%s, %s(0), %s(%lld)))", s.s, ct, ct, (long long)hi);
+  else if (kind_of(t) == 'U')
+    idx_def(E, instr, out, "int(min(%s, %s(%lld)))", s.s, ct, (long long)hi);
+  else return unsupported_type(instr, t);
+  return NULL;
+}
+
+/* dynamic_slice (spec 'dynamic_slice'): start indices are clamped to
+ * [0, dim - slice_size]; operand index = start + index. */
+static vkhlo_status_t emit_dynamic_slice(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                         const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  el_name_t oi[HLO_MAX_RANK];
+  if (instr->operand_count != os->rank + 1)
+    return el_unimplemented(instr, "dynamic_slice with tensor start indices");
+  for (int d = 0; d < os->rank; d++) {
+    el_name_t s;
+    VKHLO_RETURN_IF_ERROR(
+        clamped_start(E, instr, d + 1, os->dimensions[d] - instr->shape.dimensions[d], &s));
+    idx_def(E, instr, &oi[d], "%s + %s", s.s, index[d].s);
+  }
+  return el_operand(E, instr, 0, oi, out);
+}
+
+/* dynamic_update_slice (spec 'dynamic_update_slice'): the update where the
+ * index lies in [start, start + update dims) (start clamped to
+ * [0, dim - update dim]), the operand elsewhere. */
+static vkhlo_status_t emit_dynamic_update_slice(elemental_emitter_t *E,
+                                                const hlo_instruction_t *instr,
+                                                const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  const hlo_shape_t *us = &instr->operands[1]->shape;
+  if (instr->operand_count != os->rank + 2)
+    return el_unimplemented(instr, "dynamic_update_slice with tensor start indices");
+  el_name_t ui[HLO_MAX_RANK], inb;
+  el_fresh(E, "b", &inb);
+  el_line(E, instr, "bool %s = true;", inb.s);
+  for (int d = 0; d < os->rank; d++) {
+    el_name_t s;
+    VKHLO_RETURN_IF_ERROR(
+        clamped_start(E, instr, d + 2, os->dimensions[d] - us->dimensions[d], &s));
+    idx_def(E, instr, &ui[d], "%s - %s", index[d].s, s.s);
+    el_line(E, instr, "%s = %s && %s >= 0 && %s < %lld;", inb.s, inb.s, ui[d].s, ui[d].s,
+            (long long)us->dimensions[d]);
+  }
+  declare(E, instr, instr->shape.element_type, out);
+  el_name_t v;
+  el_line(E, instr, "if (%s) {", inb.s);
+  E->indent++;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ui, &v));
+  el_line(E, instr, "%s = %s;", out->s, v.s);
+  E->indent--;
+  el_line(E, instr, "} else {");
+  E->indent++;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
+  el_line(E, instr, "%s = %s;", out->s, v.s);
+  E->indent--;
+  el_line(E, instr, "}");
+  return NULL;
+}
+
+/* gather (spec 'gather'):
+ *   batch_index = result_index[batch_dims]   (dims not in offset_dims)
+ *   start_index = start_indices[batch_index with ':' at index_vector_dim]
+ *   full_start_index[start_index_map[k]] = clamp(start_index[k], 0,
+ *                                  dim(operand) - slice_sizes)
+ *   full_batching_index[operand_batching_dims[i]] =
+ *       batch_index[start_indices_batching_dims[i] (minus 1 past ivd)]
+ *   full_offset_index = result_index[offset_dims] with 0 inserted at
+ *                       collapsed_slice_dims and operand_batching_dims
+ *   operand_index = full_start_index + full_batching_index + full_offset_index */
+static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                  const el_name_t *index, el_name_t *out) {
+  const hlo_attrs_t *a = &instr->attrs;
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  const hlo_shape_t *ss = &instr->operands[1]->shape;
+  int64_t ivd = a->index_vector_dim;
+  el_name_t batch[HLO_MAX_RANK];
+  int nb = 0;
+  for (int d = 0; d < instr->shape.rank; d++)
+    if (!dims_contains(a->offset_dims, d)) batch[nb++] = index[d];
+  /* start_indices index with index_vector_dim left to fill */
+  el_name_t si[HLO_MAX_RANK];
+  int bi = 0;
+  for (int d = 0; d < ss->rank; d++) {
+    if (d == ivd) el_const_index(&si[d], 0);
+    else si[d] = batch[bi++];
+  }
+  el_name_t full[HLO_MAX_RANK];
+  for (int d = 0; d < os->rank; d++) el_const_index(&full[d], 0);
+  for (int k = 0; k < a->start_index_map.count; k++) {
+    int64_t od = a->start_index_map.data[k];
+    if (ivd < ss->rank) el_const_index(&si[ivd], k);
+    el_name_t s;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, si, &s));
+    hlo_element_type_t t = ss->element_type;
+    const char *ct = glsl_compute_type(t);
+    int64_t hi = os->dimensions[od] - dims_get(a->slice_sizes, (int)od, 1);
+    if (hi < 0) hi = 0;
+    if (kind_of(t) == 'S')
+      idx_def(E, instr, &full[od], "int(clamp(%s, %s(0), %s(%lld)))", s.s, ct, ct, (long long)hi);
+    else if (kind_of(t) == 'U')
+      idx_def(E, instr, &full[od], "int(min(%s, %s(%lld)))", s.s, ct, (long long)hi);
+    else return unsupported_type(instr, t);
+  }
+  for (int i = 0; i < a->operand_batching_dims.count; i++) {
+    int64_t od = a->operand_batching_dims.data[i];
+    int64_t sd = dims_get(a->start_indices_batching_dims, i, 0);
+    int64_t b = sd < ivd ? sd : sd - 1;
+    if (ivd >= ss->rank) b = sd;
+    if (strcmp(full[od].s, "0") == 0) full[od] = batch[b];
+    else idx_def(E, instr, &full[od], "%s + %s", full[od].s, batch[b].s);
+  }
+  int oi = 0;
+  for (int d = 0; d < os->rank; d++) {
+    if (dims_contains(a->collapsed_slice_dims, d) || dims_contains(a->operand_batching_dims, d))
+      continue;
+    int64_t rd = dims_get(a->offset_dims, oi++, 0);
+    if (strcmp(full[d].s, "0") == 0) full[d] = index[rd];
+    else idx_def(E, instr, &full[d], "%s + %s", full[d].s, index[rd].s);
+  }
+  return el_operand(E, instr, 0, full, out);
+}
+
+/* ------------------------------------------------------- reductions */
+
+/* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|;
+ * writes the counters to |vars|. */
+static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int count,
+                       const int64_t *dims, el_name_t *vars) {
+  for (int i = 0; i < count; i++) {
+    el_fresh(E, "r", &vars[i]);
+    el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", vars[i].s, vars[i].s,
+            (long long)dims[i], vars[i].s);
+    E->indent++;
+  }
+}
+
+static void close_loops(elemental_emitter_t *E, int count) {
+  for (int i = 0; i < count; i++) {
+    E->indent--;
+    el_line(E, NULL, "}");
+  }
+}
+
+/* Calls the function of |c| on |args|, results into the existing locals |res|. */
+static vkhlo_status_t call_function(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                    const hlo_computation_t *c, int nargs, const el_name_t *args,
+                                    int nres, const el_name_t *res) {
+  el_name_t fn;
+  VKHLO_RETURN_IF_ERROR(el_function(E, instr, c, &fn));
+  strbuf_t call;
+  strbuf_init(&call);
+  strbuf_printf(&call, "%s(", fn.s);
+  for (int i = 0; i < nargs; i++) strbuf_printf(&call, "%s%s", i ? ", " : "", args[i].s);
+  for (int i = 0; i < nres; i++) strbuf_printf(&call, ", %s", res[i].s);
+  strbuf_append(&call, ");");
+  if (call.failed) {
+    strbuf_free(&call);
+    return VKHLO_NO_MEMORY();
+  }
+  el_line(E, instr, "%s", call.data);
+  strbuf_free(&call);
+  return NULL;
+}
+
+static vkhlo_status_t need_called(const hlo_instruction_t *instr, int n) {
+  if (instr->called_count < n)
+    return el_unimplemented(instr, "stablehlo.%s without its computation",
+                            hlo_opcode_name(instr->opcode));
+  return NULL;
+}
+
+/* reduce (spec 'reduce'): for N inputs and N init values, each result
+ * element accumulates body(acc..., input[index]...) from the init values
+ * over the reduced dimensions in row-major order. */
+static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                  const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  int n = instr->operand_count / 2;
+  if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "reduce with %d inputs", n);
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  el_name_t acc[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) {
+    el_name_t init;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, n + k, NULL, &init));
+    hlo_element_type_t t = el_result_shape(instr, k)->element_type;
+    el_use_type(E, t);
+    el_fresh(E, "v", &acc[k]);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type(t), acc[k].s, init.s);
+  }
+  int64_t rdims[HLO_MAX_RANK];
+  int nr = 0;
+  for (int d = 0; d < is->rank; d++)
+    if (dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
+  el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK];
+  open_loops(E, instr, nr, rdims, vars);
+  int ri = 0, oi = 0;
+  for (int d = 0; d < is->rank; d++)
+    ii[d] = dims_contains(instr->attrs.dimensions, d) ? vars[ri++] : index[oi++];
+  el_name_t args[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) args[k] = acc[k];
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &args[n + k]));
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
+  close_loops(E, nr);
+  for (int k = 0; k < n; k++) out[k] = acc[k];
+  return NULL;
+}
+
+/* Multiply-accumulate of dot_general / convolution in the result type:
+ * acc = acc + convert(a) * convert(b) (i1: acc = acc || (a && b)). */
+static void emit_mac(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t rt,
+                     const el_name_t *acc, const el_name_t *a, hlo_element_type_t at,
+                     const el_name_t *b, hlo_element_type_t bt) {
+  el_name_t ca, cb;
+  if (at != rt) el_convert(E, instr, at, rt, a->s, &ca);
+  else ca = *a;
+  if (bt != rt) el_convert(E, instr, bt, rt, b->s, &cb);
+  else cb = *b;
+  if (rt == HLO_PRED) {
+    el_line(E, instr, "%s = %s || (%s && %s);", acc->s, acc->s, ca.s, cb.s);
+    return;
+  }
+  strbuf_t sb, expr;
+  strbuf_init(&sb);
+  strbuf_init(&expr);
+  if (kind_of(rt) == 'C') strbuf_printf(&expr, "%s + vk_cmul(%s, %s)", acc->s, ca.s, cb.s);
+  else strbuf_printf(&expr, "%s + %s * %s", acc->s, ca.s, cb.s);
+  /* f16/bf16 accumulate in float and round once at the end (like XLA). */
+  if (rt == HLO_F16 || rt == HLO_BF16) strbuf_append(&sb, expr.data ? expr.data : "0");
+  else glsl_append_normalized(&sb, rt, expr.data ? expr.data : "0");
+  el_line(E, instr, "%s = %s;", acc->s, sb.data ? sb.data : "0");
+  strbuf_free(&sb);
+  strbuf_free(&expr);
+}
+
+static void finish_acc(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                       hlo_element_type_t rt, const el_name_t *acc, el_name_t *out) {
+  if (rt == HLO_F16 || rt == HLO_BF16) el_def(E, instr, rt, true, out, "%s", acc->s);
+  else *out = *acc;
+}
+
+static vkhlo_status_t check_mac_type(const hlo_instruction_t *instr, hlo_element_type_t rt) {
+  glsl_type_t g;
+  if (!glsl_type_lookup(rt, &g)) return unsupported_type(instr, rt);
+  return NULL;
+}
+
+/* dot_general (spec 'dot_general'): result dims = batch, lhs free, rhs
+ * free; sums lhs * rhs (converted to the result type) over the
+ * contracting dimensions.  Legacy dot contracts lhs's last dimension with
+ * rhs's first. */
+static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
+  hlo_element_type_t rt = instr->shape.element_type;
+  VKHLO_RETURN_IF_ERROR(check_mac_type(instr, rt));
+  int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
+  int nb, nc;
+  if (instr->opcode == HLO_OPCODE_DOT) {
+    nb = 0;
+    nc = 1;
+    lc[0] = ls->rank - 1;
+    rc[0] = 0;
+  } else {
+    const hlo_attrs_t *a = &instr->attrs;
+    nb = a->lhs_batching_dimensions.count;
+    nc = a->lhs_contracting_dimensions.count;
+    if (a->rhs_batching_dimensions.count != nb || a->rhs_contracting_dimensions.count != nc)
+      return el_unimplemented(instr, "dot_general with mismatched dimension numbers");
+    for (int i = 0; i < nb; i++) {
+      lb[i] = a->lhs_batching_dimensions.data[i];
+      rb[i] = a->rhs_batching_dimensions.data[i];
+    }
+    for (int i = 0; i < nc; i++) {
+      lc[i] = a->lhs_contracting_dimensions.data[i];
+      rc[i] = a->rhs_contracting_dimensions.data[i];
+    }
+  }
+  el_name_t li[HLO_MAX_RANK], ri[HLO_MAX_RANK], vars[HLO_MAX_RANK];
+  int64_t cdims[HLO_MAX_RANK];
+  for (int i = 0; i < nc; i++) cdims[i] = ls->dimensions[lc[i]];
+  el_name_t acc;
+  el_use_type(E, rt);
+  el_fresh(E, "v", &acc);
+  {
+    strbuf_t zero;
+    strbuf_init(&zero);
+    glsl_append_int_constant(&zero, rt, 0);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, zero.data ? zero.data : "0");
+    strbuf_free(&zero);
+  }
+  open_loops(E, instr, nc, cdims, vars);
+  int o = nb;
+  for (int i = 0; i < nb; i++) {
+    li[lb[i]] = index[i];
+    ri[rb[i]] = index[i];
+  }
+  for (int i = 0; i < nc; i++) {
+    li[lc[i]] = vars[i];
+    ri[rc[i]] = vars[i];
+  }
+  for (int d = 0; d < ls->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < nb; i++) used |= lb[i] == d;
+    for (int i = 0; i < nc; i++) used |= lc[i] == d;
+    if (!used) li[d] = index[o++];
+  }
+  for (int d = 0; d < rs->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < nb; i++) used |= rb[i] == d;
+    for (int i = 0; i < nc; i++) used |= rc[i] == d;
+    if (!used) ri[d] = index[o++];
+  }
+  el_name_t a, b;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, li, &a));
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ri, &b));
+  emit_mac(E, instr, rt, &acc, &a, ls->element_type, &b, rs->element_type);
+  close_loops(E, nc);
+  finish_acc(E, instr, rt, &acc, out);
+  return NULL;
+}
+
+/* Input position of window element |w| for output position |o| along one
+ * dimension after padding |lo| and base dilation |bd|:
+ *   p = o * stride + w * wdil - lo, valid when p >= 0, p % bd == 0 and
+ *   p / bd < dim.  ANDs validity into |valid|, writes the index to |pos|. */
+static void window_position(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                            const char *o, int64_t stride, const char *w, int64_t wdil,
+                            int64_t lo, int64_t bd, int64_t dim, const char *valid,
+                            el_name_t *pos) {
+  el_name_t p;
+  idx_def(E, instr, &p, "%s * %lld + %s * %lld - %lld", o, (long long)stride, w, (long long)wdil,
+          (long long)lo);
+  if (bd == 1) {
+    el_line(E, instr, "%s = %s && %s >= 0 && %s < %lld;", valid, valid, p.s, p.s, (long long)dim);
+    *pos = p;
+  } else {
+    el_line(E, instr, "%s = %s && %s >= 0 && %s %% %lld == 0 && %s < %lld;", valid, valid, p.s,
+            p.s, (long long)bd, p.s, (long long)((dim - 1) * bd + 1));
+    idx_def(E, instr, pos, "%s / %lld", p.s, (long long)bd);
+  }
+}
+
+/* reduce_window (spec 'reduce_window'): pad (with the init values, base
+ * dilation holes too), then reduce each window
+ *   [index * window_strides, + (window_dimensions - 1) * window_dilations]
+ * with body, accumulating from the init values.  Padded positions
+ * contribute the init value. */
+static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                         const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  const hlo_attrs_t *a = &instr->attrs;
+  int n = instr->operand_count / 2;
+  if (n < 1 || n > EL_MAX_RESULTS / 2)
+    return el_unimplemented(instr, "reduce_window with %d inputs", n);
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  el_name_t acc[EL_MAX_RESULTS], init[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) {
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, n + k, NULL, &init[k]));
+    hlo_element_type_t t = el_result_shape(instr, k)->element_type;
+    el_use_type(E, t);
+    el_fresh(E, "v", &acc[k]);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type(t), acc[k].s, init[k].s);
+  }
+  int64_t wdims[HLO_MAX_RANK];
+  for (int d = 0; d < is->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
+  el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK], valid;
+  open_loops(E, instr, is->rank, wdims, vars);
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int d = 0; d < is->rank; d++)
+    window_position(E, instr, index[d].s, dims_get(a->window_strides, d, 1), vars[d].s,
+                    dims_get(a->window_dilations, d, 1), dims_get(a->padding, 2 * d, 0),
+                    dims_get(a->base_dilations, d, 1), is->dimensions[d], valid.s, &ii[d]);
+  el_name_t args[EL_MAX_RESULTS], x[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) {
+    args[k] = acc[k];
+    declare(E, instr, instr->operands[k]->shape.element_type, &x[k]);
+    args[n + k] = x[k];
+  }
+  el_line(E, instr, "if (%s) {", valid.s);
+  E->indent++;
+  for (int k = 0; k < n; k++) {
+    el_name_t v;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &v));
+    el_line(E, instr, "%s = %s;", x[k].s, v.s);
+  }
+  E->indent--;
+  el_line(E, instr, "} else {");
+  E->indent++;
+  for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", x[k].s, init[k].s);
+  E->indent--;
+  el_line(E, instr, "}");
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
+  close_loops(E, is->rank);
+  for (int k = 0; k < n; k++) out[k] = acc[k];
+  return NULL;
+}
+
+/* convolution (spec 'convolution'): for output (b, o, spatial s),
+ *   feature groups: g = o / (O / feature_group_count), input feature
+ *     c = g * C_kernel + ci;  batch groups: g = o / (O / batch_group_count),
+ *     input batch = g * (N / batch_group_count) + b;
+ *   for each kernel position k and ci: lhs position (padded, lhs-dilated)
+ *     p = s * window_strides + k' * rhs_dilation - padding_low, where
+ *     k' = K - 1 - k on reversed dims, valid when p % lhs_dilation == 0 and
+ *     in range; acc += lhs[batch, c, p / lhs_dilation] * rhs[ci, o, k]. */
+static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       const el_name_t *index, el_name_t *out) {
+  const hlo_attrs_t *a = &instr->attrs;
+  const hlo_shape_t *ls = &instr->operands[0]->shape, *ks = &instr->operands[1]->shape;
+  hlo_element_type_t rt = instr->shape.element_type;
+  VKHLO_RETURN_IF_ERROR(check_mac_type(instr, rt));
+  int ns = a->input_spatial_dimensions.count;
+  if (a->kernel_spatial_dimensions.count != ns || a->output_spatial_dimensions.count != ns)
+    return el_unimplemented(instr, "convolution with mismatched spatial dimensions");
+  int64_t fgc = a->feature_group_count > 0 ? a->feature_group_count : 1;
+  int64_t bgc = a->batch_group_count > 0 ? a->batch_group_count : 1;
+  int64_t O = instr->shape.dimensions[a->output_feature_dimension];
+  int64_t N = ls->dimensions[a->input_batch_dimension];
+  int64_t CI = ks->dimensions[a->kernel_input_feature_dimension];
+  const char *ob = index[a->output_batch_dimension].s;
+  const char *of = index[a->output_feature_dimension].s;
+  el_name_t li[HLO_MAX_RANK], ki[HLO_MAX_RANK];
+  /* batch */
+  if (bgc > 1)
+    idx_def(E, instr, &li[a->input_batch_dimension], "(%s / %lld) * %lld + %s", of,
+            (long long)(O / bgc), (long long)(N / bgc), ob);
+  else snprintf(li[a->input_batch_dimension].s, EL_NAME_MAX, "%s", ob);
+  ki[a->kernel_output_feature_dimension] = index[a->output_feature_dimension];
+  el_name_t acc;
+  el_use_type(E, rt);
+  el_fresh(E, "v", &acc);
+  {
+    strbuf_t zero;
+    strbuf_init(&zero);
+    glsl_append_int_constant(&zero, rt, 0);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, zero.data ? zero.data : "0");
+    strbuf_free(&zero);
+  }
+  int64_t ldims[HLO_MAX_RANK + 1];
+  ldims[0] = CI;
+  for (int i = 0; i < ns; i++) ldims[i + 1] = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
+  el_name_t vars[HLO_MAX_RANK + 1], valid;
+  open_loops(E, instr, ns + 1, ldims, vars);
+  ki[a->kernel_input_feature_dimension] = vars[0];
+  if (fgc > 1)
+    idx_def(E, instr, &li[a->input_feature_dimension], "(%s / %lld) * %lld + %s", of,
+            (long long)(O / fgc), (long long)CI, vars[0].s);
+  else li[a->input_feature_dimension] = vars[0];
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int i = 0; i < ns; i++) {
+    int64_t kd = a->kernel_spatial_dimensions.data[i];
+    int64_t ld = a->input_spatial_dimensions.data[i];
+    int64_t od = a->output_spatial_dimensions.data[i];
+    ki[kd] = vars[i + 1];
+    el_name_t kk = vars[i + 1];
+    if (dims_get(a->window_reversal, i, 0))
+      idx_def(E, instr, &kk, "%lld - %s", (long long)(ks->dimensions[kd] - 1), vars[i + 1].s);
+    window_position(E, instr, index[od].s, dims_get(a->window_strides, i, 1), kk.s,
+                    dims_get(a->rhs_dilation, i, 1), dims_get(a->padding, 2 * i, 0),
+                    dims_get(a->lhs_dilation, i, 1), ls->dimensions[ld], valid.s, &li[ld]);
+  }
+  el_line(E, instr, "if (%s) {", valid.s);
+  E->indent++;
+  el_name_t x, y;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, li, &x));
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ki, &y));
+  emit_mac(E, instr, rt, &acc, &x, ls->element_type, &y, ks->element_type);
+  E->indent--;
+  el_line(E, instr, "}");
+  close_loops(E, ns + 1);
+  finish_acc(E, instr, rt, &acc, out);
+  return NULL;
+}
+
+/* select_and_scatter (spec 'select_and_scatter'), computed per operand
+ * element e: for every source position s whose window covers e, find the
+ * window's selected position (first non-padding element, then
+ * `if (!select(cur, x)) cur = x` in row-major window order); where it is e,
+ * acc = scatter(acc, source[s]), starting from init_value. */
+static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
+                                              const hlo_instruction_t *instr,
+                                              const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 2));
+  const hlo_attrs_t *a = &instr->attrs;
+  const hlo_shape_t *os = &instr->operands[0]->shape, *ss = &instr->operands[1]->shape;
+  int rank = os->rank;
+  hlo_element_type_t ot = os->element_type, rt = instr->shape.element_type;
+  E->features |= GLSL_HELPERS_INDEX;
+  el_name_t acc, init;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, NULL, &init));
+  el_use_type(E, rt);
+  el_fresh(E, "v", &acc);
+  el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, init.s);
+  /* source ranges covering this element */
+  el_name_t lo[HLO_MAX_RANK], hi[HLO_MAX_RANK], sv[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
+    int64_t pl = dims_get(a->padding, 2 * d, 0);
+    idx_def(E, instr, &lo[d], "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s,
+            (long long)(pl - (w - 1)), (long long)st);
+    idx_def(E, instr, &hi[d], "min(%lld, vk_floor_div(%s + %lld, %lld))",
+            (long long)(ss->dimensions[d] - 1), index[d].s, (long long)pl, (long long)st);
+  }
+  for (int d = 0; d < rank; d++) {
+    el_fresh(E, "r", &sv[d]);
+    el_line(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s, sv[d].s, hi[d].s,
+            sv[d].s);
+    E->indent++;
+  }
+  /* selection over the window of source position sv */
+  el_name_t cur, curpos[HLO_MAX_RANK], have, wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK];
+  declare(E, instr, ot, &cur);
+  el_fresh(E, "b", &have);
+  el_line(E, instr, "bool %s = false;", have.s);
+  for (int d = 0; d < rank; d++) {
+    el_fresh(E, "i", &curpos[d]);
+    el_line(E, instr, "int %s = -1;", curpos[d].s);
+  }
+  int64_t wdims[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
+  open_loops(E, instr, rank, wdims, wv);
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int d = 0; d < rank; d++)
+    window_position(E, instr, sv[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
+                    dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
+  el_line(E, instr, "if (%s) {", valid.s);
+  E->indent++;
+  el_name_t x;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, ii, &x));
+  el_name_t keep;
+  el_fresh(E, "b", &keep);
+  el_line(E, instr, "bool %s = false;", keep.s);
+  el_line(E, instr, "if (%s) {", have.s);
+  E->indent++;
+  el_name_t args[2] = {cur, x};
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
+  E->indent--;
+  el_line(E, instr, "}");
+  el_line(E, instr, "if (!%s) {", keep.s);
+  E->indent++;
+  el_line(E, instr, "%s = true;", have.s);
+  el_line(E, instr, "%s = %s;", cur.s, x.s);
+  for (int d = 0; d < rank; d++) el_line(E, instr, "%s = %s;", curpos[d].s, ii[d].s);
+  E->indent--;
+  el_line(E, instr, "}");
+  E->indent--;
+  el_line(E, instr, "}");
+  close_loops(E, rank);
+  /* selected == this element? */
+  strbuf_t cond;
+  strbuf_init(&cond);
+  strbuf_printf(&cond, "%s", have.s);
+  for (int d = 0; d < rank; d++) strbuf_printf(&cond, " && %s == %s", curpos[d].s, index[d].s);
+  el_line(E, instr, "if (%s) {", cond.data ? cond.data : "false");
+  strbuf_free(&cond);
+  E->indent++;
+  el_name_t src;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, sv, &src));
+  el_name_t sargs[2] = {acc, src};
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[1], 2, sargs, 1, &acc));
+  E->indent--;
+  el_line(E, instr, "}");
+  close_loops(E, rank);
+  *out = acc;
+  return NULL;
+}
+
+/* map (spec 'map'): result[i] = computation(inputs[i]...). */
+static vkhlo_status_t emit_map(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                               const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  if (instr->operand_count > EL_MAX_RESULTS) return el_unimplemented(instr, "map arity");
+  el_name_t args[EL_MAX_RESULTS];
+  for (int k = 0; k < instr->operand_count; k++)
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &args[k]));
+  declare(E, instr, instr->shape.element_type, out);
+  return call_function(E, instr, instr->called_computations[0], instr->operand_count, args, 1, out);
+}
+
+/* ------------------------------------------------------- scope ops */
+
+static vkhlo_status_t emit_constant(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                    const el_name_t *index, el_name_t *out) {
+  const hlo_literal_t *lit = instr->literal;
+  if (!lit || !lit->data || hlo_shape_element_count(&instr->shape) != 1)
+    return el_unimplemented(instr, "non-scalar constant inside a kernel");
+  strbuf_t sb;
+  strbuf_init(&sb);
+  glsl_append_literal(&sb, instr->shape.element_type, lit->data);
+  el_def(E, instr, instr->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
+  strbuf_free(&sb);
+  return NULL;
+}
+
+static vkhlo_status_t emit_get_tuple_element(elemental_emitter_t *E,
+                                             const hlo_instruction_t *instr, el_name_t *out) {
+  if (!E->scope) return el_unimplemented(instr, "get_tuple_element inside a kernel");
+  int p = scope_position(E->scope, instr->operands[0]);
+  if (p < 0 || instr->attrs.index < 0 || instr->attrs.index >= EL_MAX_RESULTS)
+    return VKHLO_INTERNAL("bad get_tuple_element %s", instr->name);
+  *out = E->scope->values[p][instr->attrs.index];
+  return NULL;
+}
+
+/* CHLO elementwise ops (chlo dialect; the formulas are in glsl_prelude.c). */
+static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                const el_name_t *index, el_name_t *out) {
+  const char *fn = NULL;
+  switch (instr->opcode) {
+    case HLO_OPCODE_CHLO_ACOS: fn = "vk_acos"; break;
+    case HLO_OPCODE_CHLO_ACOSH: fn = "vk_acosh"; break;
+    case HLO_OPCODE_CHLO_ASIN: fn = "vk_asin"; break;
+    case HLO_OPCODE_CHLO_ASINH: fn = "vk_asinh"; break;
+    case HLO_OPCODE_CHLO_ATAN: fn = "vk_atan"; break;
+    case HLO_OPCODE_CHLO_ATANH: fn = "vk_atanh"; break;
+    case HLO_OPCODE_CHLO_COSH: fn = "vk_cosh"; break;
+    case HLO_OPCODE_CHLO_SINH: fn = "vk_sinh"; break;
+    case HLO_OPCODE_CHLO_TAN: fn = "vk_tan"; break;
+    case HLO_OPCODE_CHLO_ERF: fn = "vk_erf"; break;
+    case HLO_OPCODE_CHLO_ERFC: fn = "vk_erfc"; break;
+    case HLO_OPCODE_CHLO_ERF_INV: fn = "vk_erf_inv"; break;
+    case HLO_OPCODE_CHLO_LGAMMA: fn = "vk_lgamma"; break;
+    case HLO_OPCODE_CHLO_DIGAMMA: fn = "vk_digamma"; break;
+    case HLO_OPCODE_CHLO_NEXT_AFTER: fn = "vk_next_after"; break;
+    case HLO_OPCODE_CHLO_IS_INF: fn = "isinf"; break;
+    case HLO_OPCODE_CHLO_IS_POS_INF: fn = "vk_is_pos_inf"; break;
+    case HLO_OPCODE_CHLO_IS_NEG_INF: fn = "vk_is_neg_inf"; break;
+    case HLO_OPCODE_CHLO_CONJ: fn = "vk_conj"; break;
+    default:
+      return el_unimplemented(instr, "unsupported op chlo.%s", hlo_opcode_name(instr->opcode));
+  }
+  if (instr->operand_count < 1 || instr->operand_count > 2)
+    return el_unimplemented(instr, "chlo.%s arity", hlo_opcode_name(instr->opcode));
+  el_name_t v[2];
+  for (int k = 0; k < instr->operand_count; k++)
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &v[k]));
+  hlo_element_type_t t = instr->operands[0]->shape.element_type, rt = instr->shape.element_type;
+  char k = kind_of(t);
+  if (instr->opcode == HLO_OPCODE_CHLO_CONJ) {
+    if (k == 'C') el_def(E, instr, rt, false, out, "%s(%s.x, -%s.y)", glsl_compute_type(rt), v[0].s, v[0].s);
+    else el_def(E, instr, rt, false, out, "%s", v[0].s);
+    return NULL;
+  }
+  if (k != 'F') return unsupported_type(instr, t);
+  bool dbl = t == HLO_F64;
+  E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
+  if (instr->opcode == HLO_OPCODE_CHLO_NEXT_AFTER && dbl) {
+    if (!E->target->shader_int64) return unsupported_type(instr, t);
+    E->features |= GLSL_FEATURE_INT64;
+  }
+  if (instr->opcode == HLO_OPCODE_CHLO_IS_POS_INF) {
+    el_def(E, instr, rt, false, out, "(isinf(%s) && %s > 0.0)", v[0].s, v[0].s);
+    return NULL;
+  }
+  if (instr->opcode == HLO_OPCODE_CHLO_IS_NEG_INF) {
+    el_def(E, instr, rt, false, out, "(isinf(%s) && %s < 0.0)", v[0].s, v[0].s);
+    return NULL;
+  }
+  /* Special functions in float lose several ulps (GPU exp/log are not
+   * correctly rounded); where the device has doubles, evaluate them in
+   * double and round once. */
+  bool via_double = !dbl && E->target->shader_float64 && rt != HLO_PRED &&
+                    instr->opcode != HLO_OPCODE_CHLO_NEXT_AFTER;
+  if (via_double) {
+    E->features |= GLSL_HELPERS_DOUBLE | GLSL_FEATURE_FLOAT64;
+    if (instr->operand_count == 2)
+      el_def(E, instr, rt, true, out, "float(%s(double(%s), double(%s)))", fn, v[0].s, v[1].s);
+    else el_def(E, instr, rt, true, out, "float(%s(double(%s)))", fn, v[0].s);
+    return NULL;
+  }
+  if (instr->operand_count == 2) el_def(E, instr, rt, true, out, "%s(%s, %s)", fn, v[0].s, v[1].s);
+  else el_def(E, instr, rt, true, out, "%s(%s)", fn, v[0].s);
+  return NULL;
+}
+
+/* ---------------------------------------------------------- dispatch */
+
+vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                       const el_name_t *index, el_name_t *out) {
+  if (hlo_opcode_is_elementwise(instr->opcode)) return emit_elementwise(E, instr, index, out);
+  switch (instr->opcode) {
+    case HLO_OPCODE_BITCAST_CONVERT: return emit_bitcast_convert(E, instr, index, out);
+    case HLO_OPCODE_IOTA: return emit_iota(E, instr, index, out);
+    case HLO_OPCODE_BROADCAST_IN_DIM: return emit_broadcast_in_dim(E, instr, index, out);
+    case HLO_OPCODE_BROADCAST: return emit_broadcast(E, instr, index, out);
+    case HLO_OPCODE_RESHAPE: return emit_reshape(E, instr, index, out);
+    case HLO_OPCODE_TRANSPOSE: return emit_transpose(E, instr, index, out);
+    case HLO_OPCODE_SLICE: return emit_slice(E, instr, index, out);
+    case HLO_OPCODE_REVERSE: return emit_reverse(E, instr, index, out);
+    case HLO_OPCODE_CONCATENATE: return emit_concatenate(E, instr, index, out);
+    case HLO_OPCODE_PAD: return emit_pad(E, instr, index, out);
+    case HLO_OPCODE_DYNAMIC_SLICE: return emit_dynamic_slice(E, instr, index, out);
+    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE: return emit_dynamic_update_slice(E, instr, index, out);
+    case HLO_OPCODE_GATHER: return emit_gather(E, instr, index, out);
+    case HLO_OPCODE_REDUCE: return emit_reduce(E, instr, index, out);
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL: return emit_dot_general(E, instr, index, out);
+    case HLO_OPCODE_REDUCE_WINDOW: return emit_reduce_window(E, instr, index, out);
+    case HLO_OPCODE_CONVOLUTION: return emit_convolution(E, instr, index, out);
+    case HLO_OPCODE_SELECT_AND_SCATTER: return emit_select_and_scatter(E, instr, index, out);
+    case HLO_OPCODE_MAP: return emit_map(E, instr, index, out);
+    case HLO_OPCODE_CONSTANT: return emit_constant(E, instr, index, out);
+    case HLO_OPCODE_GET_TUPLE_ELEMENT: return emit_get_tuple_element(E, instr, out);
+    case HLO_OPCODE_OPTIMIZATION_BARRIER:
+      if (instr->operand_count == 1) return el_operand(E, instr, 0, index, out);
+      break;
+    default: break;
+  }
+  if (hlo_opcode_is_chlo(instr->opcode)) return emit_chlo(E, instr, index, out);
+  return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
+}
+
+/* ------------------------------------------------ called computations */
+
+vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user,
+                           const hlo_computation_t *c, el_name_t *out_name) {
+  for (int i = 0; i < E->function_count; i++)
+    if (E->function_comps[i] == c) {
+      *out_name = E->function_names[i];
+      return NULL;
+    }
+  if (E->function_count >= EL_MAX_FUNCTIONS)
+    return el_unimplemented(user, "too many called computations in one kernel");
+  if (!c->root) return el_unimplemented(user, "called computation %s has no root", c->name);
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode == HLO_OPCODE_TUPLE) continue;
+    for (int k = 0; k < el_result_count(in); k++) {
+      const hlo_shape_t *s = el_result_shape(in, k);
+      if (s->element_type == HLO_TOKEN) continue;
+      if (s->rank != 0)
+        return el_unimplemented(user, "called computation %s has non-scalar value %s", c->name,
+                                in->name);
+      VKHLO_RETURN_IF_ERROR(glsl_type_check(E->target, s->element_type, in->loc));
+    }
+  }
+  el_name_t name;
+  snprintf(name.s, sizeof name.s, "f%d_", E->function_count);
+  size_t len = strlen(name.s);
+  for (const char *p = c->name; *p && len + 1 < 32; p++)
+    name.s[len++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                     (*p >= '0' && *p <= '9')) ? *p : '_';
+  name.s[len] = 0;
+
+  el_scope_t scope = {c, NULL, E->scope};
+  scope.values = calloc((size_t)c->instruction_count + 1, sizeof *scope.values);
+  if (!scope.values) return VKHLO_NO_MEMORY();
+  strbuf_t saved_body = E->body;
+  int saved_indent = E->indent;
+  strbuf_init(&E->body);
+  E->indent = 1;
+  E->scope = &scope;
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < c->instruction_count && !st; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode == HLO_OPCODE_PARAMETER) {
+      snprintf(scope.values[i][0].s, EL_NAME_MAX, "p%d", in->parameter_number);
+    } else if (in->opcode == HLO_OPCODE_TUPLE) {
+      for (int k = 0; k < in->operand_count && k < EL_MAX_RESULTS; k++) {
+        int p = scope_position(&scope, in->operands[k]);
+        if (p >= 0) scope.values[i][k] = scope.values[p][0];
+      }
+    } else {
+      st = el_emit(E, in, NULL, scope.values[i]);
+    }
+  }
+  /* outputs */
+  int root_pos = scope_position(&scope, c->root);
+  int nres = el_result_count(c->root);
+  strbuf_t header;
+  strbuf_init(&header);
+  if (!st) {
+    strbuf_printf(&header, "void %s(", name.s);
+    for (int p = 0; p < c->parameter_count; p++) {
+      const hlo_instruction_t *pi = c->parameters[p];
+      el_use_type(E, pi->shape.element_type);
+      strbuf_printf(&header, "%sin %s p%d", p ? ", " : "", glsl_compute_type(pi->shape.element_type),
+                    pi->parameter_number);
+    }
+    for (int r = 0; r < nres; r++)
+      strbuf_printf(&header, "%sout %s res%d", (c->parameter_count || r) ? ", " : "",
+                    glsl_compute_type(el_result_shape(c->root, r)->element_type), r);
+    strbuf_append(&header, ") {\n");
+    for (int r = 0; r < nres && root_pos >= 0; r++)
+      el_line(E, c->root, "res%d = %s;", r, scope.values[root_pos][r].s);
+    strbuf_append(&header, E->body.data ? E->body.data : "");
+    strbuf_append(&header, "}\n\n");
+    if (header.failed || E->body.failed) st = VKHLO_NO_MEMORY();
+    else strbuf_append(&E->functions, header.data);
+  }
+  strbuf_free(&header);
+  strbuf_free(&E->body);
+  E->body = saved_body;
+  E->indent = saved_indent;
+  E->scope = scope.parent;
+  free(scope.values);
+  if (st) return st;
+  E->function_comps[E->function_count] = c;
+  E->function_names[E->function_count] = name;
+  E->function_count++;
+  *out_name = name;
+  return NULL;
+}

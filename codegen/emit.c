@@ -1,0 +1,318 @@
+/*
+ * The per-instruction kernel driver: one GLSL 450 compute shader per HLO
+ * instruction, shape-specialized (every shape, stride and attribute is a
+ * literal in the GLSL).
+ *
+ * Layout of a kernel (see codegen/kernel.h for the binding convention):
+ *   #version 450, the #extensions the element types need,
+ *   layout(local_size_x = 64) in;
+ *   one std430 buffer per operand ("in<k>", readonly) then per result
+ *   ("out<r>", writeonly; readwrite for scatter),
+ *   the helper prelude (glsl_prelude.c), functions for called computations,
+ *   main(): gid = linear invocation index; return if gid >= total; then the
+ *   op's statements.
+ *
+ * Most ops use one invocation per result element: main() delinearizes gid
+ * into the result's row-major multi-index, asks the elemental emitter for
+ * the value(s) there and stores them.  Sort and scatter write to computed
+ * positions and have their own bodies (emit_sort.c, emit_scatter.c).
+ *
+ * Ops and element types we cannot emit give UNIMPLEMENTED with the
+ * instruction's file:line:col; we never emit code with wrong semantics on
+ * purpose.
+ */
+#include "codegen/emit_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/status.h"
+
+void codegen_kernel_free(codegen_kernel_t *k) {
+  if (!k) return;
+  free(k->name);
+  free(k->glsl);
+  k->name = k->glsl = NULL;
+}
+
+bool codegen_instruction_needs_kernel(const hlo_instruction_t *instr) {
+  switch (instr->opcode) {
+    case HLO_OPCODE_PARAMETER:
+    case HLO_OPCODE_CONSTANT:
+    case HLO_OPCODE_TUPLE:
+    case HLO_OPCODE_GET_TUPLE_ELEMENT:
+    case HLO_OPCODE_WHILE:
+    case HLO_OPCODE_IF:
+    case HLO_OPCODE_CASE:
+    case HLO_OPCODE_CHECK:
+    case HLO_OPCODE_CUSTOM_CALL:
+    case HLO_OPCODE_OPTIMIZATION_BARRIER:
+    case HLO_OPCODE_AFTER_ALL:
+    case HLO_OPCODE_CREATE_TOKEN:
+    case HLO_OPCODE_COMPOSITE:
+      return false;
+    default: return true;
+  }
+}
+
+static vkhlo_status_t check_shape_types(const codegen_target_t *target, const hlo_shape_t *s,
+                                        hlo_location_t loc) {
+  if (hlo_shape_is_tuple(s)) {
+    for (int i = 0; i < s->tuple_count; i++)
+      VKHLO_RETURN_IF_ERROR(check_shape_types(target, &s->tuple_shapes[i], loc));
+    return NULL;
+  }
+  if (s->element_type == HLO_TOKEN) return NULL;
+  return glsl_type_check(target, s->element_type, loc);
+}
+
+vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,
+                                           const hlo_instruction_t *instr) {
+  for (int k = 0; k < instr->operand_count; k++)
+    VKHLO_RETURN_IF_ERROR(check_shape_types(target, &instr->operands[k]->shape, instr->loc));
+  return check_shape_types(target, &instr->shape, instr->loc);
+}
+
+/* ------------------------------------------------------ loads/stores */
+
+vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                    const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *s = &instr->operands[k]->shape;
+  strbuf_t ref, load;
+  strbuf_init(&ref);
+  strbuf_init(&load);
+  strbuf_printf(&ref, "in%d.data[", k);
+  el_append_linear(&ref, s, index);
+  strbuf_append(&ref, "]");
+  glsl_append_load(&load, s->element_type, ref.data ? ref.data : "");
+  el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
+  bool failed = ref.failed || load.failed;
+  strbuf_free(&ref);
+  strbuf_free(&load);
+  return failed ? VKHLO_NO_MEMORY() : NULL;
+}
+
+void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
+                         const el_name_t *index, el_name_t *out) {
+  const hlo_shape_t *s = el_result_shape(instr, r);
+  strbuf_t ref, load;
+  strbuf_init(&ref);
+  strbuf_init(&load);
+  strbuf_printf(&ref, "out%d.data[", r);
+  el_append_linear(&ref, s, index);
+  strbuf_append(&ref, "]");
+  glsl_append_load(&load, s->element_type, ref.data ? ref.data : "");
+  el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
+  strbuf_free(&ref);
+  strbuf_free(&load);
+}
+
+void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
+                          const el_name_t *index, const char *v) {
+  const hlo_shape_t *s = el_result_shape(instr, r);
+  strbuf_t line;
+  strbuf_init(&line);
+  strbuf_printf(&line, "out%d.data[", r);
+  el_append_linear(&line, s, index);
+  strbuf_append(&line, "] = ");
+  glsl_append_store(&line, s->element_type, v);
+  strbuf_append(&line, ";");
+  if (line.failed) E->body.failed = true;
+  else el_line(E, instr, "%s", line.data);
+  strbuf_free(&line);
+}
+
+/* --------------------------------------------------------- assembly */
+
+static void declare_buffer(strbuf_t *sb, int binding, const char *qualifier, const char *storage,
+                           const char *name) {
+  strbuf_printf(sb, "layout(std430, set = 0, binding = %d) %sbuffer Buffer%d { %s data[]; } %s;\n",
+                binding, qualifier, binding, storage, name);
+}
+
+vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                int64_t total, bool results_readwrite, codegen_kernel_t *out) {
+  int nres = el_result_count(instr);
+  for (int k = 0; k < instr->operand_count; k++)
+    el_use_type(E, instr->operands[k]->shape.element_type);
+  for (int r = 0; r < nres; r++) el_use_type(E, el_result_shape(instr, r)->element_type);
+  if (total > 0xFFFFFFFFll)
+    return el_unimplemented(instr, "stablehlo.%s with %lld invocations (more than 2^32)",
+                            hlo_opcode_name(instr->opcode), (long long)total);
+  if (E->body.failed || E->functions.failed) return VKHLO_NO_MEMORY();
+
+  strbuf_t sb;
+  strbuf_init(&sb);
+  strbuf_append(&sb, "#version 450\n");
+  if (E->features & GLSL_FEATURE_INT64)
+    strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+  if (E->features & GLSL_FEATURE_STORAGE8)
+    strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (E->features & GLSL_FEATURE_STORAGE16)
+    strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
+  if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
+  strbuf_printf(&sb, "\nlayout(local_size_x = %u) in;\n", CODEGEN_LOCAL_SIZE_X);
+  for (int k = 0; k < instr->operand_count; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "in%d", k);
+    declare_buffer(&sb, k, "readonly ", glsl_storage_type(instr->operands[k]->shape.element_type),
+                   name);
+  }
+  for (int r = 0; r < nres; r++) {
+    char name[16];
+    snprintf(name, sizeof name, "out%d", r);
+    declare_buffer(&sb, instr->operand_count + r, results_readwrite ? "" : "writeonly ",
+                   glsl_storage_type(el_result_shape(instr, r)->element_type), name);
+  }
+  strbuf_append(&sb, "\n");
+  glsl_append_prelude(&sb, E->features);
+  strbuf_append(&sb, "\n");
+  if (E->functions.data) strbuf_append(&sb, E->functions.data);
+  strbuf_append(&sb, "void main() {\n");
+  strbuf_printf(&sb,
+                "  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+                "gl_NumWorkGroups.x * %uu;\n",
+                CODEGEN_LOCAL_SIZE_X);
+  strbuf_printf(&sb, "  if (gid >= %lluu) return;\n", (unsigned long long)total);
+  if (E->body.data) strbuf_append(&sb, E->body.data);
+  strbuf_append(&sb, "}\n");
+  char *glsl = strbuf_take(&sb);
+  if (!glsl) return VKHLO_NO_MEMORY();
+
+  char *name = malloc(strlen(instr->name) + 1);
+  if (!name) {
+    free(glsl);
+    return VKHLO_NO_MEMORY();
+  }
+  size_t i = 0;
+  for (const char *p = instr->name; *p; p++)
+    name[i++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+                    ? *p : '_';
+  name[i] = 0;
+
+  uint64_t groups = ((uint64_t)total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
+  if (groups == 0) groups = 1;
+  uint64_t maxx = E->target->max_workgroup_count[0] ? E->target->max_workgroup_count[0] : 65535;
+  uint64_t gx = groups < maxx ? groups : maxx;
+  uint64_t gy = (groups + gx - 1) / gx;
+  uint64_t maxy = E->target->max_workgroup_count[1] ? E->target->max_workgroup_count[1] : 65535;
+  if (gy > maxy) {
+    free(glsl);
+    free(name);
+    return el_unimplemented(instr, "stablehlo.%s needs %llu workgroups (too many for the device)",
+                            hlo_opcode_name(instr->opcode), (unsigned long long)groups);
+  }
+  memset(out, 0, sizeof *out);
+  out->name = name;
+  out->glsl = glsl;
+  out->local_size_x = CODEGEN_LOCAL_SIZE_X;
+  out->group_count[0] = (uint32_t)gx;
+  out->group_count[1] = (uint32_t)gy;
+  out->group_count[2] = 1;
+  out->input_count = instr->operand_count;
+  out->output_count = nres;
+  return NULL;
+}
+
+/* ------------------------------------------------------------ driver */
+
+/* One invocation per element of the result(s); all results share dims. */
+static vkhlo_status_t emit_elemental_kernel(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                            int64_t *out_total) {
+  int nres = el_result_count(instr);
+  if (nres < 1 || nres > EL_MAX_RESULTS)
+    return el_unimplemented(instr, "stablehlo.%s with %d results", hlo_opcode_name(instr->opcode),
+                            nres);
+  const hlo_shape_t *s0 = el_result_shape(instr, 0);
+  for (int r = 1; r < nres; r++)
+    if (!hlo_shape_compatible_dims(s0, el_result_shape(instr, r)))
+      return el_unimplemented(instr, "results of different shapes");
+  el_name_t index[HLO_MAX_RANK], values[EL_MAX_RESULTS];
+  el_line(E, instr, "int idx = int(gid);");
+  el_delinearize(E, instr, s0, "idx", index);
+  VKHLO_RETURN_IF_ERROR(el_emit(E, instr, index, values));
+  for (int r = 0; r < nres; r++) codegen_store_result(E, instr, r, index, values[r].s);
+  *out_total = hlo_shape_element_count(s0);
+  return NULL;
+}
+
+static bool is_supported_op(hlo_opcode_t op) {
+  if (hlo_opcode_is_elementwise(op)) return true;
+  switch (op) {
+    case HLO_OPCODE_BITCAST_CONVERT:
+    case HLO_OPCODE_BROADCAST:
+    case HLO_OPCODE_BROADCAST_IN_DIM:
+    case HLO_OPCODE_CONCATENATE:
+    case HLO_OPCODE_DYNAMIC_SLICE:
+    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
+    case HLO_OPCODE_GATHER:
+    case HLO_OPCODE_IOTA:
+    case HLO_OPCODE_PAD:
+    case HLO_OPCODE_RESHAPE:
+    case HLO_OPCODE_REVERSE:
+    case HLO_OPCODE_SCATTER:
+    case HLO_OPCODE_SLICE:
+    case HLO_OPCODE_SORT:
+    case HLO_OPCODE_TRANSPOSE:
+    case HLO_OPCODE_CONVOLUTION:
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL:
+    case HLO_OPCODE_MAP:
+    case HLO_OPCODE_REDUCE:
+    case HLO_OPCODE_REDUCE_WINDOW:
+    case HLO_OPCODE_SELECT_AND_SCATTER:
+    case HLO_OPCODE_CHLO_ACOS:
+    case HLO_OPCODE_CHLO_ACOSH:
+    case HLO_OPCODE_CHLO_ASIN:
+    case HLO_OPCODE_CHLO_ASINH:
+    case HLO_OPCODE_CHLO_ATAN:
+    case HLO_OPCODE_CHLO_ATANH:
+    case HLO_OPCODE_CHLO_COSH:
+    case HLO_OPCODE_CHLO_SINH:
+    case HLO_OPCODE_CHLO_TAN:
+    case HLO_OPCODE_CHLO_ERF:
+    case HLO_OPCODE_CHLO_ERFC:
+    case HLO_OPCODE_CHLO_ERF_INV:
+    case HLO_OPCODE_CHLO_LGAMMA:
+    case HLO_OPCODE_CHLO_DIGAMMA:
+    case HLO_OPCODE_CHLO_NEXT_AFTER:
+    case HLO_OPCODE_CHLO_IS_INF:
+    case HLO_OPCODE_CHLO_IS_POS_INF:
+    case HLO_OPCODE_CHLO_IS_NEG_INF:
+    case HLO_OPCODE_CHLO_CONJ:
+    case HLO_OPCODE_CHLO_TOP_K:
+      return true;
+    default: return false;
+  }
+}
+
+vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
+                                        const hlo_instruction_t *instr, codegen_kernel_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!is_supported_op(instr->opcode)) {
+    if (hlo_opcode_is_chlo(instr->opcode))
+      return el_unimplemented(instr, "unsupported op chlo.%s", hlo_opcode_name(instr->opcode));
+    return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
+  }
+  VKHLO_RETURN_IF_ERROR(codegen_check_element_types(target, instr));
+  elemental_emitter_t E;
+  el_init(&E, target, codegen_load_operand, NULL);
+  int64_t total = 0;
+  vkhlo_status_t st;
+  bool readwrite = false;
+  if (instr->opcode == HLO_OPCODE_SORT) {
+    st = codegen_emit_sort(&E, instr, &total);
+  } else if (instr->opcode == HLO_OPCODE_CHLO_TOP_K) {
+    st = codegen_emit_top_k(&E, instr, &total);
+  } else if (instr->opcode == HLO_OPCODE_SCATTER) {
+    st = codegen_emit_scatter(&E, instr, &total);
+    readwrite = true;
+  } else {
+    st = emit_elemental_kernel(&E, instr, &total);
+  }
+  if (!st) st = codegen_assemble(&E, instr, total, readwrite, out);
+  el_free(&E);
+  return st;
+}

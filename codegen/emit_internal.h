@@ -1,0 +1,40 @@
+/*
+ * Shared pieces of the per-instruction kernel emitters (emit.c, emit_sort.c,
+ * emit_scatter.c): the standard operand loader and the assembly of a
+ * complete GLSL compute shader around a main() body.
+ */
+#ifndef VKHLO_CODEGEN_EMIT_INTERNAL_H
+#define VKHLO_CODEGEN_EMIT_INTERNAL_H
+
+#include "codegen/elemental.h"
+#include "codegen/kernel.h"
+
+#define CODEGEN_LOCAL_SIZE_X 64u
+
+/* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
+ * the row-major linear position of |index|. */
+vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                    const el_name_t *index, el_name_t *out);
+
+/* Loads result |r| ("out<r>", a readwrite binding) at |index| into a local. */
+void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
+                         const el_name_t *index, el_name_t *out);
+/* Stores compute value |v| into result |r| at |index|. */
+void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
+                          const el_name_t *index, const char *v);
+
+/* Builds the complete kernel for |instr| around the main() statements in
+ * E->body (which run after `uint gid = ...; if (gid >= total) return;`),
+ * with |total| invocations.  |results_readwrite|: results are read too. */
+vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                int64_t total, bool results_readwrite, codegen_kernel_t *out);
+
+/* Kernel bodies for the ops that write computed positions. */
+vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                 int64_t *out_total);
+vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                  int64_t *out_total);
+vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                    int64_t *out_total);
+
+#endif

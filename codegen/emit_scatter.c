@@ -1,0 +1,159 @@
+/*
+ * scatter (spec 'scatter') as one sequential invocation.
+ *
+ * The caller has copied each input into its result buffer (kernel.h); the
+ * kernel walks every update element in row-major order of the updates
+ * tensor, computes its result index per the spec
+ *   update_scatter_index = update_index[dims not in update_window_dims]
+ *   start_index = scatter_indices[update_scatter_index with ':' at
+ *                 index_vector_dim]
+ *   full_start_index[scatter_dims_to_operand_dims[k]] = start_index[k]
+ *   full_batching_index[input_batching_dims[i]] =
+ *       update_scatter_index[scatter_indices_batching_dims[i] (-1 past ivd)]
+ *   full_window_index = update_index[update_window_dims] with 0 inserted at
+ *                       inserted_window_dims and input_batching_dims
+ *   result_index = full_start_index + full_batching_index + full_window_index
+ * and applies results[result_index] = update_computation(results[...],
+ * updates[...]).  Like XLA, an update window whose start would put any part
+ * of the window out of bounds is skipped as a whole.
+ *
+ * A single invocation is slow for big scatters but exactly sequential, so
+ * any update computation (not just commutative ones) and duplicate indices
+ * give the deterministic in-order result.  A parallel version for
+ * unique_indices / atomics can come later.
+ */
+#include "codegen/emit_internal.h"
+
+#include "support/status.h"
+
+static bool contains(hlo_dims_t d, int64_t v) {
+  for (int i = 0; i < d.count; i++)
+    if (d.data[i] == v) return true;
+  return false;
+}
+
+vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                    int64_t *out_total) {
+  const hlo_attrs_t *a = &instr->attrs;
+  int n = (instr->operand_count - 1) / 2;
+  if (n < 1 || instr->operand_count != 2 * n + 1 || n > EL_MAX_RESULTS / 2)
+    return el_unimplemented(instr, "scatter with %d operands", instr->operand_count);
+  if (instr->called_count < 1) return el_unimplemented(instr, "scatter without update computation");
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  const hlo_shape_t *ss = &instr->operands[n]->shape;
+  const hlo_shape_t *us = &instr->operands[n + 1]->shape;
+  int64_t ivd = a->index_vector_dim;
+  *out_total = 1;
+
+  /* window size along each input dimension */
+  int64_t wsize[HLO_MAX_RANK];
+  int wi = 0;
+  for (int d = 0; d < is->rank; d++) {
+    if (contains(a->inserted_window_dims, d) || contains(a->input_batching_dims, d)) {
+      wsize[d] = 1;
+    } else {
+      if (wi >= a->update_window_dims.count)
+        return el_unimplemented(instr, "scatter: update_window_dims too short");
+      wsize[d] = us->dimensions[a->update_window_dims.data[wi++]];
+    }
+  }
+
+  el_name_t u[HLO_MAX_RANK];
+  for (int d = 0; d < us->rank; d++) {
+    el_fresh(E, "r", &u[d]);
+    el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", u[d].s, u[d].s,
+            (long long)us->dimensions[d], u[d].s);
+    E->indent++;
+  }
+  el_name_t usi[HLO_MAX_RANK];
+  int nsi = 0;
+  for (int d = 0; d < us->rank; d++)
+    if (!contains(a->update_window_dims, d)) usi[nsi++] = u[d];
+
+  el_name_t si[HLO_MAX_RANK];
+  int b = 0;
+  for (int d = 0; d < ss->rank; d++) {
+    if (d == ivd) el_const_index(&si[d], 0);
+    else if (b < nsi) si[d] = usi[b++];
+    else el_const_index(&si[d], 0);
+  }
+  el_name_t start[HLO_MAX_RANK];
+  for (int d = 0; d < is->rank; d++) el_const_index(&start[d], 0);
+  hlo_element_type_t st = ss->element_type;
+  const char *ct = glsl_compute_type(st);
+  for (int k = 0; k < a->scatter_dims_to_operand_dims.count; k++) {
+    int64_t od = a->scatter_dims_to_operand_dims.data[k];
+    if (od < 0 || od >= is->rank) return el_unimplemented(instr, "bad scatter_dims_to_operand_dims");
+    if (ivd < ss->rank) el_const_index(&si[ivd], k);
+    el_name_t v;
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, n, si, &v));
+    el_fresh(E, "i", &start[od]);
+    /* clamp into [-1, dim] first so the int conversion cannot wrap into range */
+    if (hlo_element_type_is_signed_int(st))
+      el_line(E, instr, "int %s = int(clamp(%s, %s(-1), %s(%lld)));", start[od].s, v.s, ct, ct,
+              (long long)is->dimensions[od]);
+    else if (hlo_element_type_is_unsigned_int(st))
+      el_line(E, instr, "int %s = int(min(%s, %s(%lld)));", start[od].s, v.s, ct,
+              (long long)is->dimensions[od]);
+    else return el_unimplemented(instr, "scatter indices of type %s", hlo_element_type_name(st));
+  }
+  for (int i = 0; i < a->input_batching_dims.count; i++) {
+    int64_t od = a->input_batching_dims.data[i];
+    int64_t sd = i < a->scatter_indices_batching_dims.count ? a->scatter_indices_batching_dims.data[i] : 0;
+    int64_t bi = (ivd < ss->rank && sd > ivd) ? sd - 1 : sd;
+    if (bi < 0 || bi >= nsi) return el_unimplemented(instr, "bad scatter_indices_batching_dims");
+    el_name_t t;
+    el_fresh(E, "i", &t);
+    el_line(E, instr, "int %s = %s + %s;", t.s, start[od].s, usi[bi].s);
+    start[od] = t;
+  }
+  el_name_t valid;
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int d = 0; d < is->rank; d++)
+    el_line(E, instr, "%s = %s && %s >= 0 && %s <= %lld;", valid.s, valid.s, start[d].s,
+            start[d].s, (long long)(is->dimensions[d] - wsize[d]));
+  el_line(E, instr, "if (%s) {", valid.s);
+  E->indent++;
+  el_name_t ri[HLO_MAX_RANK];
+  wi = 0;
+  for (int d = 0; d < is->rank; d++) {
+    if (contains(a->inserted_window_dims, d) || contains(a->input_batching_dims, d)) {
+      ri[d] = start[d];
+    } else {
+      int64_t ud = a->update_window_dims.data[wi++];
+      el_fresh(E, "i", &ri[d]);
+      el_line(E, instr, "int %s = %s + %s;", ri[d].s, start[d].s, u[ud].s);
+    }
+  }
+  el_name_t args[EL_MAX_RESULTS], res[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) codegen_load_result(E, instr, k, ri, &args[k]);
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, n + 1 + k, u, &args[n + k]));
+  el_name_t fn;
+  VKHLO_RETURN_IF_ERROR(el_function(E, instr, instr->called_computations[0], &fn));
+  strbuf_t call;
+  strbuf_init(&call);
+  for (int k = 0; k < n; k++) {
+    hlo_element_type_t t = el_result_shape(instr, k)->element_type;
+    el_fresh(E, "v", &res[k]);
+    el_line(E, instr, "%s %s;", glsl_compute_type(t), res[k].s);
+  }
+  strbuf_printf(&call, "%s(", fn.s);
+  for (int k = 0; k < 2 * n; k++) strbuf_printf(&call, "%s%s", k ? ", " : "", args[k].s);
+  for (int k = 0; k < n; k++) strbuf_printf(&call, ", %s", res[k].s);
+  strbuf_append(&call, ");");
+  if (call.failed) {
+    strbuf_free(&call);
+    return VKHLO_NO_MEMORY();
+  }
+  el_line(E, instr, "%s", call.data);
+  strbuf_free(&call);
+  for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, ri, res[k].s);
+  E->indent--;
+  el_line(E, instr, "}");
+  for (int d = 0; d < us->rank; d++) {
+    E->indent--;
+    el_line(E, NULL, "}");
+  }
+  return NULL;
+}
