@@ -70,8 +70,10 @@ vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt,
 }
 
 static vkhlo_status_t unsupported_type(const hlo_instruction_t *instr, hlo_element_type_t t) {
-  return el_unimplemented(instr, "unsupported element type %s for stablehlo.%s",
-                          hlo_element_type_name(t), hlo_opcode_name(instr->opcode));
+  return el_unimplemented(instr, "unsupported element type %s for %s.%s",
+                          hlo_element_type_name(t),
+                          hlo_opcode_is_chlo(instr->opcode) ? "chlo" : "stablehlo",
+                          hlo_opcode_name(instr->opcode));
 }
 
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t) {

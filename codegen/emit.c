@@ -297,6 +297,14 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
     return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
   }
   VKHLO_RETURN_IF_ERROR(codegen_check_element_types(target, instr));
+  /* Index arithmetic in the kernels is 32-bit signed. */
+  for (int k = -1; k < instr->operand_count; k++) {
+    const hlo_instruction_t *v = k < 0 ? instr : instr->operands[k];
+    for (int r = 0; r < el_result_count(v); r++)
+      if (hlo_shape_element_count(el_result_shape(v, r)) > 0x7FFFFFFF)
+        return el_unimplemented(instr, "stablehlo.%s on a tensor of 2^31 or more elements",
+                                hlo_opcode_name(instr->opcode));
+  }
   elemental_emitter_t E;
   el_init(&E, target, codegen_load_operand, NULL);
   int64_t total = 0;

@@ -547,6 +547,46 @@ static void test_scatter(void **state) {
   expect_kernel(f, in);
 }
 
+/* CHLO elementwise ops (float types, evaluated in double where the device
+ * has doubles, and in float where it does not) and top_k. */
+static void test_chlo(void **state) {
+  fixture_t *f = *state;
+  static const hlo_opcode_t ops[] = {
+      HLO_OPCODE_CHLO_ACOS,    HLO_OPCODE_CHLO_ACOSH,   HLO_OPCODE_CHLO_ASIN,
+      HLO_OPCODE_CHLO_ASINH,   HLO_OPCODE_CHLO_ATAN,    HLO_OPCODE_CHLO_ATANH,
+      HLO_OPCODE_CHLO_COSH,    HLO_OPCODE_CHLO_SINH,    HLO_OPCODE_CHLO_TAN,
+      HLO_OPCODE_CHLO_ERF,     HLO_OPCODE_CHLO_ERFC,    HLO_OPCODE_CHLO_ERF_INV,
+      HLO_OPCODE_CHLO_LGAMMA,  HLO_OPCODE_CHLO_DIGAMMA,
+  };
+  static const hlo_element_type_t types[] = {HLO_F32, HLO_F64, HLO_BF16, HLO_F16};
+  for (int fp64 = 0; fp64 < 2; fp64++) {
+    f->target.shader_float64 = fp64;
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+      hlo_element_type_t t = types[ti];
+      if (t == HLO_F64 && !fp64) continue;
+      hlo_instruction_t *a = param(f, shp(t, 1, 7));
+      for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        expect_kernel(f, add_instr(f, f->c, ops[i], shp(t, 1, 7), 1, a));
+      expect_kernel(f, add_instr(f, f->c, HLO_OPCODE_CHLO_NEXT_AFTER, shp(t, 1, 7), 2, a, a));
+      expect_kernel(f, add_instr(f, f->c, HLO_OPCODE_CHLO_IS_INF, shp(HLO_PRED, 1, 7), 1, a));
+      expect_kernel(f, add_instr(f, f->c, HLO_OPCODE_CHLO_IS_NEG_INF, shp(HLO_PRED, 1, 7), 1, a));
+    }
+  }
+  f->target.shader_float64 = true;
+  hlo_instruction_t *c = param(f, shp(HLO_C64, 1, 7));
+  expect_kernel(f, add_instr(f, f->c, HLO_OPCODE_CHLO_CONJ, shp(HLO_C64, 1, 7), 1, c));
+  static const hlo_element_type_t ktypes[] = {HLO_F32, HLO_F64, HLO_S32, HLO_U8, HLO_PRED, HLO_U64};
+  for (size_t ti = 0; ti < sizeof ktypes / sizeof ktypes[0]; ti++) {
+    hlo_instruction_t *x = param(f, shp(ktypes[ti], 2, 5, 3));
+    hlo_shape_t ts;
+    hlo_shape_t parts[2] = {shp(ktypes[ti], 2, 5, 2), shp(HLO_S32, 2, 5, 2)};
+    assert_true(hlo_shape_make_tuple(f->m, &ts, 2, parts));
+    hlo_instruction_t *in = add_instr(f, f->c, HLO_OPCODE_CHLO_TOP_K, ts, 1, x);
+    in->attrs.k = 2;
+    expect_kernel(f, in);
+  }
+}
+
 /* ----------------------------------------------------------- errors */
 
 static void test_errors(void **state) {
@@ -555,8 +595,8 @@ static void test_errors(void **state) {
   hlo_instruction_t *fft = add_instr(f, f->c, HLO_OPCODE_FFT, shp(HLO_C64, 1, 8), 1, a);
   expect_unimplemented(f, fft, "unsupported op stablehlo.fft");
   hlo_instruction_t *b = param(f, shp(HLO_F32, 1, 8));
-  hlo_instruction_t *erf = add_instr(f, f->c, HLO_OPCODE_CHLO_LGAMMA, shp(HLO_F32, 1, 8), 1, b);
-  expect_unimplemented(f, erf, "unsupported op chlo.lgamma");
+  hlo_instruction_t *bes = add_instr(f, f->c, HLO_OPCODE_CHLO_BESSEL_I1E, shp(HLO_F32, 1, 8), 1, b);
+  expect_unimplemented(f, bes, "unsupported op chlo.bessel_i1e");
   hlo_instruction_t *f8 = param(f, shp(HLO_F8E4M3FN, 1, 8));
   expect_unimplemented(f, add_instr(f, f->c, HLO_OPCODE_NEGATE, shp(HLO_F8E4M3FN, 1, 8), 1, f8),
                        "unsupported element type f8E4M3FN");
@@ -592,6 +632,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_select_and_scatter_and_map, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sort, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_chlo, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_group_count, setup, teardown),
   };
