@@ -121,6 +121,13 @@ typedef enum hlo_compare_type_e {
   HLO_CMP_TYPE_UNSIGNED
 } hlo_compare_type_t;
 
+/* XLA's fusion kinds (see codegen/fusion.c). */
+typedef enum hlo_fusion_kind_e {
+  HLO_FUSION_LOOP,   /* elementwise/index ops in one loop over the output */
+  HLO_FUSION_INPUT,  /* producers fused into a reduction's input */
+  HLO_FUSION_OUTPUT, /* consumers fused as the epilogue of dot_general/convolution */
+} hlo_fusion_kind_t;
+
 typedef enum hlo_check_kind_e {
   HLO_CHECK_EXPECT_EQ,        /* exact equality (check.expect_eq, expect_eq_const) */
   HLO_CHECK_EXPECT_ALMOST_EQ, /* |a-e| <= tolerance (default 1e-4 relative+absolute) */
@@ -203,6 +210,8 @@ typedef struct hlo_attrs {
   hlo_dims_t replica_groups;
   int64_t replica_groups_cols;
   int64_t channel_id;
+  /* fusion */
+  hlo_fusion_kind_t fusion_kind;
   /* Appended by the parser (all_to_all, collective_permute): */
   int64_t split_dimension, concat_dimension, split_count;
   hlo_dims_t source_target_pairs; /* flattened (source, target) pairs */

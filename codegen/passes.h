@@ -1,0 +1,54 @@
+/*
+ * The pass pipeline between the verifier and lowering, one pass per file,
+ * run in order by codegen_run_passes (codegen/passes.c):
+ *
+ *   expand      (codegen/expand.c)    ops rewritten into simpler StableHLO:
+ *                                     batch_norm_*, single-replica collectives...
+ *   simplify    (codegen/simplify.c)  constant folding of small constants,
+ *                                     algebraic simplification
+ *   cse         (codegen/cse.c)       common-subexpression elimination
+ *   dce         (codegen/dce.c)       dead-code elimination
+ *   fusion      (codegen/fusion.c)    op clusters -> fusion instructions
+ *   dce
+ *
+ * Each pass keeps the program's meaning exactly (floating point included)
+ * and reports whether it changed the module.  In debug builds (and when
+ * options->verify_between is set) the verifier runs after every pass.
+ */
+#ifndef VKHLO_CODEGEN_PASSES_H
+#define VKHLO_CODEGEN_PASSES_H
+
+#include <stdbool.h>
+
+#include "codegen/target.h"
+#include "hlo/hlo.h"
+
+typedef struct codegen_pass_options {
+  const codegen_target_t *target;
+  bool no_fusion;       /* skip the fusion pass: one kernel per instruction */
+  bool verify_between;  /* run hlo_verify after every pass */
+  const char *dump_dir; /* write module.<NN>.<pass>.mlir after every pass */
+  const char *dump_after; /* only this pass (NULL = all) */
+} codegen_pass_options_t;
+
+typedef struct codegen_pass_stats {
+  int64_t instructions_before; /* after inlining, before the passes */
+  int64_t instructions_after;
+  int64_t fused_clusters;       /* fusion instructions created */
+  int64_t fused_instructions;   /* instructions moved into fusions */
+} codegen_pass_stats_t;
+
+vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_options_t *options,
+                                  codegen_pass_stats_t *stats);
+
+/* The passes.  Each may be run alone (tests do). */
+vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+vkhlo_status_t codegen_simplify_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+vkhlo_status_t codegen_cse_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+vkhlo_status_t codegen_dce_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+
+/* The fusion plan as a Graphviz DOT graph (clusters = fusions).  Caller frees. */
+char *codegen_fusion_dot(const hlo_module_t *module);
+
+#endif
