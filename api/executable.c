@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
+#include "codegen/passes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -67,12 +68,6 @@ static int count_dispatches(const exe_sequence_t *seq) {
     if (t->body) n += count_dispatches(t->body);
     for (int b = 0; b < t->branch_count; b++) n += count_dispatches(t->branches[b]);
   }
-  return n;
-}
-
-static int64_t count_instructions(const hlo_module_t *m) {
-  int64_t n = 0;
-  for (int i = 0; i < m->computation_count; i++) n += m->computations[i]->instruction_count;
   return n;
 }
 
@@ -174,6 +169,16 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   VKHLO_RETURN_IF_ERROR(hlo_parse(text, length, file_name ? file_name : "<input>", &popts, &module));
   vkhlo_status_t st = hlo_verify(module);
   if (!st && options->dump_dir) st = dump_module(options->dump_dir, module);
+  codegen_pass_stats_t pass_stats;
+  memset(&pass_stats, 0, sizeof pass_stats);
+  if (!st) {
+    codegen_pass_options_t popts;
+    memset(&popts, 0, sizeof popts);
+    popts.target = &context->target;
+    popts.no_fusion = options->no_fusion;
+    popts.dump_dir = options->dump_dir;
+    st = codegen_run_passes(module, &popts, &pass_stats);
+  }
   vkhlo_executable_t *exe = NULL;
   void *constant_data = NULL;
   if (!st) {
@@ -182,7 +187,8 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   }
   if (!st) {
     exe->context = context;
-    exe->stats.instructions = count_instructions(module);
+    exe->stats.instructions = pass_stats.instructions_before;
+    exe->stats.fused_clusters = pass_stats.fused_clusters;
     const char *max_iter = getenv("VKHLO_MAX_LOOP_ITERATIONS");
     exe->max_loop_iterations = max_iter ? strtoull(max_iter, NULL, 10) : 10000000ull;
     st = exe_lower_module(exe, module, &context->target, &constant_data);

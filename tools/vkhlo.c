@@ -344,7 +344,7 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
     printf("instructions: %" PRId64 "\nfused_clusters: %" PRId64 "\nkernels: %" PRId64
            "\ndispatches: %" PRId64 "\nspirv_compiled: %" PRId64 "\nspirv_cache_hits: %" PRId64
            "\ncompile_ms: %.1f\n",
-           s.instructions, s.kernels, s.kernels, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
+           s.instructions, s.fused_clusters, s.kernels, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
            s.compile_ms);
   }
   if (strcmp(o->command, "compile") == 0) {

@@ -193,7 +193,8 @@ vkhlo_status_t vkhlo_executable_result_type(const vkhlo_executable_t *executable
 
 /* Figures of the compiled program (see `vkhlo compile --stats`). */
 typedef struct vkhlo_executable_stats {
-  int64_t instructions;   /* HLO instructions after inlining */
+  int64_t instructions;   /* HLO instructions after inlining, before the passes */
+  int64_t fused_clusters; /* fusion instructions (0 with no_fusion) */
   int64_t kernels;        /* compute shaders */
   int64_t dispatches;     /* dispatches per execution (loops counted once) */
   int64_t spirv_compiled; /* modules compiled (not from the cache) */
