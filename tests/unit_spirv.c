@@ -151,6 +151,7 @@ static void test_compile_and_cache(void **state) {
   assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
   assert_int_equal(w2[0], 0x07230203u);
   assert_int_equal(count_files(cache), 2);
+  fprintf(stderr, "add: %zu bytes optimized, %zu bytes unoptimized\n", n1, n2);
   free(w2);
   spirv_compiler_destroy(c);
 
@@ -217,6 +218,7 @@ static void test_bad_glsl(void **state) {
   assert_int_equal(n, 0);
   assert_int_equal(vkhlo_status_code(s), VKHLO_STATUS_INTERNAL);
   const char *msg = vkhlo_status_message(s);
+  fprintf(stderr, "%s\n", msg);
   assert_non_null(strstr(msg, "glslang failed to compile kernel bad_kernel"));
   assert_non_null(strstr(msg, "undefined_variable_here")); /* glslang's log */
   assert_non_null(strstr(msg, ">    4 |"));                 /* numbered source line */

@@ -544,7 +544,7 @@ int main(int argc, char **argv) {
   free(text);
   int validation = vkhlo_context_validation_message_count(ctx);
   vkhlo_context_destroy(ctx);
-  if (splits > 1 && !o.quiet) printf("%d splits: %d passed, %d failed, %d errors\n", splits, splits - failed - errors, failed, errors);
+  if (splits > 1) printf("%d splits: %d passed, %d failed, %d errors\n", splits, splits - failed - errors, failed, errors);
   if (validation || sink.count) {
     fprintf(stderr, "vkhlo: error: %d validation messages\n", validation ? validation : sink.count);
     return 2;

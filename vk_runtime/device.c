@@ -873,6 +873,15 @@ const vkrt_caps_t *vkrt_device_caps(const vkrt_device_t *device) { return &devic
 
 const vkrt_device_info_t *vkrt_device_info(const vkrt_device_t *device) { return &device->info; }
 
+void vkrt_device_vulkan_handles(const vkrt_device_t *device, vkrt_vulkan_handles_t *out) {
+  out->instance = (void *)device->instance;
+  out->physical_device = (void *)device->physical_device;
+  out->device = (void *)device->device;
+  out->queue = (void *)device->queue;
+  out->queue_family_index = device->queue_family_index;
+  out->get_instance_proc_addr = (void *)(uintptr_t)device->ifn.vkGetInstanceProcAddr;
+}
+
 /* ---- one-shot submissions (staging copies) ------------------------------ */
 
 void vkrt_record_host_barrier(vkrt_device_t *d, VkCommandBuffer cb) {

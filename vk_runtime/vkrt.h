@@ -102,6 +102,21 @@ void vkrt_device_destroy(vkrt_device_t *device);
 const vkrt_caps_t *vkrt_device_caps(const vkrt_device_t *device);
 const vkrt_device_info_t *vkrt_device_info(const vkrt_device_t *device);
 
+/* The Vulkan handles behind a device (VkInstance, VkPhysicalDevice,
+ * VkDevice, VkQueue and PFN_vkGetInstanceProcAddr, as void*), for interop:
+ * e.g. to fill vkrt_device_options_t's external_* fields of another
+ * vkrt_device_t that shares this VkDevice.  They remain owned by |device|
+ * (or by whoever owns it in external mode). */
+typedef struct vkrt_vulkan_handles {
+  void *instance;
+  void *physical_device;
+  void *device;
+  void *queue;
+  uint32_t queue_family_index;
+  void *get_instance_proc_addr;
+} vkrt_vulkan_handles_t;
+void vkrt_device_vulkan_handles(const vkrt_device_t *device, vkrt_vulkan_handles_t *out_handles);
+
 /* A device-local storage buffer usable as transfer source and destination.
  * |size_bytes| 0 is rounded up to 16. */
 vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer);
