@@ -41,11 +41,12 @@ case "${1:-}" in
   test)
     install_deps
     build build
-    # Every test runs with VK_LAYER_KHRONOS_validation; any message fails it.
-    (cd build && VKHLO_VALIDATION=1 ctest --output-on-failure --timeout 3000)
+    # Every test runs with VK_LAYER_KHRONOS_validation (any message fails it)
+    # and with the buffer-assignment checker on every compiled program.
+    (cd build && VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure --timeout 3000)
     build build-asan -DVKHLO_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
-       VKHLO_VALIDATION=1 ctest --output-on-failure -L unit --timeout 1200)
+       VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure -L unit --timeout 1200)
     ;;
   *)
     echo "usage: ./dev.sh example | test" >&2

@@ -102,6 +102,7 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffer_range = caps->max_storage_buffer_range;
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
+  t->demote_f64 = env_true("VKHLO_DEMOTE_F64"); /* only matters without shader_float64 */
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
@@ -194,6 +195,7 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
   vkhlo_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->context = context;
+  b->serial = ++context->next_buffer_serial;
   b->type = *type;
   size_t size = vkhlo_tensor_type_size_bytes(type);
   vkhlo_status_t st = vkrt_buffer_create(context->device, size < 16 ? 16 : (size + 15) / 16 * 16, &b->buffer);

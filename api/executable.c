@@ -1,9 +1,20 @@
 /*
  * vkhlo_executable_compile: the pipeline, one step per line —
- *   parse (hlo/parser.c) -> verify (hlo/verifier.c) -> lower to thunks and
- *   per-instruction kernels (api/lower.c, codegen/) -> buffer assignment ->
- *   GLSL -> SPIR-V (codegen/spirv.c) -> pipelines, pools, constants
- *   (vk_runtime/).
+ *   parse (hlo/parser.c) -> verify (hlo/verifier.c) -> passes: expand,
+ *   simplify, cse, dce, fusion (codegen/passes.c) -> schedule and lower to
+ *   thunks and kernels (api/lower.c, codegen/) -> buffer assignment and
+ *   its checker (api/buffer_assignment.c) -> GLSL -> SPIR-V
+ *   (codegen/spirv.c) -> pipelines, allocations, constants (vk_runtime/).
+ *
+ * The buffer-assignment checker runs in debug builds and whenever
+ * $VKHLO_CHECK_BUFFERS is set (=1 on, =0 off); a violation fails the
+ * compile with INTERNAL.
+ *
+ * Dumps (options->dump_dir): module.after_parse.mlir, the module after
+ * each pass (codegen/passes.c), fusion.dot (the fusion plan), every
+ * kernel's GLSL (.comp) and SPIR-V disassembly (.spvasm),
+ * buffer_assignment.txt (allocations, then every logical buffer's slice,
+ * live range and defining instruction) and thunks.txt (the program).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
@@ -27,6 +38,7 @@ void exe_free_sequence(exe_sequence_t *seq) {
   for (int i = 0; i < seq->count; i++) {
     exe_thunk_t *t = &seq->thunks[i];
     free(t->bindings);
+    free(t->inplace_ok);
     if (t->cond) { exe_free_sequence(t->cond); free(t->cond); }
     if (t->body) { exe_free_sequence(t->body); free(t->body); }
     for (int b = 0; b < t->branch_count; b++) {
@@ -42,6 +54,8 @@ void exe_free_sequence(exe_sequence_t *seq) {
 void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   if (!exe) return;
   vkrt_cmd_destroy(exe->cmd);
+  vkrt_cmd_destroy(exe->copy_cmd);
+  free(exe->recorded_serials);
   for (int i = 0; i < exe->kernel_count; i++) {
     vkrt_pipeline_destroy(exe->kernels[i].pipeline);
     free(exe->kernels[i].name);
@@ -49,8 +63,8 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   }
   free(exe->kernels);
   exe_free_sequence(&exe->main);
-  vkrt_buffer_destroy(exe->temp_pool);
-  vkrt_buffer_destroy(exe->constant_pool);
+  for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
+  free(exe->allocations);
   free(exe->buffers);
   free(exe->parameter_types);
   free(exe->result_types);
@@ -67,6 +81,23 @@ static int count_dispatches(const exe_sequence_t *seq) {
     if (t->cond) n += count_dispatches(t->cond);
     if (t->body) n += count_dispatches(t->body);
     for (int b = 0; b < t->branch_count; b++) n += count_dispatches(t->branches[b]);
+  }
+  return n;
+}
+
+/* Bytes read and written by the dispatches and copies of one execution
+ * (loops and every branch counted once): each binding's size, twice a
+ * copy's size; plus the copies of the results to the caller. */
+static int64_t count_bytes_moved(const vkhlo_executable_t *exe, const exe_sequence_t *seq) {
+  int64_t n = 0;
+  for (int i = 0; i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    if (t->kind == EXE_THUNK_DISPATCH)
+      for (int b = 0; b < t->binding_count; b++) n += (int64_t)exe->buffers[t->bindings[b]].size_bytes;
+    if (t->kind == EXE_THUNK_COPY) n += 2 * (int64_t)t->size_bytes;
+    if (t->cond) n += count_bytes_moved(exe, t->cond);
+    if (t->body) n += count_bytes_moved(exe, t->body);
+    for (int b = 0; b < t->branch_count; b++) n += count_bytes_moved(exe, t->branches[b]);
   }
   return n;
 }
@@ -122,12 +153,15 @@ static vkhlo_status_t build_device_objects(vkhlo_executable_t *exe, const void *
   const spirv_compiler_stats_t *after = spirv_compiler_stats(ctx->compiler);
   exe->stats.spirv_compiled = after->compiled - compiled0;
   exe->stats.spirv_cache_hits = after->cache_hits - hits0;
-  if (exe->temp_pool_size_bytes)
-    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(ctx->device, exe->temp_pool_size_bytes, &exe->temp_pool));
-  if (exe->constant_pool_size_bytes) {
-    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(ctx->device, exe->constant_pool_size_bytes, &exe->constant_pool));
-    VKHLO_RETURN_IF_ERROR(vkrt_buffer_upload(exe->constant_pool, 0, constant_data, exe->constant_pool_size_bytes));
+  for (int i = 0; i < exe->allocation_count; i++) {
+    exe_buffer_allocation_t *a = &exe->allocations[i];
+    if (a->kind == EXE_ALLOCATION_PARAMETER || a->size == 0) continue;
+    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(ctx->device, a->size, &a->buffer));
+    if (a->kind == EXE_ALLOCATION_CONSTANT)
+      VKHLO_RETURN_IF_ERROR(
+          vkrt_buffer_upload(a->buffer, 0, (const unsigned char *)constant_data + a->constant_data_offset, a->size));
   }
+  if (exe->straight_line) VKHLO_RETURN_IF_ERROR(vkrt_cmd_create(ctx->device, &exe->copy_cmd));
   return vkrt_cmd_create(ctx->device, &exe->cmd);
 }
 
@@ -136,22 +170,97 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
   size_t len;
   FILE *f = open_memstream(&text, &len);
   if (!f) return VKHLO_NO_MEMORY();
-  fprintf(f, "# buffer assignment: temp pool %llu bytes, constant pool %llu bytes\n",
-          (unsigned long long)exe->temp_pool_size_bytes, (unsigned long long)exe->constant_pool_size_bytes);
-  fprintf(f, "%-6s %-10s %-12s %-12s %-16s %s\n", "buffer", "kind", "size", "offset", "live_range", "defined_by");
+  static const char *const allocation_kinds[] = {"parameter", "constant", "temp"};
+  fprintf(f, "# buffer assignment: %d allocations, temp %llu bytes (liveness lower bound %llu), constant %llu "
+             "bytes, offsets aligned to %llu\n",
+          exe->allocation_count, (unsigned long long)exe_temp_bytes(exe),
+          (unsigned long long)exe_liveness_lower_bound(exe), (unsigned long long)exe->constant_size_bytes,
+          (unsigned long long)exe->alignment);
+  fprintf(f, "%-10s %-10s %-12s %s\n", "allocation", "kind", "size", "notes");
+  for (int i = 0; i < exe->allocation_count; i++) {
+    const exe_buffer_allocation_t *a = &exe->allocations[i];
+    fprintf(f, "%-10d %-10s %-12llu", a->index, allocation_kinds[a->kind], (unsigned long long)a->size);
+    if (a->is_entry_computation_parameter) fprintf(f, " parameter_number=%d", a->parameter_number);
+    if (a->maybe_live_out) fprintf(f, " maybe_live_out");
+    fputc('\n', f);
+  }
+  fprintf(f, "\n%-6s %-10s %-12s %-10s %-12s %-16s %-10s %s\n", "buffer", "kind", "size", "allocation", "offset",
+          "live_range", "in_place", "defined_by");
   static const char *const kinds[] = {"parameter", "constant", "temp"};
   for (int i = 0; i < exe->buffer_count; i++) {
     const exe_buffer_t *b = &exe->buffers[i];
-    char range[64];
-    snprintf(range, sizeof range, "[%d,%d]", b->def_position, b->last_use_position);
-    fprintf(f, "%-6d %-10s %-12llu %-12llu %-16s %s\n", i, kinds[b->kind],
-            (unsigned long long)b->size_bytes, (unsigned long long)b->offset_bytes, range,
+    char range[64], inplace[32] = "-";
+    if (b->kind == EXE_BUFFER_TEMP) snprintf(range, sizeof range, "[%d,%d]", b->def_position, b->last_use_position);
+    else snprintf(range, sizeof range, "-");
+    if (b->inplace_of >= 0) snprintf(inplace, sizeof inplace, "over %d", b->inplace_of);
+    fprintf(f, "%-6d %-10s %-12llu %-10d %-12llu %-16s %-10s %s\n", i, kinds[b->kind],
+            (unsigned long long)b->size_bytes, b->allocation, (unsigned long long)b->offset_bytes, range, inplace,
             b->name ? b->name : "");
   }
   fclose(f);
   vkhlo_status_t st = write_file(dir, "buffer_assignment", ".txt", text);
   free(text);
   return st;
+}
+
+static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequence_t *seq, int depth) {
+  for (int i = 0; i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    fprintf(f, "%*s%-5d ", 2 * depth, "", t->position);
+    switch (t->kind) {
+      case EXE_THUNK_DISPATCH: {
+        uint64_t bytes = 0;
+        for (int b = 0; b < t->binding_count; b++) bytes += exe->buffers[t->bindings[b]].size_bytes;
+        fprintf(f, "dispatch %s bytes=%llu in=(", exe->kernels[t->kernel].name, (unsigned long long)bytes);
+        for (int b = 0; b < t->binding_count; b++)
+          fprintf(f, "%s%d%s", b == t->input_count ? ") out=(" : b ? " " : "", t->bindings[b],
+                  b >= t->input_count && exe->buffers[t->bindings[b]].inplace_of >= 0 ? "*" : "");
+        fprintf(f, "%s)\n", t->binding_count == t->input_count ? ") out=(" : "");
+        break;
+      }
+      case EXE_THUNK_COPY:
+        fprintf(f, "copy %d -> %d bytes=%llu\n", t->src, t->dst, (unsigned long long)t->size_bytes);
+        break;
+      case EXE_THUNK_WHILE:
+        fprintf(f, "while pred=%d\n%*s  cond:\n", t->pred_buffer, 2 * depth, "");
+        dump_sequence(f, exe, t->cond, depth + 2);
+        fprintf(f, "%*s  body:\n", 2 * depth, "");
+        dump_sequence(f, exe, t->body, depth + 2);
+        break;
+      case EXE_THUNK_CONDITIONAL:
+        fprintf(f, "conditional selector=%d\n", t->selector_buffer);
+        for (int b = 0; b < t->branch_count; b++) {
+          fprintf(f, "%*s  branch %d:\n", 2 * depth, "", b);
+          dump_sequence(f, exe, t->branches[b], depth + 2);
+        }
+        break;
+    }
+  }
+}
+
+/* DIR/thunks.txt: the program, one thunk per line with its position,
+ * kernel, bytes bound and buffer ids (* = written in place). */
+static vkhlo_status_t dump_thunks(const char *dir, const vkhlo_executable_t *exe) {
+  char *text;
+  size_t len;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return VKHLO_NO_MEMORY();
+  fprintf(f, "# thunks (position, kind, kernel, bytes bound, buffer ids; * = in place)\n");
+  dump_sequence(f, exe, &exe->main, 0);
+  fclose(f);
+  vkhlo_status_t st = write_file(dir, "thunks", ".txt", text);
+  free(text);
+  return st;
+}
+
+static bool check_buffers_enabled(void) {
+  const char *v = getenv("VKHLO_CHECK_BUFFERS");
+  if (v && *v) return strcmp(v, "0") != 0;
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
 }
 
 vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
@@ -181,23 +290,32 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   }
   vkhlo_executable_t *exe = NULL;
   void *constant_data = NULL;
+  if (!st && options->dump_dir) {
+    char *dot = codegen_fusion_dot(module);
+    if (dot) {
+      st = write_file(options->dump_dir, "fusion", ".dot", dot);
+      free(dot);
+    }
+  }
   if (!st) {
     exe = calloc(1, sizeof *exe);
     if (!exe) st = VKHLO_NO_MEMORY();
   }
+  exe_buffer_limits_t limits;
+  exe_buffer_limits_for_device(context->device, &limits);
   if (!st) {
     exe->context = context;
     exe->stats.instructions = pass_stats.instructions_before;
     exe->stats.fused_clusters = pass_stats.fused_clusters;
     const char *max_iter = getenv("VKHLO_MAX_LOOP_ITERATIONS");
     exe->max_loop_iterations = max_iter ? strtoull(max_iter, NULL, 10) : 10000000ull;
-    st = exe_lower_module(exe, module, &context->target, &constant_data);
+    st = exe_lower_module(exe, module, &context->target, limits.alignment, &constant_data);
   }
   hlo_module_destroy(module);
-  if (!st) {
-    exe_assign_buffers(exe);
-    if (options->dump_dir) st = dump_buffers(options->dump_dir, exe);
-  }
+  if (!st) st = exe_assign_buffers(exe, &limits);
+  if (!st && options->dump_dir) st = dump_buffers(options->dump_dir, exe);
+  if (!st && options->dump_dir) st = dump_thunks(options->dump_dir, exe);
+  if (!st && check_buffers_enabled()) st = exe_verify_buffer_assignment(exe);
   if (!st) st = build_device_objects(exe, constant_data, options->dump_dir);
   free(constant_data);
   if (st) {
@@ -206,6 +324,12 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   }
   exe->stats.kernels = exe->kernel_count;
   exe->stats.dispatches = count_dispatches(&exe->main);
+  exe->stats.bytes_moved = count_bytes_moved(exe, &exe->main);
+  for (int i = 0; i < exe->result_count; i++)
+    exe->stats.bytes_moved += 2 * (int64_t)vkhlo_tensor_type_size_bytes(&exe->result_types[i]);
+  exe->stats.peak_intermediate_bytes = (int64_t)exe_temp_bytes(exe);
+  exe->stats.liveness_lower_bound_bytes = (int64_t)exe_liveness_lower_bound(exe);
+  exe->stats.barriers = exe_count_barriers(exe);
   exe->stats.compile_ms = now_ms() - t0;
   *out_executable = exe;
   return NULL;

@@ -25,31 +25,63 @@ struct vkhlo_context_s {
   void *message_user;
   int validation_messages;
   bool restricted;
+  uint64_t next_buffer_serial;
 };
 
 struct vkhlo_buffer_s {
   vkhlo_context_t *context;
+  uint64_t serial; /* unique within the context: never reused */
   vkhlo_tensor_type_t type;
   vkrt_buffer_t *buffer;
 };
 
 /* ---------------------------------------------------------- the program */
 
+/* Where a logical buffer's bytes live (XLA's BufferAllocation). */
+typedef enum exe_allocation_kind_e {
+  EXE_ALLOCATION_PARAMETER, /* the caller's argument buffer |parameter_number| */
+  EXE_ALLOCATION_CONSTANT,  /* uploaded at compile time */
+  EXE_ALLOCATION_TEMP,      /* scratch shared by buffers whose live ranges differ */
+} exe_allocation_kind_t;
+
+typedef struct exe_buffer_allocation {
+  int index;
+  exe_allocation_kind_t kind;
+  uint64_t size;
+  bool is_entry_computation_parameter;
+  int parameter_number;
+  bool maybe_live_out; /* holds a buffer the caller receives as a result */
+  /* constant allocations: their bytes start at this offset of the
+   * constant data lowering produced */
+  uint64_t constant_data_offset;
+  vkrt_buffer_t *buffer; /* NULL for parameters (bound per execution) */
+} exe_buffer_allocation_t;
+
 typedef enum exe_buffer_kind_e {
   EXE_BUFFER_PARAMETER, /* the caller's argument |parameter_number| */
-  EXE_BUFFER_CONSTANT,  /* uploaded at compile time into the constant pool */
-  EXE_BUFFER_TEMP,      /* placed in the temp pool by buffer assignment */
+  EXE_BUFFER_CONSTANT,  /* uploaded at compile time into a constant allocation */
+  EXE_BUFFER_TEMP,      /* placed in a temp allocation by buffer assignment */
 } exe_buffer_kind_t;
 
-/* A logical buffer: one array value (or a loop-state / result slot). */
+/* A logical buffer: one array value (or a loop-state / result slot).
+ * Values that are the same bytes (reshape, same-width bitcast_convert,
+ * get_tuple_element, tuple) share one logical buffer. */
 typedef struct exe_buffer {
   exe_buffer_kind_t kind;
   uint64_t size_bytes;
   int parameter_number;
-  /* Live range over thunk positions [def_position, last_use_position]. */
+  /* Live range over thunk positions, inclusive: written first by the thunk
+   * at |def_position|, read or written last at |last_use_position|. */
   int def_position;
   int last_use_position;
-  /* Buffer assignment: offset in its pool (constant or temp). */
+  /* In-place reuse: this buffer is an output of the dispatch at
+   * |def_position| that writes into the storage of buffer |inplace_of|,
+   * an input of that dispatch whose live range ends there (-1: none). */
+  int inplace_of;
+  /* Buffer assignment: the slice {allocation, offset_bytes, size_bytes}.
+   * For constants, lowering sets offset_bytes within the constant data and
+   * buffer assignment rebases it into its allocation. */
+  int allocation;
   uint64_t offset_bytes;
   const char *name; /* the instruction that defines it (for dumps) */
 } exe_buffer_t;
@@ -68,8 +100,15 @@ typedef struct exe_thunk {
   int position;
   /* dispatch */
   int kernel;
-  int *bindings; /* buffer ids, kernel's binding order */
+  int *bindings; /* buffer ids, kernel's binding order: inputs, then outputs */
   int binding_count;
+  int input_count;
+  /* Per input binding: true when output 0 may be written into this input's
+   * storage (out[i] depends on in[i] only, same element width, one output);
+   * lowering decides, once live ranges are known, whether it is. NULL when
+   * no input qualifies. */
+  bool *inplace_ok;
+  bool is_scatter; /* its results start as copies of its inputs */
   /* copy (whole-buffer prefix of size_bytes) */
   int src, dst;
   uint64_t size_bytes;
@@ -112,10 +151,13 @@ struct vkhlo_executable_s {
   vkhlo_context_t *context;
   int buffer_count, buffer_capacity;
   exe_buffer_t *buffers;
+  int allocation_count;
+  exe_buffer_allocation_t *allocations;
   int kernel_count, kernel_capacity;
   exe_kernel_t *kernels;
   exe_sequence_t main;
   int position_count;
+  bool straight_line; /* main has no while / conditional thunk */
   int parameter_count;
   vkhlo_tensor_type_t *parameter_types;
   int result_count;
@@ -123,24 +165,58 @@ struct vkhlo_executable_s {
   int *result_buffers;
   int check_count, check_capacity;
   exe_check_t *checks;
-  /* pools */
-  uint64_t temp_pool_size_bytes, constant_pool_size_bytes;
-  vkrt_buffer_t *temp_pool, *constant_pool;
-  vkrt_cmd_t *cmd;
+  uint64_t constant_size_bytes; /* lowering's constant data */
+  uint64_t alignment;           /* of every slice's offset */
+  /* Execution.  |cmd| records the program; for a straight-line program it
+   * is recorded once and replayed while the arguments are the same buffers
+   * (|recorded_serials|), and |copy_cmd| copies the results out. */
+  vkrt_cmd_t *cmd, *copy_cmd;
+  bool recorded;
+  uint64_t *recorded_serials;
   vkhlo_executable_stats_t stats;
   uint64_t max_loop_iterations;
 };
 
 /* api/lower.c: builds |exe|'s buffers, kernels (GLSL only) and thunks from
- * the verified |module|.  Constant data is written to |*out_constant_data|
- * (heap, caller frees) laid out at each constant buffer's offset. */
+ * the verified |module|: schedules each computation, aliases reshapes,
+ * computes live ranges and decides in-place reuse.  Constant data is
+ * written to |*out_constant_data| (heap, caller frees; exe->constant_size_bytes
+ * bytes) at each constant buffer's offset_bytes, aligned to |alignment|. */
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
-                                const codegen_target_t *target, void **out_constant_data);
-/* api/lower.c: places temp buffers by live range (first fit). */
-void exe_assign_buffers(vkhlo_executable_t *exe);
+                                const codegen_target_t *target, uint64_t alignment,
+                                void **out_constant_data);
+
+/* api/buffer_assignment.c */
+typedef struct exe_buffer_limits {
+  uint64_t alignment;            /* slice offsets (minStorageBufferOffsetAlignment) */
+  uint64_t max_allocation_size;  /* one allocation (maxMemoryAllocationSize) */
+} exe_buffer_limits_t;
+/* The device's limits ($VKHLO_MAX_ALLOCATION_BYTES may lower the
+ * allocation size, for tests). */
+void exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out);
+/* Places every buffer: parameters in their own allocations, constants
+ * packed in order, temps packed by live range (best fit, biggest first);
+ * fills exe->allocations and each buffer's {allocation, offset_bytes}.
+ * Device buffers of a previous assignment are destroyed (the executable
+ * cannot run until build_device_objects makes new ones).
+ * Errors: RESOURCE_EXHAUSTED when one buffer exceeds max_allocation_size. */
+vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limits_t *limits);
+/* Proves the assignment safe: every slice aligned and inside its
+ * allocation, every buffer referenced by a thunk only inside its live
+ * range, and no two temp buffers live at the same position overlapping in
+ * bytes, except an in-place output and the input it reuses at the thunk
+ * where that input dies.  Errors: INTERNAL naming the first violation. */
+vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe);
+/* Max over positions of the bytes of live temp buffers (in-place pairs
+ * counted once): no placement can use less. */
+uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
+/* Sum of the temp allocations' sizes. */
+uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
+
 /* api/execute.c */
-vkhlo_status_t exe_run(vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
-                       vkhlo_buffer_t **results);
+/* Barriers one execution records (loops and branches counted once). */
+int64_t exe_count_barriers(const vkhlo_executable_t *exe);
+
 /* api/check.c: compares downloaded actual/expected host data. */
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected);
 void exe_free_sequence(exe_sequence_t *seq);
@@ -152,6 +228,12 @@ double exe_element_value(const void *data, vkhlo_element_type_t t, int64_t i, in
 /* Conversions between the IR's and the API's type descriptions. */
 void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *out);
 
-#define EXE_BUFFER_ALIGNMENT 256u
+/* A buffer id's storage: the buffer whose slice it uses (in-place chains
+ * followed to their start). */
+static inline int exe_storage_buffer(const vkhlo_executable_t *exe, int id) {
+  while (exe->buffers[id].inplace_of >= 0) id = exe->buffers[id].inplace_of;
+  return id;
+}
+
 
 #endif

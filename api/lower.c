@@ -1,11 +1,25 @@
 /*
  * Lowering: HloModule -> executable program.
  *
- * Walks the entry computation in order and turns each instruction into
- * thunks over logical buffers:
+ * Scheduling.  Each computation (the entry and every region lowered as a
+ * sequence) is first put in an order that keeps memory low: a list
+ * scheduler over the instruction DAG (schedule_computation) that always
+ * runs the ready instruction that frees the most bytes net of what it
+ * allocates, ties going to the earlier instruction; instructions that only
+ * rename bytes (parameter, constant, tuple, get_tuple_element, reshape...)
+ * run as soon as they are ready, and side-effecting ones (check, rng,
+ * custom_call...) keep their relative order.  The peak of that order is
+ * simulated and compared with the original order's; the lower wins.  The
+ * IR itself is not reordered: the order is an array local to the lowering.
+ *
+ * Then each instruction, in that order, becomes thunks over logical
+ * buffers:
  *   - parameter, constant, get_tuple_element, tuple, optimization_barrier
  *     produce no thunk: they name buffers (a constant's bytes go to the
- *     constant pool);
+ *     constant data);
+ *   - reshape, a bitcast_convert between types of the same byte width, and
+ *     a fusion that only does those, produce no thunk either: the result IS
+ *     the operand's buffer (see "Layout" below);
  *   - while becomes a WHILE thunk with a cond and a body sequence over
  *     loop-state buffers (operands copied in first; body results copied
  *     back, through a temporary when a result is another loop-state buffer,
@@ -13,12 +27,41 @@
  *   - if / case become a CONDITIONAL thunk whose branches copy their
  *     results into the op's result buffers;
  *   - check.* ops become checks evaluated after the execution;
- *   - every other instruction becomes one DISPATCH of a kernel emitted by
- *     codegen (scatter first copies its inputs into its results).
- * Each thunk gets a position; each buffer records its first definition and
- * last use, which buffer assignment (exe_assign_buffers) uses to share the
- * temp pool between buffers whose live ranges do not overlap.  A buffer
- * defined outside a loop and used inside it stays live to the loop's end.
+ *   - every other instruction (fusions included, multi-output ones with a
+ *     tuple shape giving one buffer per element) becomes one DISPATCH of a
+ *     kernel emitted by codegen (scatter first copies its inputs into its
+ *     results).
+ *
+ * Layout.  Every buffer is dense row-major (minor_to_major = rank-1..0),
+ * the layout of the caller's buffers; no pass changes it.  So a reshape,
+ * which keeps the row-major linear order of the elements, is the same
+ * bytes and is lowered as an alias, and transposes and broadcasts are
+ * index arithmetic that the fusion pass folds into their consumers'
+ * kernels.  This is the whole of layout assignment today.  A physical
+ * layout change (e.g. a transposed copy of a matmul operand for coalesced
+ * reads, or tiled layouts) would be inserted here, between scheduling and
+ * lowering: give the value a layout, emit one transpose dispatch into a
+ * buffer of that layout, and have the kernels that read it index it
+ * accordingly (codegen would need the layout in the shape it sees).
+ *
+ * Live ranges.  Each thunk gets a position (1, 2, ...; a number can also
+ * mark a moment without a thunk, e.g. the host reading a loop predicate);
+ * each buffer records the position of the thunk that first writes it and of
+ * its last use.  A buffer defined outside a loop and used inside it stays
+ * live to the loop's end.  Results and checked values live to the end.
+ * Buffer assignment (api/buffer_assignment.c) shares temp storage between
+ * buffers whose ranges do not intersect.
+ *
+ * In-place reuse.  Once all live ranges are known (after the whole module
+ * is lowered), decide_inplace lets a dispatch write its output into the
+ * storage of an input that dies at that dispatch when that is safe:
+ *   - an elementwise op, or a fusion whose root is reached from that
+ *     parameter through elementwise ops (and reshapes) only, with one
+ *     output of the input's element width (>= 4 bytes): out[i] depends on
+ *     in[i] alone and is written by the invocation that read in[i];
+ *   - dynamic_update_slice (alone or as a fusion root) on its operand 0;
+ *   - scatter: the copy of the input into the result is dropped.
+ * Parameter and constant buffers are never written.
  *
  * Regions may be shared by several ops (a callee inlined twice), so the
  * value -> buffer map is per lowering of a computation, indexed by
@@ -45,8 +88,11 @@ typedef struct lowering {
   /* constant data, laid out at the constant buffers' offsets */
   unsigned char *constant_data;
   uint64_t constant_size, constant_capacity;
+  uint64_t alignment;
   /* kernel dedup: hash of GLSL per kernel */
   uint64_t *kernel_hashes;
+  /* scratch marks indexed by instruction id (all false between uses) */
+  bool *marks;
 } lowering_t;
 
 static uint64_t fnv1a(const char *s) {
@@ -70,8 +116,11 @@ static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes
   memset(b, 0, sizeof *b);
   b->kind = kind;
   b->size_bytes = size_bytes < 16 ? 16 : align_up(size_bytes, 16);
-  b->def_position = l->position;
-  b->last_use_position = l->position;
+  /* first written by the next thunk (callers lower it to the exact one) */
+  b->def_position = l->position + 1;
+  b->last_use_position = l->position + 1;
+  b->inplace_of = -1;
+  b->allocation = -1;
   b->name = name;
   return exe->buffer_count++;
 }
@@ -174,7 +223,7 @@ static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr
   int id = new_buffer(l, EXE_BUFFER_CONSTANT, size, instr->name);
   if (id < 0) return VKHLO_NO_MEMORY();
   exe_buffer_t *b = &l->exe->buffers[id];
-  uint64_t offset = align_up(l->constant_size, EXE_BUFFER_ALIGNMENT);
+  uint64_t offset = align_up(l->constant_size, l->alignment);
   uint64_t end = offset + b->size_bytes;
   if (end > l->constant_capacity) {
     uint64_t cap = l->constant_capacity ? l->constant_capacity : 65536;
@@ -299,6 +348,9 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
     goto loop_done;
   }
   tmp.pred_buffer = cond_root.ids[0];
+  /* The host reads the predicate after the cond's last thunk: a moment of
+   * its own, so that no thunk of the cond may reuse its storage. */
+  l->position++;
   use_buffer(l, tmp.pred_buffer);
   if ((st = lower_region(l, body, total, ids, &tmp.body, &body_root))) goto loop_done;
   if (body_root.count != n) {
@@ -432,56 +484,172 @@ static vkhlo_status_t lower_check(lowering_t *l, env_t *env, const hlo_instructi
   return NULL;
 }
 
+/* ------------------------------------------------ aliases and in-place */
+
+/* True when elements of types |a| and |b| are the same bytes in storage:
+ * the same whole-byte width, no sub-byte or predicate packing, no complex. */
+static bool same_bytes_type(hlo_element_type_t a, hlo_element_type_t b) {
+  if (a == HLO_TUPLE || b == HLO_TUPLE || a == HLO_TOKEN || b == HLO_TOKEN) return false;
+  if (hlo_element_type_is_complex(a) || hlo_element_type_is_complex(b)) return false;
+  size_t sa = hlo_element_type_size_bytes(a), sb = hlo_element_type_size_bytes(b);
+  return sa == sb && hlo_element_type_bit_width(a) == (int)(8 * sa) &&
+         hlo_element_type_bit_width(b) == (int)(8 * sb);
+}
+
+/* An instruction whose result has the operand's bytes: reshape (row-major
+ * order is kept) or bitcast_convert between same-width types. */
+static bool is_byte_preserving(const hlo_instruction_t *instr) {
+  if (instr->operand_count != 1 || hlo_shape_is_tuple(&instr->shape) ||
+      hlo_shape_is_tuple(&instr->operands[0]->shape))
+    return false;
+  if (hlo_shape_element_count(&instr->shape) != hlo_shape_element_count(&instr->operands[0]->shape))
+    return false;
+  if (instr->opcode == HLO_OPCODE_RESHAPE)
+    return instr->shape.element_type == instr->operands[0]->shape.element_type;
+  if (instr->opcode == HLO_OPCODE_BITCAST_CONVERT)
+    return same_bytes_type(instr->shape.element_type, instr->operands[0]->shape.element_type);
+  return false;
+}
+
+/* The operand whose buffer |instr|'s result is, or -1: a byte-preserving
+ * instruction, or a fusion whose root is a chain of them over a parameter. */
+static int alias_operand(const hlo_instruction_t *instr) {
+  if (is_byte_preserving(instr)) return 0;
+  if (instr->opcode != HLO_OPCODE_FUSION || instr->called_count < 1 || hlo_shape_is_tuple(&instr->shape))
+    return -1;
+  const hlo_instruction_t *r = instr->called_computations[0]->root;
+  while (r && is_byte_preserving(r)) r = r->operands[0];
+  if (!r || r->opcode != HLO_OPCODE_PARAMETER || r == instr->called_computations[0]->root) return -1;
+  if (r->parameter_number < 0 || r->parameter_number >= instr->operand_count) return -1;
+  if (hlo_shape_size_bytes(&instr->operands[r->parameter_number]->shape) != hlo_shape_size_bytes(&instr->shape))
+    return -1;
+  return r->parameter_number;
+}
+
+/* An op reading its operands at the output's index only. */
+static bool is_identity_indexed(const hlo_instruction_t *instr, int64_t count) {
+  if (hlo_shape_is_tuple(&instr->shape) || hlo_shape_element_count(&instr->shape) != count) return false;
+  return hlo_opcode_is_elementwise(instr->opcode) || is_byte_preserving(instr);
+}
+
+static bool inplace_width_ok(const hlo_shape_t *in, const hlo_shape_t *out) {
+  if (hlo_shape_is_tuple(in) || hlo_shape_is_tuple(out)) return false;
+  size_t s = hlo_element_type_size_bytes(out->element_type);
+  return s >= 4 && s == hlo_element_type_size_bytes(in->element_type) &&
+         hlo_shape_element_count(in) == hlo_shape_element_count(out);
+}
+
+/* May the single output of |instr| be written into operand |k|'s storage?
+ * (Whether that operand dies here is decided later, by decide_inplace.) */
+static bool inplace_candidate(lowering_t *l, const hlo_instruction_t *instr, int k) {
+  const hlo_instruction_t *operand = instr->operands[k];
+  if (!inplace_width_ok(&operand->shape, &instr->shape)) return false;
+  if (instr->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE) return k == 0;
+  if (instr->opcode != HLO_OPCODE_FUSION)
+    return hlo_opcode_is_elementwise(instr->opcode);
+  if (instr->called_count < 1) return false;
+  const hlo_computation_t *f = instr->called_computations[0];
+  const hlo_instruction_t *param = NULL;
+  for (int i = 0; i < f->parameter_count; i++)
+    if (f->parameters[i]->parameter_number == k) param = f->parameters[i];
+  if (!param || !f->root || param->id >= l->module->next_instruction_id) return false;
+  /* dynamic_update_slice root updating the parameter, its only use */
+  if (f->root->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE && f->root->operands[0] == param) {
+    int uses = 0;
+    for (int i = 0; i < f->instruction_count; i++) {
+      const hlo_instruction_t *x = f->instructions[i];
+      for (int j = 0; j < x->operand_count; j++) uses += x->operands[j] == param;
+    }
+    return uses == 1;
+  }
+  /* every instruction that depends on the parameter is identity-indexed */
+  int64_t count = hlo_shape_element_count(&operand->shape);
+  bool ok = true;
+  bool *mark = l->marks;
+  mark[param->id] = true;
+  for (int i = 0; i < f->instruction_count; i++) {
+    const hlo_instruction_t *x = f->instructions[i];
+    if (x == param || x->id >= l->module->next_instruction_id) continue;
+    bool depends = false;
+    for (int j = 0; j < x->operand_count && !depends; j++)
+      depends = x->operands[j]->id < l->module->next_instruction_id && mark[x->operands[j]->id];
+    if (!depends) continue;
+    mark[x->id] = true;
+    if (!is_identity_indexed(x, count)) ok = false;
+  }
+  for (int i = 0; i < f->instruction_count; i++)
+    if (f->instructions[i]->id < l->module->next_instruction_id) mark[f->instructions[i]->id] = false;
+  mark[param->id] = false;
+  return ok && f->root->id < l->module->next_instruction_id;
+}
+
 static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
                                    exe_sequence_t *seq, value_bufs_t *out) {
   codegen_kernel_t k;
   memset(&k, 0, sizeof k);
   VKHLO_RETURN_IF_ERROR(codegen_emit_instruction(l->target, instr, &k));
   int *bindings = calloc((size_t)(k.input_count + k.output_count + 1), sizeof(int));
-  if (!bindings) {
+  bool *inplace_ok = calloc((size_t)(k.input_count + 1), sizeof(bool));
+  if (!bindings || !inplace_ok) {
+    free(bindings);
+    free(inplace_ok);
     codegen_kernel_free(&k);
     return VKHLO_NO_MEMORY();
   }
   vkhlo_status_t st = NULL;
+  bool any_inplace = false;
   for (int i = 0; i < k.input_count && !st; i++) {
     if (i >= instr->operand_count) {
       st = instr_error(instr, VKHLO_STATUS_INTERNAL, "kernel has more inputs than operands");
       break;
     }
     st = single_buffer(env, instr, instr->operands[i], &bindings[i]);
+    if (!st && k.output_count == 1 && k.input_count == instr->operand_count &&
+        inplace_candidate(l, instr, i))
+      any_inplace = inplace_ok[i] = true;
   }
   if (!st) st = new_value(l, &instr->shape, instr->name, out);
   if (!st && out->count != k.output_count)
     st = instr_error(instr, VKHLO_STATUS_INTERNAL, "kernel output count does not match the result");
-  if (!st && instr->opcode == HLO_OPCODE_SCATTER) {
-    /* The scatter kernel updates its results in place: start from the inputs. */
-    for (int i = 0; i < out->count && !st; i++) st = add_copy(l, seq, bindings[i], out->ids[i]);
+  bool is_scatter = instr->opcode == HLO_OPCODE_SCATTER;
+  if (!st && is_scatter) {
+    /* The scatter kernel updates its results in place: start from the
+     * inputs (decide_inplace drops a copy whose input dies here). */
+    if (k.input_count < out->count)
+      st = instr_error(instr, VKHLO_STATUS_INTERNAL, "scatter kernel has fewer inputs than results");
+    for (int i = 0; i < out->count && !st; i++) {
+      st = add_copy(l, seq, bindings[i], out->ids[i]);
+      l->exe->buffers[out->ids[i]].def_position = l->position;
+    }
   }
   int kernel = -1;
   bool empty = k.group_count[0] == 0 || k.group_count[1] == 0 || k.group_count[2] == 0;
+  int input_count = k.input_count;
   if (!st) st = add_kernel(l, &k, &kernel);
   else codegen_kernel_free(&k);
-  if (st) {
+  if (st || empty) { /* empty: zero-element result, nothing to run */
     free(bindings);
+    free(inplace_ok);
     return st;
   }
-  for (int i = 0; i < out->count; i++) bindings[k.input_count + i] = out->ids[i];
-  if (empty) { /* zero-element result: nothing to run */
-    free(bindings);
-    return NULL;
-  }
+  for (int i = 0; i < out->count; i++) bindings[input_count + i] = out->ids[i];
   exe_thunk_t *t = add_thunk(l, seq, EXE_THUNK_DISPATCH);
   if (!t) {
     free(bindings);
+    free(inplace_ok);
     return VKHLO_NO_MEMORY();
   }
   t->kernel = kernel;
   t->bindings = bindings;
-  t->binding_count = k.input_count + k.output_count;
+  t->binding_count = input_count + out->count;
+  t->input_count = input_count;
+  t->is_scatter = is_scatter;
+  if (any_inplace) t->inplace_ok = inplace_ok;
+  else free(inplace_ok);
   for (int i = 0; i < t->binding_count; i++) use_buffer(l, bindings[i]);
-  for (int i = 0; i < out->count; i++) {
+  for (int i = 0; i < out->count && !is_scatter; i++) {
     exe_buffer_t *b = &l->exe->buffers[out->ids[i]];
-    if (b->def_position > t->position - 1) b->def_position = t->position - 1;
+    if (b->def_position > t->position) b->def_position = t->position;
   }
   return NULL;
 }
@@ -540,21 +708,244 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
                instr->attrs.call_target_name ? instr->attrs.call_target_name : "?");
       return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, what);
     }
-    default:
+    default: {
+      int a = alias_operand(instr);
+      if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
+        int id;
+        VKHLO_RETURN_IF_ERROR(single_buffer(env, instr, instr->operands[a], &id));
+        return alias_value(out, 1, &id);
+      }
       return lower_kernel(l, env, instr, seq, out);
+    }
   }
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+typedef struct sched_node {
+  bool renames;      /* produces no new bytes: scheduled as soon as ready */
+  bool effect;       /* keeps its order relative to other effects */
+  bool pinned;       /* its bytes live to the end (returned or checked) */
+  uint64_t alloc;    /* bytes of new buffers (0 when |renames|) */
+  int *sources;      /* the allocating nodes whose bytes this value is */
+  int source_count;
+  int *consumed;     /* allocating nodes whose bytes this node reads */
+  int consumed_count;
+  int *dependents;   /* nodes with this one among their dependencies */
+  int dependent_count, dependent_capacity;
+  int deps_left;
+  int remaining;     /* consumers of this node's bytes not yet scheduled */
+} sched_node_t;
+
+static bool push_int(int **array, int *count, int *capacity, int v) {
+  if (*count == *capacity) {
+    int cap = *capacity ? *capacity * 2 : 4;
+    int *p = realloc(*array, sizeof *p * (size_t)cap);
+    if (!p) return false;
+    *array = p;
+    *capacity = cap;
+  }
+  (*array)[(*count)++] = v;
+  return true;
+}
+
+static bool add_unique(int **array, int *count, int *capacity, int v) {
+  for (int i = 0; i < *count; i++)
+    if ((*array)[i] == v) return true;
+  return push_int(array, count, capacity, v);
+}
+
+static bool is_effect(hlo_opcode_t op) {
+  switch (op) {
+    case HLO_OPCODE_CHECK: case HLO_OPCODE_RNG: case HLO_OPCODE_CUSTOM_CALL:
+    case HLO_OPCODE_INFEED: case HLO_OPCODE_OUTFEED: case HLO_OPCODE_SEND: case HLO_OPCODE_RECV:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool renames_bytes(const hlo_instruction_t *x) {
+  switch (x->opcode) {
+    case HLO_OPCODE_PARAMETER: case HLO_OPCODE_CONSTANT: case HLO_OPCODE_GET_TUPLE_ELEMENT:
+    case HLO_OPCODE_TUPLE: case HLO_OPCODE_OPTIMIZATION_BARRIER: case HLO_OPCODE_CHECK:
+    case HLO_OPCODE_AFTER_ALL: case HLO_OPCODE_CREATE_TOKEN:
+      return true;
+    default:
+      return alias_operand(x) >= 0;
+  }
+}
+
+static uint64_t shape_bytes(const hlo_shape_t *shape) {
+  if (!hlo_shape_is_tuple(shape)) return hlo_shape_size_bytes(shape);
+  uint64_t n = 0;
+  for (int i = 0; i < shape->tuple_count; i++) n += shape_bytes(&shape->tuple_shapes[i]);
+  return n;
+}
+
+/* Peak bytes of |order| under the model of schedule_computation. */
+static uint64_t simulate_peak(sched_node_t *nodes, int n, const int *order) {
+  int *remaining = malloc(sizeof(int) * (size_t)(n + 1));
+  if (!remaining) return UINT64_MAX;
+  for (int i = 0; i < n; i++) remaining[i] = nodes[i].remaining;
+  uint64_t live = 0, peak = 0;
+  for (int k = 0; k < n; k++) {
+    sched_node_t *u = &nodes[order[k]];
+    live += u->alloc;
+    if (live > peak) peak = live;
+    for (int j = 0; j < u->consumed_count; j++) {
+      int s = u->consumed[j];
+      if (--remaining[s] == 0 && !nodes[s].pinned) live -= nodes[s].alloc;
+    }
+    if (u->alloc && remaining[order[k]] == 0 && !u->pinned) live -= u->alloc;
+  }
+  free(remaining);
+  return peak;
+}
+
+/* The order in which to lower |c|'s instructions (see the essay): a list
+ * schedule preferring the instruction that frees the most bytes, or the
+ * original order when that peaks lower.  *out_order: heap, caller frees. */
+static vkhlo_status_t schedule_computation(lowering_t *l, const hlo_computation_t *c,
+                                           const hlo_instruction_t ***out_order) {
+  int n = c->instruction_count;
+  *out_order = NULL;
+  const hlo_instruction_t **result = calloc((size_t)(n + 1), sizeof *result);
+  sched_node_t *nodes = calloc((size_t)(n + 1), sizeof *nodes);
+  int *index = malloc(sizeof(int) * (size_t)(l->module->next_instruction_id + 1));
+  int *order = calloc((size_t)(n + 1), sizeof(int));
+  bool *done = calloc((size_t)(n + 1), sizeof(bool));
+  vkhlo_status_t st = NULL;
+  if (!result || !nodes || !index || !order || !done) {
+    st = VKHLO_NO_MEMORY();
+    goto out;
+  }
+  for (int i = 0; i < l->module->next_instruction_id; i++) index[i] = -1;
+  for (int i = 0; i < n; i++)
+    if (c->instructions[i]->id < l->module->next_instruction_id) index[c->instructions[i]->id] = i;
+  int last_effect = -1;
+  for (int i = 0; i < n && !st; i++) {
+    const hlo_instruction_t *x = c->instructions[i];
+    sched_node_t *u = &nodes[i];
+    u->renames = renames_bytes(x);
+    u->effect = is_effect(x->opcode);
+    u->alloc = u->renames ? 0 : shape_bytes(&x->shape);
+    int cap = 0, ccap = 0;
+    if (!u->renames && !push_int(&u->sources, &u->source_count, &cap, i)) st = VKHLO_NO_MEMORY();
+    /* dependencies: operands and the previous effect */
+    for (int j = 0; j <= x->operand_count && !st; j++) {
+      int d;
+      if (j < x->operand_count) {
+        const hlo_instruction_t *o = x->operands[j];
+        d = o->id < l->module->next_instruction_id ? index[o->id] : -1;
+        if (d < 0 || d >= i) continue; /* not in this computation: no edge */
+        sched_node_t *v = &nodes[d];
+        for (int k = 0; k < v->source_count && !st; k++) {
+          if (u->renames && !add_unique(&u->sources, &u->source_count, &cap, v->sources[k])) st = VKHLO_NO_MEMORY();
+          if (!u->renames && !add_unique(&u->consumed, &u->consumed_count, &ccap, v->sources[k]))
+            st = VKHLO_NO_MEMORY();
+          if (x->opcode == HLO_OPCODE_CHECK) nodes[v->sources[k]].pinned = true;
+        }
+      } else {
+        if (!u->effect || last_effect < 0) continue;
+        d = last_effect;
+      }
+      sched_node_t *v = &nodes[d];
+      bool seen = false;
+      for (int k = 0; k < v->dependent_count; k++) seen |= v->dependents[k] == i;
+      if (!seen) {
+        if (!push_int(&v->dependents, &v->dependent_count, &v->dependent_capacity, i)) st = VKHLO_NO_MEMORY();
+        else u->deps_left++;
+      }
+    }
+    if (u->effect) last_effect = i;
+    for (int k = 0; k < u->consumed_count; k++) nodes[u->consumed[k]].remaining++;
+  }
+  if (st) goto out;
+  if (c->root && c->root->id < l->module->next_instruction_id && index[c->root->id] >= 0) {
+    sched_node_t *r = &nodes[index[c->root->id]];
+    for (int k = 0; k < r->source_count; k++) nodes[r->sources[k]].pinned = true;
+  }
+  /* the list schedule */
+  int *remaining = malloc(sizeof(int) * (size_t)(n + 1));
+  if (!remaining) {
+    st = VKHLO_NO_MEMORY();
+    goto out;
+  }
+  for (int i = 0; i < n; i++) remaining[i] = nodes[i].remaining;
+  for (int k = 0; k < n; k++) {
+    int pick = -1;
+    int64_t best = 0;
+    for (int i = 0; i < n; i++) {
+      if (done[i] || nodes[i].deps_left) continue;
+      if (nodes[i].renames) {
+        pick = i;
+        break;
+      }
+      int64_t score = -(int64_t)nodes[i].alloc;
+      for (int j = 0; j < nodes[i].consumed_count; j++) {
+        int s = nodes[i].consumed[j];
+        if (remaining[s] == 1 && !nodes[s].pinned) score += (int64_t)nodes[s].alloc;
+      }
+      if (remaining[i] == 0 && !nodes[i].pinned) score += (int64_t)nodes[i].alloc;
+      if (pick < 0 || score > best) {
+        pick = i;
+        best = score;
+      }
+    }
+    if (pick < 0) { /* a cycle cannot happen in verified IR; keep the original order */
+      for (int i = 0; i < n; i++) order[i] = i;
+      break;
+    }
+    done[pick] = true;
+    order[k] = pick;
+    for (int j = 0; j < nodes[pick].consumed_count; j++) remaining[nodes[pick].consumed[j]]--;
+    for (int j = 0; j < nodes[pick].dependent_count; j++) nodes[nodes[pick].dependents[j]].deps_left--;
+  }
+  free(remaining);
+  {
+    int *identity = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!identity) {
+      st = VKHLO_NO_MEMORY();
+      goto out;
+    }
+    for (int i = 0; i < n; i++) identity[i] = i;
+    uint64_t listed = simulate_peak(nodes, n, order), kept = simulate_peak(nodes, n, identity);
+    const int *chosen = listed < kept ? order : identity;
+    for (int i = 0; i < n; i++) result[i] = c->instructions[chosen[i]];
+    free(identity);
+  }
+  *out_order = result;
+  result = NULL;
+out:
+  for (int i = 0; nodes && i < n; i++) {
+    free(nodes[i].sources);
+    free(nodes[i].consumed);
+    free(nodes[i].dependents);
+  }
+  free(nodes);
+  free(index);
+  free(order);
+  free(done);
+  free(result);
+  return st;
 }
 
 static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *c,
                                         const value_bufs_t *params, exe_sequence_t *seq,
                                         value_bufs_t *out_root, bool is_entry) {
+  const hlo_instruction_t **order = NULL;
+  VKHLO_RETURN_IF_ERROR(schedule_computation(l, c, &order));
   env_t env;
   env.size = l->module->next_instruction_id;
   env.vals = calloc((size_t)(env.size ? env.size : 1), sizeof *env.vals);
-  if (!env.vals) return VKHLO_NO_MEMORY();
+  if (!env.vals) {
+    free(order);
+    return VKHLO_NO_MEMORY();
+  }
   vkhlo_status_t st = NULL;
   for (int i = 0; i < c->instruction_count && !st; i++)
-    st = lower_instruction(l, &env, c->instructions[i], params, seq, is_entry);
+    st = lower_instruction(l, &env, order[i], params, seq, is_entry);
   if (!st) {
     value_bufs_t *root = c->root ? lookup(&env, c->root) : NULL;
     if (!root) st = VKHLO_INTERNAL("computation %s has no root", c->name);
@@ -562,7 +953,72 @@ static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *
   }
   for (int i = 0; i < env.size; i++) free(env.vals[i].ids);
   free(env.vals);
+  free(order);
   return st;
+}
+
+/* ----------------------------------------------------------- in-place */
+
+/* Decides in-place reuse for the dispatches of |seq| (see the essay); live
+ * ranges are final.  Drops the copies of scatters whose input dies. */
+static void decide_inplace(vkhlo_executable_t *exe, exe_sequence_t *seq) {
+  for (int i = 0; i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    if (t->cond) decide_inplace(exe, t->cond);
+    if (t->body) decide_inplace(exe, t->body);
+    for (int b = 0; b < t->branch_count; b++) decide_inplace(exe, t->branches[b]);
+    if (t->kind != EXE_THUNK_DISPATCH) continue;
+    int outputs = t->binding_count - t->input_count;
+    if (t->is_scatter) {
+      /* copies bindings[j] -> bindings[input_count + j] just before */
+      if (i < outputs) continue;
+      for (int j = 0; j < outputs; j++) {
+        exe_thunk_t *copy = &seq->thunks[i - outputs + j];
+        int a = t->bindings[j], b = t->bindings[t->input_count + j];
+        exe_buffer_t *ab = &exe->buffers[a], *bb = &exe->buffers[b];
+        bool only_here = true;
+        for (int k = 0; k < t->input_count; k++) only_here &= k == j || t->bindings[k] != a;
+        for (int k = 0; k < outputs; k++) only_here &= k == j || t->bindings[t->input_count + k] != b;
+        if (copy->kind != EXE_THUNK_COPY || copy->src != a || copy->dst != b || !only_here ||
+            ab->kind != EXE_BUFFER_TEMP || bb->kind != EXE_BUFFER_TEMP || bb->inplace_of >= 0 ||
+            ab->last_use_position != t->position || ab->size_bytes != bb->size_bytes ||
+            bb->def_position != copy->position)
+          continue;
+        bb->inplace_of = a;
+        bb->def_position = t->position;
+        copy->kind = EXE_THUNK_COPY;
+        copy->size_bytes = 0; /* dropped below */
+        copy->src = copy->dst = -1;
+      }
+      continue;
+    }
+    if (!t->inplace_ok || outputs != 1) continue;
+    int b = t->bindings[t->input_count];
+    exe_buffer_t *bb = &exe->buffers[b];
+    if (bb->kind != EXE_BUFFER_TEMP || bb->def_position != t->position || bb->inplace_of >= 0) continue;
+    for (int k = 0; k < t->input_count; k++) {
+      if (!t->inplace_ok[k]) continue;
+      int a = t->bindings[k];
+      exe_buffer_t *ab = &exe->buffers[a];
+      if (ab->kind != EXE_BUFFER_TEMP || a == b || ab->last_use_position != t->position ||
+          ab->size_bytes != bb->size_bytes)
+        continue;
+      bool all_ok = true;
+      for (int m = 0; m < t->input_count; m++)
+        if (t->bindings[m] == a && !t->inplace_ok[m]) all_ok = false;
+      if (!all_ok) continue;
+      bb->inplace_of = a;
+      break;
+    }
+  }
+  /* compact away dropped copies */
+  int k = 0;
+  for (int i = 0; i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    if (t->kind == EXE_THUNK_COPY && t->src < 0) continue;
+    seq->thunks[k++] = *t;
+  }
+  seq->count = k;
 }
 
 void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *out) {
@@ -572,8 +1028,15 @@ void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *o
   for (int i = 0; i < shape->rank; i++) out->dimensions[i] = shape->dimensions[i];
 }
 
+static bool has_control_flow(const exe_sequence_t *seq) {
+  for (int i = 0; i < seq->count; i++)
+    if (seq->thunks[i].kind == EXE_THUNK_WHILE || seq->thunks[i].kind == EXE_THUNK_CONDITIONAL) return true;
+  return false;
+}
+
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
-                                const codegen_target_t *target, void **out_constant_data) {
+                                const codegen_target_t *target, uint64_t alignment,
+                                void **out_constant_data) {
   *out_constant_data = NULL;
   const hlo_computation_t *entry = module->entry_computation;
   if (!entry) return VKHLO_INVALID("module has no entry computation");
@@ -582,6 +1045,9 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
   l.exe = exe;
   l.module = module;
   l.target = target;
+  l.alignment = alignment ? alignment : 16;
+  l.marks = calloc((size_t)module->next_instruction_id + 1, sizeof(bool));
+  if (!l.marks) return VKHLO_NO_MEMORY();
 
   exe->parameter_count = entry->parameter_count;
   exe->parameter_types = calloc((size_t)(entry->parameter_count + 1), sizeof(vkhlo_tensor_type_t));
@@ -624,76 +1090,20 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
   free(params);
   free(param_ids);
   free(l.kernel_hashes);
-  exe->position_count = l.position + 1;
-  exe->constant_pool_size_bytes = l.constant_size;
+  free(l.marks);
+  /* The end: results are copied out and checks read at position + 1. */
+  for (int i = 0; i < exe->buffer_count; i++)
+    if (exe->buffers[i].last_use_position > l.position + 1) exe->buffers[i].last_use_position = l.position + 1;
+  exe->position_count = l.position + 2;
+  exe->constant_size_bytes = l.constant_size;
+  if (!st) {
+    decide_inplace(exe, &exe->main);
+    exe->straight_line = !has_control_flow(&exe->main);
+  }
   if (st) {
     free(l.constant_data);
     return st;
   }
   *out_constant_data = l.constant_data;
   return NULL;
-}
-
-/* First-fit placement of temp buffers in order of definition; a buffer's
- * space is free again after its last use. */
-void exe_assign_buffers(vkhlo_executable_t *exe) {
-  int n = exe->buffer_count;
-  int *order = calloc((size_t)(n + 1), sizeof(int));
-  int *live = calloc((size_t)(n + 1), sizeof(int));
-  if (!order || !live) { /* fall back: no sharing */
-    uint64_t off = 0;
-    for (int i = 0; i < n; i++)
-      if (exe->buffers[i].kind == EXE_BUFFER_TEMP) {
-        exe->buffers[i].offset_bytes = off;
-        off = align_up(off + exe->buffers[i].size_bytes, EXE_BUFFER_ALIGNMENT);
-      }
-    exe->temp_pool_size_bytes = off;
-    free(order);
-    free(live);
-    return;
-  }
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    if (exe->buffers[i].kind == EXE_BUFFER_TEMP) order[m++] = i;
-  /* insertion sort by def_position (stable) */
-  for (int i = 1; i < m; i++) {
-    int v = order[i], j = i - 1;
-    while (j >= 0 && exe->buffers[order[j]].def_position > exe->buffers[v].def_position) {
-      order[j + 1] = order[j];
-      j--;
-    }
-    order[j + 1] = v;
-  }
-  int live_count = 0;
-  uint64_t pool = 0;
-  for (int i = 0; i < m; i++) {
-    exe_buffer_t *b = &exe->buffers[order[i]];
-    /* retire buffers whose last use is before this definition */
-    int k = 0;
-    for (int j = 0; j < live_count; j++)
-      if (exe->buffers[live[j]].last_use_position >= b->def_position) live[k++] = live[j];
-    live_count = k;
-    /* sort live by offset */
-    for (int a = 1; a < live_count; a++) {
-      int v = live[a], j = a - 1;
-      while (j >= 0 && exe->buffers[live[j]].offset_bytes > exe->buffers[v].offset_bytes) {
-        live[j + 1] = live[j];
-        j--;
-      }
-      live[j + 1] = v;
-    }
-    uint64_t size = align_up(b->size_bytes, EXE_BUFFER_ALIGNMENT), off = 0;
-    for (int j = 0; j < live_count; j++) {
-      exe_buffer_t *o = &exe->buffers[live[j]];
-      if (off + size <= o->offset_bytes) break;
-      uint64_t end = align_up(o->offset_bytes + o->size_bytes, EXE_BUFFER_ALIGNMENT);
-      if (end > off) off = end;
-    }
-    b->offset_bytes = off;
-    if (off + size > pool) pool = off + size;
-    live[live_count++] = order[i];
-  }
-  exe->temp_pool_size_bytes = pool;
-  free(order);
-  free(live);
 }

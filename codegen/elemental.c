@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/emulate64.h"
 #include "support/status.h"
 
 /* ------------------------------------------------------------ basics */
@@ -78,7 +79,7 @@ static vkhlo_status_t unsupported_type(const hlo_instruction_t *instr, hlo_eleme
 
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t) {
   glsl_type_t g;
-  if (glsl_type_lookup(t, &g)) E->features |= g.features;
+  if (glsl_type_lookup_on(E->target, t, &g)) E->features |= g.features;
 }
 
 static void append_comment(strbuf_t *sb, const hlo_instruction_t *instr) {
@@ -162,7 +163,7 @@ void el_def(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_
   el_use_type(E, t);
   va_list ap;
   va_start(ap, fmt);
-  el_vdef(E, instr, glsl_compute_type(t), t, normalize && glsl_type_needs_normalize(t), out, fmt,
+  el_vdef(E, instr, glsl_compute_type_on(E->target, t), t, normalize && glsl_type_needs_normalize(t), out, fmt,
           ap);
   va_end(ap);
 }
@@ -239,26 +240,31 @@ vkhlo_status_t el_operand(elemental_emitter_t *E, const hlo_instruction_t *instr
  * complex -> real keeps the real part. */
 void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t from,
                 hlo_element_type_t to, const char *v, el_name_t *out) {
+  if (glsl_type_is_emulated64(E->target, from) || glsl_type_is_emulated64(E->target, to)) {
+    emu64_convert(E, instr, from, to, v, out);
+    return;
+  }
   char fk = kind_of(from), tk = kind_of(to);
-  const char *tt = glsl_compute_type(to);
+  const char *tt = glsl_compute_type_on(E->target, to);
   el_use_type(E, from);
   if (from == to) {
     el_def(E, instr, to, false, out, "%s", v);
     return;
   }
   if (tk == 'P') {
-    if (fk == 'C') el_def(E, instr, to, false, out, "any(notEqual(%s, %s(0)))", v,
-                          glsl_compute_type(from));
+    /* complex -> i1 looks at the real part only (XLA: complex -> real first) */
+    if (fk == 'C') el_def(E, instr, to, false, out, "(%s.x != %s(0))", v,
+                          from == HLO_C64 ? "float" : "double");
     else if (fk == 'P') el_def(E, instr, to, false, out, "%s", v);
-    else el_def(E, instr, to, false, out, "(%s != %s(0))", v, glsl_compute_type(from));
+    else el_def(E, instr, to, false, out, "(%s != %s(0))", v, glsl_compute_type_on(E->target, from));
     return;
   }
   if (fk == 'P') {
     strbuf_t one, zero;
     strbuf_init(&one);
     strbuf_init(&zero);
-    glsl_append_int_constant(&one, to, 1);
-    glsl_append_int_constant(&zero, to, 0);
+    glsl_append_int_constant_on(&one, E->target, to, 1);
+    glsl_append_int_constant_on(&zero, E->target, to, 0);
     el_def(E, instr, to, false, out, "(%s ? %s : %s)", v, one.data, zero.data);
     strbuf_free(&one);
     strbuf_free(&zero);
@@ -331,7 +337,11 @@ static void append_to_bits(strbuf_t *sb, hlo_element_type_t t, const char *v) {
     case HLO_S64: case HLO_U64: strbuf_printf(sb, "uint64_t(%s)", v); break;
     case HLO_PRED: strbuf_printf(sb, "(%s ? 1u : 0u)", v); break;
     default:
-      if (w == 32) strbuf_printf(sb, "uint(%s)", v);
+      if (glsl_small_float_args(t, NULL, 0)) {
+        char args[48];
+        glsl_small_float_args(t, args, sizeof args);
+        strbuf_printf(sb, "vk_small_encode(%s, %s)", v, args);
+      } else if (w == 32) strbuf_printf(sb, "uint(%s)", v);
       else strbuf_printf(sb, "(uint(%s) & 0x%xu)", v, (unsigned)((1u << w) - 1));
       break;
   }
@@ -347,9 +357,13 @@ static void append_from_bits(strbuf_t *sb, hlo_element_type_t t, const char *b) 
     case HLO_BF16: strbuf_printf(sb, "uintBitsToFloat(uint(%s) << 16)", b); break;
     case HLO_S64: strbuf_printf(sb, "int64_t(%s)", b); break;
     case HLO_U64: strbuf_printf(sb, "uint64_t(%s)", b); break;
-    case HLO_PRED: strbuf_printf(sb, "(uint(%s) != 0u)", b); break;
+    case HLO_PRED: strbuf_printf(sb, "((uint(%s) & 1u) != 0u)", b); break;
     default:
-      if (kind_of(t) == 'S') strbuf_printf(sb, "bitfieldExtract(int(uint(%s)), 0, %d)", b, w);
+      if (glsl_small_float_args(t, NULL, 0)) {
+        char args[48];
+        glsl_small_float_args(t, args, sizeof args);
+        strbuf_printf(sb, "vk_small_decode(uint(%s) & 0x%xu, %s)", b, (unsigned)((1u << w) - 1), args);
+      } else if (kind_of(t) == 'S') strbuf_printf(sb, "bitfieldExtract(int(uint(%s)), 0, %d)", b, w);
       else strbuf_printf(sb, "bitfieldExtract(uint(%s), 0, %d)", b, w);
       break;
   }
@@ -427,6 +441,119 @@ static vkhlo_status_t emit_compare(elemental_emitter_t *E, const hlo_instruction
   return NULL;
 }
 
+/* bitcast_convert involving complex types.  A complex<fN> value is 2N bits:
+ * its real part (low N bits) then its imaginary part, i.e. two fN
+ * components in little-endian order.  |v| is the operand value for equal
+ * widths; otherwise the operand is read at |index| (the narrow side has one
+ * more dimension, the pieces in little-endian order). */
+static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           const el_name_t *index, const char *v,
+                                           el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  hlo_element_type_t from = os->element_type, to = instr->shape.element_type;
+  int wf = hlo_element_type_bit_width(from), wt = hlo_element_type_bit_width(to);
+  bool cf = kind_of(from) == 'C';
+  hlo_element_type_t part = (cf ? from : to) == HLO_C64 ? HLO_F32 : HLO_F64;
+  int half = hlo_element_type_bit_width(part);
+  el_use_type(E, from);
+  el_use_type(E, to);
+  if (glsl_type_is_emulated64(E->target, from) || glsl_type_is_emulated64(E->target, to) ||
+      glsl_type_is_demoted(E->target, from) || glsl_type_is_demoted(E->target, to))
+    return unsupported_type(instr, to);
+  if (half == 64 || wf == 64 || wt == 64) {
+    bool f64_only = (from == HLO_C128 && to == HLO_C64) || (from == HLO_C64 && to == HLO_C128) ||
+                    (from == HLO_C64 && to == HLO_F64) || (from == HLO_F64 && to == HLO_C64);
+    if (!f64_only) {
+      if (!E->target->shader_int64) return unsupported_type(instr, to);
+      E->features |= GLSL_FEATURE_INT64;
+    }
+  }
+  const char *bt = half == 64 ? "uint64_t" : "uint";
+  strbuf_t sb;
+  strbuf_init(&sb);
+  el_name_t x;
+  if (wf == wt) { /* complex<f32> <-> a 64-bit type */
+    if (!v) {
+      VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &x));
+      v = x.s;
+    }
+    if (to == HLO_F64) el_def(E, instr, to, false, out, "packDouble2x32(floatBitsToUint(%s))", v);
+    else if (from == HLO_F64)
+      el_def(E, instr, to, false, out, "uintBitsToFloat(unpackDouble2x32(%s))", v);
+    else if (cf) {
+      strbuf_printf(&sb, "packUint2x32(floatBitsToUint(%s))", v);
+      strbuf_t val;
+      strbuf_init(&val);
+      append_from_bits(&val, to, sb.data ? sb.data : "0");
+      el_def(E, instr, to, false, out, "%s", val.data ? val.data : "0");
+      strbuf_free(&val);
+    } else {
+      append_to_bits(&sb, from, v);
+      el_def(E, instr, to, false, out, "uintBitsToFloat(unpackUint2x32(uint64_t(%s)))",
+             sb.data ? sb.data : "0");
+    }
+  } else if (from == HLO_C128 && to == HLO_C64) {
+    el_name_t oi[HLO_MAX_RANK];
+    for (int d = 0; d < os->rank; d++) oi[d] = index[d];
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &x));
+    el_def(E, instr, to, false, out, "uintBitsToFloat(unpackDouble2x32(%s == 0 ? %s.x : %s.y))",
+           index[instr->shape.rank - 1].s, x.s, x.s);
+  } else if (from == HLO_C64 && to == HLO_C128) {
+    el_name_t oi[HLO_MAX_RANK], p[2];
+    for (int d = 0; d < instr->shape.rank; d++) oi[d] = index[d];
+    for (int c = 0; c < 2; c++) {
+      el_const_index(&oi[os->rank - 1], c);
+      VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &p[c]));
+    }
+    el_def(E, instr, to, false, out,
+           "dvec2(packDouble2x32(floatBitsToUint(%s)), packDouble2x32(floatBitsToUint(%s)))",
+           p[0].s, p[1].s);
+  } else if (cf) { /* complex -> narrower real pieces */
+    if (wt > half) return unsupported_type(instr, to);
+    el_name_t oi[HLO_MAX_RANK], pos, bits;
+    for (int d = 0; d < os->rank; d++) oi[d] = index[d];
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &x));
+    el_fresh(E, "i", &pos);
+    el_line(E, instr, "int %s = %s * %d;", pos.s, index[instr->shape.rank - 1].s, wt);
+    char comp[3 * EL_NAME_MAX + 32];
+    snprintf(comp, sizeof comp, "(%s < %d ? %s.x : %s.y)", pos.s, half, x.s, x.s);
+    append_to_bits(&sb, part, comp);
+    el_fresh(E, "v", &bits);
+    el_line(E, instr, "%s %s = %s(%s) >> (%s %% %d);", bt, bits.s, bt, sb.data ? sb.data : "0",
+            pos.s, half);
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    append_from_bits(&sb, to, bits.s);
+    el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
+  } else { /* narrower real pieces -> complex */
+    if (wf > half) return unsupported_type(instr, to);
+    int n = half / wf;
+    el_name_t oi[HLO_MAX_RANK], comp[2];
+    for (int d = 0; d < instr->shape.rank; d++) oi[d] = index[d];
+    for (int c = 0; c < 2; c++) {
+      el_name_t bits;
+      el_fresh(E, "v", &bits);
+      el_line(E, instr, "%s %s = %s(0);", bt, bits.s, bt);
+      for (int p = 0; p < n; p++) {
+        el_const_index(&oi[os->rank - 1], c * n + p);
+        VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &x));
+        strbuf_free(&sb);
+        strbuf_init(&sb);
+        append_to_bits(&sb, from, x.s);
+        el_line(E, instr, "%s |= %s(%s) << %d;", bits.s, bt, sb.data ? sb.data : "0", p * wf);
+      }
+      strbuf_free(&sb);
+      strbuf_init(&sb);
+      append_from_bits(&sb, part, bits.s);
+      el_def(E, instr, part, false, &comp[c], "%s", sb.data ? sb.data : "0");
+    }
+    el_def(E, instr, to, false, out, "%s(%s, %s)", glsl_compute_type(to), comp[0].s, comp[1].s);
+  }
+  bool failed = sb.failed;
+  strbuf_free(&sb);
+  return failed ? VKHLO_NO_MEMORY() : NULL;
+}
+
 /* bitcast_convert (spec 'bitcast_convert') with equal bit widths. */
 static vkhlo_status_t emit_bitcast_same(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                         hlo_element_type_t from, hlo_element_type_t to,
@@ -435,7 +562,14 @@ static vkhlo_status_t emit_bitcast_same(elemental_emitter_t *E, const hlo_instru
     el_def(E, instr, to, false, out, "%s", v);
     return NULL;
   }
-  if (kind_of(from) == 'C' || kind_of(to) == 'C') return unsupported_type(instr, to);
+  if (kind_of(from) == 'C' || kind_of(to) == 'C')
+    return emit_bitcast_complex(E, instr, NULL, v, out);
+  if (glsl_type_is_emulated64(E->target, from) || glsl_type_is_emulated64(E->target, to) ||
+      glsl_type_is_demoted(E->target, from) || glsl_type_is_demoted(E->target, to)) {
+    el_name_t operand; /* emulate64.c handles 64-bit bits held as uvec2 */
+    snprintf(operand.s, sizeof operand.s, "%s", v);
+    return emu64_elementwise(E, instr, &operand, out);
+  }
   strbuf_t bits, val;
   strbuf_init(&bits);
   strbuf_init(&val);
@@ -457,10 +591,12 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
     /* select's predicate and clamp's bounds may be rank-0 */
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, os->rank == 0 ? NULL : index, &v[k]));
   }
+  /* i64/ui64 without shaderInt64 (emulate64.c) */
+  if (emu64_involved(E, instr)) return emu64_elementwise(E, instr, v, out);
   hlo_element_type_t rt = instr->shape.element_type;
   hlo_element_type_t t = instr->operand_count ? instr->operands[0]->shape.element_type : rt;
   char k = kind_of(t);
-  const char *ct = glsl_compute_type(t);
+  const char *ct = glsl_compute_type_on(E->target, t);
   bool dbl = is_double_based(t);
   int w = hlo_element_type_bit_width(t);
   const char *a = v[0].s, *b = instr->operand_count > 1 ? v[1].s : "";
@@ -478,7 +614,10 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       else if (k == 'C') DEF("vk_cabs(%s)", a);
       else return unsupported_type(instr, t);
       return NULL;
-    case HLO_OPCODE_CBRT: FLOAT_ONLY(); DEF("vk_cbrt(%s)", a); return NULL;
+    case HLO_OPCODE_CBRT: /* complex: the principal root exp(log(z) / 3) */
+      if (k == 'C') DEF("vk_cexp(vk_clog(%s) / %s(3))", a, dbl ? "double" : "float");
+      else { FLOAT_ONLY(); DEF("vk_cbrt(%s)", a); }
+      return NULL;
     case HLO_OPCODE_CEIL: FLOAT_ONLY(); DEF("ceil(%s)", a); return NULL;
     case HLO_OPCODE_FLOOR: FLOAT_ONLY(); DEF("floor(%s)", a); return NULL;
     case HLO_OPCODE_CONVERT: el_convert(E, instr, t, rt, a, out); return NULL;
@@ -610,12 +749,16 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       if (k == 'F') DEF("vk_fmax(%s, %s)", a, b);
       else if (k == 'S' || k == 'U') DEF("max(%s, %s)", a, b);
       else if (k == 'P') DEF("(%s || %s)", a, b);
+      else if (k == 'C') /* lexicographic on (real, imag), as the spec says */
+        DEF("((%s.x > %s.x || (%s.x == %s.x && %s.y >= %s.y)) ? %s : %s)", a, b, a, b, a, b, a, b);
       else return unsupported_type(instr, t);
       return NULL;
     case HLO_OPCODE_MINIMUM:
       if (k == 'F') DEF("vk_fmin(%s, %s)", a, b);
       else if (k == 'S' || k == 'U') DEF("min(%s, %s)", a, b);
       else if (k == 'P') DEF("(%s && %s)", a, b);
+      else if (k == 'C') /* lexicographic on (real, imag), as the spec says */
+        DEF("((%s.x < %s.x || (%s.x == %s.x && %s.y <= %s.y)) ? %s : %s)", a, b, a, b, a, b, a, b);
       else return unsupported_type(instr, t);
       return NULL;
     case HLO_OPCODE_POWER:
@@ -636,7 +779,14 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       if (k != 'S' && k != 'U') return unsupported_type(instr, t);
       DEF("vk_shrl(%s, %s, %du)", a, b, w);
       return NULL;
-    case HLO_OPCODE_ATAN2: FLOAT_ONLY(); DEF("vk_atan2(%s, %s)", a, b); return NULL;
+    case HLO_OPCODE_ATAN2:
+      /* complex: atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)) */
+      if (k == 'C')
+        DEF("vk_cmul(%s(0, -1), vk_clog(vk_cdiv(%s + %s(-%s.y, %s.x), "
+            "vk_csqrt(vk_cmul(%s, %s) + vk_cmul(%s, %s)))))",
+            ct, b, ct, a, a, b, b, a, a);
+      else { FLOAT_ONLY(); DEF("vk_atan2(%s, %s)", a, b); }
+      return NULL;
     case HLO_OPCODE_COMPARE: return emit_compare(E, instr, v, out);
     case HLO_OPCODE_COMPLEX:
       DEF("%s(%s, %s)", glsl_compute_type(rt), a, b);
@@ -671,9 +821,10 @@ static vkhlo_status_t emit_bitcast_convert(elemental_emitter_t *E, const hlo_ins
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
     return emit_bitcast_same(E, instr, from, to, v.s, out);
   }
-  if (kind_of(from) == 'C' || kind_of(to) == 'C' || kind_of(from) == 'P' || kind_of(to) == 'P')
-    return unsupported_type(instr, to);
+  if (kind_of(from) == 'C' || kind_of(to) == 'C')
+    return emit_bitcast_complex(E, instr, index, NULL, out);
   if (wf > 64 || wt > 64) return unsupported_type(instr, to);
+  if (emu64_bitcast_involved(E, instr)) return emu64_bitcast_convert(E, instr, index, out);
   el_use_type(E, from);
   el_use_type(E, to);
   if (wf == 64 || wt == 64) E->features |= GLSL_FEATURE_INT64;
@@ -825,7 +976,7 @@ static void declare(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_
                     el_name_t *out) {
   el_use_type(E, t);
   el_fresh(E, "v", out);
-  el_line(E, instr, "%s %s;", glsl_compute_type(t), out->s);
+  el_line(E, instr, "%s %s;", glsl_compute_type_on(E->target, t), out->s);
 }
 
 /* concatenate (spec 'concatenate'): the operand whose range along
@@ -907,7 +1058,8 @@ static vkhlo_status_t clamped_start(elemental_emitter_t *E, const hlo_instructio
   hlo_element_type_t t = instr->operands[k]->shape.element_type;
   const char *ct = glsl_compute_type(t);
   if (hi < 0) hi = 0;
-  if (kind_of(t) == 'S')
+  if (glsl_type_is_emulated64(E->target, t)) emu64_index(E, instr, t, s.s, 0, hi, out);
+  else if (kind_of(t) == 'S')
     idx_def(E, instr, out, "int(clamp(%s, %s(0), %s(%lld)))", s.s, ct, ct, (long long)hi);
   else if (kind_of(t) == 'U')
     idx_def(E, instr, out, "int(min(%s, %s(%lld)))", s.s, ct, (long long)hi);
@@ -1007,7 +1159,8 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
     const char *ct = glsl_compute_type(t);
     int64_t hi = os->dimensions[od] - dims_get(a->slice_sizes, (int)od, 1);
     if (hi < 0) hi = 0;
-    if (kind_of(t) == 'S')
+    if (glsl_type_is_emulated64(E->target, t)) emu64_index(E, instr, t, s.s, 0, hi, &full[od]);
+    else if (kind_of(t) == 'S')
       idx_def(E, instr, &full[od], "int(clamp(%s, %s(0), %s(%lld)))", s.s, ct, ct, (long long)hi);
     else if (kind_of(t) == 'U')
       idx_def(E, instr, &full[od], "int(min(%s, %s(%lld)))", s.s, ct, (long long)hi);
@@ -1097,7 +1250,7 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
     hlo_element_type_t t = el_result_shape(instr, k)->element_type;
     el_use_type(E, t);
     el_fresh(E, "v", &acc[k]);
-    el_line(E, instr, "%s %s = %s;", glsl_compute_type(t), acc[k].s, init.s);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), acc[k].s, init.s);
   }
   int64_t rdims[HLO_MAX_RANK];
   int nr = 0;
@@ -1129,6 +1282,10 @@ static void emit_mac(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo
   else cb = *b;
   if (rt == HLO_PRED) {
     el_line(E, instr, "%s = %s || (%s && %s);", acc->s, acc->s, ca.s, cb.s);
+    return;
+  }
+  if (glsl_type_is_emulated64(E->target, rt)) {
+    emu64_mac(E, instr, acc->s, ca.s, cb.s);
     return;
   }
   strbuf_t sb, expr;
@@ -1196,8 +1353,9 @@ static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruc
   {
     strbuf_t zero;
     strbuf_init(&zero);
-    glsl_append_int_constant(&zero, rt, 0);
-    el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, zero.data ? zero.data : "0");
+    glsl_append_int_constant_on(&zero, E->target, rt, 0);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s,
+            zero.data ? zero.data : "0");
     strbuf_free(&zero);
   }
   open_loops(E, instr, nc, cdims, vars);
@@ -1271,7 +1429,7 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
     hlo_element_type_t t = el_result_shape(instr, k)->element_type;
     el_use_type(E, t);
     el_fresh(E, "v", &acc[k]);
-    el_line(E, instr, "%s %s = %s;", glsl_compute_type(t), acc[k].s, init[k].s);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), acc[k].s, init[k].s);
   }
   int64_t wdims[HLO_MAX_RANK];
   for (int d = 0; d < is->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
@@ -1345,8 +1503,9 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   {
     strbuf_t zero;
     strbuf_init(&zero);
-    glsl_append_int_constant(&zero, rt, 0);
-    el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, zero.data ? zero.data : "0");
+    glsl_append_int_constant_on(&zero, E->target, rt, 0);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s,
+            zero.data ? zero.data : "0");
     strbuf_free(&zero);
   }
   int64_t ldims[HLO_MAX_RANK + 1];
@@ -1404,7 +1563,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, NULL, &init));
   el_use_type(E, rt);
   el_fresh(E, "v", &acc);
-  el_line(E, instr, "%s %s = %s;", glsl_compute_type(rt), acc.s, init.s);
+  el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s, init.s);
   /* source ranges covering this element */
   el_name_t lo[HLO_MAX_RANK], hi[HLO_MAX_RANK], sv[HLO_MAX_RANK];
   for (int d = 0; d < rank; d++) {
@@ -1501,7 +1660,7 @@ static vkhlo_status_t emit_constant(elemental_emitter_t *E, const hlo_instructio
     return el_unimplemented(instr, "non-scalar constant inside a kernel");
   strbuf_t sb;
   strbuf_init(&sb);
-  glsl_append_literal(&sb, instr->shape.element_type, lit->data);
+  glsl_append_literal_on(&sb, E->target, instr->shape.element_type, lit->data);
   el_def(E, instr, instr->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
   strbuf_free(&sb);
   return NULL;
@@ -1689,12 +1848,13 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
     for (int p = 0; p < c->parameter_count; p++) {
       const hlo_instruction_t *pi = c->parameters[p];
       el_use_type(E, pi->shape.element_type);
-      strbuf_printf(&header, "%sin %s p%d", p ? ", " : "", glsl_compute_type(pi->shape.element_type),
+      strbuf_printf(&header, "%sin %s p%d", p ? ", " : "",
+                    glsl_compute_type_on(E->target, pi->shape.element_type),
                     pi->parameter_number);
     }
     for (int r = 0; r < nres; r++)
       strbuf_printf(&header, "%sout %s res%d", (c->parameter_count || r) ? ", " : "",
-                    glsl_compute_type(el_result_shape(c->root, r)->element_type), r);
+                    glsl_compute_type_on(E->target, el_result_shape(c->root, r)->element_type), r);
     strbuf_append(&header, ") {\n");
     for (int r = 0; r < nres && root_pos >= 0; r++)
       el_line(E, c->root, "res%d = %s;", r, scope.values[root_pos][r].s);

@@ -82,10 +82,10 @@ vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instructio
   strbuf_t ref, load;
   strbuf_init(&ref);
   strbuf_init(&load);
-  strbuf_printf(&ref, "in%d.data[", k);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", k);
   el_append_linear(&ref, s, index);
-  strbuf_append(&ref, "]");
-  glsl_append_load(&load, s->element_type, ref.data ? ref.data : "");
+  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
   el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
   bool failed = ref.failed || load.failed;
   strbuf_free(&ref);
@@ -99,10 +99,10 @@ void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr,
   strbuf_t ref, load;
   strbuf_init(&ref);
   strbuf_init(&load);
-  strbuf_printf(&ref, "out%d.data[", r);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "out%d", r);
   el_append_linear(&ref, s, index);
-  strbuf_append(&ref, "]");
-  glsl_append_load(&load, s->element_type, ref.data ? ref.data : "");
+  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
   el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
   strbuf_free(&ref);
   strbuf_free(&load);
@@ -111,16 +111,18 @@ void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr,
 void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
                           const el_name_t *index, const char *v) {
   const hlo_shape_t *s = el_result_shape(instr, r);
-  strbuf_t line;
+  strbuf_t line, ref;
   strbuf_init(&line);
-  strbuf_printf(&line, "out%d.data[", r);
-  el_append_linear(&line, s, index);
-  strbuf_append(&line, "] = ");
-  glsl_append_store(&line, s->element_type, v);
-  strbuf_append(&line, ";");
-  if (line.failed) E->body.failed = true;
+  strbuf_init(&ref);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "out%d", r);
+  el_append_linear(&ref, s, index);
+  glsl_append_store_element(&line, E->target, s->element_type, buffer, ref.data ? ref.data : "0",
+                            v);
+  if (line.failed || ref.failed) E->body.failed = true;
   else el_line(E, instr, "%s", line.data);
   strbuf_free(&line);
+  strbuf_free(&ref);
 }
 
 /* --------------------------------------------------------- assembly */
@@ -157,14 +159,17 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   for (int k = 0; k < instr->operand_count; k++) {
     char name[16];
     snprintf(name, sizeof name, "in%d", k);
-    declare_buffer(&sb, k, "readonly ", glsl_storage_type(instr->operands[k]->shape.element_type),
-                   name);
+    declare_buffer(&sb, k, "readonly ",
+                   glsl_buffer_type_on(E->target, instr->operands[k]->shape.element_type), name);
   }
   for (int r = 0; r < nres; r++) {
     char name[16];
     snprintf(name, sizeof name, "out%d", r);
-    declare_buffer(&sb, instr->operand_count + r, results_readwrite ? "" : "writeonly ",
-                   glsl_storage_type(el_result_shape(instr, r)->element_type), name);
+    hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
+    /* packed stores are atomics on the word: readwrite */
+    bool rw = results_readwrite || glsl_type_is_packed(E->target, rt);
+    declare_buffer(&sb, instr->operand_count + r, rw ? "" : "writeonly ",
+                   glsl_buffer_type_on(E->target, rt), name);
   }
   strbuf_append(&sb, "\n");
   glsl_append_prelude(&sb, E->features);
@@ -283,6 +288,11 @@ static bool is_supported_op(hlo_opcode_t op) {
     case HLO_OPCODE_CHLO_IS_NEG_INF:
     case HLO_OPCODE_CHLO_CONJ:
     case HLO_OPCODE_CHLO_TOP_K:
+    case HLO_OPCODE_FUSION:
+    case HLO_OPCODE_TRIANGULAR_SOLVE:
+    case HLO_OPCODE_CHOLESKY:
+    case HLO_OPCODE_FFT:
+    case HLO_OPCODE_RNG_BIT_GENERATOR:
       return true;
     default: return false;
   }
@@ -314,9 +324,21 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
     st = codegen_emit_sort(&E, instr, &total);
   } else if (instr->opcode == HLO_OPCODE_CHLO_TOP_K) {
     st = codegen_emit_top_k(&E, instr, &total);
+  } else if (instr->opcode == HLO_OPCODE_FUSION) {
+    st = codegen_emit_fusion(&E, instr, &total);
   } else if (instr->opcode == HLO_OPCODE_SCATTER) {
     st = codegen_emit_scatter(&E, instr, &total);
     readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_TRIANGULAR_SOLVE) {
+    st = codegen_emit_triangular_solve(&E, instr, &total);
+    readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_CHOLESKY) {
+    st = codegen_emit_cholesky(&E, instr, &total);
+    readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_FFT) {
+    st = codegen_emit_fft(&E, instr, &total);
+  } else if (instr->opcode == HLO_OPCODE_RNG_BIT_GENERATOR) {
+    st = codegen_emit_rng_bit_generator(&E, instr, &total);
   } else {
     st = emit_elemental_kernel(&E, instr, &total);
   }

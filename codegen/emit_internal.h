@@ -34,7 +34,20 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
                                  int64_t *out_total);
 vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                   int64_t *out_total);
+/* The kernel of a fusion instruction (emit_fusion.c). */
+vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
+                                   int64_t *out_total);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
+/* Kernels that own a whole problem per invocation (results readwrite):
+ * emit_linalg.c, emit_fft.c, emit_rng.c. */
+vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
+                                             const hlo_instruction_t *instr, int64_t *out_total);
+vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                     int64_t *out_total);
+vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                int64_t *out_total);
+vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,
+                                              const hlo_instruction_t *instr, int64_t *out_total);
 
 #endif

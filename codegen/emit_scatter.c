@@ -23,6 +23,7 @@
  * unique_indices / atomics can come later.
  */
 #include "codegen/emit_internal.h"
+#include "codegen/emulate64.h"
 
 #include "support/status.h"
 
@@ -87,8 +88,12 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
     if (ivd < ss->rank) el_const_index(&si[ivd], k);
     el_name_t v;
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, n, si, &v));
-    el_fresh(E, "i", &start[od]);
     /* clamp into [-1, dim] first so the int conversion cannot wrap into range */
+    if (glsl_type_is_emulated64(E->target, st)) {
+      emu64_index(E, instr, st, v.s, -1, is->dimensions[od], &start[od]);
+      continue;
+    }
+    el_fresh(E, "i", &start[od]);
     if (hlo_element_type_is_signed_int(st))
       el_line(E, instr, "int %s = int(clamp(%s, %s(-1), %s(%lld)));", start[od].s, v.s, ct, ct,
               (long long)is->dimensions[od]);
@@ -136,7 +141,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   for (int k = 0; k < n; k++) {
     hlo_element_type_t t = el_result_shape(instr, k)->element_type;
     el_fresh(E, "v", &res[k]);
-    el_line(E, instr, "%s %s;", glsl_compute_type(t), res[k].s);
+    el_line(E, instr, "%s %s;", glsl_compute_type_on(E->target, t), res[k].s);
   }
   strbuf_printf(&call, "%s(", fn.s);
   for (int k = 0; k < 2 * n; k++) strbuf_printf(&call, "%s%s", k ? ", " : "", args[k].s);

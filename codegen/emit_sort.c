@@ -120,6 +120,12 @@ static vkhlo_status_t order_key(elemental_emitter_t *E, const hlo_instruction_t 
     el_def(E, instr, HLO_S32, false, out, "vk_total_key(%s)", v);
   } else if (t == HLO_PRED) {
     el_def(E, instr, HLO_U32, false, out, "(%s ? 1u : 0u)", v);
+  } else if (glsl_type_is_emulated64(E->target, t)) {
+    /* uvec2 keys compared with u64_lt: flip the sign bit of signed ones */
+    E->features |= GLSL_HELPERS_EMU64;
+    if (hlo_element_type_is_signed_int(t))
+      el_def(E, instr, t, false, out, "(%s ^ uvec2(0u, 0x80000000u))", v);
+    else el_def(E, instr, t, false, out, "%s", v);
   } else if (hlo_element_type_is_integer(t)) {
     el_def(E, instr, t, false, out, "%s", v);
   } else {
@@ -156,8 +162,12 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
   jidx[dim] = j;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, jidx, &y));
   VKHLO_RETURN_IF_ERROR(order_key(E, instr, s->element_type, y.s, &ky));
-  el_line(E, instr, "if (%s > %s || (%s == %s && %s < %s)) %s++;", ky.s, kx.s, ky.s, kx.s, j.s,
-          index[dim].s, rank.s);
+  if (glsl_type_is_emulated64(E->target, s->element_type))
+    el_line(E, instr, "if (u64_lt(%s, %s) || (%s == %s && %s < %s)) %s++;", kx.s, ky.s, ky.s,
+            kx.s, j.s, index[dim].s, rank.s);
+  else
+    el_line(E, instr, "if (%s > %s || (%s == %s && %s < %s)) %s++;", ky.s, kx.s, ky.s, kx.s, j.s,
+            index[dim].s, rank.s);
   E->indent--;
   el_line(E, instr, "}");
   el_line(E, instr, "if (%s < %lld) {", rank.s, (long long)k);

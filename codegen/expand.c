@@ -1,9 +1,697 @@
-/* The expand pass (being written; see codegen/passes.h).  For now it changes nothing. */
+/*
+ * The expand pass: ops that have an exact decomposition into simpler
+ * StableHLO are rewritten into it, so codegen only sees the core op set.
+ *
+ *   composite                    its decomposition, inlined
+ *   batch_norm_inference/        the spec's decompositions (broadcast_in_dim,
+ *   _training/_grad              elementwise ops, reduce over all dimensions
+ *                                but feature_index)
+ *   chlo.mulhi                   a widening multiply and a shift (<= 32 bits)
+ *                                or a 32x32-bit schoolbook product (64 bits)
+ *   dynamic_broadcast_in_dim,    the static op: the result type is static,
+ *   dynamic_iota, dynamic_reshape  so the shape operand only restates it
+ *   dynamic_pad, dynamic_gather, the static op, when the operands holding
+ *   dynamic_conv,                padding / slice sizes / bounds are constants
+ *   real_dynamic_slice           (UNIMPLEMENTED otherwise)
+ *   get_dimension_size           a constant
+ *   replica_id, partition_id     constant 0
+ *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
+ *   all_to_all, reduce_scatter,  replica of one partition): every group has
+ *   collective_broadcast,        exactly one member, so these return their
+ *   collective_permute           operand; collective_broadcast and
+ *                                collective_permute return zeros when process
+ *                                0 receives nothing.  Programs written for
+ *                                more processes (replica ids > 0 in
+ *                                replica_groups, split_count > 1, a gathered
+ *                                or scattered shape) are UNIMPLEMENTED.
+ *
+ * Mechanics: each computation's instruction list is rebuilt in order.  An
+ * expanded instruction is replaced by the instructions of its expansion,
+ * appended where it stood, and every later use of it is redirected to the
+ * replacement (instr->scratch holds the replacement while the computation
+ * is processed).  Ops with several results are replaced by a tuple of the
+ * new values, so their get_tuple_element users keep working.  Helper
+ * computations (the add bodies of reductions) are put in front of the
+ * module's computation list, keeping callees before callers.
+ *
+ * Every rewrite is exact: the decompositions are the spec's own, and the
+ * arithmetic happens in the op's element type as the spec's pseudocode does.
+ */
 #include "codegen/passes.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hlo/literal.h"
+#include "support/status.h"
+
+/* ------------------------------------------------------------ builder */
+
+typedef struct expand_ctx {
+  hlo_module_t *m;
+  hlo_computation_t *c;  /* computation being rebuilt */
+  hlo_location_t loc;    /* of the instruction being expanded */
+  bool failed;           /* out of memory */
+  /* add bodies for reductions, one per element type */
+  hlo_computation_t *add_body[HLO_ELEMENT_TYPE_COUNT];
+} expand_ctx_t;
+
+static hlo_shape_t array_shape(hlo_element_type_t t, int rank, const int64_t *dims) {
+  hlo_shape_t s;
+  memset(&s, 0, sizeof s);
+  hlo_shape_init(&s, t, rank, dims);
+  return s;
+}
+
+static hlo_shape_t with_type(const hlo_shape_t *s, hlo_element_type_t t) {
+  return array_shape(t, s->rank, s->dimensions);
+}
+
+/* Appends a new instruction to the computation being rebuilt. */
+static hlo_instruction_t *emit(expand_ctx_t *x, hlo_opcode_t op, const hlo_shape_t *shape, int n,
+                               hlo_instruction_t *const *operands) {
+  if (x->failed) return NULL;
+  for (int k = 0; k < n; k++)
+    if (!operands[k]) return NULL;
+  hlo_instruction_t *in = hlo_instruction_create(x->m, op, shape, n, operands);
+  if (!in || !hlo_computation_append(x->m, x->c, in)) {
+    x->failed = true;
+    return NULL;
+  }
+  in->loc = x->loc;
+  return in;
+}
+
+static hlo_instruction_t *unary(expand_ctx_t *x, hlo_opcode_t op, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  return emit(x, op, &a->shape, 1, &a);
+}
+
+static hlo_instruction_t *binary(expand_ctx_t *x, hlo_opcode_t op, hlo_instruction_t *a,
+                                 hlo_instruction_t *b) {
+  if (!a || !b) return NULL;
+  hlo_instruction_t *ops[2] = {a, b};
+  return emit(x, op, &a->shape, 2, ops);
+}
+
+static hlo_instruction_t *convert(expand_ctx_t *x, hlo_instruction_t *a, hlo_element_type_t t) {
+  if (!a) return NULL;
+  hlo_shape_t s = with_type(&a->shape, t);
+  return emit(x, HLO_OPCODE_CONVERT, &s, 1, &a);
+}
+
+/* compare(a, b, direction) with the compare type derived from the operands. */
+static hlo_instruction_t *compare(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *b,
+                                  hlo_comparison_direction_t dir) {
+  if (!a || !b) return NULL;
+  hlo_shape_t s = with_type(&a->shape, HLO_PRED);
+  hlo_instruction_t *ops[2] = {a, b};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_COMPARE, &s, 2, ops);
+  if (in) {
+    in->attrs.comparison_direction = dir;
+    hlo_element_type_t t = a->shape.element_type;
+    in->attrs.compare_type = hlo_element_type_is_float(t) ? HLO_CMP_TYPE_FLOAT
+                             : hlo_element_type_is_signed_int(t) ? HLO_CMP_TYPE_SIGNED
+                                                                 : HLO_CMP_TYPE_UNSIGNED;
+  }
+  return in;
+}
+
+static hlo_instruction_t *select_(expand_ctx_t *x, hlo_instruction_t *p, hlo_instruction_t *a,
+                                  hlo_instruction_t *b) {
+  if (!p || !a || !b) return NULL;
+  hlo_instruction_t *ops[3] = {p, a, b};
+  return emit(x, HLO_OPCODE_SELECT, &a->shape, 3, ops);
+}
+
+/* broadcast_in_dim(a, dims) -> |shape| */
+static hlo_instruction_t *broadcast(expand_ctx_t *x, hlo_instruction_t *a, const hlo_shape_t *shape,
+                                   int ndims, const int64_t *dims) {
+  if (!a) return NULL;
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_BROADCAST_IN_DIM, shape, 1, &a);
+  if (in && ndims) {
+    in->attrs.broadcast_dimensions = hlo_dims_make(x->m, dims, ndims);
+    if (!in->attrs.broadcast_dimensions.data) x->failed = true;
+  }
+  return in;
+}
+
+/* A scalar constant of type |t| (|value| for floats and complex real
+ * parts, |ivalue| for integers and i1). */
+static hlo_instruction_t *scalar(expand_ctx_t *x, hlo_element_type_t t, double value,
+                                 uint64_t ivalue) {
+  if (x->failed) return NULL;
+  hlo_literal_t *lit = arena_alloc(&x->m->arena, sizeof *lit);
+  size_t size = hlo_element_type_size_bytes(t);
+  unsigned char *data = arena_alloc(&x->m->arena, size ? size : 1);
+  if (!lit || !data) {
+    x->failed = true;
+    return NULL;
+  }
+  memset(data, 0, size);
+  if (hlo_element_type_is_complex(t)) {
+    if (t == HLO_C64) {
+      float f = (float)value;
+      memcpy(data, &f, sizeof f);
+    } else {
+      memcpy(data, &value, sizeof value);
+    }
+  } else if (hlo_element_type_is_float(t)) {
+    uint64_t bits = 0;
+    hlo_float_encode(t, value, &bits);
+    memcpy(data, &bits, size); /* little-endian: the low bytes */
+  } else {
+    memcpy(data, &ivalue, size);
+  }
+  lit->shape = array_shape(t, 0, NULL);
+  lit->data = data;
+  lit->size_bytes = size;
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_CONSTANT, &lit->shape, 0, NULL);
+  if (in) in->literal = lit;
+  return in;
+}
+
+/* |value| broadcast to |shape| (same element type as |shape|). */
+static hlo_instruction_t *splat(expand_ctx_t *x, const hlo_shape_t *shape, double value,
+                                uint64_t ivalue) {
+  hlo_instruction_t *s = scalar(x, shape->element_type, value, ivalue);
+  if (shape->rank == 0) return s;
+  return broadcast(x, s, shape, 0, NULL);
+}
+
+static hlo_instruction_t *tuple(expand_ctx_t *x, int n, hlo_instruction_t *const *values) {
+  if (x->failed) return NULL;
+  hlo_shape_t elems[16];
+  if (n > 16) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!values[i]) return NULL;
+    elems[i] = values[i]->shape;
+  }
+  hlo_shape_t s;
+  if (!hlo_shape_make_tuple(x->m, &s, n, elems)) {
+    x->failed = true;
+    return NULL;
+  }
+  return emit(x, HLO_OPCODE_TUPLE, &s, n, values);
+}
+
+/* The scalar add computation for reductions of type |t|, created once and
+ * placed first in the module (callees before callers). */
+static hlo_computation_t *add_body(expand_ctx_t *x, hlo_element_type_t t) {
+  if (x->add_body[t]) return x->add_body[t];
+  hlo_module_t *m = x->m;
+  char name[64];
+  snprintf(name, sizeof name, "expand_add_%s", hlo_element_type_name(t));
+  hlo_computation_t *c = hlo_computation_create(m, name);
+  if (!c) return NULL;
+  hlo_shape_t s = array_shape(t, 0, NULL);
+  hlo_instruction_t *p[2];
+  for (int i = 0; i < 2; i++) {
+    p[i] = hlo_instruction_create(m, HLO_OPCODE_PARAMETER, &s, 0, NULL);
+    if (!p[i]) return NULL;
+    p[i]->parameter_number = i;
+    p[i]->loc = x->loc;
+    if (!hlo_computation_append(m, c, p[i])) return NULL;
+  }
+  hlo_instruction_t *sum = hlo_instruction_create(m, HLO_OPCODE_ADD, &s, 2, p);
+  if (!sum || !hlo_computation_append(m, c, sum)) return NULL;
+  sum->loc = x->loc;
+  c->root = sum;
+  c->loc = x->loc;
+  if (!hlo_module_add_computation(m, c)) return NULL;
+  memmove(m->computations + 1, m->computations, sizeof(void *) * (size_t)(m->computation_count - 1));
+  m->computations[0] = c;
+  x->add_body[t] = c;
+  return c;
+}
+
+/* reduce(a, 0, dimensions = all but |keep|, add): the per-feature sums. */
+static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int64_t keep) {
+  if (!a) return NULL;
+  hlo_element_type_t t = a->shape.element_type;
+  hlo_computation_t *body = add_body(x, t);
+  if (!body) {
+    x->failed = true;
+    return NULL;
+  }
+  int64_t dims[HLO_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < a->shape.rank; d++)
+    if (d != keep) dims[n++] = d;
+  hlo_shape_t s = array_shape(t, 1, &a->shape.dimensions[keep]);
+  hlo_instruction_t *ops[2] = {a, scalar(x, t, 0, 0)};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_REDUCE, &s, 2, ops);
+  if (!in) return NULL;
+  in->attrs.dimensions = hlo_dims_make(x->m, dims, n);
+  if ((n && !in->attrs.dimensions.data) || !hlo_instruction_set_called(x->m, in, 1, &body)) {
+    x->failed = true;
+    return NULL;
+  }
+  return in;
+}
+
+/* ------------------------------------------------------ constant reads */
+
+/* Element |i| of integer constant |in|; false if |in| is not an integer
+ * constant with that many elements. */
+static bool constant_int(const hlo_instruction_t *in, int64_t i, int64_t *out) {
+  if (in->opcode != HLO_OPCODE_CONSTANT || !in->literal) return false;
+  hlo_element_type_t t = in->shape.element_type;
+  if (!hlo_element_type_is_integer(t) || i >= hlo_shape_element_count(&in->shape)) return false;
+  size_t size = hlo_element_type_size_bytes(t);
+  const unsigned char *p = (const unsigned char *)in->literal->data + (size_t)i * size;
+  uint64_t u = 0;
+  memcpy(&u, p, size);
+  if (hlo_element_type_is_signed_int(t) && size < 8 && (u >> (size * 8 - 1)) & 1)
+    u |= ~0ull << (size * 8);
+  *out = (int64_t)u;
+  return true;
+}
+
+/* All elements of integer constant operand |k| of |instr| as dims. */
+static vkhlo_status_t constant_dims(expand_ctx_t *x, const hlo_instruction_t *instr, int k,
+                                    const char *what, hlo_dims_t *out) {
+  const hlo_instruction_t *c = instr->operands[k];
+  int64_t n = hlo_shape_element_count(&c->shape), v[2 * HLO_MAX_RANK];
+  if (n > 2 * HLO_MAX_RANK) n = 2 * HLO_MAX_RANK + 1;
+  for (int64_t i = 0; i < n; i++)
+    if (n > 2 * HLO_MAX_RANK || !constant_int(c, i, &v[i]))
+      return VKHLO_UNIMPLEMENTED("%s:%d:%d: stablehlo.%s with non-constant %s",
+                                 instr->loc.file ? instr->loc.file : "<input>", instr->loc.line,
+                                 instr->loc.col, hlo_opcode_name(instr->opcode), what);
+  *out = hlo_dims_make(x->m, v, (int)n);
+  if (n && !out->data) x->failed = true;
+  return NULL;
+}
+
+static vkhlo_status_t unimplemented(const hlo_instruction_t *instr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static vkhlo_status_t unimplemented(const hlo_instruction_t *instr, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return VKHLO_UNIMPLEMENTED("%s:%d:%d: %s", instr->loc.file ? instr->loc.file : "<input>",
+                             instr->loc.line, instr->loc.col, msg);
+}
+
+/* --------------------------------------------------------- batch norm */
+
+/* spec 'batch_norm_inference' (also the last step of batch_norm_training). */
+static hlo_instruction_t *batch_norm_normalize(expand_ctx_t *x, hlo_instruction_t *operand,
+                                               hlo_instruction_t *scale, hlo_instruction_t *offset,
+                                               hlo_instruction_t *mean,
+                                               hlo_instruction_t *variance, double epsilon,
+                                               int64_t fi) {
+  const hlo_shape_t *s = &operand->shape;
+  hlo_instruction_t *scale_b = broadcast(x, scale, s, 1, &fi);
+  hlo_instruction_t *offset_b = broadcast(x, offset, s, 1, &fi);
+  hlo_instruction_t *mean_b = broadcast(x, mean, s, 1, &fi);
+  hlo_instruction_t *var_b = broadcast(x, variance, s, 1, &fi);
+  hlo_instruction_t *eps_b = splat(x, s, (double)(float)epsilon, 0);
+  hlo_instruction_t *centered = binary(x, HLO_OPCODE_SUBTRACT, operand, mean_b);
+  hlo_instruction_t *stddev = unary(x, HLO_OPCODE_SQRT, binary(x, HLO_OPCODE_ADD, var_b, eps_b));
+  hlo_instruction_t *normalized = binary(x, HLO_OPCODE_DIVIDE, centered, stddev);
+  return binary(x, HLO_OPCODE_ADD, binary(x, HLO_OPCODE_MULTIPLY, scale_b, normalized), offset_b);
+}
+
+/* compute_mean of the spec: per-feature sum / (size(operand) / dim(fi)). */
+static hlo_instruction_t *feature_mean(expand_ctx_t *x, hlo_instruction_t *a, int64_t fi) {
+  hlo_instruction_t *sum = sum_except(x, a, fi);
+  if (!sum) return NULL;
+  double n = (double)hlo_shape_element_count(&a->shape) / (double)a->shape.dimensions[fi];
+  return binary(x, HLO_OPCODE_DIVIDE, sum, splat(x, &sum->shape, n, 0));
+}
+
+/* spec 'batch_norm_training': (output, batch_mean, batch_var). */
+static hlo_instruction_t *expand_batch_norm_training(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *operand = in->operands[0];
+  int64_t fi = in->attrs.feature_index;
+  hlo_instruction_t *mean = feature_mean(x, operand, fi);
+  hlo_instruction_t *centered =
+      binary(x, HLO_OPCODE_SUBTRACT, operand, broadcast(x, mean, &operand->shape, 1, &fi));
+  hlo_instruction_t *var = feature_mean(x, binary(x, HLO_OPCODE_MULTIPLY, centered, centered), fi);
+  hlo_instruction_t *out[3] = {
+      batch_norm_normalize(x, operand, in->operands[1], in->operands[2], mean, var,
+                           in->attrs.epsilon, fi),
+      mean, var};
+  return tuple(x, 3, out);
+}
+
+/* spec 'batch_norm_grad': (grad_operand, grad_scale, grad_offset), with
+ * the temporaries named as in the spec (after XLA's batchnorm_expander). */
+static hlo_instruction_t *expand_batch_norm_grad(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *operand = in->operands[0], *scale = in->operands[1], *mean = in->operands[2],
+                    *variance = in->operands[3], *grad_output = in->operands[4];
+  int64_t fi = in->attrs.feature_index;
+  const hlo_shape_t *s = &operand->shape;
+  hlo_instruction_t *scale_b = broadcast(x, scale, s, 1, &fi);
+  hlo_instruction_t *mean_b = broadcast(x, mean, s, 1, &fi);
+  hlo_instruction_t *var_b = broadcast(x, variance, s, 1, &fi);
+  hlo_instruction_t *eps_b = splat(x, s, (double)(float)in->attrs.epsilon, 0);
+  hlo_instruction_t *centered = binary(x, HLO_OPCODE_SUBTRACT, operand, mean_b);
+  hlo_instruction_t *var_eps = binary(x, HLO_OPCODE_ADD, var_b, eps_b);
+  hlo_instruction_t *stddev = unary(x, HLO_OPCODE_SQRT, var_eps);
+  hlo_instruction_t *normalized = binary(x, HLO_OPCODE_DIVIDE, centered, stddev);
+  double n = (double)hlo_shape_element_count(s) / (double)s->dimensions[fi];
+  hlo_instruction_t *per_feature = splat(x, s, n, 0);
+  hlo_instruction_t *i1 = binary(x, HLO_OPCODE_MULTIPLY, grad_output, per_feature);
+  hlo_instruction_t *i2 = broadcast(x, sum_except(x, grad_output, fi), s, 1, &fi);
+  hlo_instruction_t *i3 = broadcast(
+      x, sum_except(x, binary(x, HLO_OPCODE_MULTIPLY, grad_output, centered), fi), s, 1, &fi);
+  hlo_instruction_t *i4 = binary(x, HLO_OPCODE_MULTIPLY, i3, centered);
+  hlo_instruction_t *i5 = binary(x, HLO_OPCODE_DIVIDE, i4, var_eps);
+  hlo_instruction_t *i6 =
+      binary(x, HLO_OPCODE_SUBTRACT, binary(x, HLO_OPCODE_SUBTRACT, i1, i2), i5);
+  hlo_instruction_t *out[3];
+  out[0] = binary(x, HLO_OPCODE_MULTIPLY,
+                  binary(x, HLO_OPCODE_DIVIDE, binary(x, HLO_OPCODE_DIVIDE, scale_b, stddev),
+                         per_feature),
+                  i6);
+  out[1] = sum_except(x, binary(x, HLO_OPCODE_MULTIPLY, grad_output, normalized), fi);
+  out[2] = sum_except(x, grad_output, fi);
+  return tuple(x, 3, out);
+}
+
+/* ------------------------------------------------------------- mulhi */
+
+/* chlo.mulhi: the high half of the double-width product of two integers.
+ * Up to 32 bits: convert to the double-width type, multiply, shift right
+ * by the width and convert back.  64 bits: split each operand (as ui64)
+ * into 32-bit halves, form the four partial products and add up the high
+ * half with its carries; for signed operands subtract b (a < 0) and a
+ * (b < 0) modulo 2^64 (the two's complement correction). */
+static hlo_instruction_t *expand_mulhi(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *a = in->operands[0], *b = in->operands[1];
+  hlo_element_type_t t = in->shape.element_type;
+  bool is_signed = hlo_element_type_is_signed_int(t);
+  int w = hlo_element_type_bit_width(t);
+  const hlo_shape_t *s = &in->shape;
+  if (w <= 32) {
+    hlo_element_type_t wide = w <= 16 ? (is_signed ? HLO_S32 : HLO_U32)
+                                      : (is_signed ? HLO_S64 : HLO_U64);
+    hlo_instruction_t *p = binary(x, HLO_OPCODE_MULTIPLY, convert(x, a, wide), convert(x, b, wide));
+    hlo_shape_t ws = with_type(s, wide);
+    hlo_instruction_t *hi =
+        binary(x, is_signed ? HLO_OPCODE_SHIFT_RIGHT_ARITHMETIC : HLO_OPCODE_SHIFT_RIGHT_LOGICAL,
+               p, splat(x, &ws, 0, (uint64_t)w));
+    return convert(x, hi, t);
+  }
+  hlo_shape_t us = with_type(s, HLO_U64);
+  hlo_instruction_t *ua = is_signed ? convert(x, a, HLO_U64) : a;
+  hlo_instruction_t *ub = is_signed ? convert(x, b, HLO_U64) : b;
+  hlo_instruction_t *mask = splat(x, &us, 0, 0xFFFFFFFFull), *c32 = splat(x, &us, 0, 32);
+  hlo_instruction_t *a_lo = binary(x, HLO_OPCODE_AND, ua, mask);
+  hlo_instruction_t *a_hi = binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, ua, c32);
+  hlo_instruction_t *b_lo = binary(x, HLO_OPCODE_AND, ub, mask);
+  hlo_instruction_t *b_hi = binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, ub, c32);
+  hlo_instruction_t *ll = binary(x, HLO_OPCODE_MULTIPLY, a_lo, b_lo);
+  hlo_instruction_t *lh = binary(x, HLO_OPCODE_MULTIPLY, a_lo, b_hi);
+  hlo_instruction_t *hl = binary(x, HLO_OPCODE_MULTIPLY, a_hi, b_lo);
+  hlo_instruction_t *hh = binary(x, HLO_OPCODE_MULTIPLY, a_hi, b_hi);
+  /* cross < 3 * 2^32: the middle column with the carry out of ll */
+  hlo_instruction_t *cross = binary(
+      x, HLO_OPCODE_ADD,
+      binary(x, HLO_OPCODE_ADD, binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, ll, c32),
+             binary(x, HLO_OPCODE_AND, lh, mask)),
+      binary(x, HLO_OPCODE_AND, hl, mask));
+  hlo_instruction_t *hi = binary(
+      x, HLO_OPCODE_ADD,
+      binary(x, HLO_OPCODE_ADD,
+             binary(x, HLO_OPCODE_ADD, hh, binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, lh, c32)),
+             binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, hl, c32)),
+      binary(x, HLO_OPCODE_SHIFT_RIGHT_LOGICAL, cross, c32));
+  if (!is_signed) return hi;
+  hlo_instruction_t *zero = splat(x, s, 0, 0), *uzero = splat(x, &us, 0, 0);
+  hlo_instruction_t *fix_a = select_(x, compare(x, a, zero, HLO_CMP_LT), ub, uzero);
+  hlo_instruction_t *fix_b = select_(x, compare(x, b, zero, HLO_CMP_LT), ua, uzero);
+  hi = binary(x, HLO_OPCODE_SUBTRACT, binary(x, HLO_OPCODE_SUBTRACT, hi, fix_a), fix_b);
+  return convert(x, hi, t);
+}
+
+/* -------------------------------------------------------- collectives */
+
+/* The largest process id in replica_groups (-1 when there are none). */
+static int64_t max_group_id(const hlo_instruction_t *in) {
+  int64_t m = -1;
+  for (int i = 0; i < in->attrs.replica_groups.count; i++)
+    if (in->attrs.replica_groups.data[i] > m) m = in->attrs.replica_groups.data[i];
+  return m;
+}
+
+/* all_gather, all_reduce, all_to_all, reduce_scatter with one process:
+ * each group is {0}, so every operand is its own result. */
+static vkhlo_status_t expand_identity_collective(expand_ctx_t *x, hlo_instruction_t *in,
+                                                 hlo_instruction_t **out) {
+  if (max_group_id(in) > 0)
+    return unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica of "
+                         "one partition)", hlo_opcode_name(in->opcode));
+  if (in->opcode == HLO_OPCODE_ALL_TO_ALL && in->attrs.split_count > 1)
+    return unimplemented(in, "stablehlo.all_to_all with split_count %lld (vkhlo runs one process)",
+                         (long long)in->attrs.split_count);
+  int n = in->operand_count;
+  for (int k = 0; k < n; k++) {
+    const hlo_shape_t *rs = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[k] : &in->shape;
+    if (!hlo_shape_equal(rs, &in->operands[k]->shape))
+      return unimplemented(in, "stablehlo.%s whose result shape differs from its operand's "
+                           "(needs several processes)", hlo_opcode_name(in->opcode));
+  }
+  if (!hlo_shape_is_tuple(&in->shape)) {
+    *out = in->operands[0];
+    return NULL;
+  }
+  *out = tuple(x, n, in->operands);
+  return NULL;
+}
+
+/* collective_broadcast / collective_permute: process 0 receives its own
+ * operand when it is in a group (broadcast) or 0 -> 0 is a pair (permute),
+ * and zeros otherwise. */
+static hlo_instruction_t *expand_receive_or_zero(expand_ctx_t *x, hlo_instruction_t *in) {
+  bool receives = false;
+  if (in->opcode == HLO_OPCODE_COLLECTIVE_PERMUTE) {
+    const hlo_dims_t *p = &in->attrs.source_target_pairs;
+    for (int i = 0; i + 1 < p->count; i += 2) receives |= p->data[i] == 0 && p->data[i + 1] == 0;
+  } else {
+    const hlo_dims_t *g = &in->attrs.replica_groups;
+    for (int i = 0; i < g->count; i++) receives |= g->data[i] == 0;
+  }
+  if (receives) return in->operands[0];
+  return splat(x, &in->shape, 0, 0);
+}
+
+/* ------------------------------------------------------ dynamic shapes */
+
+/* dynamic_* ops -> their static forms (see the file comment). */
+static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
+                                     hlo_instruction_t **out) {
+  hlo_instruction_t *r = NULL;
+  switch (in->opcode) {
+    case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
+      r = emit(x, HLO_OPCODE_BROADCAST_IN_DIM, &in->shape, 1, in->operands);
+      if (r) r->attrs.broadcast_dimensions = in->attrs.broadcast_dimensions;
+      break;
+    case HLO_OPCODE_DYNAMIC_IOTA:
+      r = emit(x, HLO_OPCODE_IOTA, &in->shape, 0, NULL);
+      if (r) r->attrs.dimension = in->attrs.dimension;
+      break;
+    case HLO_OPCODE_DYNAMIC_RESHAPE:
+      r = emit(x, HLO_OPCODE_RESHAPE, &in->shape, 1, in->operands);
+      break;
+    case HLO_OPCODE_DYNAMIC_PAD: { /* (operand, padding_value, low, high, interior) */
+      hlo_dims_t lo, hi, interior;
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 2, "edge_padding_low", &lo));
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 3, "edge_padding_high", &hi));
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 4, "interior_padding", &interior));
+      r = emit(x, HLO_OPCODE_PAD, &in->shape, 2, in->operands);
+      if (r) {
+        r->attrs.edge_padding_low = lo;
+        r->attrs.edge_padding_high = hi;
+        r->attrs.interior_padding = interior;
+      }
+      break;
+    }
+    case HLO_OPCODE_DYNAMIC_GATHER: { /* (operand, start_indices, slice_sizes) */
+      hlo_dims_t sizes;
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 2, "slice_sizes", &sizes));
+      r = emit(x, HLO_OPCODE_GATHER, &in->shape, 2, in->operands);
+      if (r) {
+        r->attrs = in->attrs;
+        r->attrs.slice_sizes = sizes;
+      }
+      break;
+    }
+    case HLO_OPCODE_DYNAMIC_CONV: { /* (lhs, rhs, padding) */
+      hlo_dims_t padding;
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 2, "padding", &padding));
+      r = emit(x, HLO_OPCODE_CONVOLUTION, &in->shape, 2, in->operands);
+      if (!r) break;
+      r->attrs = in->attrs;
+      r->attrs.padding = padding;
+      /* the defaults the parser gives stablehlo.convolution */
+      int n = in->attrs.input_spatial_dimensions.count;
+      int64_t ones[HLO_MAX_RANK], zeros[HLO_MAX_RANK];
+      for (int i = 0; i < n; i++) ones[i] = 1, zeros[i] = 0;
+      if (!r->attrs.window_strides.data) r->attrs.window_strides = hlo_dims_make(x->m, ones, n);
+      if (!r->attrs.lhs_dilation.data) r->attrs.lhs_dilation = hlo_dims_make(x->m, ones, n);
+      if (!r->attrs.rhs_dilation.data) r->attrs.rhs_dilation = hlo_dims_make(x->m, ones, n);
+      if (!r->attrs.window_reversal.data) r->attrs.window_reversal = hlo_dims_make(x->m, zeros, n);
+      break;
+    }
+    case HLO_OPCODE_REAL_DYNAMIC_SLICE: { /* (operand, start, limit, strides) */
+      hlo_dims_t start, limit, strides;
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 1, "start_indices", &start));
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 2, "limit_indices", &limit));
+      VKHLO_RETURN_IF_ERROR(constant_dims(x, in, 3, "strides", &strides));
+      r = emit(x, HLO_OPCODE_SLICE, &in->shape, 1, in->operands);
+      if (r) {
+        r->attrs.start_indices = start;
+        r->attrs.limit_indices = limit;
+        r->attrs.strides = strides;
+      }
+      break;
+    }
+    default: return VKHLO_INTERNAL("expand_dynamic: unexpected %s", hlo_opcode_name(in->opcode));
+  }
+  *out = r;
+  return NULL;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static bool is_expanded(hlo_opcode_t op) {
+  switch (op) {
+    case HLO_OPCODE_COMPOSITE:
+    case HLO_OPCODE_BATCH_NORM_INFERENCE:
+    case HLO_OPCODE_BATCH_NORM_TRAINING:
+    case HLO_OPCODE_BATCH_NORM_GRAD:
+    case HLO_OPCODE_CHLO_MULHI:
+    case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
+    case HLO_OPCODE_DYNAMIC_IOTA:
+    case HLO_OPCODE_DYNAMIC_RESHAPE:
+    case HLO_OPCODE_DYNAMIC_PAD:
+    case HLO_OPCODE_DYNAMIC_GATHER:
+    case HLO_OPCODE_DYNAMIC_CONV:
+    case HLO_OPCODE_REAL_DYNAMIC_SLICE:
+    case HLO_OPCODE_GET_DIMENSION_SIZE:
+    case HLO_OPCODE_REPLICA_ID:
+    case HLO_OPCODE_PARTITION_ID:
+    case HLO_OPCODE_ALL_GATHER:
+    case HLO_OPCODE_ALL_REDUCE:
+    case HLO_OPCODE_ALL_TO_ALL:
+    case HLO_OPCODE_REDUCE_SCATTER:
+    case HLO_OPCODE_COLLECTIVE_BROADCAST:
+    case HLO_OPCODE_COLLECTIVE_PERMUTE:
+      return true;
+    default: return false;
+  }
+}
+
+/* Appends the expansion of |in| and sets *out to the value replacing it. */
+static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
+  *out = NULL;
+  x->loc = in->loc;
+  switch (in->opcode) {
+    case HLO_OPCODE_COMPOSITE: { /* spec 'composite': semantically its decomposition */
+      const hlo_computation_t *d = in->called_computations[0];
+      bool multi = hlo_shape_is_tuple(&in->shape);
+      int n = multi ? in->shape.tuple_count : 1;
+      hlo_instruction_t **results = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(n + 1));
+      if (!results || !hlo_computation_inline(x->m, x->c, d, in->operands, multi, results)) {
+        x->failed = true;
+        return NULL;
+      }
+      *out = multi ? tuple(x, n, results) : results[0];
+      return NULL;
+    }
+    case HLO_OPCODE_BATCH_NORM_INFERENCE: /* spec 'batch_norm_inference' */
+      *out = batch_norm_normalize(x, in->operands[0], in->operands[1], in->operands[2],
+                                  in->operands[3], in->operands[4], in->attrs.epsilon,
+                                  in->attrs.feature_index);
+      return NULL;
+    case HLO_OPCODE_BATCH_NORM_TRAINING: *out = expand_batch_norm_training(x, in); return NULL;
+    case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
+    case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
+    case HLO_OPCODE_GET_DIMENSION_SIZE: /* spec 'get_dimension_size' */
+      *out = scalar(x, in->shape.element_type, 0,
+                    (uint64_t)in->operands[0]->shape.dimensions[in->attrs.dimension]);
+      return NULL;
+    case HLO_OPCODE_REPLICA_ID:   /* spec 'replica_id' */
+    case HLO_OPCODE_PARTITION_ID: /* spec 'partition_id' */
+      *out = scalar(x, in->shape.element_type, 0, 0);
+      return NULL;
+    case HLO_OPCODE_ALL_GATHER:     /* spec 'all_gather' */
+    case HLO_OPCODE_ALL_REDUCE:     /* spec 'all_reduce' */
+    case HLO_OPCODE_ALL_TO_ALL:     /* spec 'all_to_all' */
+    case HLO_OPCODE_REDUCE_SCATTER: /* spec 'reduce_scatter' */
+      return expand_identity_collective(x, in, out);
+    case HLO_OPCODE_COLLECTIVE_BROADCAST: /* spec 'collective_broadcast' */
+    case HLO_OPCODE_COLLECTIVE_PERMUTE:   /* spec 'collective_permute' */
+      if (max_group_id(in) > 0)
+        return unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica "
+                             "of one partition)", hlo_opcode_name(in->opcode));
+      *out = expand_receive_or_zero(x, in);
+      return NULL;
+    default: return expand_dynamic(x, in, out);
+  }
+}
+
+/* Rebuilds |c| with every expandable instruction replaced. */
+static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, bool *changed) {
+  bool any = false;
+  for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(c->instructions[i]->opcode);
+  if (!any) return NULL;
+  *changed = true;
+  int count = c->instruction_count;
+  hlo_instruction_t **old = arena_memdup(&x->m->arena, c->instructions, sizeof(void *) * (size_t)count);
+  if (!old) return VKHLO_NO_MEMORY();
+  int parameter_count = c->parameter_count;
+  hlo_instruction_t **parameters = c->parameters;
+  for (int i = 0; i < count; i++) old[i]->scratch = NULL;
+  c->instruction_count = 0;
+  c->parameter_count = 0;
+  c->parameters = NULL;
+  x->c = c;
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < count && !st && !x->failed; i++) {
+    hlo_instruction_t *in = old[i];
+    for (int k = 0; k < in->operand_count; k++)
+      if (in->operands[k]->scratch) in->operands[k] = in->operands[k]->scratch;
+    if (!is_expanded(in->opcode)) {
+      if (!hlo_computation_append(x->m, c, in)) x->failed = true;
+      continue;
+    }
+    hlo_instruction_t *r = NULL;
+    st = expand_one(x, in, &r);
+    if (!st && !r && !x->failed)
+      st = VKHLO_INTERNAL("expand: no replacement for %s", in->name);
+    in->scratch = r;
+  }
+  if (!st && c->root && c->root->scratch) c->root = c->root->scratch;
+  for (int i = 0; i < count; i++) old[i]->scratch = NULL;
+  c->parameter_count = parameter_count;
+  c->parameters = parameters;
+  if (!st && x->failed) st = VKHLO_NO_MEMORY();
+  return st;
+}
+
 vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed) {
-  (void)module;
   (void)target;
   *changed = false;
+  expand_ctx_t x;
+  memset(&x, 0, sizeof x);
+  x.m = module;
+  /* Iterate by index: add_body() prepends computations as it goes. */
+  for (int i = 0; i < module->computation_count; i++) {
+    hlo_computation_t *c = module->computations[i];
+    int before = module->computation_count;
+    VKHLO_RETURN_IF_ERROR(expand_computation(&x, c, changed));
+    i += module->computation_count - before;
+  }
   return NULL;
 }

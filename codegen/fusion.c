@@ -1,14 +1,918 @@
-/* The fusion pass (being written; see codegen/passes.h).  For now it changes nothing. */
+/*
+ * The fusion pass: groups instructions into clusters and replaces each
+ * cluster by one HLO_OPCODE_FUSION instruction, so that lowering emits one
+ * compute shader per cluster instead of one per instruction.
+ *
+ * What it produces.  A fusion instruction's called_computations[0] is a new
+ * fused computation whose parameters are the cluster's external operands, in
+ * the order of the fusion's operands, and whose root is the cluster's output
+ * (or a tuple of outputs: multi-output fusion; the fusion then has a tuple
+ * shape and its users read it through get_tuple_element instructions this
+ * pass creates).  Every output of a fusion has the same dimensions: the
+ * kernel (codegen/emit_fusion.c) runs one invocation per output element and
+ * asks the elemental emitter for each root's value there, recursing into
+ * fused producers.  Fused computations are added to module->computations
+ * just before the computation that uses them; instructions keep their loc.
+ * fusion_kind is XLA's: LOOP (elementwise and data movement only), INPUT (a
+ * reduce or reduce_window inside), OUTPUT (a dot_general or convolution
+ * inside, with its elementwise epilogue).
+ *
+ * Which computations.  The entry computation and every computation lowered
+ * as a sequence of dispatches: those called by while, if and case,
+ * transitively.  Reducer, comparator, map and scatter bodies are emitted as
+ * GLSL functions and are left alone.
+ *
+ * How clusters form (XLA's instruction fusion, consumer first).  Walk the
+ * computation from its last instruction to its first.  An instruction that
+ * is needed (the root, an operand of a kept instruction, or an operand that
+ * some cluster chose not to fuse) and fusible starts a cluster as its root;
+ * the cluster then considers its candidate producers in descending
+ * position, so when a producer is judged every user it has inside the
+ * cluster has been judged already.  An instruction no cluster needs is
+ * dropped: its value is recomputed inside every cluster that uses it.
+ *
+ * Cost model.
+ *  - Cheap producers (elementwise ops, transcendental ones included;
+ *    broadcast, broadcast_in_dim, reshape, transpose, slice, reverse, pad,
+ *    concatenate, iota, convert, bitcast_convert, select, compare, clamp,
+ *    dynamic_slice, dynamic_update_slice, gather, map, scalar constants) are
+ *    fused into every consumer cluster that wants them, duplicating the
+ *    computation.  On our devices memory traffic and dispatch count cost far
+ *    more than a few ALU operations per element.
+ *  - Expensive producers (reduce, reduce_window, dot_general, dot,
+ *    convolution) are fused only where each of their elements is computed
+ *    once: every user is in the cluster, no user is duplicated elsewhere
+ *    ("exclusive"), and the path from the producer to the cluster's output
+ *    is elementwise over the same dimensions ("identity" indexing).  So a
+ *    dot gets its bias add and activation as an epilogue (output fusion) and
+ *    mean = sum / n becomes one kernel, but a reduce is never fused into a
+ *    consumer that reads it through a broadcast, and a value used twice
+ *    stays in memory.
+ *  - Operands of contractions (dot_general, convolution, reduce_window) are
+ *    read many times per element; only index-only producers (broadcast,
+ *    reshape, transpose, slice, reverse, pad, concatenate, dynamic_slice,
+ *    iota, convert, bitcast_convert, scalar constants) are fused there, so
+ *    an elementwise chain feeding a matmul is materialized once instead of
+ *    recomputed K times.
+ *  - A reduce's input gets any cheap producer (exp -> sum of a softmax,
+ *    x * x -> sum of a variance): every input element is read once.
+ *  - Never fused: parameters, tuples, get_tuple_element, while, if, case,
+ *    custom_call, check, sort, scatter, select_and_scatter, top_k, fusions,
+ *    non-scalar constants (they stay bound buffers), tuple-shaped values
+ *    except as a cluster's root, tensors of 2^31 or more elements.
+ *  - Limits: at most FUSION_MAX_INSTRUCTIONS instructions per cluster (the
+ *    GLSL must stay compilable) and at most min(device storage buffers, 31)
+ *    distinct buffers (operands + outputs).
+ *
+ * Multi-output fusion.  After single-output clusters are formed, two
+ * clusters whose outputs have the same dimensions and that read a common
+ * non-scalar operand are merged (mean and mean of squares of the same x,
+ * the Q/K/V projections of one activation), unless that would exceed the
+ * limits or create a cycle (an output of one reaching an operand of the
+ * merged cluster through instructions outside it).
+ *
+ * Invariants kept: def-before-use order (instructions are re-ordered
+ * topologically, keeping the original order where possible), parameters
+ * untouched, the computation's root replaced by the value that now computes
+ * it.  The pass needs |users| (it calls hlo_compute_users) and uses the
+ * instructions' |scratch| for their positions.
+ */
+#define _POSIX_C_SOURCE 200809L
 #include "codegen/passes.h"
 
-vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed) {
-  (void)module;
-  (void)target;
-  *changed = false;
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/elemental.h"
+#include "support/strbuf.h"
+
+#define FUSION_MAX_INSTRUCTIONS 128
+#define FUSION_MAX_BUFFERS 31
+#define FUSION_MAX_OUTPUTS 8
+
+/* ------------------------------------------------------ op classes */
+
+typedef struct fuser fuser_t;
+static bool is_splat(const fuser_t *f, const hlo_instruction_t *in);
+
+/* A constant whose elements all equal the first (a scalar, or a splat
+ * such as dense<1.5> : tensor<1024xf32>): fused as a literal. */
+static bool literal_is_splat(const hlo_instruction_t *in) {
+  if (in->opcode != HLO_OPCODE_CONSTANT || hlo_shape_is_tuple(&in->shape) ||
+      in->shape.element_type == HLO_TOKEN || !in->literal || !in->literal->data)
+    return false;
+  int64_t n = hlo_shape_element_count(&in->shape);
+  if (n < 1 || in->literal->size_bytes % (size_t)n != 0) return false;
+  size_t w = in->literal->size_bytes / (size_t)n;
+  const unsigned char *b = in->literal->data;
+  for (int64_t i = 1; i < n; i++)
+    if (memcmp(b, b + (size_t)i * w, w) != 0) return false;
+  return w > 0;
+}
+
+static bool is_expensive(hlo_opcode_t op) {
+  switch (op) {
+    case HLO_OPCODE_REDUCE:
+    case HLO_OPCODE_REDUCE_WINDOW:
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL:
+    case HLO_OPCODE_CONVOLUTION: return true;
+    default: return false;
+  }
+}
+
+/* Ops whose operands are read many times per element of theirs. */
+static bool is_contraction(hlo_opcode_t op) {
+  return op == HLO_OPCODE_DOT || op == HLO_OPCODE_DOT_GENERAL || op == HLO_OPCODE_CONVOLUTION ||
+         op == HLO_OPCODE_REDUCE_WINDOW;
+}
+
+/* Producers that only remap indices (or convert one value): cheap enough
+ * to recompute inside a contraction loop. */
+static bool is_index_only(const fuser_t *f, const hlo_instruction_t *in) {
+  switch (in->opcode) {
+    case HLO_OPCODE_BROADCAST:
+    case HLO_OPCODE_BROADCAST_IN_DIM:
+    case HLO_OPCODE_RESHAPE:
+    case HLO_OPCODE_TRANSPOSE:
+    case HLO_OPCODE_SLICE:
+    case HLO_OPCODE_REVERSE:
+    case HLO_OPCODE_PAD:
+    case HLO_OPCODE_CONCATENATE:
+    case HLO_OPCODE_DYNAMIC_SLICE:
+    case HLO_OPCODE_IOTA:
+    case HLO_OPCODE_CONVERT:
+    case HLO_OPCODE_BITCAST_CONVERT: return true;
+    case HLO_OPCODE_CONSTANT: return is_splat(f, in);
+    default: return false;
+  }
+}
+
+static bool shape_fusible(const hlo_shape_t *s) {
+  if (hlo_shape_is_tuple(s)) {
+    for (int i = 0; i < s->tuple_count; i++)
+      if (!shape_fusible(&s->tuple_shapes[i])) return false;
+    return s->tuple_count > 0;
+  }
+  return s->element_type != HLO_TOKEN && hlo_shape_element_count(s) <= 0x7FFFFFFF;
+}
+
+/* Ops the elemental emitter computes "at an index" (see elemental.c). */
+static bool op_fusible(const fuser_t *f, const hlo_instruction_t *in) {
+  if (hlo_opcode_is_elementwise(in->opcode)) return true;
+  switch (in->opcode) {
+    case HLO_OPCODE_BITCAST_CONVERT:
+    case HLO_OPCODE_BROADCAST:
+    case HLO_OPCODE_BROADCAST_IN_DIM:
+    case HLO_OPCODE_CONCATENATE:
+    case HLO_OPCODE_DYNAMIC_SLICE:
+    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
+    case HLO_OPCODE_GATHER:
+    case HLO_OPCODE_IOTA:
+    case HLO_OPCODE_PAD:
+    case HLO_OPCODE_RESHAPE:
+    case HLO_OPCODE_REVERSE:
+    case HLO_OPCODE_SLICE:
+    case HLO_OPCODE_TRANSPOSE:
+    case HLO_OPCODE_CONVOLUTION:
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL:
+    case HLO_OPCODE_MAP:
+    case HLO_OPCODE_REDUCE:
+    case HLO_OPCODE_REDUCE_WINDOW:
+    case HLO_OPCODE_CHLO_ACOS:
+    case HLO_OPCODE_CHLO_ACOSH:
+    case HLO_OPCODE_CHLO_ASIN:
+    case HLO_OPCODE_CHLO_ASINH:
+    case HLO_OPCODE_CHLO_ATAN:
+    case HLO_OPCODE_CHLO_ATANH:
+    case HLO_OPCODE_CHLO_COSH:
+    case HLO_OPCODE_CHLO_SINH:
+    case HLO_OPCODE_CHLO_TAN:
+    case HLO_OPCODE_CHLO_ERF:
+    case HLO_OPCODE_CHLO_ERFC:
+    case HLO_OPCODE_CHLO_ERF_INV:
+    case HLO_OPCODE_CHLO_LGAMMA:
+    case HLO_OPCODE_CHLO_DIGAMMA:
+    case HLO_OPCODE_CHLO_NEXT_AFTER:
+    case HLO_OPCODE_CHLO_IS_INF:
+    case HLO_OPCODE_CHLO_IS_POS_INF:
+    case HLO_OPCODE_CHLO_IS_NEG_INF:
+    case HLO_OPCODE_CHLO_CONJ: return true;
+    case HLO_OPCODE_CONSTANT: return is_splat(f, in);
+    default: return false;
+  }
+}
+
+/* Can |in| be a cluster's root?  Tuple-shaped only for variadic reduce /
+ * reduce_window, whose results share dimensions. */
+static bool root_fusible(const fuser_t *f, const hlo_instruction_t *in) {
+  if (!op_fusible(f, in) || !shape_fusible(&in->shape)) return false;
+  for (int k = 0; k < in->operand_count; k++)
+    if (!shape_fusible(&in->operands[k]->shape)) return false;
+  if (hlo_shape_is_tuple(&in->shape)) {
+    if (in->opcode != HLO_OPCODE_REDUCE && in->opcode != HLO_OPCODE_REDUCE_WINDOW) return false;
+    if (in->shape.tuple_count > EL_MAX_RESULTS) return false;
+    for (int i = 1; i < in->shape.tuple_count; i++)
+      if (!hlo_shape_compatible_dims(&in->shape.tuple_shapes[0], &in->shape.tuple_shapes[i]))
+        return false;
+  }
+  return true;
+}
+
+/* Does |user| read |producer| at its own index (elementwise, same dims)? */
+static bool reads_identity(const hlo_instruction_t *user, const hlo_instruction_t *producer) {
+  bool elementwise = hlo_opcode_is_elementwise(user->opcode) || user->opcode == HLO_OPCODE_MAP ||
+                     (user->opcode == HLO_OPCODE_RESHAPE &&
+                      hlo_shape_compatible_dims(&user->shape, &producer->shape));
+  return elementwise && !hlo_shape_is_tuple(&user->shape) &&
+         hlo_shape_compatible_dims(&user->shape, &producer->shape);
+}
+
+static const char *kind_name(hlo_fusion_kind_t k) {
+  switch (k) {
+    case HLO_FUSION_LOOP: return "kLoop";
+    case HLO_FUSION_INPUT: return "kInput";
+    case HLO_FUSION_OUTPUT: return "kOutput";
+  }
+  return "?";
+}
+
+/* --------------------------------------------------------- state */
+
+typedef struct cluster {
+  int *members; /* positions in the computation, any order */
+  int member_count, member_capacity;
+  int *externals; /* positions of the operands read from outside, first-use order */
+  int external_count;
+  int roots[FUSION_MAX_OUTPUTS];
+  int root_count;
+  bool alive;
+} cluster_t;
+
+enum { ST_NONE = 0, ST_CAND, ST_MEMBER, ST_EXT };
+
+struct fuser {
+  hlo_module_t *m;
+  hlo_computation_t *comp;
+  int n;
+  hlo_instruction_t **ins; /* snapshot of comp->instructions */
+  int max_buffers;
+  bool *needed, *kept;
+  bool *splat; /* per position: a splat constant (literal_is_splat) */
+  /* Per-position state for the cluster being formed / queried. */
+  int *stamp;
+  unsigned char *state;
+  int cur;
+  bool *exclusive, *identity, *in_contraction;
+  int *mark; /* second stamp array (externals, DFS) */
+  int mark_cur;
+  cluster_t *clusters;
+  int cluster_count, cluster_capacity;
+  int *root_cluster; /* per position: the cluster it is a root of, or -1 */
+};
+
+static int pos_of(const hlo_instruction_t *in) { return (int)(intptr_t)in->scratch; }
+
+static bool is_splat(const fuser_t *f, const hlo_instruction_t *in) { return f->splat[pos_of(in)]; }
+
+static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f->state[p] : ST_NONE; }
+
+static void set_state(fuser_t *f, int p, int s) {
+  f->stamp[p] = f->cur;
+  f->state[p] = (unsigned char)s;
+}
+
+static bool push_int(int **a, int *count, int *cap, int v) {
+  if (*count == *cap) {
+    int nc = *cap ? *cap * 2 : 8;
+    int *na = realloc(*a, sizeof(int) * (size_t)nc);
+    if (!na) return false;
+    *a = na;
+    *cap = nc;
+  }
+  (*a)[(*count)++] = v;
+  return true;
+}
+
+static int output_count_of(const hlo_instruction_t *in) {
+  return hlo_shape_is_tuple(&in->shape) ? in->shape.tuple_count : 1;
+}
+
+/* ------------------------------------------------ forming clusters */
+
+/* Judges candidate producer |p| for the cluster being formed; see the cost
+ * model above.  |ext| counts the distinct non-member operands that are not
+ * scalar constants. */
+static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
+  hlo_instruction_t *P = f->ins[p];
+  bool excl = !f->needed[p], ident = true, contr = false;
+  for (int u = 0; u < P->user_count; u++) {
+    int up = pos_of(P->users[u]);
+    if (get_state(f, up) != ST_MEMBER) {
+      excl = false;
+      continue;
+    }
+    excl = excl && f->exclusive[up];
+    ident = ident && f->identity[up] && reads_identity(P->users[u], P);
+    contr = contr || f->in_contraction[up] || is_contraction(P->users[u]->opcode);
+  }
+  f->exclusive[p] = excl;
+  f->identity[p] = ident;
+  f->in_contraction[p] = contr;
+  if (is_splat(f, P)) return true;
+  if (!op_fusible(f, P) || hlo_shape_is_tuple(&P->shape) || !shape_fusible(&P->shape)) return false;
+  if (member_count >= FUSION_MAX_INSTRUCTIONS) return false;
+  for (int k = 0; k < P->operand_count; k++)
+    if (!shape_fusible(&P->operands[k]->shape)) return false;
+  if (is_expensive(P->opcode)) {
+    if (!excl || !ident || contr) return false;
+  } else if (contr && !is_index_only(f, P)) {
+    return false;
+  }
+  int new_ext = *ext - 1;
+  for (int k = 0; k < P->operand_count; k++) {
+    int q = pos_of(P->operands[k]);
+    if (get_state(f, q) != ST_NONE || is_splat(f, P->operands[k])) continue;
+    bool dup = false;
+    for (int j = 0; j < k; j++) dup = dup || P->operands[j] == P->operands[k];
+    if (!dup) new_ext++;
+  }
+  if (new_ext + outputs > f->max_buffers) return false;
+  *ext = new_ext;
+  return true;
+}
+
+static cluster_t *new_cluster(fuser_t *f) {
+  if (f->cluster_count == f->cluster_capacity) {
+    int nc = f->cluster_capacity ? f->cluster_capacity * 2 : 16;
+    cluster_t *na = realloc(f->clusters, sizeof *na * (size_t)nc);
+    if (!na) return NULL;
+    f->clusters = na;
+    f->cluster_capacity = nc;
+  }
+  cluster_t *c = &f->clusters[f->cluster_count++];
+  memset(c, 0, sizeof *c);
+  c->alive = true;
+  return c;
+}
+
+static vkhlo_status_t form_cluster(fuser_t *f, int r) {
+  cluster_t *c = new_cluster(f);
+  if (!c) return VKHLO_NO_MEMORY();
+  f->root_cluster[r] = f->cluster_count - 1;
+  f->cur++;
+  hlo_instruction_t *R = f->ins[r];
+  int outputs = output_count_of(R);
+  set_state(f, r, ST_MEMBER);
+  f->exclusive[r] = f->identity[r] = true;
+  f->in_contraction[r] = false;
+  c->roots[0] = r;
+  c->root_count = 1;
+  if (!push_int(&c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
+  int ext = 0, low = r;
+  for (int k = 0; k < R->operand_count; k++) {
+    int q = pos_of(R->operands[k]);
+    if (get_state(f, q) != ST_NONE) continue;
+    set_state(f, q, ST_CAND);
+    if (!is_splat(f, R->operands[k])) ext++;
+    if (q < low) low = q;
+  }
+  for (int p = r - 1; p >= low; p--) {
+    if (get_state(f, p) != ST_CAND) continue;
+    if (!decide(f, p, c->member_count, outputs, &ext)) {
+      set_state(f, p, ST_EXT);
+      f->needed[p] = true;
+      continue;
+    }
+    set_state(f, p, ST_MEMBER);
+    if (!push_int(&c->members, &c->member_count, &c->member_capacity, p))
+      return VKHLO_NO_MEMORY();
+    hlo_instruction_t *P = f->ins[p];
+    for (int k = 0; k < P->operand_count; k++) {
+      int q = pos_of(P->operands[k]);
+      if (get_state(f, q) != ST_NONE) continue;
+      set_state(f, q, ST_CAND);
+      if (q < low) low = q;
+    }
+  }
   return NULL;
 }
 
-char *codegen_fusion_dot(const hlo_module_t *module) {
-  (void)module;
+/* Fills c->externals: operands of members that are not members, in the
+ * order of first use (members by position, operands in order). */
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static vkhlo_status_t compute_externals(fuser_t *f, cluster_t *c) {
+  qsort(c->members, (size_t)c->member_count, sizeof(int), cmp_int);
+  f->cur++;
+  for (int i = 0; i < c->member_count; i++) set_state(f, c->members[i], ST_MEMBER);
+  free(c->externals);
+  c->externals = NULL;
+  c->external_count = 0;
+  int cap = 0;
+  for (int i = 0; i < c->member_count; i++) {
+    const hlo_instruction_t *M = f->ins[c->members[i]];
+    for (int k = 0; k < M->operand_count; k++) {
+      int q = pos_of(M->operands[k]);
+      if (get_state(f, q) != ST_NONE) continue;
+      set_state(f, q, ST_EXT);
+      if (!push_int(&c->externals, &c->external_count, &cap, q)) return VKHLO_NO_MEMORY();
+    }
+  }
   return NULL;
+}
+
+/* ------------------------------------------------ multi-output merging */
+
+static bool same_output_dims(const fuser_t *f, const cluster_t *a, const cluster_t *b) {
+  const hlo_instruction_t *ra = f->ins[a->roots[0]], *rb = f->ins[b->roots[0]];
+  if (hlo_shape_is_tuple(&ra->shape) || hlo_shape_is_tuple(&rb->shape)) return false;
+  return hlo_shape_compatible_dims(&ra->shape, &rb->shape);
+}
+
+static bool shares_big_operand(const fuser_t *f, const cluster_t *a, const cluster_t *b) {
+  for (int i = 0; i < a->external_count; i++) {
+    const hlo_instruction_t *x = f->ins[a->externals[i]];
+    if (hlo_shape_is_tuple(&x->shape) || hlo_shape_element_count(&x->shape) <= 1) continue;
+    for (int j = 0; j < b->external_count; j++)
+      if (b->externals[j] == a->externals[i]) return true;
+  }
+  return false;
+}
+
+/* Would merging |a| and |b| create a cycle?  True when an output of either
+ * reaches an external operand of the union through the original graph.
+ * f->state holds ST_MEMBER / ST_EXT for the union (current stamp). */
+static bool merge_creates_cycle(fuser_t *f, const cluster_t *a, const cluster_t *b, int max_ext,
+                                int *stack) {
+  f->mark_cur++;
+  int top = 0;
+  for (int i = 0; i < a->root_count; i++) stack[top++] = a->roots[i];
+  for (int i = 0; i < b->root_count; i++) stack[top++] = b->roots[i];
+  for (int i = 0; i < top; i++) f->mark[stack[i]] = f->mark_cur;
+  while (top > 0) {
+    const hlo_instruction_t *x = f->ins[stack[--top]];
+    for (int u = 0; u < x->user_count; u++) {
+      int up = pos_of(x->users[u]);
+      if (up > max_ext || f->mark[up] == f->mark_cur) continue;
+      if (get_state(f, up) == ST_EXT) return true;
+      f->mark[up] = f->mark_cur;
+      stack[top++] = up;
+    }
+  }
+  return false;
+}
+
+static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
+  *merged = false;
+  if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
+  /* Union membership under a fresh stamp. */
+  f->cur++;
+  int members = 0;
+  for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER), members++;
+  for (int i = 0; i < b->member_count; i++)
+    if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
+  if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
+  /* Siblings only: neither may read what the other computes (that would
+   * turn an external value into a recomputed member). */
+  for (int i = 0; i < a->external_count; i++)
+    if (get_state(f, a->externals[i]) == ST_MEMBER) return NULL;
+  for (int i = 0; i < b->external_count; i++)
+    if (get_state(f, b->externals[i]) == ST_MEMBER) return NULL;
+  int ext = 0, max_ext = -1;
+  const cluster_t *both[2] = {a, b};
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < both[s]->external_count; i++) {
+      int q = both[s]->externals[i];
+      if (get_state(f, q) != ST_NONE) continue;
+      set_state(f, q, ST_EXT);
+      if (!is_splat(f, f->ins[q])) ext++;
+      if (q > max_ext) max_ext = q;
+    }
+  int outputs = 0;
+  for (int i = 0; i < a->root_count; i++) outputs += output_count_of(f->ins[a->roots[i]]);
+  for (int i = 0; i < b->root_count; i++) outputs += output_count_of(f->ins[b->roots[i]]);
+  if (ext + outputs > f->max_buffers) return NULL;
+  if (merge_creates_cycle(f, a, b, max_ext, stack)) return NULL;
+  for (int i = 0; i < b->member_count; i++) {
+    bool dup = false;
+    for (int j = 0; j < a->member_count && !dup; j++) dup = a->members[j] == b->members[i];
+    if (!dup && !push_int(&a->members, &a->member_count, &a->member_capacity, b->members[i]))
+      return VKHLO_NO_MEMORY();
+  }
+  int ai = (int)(a - f->clusters);
+  for (int i = 0; i < b->root_count; i++) {
+    a->roots[a->root_count++] = b->roots[i];
+    f->root_cluster[b->roots[i]] = ai;
+  }
+  qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
+  b->alive = false;
+  *merged = true;
+  return compute_externals(f, a);
+}
+
+static vkhlo_status_t merge_siblings(fuser_t *f) {
+  int *stack = malloc(sizeof(int) * (size_t)(f->n + FUSION_MAX_OUTPUTS * 2 + 1));
+  if (!stack) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < f->cluster_count && !st; i++) {
+    cluster_t *a = &f->clusters[i];
+    if (!a->alive) continue;
+    for (int j = i + 1; j < f->cluster_count && !st; j++) {
+      cluster_t *b = &f->clusters[j];
+      a = &f->clusters[i];
+      if (!b->alive || !same_output_dims(f, a, b) || !shares_big_operand(f, a, b)) continue;
+      bool merged;
+      st = try_merge(f, a, b, stack, &merged);
+    }
+  }
+  free(stack);
+  return st;
+}
+
+/* ------------------------------------------------------- rewriting */
+
+static hlo_fusion_kind_t cluster_kind(const fuser_t *f, const cluster_t *c) {
+  bool reduce = false;
+  for (int i = 0; i < c->member_count; i++) {
+    hlo_opcode_t op = f->ins[c->members[i]]->opcode;
+    if (op == HLO_OPCODE_DOT || op == HLO_OPCODE_DOT_GENERAL || op == HLO_OPCODE_CONVOLUTION)
+      return HLO_FUSION_OUTPUT;
+    if (op == HLO_OPCODE_REDUCE || op == HLO_OPCODE_REDUCE_WINDOW) reduce = true;
+  }
+  return reduce ? HLO_FUSION_INPUT : HLO_FUSION_LOOP;
+}
+
+static bool insert_computation_before(hlo_module_t *m, hlo_computation_t *fused,
+                                      const hlo_computation_t *user) {
+  if (!hlo_module_add_computation(m, fused)) return false;
+  int at = -1;
+  for (int i = 0; i < m->computation_count; i++)
+    if (m->computations[i] == user) at = i;
+  if (at < 0) return true;
+  memmove(&m->computations[at + 1], &m->computations[at],
+          sizeof(void *) * (size_t)(m->computation_count - 1 - at));
+  m->computations[at] = fused;
+  return true;
+}
+
+static const char *arena_name(hlo_module_t *m, const char *prefix, const char *base) {
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s%s", prefix, base);
+  return arena_strdup(&m->arena, buf);
+}
+
+/* Builds the fused computation and fusion instruction of |c|; sets
+ * repl[root] for every root. */
+static vkhlo_status_t build_fusion(fuser_t *f, cluster_t *c, hlo_instruction_t **repl,
+                                   hlo_instruction_t **clone, hlo_instruction_t **out_fusion,
+                                   hlo_instruction_t **gtes) {
+  hlo_module_t *m = f->m;
+  const hlo_instruction_t *first_root = f->ins[c->roots[0]];
+  hlo_computation_t *fc = hlo_computation_create(m, arena_name(m, "fused_", first_root->name));
+  if (!fc || !fc->name) return VKHLO_NO_MEMORY();
+  fc->loc = first_root->loc;
+  hlo_instruction_t **ext_ops = arena_alloc(&m->arena, sizeof(void *) * (size_t)(c->external_count + 1));
+  if (!ext_ops) return VKHLO_NO_MEMORY();
+  /* Map: position -> value inside the fused computation (clone[]), reset by stamp. */
+  f->cur++;
+  for (int i = 0; i < c->external_count; i++) {
+    hlo_instruction_t *x = f->ins[c->externals[i]];
+    ext_ops[i] = x;
+    hlo_instruction_t *p = hlo_instruction_create(m, HLO_OPCODE_PARAMETER, &x->shape, 0, NULL);
+    if (!p) return VKHLO_NO_MEMORY();
+    p->parameter_number = i;
+    p->loc = x->loc;
+    p->name = arena_name(m, "param_", x->name);
+    if (!p->name || !hlo_computation_append(m, fc, p)) return VKHLO_NO_MEMORY();
+    clone[c->externals[i]] = p;
+    set_state(f, c->externals[i], ST_EXT);
+  }
+  hlo_instruction_t *small[16];
+  for (int i = 0; i < c->member_count; i++) {
+    hlo_instruction_t *M = f->ins[c->members[i]];
+    hlo_instruction_t **ops = small;
+    if (M->operand_count > 16) {
+      ops = arena_alloc(&m->arena, sizeof(void *) * (size_t)M->operand_count);
+      if (!ops) return VKHLO_NO_MEMORY();
+    }
+    for (int k = 0; k < M->operand_count; k++) ops[k] = clone[pos_of(M->operands[k])];
+    hlo_instruction_t *copy = hlo_instruction_clone(m, M, ops);
+    if (!copy) return VKHLO_NO_MEMORY();
+    copy->name = M->name; /* the GLSL comments name the original instruction */
+    if (!hlo_computation_append(m, fc, copy)) return VKHLO_NO_MEMORY();
+    clone[c->members[i]] = copy;
+  }
+  hlo_shape_t shape;
+  if (c->root_count == 1) {
+    fc->root = clone[c->roots[0]];
+    shape = fc->root->shape;
+  } else {
+    hlo_instruction_t *outs[FUSION_MAX_OUTPUTS];
+    hlo_shape_t shapes[FUSION_MAX_OUTPUTS];
+    for (int i = 0; i < c->root_count; i++) {
+      outs[i] = clone[c->roots[i]];
+      shapes[i] = outs[i]->shape;
+    }
+    if (!hlo_shape_make_tuple(m, &shape, c->root_count, shapes)) return VKHLO_NO_MEMORY();
+    hlo_instruction_t *t = hlo_instruction_create(m, HLO_OPCODE_TUPLE, &shape, c->root_count, outs);
+    if (!t || !hlo_computation_append(m, fc, t)) return VKHLO_NO_MEMORY();
+    t->loc = first_root->loc;
+    fc->root = t;
+  }
+  if (!insert_computation_before(m, fc, f->comp)) return VKHLO_NO_MEMORY();
+  hlo_instruction_t *fusion =
+      hlo_instruction_create(m, HLO_OPCODE_FUSION, &shape, c->external_count, ext_ops);
+  if (!fusion || !hlo_instruction_set_called(m, fusion, 1, &fc)) return VKHLO_NO_MEMORY();
+  fusion->attrs.fusion_kind = cluster_kind(f, c);
+  fusion->loc = first_root->loc;
+  fusion->name = arena_name(m, "fusion.", first_root->name);
+  if (!fusion->name) return VKHLO_NO_MEMORY();
+  *out_fusion = fusion;
+  if (c->root_count == 1) {
+    repl[c->roots[0]] = fusion;
+    return NULL;
+  }
+  for (int i = 0; i < c->root_count; i++) {
+    const hlo_instruction_t *R = f->ins[c->roots[i]];
+    hlo_instruction_t *g = hlo_instruction_create(m, HLO_OPCODE_GET_TUPLE_ELEMENT, &R->shape, 1, &fusion);
+    if (!g) return VKHLO_NO_MEMORY();
+    g->attrs.index = i;
+    g->loc = R->loc;
+    gtes[i] = g;
+    repl[c->roots[i]] = g;
+  }
+  return NULL;
+}
+
+/* Appends |node| to the new instruction list after everything it uses
+ * (iterative DFS; |done| marks emitted nodes by id). */
+static vkhlo_status_t emit_ordered(hlo_module_t *m, hlo_computation_t *comp, hlo_instruction_t *node,
+                                   unsigned char *done, hlo_instruction_t **stack, int *opnd) {
+  int top = 0;
+  if (done[node->id]) return NULL;
+  stack[top] = node;
+  opnd[top++] = 0;
+  done[node->id] = 1; /* on the stack */
+  while (top > 0) {
+    hlo_instruction_t *x = stack[top - 1];
+    int k = opnd[top - 1];
+    if (k < x->operand_count) {
+      opnd[top - 1]++;
+      hlo_instruction_t *o = x->operands[k];
+      if (!done[o->id]) {
+        done[o->id] = 1;
+        stack[top] = o;
+        opnd[top++] = 0;
+      }
+      continue;
+    }
+    top--;
+    done[x->id] = 2;
+    if (!hlo_computation_append(m, comp, x)) return VKHLO_NO_MEMORY();
+  }
+  return NULL;
+}
+
+static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
+  hlo_module_t *m = f->m;
+  int n = f->n;
+  hlo_instruction_t **repl = calloc((size_t)n + 1, sizeof *repl);
+  hlo_instruction_t **clone = calloc((size_t)n + 1, sizeof *clone);
+  hlo_instruction_t **anchored = calloc((size_t)n + 1, sizeof *anchored);
+  hlo_instruction_t **gtes =
+      calloc((size_t)f->cluster_count * FUSION_MAX_OUTPUTS + 1, sizeof *gtes);
+  vkhlo_status_t st = NULL;
+  if (!repl || !clone || !anchored || !gtes) st = VKHLO_NO_MEMORY();
+  for (int p = 0; p < n && !st; p++) repl[p] = f->ins[p];
+  bool any = false;
+  for (int i = 0; i < f->cluster_count && !st; i++) {
+    cluster_t *c = &f->clusters[i];
+    if (!c->alive || (c->member_count < 2 && c->root_count < 2)) continue;
+    hlo_instruction_t *fusion = NULL;
+    st = build_fusion(f, c, repl, clone, &fusion, gtes + (size_t)i * FUSION_MAX_OUTPUTS);
+    if (st) break;
+    int anchor = 0;
+    for (int r = 0; r < c->root_count; r++)
+      if (c->roots[r] > anchor) anchor = c->roots[r];
+    anchored[anchor] = fusion;
+    fusion->scratch = (void *)(intptr_t)i;
+    any = true;
+  }
+  if (st || !any) {
+    free(repl);
+    free(clone);
+    free(anchored);
+    free(gtes);
+    *changed = false;
+    return st;
+  }
+  /* Operands of kept instructions and fusions now read the replacements
+   * (each node once; get_tuple_elements already read their fusion). */
+  for (int p = 0; p < n; p++) {
+    hlo_instruction_t *nodes[2] = {NULL, anchored[p]};
+    if (f->kept[p] || (f->root_cluster[p] >= 0 && repl[p] == f->ins[p])) nodes[0] = f->ins[p];
+    for (int j = 0; j < 2; j++) {
+      hlo_instruction_t *z = nodes[j];
+      for (int k = 0; z && k < z->operand_count; k++) z->operands[k] = repl[pos_of(z->operands[k])];
+    }
+  }
+  /* Rebuild the instruction list: anchor order, operands first. */
+  int total = n;
+  for (int i = 0; i < f->cluster_count; i++) total += FUSION_MAX_OUTPUTS + 1;
+  unsigned char *done = calloc((size_t)m->next_instruction_id + 1, 1);
+  hlo_instruction_t **stack = malloc(sizeof(void *) * ((size_t)total + 1));
+  int *opnd = malloc(sizeof(int) * ((size_t)total + 1));
+  if (!done || !stack || !opnd) st = VKHLO_NO_MEMORY();
+  hlo_instruction_t **old = f->ins;
+  hlo_instruction_t **params = f->comp->parameters;
+  int param_count = f->comp->parameter_count;
+  if (!st) {
+    f->comp->instructions = NULL;
+    f->comp->instruction_count = 0;
+    f->comp->instruction_capacity = 0;
+  }
+  for (int p = 0; p < n && !st; p++) {
+    hlo_instruction_t *node = NULL;
+    if (f->kept[p] || (f->root_cluster[p] >= 0 && repl[p] == old[p])) node = old[p];
+    if (node) st = emit_ordered(m, f->comp, node, done, stack, opnd);
+    if (!st && anchored[p]) {
+      st = emit_ordered(m, f->comp, anchored[p], done, stack, opnd);
+      int ci = (int)(intptr_t)anchored[p]->scratch;
+      for (int r = 0; r < FUSION_MAX_OUTPUTS && !st; r++) {
+        hlo_instruction_t *g = gtes[(size_t)ci * FUSION_MAX_OUTPUTS + r];
+        if (g) st = emit_ordered(m, f->comp, g, done, stack, opnd);
+      }
+    }
+  }
+  /* Appending re-listed the parameters: keep the original list. */
+  f->comp->parameters = params;
+  f->comp->parameter_count = param_count;
+  if (!st) f->comp->root = repl[pos_of(f->comp->root)];
+  free(done);
+  free(stack);
+  free(opnd);
+  free(repl);
+  free(clone);
+  free(anchored);
+  free(gtes);
+  *changed = true;
+  return st;
+}
+
+/* -------------------------------------------------- one computation */
+
+static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp, int max_buffers,
+                                       bool *changed) {
+  *changed = false;
+  if (!comp->root || comp->instruction_count < 2) return NULL;
+  if (!hlo_compute_users(m, comp)) return VKHLO_NO_MEMORY();
+  fuser_t F;
+  memset(&F, 0, sizeof F);
+  fuser_t *f = &F;
+  f->m = m;
+  f->comp = comp;
+  f->n = comp->instruction_count;
+  f->max_buffers = max_buffers;
+  size_t n = (size_t)f->n;
+  f->ins = malloc(sizeof(void *) * n);
+  f->needed = calloc(n, sizeof(bool));
+  f->kept = calloc(n, sizeof(bool));
+  f->splat = calloc(n, sizeof(bool));
+  f->stamp = calloc(n, sizeof(int));
+  f->state = calloc(n, 1);
+  f->exclusive = calloc(n, sizeof(bool));
+  f->identity = calloc(n, sizeof(bool));
+  f->in_contraction = calloc(n, sizeof(bool));
+  f->mark = calloc(n, sizeof(int));
+  f->root_cluster = malloc(sizeof(int) * n);
+  vkhlo_status_t st = NULL;
+  if (!f->ins || !f->needed || !f->kept || !f->splat || !f->stamp || !f->state || !f->exclusive ||
+      !f->identity || !f->in_contraction || !f->mark || !f->root_cluster)
+    st = VKHLO_NO_MEMORY();
+  for (int p = 0; p < f->n && !st; p++) {
+    f->ins[p] = comp->instructions[p];
+    f->ins[p]->scratch = (void *)(intptr_t)p;
+    f->root_cluster[p] = -1;
+    f->splat[p] = literal_is_splat(f->ins[p]);
+  }
+  if (!st) f->needed[pos_of(comp->root)] = true;
+  /* Consumers first: every user of an instruction is judged before it. */
+  for (int p = f->n - 1; p >= 0 && !st; p--) {
+    hlo_instruction_t *x = f->ins[p];
+    if (!root_fusible(f, x)) {
+      f->kept[p] = true;
+      for (int k = 0; k < x->operand_count; k++) f->needed[pos_of(x->operands[k])] = true;
+      continue;
+    }
+    if (!f->needed[p]) continue; /* recomputed inside every cluster using it */
+    st = form_cluster(f, p);
+  }
+  for (int i = 0; i < f->cluster_count && !st; i++) st = compute_externals(f, &f->clusters[i]);
+  if (!st) st = merge_siblings(f);
+  if (!st) st = rewrite(f, changed);
+  for (int i = 0; i < f->cluster_count; i++) {
+    free(f->clusters[i].members);
+    free(f->clusters[i].externals);
+  }
+  free(f->clusters);
+  free(f->ins);
+  free(f->needed);
+  free(f->kept);
+  free(f->splat);
+  free(f->stamp);
+  free(f->state);
+  free(f->exclusive);
+  free(f->identity);
+  free(f->in_contraction);
+  free(f->mark);
+  free(f->root_cluster);
+  return st;
+}
+
+vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed) {
+  *changed = false;
+  if (!module->entry_computation) return NULL;
+  int max_buffers = FUSION_MAX_BUFFERS;
+  if (target && target->max_storage_buffers_per_stage > 0 &&
+      target->max_storage_buffers_per_stage < (uint32_t)max_buffers)
+    max_buffers = (int)target->max_storage_buffers_per_stage;
+  /* The computations lowered as sequences: the entry and, transitively,
+   * while/if/case callees. */
+  int cap = module->computation_count + 1, count = 0;
+  hlo_computation_t **todo = malloc(sizeof(void *) * (size_t)cap);
+  if (!todo) return VKHLO_NO_MEMORY();
+  todo[count++] = module->entry_computation;
+  for (int i = 0; i < count; i++) {
+    hlo_computation_t *c = todo[i];
+    for (int j = 0; j < c->instruction_count; j++) {
+      const hlo_instruction_t *in = c->instructions[j];
+      if (in->opcode != HLO_OPCODE_WHILE && in->opcode != HLO_OPCODE_IF &&
+          in->opcode != HLO_OPCODE_CASE)
+        continue;
+      for (int k = 0; k < in->called_count; k++) {
+        bool seen = false;
+        for (int t = 0; t < count; t++) seen = seen || todo[t] == in->called_computations[k];
+        if (!seen && count < cap) todo[count++] = in->called_computations[k];
+      }
+    }
+  }
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < count && !st; i++) {
+    bool ch = false;
+    st = fuse_computation(module, todo[i], max_buffers, &ch);
+    *changed = *changed || ch;
+  }
+  free(todo);
+  return st;
+}
+
+/* ------------------------------------------------------------ DOT */
+
+static void dot_id(strbuf_t *sb, const hlo_instruction_t *in) { strbuf_printf(sb, "n%d", in->id); }
+
+char *codegen_fusion_dot(const hlo_module_t *module) {
+  if (!module || !module->entry_computation) return NULL;
+  const hlo_computation_t *c = module->entry_computation;
+  strbuf_t sb;
+  strbuf_init(&sb);
+  strbuf_printf(&sb, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n",
+                c->name ? c->name : "entry");
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode == HLO_OPCODE_FUSION && in->called_count > 0) {
+      const hlo_computation_t *fc = in->called_computations[0];
+      strbuf_printf(&sb, "  subgraph cluster_%d {\n    label=\"%s (%s)\";\n    style=filled; fillcolor=\"#eef4ff\";\n",
+                    in->id, in->name, kind_name(in->attrs.fusion_kind));
+      strbuf_append(&sb, "    ");
+      dot_id(&sb, in);
+      strbuf_printf(&sb, " [label=\"%s", in->name);
+      for (int j = 0; j < fc->instruction_count; j++) {
+        const hlo_instruction_t *x = fc->instructions[j];
+        if (x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_TUPLE) continue;
+        strbuf_printf(&sb, "\\n%s = %s", x->name, hlo_opcode_name(x->opcode));
+      }
+      strbuf_append(&sb, "\"];\n  }\n");
+    } else {
+      strbuf_append(&sb, "  ");
+      dot_id(&sb, in);
+      strbuf_printf(&sb, " [label=\"%s = %s\"%s];\n", in->name, hlo_opcode_name(in->opcode),
+                    in->opcode == HLO_OPCODE_PARAMETER ? ", shape=ellipse" : "");
+    }
+    for (int k = 0; k < in->operand_count; k++) {
+      strbuf_append(&sb, "  ");
+      dot_id(&sb, in->operands[k]);
+      strbuf_append(&sb, " -> ");
+      dot_id(&sb, in);
+      strbuf_append(&sb, ";\n");
+    }
+  }
+  strbuf_append(&sb, "}\n");
+  return strbuf_take(&sb);
 }

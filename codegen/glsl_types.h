@@ -41,6 +41,10 @@ enum {
   GLSL_HELPERS_COMPLEX = 1u << 14,
   GLSL_HELPERS_DCOMPLEX = 1u << 15,
   GLSL_HELPERS_INDEX = 1u << 16, /* index arithmetic (floor division) */
+  /* emulation blocks (restricted devices; see "Emulated forms" below) */
+  GLSL_HELPERS_EMU64 = 1u << 28,  /* i64_ / u64_ helpers on uvec2 */
+  GLSL_HELPERS_PACKED = 1u << 29, /* VK_LOAD_* / VK_STORE_* on packed words */
+  GLSL_HELPERS_F64SOFT = 1u << 30, /* vk_f64_to_f32 / vk_f32_to_f64 (demoted f64) */
 };
 
 typedef struct glsl_type {
@@ -65,6 +69,12 @@ const char *glsl_storage_type(hlo_element_type_t t);
 /* True when values of |t| must be normalized after arithmetic. */
 bool glsl_type_needs_normalize(hlo_element_type_t t);
 
+/* For the small float types (f8*, f6*, f4*, stored as raw bits in a byte
+ * and computed as float): true, and writes the prelude's format arguments
+ * "E, M, bias, style" of vk_small_decode/encode/round into |buf| (when
+ * |buf| is non-NULL).  False for every other type. */
+bool glsl_small_float_args(hlo_element_type_t t, char *buf, size_t size);
+
 /* Appends the compute-type value of storage element |storage_expr|. */
 void glsl_append_load(strbuf_t *sb, hlo_element_type_t t, const char *storage_expr);
 /* Appends the storage-type value of compute value |value|. */
@@ -79,5 +89,46 @@ void glsl_append_int_constant(strbuf_t *sb, hlo_element_type_t t, long long v);
 
 /* Appends the helper blocks (glsl_prelude.c) that |features| names. */
 void glsl_append_prelude(strbuf_t *sb, unsigned features);
+
+/* ---- Emulated forms: the same types on a device that lacks a feature.
+ * The host representation (and so every buffer) never changes; only the
+ * GLSL spelling does:
+ *   i64/ui64 without shaderInt64: compute and storage type uvec2 (low word,
+ *     high word: the host's little-endian layout), two's complement; every
+ *     operation goes through the i64_/u64_ helpers (GLSL_HELPERS_EMU64).
+ *   1-byte (i1, i2..i8, ui2..ui8) and 2-byte (i16, ui16, f16, bf16) types
+ *     without 8/16-bit storage: the buffer is `uint data[]` and elements
+ *     are extracted from their 32-bit word; a store clears and sets its own
+ *     bits with atomicAnd/atomicOr, so invocations writing neighbouring
+ *     elements of one word never race, whatever the kernel's write pattern
+ *     (GLSL_HELPERS_PACKED).  Such result buffers cannot be writeonly.
+ *   f64 without shaderFloat64 and with target->demote_f64: compute type
+ *     float, storage uvec2 (the double's bits), converted in software on
+ *     load and store (GLSL_HELPERS_F64SOFT); values lose precision.
+ * The *_on functions below give the form for |target|; the target-free
+ * functions above give the native form. */
+bool glsl_type_lookup_on(const codegen_target_t *target, hlo_element_type_t t, glsl_type_t *out);
+/* True when |t| is i64/ui64 emulated as uvec2 on |target|. */
+bool glsl_type_is_emulated64(const codegen_target_t *target, hlo_element_type_t t);
+/* True when |t| is stored packed in 32-bit words on |target|. */
+bool glsl_type_is_packed(const codegen_target_t *target, hlo_element_type_t t);
+/* True when f64 (and c128) are computed as f32 (c64) on |target|. */
+bool glsl_type_is_demoted(const codegen_target_t *target, hlo_element_type_t t);
+const char *glsl_compute_type_on(const codegen_target_t *target, hlo_element_type_t t);
+/* The element type of a buffer's `data[]` for tensors of |t|. */
+const char *glsl_buffer_type_on(const codegen_target_t *target, hlo_element_type_t t);
+/* Appends the compute value of element |index| (an int expression) of
+ * buffer block |buffer| ("in0", "out1"). */
+void glsl_append_load_element(strbuf_t *sb, const codegen_target_t *target, hlo_element_type_t t,
+                              const char *buffer, const char *index);
+/* Appends the statement (with its ';') storing compute value |value| into
+ * element |index| of buffer block |buffer|.  Every kernel stores through
+ * this, so packed stores are race-free everywhere. */
+void glsl_append_store_element(strbuf_t *sb, const codegen_target_t *target, hlo_element_type_t t,
+                               const char *buffer, const char *index, const char *value);
+void glsl_append_literal_on(strbuf_t *sb, const codegen_target_t *target, hlo_element_type_t t,
+                            const void *bytes);
+void glsl_append_int_constant_on(strbuf_t *sb, const codegen_target_t *target,
+                                 hlo_element_type_t t, long long v);
 
 #endif

@@ -1,10 +1,8 @@
 /*
  * GLSL -> SPIR-V, in process.
  *
- *   GLSL text --glslang--> SPIR-V 1.3 (Vulkan 1.1 rules)
- *            --spirv-val--> checked
- *            --optimizer--> optimized (when options->optimize)
- *            --spirv-val--> checked again
+ *   GLSL text --glslang (+ spirv-opt passes when options->optimize)-->
+ *   SPIR-V 1.3 (Vulkan 1.1 rules) --spirv-val--> checked module
  *
  * glslang is driven through its C interface: preprocess, parse, link,
  * generate.  glslang_initialize_process() is called per compiler object and
@@ -13,13 +11,16 @@
  * Optimizer.  The SPIRV-Tools installed here (2023.1) has no C entry point
  * for the optimizer (spvOptimizerCreate arrived in a later release) and
  * vkhlo is C-only, so optimization uses glslang's built-in call into
- * spvtools::Optimizer (glslang_spv_options_t.disable_optimizer = false),
- * which runs the same family of performance passes (inlining, scalar
- * replacement, store/load elimination, constant propagation, dead code and
- * dead branch elimination, ...).  The module is generated once without the
- * optimizer and validated, then generated again with it and validated
- * again, so a spirv-val failure says whether the code generator or the
- * optimizer produced the bad module.
+ * spvtools::Optimizer (glslang's -Os: disable_optimizer = false and
+ * optimize_size = true; glslang only optimizes GLSL in that mode), which
+ * runs the family of performance passes (inlining, scalar replacement,
+ * store/load elimination, constant propagation, dead code and dead branch
+ * elimination, ...) plus redundancy elimination.  The optimizer therefore
+ * runs inside generation, and every module is validated once, after it.
+ * When an optimized module fails validation the kernel is compiled again
+ * without the optimizer to say whose fault it is: "spirv-val rejected
+ * kernel K after optimization" (the optimizer's) or "spirv-val rejected
+ * kernel K" (the GLSL/glslang's, with the unoptimized module's diagnostic).
  *
  * Disk cache.  Content-addressed: the key is a 128-bit hash (two FNV-1a
  * lanes with different bases, finished with a 64-bit mixer) of a string
@@ -323,35 +324,48 @@ static vkhlo_status_t glslang_front_end(const char *name, const char *glsl,
 }
 
 /* Generates SPIR-V from a linked program; caller frees *out_words.
- * glslang appends each generated module to the program's word vector, so
- * a second generation's module starts after the first one's |skip| words
- * (checked: it must start with the SPIR-V magic number). */
-static vkhlo_status_t generate(glslang_program_t *program, bool optimize, size_t skip,
-                               uint32_t **out_words, size_t *out_count) {
+ * Call once per program: glslang appends each generated module to the
+ * program's word vector (and would run the optimizer over both). */
+static vkhlo_status_t generate(glslang_program_t *program, bool optimize, uint32_t **out_words,
+                               size_t *out_count) {
   glslang_spv_options_t spv = {
       .generate_debug_info = false,
       .strip_debug_info = false,
       .disable_optimizer = !optimize,
-      .optimize_size = false,
+      /* glslang runs spirv-opt on GLSL input only for -Os (optimize_size);
+       * its pass list is the performance passes plus redundancy
+       * elimination. */
+      .optimize_size = optimize,
       .disassemble = false,
       .validate = false,
   };
   glslang_program_SPIRV_generate_with_options(program, GLSLANG_STAGE_COMPUTE, &spv);
   size_t total = glslang_program_SPIRV_get_size(program);
   const unsigned int *ptr = glslang_program_SPIRV_get_ptr(program);
-  if (total <= skip + 5 || !ptr || ptr[skip] != SPIRV_MAGIC) {
+  if (total < 5 || !ptr || ptr[0] != SPIRV_MAGIC) {
     const char *messages = glslang_program_SPIRV_get_messages(program);
-    return VKHLO_INTERNAL("glslang produced no SPIR-V module (%zu words after %zu)%s%s",
-                          total > skip ? total - skip : 0, skip, messages ? ": " : "",
-                          messages ? messages : "");
+    return VKHLO_INTERNAL("glslang produced no SPIR-V module (%zu words)%s%s", total,
+                          messages ? ": " : "", messages ? messages : "");
   }
-  size_t count = total - skip;
+  size_t count = total;
   uint32_t *words = malloc(count * sizeof *words);
   if (!words) return VKHLO_NO_MEMORY();
-  memcpy(words, ptr + skip, count * sizeof *words);
+  memcpy(words, ptr, count * sizeof *words);
   *out_words = words;
   *out_count = count;
   return NULL;
+}
+
+/* Front end + generation in one go; caller frees *out_words. */
+static vkhlo_status_t glsl_to_spirv(const char *name, const char *glsl, bool optimize,
+                                    uint32_t **out_words, size_t *out_count) {
+  glslang_shader_t *shader = NULL;
+  glslang_program_t *program = NULL;
+  vkhlo_status_t s = glslang_front_end(name, glsl, &shader, &program);
+  if (!s) s = generate(program, optimize, out_words, out_count);
+  if (program) glslang_program_delete(program);
+  if (shader) glslang_shader_delete(shader);
+  return s;
 }
 
 /* ---- public API --------------------------------------------------------- */
@@ -419,27 +433,32 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
     }
   }
 
-  glslang_shader_t *shader = NULL;
-  glslang_program_t *program = NULL;
   uint32_t *words = NULL;
   size_t count = 0;
   char *diag = NULL;
-  vkhlo_status_t s = glslang_front_end(name, glsl, &shader, &program);
-  if (!s) s = generate(program, false, 0, &words, &count);
-  if (!s && !validate_words(c, words, count, &diag))
-    s = VKHLO_INTERNAL("spirv-val rejected kernel %s: %s", name, diag ? diag : "(out of memory)");
-  if (!s && c->optimize) {
-    size_t first = count;
-    free(words);
-    words = NULL;
-    s = generate(program, true, first, &words, &count);
-    if (!s && !validate_words(c, words, count, &diag))
-      s = VKHLO_INTERNAL("spirv-val rejected kernel %s after optimization: %s", name,
-                         diag ? diag : "(out of memory)");
+  vkhlo_status_t s = glsl_to_spirv(name, glsl, c->optimize, &words, &count);
+  if (!s && !validate_words(c, words, count, &diag)) {
+    /* Blame the code generator or the optimizer: is the plain module valid? */
+    bool optimizer_at_fault = false;
+    if (c->optimize) {
+      uint32_t *plain = NULL;
+      size_t plain_count = 0;
+      vkhlo_status_t plain_status = glsl_to_spirv(name, glsl, false, &plain, &plain_count);
+      char *plain_diag = NULL;
+      if (!plain_status && validate_words(c, plain, plain_count, &plain_diag))
+        optimizer_at_fault = true;
+      else if (plain_diag) {
+        free(diag);
+        diag = plain_diag; /* report the unoptimized module's first problem */
+      }
+      vkhlo_status_free(plain_status);
+      free(plain);
+    }
+    s = VKHLO_INTERNAL("spirv-val rejected kernel %s%s: %s", name,
+                       optimizer_at_fault ? " after optimization" : "",
+                       diag ? diag : "(out of memory)");
   }
   free(diag);
-  if (program) glslang_program_delete(program);
-  if (shader) glslang_shader_delete(shader);
   if (s) {
     free(words);
     free(path);

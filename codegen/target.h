@@ -19,6 +19,10 @@ typedef struct codegen_target {
   uint32_t max_storage_buffer_range;
   uint32_t max_storage_buffers_per_stage;
   bool is_cpu; /* lavapipe/llvmpipe and other CPU devices */
+  /* Without shader_float64: compute f64 (c128) as f32 (c64), keeping 8-byte
+   * storage (glsl_types.h, "Emulated forms"); opt-in, it loses precision.
+   * Off: f64 programs fail with UNIMPLEMENTED on such devices. */
+  bool demote_f64;
 } codegen_target_t;
 
 /* A target with every feature, for tests that only emit GLSL. */

@@ -341,4 +341,34 @@ hlo_instruction_t *hlo_instruction_clone(hlo_module_t *m, const hlo_instruction_
 vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ------------------------------------------- rewriting (hlo/rewrite.c) */
+
+/* Whether |instr| does something besides computing its result, so that it
+ * may be neither removed when unused nor merged with an equal one: check,
+ * infeed, outfeed, send, recv, rng, custom_call with has_side_effect, and
+ * any op calling a computation that contains one. */
+bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr);
+bool hlo_computation_has_side_effect(const hlo_computation_t *c);
+/* Replaces every use of |old| in |c| (operands and root) by |replacement|,
+ * which must have the same shape and be defined before the first use.
+ * O(instructions).  Returns the number of uses replaced. */
+int hlo_replace_all_uses(hlo_computation_t *c, hlo_instruction_t *old,
+                         hlo_instruction_t *replacement);
+void hlo_computation_set_root(hlo_computation_t *c, hlo_instruction_t *root);
+/* Inserts |instr| into |c| just before |before| (appends when |before| is
+ * NULL or not in |c|).  O(instructions).  False on out-of-memory. */
+bool hlo_computation_insert_before(hlo_module_t *m, hlo_computation_t *c, hlo_instruction_t *instr,
+                                   const hlo_instruction_t *before);
+/* Removes the instructions of |c| that neither the root nor a side effect
+ * needs (parameters are kept).  Uses and clears the instructions' |scratch|.
+ * Returns the number removed. */
+int hlo_computation_remove_dead(hlo_computation_t *c);
+/* Drops from m->computations those no instruction reachable from the entry
+ * computation calls; keeps the order.  Sets *out_removed. */
+vkhlo_status_t hlo_module_remove_unreachable_computations(hlo_module_t *m, int *out_removed);
+/* A constant instruction (not yet in any computation) of array |shape|
+ * holding a copy of |data| (hlo_shape_size_bytes(shape) bytes, host
+ * representation), or zeros when |data| is NULL.  NULL on out-of-memory. */
+hlo_instruction_t *hlo_constant_create(hlo_module_t *m, const hlo_shape_t *shape, const void *data);
+
 #endif

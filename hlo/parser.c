@@ -130,7 +130,16 @@ typedef struct func_info {
   int result_count;
 } func_info_t;
 
+/* interpreter.probe %v, probe_id = "id": the value recorded under "id". */
+typedef struct probe {
+  const char *id;
+  hlo_instruction_t *value;
+  hlo_computation_t *comp;
+} probe_t;
+
 typedef struct parser {
+  probe_t *probes;
+  int probe_count, probe_cap;
   const char *text, *end;
   const char *file;
   lexer_t lx;
@@ -1032,6 +1041,8 @@ typedef struct raw_op {
   size_t symbol_len;
   const char *composite_name;
   int applies_opcode; /* reduce ... applies stablehlo.add; -1 if none */
+  const char *probe_id; /* interpreter.probe, check.expect_serialized_eq */
+  bool has_probe_iter;
 } raw_op_t;
 
 static void raw_push_operand(parser_t *p, raw_op_t *r, hlo_instruction_t *v) {
@@ -1843,7 +1854,11 @@ static bool lookup_opcode(const char *name, hlo_opcode_t *out) {
   return false;
 }
 
-typedef enum { OPK_UNKNOWN, OPK_HLO, OPK_CALL, OPK_RETURN, OPK_CHECK } op_kind_t;
+typedef enum {
+  OPK_UNKNOWN, OPK_HLO, OPK_CALL, OPK_RETURN, OPK_CHECK,
+  OPK_PROBE,      /* interpreter.probe */
+  OPK_PROBE_CHECK /* check.expect_serialized_eq */
+} op_kind_t;
 
 static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
   if (!strcmp(name, "return") || !strcmp(name, "func.return") || !strcmp(name, "stablehlo.return"))
@@ -1853,6 +1868,8 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
       !strcmp(name, "check.expect_almost_eq") || !strcmp(name, "check.expect_almost_eq_const") ||
       !strcmp(name, "check.expect_close"))
     return OPK_CHECK;
+  if (!strcmp(name, "interpreter.probe")) return OPK_PROBE;
+  if (!strcmp(name, "check.expect_serialized_eq")) return OPK_PROBE_CHECK;
   if (!strcmp(name, "stablehlo.dot")) {
     *opcode = HLO_OPCODE_DOT_GENERAL;
     return OPK_HLO;
@@ -1885,6 +1902,15 @@ static void parse_slice_ranges(parser_t *p, raw_op_t *r) {
  * the op.  Returns false if |key| is not one of them. */
 static bool apply_pretty_attr(parser_t *p, raw_op_t *r, const token_t *key, hlo_opcode_t op) {
   hlo_dims_t *target = NULL;
+  if (tok_text_is(key, "probe_id")) {
+    r->probe_id = decode_string(p);
+    return true;
+  }
+  if (tok_text_is(key, "iter")) {
+    parse_int(p);
+    r->has_probe_iter = true;
+    return true;
+  }
   if (tok_text_is(key, "dims")) {
     target = op == HLO_OPCODE_BROADCAST_IN_DIM ? &r->attrs.broadcast_dimensions
              : op == HLO_OPCODE_TRANSPOSE      ? &r->attrs.permutation
@@ -2324,6 +2350,38 @@ static bool check_kind_of(const char *name, hlo_check_kind_t *kind, bool *is_con
   return false;
 }
 
+/* interpreter.probe %v, probe_id = "id" : T
+ * The reference interpreter's probe: returns %v and records it under "id"
+ * (the interpreter writes it to a file).  Here the recorded value is the
+ * instruction itself, compared by check.expect_serialized_eq below. */
+static void build_probe(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  check_operand_count(p, r, 1);
+  if (!r->probe_id) fail_at(p, r->loc, "interpreter.probe needs a probe_id");
+  t_grow(p, (void **)&p->probes, &p->probe_cap, p->probe_count + 1, sizeof(probe_t));
+  p->probes[p->probe_count++] = (probe_t){r->probe_id, r->operands[0], p->scope->comp};
+  bind_results(p, rn, r->operands, 1, r->loc);
+}
+
+/* check.expect_serialized_eq %v, probe_id = "id"[, iter = N] : T
+ * Checks that %v equals the value last probed under "id".  Supported when
+ * that probe ran once, in the same function (no iter); values probed in a
+ * loop body (iter = N) are per-iteration files we do not keep. */
+static void build_probe_check(parser_t *p, raw_op_t *r) {
+  check_operand_count(p, r, 1);
+  if (!r->probe_id) fail_at(p, r->loc, "check.expect_serialized_eq needs a probe_id");
+  const probe_t *found = NULL;
+  for (int i = 0; i < p->probe_count; i++)
+    if (!strcmp(p->probes[i].id, r->probe_id)) found = &p->probes[i];
+  if (!found) fail_at(p, r->loc, "no interpreter.probe with probe_id \"%s\"", r->probe_id);
+  if (r->has_probe_iter || found->comp != p->scope->comp) {
+    p->err = VKHLO_UNIMPLEMENTED("%s:%d:%d: check.expect_serialized_eq of a value probed in "
+                                 "another region (per-iteration probes are not kept)",
+                                 p->file ? p->file : "<input>", r->loc.line, r->loc.col);
+    longjmp(p->jb, 1);
+  }
+  emit_check(p, r, HLO_CHECK_EXPECT_EQ, r->operands[0], found->value);
+}
+
 static void build_check(parser_t *p, raw_op_t *r, const char *name) {
   hlo_check_kind_t kind = HLO_CHECK_EXPECT_EQ;
   bool is_const = false;
@@ -2595,6 +2653,11 @@ static bool parse_op(parser_t *p) {
       build_check(p, r, name);
       break;
     case OPK_HLO: build_hlo(p, r, op, &rn); break;
+    case OPK_PROBE: build_probe(p, r, &rn); break;
+    case OPK_PROBE_CHECK:
+      if (rn.count) fail_at(p, loc, "%s has no results", name);
+      build_probe_check(p, r);
+      break;
     default: break;
   }
   leave(p);

@@ -12,10 +12,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tools/npy.h"
 #include "vkhlo/vkhlo.h"
@@ -325,6 +328,30 @@ static void on_validation_message(void *user, const char *message) {
   fprintf(stderr, "vkhlo: validation: %s\n", message);
 }
 
+/* DIR/fusion.dot -> DIR/fusion.svg with Graphviz's dot, when both exist;
+ * silently nothing otherwise (the dump is a convenience). */
+static void render_fusion_svg(const char *dir) {
+  char dot_path[4096], svg_path[4096];
+  snprintf(dot_path, sizeof dot_path, "%s/fusion.dot", dir);
+  snprintf(svg_path, sizeof svg_path, "%s/fusion.svg", dir);
+  FILE *f = fopen(dot_path, "r");
+  if (!f) return;
+  fclose(f);
+  pid_t pid;
+  char *const argv[] = {"dot", "-Tsvg", "-o", svg_path, dot_path, NULL};
+  posix_spawn_file_actions_t actions;
+  if (posix_spawn_file_actions_init(&actions) != 0) return;
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  extern char **environ;
+  if (posix_spawnp(&pid, "dot", &actions, NULL, argv, environ) == 0) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  posix_spawn_file_actions_destroy(&actions);
+}
+
 /* Runs one program text (one split).  Returns the exit status. */
 static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, size_t len,
                    const char *label) {
@@ -343,10 +370,12 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
     vkhlo_executable_stats(exe, &s);
     printf("instructions: %" PRId64 "\nfused_clusters: %" PRId64 "\nkernels: %" PRId64
            "\ndispatches: %" PRId64 "\nspirv_compiled: %" PRId64 "\nspirv_cache_hits: %" PRId64
-           "\ncompile_ms: %.1f\n",
+           "\ncompile_ms: %.1f\nbytes_moved: %" PRId64 "\npeak_intermediate_bytes: %" PRId64
+           "\nliveness_lower_bound_bytes: %" PRId64 "\nbarriers: %" PRId64 "\n",
            s.instructions, s.fused_clusters, s.kernels, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
-           s.compile_ms);
+           s.compile_ms, s.bytes_moved, s.peak_intermediate_bytes, s.liveness_lower_bound_bytes, s.barriers);
   }
+  if (o->dump_dir) render_fusion_svg(o->dump_dir);
   if (strcmp(o->command, "compile") == 0) {
     vkhlo_executable_destroy(exe);
     return 0;

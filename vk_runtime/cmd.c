@@ -7,6 +7,16 @@
  *
  *   begin -> dispatch/copy/fill/barrier ... -> submit_and_wait -> begin ...
  *
+ * or, to replay a recording:
+ *
+ *   begin -> record ... -> end -> submit(wait?) -> submit(wait?) ... -> begin ...
+ *
+ * A recorded (ended) command buffer keeps its descriptor sets and can be
+ * submitted any number of times.  A submission without wait leaves it in
+ * flight: the next submit, begin, wait or destroy first waits for its
+ * fence, so a cmd is never re-recorded or resubmitted while the device
+ * still runs it.  What it reads and writes must stay alive until then.
+ *
  * begin resets every descriptor pool (the sets of the previous submission
  * are dead once its fence signalled) and the command buffer.  Each dispatch
  * allocates one descriptor set from the current pool, moving on to the next
@@ -36,7 +46,17 @@ struct vkrt_cmd {
   uint32_t pool_count, pool_capacity;
   uint32_t current_pool;
   bool recording;
+  bool ended;     /* recorded and ended: submittable */
+  bool in_flight; /* submitted, fence not waited for yet */
 };
+
+static vkhlo_status_t wait_in_flight(vkrt_cmd_t *c) {
+  if (!c->in_flight) return NULL;
+  c->in_flight = false;
+  vkrt_device_t *d = c->device;
+  VKRT_CHECK("vkWaitForFences", d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX));
+  return NULL;
+}
 
 vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
   *out_cmd = NULL;
@@ -74,6 +94,7 @@ vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
 void vkrt_cmd_destroy(vkrt_cmd_t *c) {
   if (!c) return;
   vkrt_device_t *d = c->device;
+  if (c->in_flight) d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX);
   for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], NULL);
   free(c->pools);
   if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, NULL);
@@ -84,13 +105,12 @@ void vkrt_cmd_destroy(vkrt_cmd_t *c) {
 vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
   if (c->recording) return VKHLO_INVALID("vkrt_cmd_begin: the command buffer is already recording");
+  VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
+  c->ended = false;
   for (uint32_t i = 0; i < c->pool_count; i++)
     VKRT_CHECK("vkResetDescriptorPool", d->vk.vkResetDescriptorPool(d->device, c->pools[i], 0));
   c->current_pool = 0;
-  VkCommandBufferBeginInfo begin = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-  };
+  VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKRT_CHECK("vkBeginCommandBuffer", d->vk.vkBeginCommandBuffer(c->cb, &begin));
   c->recording = true;
   return NULL;
@@ -264,12 +284,20 @@ void vkrt_cmd_barrier(vkrt_cmd_t *c) {
   c->device->vk.vkCmdPipelineBarrier(c->cb, stages, stages, 0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
-vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *c) {
+vkhlo_status_t vkrt_cmd_end(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
-  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_submit_and_wait: vkrt_cmd_begin was not called");
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_end: vkrt_cmd_begin was not called");
   c->recording = false;
   vkrt_record_host_barrier(d, c->cb);
   VKRT_CHECK("vkEndCommandBuffer", d->vk.vkEndCommandBuffer(c->cb));
+  c->ended = true;
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_submit(vkrt_cmd_t *c, bool wait) {
+  vkrt_device_t *d = c->device;
+  if (!c->ended) return VKHLO_INVALID("vkrt_cmd_submit: the command buffer was not ended");
+  VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
   VKRT_CHECK("vkResetFences", d->vk.vkResetFences(d->device, 1, &c->fence));
   VkSubmitInfo submit = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -277,6 +305,17 @@ vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *c) {
       .pCommandBuffers = &c->cb,
   };
   VKRT_CHECK("vkQueueSubmit", d->vk.vkQueueSubmit(d->queue, 1, &submit, c->fence));
-  VKRT_CHECK("vkWaitForFences", d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX));
+  c->in_flight = true;
+  if (wait) return wait_in_flight(c);
   return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_wait(vkrt_cmd_t *c) { return wait_in_flight(c); }
+
+bool vkrt_cmd_is_ended(const vkrt_cmd_t *c) { return c->ended; }
+
+vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *c) {
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_submit_and_wait: vkrt_cmd_begin was not called");
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_end(c));
+  return vkrt_cmd_submit(c, true);
 }

@@ -164,4 +164,21 @@ void vkrt_cmd_barrier(vkrt_cmd_t *cmd);
  * Errors: UNAVAILABLE on VK_ERROR_DEVICE_LOST. */
 vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *cmd);
 
+/* Replay.  vkrt_cmd_end finishes a recording without submitting it; the
+ * recorded commands and their descriptor sets stay valid until the next
+ * vkrt_cmd_begin (or destroy), and vkrt_cmd_submit may submit them any
+ * number of times.  With |wait| false the submission stays in flight: the
+ * next submit, begin, wait or destroy of this cmd waits for it first, and
+ * work submitted later to the same queue (e.g. another cmd that starts with
+ * vkrt_cmd_barrier) is ordered after it.  Every buffer the recording binds
+ * must outlive its last submission.
+ * Errors: INVALID_ARGUMENT when not recording (end) / not ended (submit);
+ * UNAVAILABLE on device loss. */
+vkhlo_status_t vkrt_cmd_end(vkrt_cmd_t *cmd);
+vkhlo_status_t vkrt_cmd_submit(vkrt_cmd_t *cmd, bool wait);
+/* Waits for a submission left in flight (no-op when there is none). */
+vkhlo_status_t vkrt_cmd_wait(vkrt_cmd_t *cmd);
+/* True between vkrt_cmd_end and the next vkrt_cmd_begin. */
+bool vkrt_cmd_is_ended(const vkrt_cmd_t *cmd);
+
 #endif

@@ -200,6 +200,17 @@ typedef struct vkhlo_executable_stats {
   int64_t spirv_compiled; /* modules compiled (not from the cache) */
   int64_t spirv_cache_hits;
   double compile_ms;
+  /* Bytes read + written by the dispatches and copies of one execution
+   * (loops and branches counted once): for each dispatch the sizes of its
+   * input and output buffers, twice each copy's size (results included). */
+  int64_t bytes_moved;
+  /* Device memory for intermediate values: the temp allocations' total. */
+  int64_t peak_intermediate_bytes;
+  /* Max over schedule positions of the bytes of live intermediate values:
+   * what a perfect placement of this schedule would need. */
+  int64_t liveness_lower_bound_bytes;
+  /* Pipeline barriers recorded per execution (loops counted once). */
+  int64_t barriers;
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 

@@ -1,0 +1,359 @@
+/*
+ * Kernels for fusion instructions (see codegen/fusion.c for how clusters
+ * are chosen): one GLSL compute shader per fused computation.
+ *
+ * Bindings follow codegen/kernel.h: the fusion's operands (= the fused
+ * computation's parameters, in order) then one output per root (the root,
+ * or each operand of a root tuple, or each result of a variadic reduce).
+ * One invocation per element of the output dimensions, which all roots
+ * share.  main() delinearizes gid into the output index and asks the
+ * elemental emitter for every root's value there.  The emitter calls back
+ * here (fused_operand) for each operand value:
+ *   - a fused parameter loads from its binding at the row-major linear
+ *     index of the requested index (at "idx" itself when the index is the
+ *     output index and the shapes agree: elementwise chains then need no
+ *     index arithmetic at all);
+ *   - any other fused instruction is emitted by recursing into el_emit at
+ *     the requested index, so a producer runs inline inside its consumer's
+ *     loop (reduce input, dot epilogue...).
+ *
+ * Memoization.  The same (instruction, index expressions) asked twice is
+ * emitted once, but only while the first definition is still in scope:
+ * values defined inside a loop or branch body (a reduce's or dot's loop, a
+ * pad's branch) are not visible after the block closes.  We follow the
+ * blocks from the text itself: each entry records the indentation and the
+ * line it was defined at, and is valid while the current indentation is at
+ * least that deep and no line since then was shallower (a closing brace).
+ *
+ * Vectorized loop fusions.  On CPU devices (lavapipe runs invocations as
+ * SIMD lanes), a loop fusion whose every value is read at the output index
+ * or is a scalar, over a shape whose element count is a multiple of 4 and
+ * with 32-bit element types only, runs 4 consecutive elements per
+ * invocation: the body is emitted four times with idx = 4 * gid + j, which
+ * quarters the per-invocation overhead (bounds check, index setup).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit_internal.h"
+#include "support/status.h"
+
+#define MEMO_MAX_INDENT 64
+
+typedef struct memo_entry {
+  const hlo_instruction_t *instr;
+  char *key; /* the index expressions, comma-separated (heap) */
+  int result_count;
+  el_name_t out[EL_MAX_RESULTS];
+  int indent, line;
+} memo_entry_t;
+
+typedef struct fusion_ctx {
+  const hlo_instruction_t *fusion;
+  const hlo_shape_t *out_shape; /* dims shared by every output */
+  const el_name_t *out_index;   /* the output index (delinearized idx) */
+  const char *linear;           /* GLSL int expression for the output position */
+  memo_entry_t *memo;
+  int memo_count, memo_capacity;
+  /* Block tracking over E->body (see the essay). */
+  size_t scanned;
+  int line_count;
+  int last_break[MEMO_MAX_INDENT];
+} fusion_ctx_t;
+
+static void sync_lines(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
+  const char *s = E->body.data;
+  size_t len = E->body.length;
+  if (!s) return;
+  while (ctx->scanned < len) {
+    const char *nl = memchr(s + ctx->scanned, '\n', len - ctx->scanned);
+    if (!nl) break;
+    size_t spaces = 0;
+    while (s[ctx->scanned + spaces] == ' ') spaces++;
+    int depth = (int)(spaces / 2);
+    for (int L = depth + 1; L < MEMO_MAX_INDENT; L++) ctx->last_break[L] = ctx->line_count;
+    ctx->line_count++;
+    ctx->scanned = (size_t)(nl - s) + 1;
+  }
+}
+
+static char *index_key(const el_name_t *index, int rank) {
+  strbuf_t sb;
+  strbuf_init(&sb);
+  strbuf_append(&sb, "@");
+  for (int d = 0; index && d < rank; d++) strbuf_printf(&sb, "%s,", index[d].s);
+  return strbuf_take(&sb);
+}
+
+static const memo_entry_t *memo_find(fusion_ctx_t *ctx, const elemental_emitter_t *E,
+                                     const hlo_instruction_t *instr, const char *key) {
+  sync_lines(ctx, E);
+  for (int i = ctx->memo_count - 1; i >= 0; i--) {
+    const memo_entry_t *m = &ctx->memo[i];
+    if (m->instr != instr || strcmp(m->key, key) != 0) continue;
+    if (E->indent >= m->indent && ctx->last_break[m->indent] < m->line) return m;
+  }
+  return NULL;
+}
+
+static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
+                     const hlo_instruction_t *instr, char *key, int result_count,
+                     const el_name_t *out) {
+  if (E->indent < 0 || E->indent >= MEMO_MAX_INDENT) {
+    free(key);
+    return;
+  }
+  if (ctx->memo_count == ctx->memo_capacity) {
+    int nc = ctx->memo_capacity ? ctx->memo_capacity * 2 : 32;
+    memo_entry_t *nm = realloc(ctx->memo, sizeof *nm * (size_t)nc);
+    if (!nm) {
+      free(key); /* memoization is an optimization: go on without it */
+      return;
+    }
+    ctx->memo = nm;
+    ctx->memo_capacity = nc;
+  }
+  sync_lines(ctx, E);
+  memo_entry_t *m = &ctx->memo[ctx->memo_count++];
+  m->instr = instr;
+  m->key = key;
+  m->result_count = result_count;
+  for (int r = 0; r < result_count; r++) m->out[r] = out[r];
+  m->indent = E->indent;
+  m->line = ctx->line_count;
+}
+
+/* Appends the row-major position in |s| of |index| as an int expression.
+ * When |index| is the output index restricted to a run of consecutive
+ * output dimensions (a row or column broadcast, or the output itself),
+ * that is (linear / stride) % size, without per-dimension arithmetic. */
+static void append_position(strbuf_t *sb, const fusion_ctx_t *ctx, const hlo_shape_t *s,
+                            const el_name_t *index) {
+  const hlo_shape_t *o = ctx->out_shape;
+  int first = -1, last = -1;
+  bool ok = ctx->out_index != NULL;
+  for (int d = 0; d < s->rank && ok; d++) {
+    if (s->dimensions[d] == 1) continue;
+    int od = -1;
+    for (int e = last + 1; e < o->rank && od < 0; e++)
+      if (o->dimensions[e] != 1 && strcmp(ctx->out_index[e].s, index[d].s) == 0) od = e;
+    if (od < 0 || o->dimensions[od] != s->dimensions[d]) ok = false;
+    for (int e = last + 1; ok && last >= 0 && e < od; e++)
+      if (o->dimensions[e] != 1) ok = false; /* a gap */
+    if (first < 0) first = od;
+    last = od;
+  }
+  if (!ok || first < 0) {
+    el_append_linear(sb, s, index);
+    return;
+  }
+  int64_t after = 1, range = 1;
+  bool before = false;
+  for (int e = 0; e < o->rank; e++) {
+    if (e < first && o->dimensions[e] != 1) before = true;
+    if (e >= first && e <= last) range *= o->dimensions[e];
+    if (e > last) after *= o->dimensions[e];
+  }
+  if (after == 1 && !before) strbuf_printf(sb, "%s", ctx->linear);
+  else if (after == 1) strbuf_printf(sb, "%s %% %lld", ctx->linear, (long long)range);
+  else if (!before) strbuf_printf(sb, "%s / %lld", ctx->linear, (long long)after);
+  else strbuf_printf(sb, "(%s / %lld) %% %lld", ctx->linear, (long long)after, (long long)range);
+}
+
+/* A fused parameter's value: a load from its binding. */
+static vkhlo_status_t load_parameter(elemental_emitter_t *E, fusion_ctx_t *ctx,
+                                     const hlo_instruction_t *param, const el_name_t *index,
+                                     el_name_t *out) {
+  int k = param->parameter_number;
+  if (k < 0 || k >= ctx->fusion->operand_count)
+    return VKHLO_INTERNAL("fused parameter %s out of range", param->name);
+  const hlo_shape_t *s = &ctx->fusion->operands[k]->shape;
+  strbuf_t ref, load;
+  strbuf_init(&ref);
+  strbuf_init(&load);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", k);
+  if (s->rank == 0 || hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
+  else append_position(&ref, ctx, s, index);
+  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
+  el_def(E, param, s->element_type, false, out, "%s", load.data ? load.data : "0");
+  bool failed = ref.failed || load.failed;
+  strbuf_free(&ref);
+  strbuf_free(&load);
+  return failed ? VKHLO_NO_MEMORY() : NULL;
+}
+
+/* A constant whose elements are all equal (a splat; the pass fuses only
+ * those): its first element as a literal. */
+static vkhlo_status_t splat_constant(elemental_emitter_t *E, const hlo_instruction_t *x,
+                                     el_name_t *out) {
+  if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
+    return el_unimplemented(x, "constant without a value inside a fusion");
+  strbuf_t sb;
+  strbuf_init(&sb);
+  glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
+  el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
+  bool failed = sb.failed;
+  strbuf_free(&sb);
+  return failed ? VKHLO_NO_MEMORY() : NULL;
+}
+
+/* The value(s) of fused instruction |x| at |index| (memoized). */
+static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
+                               const hlo_instruction_t *x, const el_name_t *index,
+                               el_name_t *out) {
+  int nres = el_result_count(x);
+  if (nres < 1 || nres > EL_MAX_RESULTS)
+    return el_unimplemented(x, "fused value with %d results", nres);
+  char *key = index_key(index, el_result_shape(x, 0)->rank);
+  if (!key) return VKHLO_NO_MEMORY();
+  const memo_entry_t *hit = memo_find(ctx, E, x, key);
+  if (hit) {
+    for (int r = 0; r < hit->result_count; r++) out[r] = hit->out[r];
+    free(key);
+    return NULL;
+  }
+  vkhlo_status_t st;
+  if (x->opcode == HLO_OPCODE_PARAMETER) st = load_parameter(E, ctx, x, index, out);
+  else if (x->opcode == HLO_OPCODE_CONSTANT) st = splat_constant(E, x, out);
+  else st = el_emit(E, x, index, out);
+  if (st) {
+    free(key);
+    return st;
+  }
+  memo_add(ctx, E, x, key, nres, out);
+  return NULL;
+}
+
+static vkhlo_status_t fused_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                    const el_name_t *index, el_name_t *out) {
+  fusion_ctx_t *ctx = E->user;
+  const hlo_instruction_t *x = instr->operands[k];
+  el_name_t vals[EL_MAX_RESULTS];
+  VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x, index, vals));
+  *out = vals[0];
+  return NULL;
+}
+
+static void store_output(elemental_emitter_t *E, const fusion_ctx_t *ctx,
+                         const hlo_instruction_t *root, int r, const char *v) {
+  const hlo_shape_t *s = el_result_shape(ctx->fusion, r);
+  strbuf_t line;
+  strbuf_init(&line);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "out%d", r);
+  glsl_append_store_element(&line, E->target, s->element_type, buffer, ctx->linear, v);
+  if (line.failed) E->body.failed = true;
+  else el_line(E, root, "%s", line.data);
+  strbuf_free(&line);
+}
+
+/* The roots of the fused computation: the operands of a root tuple, or the root. */
+static int fused_roots(const hlo_computation_t *fc, const hlo_instruction_t **roots) {
+  if (fc->root->opcode == HLO_OPCODE_TUPLE) {
+    int n = fc->root->operand_count < EL_MAX_RESULTS ? fc->root->operand_count : EL_MAX_RESULTS;
+    for (int i = 0; i < n; i++) roots[i] = fc->root->operands[i];
+    return n;
+  }
+  roots[0] = fc->root;
+  return 1;
+}
+
+/* Can this loop fusion run 4 elements per invocation?  Every parameter
+ * must be read at the output index or be a single element, and every
+ * value 32-bit (no f16/i64 packing subtleties). */
+static bool can_vectorize(const elemental_emitter_t *E, const hlo_instruction_t *fusion,
+                          const hlo_computation_t *fc, const hlo_shape_t *out_shape) {
+  if (!E->target->is_cpu) return false;
+  if (fusion->attrs.fusion_kind != HLO_FUSION_LOOP) return false;
+  int64_t n = hlo_shape_element_count(out_shape);
+  if (n < 4 || n % 4 != 0) return false;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (x->opcode == HLO_OPCODE_TUPLE) continue;
+    if (hlo_shape_is_tuple(&x->shape)) return false;
+    hlo_element_type_t t = x->shape.element_type;
+    if (t != HLO_F32 && t != HLO_S32 && t != HLO_U32 && t != HLO_PRED) return false;
+    bool scalar = hlo_shape_element_count(&x->shape) == 1;
+    if (x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT) {
+      if (!scalar && !hlo_shape_compatible_dims(&x->shape, out_shape)) return false;
+      continue;
+    }
+    if (!hlo_opcode_is_elementwise(x->opcode) &&
+        !((x->opcode == HLO_OPCODE_BROADCAST_IN_DIM || x->opcode == HLO_OPCODE_BROADCAST) &&
+          hlo_shape_element_count(&x->operands[0]->shape) == 1) &&
+        !(x->opcode == HLO_OPCODE_RESHAPE && hlo_shape_compatible_dims(&x->shape, out_shape)))
+      return false;
+    if (!hlo_shape_compatible_dims(&x->shape, out_shape) && !scalar) return false;
+  }
+  return true;
+}
+
+vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
+                                   int64_t *out_total) {
+  if (fusion->called_count < 1 || !fusion->called_computations[0]->root)
+    return el_unimplemented(fusion, "fusion without a fused computation");
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  for (int i = 0; i < fc->instruction_count; i++)
+    VKHLO_RETURN_IF_ERROR(codegen_check_element_types(E->target, fc->instructions[i]));
+  const hlo_instruction_t *roots[EL_MAX_RESULTS];
+  int nroots = fused_roots(fc, roots);
+  int nout = el_result_count(fusion);
+  const hlo_shape_t *s0 = el_result_shape(fusion, 0);
+  for (int r = 1; r < nout; r++)
+    if (!hlo_shape_compatible_dims(s0, el_result_shape(fusion, r)))
+      return el_unimplemented(fusion, "fusion outputs of different shapes");
+  int64_t total = hlo_shape_element_count(s0);
+
+  fusion_ctx_t ctx;
+  memset(&ctx, 0, sizeof ctx);
+  for (int L = 0; L < MEMO_MAX_INDENT; L++) ctx.last_break[L] = -1;
+  ctx.fusion = fusion;
+  ctx.out_shape = s0;
+  ctx.linear = "idx";
+  E->operand_value = fused_operand;
+  E->user = &ctx;
+
+  bool vec4 = can_vectorize(E, fusion, fc, s0);
+  el_name_t index[HLO_MAX_RANK];
+  vkhlo_status_t st = NULL;
+  int lanes = vec4 ? 4 : 1;
+  if (vec4) el_line(E, fusion, "int idx0 = int(gid) * 4;");
+  for (int lane = 0; lane < lanes && !st; lane++) {
+    char linear[EL_NAME_MAX];
+    if (vec4) {
+      snprintf(linear, sizeof linear, "idx%d", lane + 1);
+      el_line(E, fusion, "{");
+      E->indent++;
+      el_line(E, fusion, "int %s = idx0 + %d;", linear, lane);
+    } else {
+      snprintf(linear, sizeof linear, "idx");
+      el_line(E, fusion, "int idx = int(gid);");
+    }
+    ctx.linear = linear;
+    /* Vectorized fusions read everything at the output position or at 0;
+     * the index locals are then unused and the compiler drops them. */
+    el_delinearize(E, fusion, s0, linear, index);
+    ctx.out_index = index;
+    int r = 0;
+    for (int i = 0; i < nroots && !st; i++) {
+      el_name_t vals[EL_MAX_RESULTS];
+      st = value_of(E, &ctx, roots[i], index, vals);
+      for (int k = 0; !st && k < el_result_count(roots[i]) && r < nout; k++, r++)
+        store_output(E, &ctx, roots[i], r, vals[k].s);
+    }
+    if (!st && r != nout) st = VKHLO_INTERNAL("fusion %s: %d outputs for %d results", fusion->name, r, nout);
+    if (vec4) {
+      E->indent--;
+      el_line(E, NULL, "}");
+    }
+  }
+  for (int i = 0; i < ctx.memo_count; i++) free(ctx.memo[i].key);
+  free(ctx.memo);
+  E->operand_value = codegen_load_operand;
+  E->user = NULL;
+  if (st) return st;
+  *out_total = vec4 ? total / 4 : total;
+  return NULL;
+}

@@ -1,0 +1,54 @@
+// Collectives with one process (one replica of one partition): every group
+// is {0}, so results are the operands; ids are 0.
+func.func @all_reduce() {
+  %x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %r = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+  check.expect_eq_const %r, dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @all_gather_all_to_all_reduce_scatter() {
+  %x = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  %g = "stablehlo.all_gather"(%x) {all_gather_dim = 1 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x2xi32>) -> tensor<2x2xi32>
+  check.expect_eq_const %g, dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  %t = "stablehlo.all_to_all"(%x) {split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 1 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x2xi32>) -> tensor<2x2xi32>
+  check.expect_eq_const %t, dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  %s = "stablehlo.reduce_scatter"(%x) ({
+    ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+      %m = stablehlo.maximum %a, %b : tensor<i32>
+      stablehlo.return %m : tensor<i32>
+  }) {scatter_dimension = 0 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x2xi32>) -> tensor<2x2xi32>
+  check.expect_eq_const %s, dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  func.return
+}
+
+// -----
+
+// collective_permute: process 0 receives only through a 0 -> 0 pair,
+// otherwise zeros; collective_broadcast: 0 is in a group, so its own value.
+func.func @permute_broadcast() {
+  %x = stablehlo.constant dense<[5, 6]> : tensor<2xi64>
+  %p = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 0]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  check.expect_eq_const %p, dense<[5, 6]> : tensor<2xi64>
+  %q = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  check.expect_eq_const %q, dense<[0, 0]> : tensor<2xi64>
+  %b = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  check.expect_eq_const %b, dense<[5, 6]> : tensor<2xi64>
+  func.return
+}
+
+// -----
+
+func.func @ids() {
+  %r = stablehlo.replica_id : tensor<ui32>
+  %p = stablehlo.partition_id : tensor<ui32>
+  check.expect_eq_const %r, dense<0> : tensor<ui32>
+  check.expect_eq_const %p, dense<0> : tensor<ui32>
+  func.return
+}

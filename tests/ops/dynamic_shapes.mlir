@@ -1,0 +1,44 @@
+// The dynamic-shape ops with static result types and constant shape operands.
+func.func @broadcast_iota_reshape() {
+  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %shape = stablehlo.constant dense<[3, 2]> : tensor<2xi64>
+  %b = "stablehlo.dynamic_broadcast_in_dim"(%x, %shape) {broadcast_dimensions = array<i64: 1>} : (tensor<2xi32>, tensor<2xi64>) -> tensor<3x2xi32>
+  check.expect_eq_const %b, dense<[[1, 2], [1, 2], [1, 2]]> : tensor<3x2xi32>
+  %i = stablehlo.dynamic_iota %shape, dim = 0 : (tensor<2xi64>) -> tensor<3x2xi32>
+  check.expect_eq_const %i, dense<[[0, 0], [1, 1], [2, 2]]> : tensor<3x2xi32>
+  %s6 = stablehlo.constant dense<[6]> : tensor<1xi64>
+  %r = stablehlo.dynamic_reshape %i, %s6 : (tensor<3x2xi32>, tensor<1xi64>) -> tensor<6xi32>
+  check.expect_eq_const %r, dense<[0, 0, 1, 1, 2, 2]> : tensor<6xi32>
+  func.return
+}
+
+// -----
+
+func.func @pad_slice_dimension_size() {
+  %x = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %v = stablehlo.constant dense<0.5> : tensor<f32>
+  %lo = stablehlo.constant dense<[1]> : tensor<1xi32>
+  %hi = stablehlo.constant dense<[2]> : tensor<1xi32>
+  %in = stablehlo.constant dense<[1]> : tensor<1xi32>
+  %p = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in : (tensor<3xf32>, tensor<f32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<8xf32>
+  check.expect_eq_const %p, dense<[0.5, 1.0, 0.5, 2.0, 0.5, 3.0, 0.5, 0.5]> : tensor<8xf32>
+  %start = stablehlo.constant dense<[1]> : tensor<1xi64>
+  %limit = stablehlo.constant dense<[8]> : tensor<1xi64>
+  %step = stablehlo.constant dense<[2]> : tensor<1xi64>
+  %s = stablehlo.real_dynamic_slice %p, %start, %limit, %step : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+  check.expect_eq_const %s, dense<[1.0, 2.0, 3.0, 0.5]> : tensor<4xf32>
+  %n = stablehlo.get_dimension_size %p, dim = 0 : (tensor<8xf32>) -> tensor<i32>
+  check.expect_eq_const %n, dense<8> : tensor<i32>
+  func.return
+}
+
+// -----
+
+func.func @gather() {
+  %x = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %idx = stablehlo.constant dense<[[1], [0]]> : tensor<2x1xi32>
+  %sizes = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %g = "stablehlo.dynamic_gather"(%x, %idx, %sizes) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>} : (tensor<2x3xi32>, tensor<2x1xi32>, tensor<2xi32>) -> tensor<2x2xi32>
+  check.expect_eq_const %g, dense<[[4, 5], [1, 2]]> : tensor<2x2xi32>
+  func.return
+}

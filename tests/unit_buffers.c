@@ -1,0 +1,523 @@
+/*
+ * Buffer assignment, in-place reuse, reshape aliasing, scheduling and
+ * command-buffer replay (api/lower.c, api/buffer_assignment.c,
+ * api/execute.c), through small programs with interesting live ranges:
+ * elementwise chains, a while loop with a captured value, a conditional,
+ * dynamic_update_slice and scatter.  Each program is compiled with and
+ * without fusion, its assignment is proven safe by
+ * exe_verify_buffer_assignment, its peak memory is compared with the
+ * liveness lower bound, and it is run and its result compared with the
+ * host's.  Negative tests corrupt an assignment and expect the checker to
+ * say so.  The validation layer (with synchronization validation) is on:
+ * a missing barrier would be reported.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/internal.h"
+
+#define N 1024
+
+static void expect_ok(vkhlo_status_t st) {
+  if (st) fail_msg("%s", vkhlo_status_message(st));
+}
+
+static int setup(void **state) {
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.enable_validation = true;
+  vkhlo_context_t *ctx;
+  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
+  if (st) {
+    fprintf(stderr, "%s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    return -1;
+  }
+  *state = ctx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  vkhlo_context_t *ctx = *state;
+  int messages = vkhlo_context_validation_message_count(ctx);
+  vkhlo_context_destroy(ctx);
+  return messages == 0 ? 0 : -1;
+}
+
+static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool no_fusion) {
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.no_fusion = no_fusion;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", &o, &exe));
+  expect_ok(exe_verify_buffer_assignment(exe));
+  vkhlo_executable_stats_t s;
+  vkhlo_executable_stats(exe, &s);
+  /* best fit by size reaches the lower bound on these up to alignment */
+  assert_true((double)s.peak_intermediate_bytes <= 1.2 * (double)s.liveness_lower_bound_bytes + 4096.0);
+  assert_true(s.barriers >= 0);
+  return exe;
+}
+
+static int count_inplace(const vkhlo_executable_t *exe) {
+  int n = 0;
+  for (int i = 0; i < exe->buffer_count; i++) n += exe->buffers[i].inplace_of >= 0;
+  return n;
+}
+
+static int count_copies(const exe_sequence_t *seq) {
+  int n = 0;
+  for (int i = 0; i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    n += t->kind == EXE_THUNK_COPY;
+    if (t->cond) n += count_copies(t->cond);
+    if (t->body) n += count_copies(t->body);
+    for (int b = 0; b < t->branch_count; b++) n += count_copies(t->branches[b]);
+  }
+  return n;
+}
+
+/* Runs |exe| on f32 arguments and returns result 0 (heap, N floats max). */
+static void run(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int argc, const void *const *host_args,
+                float *out, size_t out_count) {
+  vkhlo_buffer_t *args[4];
+  for (int i = 0; i < argc; i++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
+    expect_ok(vkhlo_buffer_create(ctx, &t, host_args[i], &args[i]));
+  }
+  vkhlo_buffer_t *res;
+  expect_ok(vkhlo_executable_execute(exe, argc, args, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, out_count * sizeof(float)));
+  vkhlo_buffer_destroy(res);
+  for (int i = 0; i < argc; i++) vkhlo_buffer_destroy(args[i]);
+}
+
+static float xs[N];
+
+static void fill_inputs(void) {
+  for (int i = 0; i < N; i++) xs[i] = (float)(i % 37) * 0.25f - 3.0f;
+}
+
+/* ------------------------------------------------------- elementwise */
+
+static const char chain_program[] =
+    "func.func @main(%x: tensor<1024xf32>) -> tensor<32x32xf32> {\n"
+    "  %a = stablehlo.add %x, %x : tensor<1024xf32>\n"
+    "  %b = stablehlo.multiply %a, %a : tensor<1024xf32>\n"
+    "  %c = stablehlo.negate %b : tensor<1024xf32>\n"
+    "  %r = stablehlo.reshape %c : (tensor<1024xf32>) -> tensor<32x32xf32>\n"
+    "  return %r : tensor<32x32xf32>\n"
+    "}\n";
+
+static void elementwise_chain_in_place(void **state) {
+  vkhlo_context_t *ctx = *state;
+  fill_inputs();
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, chain_program, !fused);
+    vkhlo_executable_stats_t s;
+    vkhlo_executable_stats(exe, &s);
+    if (!fused) {
+      assert_int_equal(s.dispatches, 3); /* the reshape is no dispatch */
+      assert_int_equal(count_inplace(exe), 2); /* b over a, c over b */
+      assert_int_equal(s.peak_intermediate_bytes, N * 4);
+      assert_int_equal(s.liveness_lower_bound_bytes, N * 4);
+      /* a chain: each dispatch reads what the previous one wrote */
+      assert_int_equal(s.barriers, 3);
+    }
+    float out[N];
+    const void *args[1] = {xs};
+    for (int rep = 0; rep < 3; rep++) { /* recorded once, replayed */
+      run(ctx, exe, 1, args, out, N);
+      for (int i = 0; i < N; i++) assert_true(out[i] == -(2 * xs[i]) * (2 * xs[i]));
+    }
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* Two independent chains need no barrier between them. */
+static void independent_dispatches_share_no_barrier(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+      "  %a = stablehlo.negate %x : tensor<1024xf32>\n"
+      "  %b = stablehlo.negate %y : tensor<1024xf32>\n"
+      "  %c = stablehlo.add %a, %b : tensor<1024xf32>\n"
+      "  return %c : tensor<1024xf32>\n"
+      "}\n";
+  vkhlo_executable_t *exe = compile(ctx, text, true);
+  vkhlo_executable_stats_t s;
+  vkhlo_executable_stats(exe, &s);
+  assert_int_equal(s.dispatches, 3);
+  /* a and b together, then c, then the result copy */
+  assert_int_equal(s.barriers, 2);
+  fill_inputs();
+  float ys[N], out[N];
+  for (int i = 0; i < N; i++) ys[i] = (float)i;
+  const void *args[2] = {xs, ys};
+  run(ctx, exe, 2, args, out, N);
+  for (int i = 0; i < N; i++) assert_true(out[i] == -xs[i] - ys[i]);
+  vkhlo_executable_destroy(exe);
+}
+
+/* Replay follows the arguments: new buffers, a destroyed and re-created one. */
+static void replay_follows_arguments(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, chain_program, true);
+  assert_true(exe->straight_line);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 1, {N}};
+  float data[N], out[N];
+  for (int round = 0; round < 4; round++) {
+    for (int i = 0; i < N; i++) data[i] = (float)(i + round);
+    vkhlo_buffer_t *arg, *res;
+    expect_ok(vkhlo_buffer_create(ctx, &t, data, &arg));
+    for (int rep = 0; rep < 2; rep++) {
+      expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
+      expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+      for (int i = 0; i < N; i++) assert_true(out[i] == -(2 * data[i]) * (2 * data[i]));
+      vkhlo_buffer_destroy(res);
+    }
+    vkhlo_buffer_destroy(arg);
+  }
+  vkhlo_executable_destroy(exe);
+}
+
+/* A result that is a parameter (through a reshape) and one that is a constant. */
+static void results_alias_parameters_and_constants(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<4x4xf32>) -> (tensor<16xf32>, tensor<2xf32>) {\n"
+      "  %r = stablehlo.reshape %x : (tensor<4x4xf32>) -> tensor<16xf32>\n"
+      "  %c = stablehlo.constant dense<[1.5, 2.5]> : tensor<2xf32>\n"
+      "  return %r, %c : tensor<16xf32>, tensor<2xf32>\n"
+      "}\n";
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    vkhlo_executable_stats_t s;
+    vkhlo_executable_stats(exe, &s);
+    assert_int_equal(s.dispatches, 0);
+    vkhlo_tensor_type_t t = {VKHLO_F32, 2, {4, 4}};
+    float x[16], r[16], c[2];
+    for (int i = 0; i < 16; i++) x[i] = (float)i * 3;
+    vkhlo_buffer_t *arg, *res[2];
+    expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
+    for (int rep = 0; rep < 2; rep++) {
+      expect_ok(vkhlo_executable_execute(exe, 1, &arg, 2, res));
+      expect_ok(vkhlo_buffer_read(res[0], r, sizeof r));
+      expect_ok(vkhlo_buffer_read(res[1], c, sizeof c));
+      assert_memory_equal(r, x, sizeof r);
+      assert_true(c[0] == 1.5f && c[1] == 2.5f);
+      vkhlo_buffer_destroy(res[0]);
+      vkhlo_buffer_destroy(res[1]);
+    }
+    vkhlo_buffer_destroy(arg);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* ---------------------------------------------------------- control flow */
+
+static const char loop_program[] =
+    "func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %n = stablehlo.constant dense<5> : tensor<i32>\n"
+    "  %h = stablehlo.constant dense<0.5> : tensor<1024xf32>\n"
+    "  %y2 = stablehlo.multiply %y, %h : tensor<1024xf32>\n"
+    "  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<1024xf32>\n"
+    "    cond {\n"
+    "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "      stablehlo.return %p : tensor<i1>\n"
+    "    } do {\n"
+    "      %i1 = stablehlo.add %i, %c1 : tensor<i32>\n"
+    "      %t = stablehlo.multiply %v, %h : tensor<1024xf32>\n"
+    "      %u = stablehlo.add %t, %y2 : tensor<1024xf32>\n"
+    "      %w = stablehlo.negate %u : tensor<1024xf32>\n"
+    "      stablehlo.return %i1, %w : tensor<i32>, tensor<1024xf32>\n"
+    "    }\n"
+    "  %z = stablehlo.add %r#1, %y2 : tensor<1024xf32>\n"
+    "  return %z : tensor<1024xf32>\n"
+    "}\n";
+
+static void loop_keeps_captures_alive(void **state) {
+  vkhlo_context_t *ctx = *state;
+  fill_inputs();
+  float ys[N], want[N], out[N];
+  for (int i = 0; i < N; i++) {
+    ys[i] = (float)(i % 11);
+    float v = xs[i], y2 = ys[i] * 0.5f;
+    for (int k = 0; k < 5; k++) v = -(v * 0.5f + y2);
+    want[i] = v + y2;
+  }
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, loop_program, !fused);
+    assert_false(exe->straight_line);
+    /* y2 is read inside the loop and after it: it must outlive the loop */
+    const void *args[2] = {xs, ys};
+    for (int rep = 0; rep < 2; rep++) {
+      run(ctx, exe, 2, args, out, N);
+      for (int i = 0; i < N; i++) assert_true(out[i] == want[i]);
+    }
+    if (!fused) assert_true(count_inplace(exe) >= 1); /* w over u inside the body */
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+static const char if_program[] =
+    "func.func @main(%x: tensor<1024xf32>, %p: tensor<i1>) -> tensor<1024xf32> {\n"
+    "  %e = stablehlo.exponential %x : tensor<1024xf32>\n"
+    "  %z = \"stablehlo.if\"(%p) ({\n"
+    "    %a = stablehlo.add %x, %x : tensor<1024xf32>\n"
+    "    %b = stablehlo.multiply %a, %a : tensor<1024xf32>\n"
+    "    stablehlo.return %b : tensor<1024xf32>\n"
+    "  }, {\n"
+    "    %n = stablehlo.negate %e : tensor<1024xf32>\n"
+    "    %m = stablehlo.multiply %n, %x : tensor<1024xf32>\n"
+    "    stablehlo.return %m : tensor<1024xf32>\n"
+    "  }) : (tensor<i1>) -> tensor<1024xf32>\n"
+    "  %s = stablehlo.subtract %z, %e : tensor<1024xf32>\n"
+    "  return %s : tensor<1024xf32>\n"
+    "}\n";
+
+static void conditional_branches(void **state) {
+  vkhlo_context_t *ctx = *state;
+  fill_inputs();
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, if_program, !fused);
+    for (int branch = 0; branch < 2; branch++) {
+      bool pred = branch == 0;
+      float out[N];
+      const void *args[2] = {xs, &pred};
+      run(ctx, exe, 2, args, out, N);
+      vkhlo_tensor_type_t t = {VKHLO_F32, 1, {N}};
+      float e[N];
+      { /* the device's exp, through a tiny program, to compare exactly */
+        const char *exp_text = "func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+                               "  %e = stablehlo.exponential %x : tensor<1024xf32>\n"
+                               "  return %e : tensor<1024xf32>\n}\n";
+        vkhlo_executable_t *ex = compile(ctx, exp_text, true);
+        const void *a1[1] = {xs};
+        run(ctx, ex, 1, a1, e, N);
+        vkhlo_executable_destroy(ex);
+        (void)t;
+      }
+      for (int i = 0; i < N; i++) {
+        float z = pred ? (2 * xs[i]) * (2 * xs[i]) : -e[i] * xs[i];
+        assert_true(out[i] == z - e[i]);
+      }
+    }
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* ------------------------------------------- dynamic_update_slice, scatter */
+
+static void dynamic_update_slice_in_place(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %u: tensor<16xf32>, %i: tensor<i32>) -> tensor<1024xf32> {\n"
+      "  %a = stablehlo.add %x, %x : tensor<1024xf32>\n"
+      "  %d = \"stablehlo.dynamic_update_slice\"(%a, %u, %i) : (tensor<1024xf32>, tensor<16xf32>, tensor<i32>)"
+      " -> tensor<1024xf32>\n"
+      "  %n = stablehlo.negate %d : tensor<1024xf32>\n"
+      "  return %n : tensor<1024xf32>\n"
+      "}\n";
+  fill_inputs();
+  float us[16];
+  for (int i = 0; i < 16; i++) us[i] = 100.0f + (float)i;
+  int32_t start = 40;
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    if (!fused) assert_int_equal(count_inplace(exe), 2); /* d over a, n over d */
+    float out[N];
+    const void *args[3] = {xs, us, &start};
+    run(ctx, exe, 3, args, out, N);
+    for (int i = 0; i < N; i++) {
+      float v = i >= start && i < start + 16 ? us[i - start] : 2 * xs[i];
+      assert_true(out[i] == -v);
+    }
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+static void scatter_drops_its_copy(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>) -> tensor<1024xf32> {\n"
+      "  %a = stablehlo.add %x, %x : tensor<1024xf32>\n"
+      "  %s = \"stablehlo.scatter\"(%a, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<"
+      "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
+      "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    %r = stablehlo.add %p, %q : tensor<f32>\n"
+      "    stablehlo.return %r : tensor<f32>\n"
+      "  }) : (tensor<1024xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<1024xf32>\n"
+      "  return %s : tensor<1024xf32>\n"
+      "}\n";
+  fill_inputs();
+  int32_t idx[2] = {7, 7};
+  float us[2] = {1.0f, 2.0f};
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    assert_int_equal(count_copies(&exe->main), 0);
+    assert_true(count_inplace(exe) >= 1);
+    float out[N];
+    const void *args[3] = {xs, idx, us};
+    run(ctx, exe, 3, args, out, N);
+    for (int i = 0; i < N; i++) assert_true(out[i] == 2 * xs[i] + (i == 7 ? 3.0f : 0.0f));
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* A scatter whose input lives on must keep the copy. */
+static void scatter_keeps_copy_of_live_input(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %i: tensor<1x1xi32>, %u: tensor<1xf32>) -> tensor<1024xf32> {\n"
+      "  %a = stablehlo.add %x, %x : tensor<1024xf32>\n"
+      "  %s = \"stablehlo.scatter\"(%a, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<"
+      "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
+      "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    stablehlo.return %q : tensor<f32>\n"
+      "  }) : (tensor<1024xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<1024xf32>\n"
+      "  %z = stablehlo.subtract %s, %a : tensor<1024xf32>\n"
+      "  return %z : tensor<1024xf32>\n"
+      "}\n";
+  fill_inputs();
+  int32_t idx[1] = {9};
+  float us[1] = {50.0f};
+  vkhlo_executable_t *exe = compile(ctx, text, true);
+  assert_int_equal(count_copies(&exe->main), 1);
+  float out[N];
+  const void *args[3] = {xs, idx, us};
+  run(ctx, exe, 3, args, out, N);
+  for (int i = 0; i < N; i++) assert_true(out[i] == (i == 9 ? 50.0f - 2 * xs[i] : 0.0f));
+  vkhlo_executable_destroy(exe);
+}
+
+/* ------------------------------------------------- several allocations */
+
+static void small_allocations_split_the_pool(void **state) {
+  vkhlo_context_t *ctx = *state;
+  setenv("VKHLO_MAX_ALLOCATION_BYTES", "4096", 1);
+  vkhlo_executable_t *exe = compile(ctx, loop_program, true);
+  unsetenv("VKHLO_MAX_ALLOCATION_BYTES");
+  int temps = 0;
+  for (int i = 0; i < exe->allocation_count; i++) {
+    assert_true(exe->allocations[i].size <= 4096);
+    temps += exe->allocations[i].kind == EXE_ALLOCATION_TEMP;
+  }
+  assert_true(temps >= 3);
+  fill_inputs();
+  float ys[N], out[N];
+  for (int i = 0; i < N; i++) ys[i] = (float)(i % 11);
+  const void *args[2] = {xs, ys};
+  run(ctx, exe, 2, args, out, N);
+  for (int i = 0; i < N; i++) {
+    float v = xs[i], y2 = ys[i] * 0.5f;
+    for (int k = 0; k < 5; k++) v = -(v * 0.5f + y2);
+    assert_true(out[i] == v + y2);
+  }
+  vkhlo_executable_destroy(exe);
+}
+
+/* ------------------------------------------------------------ negative */
+
+static void expect_violation(const vkhlo_executable_t *exe, const char *what) {
+  vkhlo_status_t st = exe_verify_buffer_assignment(exe);
+  if (!st) fail_msg("the checker missed: %s", what);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INTERNAL);
+  if (!strstr(vkhlo_status_message(st), what)) fail_msg("expected '%s' in: %s", what, vkhlo_status_message(st));
+  vkhlo_status_free(st);
+}
+
+static void checker_catches_corruption(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, loop_program, true);
+  /* two temps live at once in different storage */
+  int a = -1, b = -1;
+  for (int i = 0; i < exe->buffer_count && b < 0; i++) {
+    const exe_buffer_t *x = &exe->buffers[i];
+    if (x->kind != EXE_BUFFER_TEMP) continue;
+    for (int j = i + 1; j < exe->buffer_count; j++) {
+      const exe_buffer_t *y = &exe->buffers[j];
+      if (y->kind == EXE_BUFFER_TEMP && y->allocation == x->allocation && x->inplace_of != j &&
+          y->inplace_of != i && x->offset_bytes != y->offset_bytes && x->def_position <= y->last_use_position &&
+          y->def_position <= x->last_use_position) {
+        a = i;
+        b = j;
+        break;
+      }
+    }
+  }
+  assert_true(a >= 0 && b >= 0);
+  exe_buffer_t saved = exe->buffers[b];
+  exe->buffers[b].offset_bytes = exe->buffers[a].offset_bytes;
+  exe->buffers[b].inplace_of = -1;
+  expect_violation(exe, "overlap");
+  exe->buffers[b] = saved;
+  expect_ok(exe_verify_buffer_assignment(exe));
+  /* a misaligned offset */
+  exe->buffers[a].offset_bytes += 4;
+  expect_violation(exe, "not aligned");
+  exe->buffers[a].offset_bytes -= 4;
+  /* outside its allocation */
+  uint64_t off = exe->buffers[a].offset_bytes;
+  exe->buffers[a].offset_bytes = exe->allocations[exe->buffers[a].allocation].size;
+  expect_violation(exe, "outside allocation");
+  exe->buffers[a].offset_bytes = off;
+  /* a live range cut short: a use falls outside it */
+  int last = exe->buffers[a].last_use_position;
+  exe->buffers[a].last_use_position = exe->buffers[a].def_position;
+  if (last != exe->buffers[a].def_position) expect_violation(exe, "live range");
+  exe->buffers[a].last_use_position = last;
+  /* a capture of the loop that dies inside it */
+  for (int i = 0; i < exe->buffer_count; i++) {
+    exe_buffer_t *x = &exe->buffers[i];
+    if (x->kind != EXE_BUFFER_TEMP || strncmp(x->name, "y2", 2) != 0) continue;
+    int keep = x->last_use_position;
+    const exe_thunk_t *w = NULL;
+    for (int k = 0; k < exe->main.count; k++)
+      if (exe->main.thunks[k].kind == EXE_THUNK_WHILE) w = &exe->main.thunks[k];
+    assert_non_null(w);
+    x->last_use_position = w->position - 1;
+    vkhlo_status_t st = exe_verify_buffer_assignment(exe);
+    assert_non_null(st);
+    vkhlo_status_free(st);
+    x->last_use_position = keep;
+  }
+  /* an in-place link the dispatch does not justify */
+  for (int i = 0; i < exe->buffer_count; i++) {
+    exe_buffer_t *x = &exe->buffers[i];
+    if (x->inplace_of < 0) continue;
+    exe->buffers[x->inplace_of].last_use_position++;
+    expect_violation(exe, "in place");
+    exe->buffers[x->inplace_of].last_use_position--;
+    break;
+  }
+  expect_ok(exe_verify_buffer_assignment(exe));
+  vkhlo_executable_destroy(exe);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(elementwise_chain_in_place, setup, teardown),
+      cmocka_unit_test_setup_teardown(independent_dispatches_share_no_barrier, setup, teardown),
+      cmocka_unit_test_setup_teardown(replay_follows_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(results_alias_parameters_and_constants, setup, teardown),
+      cmocka_unit_test_setup_teardown(loop_keeps_captures_alive, setup, teardown),
+      cmocka_unit_test_setup_teardown(conditional_branches, setup, teardown),
+      cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, setup, teardown),
+      cmocka_unit_test_setup_teardown(scatter_drops_its_copy, setup, teardown),
+      cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, setup, teardown),
+      cmocka_unit_test_setup_teardown(checker_catches_corruption, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

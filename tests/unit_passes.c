@@ -1,0 +1,988 @@
+/*
+ * Tests for the simplification passes that run before fusion:
+ * codegen/simplify.c (constant folding, algebraic rules), codegen/cse.c,
+ * codegen/dce.c and the rewrite utilities of hlo/rewrite.c.
+ *
+ * Each rewrite gets a small program: parse, run the pass, check the
+ * resulting instructions and that the module still verifies.  Negative
+ * tests check what must NOT change (x + (+0.0) on floats, x * 0 on floats,
+ * folding of exp, CSE of different constants, DCE of checks).  A corpus
+ * test runs simplify, cse and dce over every conformance program under
+ * ../shared (skipped when absent), verifying after each pass.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codegen/passes.h"
+#include "hlo/hlo.h"
+
+/* ---------------------------------------------------------- helpers */
+
+typedef vkhlo_status_t (*pass_fn)(hlo_module_t *, const codegen_target_t *, bool *);
+
+static hlo_module_t *parse_ok(const char *text) {
+  hlo_module_t *m = NULL;
+  vkhlo_status_t st = hlo_parse(text, strlen(text), "t.mlir", NULL, &m);
+  if (st) {
+    fprintf(stderr, "unexpected parse error: %s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    return NULL;
+  }
+  return m;
+}
+
+static void verify_ok(const hlo_module_t *m) {
+  vkhlo_status_t st = hlo_verify(m);
+  if (st) fprintf(stderr, "verify failed: %s\n", vkhlo_status_message(st));
+  assert_null(st);
+}
+
+/* Runs |pass|, asserts it succeeded and the module verifies; returns changed. */
+static bool run(hlo_module_t *m, pass_fn pass) {
+  bool changed = false;
+  vkhlo_status_t st = pass(m, NULL, &changed);
+  if (st) fprintf(stderr, "pass failed: %s\n", vkhlo_status_message(st));
+  assert_null(st);
+  verify_ok(m);
+  return changed;
+}
+
+/* Parses |text| and runs simplify then dce (so only what is used remains). */
+static hlo_module_t *simplified(const char *text) {
+  hlo_module_t *m = parse_ok(text);
+  assert_non_null(m);
+  verify_ok(m);
+  run(m, codegen_simplify_pass);
+  run(m, codegen_dce_pass);
+  return m;
+}
+
+static hlo_computation_t *entry(hlo_module_t *m) { return m->entry_computation; }
+static hlo_instruction_t *root(hlo_module_t *m) { return m->entry_computation->root; }
+
+static int count_op(const hlo_computation_t *c, hlo_opcode_t op) {
+  int n = 0;
+  for (int i = 0; i < c->instruction_count; i++) n += c->instructions[i]->opcode == op;
+  return n;
+}
+
+/* Instructions of the entry computation that are not parameters. */
+static int count_non_params(const hlo_computation_t *c) {
+  return c->instruction_count - count_op(c, HLO_OPCODE_PARAMETER);
+}
+
+static void assert_root_is_param(hlo_module_t *m, int number) {
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_PARAMETER);
+  assert_int_equal(root(m)->parameter_number, number);
+}
+
+static void assert_dims(const hlo_dims_t *d, int count, ...) {
+  assert_int_equal(d->count, count);
+  va_list ap;
+  va_start(ap, count);
+  for (int i = 0; i < count; i++) assert_int_equal(d->data[i], va_arg(ap, int));
+  va_end(ap);
+}
+
+/* The root as a constant; returns its literal data. */
+static const void *root_constant(hlo_module_t *m) {
+  hlo_instruction_t *r = root(m);
+  if (r->opcode != HLO_OPCODE_CONSTANT) {
+    char *dump = hlo_module_to_string(m);
+    fprintf(stderr, "root is not a constant:\n%s\n", dump ? dump : "");
+    free(dump);
+  }
+  assert_int_equal(r->opcode, HLO_OPCODE_CONSTANT);
+  assert_non_null(r->literal);
+  return r->literal->data;
+}
+
+static float f32_at(const void *p, int i) {
+  float f;
+  memcpy(&f, (const char *)p + 4 * i, 4);
+  return f;
+}
+static int32_t i32_at(const void *p, int i) {
+  int32_t v;
+  memcpy(&v, (const char *)p + 4 * i, 4);
+  return v;
+}
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* A program of one function: "%x" is a parameter of |type|, |body| ends
+ * with "%r = ..." returned as |rtype|. */
+static char *program(const char *params, const char *body, const char *rtype) {
+  static const char fmt[] = "func.func @main(%s) -> %s {\n%s  return %%r : %s\n}\n";
+  size_t n = strlen(fmt) + strlen(params) + strlen(body) + 2 * strlen(rtype) + 1;
+  char *s = malloc(n);
+  assert_non_null(s);
+  snprintf(s, n, fmt, params, rtype, body, rtype);
+  return s;
+}
+
+/* Parses and simplifies a one-function program (see program()). */
+static hlo_module_t *simp(const char *params, const char *body, const char *rtype) {
+  char *text = program(params, body, rtype);
+  hlo_module_t *m = simplified(text);
+  free(text);
+  return m;
+}
+
+/* ----------------------------------------------- algebraic identities */
+
+static void test_identities_fire(void **state) {
+  (void)state;
+  static const struct {
+    const char *params, *body, *rtype;
+  } cases[] = {
+      /* x * 1, 1 * x (ints, floats, broadcast constants) */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+       "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+       "  %r = stablehlo.multiply %x, %b : tensor<4xf32>\n", "tensor<4xf32>"},
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<1> : tensor<4xi32>\n"
+       "  %r = stablehlo.multiply %c, %x : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xf64>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<4xf64>\n"
+       "  %r = stablehlo.multiply %x, %c : tensor<4xf64>\n", "tensor<4xf64>"},
+      {"%x: tensor<4xbf16>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<4xbf16>\n"
+       "  %r = stablehlo.multiply %x, %c : tensor<4xbf16>\n", "tensor<4xbf16>"},
+      /* x + 0 (ints), x + (-0.0) (floats), both sides */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %r = stablehlo.add %c, %x : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xui8>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xui8>\n"
+       "  %r = stablehlo.add %x, %c : tensor<4xui8>\n", "tensor<4xui8>"},
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<-0.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.add %x, %c : tensor<4xf32>\n", "tensor<4xf32>"},
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<-0.0> : tensor<f32>\n"
+       "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+       "  %r = stablehlo.add %b, %x : tensor<4xf32>\n", "tensor<4xf32>"},
+      /* x - 0 (ints), x - (+0.0) (floats) */
+      {"%x: tensor<4xi64>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi64>\n"
+       "  %r = stablehlo.subtract %x, %c : tensor<4xi64>\n", "tensor<4xi64>"},
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.subtract %x, %c : tensor<4xf32>\n", "tensor<4xf32>"},
+      /* x / 1 */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.divide %x, %c : tensor<4xf32>\n", "tensor<4xf32>"},
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<1> : tensor<4xi32>\n"
+       "  %r = stablehlo.divide %x, %c : tensor<4xi32>\n", "tensor<4xi32>"},
+      /* x | 0, x ^ 0, x & all-ones (ints and i1) */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %r = stablehlo.or %x, %c : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %r = stablehlo.xor %c, %x : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<-1> : tensor<4xi32>\n"
+       "  %r = stablehlo.and %x, %c : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xui16>",
+       "  %c = stablehlo.constant dense<65535> : tensor<4xui16>\n"
+       "  %r = stablehlo.and %x, %c : tensor<4xui16>\n", "tensor<4xui16>"},
+      {"%x: tensor<4xi1>",
+       "  %c = stablehlo.constant dense<true> : tensor<4xi1>\n"
+       "  %r = stablehlo.and %x, %c : tensor<4xi1>\n", "tensor<4xi1>"},
+      {"%x: tensor<4xi1>",
+       "  %c = stablehlo.constant dense<false> : tensor<4xi1>\n"
+       "  %r = stablehlo.or %x, %c : tensor<4xi1>\n", "tensor<4xi1>"},
+      /* shift by 0 */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %r = stablehlo.shift_left %x, %c : tensor<4xi32>\n", "tensor<4xi32>"},
+      /* max(x, x) */
+      {"%x: tensor<4xf32>", "  %r = stablehlo.maximum %x, %x : tensor<4xf32>\n", "tensor<4xf32>"},
+      /* not(not(x)), negate(negate(x)) */
+      {"%x: tensor<4xi32>",
+       "  %a = stablehlo.not %x : tensor<4xi32>\n"
+       "  %r = stablehlo.not %a : tensor<4xi32>\n", "tensor<4xi32>"},
+      {"%x: tensor<4xf32>",
+       "  %a = stablehlo.negate %x : tensor<4xf32>\n"
+       "  %r = stablehlo.negate %a : tensor<4xf32>\n", "tensor<4xf32>"},
+      /* convert to the same type, reshape to the same shape */
+      {"%x: tensor<4xf32>", "  %r = stablehlo.convert %x : (tensor<4xf32>) -> tensor<4xf32>\n",
+       "tensor<4xf32>"},
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.reshape %x : (tensor<2x3xf32>) -> tensor<2x3xf32>\n", "tensor<2x3xf32>"},
+      /* reshape(reshape(x)) back to x's shape */
+      {"%x: tensor<2x3xf32>",
+       "  %a = stablehlo.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>\n"
+       "  %r = stablehlo.reshape %a : (tensor<6xf32>) -> tensor<2x3xf32>\n", "tensor<2x3xf32>"},
+      /* transposes that cancel, identity transpose */
+      {"%x: tensor<2x3x4xf32>",
+       "  %r = stablehlo.transpose %x, dims = [0, 1, 2] : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>\n",
+       "tensor<2x3x4xf32>"},
+      {"%x: tensor<2x3x4xf32>",
+       "  %a = stablehlo.transpose %x, dims = [1, 2, 0] : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>\n"
+       "  %r = stablehlo.transpose %a, dims = [2, 0, 1] : (tensor<3x4x2xf32>) -> tensor<2x3x4xf32>\n",
+       "tensor<2x3x4xf32>"},
+      /* broadcast_in_dim to the same shape */
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.broadcast_in_dim %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>\n",
+       "tensor<2x3xf32>"},
+      /* slice of the full range, concatenate of one, pad of nothing, reverse of size 1 */
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.slice %x [0:2, 0:3] : (tensor<2x3xf32>) -> tensor<2x3xf32>\n",
+       "tensor<2x3xf32>"},
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.concatenate %x, dim = 1 : (tensor<2x3xf32>) -> tensor<2x3xf32>\n",
+       "tensor<2x3xf32>"},
+      {"%x: tensor<2x3xf32>, %p: tensor<f32>",
+       "  %r = stablehlo.pad %x, %p, low = [0, 0], high = [0, 0], interior = [0, 0] : "
+       "(tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>\n",
+       "tensor<2x3xf32>"},
+      {"%x: tensor<1x3xf32>",
+       "  %r = stablehlo.reverse %x, dims = [0] : tensor<1x3xf32>\n", "tensor<1x3xf32>"},
+      /* select with a constant predicate, select(p, a, a) */
+      {"%x: tensor<4xf32>, %y: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<true> : tensor<i1>\n"
+       "  %r = stablehlo.select %c, %x, %y : tensor<i1>, tensor<4xf32>\n", "tensor<4xf32>"},
+      {"%x: tensor<4xf32>, %p: tensor<4xi1>",
+       "  %r = stablehlo.select %p, %x, %x : tensor<4xi1>, tensor<4xf32>\n", "tensor<4xf32>"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hlo_module_t *m = simp(cases[i].params, cases[i].body, cases[i].rtype);
+    if (root(m)->opcode != HLO_OPCODE_PARAMETER) fprintf(stderr, "case %zu did not fire\n", i);
+    assert_root_is_param(m, 0);
+    assert_int_equal(count_non_params(entry(m)), 0);
+    hlo_module_destroy(m);
+  }
+}
+
+static void test_select_false_picks_on_false(void **state) {
+  (void)state;
+  hlo_module_t *m = simp("%x: tensor<4xf32>, %y: tensor<4xf32>",
+                         "  %c = stablehlo.constant dense<false> : tensor<4xi1>\n"
+                         "  %r = stablehlo.select %c, %x, %y : tensor<4xi1>, tensor<4xf32>\n",
+                         "tensor<4xf32>");
+  assert_root_is_param(m, 1);
+  hlo_module_destroy(m);
+}
+
+/* Rewrites that must not fire: they would change results. */
+static void test_identities_must_not_fire(void **state) {
+  (void)state;
+  static const struct {
+    const char *params, *body, *rtype;
+    hlo_opcode_t op;
+  } cases[] = {
+      /* x + (+0.0): -0.0 + 0.0 = +0.0 */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.add %x, %c : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_ADD},
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+       "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+       "  %r = stablehlo.add %b, %x : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_ADD},
+      /* x - (-0.0) = x + 0.0 */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<-0.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.subtract %x, %c : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_SUBTRACT},
+      /* 0 - x is not x */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %r = stablehlo.subtract %c, %x : tensor<4xi32>\n", "tensor<4xi32>", HLO_OPCODE_SUBTRACT},
+      /* x * 0 on floats: NaN, inf, -0.0 */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.multiply %x, %c : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_MULTIPLY},
+      /* 1 / x is not x */
+      {"%x: tensor<4xf32>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+       "  %r = stablehlo.divide %c, %x : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_DIVIDE},
+      /* a constant that is not all ones */
+      {"%x: tensor<2xi32>",
+       "  %c = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+       "  %r = stablehlo.multiply %x, %c : tensor<2xi32>\n", "tensor<2xi32>", HLO_OPCODE_MULTIPLY},
+      /* i32 and with 0xFFFF is not all ones */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<65535> : tensor<4xi32>\n"
+       "  %r = stablehlo.and %x, %c : tensor<4xi32>\n", "tensor<4xi32>", HLO_OPCODE_AND},
+      /* x + 1 */
+      {"%x: tensor<4xi32>",
+       "  %c = stablehlo.constant dense<1> : tensor<4xi32>\n"
+       "  %r = stablehlo.add %x, %c : tensor<4xi32>\n", "tensor<4xi32>", HLO_OPCODE_ADD},
+      /* a broadcast of x * 1 changes shape: the multiply goes, the broadcast stays */
+      {"%x: tensor<f32>",
+       "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+       "  %b = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+       "  %r = stablehlo.multiply %b, %c : tensor<4xf32>\n", "tensor<4xf32>", HLO_OPCODE_BROADCAST_IN_DIM},
+      /* a real transpose and reshape stay */
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n",
+       "tensor<3x2xf32>", HLO_OPCODE_TRANSPOSE},
+      {"%x: tensor<2x3xf32>",
+       "  %r = stablehlo.slice %x [0:2, 1:3] : (tensor<2x3xf32>) -> tensor<2x2xf32>\n",
+       "tensor<2x2xf32>", HLO_OPCODE_SLICE},
+      /* convert to another type */
+      {"%x: tensor<4xf32>", "  %r = stablehlo.convert %x : (tensor<4xf32>) -> tensor<4xf64>\n",
+       "tensor<4xf64>", HLO_OPCODE_CONVERT},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hlo_module_t *m = simp(cases[i].params, cases[i].body, cases[i].rtype);
+    if (root(m)->opcode != cases[i].op) fprintf(stderr, "case %zu fired\n", i);
+    assert_int_equal(root(m)->opcode, cases[i].op);
+    hlo_module_destroy(m);
+  }
+}
+
+/* ----------------------------------------------- structural rewrites */
+
+static void test_compose_transposes(void **state) {
+  (void)state;
+  hlo_module_t *m = simp("%x: tensor<2x3x4xf32>",
+                         "  %a = stablehlo.transpose %x, dims = [1, 2, 0] : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>\n"
+                         "  %r = stablehlo.transpose %a, dims = [1, 0, 2] : (tensor<3x4x2xf32>) -> tensor<4x3x2xf32>\n",
+                         "tensor<4x3x2xf32>");
+  assert_int_equal(count_non_params(entry(m)), 1);
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_TRANSPOSE);
+  assert_int_equal(root(m)->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  /* q[i] = p1[p2[i]] = [p1[1], p1[0], p1[2]] = [2, 1, 0] */
+  assert_dims(&root(m)->attrs.permutation, 3, 2, 1, 0);
+  assert_int_equal(root(m)->loc.line, 3);
+  hlo_module_destroy(m);
+}
+
+static void test_compose_reshapes_and_broadcasts(void **state) {
+  (void)state;
+  hlo_module_t *m = simp("%x: tensor<2x3xf32>",
+                         "  %a = stablehlo.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>\n"
+                         "  %r = stablehlo.reshape %a : (tensor<6xf32>) -> tensor<3x2xf32>\n",
+                         "tensor<3x2xf32>");
+  assert_int_equal(count_non_params(entry(m)), 1);
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_RESHAPE);
+  assert_int_equal(root(m)->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  hlo_module_destroy(m);
+
+  m = simp("%x: tensor<3xf32>",
+           "  %a = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
+           "  %r = stablehlo.broadcast_in_dim %a, dims = [2, 0] : (tensor<2x3xf32>) -> tensor<3x5x2xf32>\n",
+           "tensor<3x5x2xf32>");
+  assert_int_equal(count_non_params(entry(m)), 1);
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_BROADCAST_IN_DIM);
+  assert_int_equal(root(m)->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  assert_dims(&root(m)->attrs.broadcast_dimensions, 1, 0);
+  hlo_module_destroy(m);
+}
+
+static void test_slice_of_iota(void **state) {
+  (void)state;
+  /* 7x10 = 70 elements: too large to fold into a constant */
+  hlo_module_t *m = simp("",
+                         "  %a = stablehlo.iota dim = 1 : tensor<16x16xi32>\n"
+                         "  %r = stablehlo.slice %a [2:16:2, 0:10] : (tensor<16x16xi32>) -> tensor<7x10xi32>\n",
+                         "tensor<7x10xi32>");
+  assert_int_equal(count_non_params(entry(m)), 1);
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_IOTA);
+  assert_int_equal(root(m)->attrs.dimension, 1);
+  hlo_module_destroy(m);
+  /* a slice that starts later along the iota dimension stays */
+  m = simp("",
+           "  %a = stablehlo.iota dim = 1 : tensor<8x16xi32>\n"
+           "  %r = stablehlo.slice %a [0:8, 1:16] : (tensor<8x16xi32>) -> tensor<8x15xi32>\n",
+           "tensor<8x15xi32>");
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_SLICE);
+  hlo_module_destroy(m);
+}
+
+static void test_dynamic_slice_constant_indices(void **state) {
+  (void)state;
+  /* start 7 on a dimension of 10 with size 4 is clamped to 6; -2 to 0 */
+  hlo_module_t *m = simp("%x: tensor<10x5xf32>",
+                         "  %i = stablehlo.constant dense<7> : tensor<i64>\n"
+                         "  %j = stablehlo.constant dense<-2> : tensor<i64>\n"
+                         "  %r = stablehlo.dynamic_slice %x, %i, %j, sizes = [4, 3] : "
+                         "(tensor<10x5xf32>, tensor<i64>, tensor<i64>) -> tensor<4x3xf32>\n",
+                         "tensor<4x3xf32>");
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_SLICE);
+  assert_dims(&root(m)->attrs.start_indices, 2, 6, 0);
+  assert_dims(&root(m)->attrs.limit_indices, 2, 10, 3);
+  assert_int_equal(count_non_params(entry(m)), 1);
+  hlo_module_destroy(m);
+  /* unsigned indices */
+  m = simp("%x: tensor<10xf32>",
+           "  %i = stablehlo.constant dense<200> : tensor<ui8>\n"
+           "  %r = stablehlo.dynamic_slice %x, %i, sizes = [2] : (tensor<10xf32>, tensor<ui8>) -> tensor<2xf32>\n",
+           "tensor<2xf32>");
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_SLICE);
+  assert_dims(&root(m)->attrs.start_indices, 1, 8);
+  hlo_module_destroy(m);
+  /* a non-constant index stays */
+  m = simp("%x: tensor<10xf32>, %i: tensor<i32>",
+           "  %r = stablehlo.dynamic_slice %x, %i, sizes = [2] : (tensor<10xf32>, tensor<i32>) -> tensor<2xf32>\n",
+           "tensor<2xf32>");
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_DYNAMIC_SLICE);
+  hlo_module_destroy(m);
+}
+
+/* ----------------------------------------------- constant folding */
+
+static void test_fold_integer_semantics(void **state) {
+  (void)state;
+  static const struct {
+    const char *body;
+    int32_t want[4];
+  } cases[] = {
+      {"  %a = stablehlo.constant dense<[2147483647, -5, 7, 0]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[1, 3, -7, 0]> : tensor<4xi32>\n"
+       "  %r = stablehlo.add %a, %b : tensor<4xi32>\n",
+       {INT32_MIN, -2, 0, 0}},
+      /* x / 0 = -1, INT_MIN / -1 = INT_MIN, truncation toward zero */
+      {"  %a = stablehlo.constant dense<[5, -2147483648, -7, 7]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[0, -1, 2, -2]> : tensor<4xi32>\n"
+       "  %r = stablehlo.divide %a, %b : tensor<4xi32>\n",
+       {-1, INT32_MIN, -3, -3}},
+      /* x % 0 = x, x % -1 = 0, sign of the dividend */
+      {"  %a = stablehlo.constant dense<[5, -2147483648, -7, 7]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[0, -1, 2, -2]> : tensor<4xi32>\n"
+       "  %r = stablehlo.remainder %a, %b : tensor<4xi32>\n",
+       {5, 0, -1, 1}},
+      /* shifts by >= 32 or negative give 0 */
+      {"  %a = stablehlo.constant dense<[1, 1, 1, -1]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[31, 32, -1, 4]> : tensor<4xi32>\n"
+       "  %r = stablehlo.shift_left %a, %b : tensor<4xi32>\n",
+       {INT32_MIN, 0, 0, -16}},
+      {"  %a = stablehlo.constant dense<[-16, -16, 16, -1]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[2, 40, 40, 31]> : tensor<4xi32>\n"
+       "  %r = stablehlo.shift_right_arithmetic %a, %b : tensor<4xi32>\n",
+       {-4, -1, 0, -1}},
+      {"  %a = stablehlo.constant dense<[-16, -16, 16, -1]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<[28, 40, 2, 31]> : tensor<4xi32>\n"
+       "  %r = stablehlo.shift_right_logical %a, %b : tensor<4xi32>\n",
+       {15, 0, 4, 1}},
+      {"  %a = stablehlo.constant dense<[-3, 5, -2147483648, 0]> : tensor<4xi32>\n"
+       "  %r = stablehlo.abs %a : tensor<4xi32>\n",
+       {3, 5, INT32_MIN, 0}},
+      {"  %a = stablehlo.constant dense<[65536, 3, -3, 2]> : tensor<4xi32>\n"
+       "  %r = stablehlo.multiply %a, %a : tensor<4xi32>\n",
+       {0, 9, 9, 4}},
+      /* f32 -> i32 saturates; NaN cannot be written here, see below */
+      {"  %a = stablehlo.constant dense<[3.0e9, -3.0e9, -2.75, 2.75]> : tensor<4xf32>\n"
+       "  %r = stablehlo.convert %a : (tensor<4xf32>) -> tensor<4xi32>\n",
+       {INT32_MAX, INT32_MIN, -2, 2}},
+      /* chain: (a + b) * c folds completely */
+      {"  %a = stablehlo.constant dense<[1, 2, 3, 4]> : tensor<4xi32>\n"
+       "  %b = stablehlo.constant dense<10> : tensor<4xi32>\n"
+       "  %c = stablehlo.constant dense<2> : tensor<i32>\n"
+       "  %d = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<4xi32>\n"
+       "  %s = stablehlo.add %a, %b : tensor<4xi32>\n"
+       "  %r = stablehlo.multiply %s, %d : tensor<4xi32>\n",
+       {22, 24, 26, 28}},
+      /* compare + select */
+      {"  %a = stablehlo.constant dense<[1, -2, 3, -4]> : tensor<4xi32>\n"
+       "  %z = stablehlo.constant dense<0> : tensor<4xi32>\n"
+       "  %p = stablehlo.compare LT, %a, %z, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>\n"
+       "  %n = stablehlo.negate %a : tensor<4xi32>\n"
+       "  %r = stablehlo.select %p, %n, %a : tensor<4xi1>, tensor<4xi32>\n",
+       {1, 2, 3, 4}},
+      /* unsigned compare */
+      {"  %a = stablehlo.constant dense<[1, 4294967295, 3, 2]> : tensor<4xui32>\n"
+       "  %z = stablehlo.constant dense<2> : tensor<4xui32>\n"
+       "  %p = stablehlo.compare GE, %a, %z, UNSIGNED : (tensor<4xui32>, tensor<4xui32>) -> tensor<4xi1>\n"
+       "  %r = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4xi32>\n",
+       {0, 1, 1, 1}},
+      /* clamp with scalar bounds */
+      {"  %lo = stablehlo.constant dense<-1> : tensor<i32>\n"
+       "  %hi = stablehlo.constant dense<2> : tensor<i32>\n"
+       "  %a = stablehlo.constant dense<[-5, 0, 1, 9]> : tensor<4xi32>\n"
+       "  %r = stablehlo.clamp %lo, %a, %hi : (tensor<i32>, tensor<4xi32>, tensor<i32>) -> tensor<4xi32>\n",
+       {-1, 0, 1, 2}},
+      /* iota folds */
+      {"  %r = stablehlo.iota dim = 0 : tensor<4xi32>\n", {0, 1, 2, 3}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hlo_module_t *m = simp("", cases[i].body, "tensor<4xi32>");
+    const void *d = root_constant(m);
+    for (int k = 0; k < 4; k++) {
+      if (i32_at(d, k) != cases[i].want[k])
+        fprintf(stderr, "case %zu element %d: got %d want %d\n", i, k, i32_at(d, k), cases[i].want[k]);
+      assert_int_equal(i32_at(d, k), cases[i].want[k]);
+    }
+    assert_int_equal(count_non_params(entry(m)), 1);
+    hlo_module_destroy(m);
+  }
+}
+
+static void test_fold_unsigned_and_narrow(void **state) {
+  (void)state;
+  /* ui32: x / 0 = all ones */
+  hlo_module_t *m = simp("",
+                         "  %a = stablehlo.constant dense<[7, 4294967295]> : tensor<2xui32>\n"
+                         "  %b = stablehlo.constant dense<[0, 2]> : tensor<2xui32>\n"
+                         "  %r = stablehlo.divide %a, %b : tensor<2xui32>\n",
+                         "tensor<2xui32>");
+  const uint32_t *u = root_constant(m);
+  assert_int_equal(u[0], 0xFFFFFFFFu);
+  assert_int_equal(u[1], 0x7FFFFFFFu);
+  hlo_module_destroy(m);
+  /* i8 wraps */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[127, -128]> : tensor<2xi8>\n"
+           "  %b = stablehlo.constant dense<[1, -1]> : tensor<2xi8>\n"
+           "  %r = stablehlo.add %a, %b : tensor<2xi8>\n",
+           "tensor<2xi8>");
+  const int8_t *s8 = root_constant(m);
+  assert_int_equal(s8[0], -128);
+  assert_int_equal(s8[1], 127);
+  hlo_module_destroy(m);
+  /* i64 convert of a negative value to ui64 sign-extends */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[-1, 5]> : tensor<2xi32>\n"
+           "  %r = stablehlo.convert %a : (tensor<2xi32>) -> tensor<2xui64>\n",
+           "tensor<2xui64>");
+  const uint64_t *u64 = root_constant(m);
+  assert_true(u64[0] == UINT64_MAX);
+  assert_true(u64[1] == 5);
+  hlo_module_destroy(m);
+}
+
+static void test_fold_float(void **state) {
+  (void)state;
+  hlo_module_t *m = simp("",
+                         "  %a = stablehlo.constant dense<[0.1, 1.0, -0.0, 3.0]> : tensor<4xf32>\n"
+                         "  %b = stablehlo.constant dense<[0.2, 0.0, 0.0, 0.0]> : tensor<4xf32>\n"
+                         "  %r = stablehlo.add %a, %b : tensor<4xf32>\n",
+                         "tensor<4xf32>");
+  const void *d = root_constant(m);
+  volatile float x = 0.1f, y = 0.2f; /* the f32 sum, rounded once */
+  assert_int_equal(f32_bits(f32_at(d, 0)), f32_bits(x + y));
+  assert_true(f32_at(d, 1) == 1.0f);
+  assert_int_equal(f32_bits(f32_at(d, 2)), 0u); /* -0 + 0 = +0 */
+  hlo_module_destroy(m);
+
+  /* 1 / 0 = inf is folded; max(-0, +0) = +0 */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[1.0, -0.0, 2.0, -1.0]> : tensor<4xf32>\n"
+           "  %b = stablehlo.constant dense<[0.0, 1.0, 4.0, 0.0]> : tensor<4xf32>\n"
+           "  %c = stablehlo.constant dense<[0.0, 0.0, 4.0, 0.0]> : tensor<4xf32>\n"
+           "  %q = stablehlo.divide %a, %b : tensor<4xf32>\n"
+           "  %r = stablehlo.maximum %q, %c : tensor<4xf32>\n",
+           "tensor<4xf32>");
+  d = root_constant(m);
+  assert_true(isinf(f32_at(d, 0)) && f32_at(d, 0) > 0);
+  assert_int_equal(f32_bits(f32_at(d, 1)), 0u);
+  assert_true(f32_at(d, 2) == 4.0f);
+  assert_true(f32_at(d, 3) == 0.0f);
+  hlo_module_destroy(m);
+
+  /* i32 -> f32 rounds to nearest even */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[16777217, 16777219, -3, 0]> : tensor<4xi32>\n"
+           "  %r = stablehlo.convert %a : (tensor<4xi32>) -> tensor<4xf32>\n",
+           "tensor<4xf32>");
+  d = root_constant(m);
+  assert_true(f32_at(d, 0) == 16777216.0f);
+  assert_true(f32_at(d, 1) == 16777220.0f);
+  assert_true(f32_at(d, 2) == -3.0f);
+  hlo_module_destroy(m);
+
+  /* total-order compare orders -0 before +0 */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[-0.0, 1.0]> : tensor<2xf32>\n"
+           "  %b = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>\n"
+           "  %r = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>\n",
+           "tensor<2xi1>");
+  const uint8_t *p = root_constant(m);
+  assert_int_equal(p[0], 1);
+  assert_int_equal(p[1], 0);
+  hlo_module_destroy(m);
+  m = simp("",
+           "  %a = stablehlo.constant dense<[-0.0, 1.0]> : tensor<2xf32>\n"
+           "  %b = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>\n"
+           "  %r = stablehlo.compare LT, %a, %b, FLOAT : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>\n",
+           "tensor<2xi1>");
+  p = root_constant(m);
+  assert_int_equal(p[0], 0);
+  hlo_module_destroy(m);
+}
+
+/* Folds that must not happen. */
+static void test_fold_must_not_fire(void **state) {
+  (void)state;
+  static const struct {
+    const char *body, *rtype;
+    hlo_opcode_t op;
+  } cases[] = {
+      /* transcendental functions: device results may differ from libm */
+      {"  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+       "  %r = stablehlo.exponential %a : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_EXPONENTIAL},
+      {"  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+       "  %r = stablehlo.sqrt %a : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_SQRT},
+      {"  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+       "  %r = stablehlo.power %a, %a : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_POWER},
+      /* 0 / 0 is NaN: not folded */
+      {"  %a = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>\n"
+       "  %b = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>\n"
+       "  %r = stablehlo.divide %a, %b : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_DIVIDE},
+      /* NaN operands: not folded */
+      {"  %a = stablehlo.constant dense<0x7FC00000> : tensor<2xf32>\n"
+       "  %r = stablehlo.negate %a : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_NEGATE},
+      /* a subnormal result: devices may flush it */
+      {"  %a = stablehlo.constant dense<[1.0e-38, 1.0]> : tensor<2xf32>\n"
+       "  %b = stablehlo.constant dense<[0.5, 1.0]> : tensor<2xf32>\n"
+       "  %r = stablehlo.multiply %a, %b : tensor<2xf32>\n", "tensor<2xf32>", HLO_OPCODE_MULTIPLY},
+      /* f16 arithmetic is left to the device */
+      {"  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf16>\n"
+       "  %r = stablehlo.add %a, %a : tensor<2xf16>\n", "tensor<2xf16>", HLO_OPCODE_ADD},
+      /* more than 64 elements */
+      {"  %a = stablehlo.constant dense<1> : tensor<65xi32>\n"
+       "  %r = stablehlo.add %a, %a : tensor<65xi32>\n", "tensor<65xi32>", HLO_OPCODE_ADD},
+      {"  %r = stablehlo.iota dim = 0 : tensor<65xi32>\n", "tensor<65xi32>", HLO_OPCODE_IOTA},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hlo_module_t *m = simp("", cases[i].body, cases[i].rtype);
+    if (root(m)->opcode != cases[i].op) fprintf(stderr, "case %zu folded\n", i);
+    assert_int_equal(root(m)->opcode, cases[i].op);
+    hlo_module_destroy(m);
+  }
+}
+
+static void test_fold_data_movement(void **state) {
+  (void)state;
+  /* transpose, slice, reverse, concatenate, pad, reshape of constants (any type: f16 here) */
+  hlo_module_t *m = simp("",
+                         "  %a = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>\n"
+                         "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xi32>) -> tensor<3x2xi32>\n"
+                         "  %s = stablehlo.slice %t [1:3, 0:2] : (tensor<3x2xi32>) -> tensor<2x2xi32>\n"
+                         "  %v = stablehlo.reverse %s, dims = [1] : tensor<2x2xi32>\n"
+                         "  %c = stablehlo.concatenate %v, %s, dim = 0 : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<4x2xi32>\n"
+                         "  %z = stablehlo.constant dense<9> : tensor<i32>\n"
+                         "  %p = stablehlo.pad %c, %z, low = [0, 1], high = [0, 0], interior = [0, 0] : "
+                         "(tensor<4x2xi32>, tensor<i32>) -> tensor<4x3xi32>\n"
+                         "  %r = stablehlo.reshape %p : (tensor<4x3xi32>) -> tensor<12xi32>\n",
+                         "tensor<12xi32>");
+  /* t = [[1,4],[2,5],[3,6]]; s = [[2,5],[3,6]]; v = [[5,2],[6,3]];
+   * c = [[5,2],[6,3],[2,5],[3,6]]; p = 9 prepended to each row */
+  static const int32_t want[12] = {9, 5, 2, 9, 6, 3, 9, 2, 5, 9, 3, 6};
+  const void *d = root_constant(m);
+  for (int k = 0; k < 12; k++) assert_int_equal(i32_at(d, k), want[k]);
+  assert_int_equal(count_non_params(entry(m)), 1);
+  hlo_module_destroy(m);
+
+  /* broadcast_in_dim of an f16 constant (bytes only) */
+  m = simp("",
+           "  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf16>\n"
+           "  %r = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<2xf16>) -> tensor<2x3xf16>\n",
+           "tensor<2x3xf16>");
+  const uint16_t *h = root_constant(m);
+  assert_int_equal(h[0], 0x3C00);
+  assert_int_equal(h[2], 0x3C00);
+  assert_int_equal(h[3], 0x4000);
+  assert_int_equal(h[5], 0x4000);
+  hlo_module_destroy(m);
+}
+
+/* Region computations are simplified too. */
+static void test_simplify_inside_regions(void **state) {
+  (void)state;
+  hlo_module_t *m = simplified(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<f32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = stablehlo.reduce(%x init: %z) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "   reducer(%a: tensor<f32>, %b: tensor<f32>) {\n"
+      "    %one = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "    %m = stablehlo.multiply %b, %one : tensor<f32>\n"
+      "    %s = stablehlo.add %a, %m : tensor<f32>\n"
+      "    stablehlo.return %s : tensor<f32>\n"
+      "  }\n"
+      "  return %r : tensor<f32>\n"
+      "}\n");
+  hlo_computation_t *body = root(m)->called_computations[0];
+  assert_int_equal(count_op(body, HLO_OPCODE_MULTIPLY), 0);
+  assert_int_equal(count_op(body, HLO_OPCODE_CONSTANT), 0);
+  assert_int_equal(body->root->opcode, HLO_OPCODE_ADD);
+  assert_ptr_equal(body->root->operands[1], body->parameters[1]);
+  hlo_module_destroy(m);
+}
+
+/* ----------------------------------------------- CSE */
+
+static void test_cse_merges_equal(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %a = stablehlo.add %x, %y : tensor<4xf32>\n"
+      "  %b = stablehlo.add %x, %y : tensor<4xf32>\n"
+      "  %c = stablehlo.constant dense<2.0> : tensor<4xf32>\n"
+      "  %d = stablehlo.constant dense<2.0> : tensor<4xf32>\n"
+      "  %e = stablehlo.multiply %a, %c : tensor<4xf32>\n"
+      "  %f = stablehlo.multiply %b, %d : tensor<4xf32>\n"
+      "  %r = stablehlo.subtract %e, %f : tensor<4xf32>\n"
+      "  return %r : tensor<4xf32>\n"
+      "}\n");
+  assert_non_null(m);
+  assert_true(run(m, codegen_cse_pass));
+  hlo_computation_t *c = entry(m);
+  assert_int_equal(count_op(c, HLO_OPCODE_ADD), 1);
+  assert_int_equal(count_op(c, HLO_OPCODE_CONSTANT), 1);
+  assert_int_equal(count_op(c, HLO_OPCODE_MULTIPLY), 1);
+  assert_ptr_equal(root(m)->operands[0], root(m)->operands[1]);
+  /* x - x stays: floats (NaN, inf) */
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_SUBTRACT);
+  assert_false(run(m, codegen_cse_pass));
+  hlo_module_destroy(m);
+}
+
+static void test_cse_keeps_different(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xi1>, tensor<2xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %c0 = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+      "  %c1 = stablehlo.constant dense<-0.0> : tensor<4xf32>\n"
+      "  %p0 = stablehlo.compare LT, %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+      "  %p1 = stablehlo.compare GT, %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+      "  %s0 = stablehlo.slice %x [0:2] : (tensor<4xf32>) -> tensor<2xf32>\n"
+      "  %s1 = stablehlo.slice %x [2:4] : (tensor<4xf32>) -> tensor<2xf32>\n"
+      "  %a0 = stablehlo.add %x, %y : tensor<4xf32>\n"
+      "  %a1 = stablehlo.add %y, %x : tensor<4xf32>\n"
+      "  return %c0, %c1, %p0, %p1, %s0, %s1, %a0, %a1 : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xi1>, tensor<2xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>\n"
+      "}\n");
+  assert_non_null(m);
+  int before = entry(m)->instruction_count;
+  assert_false(run(m, codegen_cse_pass));
+  assert_int_equal(entry(m)->instruction_count, before);
+  hlo_module_destroy(m);
+}
+
+static void test_cse_regions_and_side_effects(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<f32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %r1 = stablehlo.reduce(%x init: %z) applies stablehlo.maximum across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %e = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+      "  check.expect_almost_eq %x, %e : tensor<4xf32>\n"
+      "  check.expect_almost_eq %x, %e : tensor<4xf32>\n"
+      "  %s = stablehlo.add %r0, %r1 : tensor<f32>\n"
+      "  return %s : tensor<f32>\n"
+      "}\n");
+  assert_non_null(m);
+  run(m, codegen_cse_pass);
+  /* reduces with different bodies stay; both checks stay */
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_REDUCE), 2);
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_CHECK), 2);
+  hlo_module_destroy(m);
+}
+
+/* ----------------------------------------------- DCE */
+
+static void test_dce(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %unused = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %n = stablehlo.negate %x : tensor<4xf32>\n"
+      "  %e = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+      "  check.expect_almost_eq %n, %e : tensor<4xf32>\n"
+      "  %t = stablehlo.custom_call @effect(%x) {has_side_effect = true} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  %u = stablehlo.custom_call @pure(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %x : tensor<4xf32>\n"
+      "}\n");
+  assert_non_null(m);
+  int comps = m->computation_count;
+  assert_true(comps >= 2); /* main and the reduce body */
+  assert_true(run(m, codegen_dce_pass));
+  hlo_computation_t *c = entry(m);
+  assert_int_equal(count_op(c, HLO_OPCODE_REDUCE), 0);
+  assert_int_equal(count_op(c, HLO_OPCODE_CHECK), 1);
+  assert_int_equal(count_op(c, HLO_OPCODE_NEGATE), 1);   /* used by the check */
+  assert_int_equal(count_op(c, HLO_OPCODE_CONSTANT), 1); /* the check's expected value */
+  assert_int_equal(count_op(c, HLO_OPCODE_CUSTOM_CALL), 1);
+  assert_int_equal(m->computation_count, comps - 1); /* the reduce body is gone */
+  assert_ptr_equal(m->computations[m->computation_count - 1], c);
+  assert_false(run(m, codegen_dce_pass));
+  hlo_module_destroy(m);
+}
+
+/* ----------------------------------------------- rewrite utilities */
+
+static void test_rewrite_utilities(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %a = stablehlo.add %x, %y : tensor<4xf32>\n"
+      "  %b = stablehlo.multiply %a, %a : tensor<4xf32>\n"
+      "  return %b : tensor<4xf32>\n"
+      "}\n");
+  assert_non_null(m);
+  hlo_computation_t *c = entry(m);
+  hlo_instruction_t *add = c->instructions[2], *mul = c->instructions[3];
+  hlo_instruction_t *ops[2] = {c->parameters[0], c->parameters[1]};
+  hlo_instruction_t *sub = hlo_instruction_create(m, HLO_OPCODE_SUBTRACT, &add->shape, 2, ops);
+  assert_non_null(sub);
+  assert_true(hlo_computation_insert_before(m, c, sub, add));
+  assert_ptr_equal(c->instructions[2], sub);
+  assert_int_equal(hlo_replace_all_uses(c, add, sub), 2);
+  assert_ptr_equal(mul->operands[0], sub);
+  verify_ok(m);
+  assert_int_equal(hlo_computation_remove_dead(c), 1); /* the add */
+  assert_int_equal(count_op(c, HLO_OPCODE_ADD), 0);
+  assert_int_equal(hlo_replace_all_uses(c, mul, sub), 1); /* the root */
+  assert_ptr_equal(c->root, sub);
+  assert_int_equal(hlo_computation_remove_dead(c), 1);
+  verify_ok(m);
+  float v[4] = {1, 2, 3, 4};
+  hlo_instruction_t *k = hlo_constant_create(m, &add->shape, v);
+  assert_non_null(k);
+  assert_true(hlo_computation_insert_before(m, c, k, NULL));
+  hlo_computation_set_root(c, k);
+  verify_ok(m);
+  assert_true(f32_at(k->literal->data, 3) == 4.0f);
+  hlo_module_destroy(m);
+}
+
+/* attrs_equal in codegen/cse.c lists every field of hlo_attrs_t: a new
+ * field changes the size and must be added there (then update this). */
+static void test_attrs_struct_unchanged(void **state) {
+  (void)state;
+  if (sizeof(void *) != 8) skip();
+  assert_int_equal(sizeof(hlo_attrs_t), 872);
+}
+
+/* ----------------------------------------------- corpus */
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)n + 1);
+  if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
+    free(text);
+    text = NULL;
+  }
+  if (text) text[n] = 0;
+  fclose(f);
+  *len = (size_t)n;
+  return text;
+}
+
+typedef struct corpus_stats {
+  int files, parsed;
+  int64_t before, after;
+} corpus_stats_t;
+
+static int64_t module_instructions(const hlo_module_t *m) {
+  int64_t n = 0;
+  for (int i = 0; i < m->computation_count; i++) n += m->computations[i]->instruction_count;
+  return n;
+}
+
+static void run_corpus_file(const char *path, corpus_stats_t *st) {
+  size_t len;
+  char *text = read_file(path, &len);
+  if (!text) return;
+  st->files++;
+  hlo_module_t *m = NULL;
+  hlo_parse_options_t opts = {NULL, 1, 0};
+  vkhlo_status_t s = hlo_parse(text, len, path, &opts, &m);
+  free(text);
+  if (s) { /* the parser's own tests cover parse failures */
+    vkhlo_status_free(s);
+    return;
+  }
+  if (hlo_verify(m)) { /* nor do invalid programs concern the passes */
+    hlo_module_destroy(m);
+    return;
+  }
+  st->parsed++;
+  st->before += module_instructions(m);
+  static const pass_fn passes[] = {codegen_simplify_pass, codegen_cse_pass, codegen_dce_pass,
+                                   codegen_simplify_pass, codegen_cse_pass, codegen_dce_pass};
+  for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+    bool changed;
+    vkhlo_status_t ps = passes[i](m, NULL, &changed);
+    if (ps) fprintf(stderr, "%s: pass %zu failed: %s\n", path, i, vkhlo_status_message(ps));
+    assert_null(ps);
+    vkhlo_status_t vs = hlo_verify(m);
+    if (vs) fprintf(stderr, "%s: after pass %zu: %s\n", path, i, vkhlo_status_message(vs));
+    assert_null(vs);
+  }
+  st->after += module_instructions(m);
+  hlo_module_destroy(m);
+}
+
+static void test_corpus(void **state) {
+  (void)state;
+  const char *shared = VKHLO_SOURCE_DIR "/../shared";
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/conformance/testdata", shared);
+  DIR *d = opendir(dir);
+  if (!d) {
+    printf("SKIP: %s not found; corpus pass test skipped\n", dir);
+    skip();
+  }
+  corpus_stats_t st = {0};
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".mlir") != 0) continue;
+    char path[4096 + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    run_corpus_file(path, &st);
+  }
+  closedir(d);
+  printf("testdata: %d files, %d run; instructions %lld -> %lld\n", st.files, st.parsed,
+         (long long)st.before, (long long)st.after);
+  assert_true(st.parsed > 0);
+
+  corpus_stats_t model = {0};
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/searchless_chess_9m.mlir", shared);
+  run_corpus_file(path, &model);
+  if (model.parsed)
+    printf("chess model: instructions %lld -> %lld\n", (long long)model.before,
+           (long long)model.after);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identities_fire),
+      cmocka_unit_test(test_select_false_picks_on_false),
+      cmocka_unit_test(test_identities_must_not_fire),
+      cmocka_unit_test(test_compose_transposes),
+      cmocka_unit_test(test_compose_reshapes_and_broadcasts),
+      cmocka_unit_test(test_slice_of_iota),
+      cmocka_unit_test(test_dynamic_slice_constant_indices),
+      cmocka_unit_test(test_fold_integer_semantics),
+      cmocka_unit_test(test_fold_unsigned_and_narrow),
+      cmocka_unit_test(test_fold_float),
+      cmocka_unit_test(test_fold_must_not_fire),
+      cmocka_unit_test(test_fold_data_movement),
+      cmocka_unit_test(test_simplify_inside_regions),
+      cmocka_unit_test(test_cse_merges_equal),
+      cmocka_unit_test(test_cse_keeps_different),
+      cmocka_unit_test(test_cse_regions_and_side_effects),
+      cmocka_unit_test(test_dce),
+      cmocka_unit_test(test_rewrite_utilities),
+      cmocka_unit_test(test_attrs_struct_unchanged),
+      cmocka_unit_test(test_corpus),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
