@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
+#include "hlo/literal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -65,9 +66,11 @@ double exe_element_value(const void *data, vkhlo_element_type_t t, int64_t i, in
       *out_ordered = (bits >> 63) ? -(int64_t)(bits & 0x7fffffffffffffffull) : (int64_t)bits;
       return d;
     }
-    default: /* f8 and friends: compare raw bits */
+    default: { /* f8/f6/f4 types: one byte, decoded exactly */
+      double v = hlo_float_decode((hlo_element_type_t)t, p[i]);
       *out_ordered = p[i];
-      return p[i];
+      return v;
+    }
   }
 }
 

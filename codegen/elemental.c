@@ -271,7 +271,7 @@ void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_elem
     return;
   }
   if (tk == 'C') {
-    const char *rt = to == HLO_C64 ? "float" : "double";
+    const char *rt = (to == HLO_C64 || glsl_type_is_demoted(E->target, to)) ? "float" : "double";
     if (fk == 'C') el_def(E, instr, to, false, out, "%s(%s)", tt, v);
     else el_def(E, instr, to, false, out, "%s(%s(%s), 0)", tt, rt, v);
     return;
@@ -285,7 +285,7 @@ void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_elem
   }
   if (fk == 'F' && (tk == 'S' || tk == 'U')) {
     int w = hlo_element_type_bit_width(to);
-    const char *suffix = from == HLO_F64 ? "lf" : "";
+    const char *suffix = (from == HLO_F64 && !glsl_type_is_demoted(E->target, from)) ? "lf" : "";
     strbuf_t maxv, minv;
     strbuf_init(&maxv);
     strbuf_init(&minv);
@@ -403,7 +403,7 @@ static vkhlo_status_t emit_compare(elemental_emitter_t *E, const hlo_instruction
     return NULL;
   }
   if (k == 'F' && ct == HLO_CMP_TYPE_TOTALORDER) {
-    if (t == HLO_F64) {
+    if (t == HLO_F64 && !glsl_type_is_demoted(E->target, t)) {
       if (!E->target->shader_int64) return unsupported_type(instr, t);
       E->features |= GLSL_FEATURE_INT64;
       el_name_t ka, kb;
@@ -597,7 +597,7 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
   hlo_element_type_t t = instr->operand_count ? instr->operands[0]->shape.element_type : rt;
   char k = kind_of(t);
   const char *ct = glsl_compute_type_on(E->target, t);
-  bool dbl = is_double_based(t);
+  bool dbl = is_double_based(t) && !glsl_type_is_demoted(E->target, t);
   int w = hlo_element_type_bit_width(t);
   const char *a = v[0].s, *b = instr->operand_count > 1 ? v[1].s : "";
   if (k == 'F') E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
@@ -702,7 +702,7 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       return NULL;
     case HLO_OPCODE_IMAG:
       if (k == 'C') DEF("%s.y", a);
-      else DEF("%s(0)", glsl_compute_type(rt));
+      else DEF("%s(0)", glsl_compute_type_on(E->target, rt));
       return NULL;
     case HLO_OPCODE_BITCAST_CONVERT:
       return emit_bitcast_same(E, instr, t, rt, a, out);
@@ -789,7 +789,7 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       return NULL;
     case HLO_OPCODE_COMPARE: return emit_compare(E, instr, v, out);
     case HLO_OPCODE_COMPLEX:
-      DEF("%s(%s, %s)", glsl_compute_type(rt), a, b);
+      DEF("%s(%s, %s)", glsl_compute_type_on(E->target, rt), a, b);
       return NULL;
     case HLO_OPCODE_SELECT:
       el_def(E, instr, rt, false, out, "(%s ? %s : %s)", a, b, v[2].s);
@@ -1711,12 +1711,12 @@ static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t 
   hlo_element_type_t t = instr->operands[0]->shape.element_type, rt = instr->shape.element_type;
   char k = kind_of(t);
   if (instr->opcode == HLO_OPCODE_CHLO_CONJ) {
-    if (k == 'C') el_def(E, instr, rt, false, out, "%s(%s.x, -%s.y)", glsl_compute_type(rt), v[0].s, v[0].s);
+    if (k == 'C') el_def(E, instr, rt, false, out, "%s(%s.x, -%s.y)", glsl_compute_type_on(E->target, rt), v[0].s, v[0].s);
     else el_def(E, instr, rt, false, out, "%s", v[0].s);
     return NULL;
   }
   if (k != 'F') return unsupported_type(instr, t);
-  bool dbl = t == HLO_F64;
+  bool dbl = t == HLO_F64 && !glsl_type_is_demoted(E->target, t);
   E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
   if (instr->opcode == HLO_OPCODE_CHLO_NEXT_AFTER && dbl) {
     if (!E->target->shader_int64) return unsupported_type(instr, t);

@@ -107,7 +107,7 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
  * -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
 static vkhlo_status_t order_key(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 hlo_element_type_t t, const char *v, el_name_t *out) {
-  if (t == HLO_F64) {
+  if (t == HLO_F64 && !glsl_type_is_demoted(E->target, t)) {
     if (!E->target->shader_int64)
       return el_unimplemented(instr, "unsupported element type f64 for chlo.top_k (needs shaderInt64)");
     E->features |= GLSL_FEATURE_INT64;

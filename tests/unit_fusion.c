@@ -1,0 +1,368 @@
+/*
+ * Unit tests for the fusion pass (codegen/fusion.c) and fused kernels
+ * (codegen/emit_fusion.c).
+ *
+ * Each test parses a small StableHLO program, runs codegen_fusion_pass
+ * alone, checks the module still verifies, and asserts the clusters the
+ * cost model promises: how many fusion instructions, their kinds, which
+ * ops ended up inside, and which values stayed in memory.  Every fused
+ * kernel is then emitted and compiled to SPIR-V (glslang + spirv-val), so
+ * the generated GLSL is checked too.  Numeric agreement of fused and
+ * unfused programs is covered by the conformance runner and the chess
+ * model (they run with fusion on by default).
+ *
+ * Set VKHLO_TEST_DUMP=1 to print the module after fusion and every fused
+ * kernel's GLSL.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codegen/kernel.h"
+#include "codegen/passes.h"
+#include "codegen/spirv.h"
+#include "hlo/hlo.h"
+
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }
+
+typedef struct fixture {
+  spirv_compiler_t *sc;
+  codegen_target_t target;
+  hlo_module_t *m;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  spirv_compiler_options_t opts = {NULL, true, false};
+  vkhlo_status_t st = spirv_compiler_create(&opts, &f->sc);
+  if (st) {
+    fprintf(stderr, "%s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    free(f);
+    return -1;
+  }
+  codegen_target_default(&f->target);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  hlo_module_destroy(f->m);
+  spirv_compiler_destroy(f->sc);
+  free(f);
+  return 0;
+}
+
+static void check_ok(vkhlo_status_t st) {
+  if (st) {
+    fprintf(stderr, "unexpected error: %s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    fail();
+  }
+}
+
+/* Parses |text|, runs the fusion pass, verifies, compiles every fused
+ * kernel of the entry computation. */
+static hlo_module_t *fuse(fixture_t *f, const char *text) {
+  hlo_module_destroy(f->m);
+  f->m = NULL;
+  hlo_parse_options_t po = {NULL, 0, 0};
+  check_ok(hlo_parse(text, strlen(text), "test.mlir", &po, &f->m));
+  bool changed = false;
+  check_ok(codegen_fusion_pass(f->m, &f->target, &changed));
+  check_ok(hlo_verify(f->m));
+  bool dump = getenv("VKHLO_TEST_DUMP") != NULL;
+  if (dump) {
+    char *s = hlo_module_to_string(f->m);
+    fprintf(stderr, "%s\n", s);
+    free(s);
+  }
+  const hlo_computation_t *c = f->m->entry_computation;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode != HLO_OPCODE_FUSION) continue;
+    codegen_kernel_t k;
+    check_ok(codegen_emit_instruction(&f->target, in, &k));
+    if (dump) fprintf(stderr, "%s\n", k.glsl);
+    uint32_t *words = NULL;
+    size_t size = 0;
+    check_ok(spirv_compile_glsl(f->sc, k.name, k.glsl, &words, &size));
+    assert_true(size > 0);
+    free(words);
+    codegen_kernel_free(&k);
+  }
+  return f->m;
+}
+
+static int count_opcode(const hlo_computation_t *c, hlo_opcode_t op) {
+  int n = 0;
+  for (int i = 0; i < c->instruction_count; i++) n += c->instructions[i]->opcode == op;
+  return n;
+}
+
+/* The i-th fusion instruction of the entry computation. */
+static const hlo_instruction_t *nth_fusion(const hlo_module_t *m, int i) {
+  const hlo_computation_t *c = m->entry_computation;
+  for (int j = 0; j < c->instruction_count; j++)
+    if (c->instructions[j]->opcode == HLO_OPCODE_FUSION && i-- == 0) return c->instructions[j];
+  return NULL;
+}
+
+static const hlo_computation_t *fused(const hlo_instruction_t *fusion) {
+  assert_non_null(fusion);
+  assert_int_equal(fusion->called_count, 1);
+  return fusion->called_computations[0];
+}
+
+/* ------------------------------------------------------------- tests */
+
+static const char softmax[] =
+    "func.func @main(%x: tensor<4x8x16xf32>) -> tensor<4x8x16xf32> {\n"
+    "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [2] : (tensor<4x8x16xf32>, tensor<f32>) -> tensor<4x8xf32>\n"
+    "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<4x8xf32>) -> tensor<4x8x16xf32>\n"
+    "  %d = stablehlo.subtract %x, %mb : tensor<4x8x16xf32>\n"
+    "  %e = stablehlo.exponential %d : tensor<4x8x16xf32>\n"
+    "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [2] : (tensor<4x8x16xf32>, tensor<f32>) -> tensor<4x8xf32>\n"
+    "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<4x8xf32>) -> tensor<4x8x16xf32>\n"
+    "  %y = stablehlo.divide %e, %sb : tensor<4x8x16xf32>\n"
+    "  return %y : tensor<4x8x16xf32>\n"
+    "}\n";
+
+/* Softmax: max (input fusion), exp -> sum (input fusion with the
+ * subtract and exp as its input), exp / sum (loop fusion recomputing the
+ * cheap exp).  Neither reduce is fused into a consumer that reads it
+ * through a broadcast. */
+static void test_softmax(void **state) {
+  hlo_module_t *m = fuse(*state, softmax);
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 3);
+  assert_int_equal(count_opcode(c, HLO_OPCODE_REDUCE), 0);
+  assert_int_equal(count_opcode(c, HLO_OPCODE_EXPONENTIAL), 0);
+  const hlo_instruction_t *fmax = nth_fusion(m, 0), *fsum = nth_fusion(m, 1), *fdiv = nth_fusion(m, 2);
+  assert_int_equal(fmax->attrs.fusion_kind, HLO_FUSION_INPUT);
+  assert_int_equal(fsum->attrs.fusion_kind, HLO_FUSION_INPUT);
+  assert_int_equal(fdiv->attrs.fusion_kind, HLO_FUSION_LOOP);
+  assert_int_equal(count_opcode(fused(fsum), HLO_OPCODE_EXPONENTIAL), 1);
+  assert_int_equal(count_opcode(fused(fsum), HLO_OPCODE_REDUCE), 1);
+  assert_int_equal(count_opcode(fused(fdiv), HLO_OPCODE_REDUCE), 0);
+  assert_int_equal(count_opcode(fused(fdiv), HLO_OPCODE_EXPONENTIAL), 1);
+  /* the divide reads x, max and sum from memory */
+  assert_int_equal(fdiv->operand_count, 3);
+  assert_ptr_equal(c->root, fdiv);
+}
+
+/* Layer norm with mean and mean of squares: the two sibling reductions
+ * of x become one multi-output input fusion, the normalization one loop
+ * fusion (which recomputes the cheap mean = sum / n, variance and rsqrt
+ * per element instead of materializing them). */
+static void test_layer_norm_multi_output(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<8x64xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.constant dense<64.0> : tensor<8xf32>\n"
+      "  %eps = stablehlo.constant dense<1.0e-5> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  %x2 = stablehlo.multiply %x, %x : tensor<8x64xf32>\n"
+      "  %s2 = stablehlo.reduce(%x2 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x64xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  %mean = stablehlo.divide %s, %n : tensor<8xf32>\n"
+      "  %mean2 = stablehlo.divide %s2, %n : tensor<8xf32>\n"
+      "  %mm = stablehlo.multiply %mean, %mean : tensor<8xf32>\n"
+      "  %var = stablehlo.subtract %mean2, %mm : tensor<8xf32>\n"
+      "  %epsb = stablehlo.broadcast_in_dim %eps, dims = [] : (tensor<f32>) -> tensor<8xf32>\n"
+      "  %ve = stablehlo.add %var, %epsb : tensor<8xf32>\n"
+      "  %rs = stablehlo.rsqrt %ve : tensor<8xf32>\n"
+      "  %meanb = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<8xf32>) -> tensor<8x64xf32>\n"
+      "  %rsb = stablehlo.broadcast_in_dim %rs, dims = [0] : (tensor<8xf32>) -> tensor<8x64xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<64xf32>) -> tensor<8x64xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<8x64xf32>\n"
+      "  %c = stablehlo.subtract %x, %meanb : tensor<8x64xf32>\n"
+      "  %y = stablehlo.multiply %c, %rsb : tensor<8x64xf32>\n"
+      "  %y2 = stablehlo.multiply %y, %gb : tensor<8x64xf32>\n"
+      "  %y3 = stablehlo.add %y2, %bb : tensor<8x64xf32>\n"
+      "  return %y3 : tensor<8x64xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 2);
+  const hlo_instruction_t *stats = nth_fusion(m, 0), *norm = nth_fusion(m, 1);
+  assert_int_equal(stats->attrs.fusion_kind, HLO_FUSION_INPUT);
+  assert_true(hlo_shape_is_tuple(&stats->shape));
+  assert_int_equal(stats->shape.tuple_count, 2);
+  assert_int_equal(fused(stats)->root->opcode, HLO_OPCODE_TUPLE);
+  assert_int_equal(count_opcode(fused(stats), HLO_OPCODE_REDUCE), 2);
+  assert_int_equal(stats->operand_count, 1); /* x only: the constants are literals */
+  assert_int_equal(count_opcode(c, HLO_OPCODE_GET_TUPLE_ELEMENT), 2);
+  assert_int_equal(norm->attrs.fusion_kind, HLO_FUSION_LOOP);
+  assert_int_equal(count_opcode(fused(norm), HLO_OPCODE_RSQRT), 1);
+  assert_int_equal(count_opcode(fused(norm), HLO_OPCODE_DIVIDE), 2);
+  assert_int_equal(count_opcode(fused(norm), HLO_OPCODE_REDUCE), 0);
+  /* x, the two sums, gamma, beta */
+  assert_int_equal(norm->operand_count, 5);
+}
+
+/* dot_general + broadcast bias add + relu: one output fusion. */
+static void test_dot_bias_relu(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<8x16xf32>\n"
+      "  %a = stablehlo.add %d, %bb : tensor<8x16xf32>\n"
+      "  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<8x16xf32>\n"
+      "  %r = stablehlo.maximum %a, %zb : tensor<8x16xf32>\n"
+      "  return %r : tensor<8x16xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 1);
+  const hlo_instruction_t *fu = nth_fusion(m, 0);
+  assert_int_equal(fu->attrs.fusion_kind, HLO_FUSION_OUTPUT);
+  assert_int_equal(fu->operand_count, 3);
+  assert_int_equal(count_opcode(fused(fu), HLO_OPCODE_DOT_GENERAL), 1);
+  assert_int_equal(count_opcode(fused(fu), HLO_OPCODE_MAXIMUM), 1);
+  assert_int_equal(count_opcode(fused(fu), HLO_OPCODE_ADD), 1);
+  assert_int_equal(fused(fu)->root->opcode, HLO_OPCODE_MAXIMUM);
+}
+
+/* A dot used twice is not fused into either consumer (it would be
+ * computed twice); an elementwise producer of a dot operand is not fused
+ * into the dot (it would be recomputed per output column), a transpose
+ * is. */
+static void test_dot_not_duplicated(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<8x32xf32>, %w: tensor<16x32xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {\n"
+      "  %e = stablehlo.exponential %x : tensor<8x32xf32>\n"
+      "  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<16x32xf32>) -> tensor<32x16xf32>\n"
+      "  %d = stablehlo.dot_general %e, %wt, contracting_dims = [1] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+      "  %a = stablehlo.add %d, %d : tensor<8x16xf32>\n"
+      "  %n = stablehlo.negate %d : tensor<8x16xf32>\n"
+      "  return %a, %n : tensor<8x16xf32>, tensor<8x16xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  /* exp stays a kernel, the dot fusion holds the transpose */
+  assert_int_equal(count_opcode(c, HLO_OPCODE_EXPONENTIAL), 1);
+  int dots = 0;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode == HLO_OPCODE_DOT_GENERAL) dots++;
+    if (in->opcode != HLO_OPCODE_FUSION) continue;
+    int d = count_opcode(fused(in), HLO_OPCODE_DOT_GENERAL);
+    dots += d;
+    if (d) {
+      assert_int_equal(count_opcode(fused(in), HLO_OPCODE_TRANSPOSE), 1);
+      assert_int_equal(count_opcode(fused(in), HLO_OPCODE_EXPONENTIAL), 0);
+    }
+  }
+  assert_int_equal(dots, 1);
+}
+
+/* reduce -> broadcast -> add: the reduce is not fused into the add. */
+static void test_reduce_through_broadcast_not_fused(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<16x32xf32>, tensor<f32>) -> tensor<16xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<16xf32>) -> tensor<16x32xf32>\n"
+      "  %y = stablehlo.add %x, %sb : tensor<16x32xf32>\n"
+      "  return %y : tensor<16x32xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  const hlo_instruction_t *root = c->root;
+  assert_int_equal(root->opcode, HLO_OPCODE_FUSION);
+  assert_int_equal(root->attrs.fusion_kind, HLO_FUSION_LOOP);
+  assert_int_equal(count_opcode(fused(root), HLO_OPCODE_REDUCE), 0);
+  assert_int_equal(count_opcode(fused(root), HLO_OPCODE_BROADCAST_IN_DIM), 1);
+  /* the reduce is computed once, in its own input fusion read by the root */
+  assert_int_equal(root->operand_count, 2);
+  int reduces = 0;
+  for (int k = 0; k < root->operand_count; k++) {
+    const hlo_instruction_t *o = root->operands[k];
+    if (o->opcode == HLO_OPCODE_FUSION) {
+      assert_int_equal(o->attrs.fusion_kind, HLO_FUSION_INPUT);
+      reduces += count_opcode(fused(o), HLO_OPCODE_REDUCE);
+    }
+  }
+  assert_int_equal(reduces, 1);
+}
+
+/* A chain of elementwise ops with splat and scalar constants: one loop
+ * fusion reading only x; codegen_fusion_dot draws it as a cluster. */
+static void test_elementwise_chain_and_dot(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+      "  %a = stablehlo.constant dense<1.5> : tensor<1024xf32>\n"
+      "  %c = stablehlo.constant dense<2.0> : tensor<f32>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1024xf32>\n"
+      "  %0 = stablehlo.multiply %x, %a : tensor<1024xf32>\n"
+      "  %1 = stablehlo.add %0, %cb : tensor<1024xf32>\n"
+      "  %2 = stablehlo.maximum %1, %x : tensor<1024xf32>\n"
+      "  %3 = stablehlo.multiply %2, %2 : tensor<1024xf32>\n"
+      "  %4 = stablehlo.abs %3 : tensor<1024xf32>\n"
+      "  return %4 : tensor<1024xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 1);
+  assert_int_equal(c->root->opcode, HLO_OPCODE_FUSION);
+  assert_int_equal(c->root->attrs.fusion_kind, HLO_FUSION_LOOP);
+  assert_int_equal(c->root->operand_count, 1);
+  char *dot = codegen_fusion_dot(m);
+  assert_non_null(dot);
+  assert_non_null(strstr(dot, "subgraph cluster_"));
+  assert_non_null(strstr(dot, "kLoop"));
+  free(dot);
+}
+
+/* while bodies are fused too; the loop structure stays. */
+static void test_while_body(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {\n"
+      "  %i0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %i0, %v = %x) : tensor<i32>, tensor<64xf32>\n"
+      "  cond {\n"
+      "    %n = stablehlo.constant dense<3> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %i1 = stablehlo.add %i, %one : tensor<i32>\n"
+      "    %h = stablehlo.constant dense<0.5> : tensor<64xf32>\n"
+      "    %a = stablehlo.multiply %v, %h : tensor<64xf32>\n"
+      "    %b = stablehlo.add %a, %v : tensor<64xf32>\n"
+      "    %t = stablehlo.tanh %b : tensor<64xf32>\n"
+      "    stablehlo.return %i1, %t : tensor<i32>, tensor<64xf32>\n"
+      "  }\n"
+      "  return %r#1 : tensor<64xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_WHILE), 1);
+  const hlo_instruction_t *w = NULL;
+  for (int i = 0; i < c->instruction_count; i++)
+    if (c->instructions[i]->opcode == HLO_OPCODE_WHILE) w = c->instructions[i];
+  assert_non_null(w);
+  const hlo_computation_t *body = w->called_computations[1];
+  /* the counter increment and the multiply/add/tanh chain */
+  assert_int_equal(count_opcode(body, HLO_OPCODE_FUSION), 2);
+  assert_int_equal(count_opcode(body, HLO_OPCODE_TANH), 0);
+  assert_int_equal(count_opcode(body, HLO_OPCODE_MULTIPLY), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_softmax, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_layer_norm_multi_output, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dot_bias_relu, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dot_not_duplicated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reduce_through_broadcast_not_fused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_elementwise_chain_and_dot, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_while_body, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
