@@ -35,10 +35,16 @@
  *  - Cheap producers (elementwise ops, transcendental ones included;
  *    broadcast, broadcast_in_dim, reshape, transpose, slice, reverse, pad,
  *    concatenate, iota, convert, bitcast_convert, select, compare, clamp,
- *    dynamic_slice, dynamic_update_slice, gather, map, scalar constants) are
+ *    dynamic_slice, dynamic_update_slice, gather, map, splat constants) are
  *    fused into every consumer cluster that wants them, duplicating the
  *    computation.  On our devices memory traffic and dispatch count cost far
- *    more than a few ALU operations per element.
+ *    more than a few ALU operations per element.  Except: a producer that
+ *    would be duplicated (it has users outside the cluster) and reads more
+ *    than one full-size operand (add(a, b) of two activations; broadcasts
+ *    of small tensors, splats and iotas do not count) is materialized
+ *    instead, or every copy would read all its inputs again (a residual
+ *    stream x + f(x) + g(...) would otherwise be recomputed from all its
+ *    terms by every consumer).
  *  - Expensive producers (reduce, reduce_window, dot_general, dot,
  *    convolution) are fused only where each of their elements is computed
  *    once: every user is in the cluster, no user is duplicated elsewhere
@@ -303,6 +309,29 @@ static int output_count_of(const hlo_instruction_t *in) {
 
 /* ------------------------------------------------ forming clusters */
 
+/* How many distinct operands of |P| are read in full: not scalars, splat
+ * constants, iotas or broadcasts of something much smaller.  A producer
+ * that gets duplicated into several clusters makes each of them read
+ * these; more than one (add(a, b) of two activations) costs more than
+ * writing the result once and reading it back. */
+static int full_size_reads(const fuser_t *f, const hlo_instruction_t *P) {
+  int64_t n = hlo_shape_element_count(&P->shape);
+  int count = 0;
+  for (int k = 0; k < P->operand_count; k++) {
+    const hlo_instruction_t *q = P->operands[k];
+    bool dup = false;
+    for (int j = 0; j < k; j++) dup = dup || P->operands[j] == q;
+    if (dup || is_splat(f, q) || q->opcode == HLO_OPCODE_IOTA || hlo_shape_is_tuple(&q->shape))
+      continue;
+    int64_t m = hlo_shape_element_count(&q->shape);
+    if ((q->opcode == HLO_OPCODE_BROADCAST || q->opcode == HLO_OPCODE_BROADCAST_IN_DIM) &&
+        !hlo_shape_is_tuple(&q->operands[0]->shape))
+      m = hlo_shape_element_count(&q->operands[0]->shape);
+    if (m * 4 > n) count++;
+  }
+  return count;
+}
+
 /* Judges candidate producer |p| for the cluster being formed; see the cost
  * model above.  |ext| counts the distinct non-member operands that are not
  * scalar constants. */
@@ -331,6 +360,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     if (!excl || !ident || contr) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;
+  } else if (!excl && full_size_reads(f, P) > 1) {
+    return false; /* duplicating it would multiply its reads */
   }
   int new_ext = *ext - 1;
   for (int k = 0; k < P->operand_count; k++) {
