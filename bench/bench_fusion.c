@@ -16,7 +16,8 @@
  * on two 128 MiB buffers.  Ratios, not absolute times, are what to read:
  * this machine is shared and noisy.
  *
- *   bench_fusion [REPEAT]      (default 5)
+ *   bench_fusion [REPEAT [CASE]]   (default 5 runs, every case; CASE is a
+ *                                  substring of the case names to run)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -201,6 +202,10 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
+static const char *only; /* case filter from the command line */
+
+static bool wanted(const char *name) { return !only || strstr(name, only); }
+
 static void row(const char *name, timing_t unfused, timing_t fused) {
   printf("| %-13s | %10.2f | %10.2f | %7.2fx | %9lld / %-9lld |\n", name, unfused.ms, fused.ms,
          unfused.ms / fused.ms, (long long)unfused.stats.dispatches, (long long)fused.stats.dispatches);
@@ -208,6 +213,7 @@ static void row(const char *name, timing_t unfused, timing_t fused) {
 
 int main(int argc, char **argv) {
   int repeat = argc > 1 ? atoi(argv[1]) : 5;
+  only = argc > 2 ? argv[2] : NULL;
   if (repeat < 1) repeat = 1;
   vkhlo_context_t *ctx;
   vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);
@@ -218,22 +224,32 @@ int main(int argc, char **argv) {
   printf("| %-13s | %10s | %10s | %8s | %-21s |\n", "case", "unfused ms", "fused ms", "speedup",
          "dispatches unf/fused");
   printf("|---------------|------------|------------|----------|-----------------------|\n");
-  row("layer_norm", time_program(ctx, layer_norm, strlen(layer_norm), true, repeat),
-      time_program(ctx, layer_norm, strlen(layer_norm), false, repeat));
-  row("softmax", time_program(ctx, softmax, strlen(softmax), true, repeat),
-      time_program(ctx, softmax, strlen(softmax), false, repeat));
-  timing_t eu = time_program(ctx, elementwise8, strlen(elementwise8), true, repeat);
-  timing_t ef = time_program(ctx, elementwise8, strlen(elementwise8), false, repeat);
-  row("elementwise8", eu, ef);
+  if (wanted("layer_norm"))
+    row("layer_norm", time_program(ctx, layer_norm, strlen(layer_norm), true, repeat),
+        time_program(ctx, layer_norm, strlen(layer_norm), false, repeat));
+  if (wanted("softmax"))
+    row("softmax", time_program(ctx, softmax, strlen(softmax), true, repeat),
+        time_program(ctx, softmax, strlen(softmax), false, repeat));
+  timing_t eu = {0}, ef = {0};
+  if (wanted("elementwise8")) {
+    eu = time_program(ctx, elementwise8, strlen(elementwise8), true, repeat);
+    ef = time_program(ctx, elementwise8, strlen(elementwise8), false, repeat);
+    row("elementwise8", eu, ef);
+  }
   const char *model = VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir";
   size_t len;
-  char *text = slurp(model, &len);
-  if (text) {
+  char *text = wanted("chess_9m") ? slurp(model, &len) : NULL;
+  if (!wanted("chess_9m")) {
+  } else if (text) {
     int r = repeat < 3 ? repeat : 3;
     row("chess_9m", time_program(ctx, text, len, true, r), time_program(ctx, text, len, false, r));
     free(text);
   } else {
     printf("| chess_9m      | skipped: %s not found |\n", model);
+  }
+  if (!wanted("elementwise8")) {
+    vkhlo_context_destroy(ctx);
+    return 0;
   }
   double bytes = 2.0 * 16777216.0 * 4.0; /* read x once, write y once */
   double eff = bytes / (ef.ms * 1e6);

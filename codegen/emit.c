@@ -175,13 +175,28 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   glsl_append_prelude(&sb, E->features);
   strbuf_append(&sb, "\n");
   if (E->functions.data) strbuf_append(&sb, E->functions.data);
+  /* On CPU devices (lavapipe) each workgroup costs a scheduling step and
+   * the SIMD lanes are the invocations: a capped number of workgroups
+   * whose invocations loop over the elements with a grid stride is about
+   * twice as fast as one invocation per element, and consecutive lanes
+   * still touch consecutive elements.  GPUs get one invocation per element. */
+  bool grid_stride = E->target->is_cpu && (!E->body.data || !strstr(E->body.data, "return"));
   strbuf_append(&sb, "void main() {\n");
-  strbuf_printf(&sb,
-                "  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
-                "gl_NumWorkGroups.x * %uu;\n",
-                CODEGEN_LOCAL_SIZE_X);
-  strbuf_printf(&sb, "  if (gid >= %lluu) return;\n", (unsigned long long)total);
+  if (grid_stride) {
+    strbuf_printf(&sb,
+                  "  uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * %uu;\n"
+                  "  for (uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+                  "gl_NumWorkGroups.x * %uu; gid < %lluu; gid += stride) {\n",
+                  CODEGEN_LOCAL_SIZE_X, CODEGEN_LOCAL_SIZE_X, (unsigned long long)total);
+  } else {
+    strbuf_printf(&sb,
+                  "  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+                  "gl_NumWorkGroups.x * %uu;\n",
+                  CODEGEN_LOCAL_SIZE_X);
+    strbuf_printf(&sb, "  if (gid >= %lluu) return;\n", (unsigned long long)total);
+  }
   if (E->body.data) strbuf_append(&sb, E->body.data);
+  if (grid_stride) strbuf_append(&sb, "  }\n");
   strbuf_append(&sb, "}\n");
   char *glsl = strbuf_take(&sb);
   if (!glsl) return VKHLO_NO_MEMORY();
@@ -199,6 +214,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
 
   uint64_t groups = ((uint64_t)total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   if (groups == 0) groups = 1;
+  if (grid_stride && groups > CODEGEN_CPU_MAX_GROUPS) groups = CODEGEN_CPU_MAX_GROUPS;
   uint64_t maxx = E->target->max_workgroup_count[0] ? E->target->max_workgroup_count[0] : 65535;
   uint64_t gx = groups < maxx ? groups : maxx;
   uint64_t gy = (groups + gx - 1) / gx;

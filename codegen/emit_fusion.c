@@ -25,15 +25,11 @@
  * line it was defined at, and is valid while the current indentation is at
  * least that deep and no line since then was shallower (a closing brace).
  *
- * Unrolled loop fusions.  On CPU devices (lavapipe runs invocations as
- * SIMD lanes), a loop fusion whose every value is read at the output index
- * or is a scalar, over a shape whose element count is a multiple of 4 and
- * with 32-bit element types only, runs 4 consecutive elements per
- * invocation: the body is emitted four times with idx = 4 * gid + j (each
- * in its own block, so nothing is memoized across lanes), which quarters
- * the per-invocation overhead (bounds check, index setup).  Measured on a
- * heavily shared lavapipe, the gain is within noise; allowing broadcasts
- * of vectors too made no measurable difference either.
+ * Loop shape.  One element per loop iteration; on CPU devices the common
+ * kernel driver (emit.c) wraps the body in a grid-stride loop.  Unrolling
+ * 4 consecutive elements per invocation was tried and measured no faster
+ * than the grid-stride loop on lavapipe (lanes then access memory with a
+ * stride of 4), so it is not done.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,36 +259,6 @@ static int fused_roots(const hlo_computation_t *fc, const hlo_instruction_t **ro
   return 1;
 }
 
-/* Can this loop fusion run 4 elements per invocation?  Every parameter
- * must be read at the output index or be a single element, and every
- * value 32-bit (no f16/i64 packing subtleties). */
-static bool can_vectorize(const elemental_emitter_t *E, const hlo_instruction_t *fusion,
-                          const hlo_computation_t *fc, const hlo_shape_t *out_shape) {
-  if (!E->target->is_cpu) return false;
-  if (fusion->attrs.fusion_kind != HLO_FUSION_LOOP) return false;
-  int64_t n = hlo_shape_element_count(out_shape);
-  if (n < 4 || n % 4 != 0) return false;
-  for (int i = 0; i < fc->instruction_count; i++) {
-    const hlo_instruction_t *x = fc->instructions[i];
-    if (x->opcode == HLO_OPCODE_TUPLE) continue;
-    if (hlo_shape_is_tuple(&x->shape)) return false;
-    hlo_element_type_t t = x->shape.element_type;
-    if (t != HLO_F32 && t != HLO_S32 && t != HLO_U32 && t != HLO_PRED) return false;
-    bool scalar = hlo_shape_element_count(&x->shape) == 1;
-    if (x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT) {
-      if (!scalar && !hlo_shape_compatible_dims(&x->shape, out_shape)) return false;
-      continue;
-    }
-    if (!hlo_opcode_is_elementwise(x->opcode) &&
-        !((x->opcode == HLO_OPCODE_BROADCAST_IN_DIM || x->opcode == HLO_OPCODE_BROADCAST) &&
-          hlo_shape_element_count(&x->operands[0]->shape) == 1) &&
-        !(x->opcode == HLO_OPCODE_RESHAPE && hlo_shape_compatible_dims(&x->shape, out_shape)))
-      return false;
-    if (!hlo_shape_compatible_dims(&x->shape, out_shape) && !scalar) return false;
-  }
-  return true;
-}
-
 vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
                                    int64_t *out_total) {
   if (fusion->called_count < 1 || !fusion->called_computations[0]->root)
@@ -318,45 +284,25 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->operand_value = fused_operand;
   E->user = &ctx;
 
-  bool vec4 = can_vectorize(E, fusion, fc, s0);
   el_name_t index[HLO_MAX_RANK];
   vkhlo_status_t st = NULL;
-  int lanes = vec4 ? 4 : 1;
-  if (vec4) el_line(E, fusion, "int idx0 = int(gid) * 4;");
-  for (int lane = 0; lane < lanes && !st; lane++) {
-    char linear[EL_NAME_MAX];
-    if (vec4) {
-      snprintf(linear, sizeof linear, "idx%d", lane + 1);
-      el_line(E, fusion, "{");
-      E->indent++;
-      el_line(E, fusion, "int %s = idx0 + %d;", linear, lane);
-    } else {
-      snprintf(linear, sizeof linear, "idx");
-      el_line(E, fusion, "int idx = int(gid);");
-    }
-    ctx.linear = linear;
-    /* Vectorized fusions read everything at the output position or at 0;
-     * the index locals are then unused and the compiler drops them. */
-    el_delinearize(E, fusion, s0, linear, index);
-    ctx.out_index = index;
-    int r = 0;
-    for (int i = 0; i < nroots && !st; i++) {
-      el_name_t vals[EL_MAX_RESULTS];
-      st = value_of(E, &ctx, roots[i], index, vals);
-      for (int k = 0; !st && k < el_result_count(roots[i]) && r < nout; k++, r++)
-        store_output(E, &ctx, roots[i], r, vals[k].s);
-    }
-    if (!st && r != nout) st = VKHLO_INTERNAL("fusion %s: %d outputs for %d results", fusion->name, r, nout);
-    if (vec4) {
-      E->indent--;
-      el_line(E, NULL, "}");
-    }
+  el_line(E, fusion, "int idx = int(gid);");
+  ctx.linear = "idx";
+  el_delinearize(E, fusion, s0, "idx", index);
+  ctx.out_index = index;
+  int r = 0;
+  for (int i = 0; i < nroots && !st; i++) {
+    el_name_t vals[EL_MAX_RESULTS];
+    st = value_of(E, &ctx, roots[i], index, vals);
+    for (int k = 0; !st && k < el_result_count(roots[i]) && r < nout; k++, r++)
+      store_output(E, &ctx, roots[i], r, vals[k].s);
   }
+  if (!st && r != nout) st = VKHLO_INTERNAL("fusion %s: %d outputs for %d results", fusion->name, r, nout);
   for (int i = 0; i < ctx.memo_count; i++) free(ctx.memo[i].key);
   free(ctx.memo);
   E->operand_value = codegen_load_operand;
   E->user = NULL;
   if (st) return st;
-  *out_total = vec4 ? total / 4 : total;
+  *out_total = total;
   return NULL;
 }

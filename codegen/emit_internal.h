@@ -10,6 +10,8 @@
 #include "codegen/kernel.h"
 
 #define CODEGEN_LOCAL_SIZE_X 64u
+/* Workgroups per dispatch on CPU devices (grid-stride loops; see emit.c). */
+#define CODEGEN_CPU_MAX_GROUPS 16384u
 
 /* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
  * the row-major linear position of |index|. */
