@@ -344,7 +344,7 @@ static vkhlo_status_t check_loop_reads(verifier_t *v, const exe_sequence_t *seq,
     int ids[4] = {-1, -1, -1, -1};
     const int *list = ids;
     int n = 0;
-    if (t->kind == EXE_THUNK_DISPATCH) {
+    if (t->kind == EXE_THUNK_DISPATCH || t->kind == EXE_THUNK_HOST) {
       list = t->bindings;
       n = t->binding_count;
     } else if (t->kind == EXE_THUNK_COPY) {
@@ -381,6 +381,7 @@ static vkhlo_status_t check_sequence(verifier_t *v, const exe_sequence_t *seq) {
     v->at[t->position] = t;
     switch (t->kind) {
       case EXE_THUNK_DISPATCH:
+      case EXE_THUNK_HOST:
         for (int b = 0; b < t->binding_count; b++)
           VKHLO_RETURN_IF_ERROR(check_use(v, t->bindings[b], t->position, "dispatch"));
         break;

@@ -10,7 +10,8 @@
  *                   |a - e| <= tol * (1 + |e|): f64 1e-12, f32 1e-5,
  *                   f16 1e-3, bf16 and f8 types 1e-2.  GPU transcendental
  *                   functions are not correctly rounded, so JAX-generated
- *                   expectations (from CPU libm) need this slack.
+ *                   expectations (from CPU libm) need this slack.  f64
+ *                   values computed as f32 (demote_f64) use the f32 one.
  * NaN matches NaN and an infinity matches the same infinity in every mode.
  */
 #include "api/internal.h"
@@ -23,7 +24,8 @@ static bool is_float_type(vkhlo_element_type_t t) {
   return t >= VKHLO_F4E2M1FN && t <= VKHLO_C128;
 }
 
-static double close_tolerance(vkhlo_element_type_t t) {
+static double close_tolerance(vkhlo_element_type_t t, bool f64_demoted) {
+  if (f64_demoted) t = VKHLO_F32;
   switch ((int)t) {
     case VKHLO_F64: case VKHLO_C128: return 1e-12;
     case VKHLO_F32: case VKHLO_C64: return 1e-5;
@@ -81,7 +83,7 @@ void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expe
           ok = abs_err <= tol;
         } else {
           int64_t ulp = oa > oe ? oa - oe : oe - oa;
-          ok = ulp <= max_ulp || abs_err <= close_tolerance(t) * (1 + fabs(e));
+          ok = ulp <= max_ulp || abs_err <= close_tolerance(t, check->f64_demoted) * (1 + fabs(e));
         }
       }
       if (abs_err > r->max_abs_error) r->max_abs_error = abs_err;

@@ -86,7 +86,7 @@ static bool env_true(const char *name) {
 }
 
 static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *info,
-                             bool restricted, codegen_target_t *t) {
+                             bool restricted, bool demote_f64, codegen_target_t *t) {
   memset(t, 0, sizeof *t);
   t->shader_int64 = caps->shader_int64 && !restricted;
   t->shader_float64 = caps->shader_float64 && !restricted;
@@ -102,7 +102,7 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffer_range = caps->max_storage_buffer_range;
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
-  t->demote_f64 = env_true("VKHLO_DEMOTE_F64"); /* only matters without shader_float64 */
+  t->demote_f64 = demote_f64; /* only matters without shader_float64 */
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
@@ -147,6 +147,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
     return st;
   }
   target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
+                   options->demote_f64 || env_true("VKHLO_DEMOTE_F64"),
                    &ctx->target);
   *out_context = ctx;
   return NULL;
@@ -169,6 +170,11 @@ vkhlo_status_t vkhlo_context_create_external(const vkhlo_context_options_t *opti
 
 void vkhlo_context_destroy(vkhlo_context_t *context) {
   if (!context) return;
+  for (int i = 0; i < context->custom_kernel_count; i++) {
+    free(context->custom_kernels[i].target_name);
+    free(context->custom_kernels[i].spirv);
+  }
+  free(context->custom_kernels);
   spirv_compiler_destroy(context->compiler);
   vkrt_device_destroy(context->device);
   free(context);
@@ -224,4 +230,60 @@ vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, 
     return VKHLO_INVALID("vkhlo_buffer_read: buffer holds %zu bytes, %zu requested", size, size_bytes);
   if (!size) return NULL;
   return vkrt_buffer_download(buffer->buffer, 0, host_data, size);
+}
+
+/* ------------------------------------------------------ custom calls */
+
+vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
+                                                  const vkhlo_custom_call_kernel_t *kernel) {
+  if (!kernel || !kernel->target_name || !*kernel->target_name)
+    return VKHLO_INVALID("vkhlo_context_register_custom_call: a target_name is required");
+  if (!kernel->glsl == !kernel->spirv)
+    return VKHLO_INVALID("custom call @%s: give exactly one of glsl and spirv", kernel->target_name);
+  uint32_t *words = NULL;
+  size_t size = 0;
+  if (kernel->glsl) {
+    VKHLO_RETURN_IF_ERROR(spirv_compile_glsl(context->compiler, kernel->target_name, kernel->glsl,
+                                             &words, &size));
+  } else {
+    if (kernel->spirv_size_bytes % 4 != 0)
+      return VKHLO_INVALID("custom call @%s: SPIR-V size %zu is not a multiple of 4",
+                           kernel->target_name, kernel->spirv_size_bytes);
+    VKHLO_RETURN_IF_ERROR(spirv_validate(context->compiler, kernel->target_name, kernel->spirv,
+                                         kernel->spirv_size_bytes));
+    size = kernel->spirv_size_bytes;
+    words = malloc(size);
+    if (!words) return VKHLO_NO_MEMORY();
+    memcpy(words, kernel->spirv, size);
+  }
+  custom_kernel_t *slot = NULL;
+  for (int i = 0; i < context->custom_kernel_count; i++)
+    if (strcmp(context->custom_kernels[i].target_name, kernel->target_name) == 0)
+      slot = &context->custom_kernels[i];
+  if (!slot) {
+    custom_kernel_t *p = realloc(context->custom_kernels,
+                                 sizeof *p * (size_t)(context->custom_kernel_count + 1));
+    char *name = p ? malloc(strlen(kernel->target_name) + 1) : NULL;
+    if (!p || !name) {
+      if (p) context->custom_kernels = p;
+      free(words);
+      return VKHLO_NO_MEMORY();
+    }
+    context->custom_kernels = p;
+    slot = &p[context->custom_kernel_count++];
+    strcpy(name, kernel->target_name);
+    slot->target_name = name;
+    slot->spirv = NULL;
+  }
+  free(slot->spirv);
+  slot->spirv = words;
+  slot->spirv_size_bytes = size;
+  slot->local_size_x = kernel->local_size_x ? kernel->local_size_x : 64;
+  return NULL;
+}
+
+void vkhlo_context_set_host_callback(vkhlo_context_t *context, vkhlo_host_callback_fn fn,
+                                     void *user) {
+  context->host_callback = fn;
+  context->host_callback_user = user;
 }

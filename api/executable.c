@@ -38,6 +38,8 @@ void exe_free_sequence(exe_sequence_t *seq) {
   for (int i = 0; i < seq->count; i++) {
     exe_thunk_t *t = &seq->thunks[i];
     free(t->bindings);
+    free(t->host_config);
+    free(t->host_types);
     free(t->inplace_ok);
     if (t->cond) { exe_free_sequence(t->cond); free(t->cond); }
     if (t->body) { exe_free_sequence(t->body); free(t->body); }
@@ -60,6 +62,7 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
     vkrt_pipeline_destroy(exe->kernels[i].pipeline);
     free(exe->kernels[i].name);
     free(exe->kernels[i].glsl);
+    free(exe->kernels[i].spirv);
   }
   free(exe->kernels);
   exe_free_sequence(&exe->main);
@@ -131,11 +134,18 @@ static vkhlo_status_t build_device_objects(vkhlo_executable_t *exe, const void *
     exe_kernel_t *k = &exe->kernels[i];
     uint32_t *words = NULL;
     size_t size = 0;
-    VKHLO_RETURN_IF_ERROR(spirv_compile_glsl(ctx->compiler, k->name, k->glsl, &words, &size));
+    if (k->spirv) { /* a user kernel, validated when it was registered */
+      words = malloc(k->spirv_size_bytes);
+      if (!words) return VKHLO_NO_MEMORY();
+      memcpy(words, k->spirv, k->spirv_size_bytes);
+      size = k->spirv_size_bytes;
+    } else {
+      VKHLO_RETURN_IF_ERROR(spirv_compile_glsl(ctx->compiler, k->name, k->glsl, &words, &size));
+    }
     if (dump_dir) {
       char name[300];
       snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
-      vkhlo_status_t st = write_file(dump_dir, name, ".comp", k->glsl);
+      vkhlo_status_t st = k->glsl ? write_file(dump_dir, name, ".comp", k->glsl) : NULL;
       char *dis = st ? NULL : spirv_disassemble(words, size);
       if (dis) {
         st = write_file(dump_dir, name, ".spvasm", dis);
@@ -146,7 +156,8 @@ static vkhlo_status_t build_device_objects(vkhlo_executable_t *exe, const void *
         return st;
       }
     }
-    vkhlo_status_t st = vkrt_pipeline_create(ctx->device, words, size, k->binding_count, 0, &k->pipeline);
+    vkhlo_status_t st = vkrt_pipeline_create(ctx->device, words, size, k->binding_count,
+                                             k->has_push_constant ? 4 : 0, &k->pipeline);
     free(words);
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }
@@ -226,6 +237,11 @@ static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequ
         dump_sequence(f, exe, t->cond, depth + 2);
         fprintf(f, "%*s  body:\n", 2 * depth, "");
         dump_sequence(f, exe, t->body, depth + 2);
+        break;
+      case EXE_THUNK_HOST:
+        fprintf(f, "host %s channel=%lld buffers=(", t->host_op, (long long)t->channel_id);
+        for (int b = 0; b < t->binding_count; b++) fprintf(f, "%s%d", b ? " " : "", t->bindings[b]);
+        fprintf(f, ")\n");
         break;
       case EXE_THUNK_CONDITIONAL:
         fprintf(f, "conditional selector=%d\n", t->selector_buffer);

@@ -147,7 +147,9 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, t->binding_count));
   if (r->counting) return NULL;
-  return vkrt_cmd_dispatch(r->cmd, k->pipeline, (uint32_t)t->binding_count, bindings, NULL, 0, k->group_count);
+  return vkrt_cmd_dispatch(r->cmd, k->pipeline, (uint32_t)t->binding_count, bindings,
+                           k->has_push_constant ? &k->push_constant : NULL,
+                           k->has_push_constant ? 4 : 0, k->group_count);
 }
 
 static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
@@ -165,6 +167,50 @@ static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
   return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
 }
 
+/* infeed/outfeed/send/recv: finish the recorded work, hand the tensors to
+ * the context's host callback, upload what it filled in. */
+static vkhlo_status_t run_host_call(run_t *r, const exe_thunk_t *t) {
+  VKHLO_RETURN_IF_ERROR(flush(r));
+  if (r->counting) return NULL;
+  vkhlo_executable_t *exe = r->exe;
+  vkhlo_context_t *ctx = exe->context;
+  if (!ctx->host_callback)
+    return vkhlo_make_status(VKHLO_STATUS_UNIMPLEMENTED,
+                             "stablehlo.%s needs a host callback (vkhlo_context_set_host_callback)", t->host_op);
+  int n = t->binding_count;
+  vkhlo_tensor_type_t *types = calloc((size_t)n + 1, sizeof *types);
+  void **data = calloc((size_t)n + 1, sizeof *data);
+  vkhlo_status_t st = (!types || !data) ? VKHLO_NO_MEMORY() : NULL;
+  for (int i = 0; i < n && !st; i++) {
+    types[i] = t->host_types[i];
+    size_t size = vkhlo_tensor_type_size_bytes(&types[i]);
+    data[i] = calloc(size + 1, 1);
+    if (!data[i]) st = VKHLO_NO_MEMORY();
+    else if (i < t->input_count && size) {
+      vkrt_buffer_t *buf;
+      uint64_t off, bsize;
+      resolve(r, t->bindings[i], &buf, &off, &bsize);
+      st = vkrt_buffer_download(buf, off, data[i], size);
+    }
+  }
+  if (!st) {
+    vkhlo_host_call_t call = {t->host_op, t->channel_id, t->host_config ? t->host_config : "", n, types,
+                              data};
+    st = ctx->host_callback(ctx->host_callback_user, &call);
+  }
+  for (int i = t->input_count; i < n && !st; i++) {
+    size_t size = vkhlo_tensor_type_size_bytes(&types[i]);
+    vkrt_buffer_t *buf;
+    uint64_t off, bsize;
+    resolve(r, t->bindings[i], &buf, &off, &bsize);
+    if (size) st = vkrt_buffer_upload(buf, off, data[i], size);
+  }
+  for (int i = 0; data && i < n; i++) free(data[i]);
+  free(data);
+  free(types);
+  return st;
+}
+
 static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
   vkhlo_executable_t *exe = r->exe;
   for (int i = 0; i < seq->count; i++) {
@@ -175,6 +221,9 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
         break;
       case EXE_THUNK_COPY:
         VKHLO_RETURN_IF_ERROR(record_copy(r, t));
+        break;
+      case EXE_THUNK_HOST:
+        VKHLO_RETURN_IF_ERROR(run_host_call(r, t));
         break;
       case EXE_THUNK_WHILE: {
         uint64_t iterations = 0;

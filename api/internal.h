@@ -17,6 +17,13 @@
 #include "vk_runtime/vkrt.h"
 #include "vkhlo/vkhlo.h"
 
+typedef struct custom_kernel {
+  char *target_name;
+  uint32_t *spirv;
+  size_t spirv_size_bytes;
+  uint32_t local_size_x;
+} custom_kernel_t;
+
 struct vkhlo_context_s {
   vkrt_device_t *device;
   spirv_compiler_t *compiler;
@@ -25,6 +32,10 @@ struct vkhlo_context_s {
   void *message_user;
   int validation_messages;
   bool restricted;
+  int custom_kernel_count;
+  custom_kernel_t *custom_kernels;
+  vkhlo_host_callback_fn host_callback;
+  void *host_callback_user;
   uint64_t next_buffer_serial;
 };
 
@@ -91,6 +102,7 @@ typedef enum exe_thunk_kind_e {
   EXE_THUNK_COPY,
   EXE_THUNK_WHILE,
   EXE_THUNK_CONDITIONAL,
+  EXE_THUNK_HOST, /* infeed/outfeed/send/recv: bindings like a dispatch */
 } exe_thunk_kind_t;
 
 typedef struct exe_sequence exe_sequence_t;
@@ -122,6 +134,11 @@ typedef struct exe_thunk {
   bool selector_is_pred;
   int branch_count;
   exe_sequence_t **branches;
+  /* host call: opcode name, channel, config (owned by the executable) */
+  const char *host_op;
+  int64_t channel_id;
+  char *host_config;
+  vkhlo_tensor_type_t *host_types; /* one per binding */
 } exe_thunk_t;
 
 struct exe_sequence {
@@ -135,6 +152,12 @@ typedef struct exe_kernel {
   vkrt_pipeline_t *pipeline;
   uint32_t binding_count;
   uint32_t group_count[3];
+  /* user kernels (custom_call): SPIR-V instead of GLSL, and a push
+   * constant holding the element count of result 0 */
+  uint32_t *spirv;
+  size_t spirv_size_bytes;
+  uint32_t push_constant;
+  bool has_push_constant;
 } exe_kernel_t;
 
 typedef struct exe_check {
@@ -144,6 +167,7 @@ typedef struct exe_check {
   vkhlo_tensor_type_t type;
   double tolerance;
   int64_t max_ulp_difference;
+  bool f64_demoted; /* computed as f32 (demote_f64): f32 tolerances */
   vkhlo_check_result_t result;
 } exe_check_t;
 

@@ -478,6 +478,8 @@ static vkhlo_status_t lower_check(lowering_t *l, env_t *env, const hlo_instructi
   c->max_ulp_difference = instr->attrs.max_ulp_difference;
   location_string(&instr->loc, c->location, sizeof c->location);
   exe_tensor_type_from_shape(&instr->operands[0]->shape, &c->type);
+  c->f64_demoted = l->target->demote_f64 && !l->target->shader_float64 &&
+                   (c->type.element_type == VKHLO_F64 || c->type.element_type == VKHLO_C128);
   l->exe->buffers[c->actual].last_use_position = LIVE_TO_END;
   l->exe->buffers[c->expected].last_use_position = LIVE_TO_END;
   exe->check_count++;
@@ -654,6 +656,139 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   return NULL;
 }
 
+/* custom_call @TARGET with a kernel registered on the context
+ * (vkhlo_context_register_custom_call): one dispatch of the user's SPIR-V,
+ * bindings = operands then results, push constant = result 0's element
+ * count.  Unregistered targets are UNIMPLEMENTED. */
+static vkhlo_status_t lower_custom_call(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                        exe_sequence_t *seq, value_bufs_t *out) {
+  const char *target = instr->attrs.call_target_name ? instr->attrs.call_target_name : "";
+  const vkhlo_context_t *ctx = l->exe->context;
+  const custom_kernel_t *ck = NULL;
+  for (int i = 0; i < ctx->custom_kernel_count; i++)
+    if (strcmp(ctx->custom_kernels[i].target_name, target) == 0) ck = &ctx->custom_kernels[i];
+  if (!ck) {
+    char what[300];
+    snprintf(what, sizeof what,
+             "unsupported custom_call target @%s (register a kernel with vkhlo_context_register_custom_call)",
+             target);
+    return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, what);
+  }
+  VKHLO_RETURN_IF_ERROR(new_value(l, &instr->shape, instr->name, out));
+  int n_in = instr->operand_count, n = n_in + out->count;
+  const hlo_shape_t *r0 = out->count ? (hlo_shape_is_tuple(&instr->shape) ? &instr->shape.tuple_shapes[0]
+                                                                          : &instr->shape)
+                                     : NULL;
+  int64_t count = r0 ? hlo_shape_element_count(r0) : 0;
+  uint64_t groups = count ? ((uint64_t)count + ck->local_size_x - 1) / ck->local_size_x : 1;
+  if (groups > l->target->max_workgroup_count[0] || count > 0xFFFFFFFFll)
+    return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, "custom_call result too large for one dispatch");
+  vkhlo_executable_t *exe = l->exe;
+  if (exe->kernel_count == exe->kernel_capacity) {
+    int cap = exe->kernel_capacity ? exe->kernel_capacity * 2 : 32;
+    exe_kernel_t *p = realloc(exe->kernels, sizeof *p * (size_t)cap);
+    uint64_t *hp = realloc(l->kernel_hashes, sizeof *hp * (size_t)cap);
+    if (p) exe->kernels = p;
+    if (hp) l->kernel_hashes = hp;
+    if (!p || !hp) return VKHLO_NO_MEMORY();
+    exe->kernel_capacity = cap;
+  }
+  exe_kernel_t *k = &exe->kernels[exe->kernel_count];
+  memset(k, 0, sizeof *k);
+  size_t name_len = strlen(target);
+  k->name = malloc(name_len + 1);
+  k->spirv = malloc(ck->spirv_size_bytes);
+  if (!k->name || !k->spirv) {
+    free(k->name);
+    free(k->spirv);
+    return VKHLO_NO_MEMORY();
+  }
+  for (size_t i = 0; i <= name_len; i++) /* a file-name-safe kernel name */
+    k->name[i] = (target[i] == '.' || target[i] == '/') ? '_' : target[i];
+  memcpy(k->spirv, ck->spirv, ck->spirv_size_bytes);
+  k->spirv_size_bytes = ck->spirv_size_bytes;
+  k->binding_count = (uint32_t)n;
+  k->group_count[0] = (uint32_t)groups;
+  k->group_count[1] = k->group_count[2] = 1;
+  k->push_constant = (uint32_t)count;
+  k->has_push_constant = true;
+  l->kernel_hashes[exe->kernel_count] = 0;
+  int kernel = exe->kernel_count++;
+  int *bindings = calloc((size_t)n + 1, sizeof(int));
+  if (!bindings) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < n_in && !st; i++) st = single_buffer(env, instr, instr->operands[i], &bindings[i]);
+  for (int i = 0; i < out->count; i++) bindings[n_in + i] = out->ids[i];
+  exe_thunk_t *t = st ? NULL : add_thunk(l, seq, EXE_THUNK_DISPATCH);
+  if (!t) {
+    free(bindings);
+    return st ? st : VKHLO_NO_MEMORY();
+  }
+  t->kernel = kernel;
+  t->bindings = bindings;
+  t->binding_count = n;
+  t->input_count = n_in;
+  for (int i = 0; i < n; i++) use_buffer(l, bindings[i]);
+  return NULL;
+}
+
+/* infeed / outfeed / send / recv: a HOST thunk; its bindings are the data
+ * operands (outfeed, send) or the data results (infeed, recv); tokens get
+ * 16-byte placeholder buffers and are not passed to the callback. */
+static vkhlo_status_t lower_host_call(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                      exe_sequence_t *seq, value_bufs_t *out) {
+  VKHLO_RETURN_IF_ERROR(new_value(l, &instr->shape, instr->name, out));
+  bool reads = instr->opcode == HLO_OPCODE_OUTFEED || instr->opcode == HLO_OPCODE_SEND;
+  int cap = instr->operand_count + out->count + 1, n = 0;
+  int *bindings = calloc((size_t)cap, sizeof(int));
+  vkhlo_tensor_type_t *types = calloc((size_t)cap, sizeof *types);
+  if (!bindings || !types) {
+    free(bindings);
+    free(types);
+    return VKHLO_NO_MEMORY();
+  }
+  vkhlo_status_t st = NULL;
+  if (reads) {
+    for (int i = 0; i < instr->operand_count && !st; i++)
+      if (instr->operands[i]->shape.element_type != HLO_TOKEN) {
+        exe_tensor_type_from_shape(&instr->operands[i]->shape, &types[n]);
+        st = single_buffer(env, instr, instr->operands[i], &bindings[n++]);
+      }
+  } else {
+    for (int i = 0; i < out->count; i++) {
+      const hlo_shape_t *s = hlo_shape_is_tuple(&instr->shape) ? &instr->shape.tuple_shapes[i] : &instr->shape;
+      if (s->element_type != HLO_TOKEN) {
+        exe_tensor_type_from_shape(s, &types[n]);
+        bindings[n++] = out->ids[i];
+      }
+    }
+  }
+  char *config = NULL;
+  if (!st) {
+    const char *c = instr->attrs.backend_config ? instr->attrs.backend_config : "";
+    config = malloc(strlen(c) + 1);
+    if (!config) st = VKHLO_NO_MEMORY();
+    else strcpy(config, c);
+  }
+  exe_thunk_t *t = st ? NULL : add_thunk(l, seq, EXE_THUNK_HOST);
+  if (!t) {
+    free(bindings);
+    free(types);
+    free(config);
+    return st ? st : VKHLO_NO_MEMORY();
+  }
+  t->host_types = types;
+  t->bindings = bindings;
+  t->binding_count = n;
+  t->input_count = reads ? n : 0;
+  t->host_op = hlo_opcode_name(instr->opcode);
+  t->channel_id = instr->attrs.channel_id;
+  t->host_config = config;
+  for (int i = 0; i < n; i++) use_buffer(l, bindings[i]);
+  for (int i = 0; i < out->count; i++) use_buffer(l, out->ids[i]);
+  return NULL;
+}
+
 static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
                                         const value_bufs_t *params, exe_sequence_t *seq,
                                         bool is_entry) {
@@ -702,12 +837,13 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
     case HLO_OPCODE_IF:
     case HLO_OPCODE_CASE:
       return lower_conditional(l, env, instr, seq, out);
-    case HLO_OPCODE_CUSTOM_CALL: {
-      char what[300];
-      snprintf(what, sizeof what, "unsupported custom_call target @%s",
-               instr->attrs.call_target_name ? instr->attrs.call_target_name : "?");
-      return instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, what);
-    }
+    case HLO_OPCODE_CUSTOM_CALL:
+      return lower_custom_call(l, env, instr, seq, out);
+    case HLO_OPCODE_INFEED:
+    case HLO_OPCODE_OUTFEED:
+    case HLO_OPCODE_SEND:
+    case HLO_OPCODE_RECV:
+      return lower_host_call(l, env, instr, seq, out);
     default: {
       int a = alias_operand(instr);
       if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
@@ -1030,7 +1166,9 @@ void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *o
 
 static bool has_control_flow(const exe_sequence_t *seq) {
   for (int i = 0; i < seq->count; i++)
-    if (seq->thunks[i].kind == EXE_THUNK_WHILE || seq->thunks[i].kind == EXE_THUNK_CONDITIONAL) return true;
+    if (seq->thunks[i].kind == EXE_THUNK_WHILE || seq->thunks[i].kind == EXE_THUNK_CONDITIONAL ||
+        seq->thunks[i].kind == EXE_THUNK_HOST)
+      return true;
   return false;
 }
 

@@ -181,6 +181,17 @@ static bool validate_words(const spirv_compiler_t *c, const uint32_t *words, siz
   return r == SPV_SUCCESS;
 }
 
+vkhlo_status_t spirv_validate(spirv_compiler_t *c, const char *name, const uint32_t *words,
+                              size_t size_bytes) {
+  if (!words || size_bytes < 20 || size_bytes % 4 != 0)
+    return VKHLO_INVALID("%s: not a SPIR-V module (%zu bytes)", name, size_bytes);
+  char *message = NULL;
+  if (validate_words(c, words, size_bytes / 4, &message)) return NULL;
+  vkhlo_status_t st = VKHLO_INVALID("spirv-val rejected %s: %s", name, message ? message : "");
+  free(message);
+  return st;
+}
+
 /* Loads a cached module; false (and nothing allocated) on any problem. */
 static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **out_words,
                        size_t *out_size) {

@@ -43,6 +43,11 @@ const spirv_compiler_stats_t *spirv_compiler_stats(const spirv_compiler_t *compi
 vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *compiler, const char *name, const char *glsl,
                                   uint32_t **out_words, size_t *out_size_bytes);
 
+/* Validates a SPIR-V module supplied from outside (user kernels) with
+ * spirv-val.  Errors: INVALID_ARGUMENT "spirv-val rejected <name>: ...". */
+vkhlo_status_t spirv_validate(spirv_compiler_t *compiler, const char *name, const uint32_t *words,
+                              size_t size_bytes);
+
 /* Disassembles SPIR-V to text (for dumps).  Caller frees.  NULL on error. */
 char *spirv_disassemble(const uint32_t *words, size_t size_bytes);
 

@@ -1196,6 +1196,8 @@ static const attr_spec_t attr_specs[] = {
     {"rng_distribution", A_RNG_DIST, F(rng_distribution)},
     {"call_target_name", A_STRING, F(call_target_name)},
     {"backend_config", A_STRING, F(backend_config)},
+    {"infeed_config", A_STRING, F(backend_config)},
+    {"outfeed_config", A_STRING, F(backend_config)},
     {"name", A_STRING, F(call_target_name)},
     {"callee", A_SYMBOL, 0},
     {"decomposition", A_SYMBOL, 0},

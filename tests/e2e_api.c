@@ -170,6 +170,128 @@ static void while_loop_counts(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* A user kernel registered for custom_call @test.axpb: out = in0 * 2 + in1. */
+static const char axpb_glsl[] =
+    "#version 450\n"
+    "layout(local_size_x = 32) in;\n"
+    "layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };\n"
+    "layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };\n"
+    "layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };\n"
+    "layout(push_constant) uniform P { uint element_count; };\n"
+    "void main() {\n"
+    "  uint i = gl_GlobalInvocationID.x;\n"
+    "  if (i >= element_count) return;\n"
+    "  c[i] = a[i] * 2.0 + b[i];\n"
+    "}\n";
+
+static void custom_call_runs_user_kernel(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%a: tensor<100xf32>, %b: tensor<100xf32>) -> tensor<100xf32> {\n"
+      "  %0 = stablehlo.custom_call @test.axpb(%a, %b) : (tensor<100xf32>, tensor<100xf32>) -> tensor<100xf32>\n"
+      "  %1 = stablehlo.add %0, %b : tensor<100xf32>\n"
+      "  return %1 : tensor<100xf32>\n}\n";
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "cc.mlir", NULL, &exe);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
+  assert_non_null(strstr(vkhlo_status_message(st), "cc.mlir:2:"));
+  assert_non_null(strstr(vkhlo_status_message(st), "@test.axpb"));
+  vkhlo_status_free(st);
+
+  vkhlo_custom_call_kernel_t k = {"test.axpb", axpb_glsl, NULL, 0, 32};
+  expect_ok(vkhlo_context_register_custom_call(ctx, &k));
+  exe = compile(ctx, text);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 1, {100}};
+  float a[100], b[100], out[100];
+  for (int i = 0; i < 100; i++) {
+    a[i] = (float)i;
+    b[i] = 0.5f * (float)i - 3.0f;
+  }
+  vkhlo_buffer_t *args[2], *res;
+  expect_ok(vkhlo_buffer_create(ctx, &t, a, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, b, &args[1]));
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  for (int i = 0; i < 100; i++) assert_true(out[i] == a[i] * 2.0f + b[i] + b[i]);
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+
+  /* registration errors */
+  vkhlo_custom_call_kernel_t none = {"test.none", NULL, NULL, 0, 0};
+  st = vkhlo_context_register_custom_call(ctx, &none);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  vkhlo_status_free(st);
+  vkhlo_custom_call_kernel_t bad = {"test.bad", "#version 450\nvoid main() { undefined_thing(); }\n", NULL, 0, 0};
+  st = vkhlo_context_register_custom_call(ctx, &bad);
+  assert_non_null(st);
+  assert_non_null(strstr(vkhlo_status_message(st), "test.bad"));
+  vkhlo_status_free(st);
+  uint32_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  vkhlo_custom_call_kernel_t spv = {"test.junk", NULL, junk, sizeof junk, 0};
+  st = vkhlo_context_register_custom_call(ctx, &spv);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st), "spirv-val"));
+  vkhlo_status_free(st);
+}
+
+typedef struct feed_log {
+  int calls;
+  float outfed[4];
+  char ops[4][16];
+} feed_log_t;
+
+static vkhlo_status_t on_host_call(void *user, const vkhlo_host_call_t *call) {
+  feed_log_t *log = user;
+  if (log->calls < 4) snprintf(log->ops[log->calls], sizeof log->ops[0], "%s", call->op);
+  log->calls++;
+  if (strcmp(call->op, "infeed") == 0) {
+    if (call->tensor_count != 1 || call->types[0].element_type != VKHLO_F32)
+      return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "unexpected infeed");
+    float *x = call->data[0];
+    for (int i = 0; i < 4; i++) x[i] = 10.0f * (float)(i + 1);
+  } else if (strcmp(call->op, "outfeed") == 0) {
+    memcpy(log->outfed, call->data[0], sizeof log->outfed);
+  }
+  return NULL;
+}
+
+static void infeed_and_outfeed_reach_the_host(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %t = stablehlo.create_token : !stablehlo.token\n"
+      "  %r:2 = \"stablehlo.infeed\"(%t) {infeed_config = \"q0\"} : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)\n"
+      "  %s = stablehlo.add %r#0, %x : tensor<4xf32>\n"
+      "  %t2 = \"stablehlo.outfeed\"(%s, %r#1) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
+      "  return %s : tensor<4xf32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 1, {4}};
+  float x[4] = {1, 2, 3, 4}, out[4];
+  vkhlo_buffer_t *arg, *res = NULL;
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
+  vkhlo_status_t st = vkhlo_executable_execute(exe, 1, &arg, 1, &res);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED); /* no callback yet */
+  vkhlo_status_free(st);
+  feed_log_t log;
+  memset(&log, 0, sizeof log);
+  vkhlo_context_set_host_callback(ctx, on_host_call, &log);
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  assert_int_equal(log.calls, 2);
+  assert_string_equal(log.ops[0], "infeed");
+  assert_string_equal(log.ops[1], "outfeed");
+  for (int i = 0; i < 4; i++) {
+    assert_true(out[i] == 10.0f * (float)(i + 1) + x[i]);
+    assert_true(log.outfed[i] == out[i]);
+  }
+  vkhlo_context_set_host_callback(ctx, NULL, NULL);
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_executable_destroy(exe);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_multiply_runs),
@@ -177,6 +299,8 @@ int main(void) {
       cmocka_unit_test(bad_text_gives_located_error),
       cmocka_unit_test(checks_report_pass_and_fail),
       cmocka_unit_test(while_loop_counts),
+      cmocka_unit_test(custom_call_runs_user_kernel),
+      cmocka_unit_test(infeed_and_outfeed_reach_the_host),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -120,6 +120,11 @@ typedef struct vkhlo_context_options {
   /* Restricted device mode (also $VKHLO_RESTRICTED=1): behave as if the
    * device lacked 64-bit and 16-bit arithmetic and 8/16-bit storage. */
   bool restricted;
+  /* On devices without shaderFloat64 (or in restricted mode), compute f64
+   * and complex<f64> as f32 instead of failing to compile (also
+   * $VKHLO_DEMOTE_F64=1).  Storage stays 8 bytes per f64; results carry
+   * f32 precision, and checks on them use f32 tolerances. */
+  bool demote_f64;
 } vkhlo_context_options_t;
 
 /* Creates a context on a device vkhlo picks (see options->device);
@@ -241,6 +246,64 @@ vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, 
 vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *executable, int arg_count,
                                         vkhlo_buffer_t *const *args, int result_count,
                                         vkhlo_buffer_t **out_results);
+
+/* ------------------------------------------------------ custom calls */
+
+/* A user kernel for `stablehlo.custom_call @TARGET(...)` (StableHLO spec,
+ * "custom_call").  Give either GLSL 450 compute-shader source (compiled by
+ * vkhlo, validated by spirv-val) or a SPIR-V module (validated too), with
+ * entry point "main".  Interface the shader must declare:
+ *   set 0, bindings 0..n-1: the call's operands, in order, then one binding
+ *   per result; std430 storage buffers holding dense row-major tensors in
+ *   host representation (see the top of this file);
+ *   push constant block { uint element_count; }: the element count of
+ *   result 0 (0 when the call has no results).
+ * vkhlo dispatches ceil(element_count / local_size_x) workgroups along x
+ * (one when element_count is 0); the shader must ignore invocations with
+ * gl_GlobalInvocationID.x >= element_count.  Calls run in program order
+ * with the barriers their bindings need. */
+typedef struct vkhlo_custom_call_kernel {
+  const char *target_name;    /* required, e.g. "my.gelu" */
+  const char *glsl;           /* NUL-terminated source, or NULL */
+  const uint32_t *spirv;      /* or SPIR-V words, */
+  size_t spirv_size_bytes;    /* a multiple of 4 */
+  uint32_t local_size_x;      /* the shader's local_size_x; 0 means 64 */
+} vkhlo_custom_call_kernel_t;
+
+/* Registers |kernel| for programs compiled on |context| afterwards.  The
+ * strings and words are copied.  Registering a name again replaces it.
+ * Errors: INVALID_ARGUMENT (no name, neither or both of glsl/spirv, size
+ * not a multiple of 4); INTERNAL when the GLSL does not compile or the
+ * module fails spirv-val (checked here, not at first use). */
+vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
+                                                  const vkhlo_custom_call_kernel_t *kernel);
+
+/* ------------------------------------------------------ host callbacks */
+
+/* One infeed, outfeed, send or recv reaching the host (StableHLO spec,
+ * "infeed", "outfeed", "send", "recv").  For outfeed and send, |data[i]|
+ * holds operand i (read it); for infeed and recv, fill |data[i]| with
+ * result i.  Tokens are not included.  Tensors are in host representation;
+ * |data[i]| has vkhlo_tensor_type_size_bytes(&types[i]) bytes. */
+typedef struct vkhlo_host_call {
+  const char *op;         /* "infeed", "outfeed", "send", "recv" */
+  int64_t channel_id;     /* send/recv: channel_handle's handle; else 0 */
+  const char *config;     /* infeed_config / outfeed_config, or "" */
+  int tensor_count;
+  const vkhlo_tensor_type_t *types;
+  void *const *data;
+} vkhlo_host_call_t;
+
+/* Returning a non-NULL status aborts the execution with that status. */
+typedef vkhlo_status_t (*vkhlo_host_callback_fn)(void *user, const vkhlo_host_call_t *call);
+
+/* Sets the callback for infeed/outfeed/send/recv of executions on
+ * |context| (NULL removes it; such ops then fail with UNIMPLEMENTED at
+ * execution).  The callback runs on the executing thread, between device
+ * submissions: work before the op has finished, work after it has not
+ * started. */
+void vkhlo_context_set_host_callback(vkhlo_context_t *context, vkhlo_host_callback_fn fn,
+                                     void *user);
 
 /* ---------------------------------------------------------- checks */
 
