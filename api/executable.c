@@ -302,6 +302,7 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
     popts.target = &context->target;
     popts.no_fusion = options->no_fusion;
     popts.dump_dir = options->dump_dir;
+    popts.dump_after = options->dump_after;
     st = codegen_run_passes(module, &popts, &pass_stats);
   }
   vkhlo_executable_t *exe = NULL;

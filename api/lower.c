@@ -800,7 +800,7 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
       return alias_value(out, p->count, p->ids);
     }
     case HLO_OPCODE_CONSTANT: {
-      int id;
+      int id = -1;
       VKHLO_RETURN_IF_ERROR(add_constant(l, instr, &id));
       return alias_value(out, 1, &id);
     }
@@ -847,7 +847,7 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
     default: {
       int a = alias_operand(instr);
       if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
-        int id;
+        int id = -1;
         VKHLO_RETURN_IF_ERROR(single_buffer(env, instr, instr->operands[a], &id));
         return alias_value(out, 1, &id);
       }
@@ -1040,7 +1040,7 @@ static vkhlo_status_t schedule_computation(lowering_t *l, const hlo_computation_
   }
   free(remaining);
   {
-    int *identity = malloc(sizeof(int) * (size_t)(n + 1));
+    int *identity = calloc((size_t)(n + 1), sizeof(int));
     if (!identity) {
       st = VKHLO_NO_MEMORY();
       goto out;

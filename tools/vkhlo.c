@@ -41,6 +41,7 @@ typedef struct options {
   bool validation;
   bool no_cache;
   const char *dump_dir;
+  const char *dump_after;
   bool stats;
   bool print_outputs;
   bool quiet;
@@ -67,7 +68,9 @@ static const char usage[] =
     "                           any validation message makes the run fail\n"
     "  --no-cache               do not use the SPIR-V disk cache\n"
     "  --no-fusion              one kernel per instruction\n"
-    "  --dump-dir=DIR           write IR, GLSL, SPIR-V disassembly, buffer assignment\n"
+    "  --dump-dir=DIR           write IR after each pass, the fusion plan (fusion.dot/.svg),\n"
+    "                           every kernel's GLSL and SPIR-V disassembly, buffer assignment\n"
+    "  --dump-after=PASS        with --dump-dir: IR only after PASS (expand, simplify, cse, dce, fusion)\n"
     "  --stats                  print compile statistics as 'key: value' lines\n"
     "  --print-outputs          print results even when the program has checks\n"
     "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
@@ -116,6 +119,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (strcmp(a, "--validation") == 0) o->validation = true;
     else if (strcmp(a, "--no-cache") == 0) o->no_cache = true;
     else if (starts(a, "--dump-dir=", &v)) o->dump_dir = v;
+    else if (starts(a, "--dump-after=", &v)) o->dump_after = v;
     else if (strcmp(a, "--stats") == 0) o->stats = true;
     else if (strcmp(a, "--print-outputs") == 0) o->print_outputs = true;
     else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
@@ -362,6 +366,7 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   copts.seed = o->seed;
   copts.no_fusion = o->no_fusion;
   copts.dump_dir = o->dump_dir;
+  copts.dump_after = o->dump_after;
   vkhlo_executable_t *exe = NULL;
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
   if (st) return report(st);

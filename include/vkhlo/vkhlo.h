@@ -173,6 +173,9 @@ typedef struct vkhlo_compile_options {
   bool no_fusion;
   /* Write IR, GLSL and SPIR-V disassembly of every kernel to this folder. */
   const char *dump_dir;
+  /* With dump_dir: write the IR only after this pass ("expand", "simplify",
+   * "cse", "dce", "fusion"); NULL = after every pass. */
+  const char *dump_after;
 } vkhlo_compile_options_t;
 
 /* Parses, verifies and compiles StableHLO text (pretty or generic form,
