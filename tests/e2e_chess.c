@@ -91,7 +91,7 @@ static void *run_model(vkhlo_context_t *ctx, vkhlo_executable_t *exe, size_t *ou
 
 static void chess_rows_are_log_probabilities(void **state) {
   (void)state;
-  size_t len;
+  size_t len = 0;
   char *text = slurp(MODEL, &len);
   if (!text) {
     printf("SKIPPED: %s not found (../shared is absent)\n", MODEL);
