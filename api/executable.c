@@ -68,6 +68,7 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   exe_free_sequence(&exe->main);
   for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
   free(exe->allocations);
+  for (int i = 0; i < exe->buffer_count; i++) free(exe->buffers[i].name);
   free(exe->buffers);
   free(exe->parameter_types);
   free(exe->result_types);

@@ -94,7 +94,8 @@ typedef struct exe_buffer {
    * buffer assignment rebases it into its allocation. */
   int allocation;
   uint64_t offset_bytes;
-  const char *name; /* the instruction that defines it (for dumps) */
+  char *name; /* the instruction that defines it (for dumps and messages);
+                 owned by the executable: the IR is gone after compilation */
 } exe_buffer_t;
 
 typedef enum exe_thunk_kind_e {

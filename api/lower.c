@@ -112,6 +112,9 @@ static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes
     exe->buffers = p;
     exe->buffer_capacity = cap;
   }
+  char *copy = malloc(strlen(name ? name : "") + 1);
+  if (!copy) return -1;
+  strcpy(copy, name ? name : "");
   exe_buffer_t *b = &exe->buffers[exe->buffer_count];
   memset(b, 0, sizeof *b);
   b->kind = kind;
@@ -121,7 +124,7 @@ static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes
   b->last_use_position = l->position + 1;
   b->inplace_of = -1;
   b->allocation = -1;
-  b->name = name;
+  b->name = copy;
   return exe->buffer_count++;
 }
 

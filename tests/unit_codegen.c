@@ -25,8 +25,6 @@
 #include "codegen/spirv.h"
 #include "hlo/hlo.h"
 
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }
 
 typedef struct fixture {
   hlo_module_t *m;

@@ -21,9 +21,6 @@
 
 #include "codegen/spirv.h"
 
-/* Under -fsanitize=address, use the project's narrow LSan suppressions. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }
 
 static const char *kAddShader =
     "#version 450\n"

@@ -11,9 +11,6 @@
  *
  * Kernels are compiled with codegen/spirv.c (cache off).
  */
-#define _GNU_SOURCE /* RTLD_NODELETE */
-
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,28 +23,6 @@
 
 #include "codegen/spirv.h"
 #include "vk_runtime/vkrt.h"
-
-/* Under -fsanitize=address, use the project's narrow LSan suppressions. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }
-
-/* The Vulkan loader dlcloses drivers and layers when an instance is
- * destroyed, so LeakSanitizer would report their leaks (one-time
- * allocations inside lavapipe, LLVM and the validation layer) with
- * "<unknown module>" frames that no suppression can name.  Under ASan,
- * pin them with RTLD_NODELETE so that tests/lsan.supp can match them by
- * module; our own code is never suppressed. */
-static void pin_vulkan_libraries(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  static const char *const kLibraries[] = {
-      "libvulkan_lvp.so",          "libVkLayer_khronos_validation.so",
-      "libVkLayer_MESA_device_select.so", "libvulkan_intel.so",
-      "libvulkan_intel_hasvk.so",  "libvulkan_radeon.so",
-  };
-  for (size_t i = 0; i < sizeof kLibraries / sizeof kLibraries[0]; i++)
-    (void)dlopen(kLibraries[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
-}
 
 static const char *kAddShader =
     "#version 450\n"
@@ -491,6 +466,5 @@ int main(void) {
       cmocka_unit_test(test_validation_messages_arrive),
       cmocka_unit_test(test_external_device),
   };
-  pin_vulkan_libraries();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
