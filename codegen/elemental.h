@@ -71,6 +71,10 @@ void el_init(elemental_emitter_t *E, const codegen_target_t *target,
              el_operand_value_fn operand_value, void *user);
 void el_free(elemental_emitter_t *E);
 
+/* True if el_emit computes |op| at an index (elementwise, data movement,
+ * reductions, contractions, windows, elementwise CHLO functions). */
+bool el_is_elemental(hlo_opcode_t op);
+
 /* Number of results of |instr| (tuple_count for tuple shapes, else 1) and
  * the shape of result |k|. */
 int el_result_count(const hlo_instruction_t *instr);

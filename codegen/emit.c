@@ -260,57 +260,20 @@ static vkhlo_status_t emit_elemental_kernel(elemental_emitter_t *E, const hlo_in
 }
 
 static bool is_supported_op(hlo_opcode_t op) {
-  if (hlo_opcode_is_elementwise(op)) return true;
-  switch (op) {
-    case HLO_OPCODE_BITCAST_CONVERT:
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
-    case HLO_OPCODE_GATHER:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_SCATTER:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_SORT:
-    case HLO_OPCODE_TRANSPOSE:
-    case HLO_OPCODE_CONVOLUTION:
-    case HLO_OPCODE_DOT:
-    case HLO_OPCODE_DOT_GENERAL:
-    case HLO_OPCODE_MAP:
-    case HLO_OPCODE_REDUCE:
-    case HLO_OPCODE_REDUCE_WINDOW:
-    case HLO_OPCODE_SELECT_AND_SCATTER:
-    case HLO_OPCODE_CHLO_ACOS:
-    case HLO_OPCODE_CHLO_ACOSH:
-    case HLO_OPCODE_CHLO_ASIN:
-    case HLO_OPCODE_CHLO_ASINH:
-    case HLO_OPCODE_CHLO_ATAN:
-    case HLO_OPCODE_CHLO_ATANH:
-    case HLO_OPCODE_CHLO_COSH:
-    case HLO_OPCODE_CHLO_SINH:
-    case HLO_OPCODE_CHLO_TAN:
-    case HLO_OPCODE_CHLO_ERF:
-    case HLO_OPCODE_CHLO_ERFC:
-    case HLO_OPCODE_CHLO_ERF_INV:
-    case HLO_OPCODE_CHLO_LGAMMA:
-    case HLO_OPCODE_CHLO_DIGAMMA:
-    case HLO_OPCODE_CHLO_NEXT_AFTER:
-    case HLO_OPCODE_CHLO_IS_INF:
-    case HLO_OPCODE_CHLO_IS_POS_INF:
-    case HLO_OPCODE_CHLO_IS_NEG_INF:
-    case HLO_OPCODE_CHLO_CONJ:
+  if (el_is_elemental(op)) return true;
+  switch (op) { /* ops with kernels of their own */
     case HLO_OPCODE_CHLO_TOP_K:
-    case HLO_OPCODE_FUSION:
-    case HLO_OPCODE_TRIANGULAR_SOLVE:
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_FFT:
+    case HLO_OPCODE_FUSION:
     case HLO_OPCODE_RNG_BIT_GENERATOR:
+    case HLO_OPCODE_SCATTER:
+    case HLO_OPCODE_SELECT_AND_SCATTER:
+    case HLO_OPCODE_SORT:
+    case HLO_OPCODE_TRIANGULAR_SOLVE:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 

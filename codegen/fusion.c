@@ -167,49 +167,8 @@ static bool shape_fusible(const hlo_shape_t *s) {
 
 /* Ops the elemental emitter computes "at an index" (see elemental.c). */
 static bool op_fusible(const fuser_t *f, const hlo_instruction_t *in) {
-  if (hlo_opcode_is_elementwise(in->opcode)) return true;
-  switch (in->opcode) {
-    case HLO_OPCODE_BITCAST_CONVERT:
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
-    case HLO_OPCODE_GATHER:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_TRANSPOSE:
-    case HLO_OPCODE_CONVOLUTION:
-    case HLO_OPCODE_DOT:
-    case HLO_OPCODE_DOT_GENERAL:
-    case HLO_OPCODE_MAP:
-    case HLO_OPCODE_REDUCE:
-    case HLO_OPCODE_REDUCE_WINDOW:
-    case HLO_OPCODE_CHLO_ACOS:
-    case HLO_OPCODE_CHLO_ACOSH:
-    case HLO_OPCODE_CHLO_ASIN:
-    case HLO_OPCODE_CHLO_ASINH:
-    case HLO_OPCODE_CHLO_ATAN:
-    case HLO_OPCODE_CHLO_ATANH:
-    case HLO_OPCODE_CHLO_COSH:
-    case HLO_OPCODE_CHLO_SINH:
-    case HLO_OPCODE_CHLO_TAN:
-    case HLO_OPCODE_CHLO_ERF:
-    case HLO_OPCODE_CHLO_ERFC:
-    case HLO_OPCODE_CHLO_ERF_INV:
-    case HLO_OPCODE_CHLO_LGAMMA:
-    case HLO_OPCODE_CHLO_DIGAMMA:
-    case HLO_OPCODE_CHLO_NEXT_AFTER:
-    case HLO_OPCODE_CHLO_IS_INF:
-    case HLO_OPCODE_CHLO_IS_POS_INF:
-    case HLO_OPCODE_CHLO_IS_NEG_INF:
-    case HLO_OPCODE_CHLO_CONJ: return true;
-    case HLO_OPCODE_CONSTANT: return is_splat(f, in);
-    default: return false;
-  }
+  if (in->opcode == HLO_OPCODE_CONSTANT) return is_splat(f, in);
+  return el_is_elemental(in->opcode);
 }
 
 /* Can |in| be a cluster's root?  Tuple-shaped only for variadic reduce /
