@@ -26,6 +26,14 @@ grep -qE "bad.mlir:[0-9]+:[0-9]+: " "$tmp/out" || fail "no location in: $(cat "$
 "$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3 > "$tmp/out" 2>&1 && fail "short input accepted"
 grep -q "has 3 values" "$tmp/out" || fail "short input message: $(cat "$tmp/out")"
 
+: > "$tmp/empty.mlir"
+"$bin" run "$tmp/empty.mlir" > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "empty file exited $rc"
+grep -q "empty.mlir:1:1: no program" "$tmp/out" || fail "empty file message: $(cat "$tmp/out")"
+"$bin" run "$tmp" > "$tmp/out" 2>&1 && fail "a directory was accepted"
+grep -q "is a directory" "$tmp/out" || fail "directory message: $(cat "$tmp/out")"
+
 "$bin" --version | grep -q '^vkhlo ' || fail "--version"
 "$bin" --help | grep -q 'usage: vkhlo run' || fail "--help"
 "$bin" --list-devices | grep -q '^0: ' || fail "--list-devices"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tools/npy.h"
@@ -147,6 +148,11 @@ static int report(vkhlo_status_t st) {
 
 static char *read_file(const char *path, size_t *out_len, vkhlo_status_t *out_st) {
   *out_st = NULL;
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    *out_st = vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "%s is a directory, not a program", path);
+    return NULL;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) {
     *out_st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
@@ -576,6 +582,10 @@ int main(int argc, char **argv) {
   }
   free(copy);
   free(text);
+  if (splits == 0) {
+    fprintf(stderr, "vkhlo: error: %s:1:1: no program in the file\n", o.file);
+    errors++;
+  }
   int validation = vkhlo_context_validation_message_count(ctx);
   vkhlo_context_destroy(ctx);
   if (splits > 1) printf("%d splits: %d passed, %d failed, %d errors\n", splits, splits - failed - errors, failed, errors);
