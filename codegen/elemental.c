@@ -979,6 +979,14 @@ static vkhlo_status_t emit_reshape(elemental_emitter_t *E, const hlo_instruction
   el_name_t l, oi[HLO_MAX_RANK];
   idx_def(E, instr, &l, "%s", lin.data ? lin.data : "0");
   strbuf_free(&lin);
+  /* Row-major data: the reshape's element at position l is the operand's
+   * element at position l.  Loading it there avoids the divisions of
+   * delinearizing, which matter inside contraction loops. */
+  if (E->operand_linear && !E->scope) {
+    bool handled = false;
+    VKHLO_RETURN_IF_ERROR(E->operand_linear(E, instr, 0, l.s, out, &handled));
+    if (handled) return NULL;
+  }
   el_delinearize(E, instr, os, l.s, oi);
   return el_operand(E, instr, 0, oi, out);
 }

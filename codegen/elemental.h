@@ -51,6 +51,15 @@ typedef vkhlo_status_t (*el_operand_value_fn)(elemental_emitter_t *E,
                                               int operand_number, const el_name_t *index,
                                               el_name_t *out);
 
+/* Optional: leaves operand |operand_number| of |instr| at row-major
+ * position |linear| (an int expression) in *out and sets *handled, when the
+ * operand is in memory (a row-major reshape then needs no index
+ * arithmetic); leaves *handled false otherwise. */
+typedef vkhlo_status_t (*el_operand_linear_fn)(elemental_emitter_t *E,
+                                               const hlo_instruction_t *instr,
+                                               int operand_number, const char *linear,
+                                               el_name_t *out, bool *handled);
+
 struct elemental_emitter {
   const codegen_target_t *target;
   strbuf_t body;      /* statements of the current function */
@@ -59,6 +68,7 @@ struct elemental_emitter {
   int next_id;
   unsigned features; /* GLSL_FEATURE_* / GLSL_HELPERS_* used so far */
   el_operand_value_fn operand_value;
+  el_operand_linear_fn operand_linear; /* NULL: always go through the index */
   void *user;
   el_scope_t *scope; /* non-NULL inside a called computation */
   int function_count;

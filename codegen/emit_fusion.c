@@ -160,6 +160,32 @@ static void append_position(strbuf_t *sb, const fusion_ctx_t *ctx, const hlo_sha
   else strbuf_printf(sb, "(%s / %lld) %% %lld", ctx->linear, (long long)after, (long long)range);
 }
 
+/* A fused parameter's element at row-major position |linear| (reshapes of
+ * parameters load this way; see el_operand_linear_fn). */
+static vkhlo_status_t fused_operand_linear(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           int k, const char *linear, el_name_t *out,
+                                           bool *handled) {
+  fusion_ctx_t *ctx = E->user;
+  const hlo_instruction_t *x = instr->operands[k];
+  *handled = false;
+  if (x->opcode != HLO_OPCODE_PARAMETER || x->parameter_number < 0 ||
+      x->parameter_number >= ctx->fusion->operand_count)
+    return NULL;
+  const hlo_shape_t *s = &ctx->fusion->operands[x->parameter_number]->shape;
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", x->parameter_number);
+  strbuf_t load;
+  strbuf_init(&load);
+  glsl_append_load_element(&load, E->target, s->element_type, buffer,
+                           hlo_shape_element_count(s) == 1 ? "0" : linear);
+  el_def(E, x, s->element_type, false, out, "%s", load.data ? load.data : "0");
+  bool failed = load.failed;
+  strbuf_free(&load);
+  if (failed) return VKHLO_NO_MEMORY();
+  *handled = true;
+  return NULL;
+}
+
 /* A fused parameter's value: a load from its binding. */
 static vkhlo_status_t load_parameter(elemental_emitter_t *E, fusion_ctx_t *ctx,
                                      const hlo_instruction_t *param, const el_name_t *index,
@@ -282,6 +308,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   ctx.out_shape = s0;
   ctx.linear = "idx";
   E->operand_value = fused_operand;
+  E->operand_linear = fused_operand_linear;
   E->user = &ctx;
 
   el_name_t index[HLO_MAX_RANK];
@@ -301,6 +328,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   for (int i = 0; i < ctx.memo_count; i++) free(ctx.memo[i].key);
   free(ctx.memo);
   E->operand_value = codegen_load_operand;
+  E->operand_linear = NULL;
   E->user = NULL;
   if (st) return st;
   *out_total = total;
