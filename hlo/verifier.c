@@ -835,6 +835,48 @@ static vkhlo_status_t verify_dynamic_update_slice(const verifier_t *v) {
   return expect_result_shape(v, x);
 }
 
+/* Batching dimensions of gather (operand_batching_dims, collapsed_slice_dims,
+ * start_indices_batching_dims) and scatter (input_batching_dims,
+ * inserted_window_dims, scatter_indices_batching_dims) obey the same rules:
+ * operand batching dims sorted, unique, in range and disjoint from the
+ * collapsed/inserted window dims; index batching dims unique, in range, not
+ * index_vector_dim, as many as the operand's, with matching sizes. */
+typedef struct batching_names {
+  const char *operand_dims, *window_dims, *index_dims; /* attribute names */
+  const char *operand, *indices;                       /* operand names */
+} batching_names_t;
+
+static vkhlo_status_t check_batching_dims(const verifier_t *v, const hlo_dims_t *operand_dims,
+                                          const hlo_dims_t *window_dims,
+                                          const hlo_dims_t *index_dims, int64_t index_vector_dim,
+                                          const hlo_shape_t *x, const hlo_shape_t *idx,
+                                          const batching_names_t *n) {
+  char what[64];
+  snprintf(what, sizeof what, "the %s rank", n->operand);
+  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, operand_dims, x->rank, n->operand_dims, what));
+  VKHLO_RETURN_IF_ERROR(check_sorted(v, operand_dims, n->operand_dims));
+  for (int i = 0; i < operand_dims->count; i++)
+    if (dims_contains(window_dims, operand_dims->data[i]))
+      return fail(v, "dimension %lld is in both %s and %s", (long long)operand_dims->data[i],
+                  n->window_dims, n->operand_dims);
+  snprintf(what, sizeof what, "the %s rank", n->indices);
+  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, index_dims, idx->rank, n->index_dims, what));
+  if (dims_contains(index_dims, index_vector_dim))
+    return fail(v, "%s %s must not contain index_vector_dim %lld", n->index_dims, DIMS(index_dims),
+                (long long)index_vector_dim);
+  if (index_dims->count != operand_dims->count)
+    return fail(v, "%s %s and %s %s differ in size", n->operand_dims, DIMS(operand_dims),
+                n->index_dims, DIMS(index_dims));
+  for (int i = 0; i < operand_dims->count; i++) {
+    int64_t od = operand_dims->data[i], id = index_dims->data[i];
+    if (x->dimensions[od] != idx->dimensions[id])
+      return fail(v, "%s batching dimension %lld has size %lld but %s batching dimension %lld has size %lld",
+                  n->operand, (long long)od, (long long)x->dimensions[od], n->indices, (long long)id,
+                  (long long)idx->dimensions[id]);
+  }
+  return NULL;
+}
+
 /* spec "gather". */
 static vkhlo_status_t verify_gather(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
@@ -869,27 +911,12 @@ static vkhlo_status_t verify_gather(const verifier_t *v) {
   /* operand_batching_dims sorted, unique, in range, disjoint from
    * collapsed_slice_dims; start_indices_batching_dims unique, in range,
    * not index_vector_dim, same count, matching sizes. */
-  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->operand_batching_dims, x->rank, "operand_batching_dims", "the operand rank"));
-  VKHLO_RETURN_IF_ERROR(check_sorted(v, &a->operand_batching_dims, "operand_batching_dims"));
-  for (int i = 0; i < a->operand_batching_dims.count; i++)
-    if (dims_contains(&a->collapsed_slice_dims, a->operand_batching_dims.data[i]))
-      return fail(v, "dimension %lld is in both collapsed_slice_dims and operand_batching_dims",
-                  (long long)a->operand_batching_dims.data[i]);
-  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->start_indices_batching_dims, idx->rank, "start_indices_batching_dims", "the start_indices rank"));
-  if (dims_contains(&a->start_indices_batching_dims, a->index_vector_dim))
-    return fail(v, "start_indices_batching_dims %s must not contain index_vector_dim %lld",
-                DIMS(&a->start_indices_batching_dims), (long long)a->index_vector_dim);
-  if (a->start_indices_batching_dims.count != a->operand_batching_dims.count)
-    return fail(v, "operand_batching_dims %s and start_indices_batching_dims %s differ in size",
-                DIMS(&a->operand_batching_dims), DIMS(&a->start_indices_batching_dims));
-  for (int i = 0; i < a->operand_batching_dims.count; i++) {
-    int64_t od = a->operand_batching_dims.data[i], id = a->start_indices_batching_dims.data[i];
-    if (x->dimensions[od] != idx->dimensions[id])
-      return fail(v, "operand batching dimension %lld has size %lld but start_indices batching "
-                  "dimension %lld has size %lld",
-                  (long long)od, (long long)x->dimensions[od], (long long)id,
-                  (long long)idx->dimensions[id]);
-  }
+  static const batching_names_t gather_names = {"operand_batching_dims", "collapsed_slice_dims",
+                                                "start_indices_batching_dims", "operand",
+                                                "start_indices"};
+  VKHLO_RETURN_IF_ERROR(check_batching_dims(v, &a->operand_batching_dims, &a->collapsed_slice_dims,
+                                            &a->start_indices_batching_dims, a->index_vector_dim,
+                                            x, idx, &gather_names));
   /* (C9) (C10) start_index_map unique, in range, not a batching dim. */
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->start_index_map, x->rank, "start_index_map", "the operand rank"));
   for (int i = 0; i < a->start_index_map.count; i++)
@@ -981,29 +1008,14 @@ static vkhlo_status_t verify_scatter(const verifier_t *v) {
   VKHLO_RETURN_IF_ERROR(check_sorted(v, &a->inserted_window_dims, "inserted_window_dims"));
   /* (C7) (C8) input_batching_dims sorted, unique, in range, disjoint from
    * inserted_window_dims. */
-  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->input_batching_dims, x->rank, "input_batching_dims", "the input rank"));
-  VKHLO_RETURN_IF_ERROR(check_sorted(v, &a->input_batching_dims, "input_batching_dims"));
-  for (int i = 0; i < a->input_batching_dims.count; i++)
-    if (dims_contains(&a->inserted_window_dims, a->input_batching_dims.data[i]))
-      return fail(v, "dimension %lld is in both inserted_window_dims and input_batching_dims",
-                  (long long)a->input_batching_dims.data[i]);
   /* (C9) (C10) scatter_indices_batching_dims unique, in range, not
    * index_vector_dim, same size as input_batching_dims, matching sizes. */
-  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->scatter_indices_batching_dims, idx->rank, "scatter_indices_batching_dims", "the scatter_indices rank"));
-  if (dims_contains(&a->scatter_indices_batching_dims, a->index_vector_dim))
-    return fail(v, "scatter_indices_batching_dims %s must not contain index_vector_dim %lld",
-                DIMS(&a->scatter_indices_batching_dims), (long long)a->index_vector_dim);
-  if (a->scatter_indices_batching_dims.count != a->input_batching_dims.count)
-    return fail(v, "input_batching_dims %s and scatter_indices_batching_dims %s differ in size",
-                DIMS(&a->input_batching_dims), DIMS(&a->scatter_indices_batching_dims));
-  for (int i = 0; i < a->input_batching_dims.count; i++) {
-    int64_t od = a->input_batching_dims.data[i], id = a->scatter_indices_batching_dims.data[i];
-    if (x->dimensions[od] != idx->dimensions[id])
-      return fail(v, "input batching dimension %lld has size %lld but scatter_indices batching "
-                  "dimension %lld has size %lld",
-                  (long long)od, (long long)x->dimensions[od], (long long)id,
-                  (long long)idx->dimensions[id]);
-  }
+  static const batching_names_t scatter_names = {"input_batching_dims", "inserted_window_dims",
+                                                 "scatter_indices_batching_dims", "input",
+                                                 "scatter_indices"};
+  VKHLO_RETURN_IF_ERROR(check_batching_dims(v, &a->input_batching_dims, &a->inserted_window_dims,
+                                            &a->scatter_indices_batching_dims, a->index_vector_dim,
+                                            x, idx, &scatter_names));
   /* (C12) (C13) (C14) scatter_dims_to_operand_dims: index vector size,
    * unique, in range, not a batching dim. */
   int64_t n_index = ivd_in ? idx->dimensions[a->index_vector_dim] : 1;
