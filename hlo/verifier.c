@@ -1340,6 +1340,20 @@ static vkhlo_status_t verify_convolution(const verifier_t *v) {
   return NULL;
 }
 
+/* Result i of a reduction (reduce, reduce_window) has the element type of
+ * the body's result i and dimensions |dims|. */
+static vkhlo_status_t expect_body_typed_results(const verifier_t *v, const hlo_computation_t *body,
+                                                int n, int rank, const int64_t *dims) {
+  for (int i = 0; i < n; i++) {
+    hlo_shape_t want;
+    hlo_shape_init(&want, comp_result(body, i)->element_type, rank, dims);
+    const hlo_shape_t *r = result_shape(&v->instr->shape, i);
+    if (!hlo_shape_equal(r, &want))
+      return fail(v, "result %d %s should be %s", i, SHAPE(r), SHAPE(&want));
+  }
+  return NULL;
+}
+
 /* spec "reduce". */
 static vkhlo_status_t verify_reduce(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
@@ -1375,14 +1389,7 @@ static vkhlo_status_t verify_reduce(const verifier_t *v) {
   int rank = 0;
   for (int i = 0; i < x->rank; i++)
     if (!dims_contains(dims, i)) rdims[rank++] = x->dimensions[i];
-  for (int i = 0; i < n; i++) {
-    hlo_shape_t want;
-    hlo_shape_init(&want, comp_result(body, i)->element_type, rank, rdims);
-    const hlo_shape_t *r = result_shape(&in->shape, i);
-    if (!hlo_shape_equal(r, &want))
-      return fail(v, "result %d %s should be %s", i, SHAPE(r), SHAPE(&want));
-  }
-  return NULL;
+  return expect_body_typed_results(v, body, n, rank, rdims);
 }
 
 /* spec "reduce_window". */
@@ -1428,14 +1435,7 @@ static vkhlo_status_t verify_reduce_window(const verifier_t *v) {
   for (int i = 0; i < rank; i++)
     if (!num_windows(x->dimensions[i], wd[i], ws[i], lo[i], hi[i], bd[i], wdil[i], &rdims[i]))
       return fail(v, "dimension %d overflows", i);
-  for (int i = 0; i < n; i++) {
-    hlo_shape_t want;
-    hlo_shape_init(&want, comp_result(body, i)->element_type, rank, rdims);
-    const hlo_shape_t *r = result_shape(&in->shape, i);
-    if (!hlo_shape_equal(r, &want))
-      return fail(v, "result %d %s should be %s", i, SHAPE(r), SHAPE(&want));
-  }
-  return NULL;
+  return expect_body_typed_results(v, body, n, rank, rdims);
 }
 
 /* spec "select_and_scatter". */
