@@ -14,33 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
-
-static void expect_ok(vkhlo_status_t st) {
-  if (st) fail_msg("%s", vkhlo_status_message(st));
-}
-
-static int setup(void **state) {
-  vkhlo_context_options_t o;
-  memset(&o, 0, sizeof o);
-  o.enable_validation = true;
-  vkhlo_context_t *ctx;
-  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
-  if (st) {
-    fprintf(stderr, "%s\n", vkhlo_status_message(st));
-    vkhlo_status_free(st);
-    return -1;
-  }
-  *state = ctx;
-  return 0;
-}
-
-static int teardown(void **state) {
-  vkhlo_context_t *ctx = *state;
-  int messages = vkhlo_context_validation_message_count(ctx);
-  vkhlo_context_destroy(ctx);
-  return messages == 0 ? 0 : -1;
-}
 
 static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
   vkhlo_executable_t *exe = NULL;
@@ -302,5 +277,5 @@ int main(void) {
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

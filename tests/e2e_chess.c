@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
 #define MODEL VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir"
@@ -43,10 +44,6 @@ static char *slurp(const char *path, size_t *len) {
   if (buf) buf[n] = 0;
   *len = (size_t)n;
   return buf;
-}
-
-static void expect_ok(vkhlo_status_t st) {
-  if (st) fail_msg("%s", vkhlo_status_message(st));
 }
 
 static void *run_model(vkhlo_context_t *ctx, vkhlo_executable_t *exe, size_t *out_size) {

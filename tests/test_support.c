@@ -7,11 +7,46 @@
  *    "<unknown module>" frames that no suppression can name: the drivers
  *    and layers are pinned with RTLD_NODELETE at start-up so that the
  *    suppressions match them by module.
- * Without ASan this file does nothing.
+ * It also holds the helpers of tests/test_support.h.
  */
 #define _GNU_SOURCE /* RTLD_NODELETE */
 #include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/test_support.h"
+
+void expect_ok(vkhlo_status_t st) {
+  if (st) fail_msg("%s", vkhlo_status_message(st));
+}
+
+int validated_context_setup(void **state) {
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.enable_validation = true;
+  vkhlo_context_t *ctx;
+  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
+  if (st) {
+    fprintf(stderr, "%s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    return -1;
+  }
+  *state = ctx;
+  return 0;
+}
+
+int validated_context_teardown(void **state) {
+  vkhlo_context_t *ctx = *state;
+  int messages = vkhlo_context_validation_message_count(ctx);
+  vkhlo_context_destroy(ctx);
+  return messages == 0 ? 0 : -1;
+}
 
 #if defined(__SANITIZE_ADDRESS__)
 const char *__lsan_default_options(void);

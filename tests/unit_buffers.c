@@ -23,34 +23,9 @@
 #include <cmocka.h>
 
 #include "api/internal.h"
+#include "tests/test_support.h"
 
 #define N 1024
-
-static void expect_ok(vkhlo_status_t st) {
-  if (st) fail_msg("%s", vkhlo_status_message(st));
-}
-
-static int setup(void **state) {
-  vkhlo_context_options_t o;
-  memset(&o, 0, sizeof o);
-  o.enable_validation = true;
-  vkhlo_context_t *ctx;
-  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
-  if (st) {
-    fprintf(stderr, "%s\n", vkhlo_status_message(st));
-    vkhlo_status_free(st);
-    return -1;
-  }
-  *state = ctx;
-  return 0;
-}
-
-static int teardown(void **state) {
-  vkhlo_context_t *ctx = *state;
-  int messages = vkhlo_context_validation_message_count(ctx);
-  vkhlo_context_destroy(ctx);
-  return messages == 0 ? 0 : -1;
-}
 
 static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool no_fusion) {
   vkhlo_compile_options_t o;
@@ -510,17 +485,17 @@ static void checker_catches_corruption(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(elementwise_chain_in_place, setup, teardown),
-      cmocka_unit_test_setup_teardown(independent_dispatches_share_no_barrier, setup, teardown),
-      cmocka_unit_test_setup_teardown(replay_follows_arguments, setup, teardown),
-      cmocka_unit_test_setup_teardown(results_alias_parameters_and_constants, setup, teardown),
-      cmocka_unit_test_setup_teardown(loop_keeps_captures_alive, setup, teardown),
-      cmocka_unit_test_setup_teardown(conditional_branches, setup, teardown),
-      cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, setup, teardown),
-      cmocka_unit_test_setup_teardown(scatter_drops_its_copy, setup, teardown),
-      cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, setup, teardown),
-      cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, setup, teardown),
-      cmocka_unit_test_setup_teardown(checker_catches_corruption, setup, teardown),
+      cmocka_unit_test_setup_teardown(elementwise_chain_in_place, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(independent_dispatches_share_no_barrier, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(replay_follows_arguments, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(results_alias_parameters_and_constants, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(loop_keeps_captures_alive, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(conditional_branches, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(scatter_drops_its_copy, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(checker_catches_corruption, validated_context_setup, validated_context_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
