@@ -10,6 +10,12 @@
  *
  * Allocations:
  *   - one per entry parameter: the caller's buffer, bound at execution;
+ *   - one per result whose value is a temp: the caller's result buffer,
+ *     bound at execution, holding that value's whole storage group (the
+ *     value and every buffer it was written in place over), so the last
+ *     dispatch writes the result where the caller reads it and no copy-out
+ *     is recorded.  A result that is a parameter, a constant, or the same
+ *     storage as an earlier result is copied out instead;
  *   - constants, packed in lowering's order into as few allocations as
  *     max_allocation_size allows (their bytes are uploaded once);
  *   - temps: the buffers linked in place form one storage group whose live
@@ -38,9 +44,8 @@
  * place.  vkhlo_executable_compile runs it in debug builds and when
  * VKHLO_CHECK_BUFFERS=1.
  *
- * Not done here: buffer donation (writing into parameters), sharing bytes
- * between a parameter or constant and a temp, and live-out results placed
- * directly in the caller's buffers (results are copied out at the end).
+ * Not done here: buffer donation (writing into parameters) and sharing
+ * bytes between a parameter or constant and a temp.
  */
 #include "api/internal.h"
 
@@ -74,6 +79,7 @@ static exe_buffer_allocation_t *new_allocation(vkhlo_executable_t *exe, exe_allo
   a->index = exe->allocation_count++;
   a->kind = kind;
   a->parameter_number = -1;
+  a->result_number = -1;
   return a;
 }
 
@@ -104,7 +110,39 @@ static int compare_ranges(const void *pa, const void *pb) {
   return a->begin < b->begin ? -1 : a->begin > b->begin;
 }
 
-/* Groups of the temp buffers; *out_of_buffer maps buffer id -> group index
+static bool in_result_allocation(const vkhlo_executable_t *exe, int id) {
+  int a = exe->buffers[id].allocation;
+  return a >= 0 && a < exe->allocation_count && exe->allocations[a].kind == EXE_ALLOCATION_RESULT;
+}
+
+/* Gives result |r|'s storage group an allocation of its own, the caller's
+ * result buffer, when the result is a temp whose group fits in it and no
+ * earlier result took that group. */
+static vkhlo_status_t place_result(vkhlo_executable_t *exe, int r) {
+  int id = exe->result_buffers[r];
+  if (id < 0 || id >= exe->buffer_count || exe->buffers[id].kind != EXE_BUFFER_TEMP || in_result_allocation(exe, id))
+    return NULL;
+  int root = exe_storage_buffer(exe, id);
+  uint64_t size = vkhlo_tensor_type_size_bytes(&exe->result_types[r]);
+  for (int i = 0; i < exe->buffer_count; i++)
+    if (exe->buffers[i].kind == EXE_BUFFER_TEMP && exe_storage_buffer(exe, i) == root &&
+        exe->buffers[i].size_bytes > size)
+      return NULL;
+  exe_buffer_allocation_t *a = new_allocation(exe, EXE_ALLOCATION_RESULT);
+  if (!a) return VKHLO_NO_MEMORY();
+  a->result_number = r;
+  a->maybe_live_out = true;
+  for (int i = 0; i < exe->buffer_count; i++) {
+    exe_buffer_t *b = &exe->buffers[i];
+    if (b->kind != EXE_BUFFER_TEMP || exe_storage_buffer(exe, i) != root) continue;
+    b->allocation = a->index;
+    b->offset_bytes = 0;
+    if (b->size_bytes > a->size) a->size = b->size_bytes;
+  }
+  return NULL;
+}
+
+/* Groups of the temp buffers not placed in result buffers; *out_of_buffer maps buffer id -> group index
  * (-1 for non-temps).  Both heap-allocated. */
 static vkhlo_status_t build_groups(const vkhlo_executable_t *exe, uint64_t alignment, group_t **out_groups,
                                    int *out_count, int **out_of_buffer) {
@@ -120,7 +158,7 @@ static vkhlo_status_t build_groups(const vkhlo_executable_t *exe, uint64_t align
   for (int i = 0; i < n; i++) of[i] = -1;
   for (int i = 0; i < n; i++) {
     const exe_buffer_t *b = &exe->buffers[i];
-    if (b->kind != EXE_BUFFER_TEMP) continue;
+    if (b->kind != EXE_BUFFER_TEMP || in_result_allocation(exe, i)) continue;
     int root = exe_storage_buffer(exe, i);
     if (of[root] < 0) {
       group_t *g = &groups[count];
@@ -238,7 +276,10 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
     b->offset_bytes = global - current->constant_data_offset;
     if (b->offset_bytes + b->size_bytes > current->size) current->size = b->offset_bytes + b->size_bytes;
   }
-  /* temps */
+  /* results, then the other temps */
+  for (int i = 0; i < exe->buffer_count; i++)
+    if (exe->buffers[i].kind == EXE_BUFFER_TEMP) exe->buffers[i].allocation = -1;
+  for (int r = 0; r < exe->result_count; r++) VKHLO_RETURN_IF_ERROR(place_result(exe, r));
   group_t *groups;
   int count, *of;
   VKHLO_RETURN_IF_ERROR(build_groups(exe, limits->alignment, &groups, &count, &of));
@@ -248,7 +289,7 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
     for (int i = 0; i < count; i++) of[groups[i].root] = i;
     for (int i = 0; i < exe->buffer_count; i++) {
       exe_buffer_t *b = &exe->buffers[i];
-      if (b->kind != EXE_BUFFER_TEMP) continue;
+      if (b->kind != EXE_BUFFER_TEMP || in_result_allocation(exe, i)) continue;
       const group_t *g = &groups[of[exe_storage_buffer(exe, i)]];
       b->allocation = g->allocation;
       b->offset_bytes = g->offset;
@@ -433,6 +474,21 @@ static bool binds(const exe_thunk_t *t, int id, int from, int to) {
 vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
   uint64_t align = exe->alignment ? exe->alignment : 1;
   int end = exe->position_count - 1;
+  /* result allocations: the caller's buffer, one per result, big enough */
+  for (int i = 0; i < exe->allocation_count; i++) {
+    const exe_buffer_allocation_t *a = &exe->allocations[i];
+    if (a->kind != EXE_ALLOCATION_RESULT) continue;
+    if (a->result_number < 0 || a->result_number >= exe->result_count)
+      return VKHLO_INTERNAL("buffer assignment: result allocation %d names result %d of %d", i, a->result_number,
+                            exe->result_count);
+    if (a->size > vkhlo_tensor_type_size_bytes(&exe->result_types[a->result_number]))
+      return VKHLO_INTERNAL("buffer assignment: result allocation %d needs %llu bytes, result %d has %llu", i,
+                            (unsigned long long)a->size, a->result_number,
+                            (unsigned long long)vkhlo_tensor_type_size_bytes(&exe->result_types[a->result_number]));
+    for (int j = 0; j < i; j++)
+      if (exe->allocations[j].kind == EXE_ALLOCATION_RESULT && exe->allocations[j].result_number == a->result_number)
+        return VKHLO_INTERNAL("buffer assignment: allocations %d and %d are both result %d", j, i, a->result_number);
+  }
   /* slices */
   for (int i = 0; i < exe->buffer_count; i++) {
     const exe_buffer_t *b = &exe->buffers[i];
@@ -442,6 +498,7 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
     exe_allocation_kind_t want = b->kind == EXE_BUFFER_PARAMETER ? EXE_ALLOCATION_PARAMETER
                                  : b->kind == EXE_BUFFER_CONSTANT ? EXE_ALLOCATION_CONSTANT
                                                                   : EXE_ALLOCATION_TEMP;
+    if (b->kind == EXE_BUFFER_TEMP && a->kind == EXE_ALLOCATION_RESULT) want = a->kind;
     if (a->kind != want)
       return VKHLO_INTERNAL("buffer assignment: buffer %d (%s) is in allocation %d of the wrong kind", i,
                             buffer_name(exe, i), a->index);

@@ -91,7 +91,7 @@ static int count_dispatches(const exe_sequence_t *seq) {
 
 /* Bytes read and written by the dispatches and copies of one execution
  * (loops and every branch counted once): each binding's size, twice a
- * copy's size; plus the copies of the results to the caller. */
+ * copy's size; plus the copies of the results not written in place. */
 static int64_t count_bytes_moved(const vkhlo_executable_t *exe, const exe_sequence_t *seq) {
   int64_t n = 0;
   for (int i = 0; i < seq->count; i++) {
@@ -167,7 +167,7 @@ static vkhlo_status_t build_device_objects(vkhlo_executable_t *exe, const void *
   exe->stats.spirv_cache_hits = after->cache_hits - hits0;
   for (int i = 0; i < exe->allocation_count; i++) {
     exe_buffer_allocation_t *a = &exe->allocations[i];
-    if (a->kind == EXE_ALLOCATION_PARAMETER || a->size == 0) continue;
+    if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;
     VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(ctx->device, a->size, &a->buffer));
     if (a->kind == EXE_ALLOCATION_CONSTANT)
       VKHLO_RETURN_IF_ERROR(
@@ -182,7 +182,7 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
   size_t len;
   FILE *f = open_memstream(&text, &len);
   if (!f) return VKHLO_NO_MEMORY();
-  static const char *const allocation_kinds[] = {"parameter", "constant", "temp"};
+  static const char *const allocation_kinds[] = {"parameter", "constant", "temp", "result"};
   fprintf(f, "# buffer assignment: %d allocations, temp %llu bytes (liveness lower bound %llu), constant %llu "
              "bytes, offsets aligned to %llu\n",
           exe->allocation_count, (unsigned long long)exe_temp_bytes(exe),
@@ -193,6 +193,7 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
     const exe_buffer_allocation_t *a = &exe->allocations[i];
     fprintf(f, "%-10d %-10s %-12llu", a->index, allocation_kinds[a->kind], (unsigned long long)a->size);
     if (a->is_entry_computation_parameter) fprintf(f, " parameter_number=%d", a->parameter_number);
+    if (a->kind == EXE_ALLOCATION_RESULT) fprintf(f, " result_number=%d", a->result_number);
     if (a->maybe_live_out) fprintf(f, " maybe_live_out");
     fputc('\n', f);
   }
@@ -344,7 +345,8 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   exe->stats.dispatches = count_dispatches(&exe->main);
   exe->stats.bytes_moved = count_bytes_moved(exe, &exe->main);
   for (int i = 0; i < exe->result_count; i++)
-    exe->stats.bytes_moved += 2 * (int64_t)vkhlo_tensor_type_size_bytes(&exe->result_types[i]);
+    if (!exe_result_in_place(exe, i))
+      exe->stats.bytes_moved += 2 * (int64_t)vkhlo_tensor_type_size_bytes(&exe->result_types[i]);
   exe->stats.peak_intermediate_bytes = (int64_t)exe_temp_bytes(exe);
   exe->stats.liveness_lower_bound_bytes = (int64_t)exe_liveness_lower_bound(exe);
   exe->stats.barriers = exe_count_barriers(exe);

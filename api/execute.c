@@ -5,8 +5,11 @@
  * Control flow is decided on the host: before a while or conditional the
  * recorded work is submitted and waited for, the predicate (or case index)
  * is read back, and the chosen sequence is recorded next — one submission
- * per loop iteration.  Results are copied into fresh buffers owned by the
- * caller; then the check buffers are read back and compared (api/check.c).
+ * per loop iteration.  Results live in the caller's result buffers: a
+ * result placed there by buffer assignment is written by its dispatch
+ * directly; the others (parameters, constants, a value returned twice)
+ * are copied in at the end.  Then the check buffers are read back and
+ * compared (api/check.c).
  *
  * Barriers.  A pipeline barrier is recorded before a thunk only when it
  * has a true dependency on work recorded since the last barrier: it reads
@@ -20,10 +23,12 @@
  *
  * Replay.  A straight-line executable (no while, no conditional) is
  * recorded once and its command buffer replayed on later executions while
- * the arguments are the same buffers (by serial number, which is never
- * reused, so a destroyed and re-created buffer never matches): descriptor
- * sets name the caller's VkBuffers.  The result copies into the fresh
- * caller-owned buffers go into a second small command buffer per
+ * the arguments and results are the same buffers (by serial number, which
+ * is never reused, so a destroyed and re-created buffer never matches):
+ * descriptor sets name the caller's VkBuffers.  vkhlo_executable_execute
+ * gives fresh result buffers, so it re-records; a caller that reuses its
+ * result buffers (vkhlo_executable_execute_into) replays.  The result
+ * copies, when there are any, go into a second small command buffer per
  * execution, which starts with a barrier and is submitted after the replay
  * on the same queue; waiting for it waits for both.
  *
@@ -47,6 +52,7 @@ typedef struct access {
 typedef struct run {
   vkhlo_executable_t *exe;
   vkhlo_buffer_t *const *args;
+  vkhlo_buffer_t *const *results;
   bool counting; /* exe_count_barriers: no device work */
   vkrt_cmd_t *cmd;
   bool recording;
@@ -63,6 +69,12 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
     *out_offset = 0;
     *out_size = b->size_bytes;
     if (*out_buffer && *out_size > vkrt_buffer_size(*out_buffer)) *out_size = vkrt_buffer_size(*out_buffer);
+    return;
+  }
+  if (a->kind == EXE_ALLOCATION_RESULT) {
+    *out_buffer = r->results ? r->results[a->result_number]->buffer : NULL;
+    *out_offset = b->offset_bytes;
+    *out_size = b->size_bytes;
     return;
   }
   *out_buffer = a->buffer;
@@ -268,10 +280,18 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
   return NULL;
 }
 
-/* Records the copies of the results into |results| (fresh buffers) into
- * r->cmd; |after_submission|: the program ran in an earlier submission. */
-static vkhlo_status_t record_result_copies(run_t *r, vkhlo_buffer_t **results, bool after_submission) {
+static bool needs_result_copies(const vkhlo_executable_t *exe) {
+  for (int i = 0; i < exe->result_count; i++)
+    if (vkhlo_tensor_type_size_bytes(&exe->result_types[i]) && !exe_result_in_place(exe, i)) return true;
+  return false;
+}
+
+/* Records the copies of the results not written in place into r->results
+ * into r->cmd; |after_submission|: the program ran in an earlier
+ * submission. */
+static vkhlo_status_t record_result_copies(run_t *r, bool after_submission) {
   vkhlo_executable_t *exe = r->exe;
+  if (!needs_result_copies(exe)) return NULL;
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   if (after_submission) {
     if (!r->counting) vkrt_cmd_barrier(r->cmd);
@@ -280,13 +300,13 @@ static vkhlo_status_t record_result_copies(run_t *r, vkhlo_buffer_t **results, b
   }
   for (int i = 0; i < exe->result_count; i++) {
     uint64_t n = vkhlo_tensor_type_size_bytes(&exe->result_types[i]);
-    if (!n) continue;
+    if (!n || exe_result_in_place(exe, i)) continue;
     vkrt_buffer_t *src;
     uint64_t off, size;
     resolve(r, exe->result_buffers[i], &src, &off, &size);
     access_t accesses[2] = {buffer_access(exe, exe->result_buffers[i], n, false), {-1 - i, 0, n, true}};
     VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
-    if (!r->counting) VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, src, off, results[i]->buffer, 0, n));
+    if (!r->counting) VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, src, off, r->results[i]->buffer, 0, n));
   }
   return NULL;
 }
@@ -329,7 +349,7 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe) {
   r.exe = (vkhlo_executable_t *)exe; /* counting never writes through it */
   r.counting = true;
   vkhlo_status_t st = run_sequence(&r, &exe->main);
-  if (!st) st = record_result_copies(&r, NULL, exe->straight_line);
+  if (!st) st = record_result_copies(&r, exe->straight_line);
   free(r.pending);
   if (st) {
     vkhlo_status_free(st);
@@ -338,21 +358,26 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe) {
   return r.barriers;
 }
 
-static bool arguments_match_recording(const vkhlo_executable_t *exe, vkhlo_buffer_t *const *args) {
+static bool buffers_match_recording(const vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                                    vkhlo_buffer_t *const *results) {
   if (!exe->recorded || !exe->recorded_serials) return false;
   for (int i = 0; i < exe->parameter_count; i++)
     if (exe->recorded_serials[i] != args[i]->serial) return false;
+  for (int i = 0; i < exe->result_count; i++)
+    if (exe->recorded_serials[exe->parameter_count + i] != results[i]->serial) return false;
   return true;
 }
 
 /* Straight-line programs: replay the recording (re-recording it when the
- * arguments changed), then copy the results in a second submission. */
-static vkhlo_status_t run_replayed(run_t *r, vkhlo_buffer_t **results) {
+ * buffers changed), then copy the results not written in place in a
+ * second submission. */
+static vkhlo_status_t run_replayed(run_t *r) {
   vkhlo_executable_t *exe = r->exe;
-  if (!arguments_match_recording(exe, r->args)) {
+  int nserials = exe->parameter_count + exe->result_count;
+  if (!buffers_match_recording(exe, r->args, r->results)) {
     exe->recorded = false;
-    if (!exe->recorded_serials && exe->parameter_count) {
-      exe->recorded_serials = calloc((size_t)exe->parameter_count, sizeof(uint64_t));
+    if (!exe->recorded_serials && nserials) {
+      exe->recorded_serials = calloc((size_t)nserials, sizeof(uint64_t));
       if (!exe->recorded_serials) return VKHLO_NO_MEMORY();
     }
     r->cmd = exe->cmd;
@@ -365,12 +390,13 @@ static vkhlo_status_t run_replayed(run_t *r, vkhlo_buffer_t **results) {
       return st ? st : est;
     }
     for (int i = 0; i < exe->parameter_count; i++) exe->recorded_serials[i] = r->args[i]->serial;
+    for (int i = 0; i < exe->result_count; i++) exe->recorded_serials[exe->parameter_count + i] = r->results[i]->serial;
     exe->recorded = true;
   }
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit(exe->cmd, false));
   r->cmd = exe->copy_cmd;
   r->pending_count = 0;
-  vkhlo_status_t st = record_result_copies(r, results, true);
+  vkhlo_status_t st = record_result_copies(r, true);
   vkhlo_status_t fst = flush(r);
   vkhlo_status_t wst = vkrt_cmd_wait(exe->cmd);
   if (!st) st = fst;
@@ -380,47 +406,65 @@ static vkhlo_status_t run_replayed(run_t *r, vkhlo_buffer_t **results) {
   return st;
 }
 
-vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *exe, int arg_count,
-                                        vkhlo_buffer_t *const *args, int result_count,
-                                        vkhlo_buffer_t **out_results) {
-  for (int i = 0; i < result_count && out_results; i++) out_results[i] = NULL;
+static vkhlo_status_t check_type(const char *what, int i, const vkhlo_buffer_t *b, const vkhlo_tensor_type_t *want) {
+  if (!b) return VKHLO_INVALID("%s %d is NULL", what, i);
+  if (same_type(&b->type, want)) return NULL;
+  char w[64], g[64];
+  snprintf(w, sizeof w, "%s rank %d", vkhlo_element_type_name(want->element_type), want->rank);
+  snprintf(g, sizeof g, "%s rank %d", vkhlo_element_type_name(b->type.element_type), b->type.rank);
+  return VKHLO_INVALID("%s %d has type %s, the program expects %s (or dimensions differ)", what, i, g, w);
+}
+
+vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_count,
+                                             vkhlo_buffer_t *const *args, int result_count,
+                                             vkhlo_buffer_t *const *results) {
   if (arg_count != exe->parameter_count)
     return VKHLO_INVALID("executable takes %d arguments, %d given", exe->parameter_count, arg_count);
-  if (result_count != exe->result_count || (result_count && !out_results))
+  if (result_count != exe->result_count || (result_count && !results))
     return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
-  for (int i = 0; i < arg_count; i++) {
-    if (!args[i]) return VKHLO_INVALID("argument %d is NULL", i);
-    if (!same_type(&args[i]->type, &exe->parameter_types[i])) {
-      char want[64], got[64];
-      snprintf(want, sizeof want, "%s rank %d", vkhlo_element_type_name(exe->parameter_types[i].element_type),
-               exe->parameter_types[i].rank);
-      snprintf(got, sizeof got, "%s rank %d", vkhlo_element_type_name(args[i]->type.element_type),
-               args[i]->type.rank);
-      return VKHLO_INVALID("argument %d has type %s, the program expects %s (or dimensions differ)", i, got, want);
-    }
+  for (int i = 0; i < arg_count; i++)
+    VKHLO_RETURN_IF_ERROR(check_type("argument", i, args[i], &exe->parameter_types[i]));
+  for (int i = 0; i < result_count; i++) {
+    VKHLO_RETURN_IF_ERROR(check_type("result", i, results[i], &exe->result_types[i]));
+    for (int j = 0; j < arg_count; j++)
+      if (results[i] == args[j])
+        return VKHLO_INVALID("result %d is argument %d's buffer; results must not alias arguments", i, j);
+    for (int j = 0; j < i; j++)
+      if (results[i] == results[j]) return VKHLO_INVALID("results %d and %d are the same buffer", j, i);
   }
-  for (int i = 0; i < exe->check_count; i++) {
-    memset(&exe->checks[i].result, 0, sizeof exe->checks[i].result);
-  }
+  for (int i = 0; i < exe->check_count; i++) memset(&exe->checks[i].result, 0, sizeof exe->checks[i].result);
   run_t r;
   memset(&r, 0, sizeof r);
   r.exe = exe;
   r.args = args;
+  r.results = results;
   r.cmd = exe->cmd;
-  vkhlo_status_t st = NULL;
-  for (int i = 0; i < result_count && !st; i++)
-    st = vkhlo_buffer_create(exe->context, &exe->result_types[i], NULL, &out_results[i]);
-  if (!st && exe->straight_line && exe->copy_cmd) {
-    st = run_replayed(&r, out_results);
-  } else if (!st) {
+  vkhlo_status_t st;
+  if (exe->straight_line && exe->copy_cmd) {
+    st = run_replayed(&r);
+  } else {
+    exe->recorded = false; /* the recording is being replaced */
     st = run_sequence(&r, &exe->main);
-    if (!st) st = record_result_copies(&r, out_results, false);
+    if (!st) st = record_result_copies(&r, false);
     vkhlo_status_t fst = flush(&r);
     if (!st) st = fst;
     else vkhlo_status_free(fst);
   }
   free(r.pending);
   if (!st) st = evaluate_checks(&r);
+  return st;
+}
+
+vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *exe, int arg_count,
+                                        vkhlo_buffer_t *const *args, int result_count,
+                                        vkhlo_buffer_t **out_results) {
+  for (int i = 0; i < result_count && out_results; i++) out_results[i] = NULL;
+  if (result_count != exe->result_count || (result_count && !out_results))
+    return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < result_count && !st; i++)
+    st = vkhlo_buffer_create(exe->context, &exe->result_types[i], NULL, &out_results[i]);
+  if (!st) st = vkhlo_executable_execute_into(exe, arg_count, args, result_count, out_results);
   if (st) {
     for (int i = 0; i < result_count; i++) {
       vkhlo_buffer_destroy(out_results[i]);

@@ -53,6 +53,8 @@ typedef enum exe_allocation_kind_e {
   EXE_ALLOCATION_PARAMETER, /* the caller's argument buffer |parameter_number| */
   EXE_ALLOCATION_CONSTANT,  /* uploaded at compile time */
   EXE_ALLOCATION_TEMP,      /* scratch shared by buffers whose live ranges differ */
+  EXE_ALLOCATION_RESULT,    /* the caller's result buffer |result_number|: one
+                               storage group written in place of a copy-out */
 } exe_allocation_kind_t;
 
 typedef struct exe_buffer_allocation {
@@ -61,11 +63,12 @@ typedef struct exe_buffer_allocation {
   uint64_t size;
   bool is_entry_computation_parameter;
   int parameter_number;
+  int result_number;   /* EXE_ALLOCATION_RESULT: which result (else -1) */
   bool maybe_live_out; /* holds a buffer the caller receives as a result */
   /* constant allocations: their bytes start at this offset of the
    * constant data lowering produced */
   uint64_t constant_data_offset;
-  vkrt_buffer_t *buffer; /* NULL for parameters (bound per execution) */
+  vkrt_buffer_t *buffer; /* NULL for parameters and results (bound per execution) */
 } exe_buffer_allocation_t;
 
 typedef enum exe_buffer_kind_e {
@@ -193,8 +196,9 @@ struct vkhlo_executable_s {
   uint64_t constant_size_bytes; /* lowering's constant data */
   uint64_t alignment;           /* of every slice's offset */
   /* Execution.  |cmd| records the program; for a straight-line program it
-   * is recorded once and replayed while the arguments are the same buffers
-   * (|recorded_serials|), and |copy_cmd| copies the results out. */
+   * is recorded once and replayed while the arguments and results are the
+   * same buffers (|recorded_serials|: parameters, then results), and
+   * |copy_cmd| copies out the results that are not written in place. */
   vkrt_cmd_t *cmd, *copy_cmd;
   bool recorded;
   uint64_t *recorded_serials;
@@ -220,7 +224,9 @@ typedef struct exe_buffer_limits {
  * allocation size, for tests). */
 void exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out);
 /* Places every buffer: parameters in their own allocations, constants
- * packed in order, temps packed by live range (best fit, biggest first);
+ * packed in order, each result's storage group in the caller's result
+ * buffer when it is a temp no other result holds, the other temps packed
+ * by live range (best fit, biggest first);
  * fills exe->allocations and each buffer's {allocation, offset_bytes}.
  * Device buffers of a previous assignment are destroyed (the executable
  * cannot run until build_device_objects makes new ones).
@@ -233,7 +239,8 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
  * where that input dies.  Errors: INTERNAL naming the first violation. */
 vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe);
 /* Max over positions of the bytes of live temp buffers (in-place pairs
- * counted once): no placement can use less. */
+ * counted once; those placed in result buffers not counted): no placement
+ * can use less. */
 uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
 /* Sum of the temp allocations' sizes. */
 uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
@@ -258,6 +265,14 @@ void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *o
 static inline int exe_storage_buffer(const vkhlo_executable_t *exe, int id) {
   while (exe->buffers[id].inplace_of >= 0) id = exe->buffers[id].inplace_of;
   return id;
+}
+
+/* True when result |i| is written by its dispatch straight into the
+ * caller's buffer (its storage is result allocation i), so no copy-out. */
+static inline bool exe_result_in_place(const vkhlo_executable_t *exe, int i) {
+  int a = exe->buffers[exe->result_buffers[i]].allocation;
+  return a >= 0 && a < exe->allocation_count && exe->allocations[a].kind == EXE_ALLOCATION_RESULT &&
+         exe->allocations[a].result_number == i;
 }
 
 

@@ -74,6 +74,12 @@ struct elemental_emitter {
   int function_count;
   const hlo_computation_t *function_comps[EL_MAX_FUNCTIONS];
   el_name_t function_names[EL_MAX_FUNCTIONS];
+  /* Wide kernels (codegen/emit_fusion.c): each invocation handles
+   * |wide_lanes| consecutive 32-bit elements (0: one), reading the operands
+   * in |wide_inputs| (bit k: operand k) and writing every result through
+   * a second view of the binding, "in<k>w"/"out<r>w", of 64-bit words. */
+  int wide_lanes;
+  uint64_t wide_inputs;
 };
 
 /* Initializes |E| (empty buffers); free with el_free. */

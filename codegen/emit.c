@@ -129,8 +129,9 @@ void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr
 
 static void declare_buffer(strbuf_t *sb, int binding, const char *qualifier, const char *storage,
                            const char *name) {
-  strbuf_printf(sb, "layout(std430, set = 0, binding = %d) %sbuffer Buffer%d { %s data[]; } %s;\n",
-                binding, qualifier, binding, storage, name);
+  bool wide = name[strlen(name) - 1] == 'w';
+  strbuf_printf(sb, "layout(std430, set = 0, binding = %d) %sbuffer Buffer%d%s { %s data[]; } %s;\n",
+                binding, qualifier, binding, wide ? "w" : "", storage, name);
 }
 
 vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
@@ -170,6 +171,20 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     bool rw = results_readwrite || glsl_type_is_packed(E->target, rt);
     declare_buffer(&sb, instr->operand_count + r, rw ? "" : "writeonly ",
                    glsl_buffer_type_on(E->target, rt), name);
+  }
+  if (E->wide_lanes) { /* 64-bit word views of the same bindings */
+    const char *w = E->wide_lanes == 8 ? "u64vec4" : E->wide_lanes == 4 ? "u64vec2" : "uint64_t";
+    for (int k = 0; k < instr->operand_count && k < 64; k++) {
+      if (!(E->wide_inputs >> k & 1)) continue;
+      char name[16];
+      snprintf(name, sizeof name, "in%dw", k);
+      declare_buffer(&sb, k, "readonly ", w, name);
+    }
+    for (int r = 0; r < nres; r++) {
+      char name[16];
+      snprintf(name, sizeof name, "out%dw", r);
+      declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name);
+    }
   }
   strbuf_append(&sb, "\n");
   glsl_append_prelude(&sb, E->features);
@@ -214,7 +229,8 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
 
   uint64_t groups = ((uint64_t)total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   if (groups == 0) groups = 1;
-  if (grid_stride && groups > CODEGEN_CPU_MAX_GROUPS) groups = CODEGEN_CPU_MAX_GROUPS;
+  uint64_t max_groups = E->wide_lanes ? CODEGEN_CPU_MAX_GROUPS_WIDE : CODEGEN_CPU_MAX_GROUPS;
+  if (grid_stride && groups > max_groups) groups = max_groups;
   uint64_t maxx = E->target->max_workgroup_count[0] ? E->target->max_workgroup_count[0] : 65535;
   uint64_t gx = groups < maxx ? groups : maxx;
   uint64_t gy = (groups + gx - 1) / gx;

@@ -21,17 +21,19 @@
 
 /* Helpers written once for float and double. */
 static const char generic_float[] =
+    /* NaN if either is (a's first), +0 above -0; selects only (CPU
+     * devices run these as SIMD lanes: no branches to mask) */
     "FT vk_fmax(FT a, FT b) {\n"
-    "  if (isnan(a)) return a;\n"
-    "  if (isnan(b)) return b;\n"
-    "  if (a == b) return vk_signbit(a) ? b : a;\n"
-    "  return a > b ? a : b;\n"
+    "  FT m = a > b ? a : b;\n"
+    "  m = a == b ? (vk_signbit(a) ? b : a) : m;\n"
+    "  m = isnan(b) ? b : m;\n"
+    "  return isnan(a) ? a : m;\n"
     "}\n"
     "FT vk_fmin(FT a, FT b) {\n"
-    "  if (isnan(a)) return a;\n"
-    "  if (isnan(b)) return b;\n"
-    "  if (a == b) return vk_signbit(a) ? a : b;\n"
-    "  return a < b ? a : b;\n"
+    "  FT m = a < b ? a : b;\n"
+    "  m = a == b ? (vk_signbit(a) ? a : b) : m;\n"
+    "  m = isnan(b) ? b : m;\n"
+    "  return isnan(a) ? a : m;\n"
     "}\n"
     "bool vk_is_finite(FT x) { return !isnan(x) && !isinf(x); }\n"
     "FT vk_sign(FT x) { return isnan(x) ? x : (x > FT(0) ? FT(1) : (x < FT(0) ? FT(-1) : x)); }\n"

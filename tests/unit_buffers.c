@@ -76,6 +76,12 @@ static void run(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int argc, const v
   for (int i = 0; i < argc; i++) vkhlo_buffer_destroy(args[i]);
 }
 
+static int count_result_allocations(const vkhlo_executable_t *exe) {
+  int n = 0;
+  for (int i = 0; i < exe->allocation_count; i++) n += exe->allocations[i].kind == EXE_ALLOCATION_RESULT;
+  return n;
+}
+
 static float xs[N];
 
 static void fill_inputs(void) {
@@ -100,13 +106,16 @@ static void elementwise_chain_in_place(void **state) {
     vkhlo_executable_t *exe = compile(ctx, chain_program, !fused);
     vkhlo_executable_stats_t s;
     vkhlo_executable_stats(exe, &s);
+    /* the chain's storage (a, b, c and the reshape) is the caller's result
+     * buffer: no temp memory, no copy-out */
+    assert_int_equal(count_result_allocations(exe), 1);
+    assert_int_equal(s.peak_intermediate_bytes, 0);
+    assert_int_equal(s.liveness_lower_bound_bytes, 0);
     if (!fused) {
       assert_int_equal(s.dispatches, 3); /* the reshape is no dispatch */
       assert_int_equal(count_inplace(exe), 2); /* b over a, c over b */
-      assert_int_equal(s.peak_intermediate_bytes, N * 4);
-      assert_int_equal(s.liveness_lower_bound_bytes, N * 4);
       /* a chain: each dispatch reads what the previous one wrote */
-      assert_int_equal(s.barriers, 3);
+      assert_int_equal(s.barriers, 2);
     }
     float out[N];
     const void *args[1] = {xs};
@@ -132,8 +141,8 @@ static void independent_dispatches_share_no_barrier(void **state) {
   vkhlo_executable_stats_t s;
   vkhlo_executable_stats(exe, &s);
   assert_int_equal(s.dispatches, 3);
-  /* a and b together, then c, then the result copy */
-  assert_int_equal(s.barriers, 2);
+  /* a and b together, then c (which writes the caller's buffer) */
+  assert_int_equal(s.barriers, 1);
   fill_inputs();
   float ys[N], out[N];
   for (int i = 0; i < N; i++) ys[i] = (float)i;
@@ -163,6 +172,87 @@ static void replay_follows_arguments(void **state) {
     vkhlo_buffer_destroy(arg);
   }
   vkhlo_executable_destroy(exe);
+}
+
+/* execute_into: results land in the caller's buffers; the recording is
+ * replayed while the argument and result buffers stay the same and
+ * re-recorded when either changes; aliasing arguments is refused. */
+static void execute_into_replays_per_buffers(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, chain_program, false);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 1, {N}}, rt = {VKHLO_F32, 2, {32, 32}};
+  float d0[N], d1[N], out[N];
+  for (int i = 0; i < N; i++) {
+    d0[i] = (float)i;
+    d1[i] = (float)(N - i) * 0.5f;
+  }
+  vkhlo_buffer_t *args[2], *res[2];
+  expect_ok(vkhlo_buffer_create(ctx, &t, d0, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, d1, &args[1]));
+  expect_ok(vkhlo_buffer_create(ctx, &rt, NULL, &res[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &rt, NULL, &res[1]));
+  /* (argument, result) per run: same, same, new argument, new result */
+  const int plan[5][2] = {{0, 0}, {0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int k = 0; k < 5; k++) {
+    const float *d = plan[k][0] ? d1 : d0;
+    expect_ok(vkhlo_executable_execute_into(exe, 1, &args[plan[k][0]], 1, &res[plan[k][1]]));
+    assert_true(exe->recorded);
+    assert_int_equal(exe->recorded_serials[0], args[plan[k][0]]->serial);
+    assert_int_equal(exe->recorded_serials[1], res[plan[k][1]]->serial);
+    expect_ok(vkhlo_buffer_read(res[plan[k][1]], out, sizeof out));
+    for (int i = 0; i < N; i++) assert_true(out[i] == -(2 * d[i]) * (2 * d[i]));
+  }
+  /* a result of the wrong type */
+  vkhlo_status_t st = vkhlo_executable_execute_into(exe, 1, &args[0], 1, &args[1]);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st), "result 0 has type"));
+  vkhlo_status_free(st);
+  for (int i = 0; i < 2; i++) {
+    vkhlo_buffer_destroy(args[i]);
+    vkhlo_buffer_destroy(res[i]);
+  }
+  vkhlo_executable_destroy(exe);
+}
+
+/* The same value returned twice: the first result is written in place,
+ * the second copied from it. */
+static void result_returned_twice(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {\n"
+      "  %a = stablehlo.negate %x : tensor<1024xf32>\n"
+      "  return %a, %a : tensor<1024xf32>, tensor<1024xf32>\n"
+      "}\n";
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    assert_int_equal(count_result_allocations(exe), 1);
+    fill_inputs();
+    vkhlo_tensor_type_t t = {VKHLO_F32, 1, {N}};
+    vkhlo_buffer_t *arg, *res[2];
+    expect_ok(vkhlo_buffer_create(ctx, &t, xs, &arg));
+    /* results that alias an argument or each other are refused */
+    vkhlo_buffer_t *aliased[2][2] = {{arg, arg}, {NULL, NULL}};
+    expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &aliased[1][0]));
+    aliased[1][1] = aliased[1][0];
+    for (int k = 0; k < 2; k++) {
+      vkhlo_status_t st = vkhlo_executable_execute_into(exe, 1, &arg, 2, aliased[k]);
+      assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+      assert_non_null(strstr(vkhlo_status_message(st), k ? "the same buffer" : "must not alias"));
+      vkhlo_status_free(st);
+    }
+    vkhlo_buffer_destroy(aliased[1][0]);
+    for (int rep = 0; rep < 2; rep++) {
+      expect_ok(vkhlo_executable_execute(exe, 1, &arg, 2, res));
+      for (int r = 0; r < 2; r++) {
+        float out[N];
+        expect_ok(vkhlo_buffer_read(res[r], out, sizeof out));
+        for (int i = 0; i < N; i++) assert_true(out[i] == -xs[i]);
+        vkhlo_buffer_destroy(res[r]);
+      }
+    }
+    vkhlo_buffer_destroy(arg);
+    vkhlo_executable_destroy(exe);
+  }
 }
 
 /* A result that is a parameter (through a reshape) and one that is a constant. */
@@ -377,6 +467,134 @@ static void scatter_keeps_copy_of_live_input(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* ------------------------------------------------------- wide kernels */
+
+/* Kernels of |exe| whose GLSL contains |needle|. */
+static int kernels_containing(const vkhlo_executable_t *exe, const char *needle) {
+  int n = 0;
+  for (int i = 0; i < exe->kernel_count; i++) n += exe->kernels[i].glsl && strstr(exe->kernels[i].glsl, needle);
+  return n;
+}
+
+/* Runs |exe| on |nargs| host arrays and reads result |r| (|bytes|) back. */
+static void run_any(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int nargs, const void *const *host_args,
+                    int nres, void **outs) {
+  vkhlo_buffer_t *args[4], *res[4];
+  for (int i = 0; i < nargs; i++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
+    expect_ok(vkhlo_buffer_create(ctx, &t, host_args[i], &args[i]));
+  }
+  expect_ok(vkhlo_executable_execute(exe, nargs, args, nres, res));
+  for (int r = 0; r < nres; r++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_result_type(exe, r, &t));
+    expect_ok(vkhlo_buffer_read(res[r], outs[r], vkhlo_tensor_type_size_bytes(&t)));
+    vkhlo_buffer_destroy(res[r]);
+  }
+  for (int i = 0; i < nargs; i++) vkhlo_buffer_destroy(args[i]);
+}
+
+/* On CPU devices a loop fusion of 32-bit values handles 8 consecutive
+ * elements per invocation through 64-bit word views; operands read at
+ * other positions (a broadcast, a transpose, a reshaped parameter) still
+ * load per element.  Results must equal the host's, fused or not. */
+static void wide_kernel_mixes_word_and_element_loads(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<64x64xf32>, %b: tensor<64xf32>, %z: tensor<64x64xf32>, %r: tensor<4096xf32>)"
+      " -> tensor<64x64xf32> {\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32>\n"
+      "  %zt = stablehlo.transpose %z, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
+      "  %rr = stablehlo.reshape %r : (tensor<4096xf32>) -> tensor<64x64xf32>\n"
+      "  %m = stablehlo.constant dense<-1.0> : tensor<64x64xf32>\n"
+      "  %0 = stablehlo.multiply %x, %bb : tensor<64x64xf32>\n"
+      "  %1 = stablehlo.add %0, %zt : tensor<64x64xf32>\n"
+      "  %2 = stablehlo.maximum %1, %m : tensor<64x64xf32>\n"
+      "  %3 = stablehlo.subtract %2, %rr : tensor<64x64xf32>\n"
+      "  return %3 : tensor<64x64xf32>\n"
+      "}\n";
+  static float x[4096], b[64], z[4096], r[4096], out[4096];
+  for (int i = 0; i < 4096; i++) {
+    x[i] = (float)(i % 97) * 0.5f - 20.0f;
+    z[i] = (float)(i % 13) - 6.0f;
+    r[i] = (float)(i % 29) * 0.25f;
+  }
+  for (int i = 0; i < 64; i++) b[i] = (float)(i % 7) - 3.0f;
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    if (fused && ctx->target.is_cpu && ctx->target.shader_int64) {
+      assert_int_equal(exe->kernel_count, 1);
+      assert_int_equal(kernels_containing(exe, "u64vec4"), 1);
+    }
+    const void *args[4] = {x, b, z, r};
+    void *outs[1] = {out};
+    run_any(ctx, exe, 4, args, 1, outs);
+    for (int i = 0; i < 64; i++)
+      for (int j = 0; j < 64; j++) {
+        float v = x[i * 64 + j] * b[j] + z[j * 64 + i];
+        v = v > -1.0f ? v : -1.0f;
+        assert_true(out[i * 64 + j] == v - r[i * 64 + j]);
+      }
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* Integer results, 4 and 2 lanes (element counts divisible by 4 and 2 but
+ * not 8), two results of one fusion, and a fused output written in place
+ * over a dying sort result. */
+static void wide_kernel_lanes_and_types(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%a: tensor<1028xi32>, %b: tensor<1028xi32>, %u: tensor<1030xui32>, %s: tensor<4096xf32>)"
+      " -> (tensor<1028xi32>, tensor<1028xi32>, tensor<1030xui32>, tensor<4096xf32>) {\n"
+      "  %0 = stablehlo.add %a, %b : tensor<1028xi32>\n"
+      "  %1 = stablehlo.multiply %a, %b : tensor<1028xi32>\n"
+      "  %2 = stablehlo.subtract %1, %a : tensor<1028xi32>\n"
+      "  %k = stablehlo.constant dense<3> : tensor<1030xui32>\n"
+      "  %3 = stablehlo.shift_right_logical %u, %k : tensor<1030xui32>\n"
+      "  %4 = stablehlo.xor %3, %u : tensor<1030xui32>\n"
+      "  %5 = \"stablehlo.sort\"(%s) ({\n"
+      "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    %c = stablehlo.compare LT, %p, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  }) {dimension = 0 : i64, is_stable = false} : (tensor<4096xf32>) -> tensor<4096xf32>\n"
+      "  %two = stablehlo.constant dense<2.0> : tensor<4096xf32>\n"
+      "  %6 = stablehlo.multiply %5, %two : tensor<4096xf32>\n"
+      "  %7 = stablehlo.add %6, %two : tensor<4096xf32>\n"
+      "  return %0, %2, %4, %7 : tensor<1028xi32>, tensor<1028xi32>, tensor<1030xui32>, tensor<4096xf32>\n"
+      "}\n";
+  static int32_t a[1028], b[1028], o0[1028], o1[1028];
+  static uint32_t u[1030], o2[1030];
+  static float sv[4096], o3[4096], sorted[4096];
+  for (int i = 0; i < 1028; i++) {
+    a[i] = i * 7919 - 4000000;
+    b[i] = (i % 61) - 30;
+  }
+  for (int i = 0; i < 1030; i++) u[i] = 0x9E3779B9u * (uint32_t)i;
+  for (int i = 0; i < 4096; i++) sv[i] = sorted[i] = (float)((i * 37) % 4096) - 2048.0f;
+  /* the sorted order: the values are a permutation of -2048..2047 */
+  for (int i = 0; i < 4096; i++) sorted[i] = (float)i - 2048.0f;
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    if (fused && ctx->target.is_cpu && ctx->target.shader_int64) {
+      assert_true(kernels_containing(exe, "u64vec2") >= 1);  /* 1028: 4 lanes */
+      assert_true(kernels_containing(exe, "uint64_t w") >= 1); /* 1030: 2 lanes */
+      assert_true(count_inplace(exe) >= 1);                    /* %6.. over the sort */
+    }
+    const void *args[4] = {a, b, u, sv};
+    void *outs[4] = {o0, o1, o2, o3};
+    run_any(ctx, exe, 4, args, 4, outs);
+    for (int i = 0; i < 1028; i++) {
+      assert_int_equal(o0[i], (int32_t)((uint32_t)a[i] + (uint32_t)b[i]));
+      assert_int_equal(o1[i], (int32_t)((uint32_t)a[i] * (uint32_t)b[i] - (uint32_t)a[i]));
+    }
+    for (int i = 0; i < 1030; i++) assert_int_equal(o2[i], (u[i] >> 3) ^ u[i]);
+    for (int i = 0; i < 4096; i++) assert_true(o3[i] == sorted[i] * 2.0f + 2.0f);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
 /* ------------------------------------------------- several allocations */
 
 static void small_allocations_split_the_pool(void **state) {
@@ -479,6 +697,18 @@ static void checker_catches_corruption(void **state) {
     exe->buffers[x->inplace_of].last_use_position--;
     break;
   }
+  /* a result allocation bigger than the caller's buffer, or naming a
+   * result that does not exist */
+  int ra = -1;
+  for (int i = 0; i < exe->allocation_count; i++)
+    if (exe->allocations[i].kind == EXE_ALLOCATION_RESULT) ra = i;
+  assert_true(ra >= 0);
+  exe->allocations[ra].size += 16;
+  expect_violation(exe, "needs");
+  exe->allocations[ra].size -= 16;
+  exe->allocations[ra].result_number = exe->result_count;
+  expect_violation(exe, "names result");
+  exe->allocations[ra].result_number = 0;
   expect_ok(exe_verify_buffer_assignment(exe));
   vkhlo_executable_destroy(exe);
 }
@@ -488,12 +718,16 @@ int main(void) {
       cmocka_unit_test_setup_teardown(elementwise_chain_in_place, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(independent_dispatches_share_no_barrier, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(replay_follows_arguments, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(execute_into_replays_per_buffers, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(result_returned_twice, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(results_alias_parameters_and_constants, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(loop_keeps_captures_alive, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(conditional_branches, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_drops_its_copy, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(wide_kernel_lanes_and_types, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(checker_catches_corruption, validated_context_setup, validated_context_teardown),
   };

@@ -250,6 +250,20 @@ vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *executable, int arg_
                                         vkhlo_buffer_t *const *args, int result_count,
                                         vkhlo_buffer_t **out_results);
 
+/* Runs the executable writing its results into the caller's buffers
+ * |results[0..result_count-1]| (types equal to the result types; their old
+ * contents are overwritten; ownership stays with the caller).  The last
+ * dispatch writes each result there directly (no copy-out), and a
+ * straight-line program's recorded command buffer is replayed while the
+ * same argument and result buffers are passed again: the fast path for a
+ * program run repeatedly (a frame loop, a benchmark).  Blocks until the
+ * device is done; on error the results' contents are unspecified.
+ * Errors: as vkhlo_executable_execute, and INVALID_ARGUMENT when a result
+ * buffer is also an argument or two results are the same buffer. */
+vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *executable, int arg_count,
+                                             vkhlo_buffer_t *const *args, int result_count,
+                                             vkhlo_buffer_t *const *results);
+
 /* ------------------------------------------------------ custom calls */
 
 /* A user kernel for `stablehlo.custom_call @TARGET(...)` (StableHLO spec,
