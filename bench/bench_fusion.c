@@ -8,14 +8,16 @@
  *   elementwise8  a chain of 8 elementwise ops over 16M f32
  *   chess_9m      ../shared/models/searchless_chess_9m.mlir (when present)
  *
- * Each program is compiled twice, warmed up once, then executed REPEAT
- * times into the same result buffers (vkhlo_executable_execute_into, as a
- * program run in a loop would be); the table reports the median wall time
- * of one execution and the speedup.  For the elementwise chain it also reports the
- * effective bandwidth (bytes the program must read + write / time) next
- * to the device's own vkCmdCopyBuffer bandwidth, measured in the same run
- * on two 128 MiB buffers.  Ratios, not absolute times, are what to read:
- * this machine is shared and noisy.
+ * Each program is compiled twice (fused and --no-fusion) and both are
+ * executed REPEAT rounds, back to back within each round, into the same
+ * result buffers (vkhlo_executable_execute_into, as a program run in a
+ * loop would be), after one warm-up round; the table reports the median
+ * wall time of one execution and the median of the per-round speedups.
+ * For the elementwise chain each round also runs the device's own
+ * vkCmdCopyBuffer over the same bytes (64 MiB read, 64 MiB written), and
+ * the effective bandwidth (bytes the program must read + write / time) is
+ * reported next to the copy's, with the median per-round ratio.  Ratios,
+ * not absolute times, are what to read: this machine is shared and noisy.
  *
  *   bench_fusion [REPEAT [CASE]]   (default 5 runs, every case; CASE is a
  *                                  substring of the case names to run)
@@ -57,28 +59,29 @@ static uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-typedef struct timing {
-  double ms;
+/* A compiled program with its arguments (seeded random) and result
+ * buffers, ready to run. */
+typedef struct prepared {
+  vkhlo_executable_t *exe;
+  int np, nr;
+  vkhlo_buffer_t **args, **res;
   vkhlo_executable_stats_t stats;
-} timing_t;
+} prepared_t;
 
-/* Compiles |text| (fused or not), runs it |repeat| times on seeded random
- * arguments, returns the median execute time. */
-static timing_t time_program(vkhlo_context_t *ctx, const char *text, size_t len, bool no_fusion,
-                             int repeat) {
+static void prepare(vkhlo_context_t *ctx, const char *text, size_t len, bool no_fusion, prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.no_fusion = no_fusion;
-  vkhlo_executable_t *exe;
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, "bench.mlir", &o, &exe);
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, "bench.mlir", &o, &p->exe);
   if (st) die(st, "compile");
-  int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
-  vkhlo_buffer_t **args = calloc((size_t)np + 1, sizeof *args);
-  vkhlo_buffer_t **res = calloc((size_t)nr + 1, sizeof *res);
+  p->np = vkhlo_executable_parameter_count(p->exe);
+  p->nr = vkhlo_executable_result_count(p->exe);
+  p->args = calloc((size_t)p->np + 1, sizeof *p->args);
+  p->res = calloc((size_t)p->nr + 1, sizeof *p->res);
   uint64_t seed = 7;
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < p->np; i++) {
     vkhlo_tensor_type_t t;
-    vkhlo_executable_parameter_type(exe, i, &t);
+    vkhlo_executable_parameter_type(p->exe, i, &t);
     int64_t n = vkhlo_tensor_type_element_count(&t);
     void *data = malloc(vkhlo_tensor_type_size_bytes(&t) + 4);
     for (int64_t k = 0; k < n; k++) {
@@ -86,56 +89,104 @@ static timing_t time_program(vkhlo_context_t *ctx, const char *text, size_t len,
       if (t.element_type == VKHLO_F32) ((float *)data)[k] = (float)((double)(r >> 40) / (1 << 24) - 0.5);
       else ((int32_t *)data)[k] = (int32_t)(r % 1968);
     }
-    if ((st = vkhlo_buffer_create(ctx, &t, data, &args[i]))) die(st, "buffer");
+    if ((st = vkhlo_buffer_create(ctx, &t, data, &p->args[i]))) die(st, "buffer");
     free(data);
   }
-  for (int i = 0; i < nr; i++) {
+  for (int i = 0; i < p->nr; i++) {
     vkhlo_tensor_type_t t;
-    vkhlo_executable_result_type(exe, i, &t);
-    if ((st = vkhlo_buffer_create(ctx, &t, NULL, &res[i]))) die(st, "result buffer");
+    vkhlo_executable_result_type(p->exe, i, &t);
+    if ((st = vkhlo_buffer_create(ctx, &t, NULL, &p->res[i]))) die(st, "result buffer");
   }
-  double *times = calloc((size_t)repeat, sizeof *times);
-  for (int r = -1; r < repeat; r++) { /* r = -1 warms up */
-    double t0 = now_ms();
-    if ((st = vkhlo_executable_execute_into(exe, np, args, nr, res))) die(st, "execute");
-    double t1 = now_ms();
-    if (r >= 0) times[r] = t1 - t0;
-  }
-  for (int i = 0; i < nr; i++) vkhlo_buffer_destroy(res[i]);
-  timing_t out;
-  out.ms = median(times, repeat);
-  vkhlo_executable_stats(exe, &out.stats);
-  for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
-  free(args);
-  free(res);
-  free(times);
-  vkhlo_executable_destroy(exe);
-  return out;
+  vkhlo_executable_stats(p->exe, &p->stats);
 }
 
-/* vkCmdCopyBuffer bandwidth in GB/s (read + write bytes / time). */
-static double copy_bandwidth(vkhlo_context_t *ctx, int repeat) {
-  const uint64_t size = 128ull << 20;
+static void release(prepared_t *p) {
+  for (int i = 0; i < p->np; i++) vkhlo_buffer_destroy(p->args[i]);
+  for (int i = 0; i < p->nr; i++) vkhlo_buffer_destroy(p->res[i]);
+  free(p->args);
+  free(p->res);
+  vkhlo_executable_destroy(p->exe);
+}
+
+/* One execution into the same result buffers (replayed), in ms. */
+static double run_once(prepared_t *p) {
+  double t0 = now_ms();
+  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, p->np, p->args, p->nr, p->res);
+  if (st) die(st, "execute");
+  return now_ms() - t0;
+}
+
+/* One vkCmdCopyBuffer of |size| bytes between two device buffers, in ms. */
+typedef struct copier {
   vkrt_buffer_t *a, *b;
   vkrt_cmd_t *cmd;
+  uint64_t size;
+} copier_t;
+
+static void copier_create(vkhlo_context_t *ctx, uint64_t size, copier_t *c) {
   vkhlo_status_t st;
-  if ((st = vkrt_buffer_create(ctx->device, size, &a)) || (st = vkrt_buffer_create(ctx->device, size, &b)) ||
-      (st = vkrt_cmd_create(ctx->device, &cmd)))
+  c->size = size;
+  if ((st = vkrt_buffer_create(ctx->device, size, &c->a)) || (st = vkrt_buffer_create(ctx->device, size, &c->b)) ||
+      (st = vkrt_cmd_create(ctx->device, &c->cmd)))
     die(st, "copy buffers");
-  double *times = calloc((size_t)repeat, sizeof *times);
+}
+
+static double copy_once(copier_t *c) {
+  double t0 = now_ms();
+  vkhlo_status_t st;
+  if ((st = vkrt_cmd_begin(c->cmd)) || (st = vkrt_cmd_copy(c->cmd, c->a, 0, c->b, 0, c->size)) ||
+      (st = vkrt_cmd_submit_and_wait(c->cmd)))
+    die(st, "copy");
+  return now_ms() - t0;
+}
+
+static void copier_destroy(copier_t *c) {
+  vkrt_cmd_destroy(c->cmd);
+  vkrt_buffer_destroy(c->a);
+  vkrt_buffer_destroy(c->b);
+}
+
+/* Medians over |repeat| rounds, each running the unfused program, the
+ * fused one and (with |copy|) the copy back to back, after one warm-up
+ * round: per-round ratios cancel the machine's slow drifts. */
+typedef struct result {
+  double unfused_ms, fused_ms, speedup; /* speedup: median of per-round ratios */
+  double copy_ms, fused_over_copy;      /* copy time / fused time, per round */
+  vkhlo_executable_stats_t unfused_stats, fused_stats;
+} result_t;
+
+static result_t measure(vkhlo_context_t *ctx, const char *text, size_t len, int repeat, copier_t *copy) {
+  prepared_t u, f;
+  prepare(ctx, text, len, true, &u);
+  prepare(ctx, text, len, false, &f);
+  double *tu = calloc((size_t)repeat, sizeof *tu), *tf = calloc((size_t)repeat, sizeof *tf);
+  double *ratio = calloc((size_t)repeat, sizeof *ratio), *tc = calloc((size_t)repeat, sizeof *tc);
+  double *cratio = calloc((size_t)repeat, sizeof *cratio);
   for (int r = -1; r < repeat; r++) {
-    double t0 = now_ms();
-    if ((st = vkrt_cmd_begin(cmd)) || (st = vkrt_cmd_copy(cmd, a, 0, b, 0, size)) ||
-        (st = vkrt_cmd_submit_and_wait(cmd)))
-      die(st, "copy");
-    if (r >= 0) times[r] = now_ms() - t0;
+    double a = run_once(&u), b = run_once(&f), c = copy ? copy_once(copy) : 0;
+    if (r < 0) continue;
+    tu[r] = a;
+    tf[r] = b;
+    ratio[r] = a / b;
+    tc[r] = c;
+    cratio[r] = c / b;
   }
-  double ms = median(times, repeat);
-  free(times);
-  vkrt_cmd_destroy(cmd);
-  vkrt_buffer_destroy(a);
-  vkrt_buffer_destroy(b);
-  return 2.0 * (double)size / (ms * 1e6);
+  result_t out;
+  out.unfused_ms = median(tu, repeat);
+  out.fused_ms = median(tf, repeat);
+  out.speedup = median(ratio, repeat);
+  out.copy_ms = median(tc, repeat);
+  out.fused_over_copy = median(cratio, repeat);
+  out.unfused_stats = u.stats;
+  out.fused_stats = f.stats;
+  free(tu);
+  free(tf);
+  free(ratio);
+  free(tc);
+  free(cratio);
+  release(&u);
+  release(&f);
+  return out;
 }
 
 static const char layer_norm[] =
@@ -212,9 +263,9 @@ static const char *only; /* case filter from the command line */
 
 static bool wanted(const char *name) { return !only || strstr(name, only); }
 
-static void row(const char *name, timing_t unfused, timing_t fused) {
-  printf("| %-13s | %10.2f | %10.2f | %7.2fx | %9lld / %-9lld |\n", name, unfused.ms, fused.ms,
-         unfused.ms / fused.ms, (long long)unfused.stats.dispatches, (long long)fused.stats.dispatches);
+static void row(const char *name, result_t r) {
+  printf("| %-13s | %10.2f | %10.2f | %7.2fx | %9lld / %-9lld |\n", name, r.unfused_ms, r.fused_ms, r.speedup,
+         (long long)r.unfused_stats.dispatches, (long long)r.fused_stats.dispatches);
 }
 
 int main(int argc, char **argv) {
@@ -226,43 +277,42 @@ int main(int argc, char **argv) {
   if (st) die(st, "context");
   vkhlo_device_description_t dev;
   vkhlo_context_device(ctx, &dev);
-  printf("device: %s (%s), median of %d runs\n\n", dev.name, dev.type, repeat);
+  printf("device: %s (%s), median of %d rounds (speedup: median of per-round ratios)\n\n", dev.name, dev.type,
+         repeat);
   printf("| %-13s | %10s | %10s | %8s | %-21s |\n", "case", "unfused ms", "fused ms", "speedup",
          "dispatches unf/fused");
   printf("|---------------|------------|------------|----------|-----------------------|\n");
-  if (wanted("layer_norm"))
-    row("layer_norm", time_program(ctx, layer_norm, strlen(layer_norm), true, repeat),
-        time_program(ctx, layer_norm, strlen(layer_norm), false, repeat));
-  if (wanted("softmax"))
-    row("softmax", time_program(ctx, softmax, strlen(softmax), true, repeat),
-        time_program(ctx, softmax, strlen(softmax), false, repeat));
-  timing_t eu = {0}, ef = {0};
+  if (wanted("layer_norm")) row("layer_norm", measure(ctx, layer_norm, strlen(layer_norm), repeat, NULL));
+  if (wanted("softmax")) row("softmax", measure(ctx, softmax, strlen(softmax), repeat, NULL));
+  result_t ew;
+  bool have_ew = false;
   if (wanted("elementwise8")) {
-    eu = time_program(ctx, elementwise8, strlen(elementwise8), true, repeat);
-    ef = time_program(ctx, elementwise8, strlen(elementwise8), false, repeat);
-    row("elementwise8", eu, ef);
+    /* the copy moves as many bytes as the chain must: 64 MiB in, 64 MiB out */
+    copier_t copy;
+    copier_create(ctx, 64ull << 20, &copy);
+    ew = measure(ctx, elementwise8, strlen(elementwise8), repeat, &copy);
+    copier_destroy(&copy);
+    row("elementwise8", ew);
+    have_ew = true;
   }
   const char *model = VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir";
   size_t len;
   char *text = wanted("chess_9m") ? slurp(model, &len) : NULL;
   if (!wanted("chess_9m")) {
   } else if (text) {
-    int r = repeat < 3 ? repeat : 3;
-    row("chess_9m", time_program(ctx, text, len, true, r), time_program(ctx, text, len, false, r));
+    row("chess_9m", measure(ctx, text, len, repeat < 3 ? repeat : 3, NULL));
     free(text);
   } else {
     printf("| chess_9m      | skipped: %s not found |\n", model);
   }
-  if (!wanted("elementwise8")) {
-    vkhlo_context_destroy(ctx);
-    return 0;
+  if (have_ew) {
+    double bytes = 2.0 * 16777216.0 * 4.0; /* read x once, write y once */
+    printf("\nelementwise8 effective bandwidth: fused %.2f GB/s, unfused %.2f GB/s; "
+           "vkCmdCopyBuffer of the same 2 x 64 MiB %.2f GB/s (same rounds); fused/copy = %.0f%% "
+           "(median of per-round ratios)\n",
+           bytes / (ew.fused_ms * 1e6), bytes / (ew.unfused_ms * 1e6), bytes / (ew.copy_ms * 1e6),
+           100.0 * ew.fused_over_copy);
   }
-  double bytes = 2.0 * 16777216.0 * 4.0; /* read x once, write y once */
-  double eff = bytes / (ef.ms * 1e6);
-  double copy = copy_bandwidth(ctx, repeat);
-  printf("\nelementwise8 effective bandwidth: fused %.2f GB/s, unfused %.2f GB/s; "
-         "vkCmdCopyBuffer %.2f GB/s; fused/copy = %.0f%%\n",
-         eff, bytes / (eu.ms * 1e6), copy, 100.0 * eff / copy);
   vkhlo_context_destroy(ctx);
   return 0;
 }

@@ -20,12 +20,14 @@
  */
 #include "codegen/elemental.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/emulate64.h"
+#include "hlo/literal.h"
 #include "support/status.h"
 
 /* ------------------------------------------------------------ basics */
@@ -199,7 +201,13 @@ static void el_vdef(elemental_emitter_t *E, const hlo_instruction_t *instr, cons
   }
   va_end(ap2);
   el_fresh(E, "v", out);
-  strbuf_printf(&line, "%s %s = ", type, out->s);
+  /* Real floating-point values are `precise`: glslang then marks their
+   * arithmetic NoContraction, so no optimizer fuses a multiply and an
+   * add of two ops into one rounding (an fma); each op rounds as the spec
+   * says.  Complex values are left free: one complex op is several real
+   * roundings anyway, and fma makes its formulas more accurate. */
+  bool fp = strcmp(type, "float") == 0 || strcmp(type, "double") == 0;
+  strbuf_printf(&line, "%s%s %s = ", fp ? "precise " : "", type, out->s);
   if (normalize && !expr.failed) glsl_append_normalized(&line, norm_t, expr.data ? expr.data : "");
   else strbuf_append(&line, expr.data ? expr.data : "");
   strbuf_append(&line, ";");
@@ -634,6 +642,28 @@ static vkhlo_status_t emit_bitcast_same(elemental_emitter_t *E, const hlo_instru
 }
 
 /* The elementwise ops (spec: each op's section of the same name). */
+/* For a binary op with an f32/f64 splat constant operand (operand 1
+ * preferred): its index, with its value in *out; -1 otherwise.  Against a
+ * constant that is neither NaN nor the signed zero the general form cares
+ * about, maximum and minimum need only the other operand's NaN test and
+ * one compare (relu is max(x, +0): -0 > +0 is false, so it gives +0). */
+static int float_splat_operand(const hlo_instruction_t *instr, double *out) {
+  for (int k = 1; k >= 0; k--) {
+    const hlo_instruction_t *x = instr->operands[k];
+    hlo_element_type_t t = x->shape.element_type;
+    if ((t != HLO_F32 && t != HLO_F64) || !hlo_constant_is_splat(x)) continue;
+    if (t == HLO_F32) {
+      float f;
+      memcpy(&f, x->literal->data, sizeof f);
+      *out = f;
+    } else {
+      memcpy(out, x->literal->data, sizeof *out);
+    }
+    return k;
+  }
+  return -1;
+}
+
 static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                        const el_name_t *index, el_name_t *out) {
   el_name_t v[3];
@@ -651,6 +681,8 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
   bool dbl = is_double_based(t) && !glsl_type_is_demoted(E->target, t);
   int w = hlo_element_type_bit_width(t);
   const char *a = v[0].s, *b = instr->operand_count > 1 ? v[1].s : "";
+  int c;     /* maximum/minimum: which operand is a splat constant */
+  double cv; /* and its value */
   if (k == 'F') E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
 #define DEF(...) el_def(E, instr, rt, true, out, __VA_ARGS__)
 #define FLOAT_ONLY()                                      \
@@ -797,7 +829,9 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       else return unsupported_type(instr, t);
       return NULL;
     case HLO_OPCODE_MAXIMUM:
-      if (k == 'F') DEF("vk_fmax(%s, %s)", a, b);
+      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && signbit(cv)))
+        DEF("((isnan(%s) || %s > %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
+      else if (k == 'F') DEF("vk_fmax(%s, %s)", a, b);
       else if (k == 'S' || k == 'U') DEF("max(%s, %s)", a, b);
       else if (k == 'P') DEF("(%s || %s)", a, b);
       else if (k == 'C') /* lexicographic on (real, imag), as the spec says */
@@ -805,7 +839,9 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       else return unsupported_type(instr, t);
       return NULL;
     case HLO_OPCODE_MINIMUM:
-      if (k == 'F') DEF("vk_fmin(%s, %s)", a, b);
+      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && !signbit(cv)))
+        DEF("((isnan(%s) || %s < %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
+      else if (k == 'F') DEF("vk_fmin(%s, %s)", a, b);
       else if (k == 'S' || k == 'U') DEF("min(%s, %s)", a, b);
       else if (k == 'P') DEF("(%s && %s)", a, b);
       else if (k == 'C') /* lexicographic on (real, imag), as the spec says */

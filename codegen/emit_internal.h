@@ -12,10 +12,11 @@
 #define CODEGEN_LOCAL_SIZE_X 64u
 /* Workgroups per dispatch on CPU devices (grid-stride loops; see emit.c);
  * wide kernels (emit_fusion.c), whose invocations do 8 elements each,
- * measured fastest with fewer (16M f32 on lavapipe: 2048 groups 11.7 ms,
- * 16384 groups 14.8 ms, best of 30). */
+ * measured fastest with fewer (elementwise8's kernel, 16M f32 on
+ * lavapipe, best of 15: 16384 groups 14.8 ms, 4096 groups 11.5-14.5 ms,
+ * 2048 groups 16-19 ms). */
 #define CODEGEN_CPU_MAX_GROUPS 16384u
-#define CODEGEN_CPU_MAX_GROUPS_WIDE 2048u
+#define CODEGEN_CPU_MAX_GROUPS_WIDE 4096u
 
 /* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
  * the row-major linear position of |index|. */

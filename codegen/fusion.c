@@ -92,6 +92,7 @@
 #include <string.h>
 
 #include "codegen/elemental.h"
+#include "hlo/literal.h"
 #include "support/strbuf.h"
 
 #define FUSION_MAX_INSTRUCTIONS 128
@@ -102,21 +103,6 @@
 
 typedef struct fuser fuser_t;
 static bool is_splat(const fuser_t *f, const hlo_instruction_t *in);
-
-/* A constant whose elements all equal the first (a scalar, or a splat
- * such as dense<1.5> : tensor<1024xf32>): fused as a literal. */
-static bool literal_is_splat(const hlo_instruction_t *in) {
-  if (in->opcode != HLO_OPCODE_CONSTANT || hlo_shape_is_tuple(&in->shape) ||
-      in->shape.element_type == HLO_TOKEN || !in->literal || !in->literal->data)
-    return false;
-  int64_t n = hlo_shape_element_count(&in->shape);
-  if (n < 1 || in->literal->size_bytes % (size_t)n != 0) return false;
-  size_t w = in->literal->size_bytes / (size_t)n;
-  const unsigned char *b = in->literal->data;
-  for (int64_t i = 1; i < n; i++)
-    if (memcmp(b, b + (size_t)i * w, w) != 0) return false;
-  return w > 0;
-}
 
 static bool is_expensive(hlo_opcode_t op) {
   switch (op) {
@@ -226,7 +212,7 @@ struct fuser {
   hlo_instruction_t **ins; /* snapshot of comp->instructions */
   int max_buffers;
   bool *needed, *kept;
-  bool *splat; /* per position: a splat constant (literal_is_splat) */
+  bool *splat; /* per position: a splat constant (hlo_constant_is_splat) */
   /* Per-position state for the cluster being formed / queried. */
   int *stamp;
   unsigned char *state;
@@ -790,7 +776,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
     f->ins[p] = comp->instructions[p];
     f->ins[p]->scratch = (void *)(intptr_t)p;
     f->root_cluster[p] = -1;
-    f->splat[p] = literal_is_splat(f->ins[p]);
+    f->splat[p] = hlo_constant_is_splat(f->ins[p]);
   }
   if (!st) f->needed[pos_of(comp->root)] = true;
   /* Consumers first: every user of an instruction is judged before it. */

@@ -261,3 +261,16 @@ void hlo_fill_random(hlo_element_type_t t, void *dst, int64_t count, uint64_t *s
     }
   }
 }
+
+bool hlo_constant_is_splat(const hlo_instruction_t *in) {
+  if (in->opcode != HLO_OPCODE_CONSTANT || hlo_shape_is_tuple(&in->shape) || in->shape.element_type == HLO_TOKEN ||
+      !in->literal || !in->literal->data)
+    return false;
+  int64_t n = hlo_shape_element_count(&in->shape);
+  if (n < 1 || in->literal->size_bytes % (size_t)n != 0) return false;
+  size_t w = in->literal->size_bytes / (size_t)n;
+  const unsigned char *b = in->literal->data;
+  for (int64_t i = 1; i < n; i++)
+    if (memcmp(b, b + (size_t)i * w, w) != 0) return false;
+  return w > 0;
+}

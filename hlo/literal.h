@@ -41,6 +41,10 @@ uint16_t hlo_float_to_bf16_bits(double value);
 double hlo_f16_bits_to_double(uint16_t bits);
 double hlo_bf16_bits_to_double(uint16_t bits);
 
+/* True when |in| is a constant whose elements all equal the first (a
+ * scalar, or a splat such as dense<1.5> : tensor<1024xf32>). */
+bool hlo_constant_is_splat(const hlo_instruction_t *in);
+
 /* splitmix64: advances |*state| and returns the next 64 random bits. */
 uint64_t hlo_splitmix64(uint64_t *state);
 

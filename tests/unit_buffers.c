@@ -12,6 +12,7 @@
  * a missing barrier would be reported.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -479,7 +480,8 @@ static int kernels_containing(const vkhlo_executable_t *exe, const char *needle)
 /* Runs |exe| on |nargs| host arrays and reads result |r| (|bytes|) back. */
 static void run_any(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int nargs, const void *const *host_args,
                     int nres, void **outs) {
-  vkhlo_buffer_t *args[4], *res[4];
+  vkhlo_buffer_t *args[8], *res[8];
+  assert_true(nargs <= 8 && nres <= 8);
   for (int i = 0; i < nargs; i++) {
     vkhlo_tensor_type_t t;
     expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
@@ -591,6 +593,75 @@ static void wide_kernel_lanes_and_types(void **state) {
     }
     for (int i = 0; i < 1030; i++) assert_int_equal(o2[i], (u[i] >> 3) ^ u[i]);
     for (int i = 0; i < 4096; i++) assert_true(o3[i] == sorted[i] * 2.0f + 2.0f);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* maximum/minimum against splat constants take a shorter form where the
+ * constant is neither NaN nor the signed zero that matters; every form
+ * must keep the spec's semantics bit for bit: NaN in, NaN out; -0 < +0. */
+static uint32_t bits_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float spec_max(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+static float spec_min(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+static void max_min_with_constants_keep_semantics(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>,"
+      " tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {\n"
+      "  %pz = stablehlo.constant dense<0.0> : tensor<1024xf32>\n"
+      "  %nz = stablehlo.constant dense<-0.0> : tensor<1024xf32>\n"
+      "  %c = stablehlo.constant dense<2.5> : tensor<1024xf32>\n"
+      "  %0 = stablehlo.maximum %x, %pz : tensor<1024xf32>\n"
+      "  %1 = stablehlo.minimum %x, %pz : tensor<1024xf32>\n"
+      "  %2 = stablehlo.maximum %x, %nz : tensor<1024xf32>\n"
+      "  %3 = stablehlo.minimum %x, %nz : tensor<1024xf32>\n"
+      "  %4 = stablehlo.maximum %c, %x : tensor<1024xf32>\n"
+      "  %5 = stablehlo.minimum %c, %x : tensor<1024xf32>\n"
+      "  return %0, %1, %2, %3, %4, %5 : tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>,"
+      " tensor<1024xf32>, tensor<1024xf32>\n"
+      "}\n";
+  static const float special[] = {0.0f, -0.0f, 2.5f, -2.5f, 1.0f, -7.0f, 3e38f, -3e38f};
+  static float x[1024], outs[6][1024];
+  for (int i = 0; i < 1024; i++) x[i] = special[i % 8];
+  x[8] = NAN;
+  x[9] = -NAN;
+  x[10] = INFINITY;
+  x[11] = -INFINITY;
+  const float consts[6] = {0.0f, 0.0f, -0.0f, -0.0f, 2.5f, 2.5f};
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    const void *args[1] = {x};
+    void *o[6] = {outs[0], outs[1], outs[2], outs[3], outs[4], outs[5]};
+    run_any(ctx, exe, 1, args, 6, o);
+    for (int r = 0; r < 6; r++)
+      for (int i = 0; i < 1024; i++) {
+        bool is_max = r % 2 == 0, const_first = r >= 4;
+        float a = const_first ? consts[r] : x[i], b = const_first ? x[i] : consts[r];
+        float want = is_max ? spec_max(a, b) : spec_min(a, b);
+        if (want != want) {
+          if (outs[r][i] == outs[r][i]) fail_msg("result %d element %d: want NaN, got %g", r, i, outs[r][i]);
+        } else if (bits_of(outs[r][i]) != bits_of(want)) {
+          fail_msg("result %d element %d (x = %g): want %g (0x%08x), got %g (0x%08x)", r, i, x[i], want,
+                   bits_of(want), outs[r][i], bits_of(outs[r][i]));
+        }
+      }
     vkhlo_executable_destroy(exe);
   }
 }
@@ -728,6 +799,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_lanes_and_types, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(max_min_with_constants_keep_semantics, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(checker_catches_corruption, validated_context_setup, validated_context_teardown),
   };
