@@ -58,6 +58,8 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkrt_cmd_destroy(exe->cmd);
   vkrt_cmd_destroy(exe->copy_cmd);
   free(exe->recorded_serials);
+  free(exe->profile_dispatches);
+  free(exe->profile_ms);
   for (int i = 0; i < exe->kernel_count; i++) {
     vkrt_pipeline_destroy(exe->kernels[i].pipeline);
     free(exe->kernels[i].name);

@@ -59,6 +59,11 @@ typedef struct run {
   access_t *pending; /* accesses since the last barrier */
   int pending_count, pending_capacity;
   int64_t barriers;
+  /* profiling: the kernel and first timestamp of each dispatch timed in
+   * the current recording */
+  int *timed_kernel;
+  uint32_t *timed_query;
+  int timed_count, timed_capacity;
 } run_t;
 
 static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_offset, uint64_t *out_size) {
@@ -127,12 +132,63 @@ static vkhlo_status_t ensure_recording(run_t *r) {
   return NULL;
 }
 
+/* Adds the timed dispatches of the submission just waited for to the
+ * executable's per-kernel totals. */
+static vkhlo_status_t collect_times(run_t *r) {
+  int n = r->timed_count;
+  r->timed_count = 0;
+  if (!n) return NULL;
+  uint32_t queries = 0;
+  for (int i = 0; i < n; i++)
+    if (r->timed_query[i] + 2 > queries) queries = r->timed_query[i] + 2;
+  double *ns = calloc(queries, sizeof *ns);
+  if (!ns) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = vkrt_cmd_read_timestamps(r->cmd, queries, ns);
+  for (int i = 0; i < n && !st; i++) {
+    double t = ns[r->timed_query[i] + 1] - ns[r->timed_query[i]];
+    r->exe->profile_ms[r->timed_kernel[i]] += t > 0 ? t / 1e6 : 0;
+    r->exe->profile_dispatches[r->timed_kernel[i]]++;
+  }
+  free(ns);
+  return st;
+}
+
 static vkhlo_status_t flush(run_t *r) {
   r->pending_count = 0;
   if (!r->recording) return NULL;
   r->recording = false;
   if (r->counting) return NULL;
-  return vkrt_cmd_submit_and_wait(r->cmd);
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit_and_wait(r->cmd));
+  return collect_times(r);
+}
+
+/* Profiling: a barrier and a timestamp before dispatch |kernel|; the
+ * second timestamp follows the dispatch (end_timing). */
+static vkhlo_status_t begin_timing(run_t *r, int kernel, uint32_t *out_query) {
+  *out_query = UINT32_MAX;
+  vkrt_cmd_barrier(r->cmd); /* the dispatch's accesses stay pending */
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_timestamp(r->cmd, out_query));
+  if (*out_query == UINT32_MAX) return NULL;
+  if (r->timed_count == r->timed_capacity) {
+    int cap = r->timed_capacity ? r->timed_capacity * 2 : 64;
+    int *k = realloc(r->timed_kernel, sizeof *k * (size_t)cap);
+    if (k) r->timed_kernel = k;
+    uint32_t *q = realloc(r->timed_query, sizeof *q * (size_t)cap);
+    if (q) r->timed_query = q;
+    if (!k || !q) return VKHLO_NO_MEMORY();
+    r->timed_capacity = cap;
+  }
+  r->timed_kernel[r->timed_count] = kernel;
+  r->timed_query[r->timed_count] = *out_query;
+  return NULL;
+}
+
+static vkhlo_status_t end_timing(run_t *r, uint32_t query) {
+  if (query == UINT32_MAX) return NULL;
+  uint32_t q;
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_timestamp(r->cmd, &q));
+  if (q == query + 1) r->timed_count++; /* else the pool ran out: not timed */
+  return NULL;
 }
 
 static vkhlo_status_t read_scalar(run_t *r, int id, int64_t *out) {
@@ -159,9 +215,12 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, t->binding_count));
   if (r->counting) return NULL;
-  return vkrt_cmd_dispatch(r->cmd, k->pipeline, (uint32_t)t->binding_count, bindings,
-                           k->has_push_constant ? &k->push_constant : NULL,
-                           k->has_push_constant ? 4 : 0, k->group_count);
+  uint32_t query = UINT32_MAX;
+  if (exe->profiling) VKHLO_RETURN_IF_ERROR(begin_timing(r, t->kernel, &query));
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_dispatch(r->cmd, k->pipeline, (uint32_t)t->binding_count, bindings,
+                                          k->has_push_constant ? &k->push_constant : NULL,
+                                          k->has_push_constant ? 4 : 0, k->group_count));
+  return exe->profiling ? end_timing(r, query) : NULL;
 }
 
 static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
@@ -440,7 +499,7 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
   r.results = results;
   r.cmd = exe->cmd;
   vkhlo_status_t st;
-  if (exe->straight_line && exe->copy_cmd) {
+  if (exe->straight_line && exe->copy_cmd && !exe->profiling) {
     st = run_replayed(&r);
   } else {
     exe->recorded = false; /* the recording is being replaced */
@@ -451,8 +510,30 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
     else vkhlo_status_free(fst);
   }
   free(r.pending);
+  free(r.timed_kernel);
+  free(r.timed_query);
   if (!st) st = evaluate_checks(&r);
   return st;
+}
+
+void vkhlo_executable_set_profiling(vkhlo_executable_t *exe, bool on) {
+  exe->profiling = false;
+  exe->recorded = false; /* the next execution records afresh either way */
+  if (!on) return;
+  free(exe->profile_dispatches);
+  free(exe->profile_ms);
+  exe->profile_dispatches = calloc((size_t)exe->kernel_count + 1, sizeof *exe->profile_dispatches);
+  exe->profile_ms = calloc((size_t)exe->kernel_count + 1, sizeof *exe->profile_ms);
+  exe->profiling = exe->profile_dispatches && exe->profile_ms; /* out of memory: stays off */
+}
+
+int vkhlo_executable_profile(const vkhlo_executable_t *exe, vkhlo_kernel_profile_t *out, int capacity) {
+  for (int i = 0; i < exe->kernel_count && i < capacity && out; i++) {
+    out[i].kernel = exe->kernels[i].name;
+    out[i].dispatches = exe->profile_dispatches ? exe->profile_dispatches[i] : 0;
+    out[i].device_ms = exe->profile_ms ? exe->profile_ms[i] : 0;
+  }
+  return exe->kernel_count;
 }
 
 vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *exe, int arg_count,

@@ -204,6 +204,10 @@ struct vkhlo_executable_s {
   uint64_t *recorded_serials;
   vkhlo_executable_stats_t stats;
   uint64_t max_loop_iterations;
+  /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */
+  bool profiling;
+  int64_t *profile_dispatches;
+  double *profile_ms;
 };
 
 /* api/lower.c: builds |exe|'s buffers, kernels (GLSL only) and thunks from

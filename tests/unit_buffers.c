@@ -666,6 +666,42 @@ static void max_min_with_constants_keep_semantics(void **state) {
   }
 }
 
+/* Profiling: every dispatch is timed and counted per kernel, loop
+ * iterations included; the program's results do not change. */
+static void profiling_counts_every_dispatch(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, loop_program, true);
+  fill_inputs();
+  float ys[N], out[N], ref[N];
+  for (int i = 0; i < N; i++) ys[i] = (float)(i % 11);
+  const void *args[2] = {xs, ys};
+  run(ctx, exe, 2, args, ref, N);
+  vkhlo_executable_set_profiling(exe, true);
+  for (int rep = 0; rep < 2; rep++) {
+    run(ctx, exe, 2, args, out, N);
+    assert_memory_equal(out, ref, sizeof out);
+  }
+  int n = vkhlo_executable_profile(exe, NULL, 0);
+  assert_int_equal(n, exe->kernel_count);
+  vkhlo_kernel_profile_t p[64];
+  assert_true(n <= 64);
+  vkhlo_executable_profile(exe, p, 64);
+  int64_t dispatches = 0;
+  for (int i = 0; i < n; i++) {
+    assert_non_null(p[i].kernel);
+    assert_true(p[i].dispatches % 2 == 0); /* the same count in both runs */
+    assert_true(p[i].dispatches == 0 || p[i].device_ms > 0);
+    dispatches += p[i].dispatches;
+  }
+  /* y2 once, then per iteration (5) the cond's compare and the body's
+   * kernels: at least 1 + 5 * 2 per run */
+  assert_true(dispatches >= 2 * (1 + 5 * 2));
+  vkhlo_executable_set_profiling(exe, false);
+  run(ctx, exe, 2, args, out, N);
+  assert_memory_equal(out, ref, sizeof out);
+  vkhlo_executable_destroy(exe);
+}
+
 /* ------------------------------------------------- several allocations */
 
 static void small_allocations_split_the_pool(void **state) {
@@ -800,6 +836,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_lanes_and_types, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(max_min_with_constants_keep_semantics, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(profiling_counts_every_dispatch, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(checker_catches_corruption, validated_context_setup, validated_context_teardown),
   };

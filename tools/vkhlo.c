@@ -48,6 +48,7 @@ typedef struct options {
   bool quiet;
   int64_t print_max;
   int repeat;
+  bool profile;
 } options_t;
 
 static const char usage[] =
@@ -76,6 +77,8 @@ static const char usage[] =
     "  --print-outputs          print results even when the program has checks\n"
     "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
     "  --repeat=N               execute N times (results of the last run)\n"
+    "  --profile                time every dispatch on the device; print the kernels\n"
+    "                           by total device time (all --repeat runs)\n"
     "  --quiet                  print only failures\n";
 
 static bool starts(const char *s, const char *prefix, const char **rest) {
@@ -122,6 +125,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (starts(a, "--dump-dir=", &v)) o->dump_dir = v;
     else if (starts(a, "--dump-after=", &v)) o->dump_after = v;
     else if (strcmp(a, "--stats") == 0) o->stats = true;
+    else if (strcmp(a, "--profile") == 0) o->profile = true;
     else if (strcmp(a, "--print-outputs") == 0) o->print_outputs = true;
     else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
     else if (starts(a, "--repeat=", &v)) o->repeat = atoi(v) > 0 ? atoi(v) : 1;
@@ -363,6 +367,32 @@ static void render_fusion_svg(const char *dir) {
 }
 
 /* Runs one program text (one split).  Returns the exit status. */
+static int by_device_ms(const void *pa, const void *pb) {
+  const vkhlo_kernel_profile_t *a = pa, *b = pb;
+  return a->device_ms > b->device_ms ? -1 : a->device_ms < b->device_ms;
+}
+
+/* --profile: the kernels by total device time, the most expensive first. */
+static void print_profile(const vkhlo_executable_t *exe) {
+  int n = vkhlo_executable_profile(exe, NULL, 0);
+  vkhlo_kernel_profile_t *p = calloc((size_t)n + 1, sizeof *p);
+  if (!p) return;
+  vkhlo_executable_profile(exe, p, n);
+  double total = 0;
+  int64_t dispatches = 0;
+  for (int i = 0; i < n; i++) {
+    total += p[i].device_ms;
+    dispatches += p[i].dispatches;
+  }
+  qsort(p, (size_t)n, sizeof *p, by_device_ms);
+  printf("profile: %" PRId64 " dispatches, %.3f ms of device time\n", dispatches, total);
+  printf("%12s %7s %10s  %s\n", "device_ms", "share", "dispatches", "kernel");
+  for (int i = 0; i < n && p[i].dispatches; i++)
+    printf("%12.3f %6.1f%% %10" PRId64 "  %s\n", p[i].device_ms, total > 0 ? 100.0 * p[i].device_ms / total : 0.0,
+           p[i].dispatches, p[i].kernel);
+  free(p);
+}
+
 static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, size_t len,
                    const char *label) {
   vkhlo_compile_options_t copts;
@@ -430,6 +460,7 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
       goto done;
     }
   }
+  if (o->profile) vkhlo_executable_set_profiling(exe, true);
   for (int r = 0; r < o->repeat; r++) {
     for (int i = 0; i < nr; i++) {
       vkhlo_buffer_destroy(results[i]);
@@ -441,6 +472,7 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
       goto done;
     }
   }
+  if (o->profile) print_profile(exe);
   int checks = vkhlo_executable_check_count(exe), failed = 0;
   for (int i = 0; i < checks; i++) {
     vkhlo_check_result_t cr;

@@ -48,6 +48,12 @@ struct vkrt_cmd {
   bool recording;
   bool ended;     /* recorded and ended: submittable */
   bool in_flight; /* submitted, fence not waited for yet */
+  /* profiling: VKRT_MAX_TIMESTAMPS queries, created on first use and
+   * reset at the start of each recording that uses them */
+  VkQueryPool timestamps;
+  uint32_t timestamp_count;
+  bool timestamps_reset;
+  double timestamp_period; /* ns per tick */
 };
 
 static vkhlo_status_t wait_in_flight(vkrt_cmd_t *c) {
@@ -97,6 +103,7 @@ void vkrt_cmd_destroy(vkrt_cmd_t *c) {
   if (c->in_flight) d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX);
   for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], NULL);
   free(c->pools);
+  if (c->timestamps) d->vk.vkDestroyQueryPool(d->device, c->timestamps, NULL);
   if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, NULL);
   if (c->cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->cb);
   free(c);
@@ -113,6 +120,58 @@ vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKRT_CHECK("vkBeginCommandBuffer", d->vk.vkBeginCommandBuffer(c->cb, &begin));
   c->recording = true;
+  c->timestamp_count = 0;
+  c->timestamps_reset = false;
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_timestamp(vkrt_cmd_t *c, uint32_t *out_index) {
+  vkrt_device_t *d = c->device;
+  *out_index = UINT32_MAX;
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_timestamp: vkrt_cmd_begin was not called");
+  if (!c->timestamps) {
+    uint32_t n = 0;
+    d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(d->physical_device, &n, NULL);
+    VkQueueFamilyProperties *families = calloc(n ? n : 1, sizeof *families);
+    if (!families) return VKHLO_NO_MEMORY();
+    d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(d->physical_device, &n, families);
+    uint32_t bits = d->queue_family_index < n ? families[d->queue_family_index].timestampValidBits : 0;
+    free(families);
+    VkPhysicalDeviceProperties props;
+    d->ifn.vkGetPhysicalDeviceProperties(d->physical_device, &props);
+    if (!bits || props.limits.timestampPeriod <= 0)
+      return VKHLO_UNIMPLEMENTED("the device's compute queue has no timestamps");
+    c->timestamp_period = props.limits.timestampPeriod;
+    VkQueryPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = VKRT_MAX_TIMESTAMPS,
+    };
+    VKRT_CHECK("vkCreateQueryPool", d->vk.vkCreateQueryPool(d->device, &info, NULL, &c->timestamps));
+  }
+  if (!c->timestamps_reset) {
+    d->vk.vkCmdResetQueryPool(c->cb, c->timestamps, 0, VKRT_MAX_TIMESTAMPS);
+    c->timestamps_reset = true;
+  }
+  if (c->timestamp_count == VKRT_MAX_TIMESTAMPS) return NULL;
+  d->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->timestamps, c->timestamp_count);
+  *out_index = c->timestamp_count++;
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_read_timestamps(vkrt_cmd_t *c, uint32_t count, double *out_ns) {
+  vkrt_device_t *d = c->device;
+  if (count > c->timestamp_count || !c->timestamps)
+    return VKHLO_INVALID("vkrt_cmd_read_timestamps: %u timestamps asked, %u recorded", count, c->timestamp_count);
+  if (!count) return NULL;
+  VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
+  uint64_t *ticks = calloc(count, sizeof *ticks);
+  if (!ticks) return VKHLO_NO_MEMORY();
+  VkResult r = d->vk.vkGetQueryPoolResults(d->device, c->timestamps, 0, count, count * sizeof *ticks, ticks,
+                                           sizeof *ticks, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  for (uint32_t i = 0; i < count && r == VK_SUCCESS; i++) out_ns[i] = (double)ticks[i] * c->timestamp_period;
+  free(ticks);
+  if (r != VK_SUCCESS) return vkrt_vk_status("vkGetQueryPoolResults", r);
   return NULL;
 }
 

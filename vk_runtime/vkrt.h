@@ -181,4 +181,15 @@ vkhlo_status_t vkrt_cmd_wait(vkrt_cmd_t *cmd);
 /* True between vkrt_cmd_end and the next vkrt_cmd_begin. */
 bool vkrt_cmd_is_ended(const vkrt_cmd_t *cmd);
 
+/* Profiling.  vkrt_cmd_timestamp records a timestamp taken when the work
+ * recorded before it has finished (VK_PIPELINE_STAGE_BOTTOM_OF_PIPE) and
+ * returns its index within this recording (UINT32_MAX when the recording
+ * already holds VKRT_MAX_TIMESTAMPS).  After the submission's wait,
+ * vkrt_cmd_read_timestamps gives the first |count| in nanoseconds (device
+ * clock, converted with timestampPeriod).
+ * Errors: UNIMPLEMENTED when the queue has no timestamps. */
+#define VKRT_MAX_TIMESTAMPS 8192u
+vkhlo_status_t vkrt_cmd_timestamp(vkrt_cmd_t *cmd, uint32_t *out_index);
+vkhlo_status_t vkrt_cmd_read_timestamps(vkrt_cmd_t *cmd, uint32_t count, double *out_ns);
+
 #endif

@@ -264,6 +264,26 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *executable, int
                                              vkhlo_buffer_t *const *args, int result_count,
                                              vkhlo_buffer_t *const *results);
 
+/* ----------------------------------------------------------- profiling */
+
+/* Device time per kernel, summed over the executions since profiling was
+ * turned on. */
+typedef struct vkhlo_kernel_profile {
+  const char *kernel;   /* the kernel's name (owned by the executable) */
+  int64_t dispatches;   /* how many times it ran */
+  double device_ms;     /* their device time in total, milliseconds */
+} vkhlo_kernel_profile_t;
+
+/* Turns per-dispatch timing on (clearing the totals) or off.  While on,
+ * each execution is recorded afresh (no replay) with a barrier and a
+ * device timestamp before and after every dispatch, so dispatches do not
+ * overlap and the program runs a little slower.  An execution on a device
+ * whose compute queue has no timestamps fails with UNIMPLEMENTED. */
+void vkhlo_executable_set_profiling(vkhlo_executable_t *executable, bool on);
+/* Writes min(kernel count, |capacity|) entries, in kernel order, to |out|
+ * and returns the kernel count. */
+int vkhlo_executable_profile(const vkhlo_executable_t *executable, vkhlo_kernel_profile_t *out, int capacity);
+
 /* ------------------------------------------------------ custom calls */
 
 /* A user kernel for `stablehlo.custom_call @TARGET(...)` (StableHLO spec,
