@@ -1412,8 +1412,9 @@ static vkhlo_status_t check_mac_type(const hlo_instruction_t *instr, hlo_element
  * free; sums lhs * rhs (converted to the result type) over the
  * contracting dimensions.  Legacy dot contracts lhs's last dimension with
  * rhs's first. */
-static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                                       const el_name_t *index, el_name_t *out) {
+vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
+                                  int lanes, el_name_t *out) {
+  if (lanes < 1 || lanes > EL_MAX_LANES) return VKHLO_INTERNAL("dot_general with %d lanes", lanes);
   const hlo_shape_t *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
   hlo_element_type_t rt = instr->shape.element_type;
   VKHLO_RETURN_IF_ERROR(check_mac_type(instr, rt));
@@ -1442,14 +1443,14 @@ static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruc
   el_name_t li[HLO_MAX_RANK], ri[HLO_MAX_RANK], vars[HLO_MAX_RANK];
   int64_t cdims[HLO_MAX_RANK];
   for (int i = 0; i < nc; i++) cdims[i] = ls->dimensions[lc[i]];
-  el_name_t acc;
+  el_name_t acc[EL_MAX_LANES];
   el_use_type(E, rt);
-  el_fresh(E, "v", &acc);
-  {
+  for (int j = 0; j < lanes; j++) {
+    el_fresh(E, "v", &acc[j]);
     strbuf_t zero;
     strbuf_init(&zero);
     glsl_append_int_constant_on(&zero, E->target, rt, 0);
-    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s,
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc[j].s,
             zero.data ? zero.data : "0");
     strbuf_free(&zero);
   }
@@ -1469,19 +1470,38 @@ static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruc
     for (int i = 0; i < nc; i++) used |= lc[i] == d;
     if (!used) li[d] = index[o++];
   }
+  int last = -1; /* the rhs dim of the result's last dim (lanes run along it) */
   for (int d = 0; d < rs->rank; d++) {
     bool used = false;
     for (int i = 0; i < nb; i++) used |= rb[i] == d;
     for (int i = 0; i < nc; i++) used |= rc[i] == d;
-    if (!used) ri[d] = index[o++];
+    if (!used) {
+      last = d;
+      ri[d] = index[o++];
+    }
   }
-  el_name_t a, b;
+  if (lanes > 1 && (last < 0 || o != instr->shape.rank))
+    return VKHLO_INTERNAL("dot_general lanes need a rhs free dimension last");
+  el_name_t a, b[EL_MAX_LANES];
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, li, &a));
-  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ri, &b));
-  emit_mac(E, instr, rt, &acc, &a, ls->element_type, &b, rs->element_type);
+  bool handled = false;
+  if (lanes > 1 && E->operand_run)
+    VKHLO_RETURN_IF_ERROR(E->operand_run(E, instr, 1, ri, last, lanes, b, &handled));
+  for (int j = 0; j < lanes && !handled; j++) {
+    el_name_t rj[HLO_MAX_RANK];
+    memcpy(rj, ri, sizeof(el_name_t) * (size_t)rs->rank);
+    if (j) idx_def(E, instr, &rj[last], "%s + %d", ri[last].s, j);
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, rj, &b[j]));
+  }
+  for (int j = 0; j < lanes; j++) emit_mac(E, instr, rt, &acc[j], &a, ls->element_type, &b[j], rs->element_type);
   close_loops(E, nc);
-  finish_acc(E, instr, rt, &acc, out);
+  for (int j = 0; j < lanes; j++) finish_acc(E, instr, rt, &acc[j], &out[j]);
   return NULL;
+}
+
+static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       const el_name_t *index, el_name_t *out) {
+  return el_emit_dot_lanes(E, instr, index, 1, out);
 }
 
 /* Input position of window element |w| for output position |o| along one

@@ -60,6 +60,16 @@ typedef vkhlo_status_t (*el_operand_linear_fn)(elemental_emitter_t *E,
                                                int operand_number, const char *linear,
                                                el_name_t *out, bool *handled);
 
+/* Optional: leaves operand |operand_number| of |instr| at |index| and at
+ * the next |lanes| - 1 positions along dimension |dim| (index[dim] + j)
+ * in out[0..lanes-1] and sets *handled, when it can load them at once
+ * (consecutive elements of a parameter); leaves *handled false otherwise. */
+typedef vkhlo_status_t (*el_operand_run_fn)(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                            int operand_number, const el_name_t *index, int dim, int lanes,
+                                            el_name_t *out, bool *handled);
+
+#define EL_MAX_LANES 8
+
 struct elemental_emitter {
   const codegen_target_t *target;
   strbuf_t body;      /* statements of the current function */
@@ -69,6 +79,7 @@ struct elemental_emitter {
   unsigned features; /* GLSL_FEATURE_* / GLSL_HELPERS_* used so far */
   el_operand_value_fn operand_value;
   el_operand_linear_fn operand_linear; /* NULL: always go through the index */
+  el_operand_run_fn operand_run;       /* NULL: one el_operand per position */
   void *user;
   el_scope_t *scope; /* non-NULL inside a called computation */
   int function_count;
@@ -99,6 +110,14 @@ const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k);
 /* The elemental emitter; see above. */
 vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
                        const el_name_t *index, el_name_t *out);
+
+/* dot_general (or dot) |instr| at |index| and at the next |lanes| - 1
+ * positions of the result's last dimension, which must be a rhs free
+ * dimension: one loop over the contracting dimensions with |lanes|
+ * accumulators, the lhs element loaded once per step and the rhs ones
+ * through E->operand_run when it takes them.  Results in out[0..lanes-1]. */
+vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
+                                  int lanes, el_name_t *out);
 
 /* The value of operand |k| of |instr| at |index| (through the scope inside
  * called computations, else E->operand_value). */

@@ -72,6 +72,10 @@ typedef struct fusion_ctx {
   int wide, lane;
   uint64_t wide_inputs;
   char lane_linear[16];
+  /* dots computed for all lanes at once (lane_dot_out[i][lane]) */
+  int lane_dot_count;
+  const hlo_instruction_t *lane_dot[EL_MAX_RESULTS];
+  el_name_t lane_dot_out[EL_MAX_RESULTS][EL_MAX_LANES];
   /* Block tracking over E->body (see the essay). */
   size_t scanned;
   int line_count;
@@ -258,6 +262,13 @@ static vkhlo_status_t splat_constant(elemental_emitter_t *E, const hlo_instructi
   return failed ? VKHLO_NO_MEMORY() : NULL;
 }
 
+static bool same_index(const el_name_t *a, const el_name_t *b, int rank) {
+  if (!a || !b) return false;
+  for (int d = 0; d < rank; d++)
+    if (strcmp(a[d].s, b[d].s) != 0) return false;
+  return true;
+}
+
 /* The value(s) of fused instruction |x| at |index| (memoized). */
 static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
                                const hlo_instruction_t *x, const el_name_t *index,
@@ -265,6 +276,11 @@ static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
   int nres = el_result_count(x);
   if (nres < 1 || nres > EL_MAX_RESULTS)
     return el_unimplemented(x, "fused value with %d results", nres);
+  for (int i = 0; i < ctx->lane_dot_count; i++) {
+    if (ctx->lane_dot[i] != x || !same_index(index, ctx->out_index, x->shape.rank)) continue;
+    out[0] = ctx->lane_dot_out[i][ctx->lane];
+    return NULL;
+  }
   char *key = index_key(index, el_result_shape(x, 0)->rank);
   if (!key) return VKHLO_NO_MEMORY();
   const memo_entry_t *hit = memo_find(ctx, E, x, key);
@@ -292,6 +308,46 @@ static vkhlo_status_t fused_operand(elemental_emitter_t *E, const hlo_instructio
   el_name_t vals[EL_MAX_RESULTS];
   VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x, index, vals));
   *out = vals[0];
+  return NULL;
+}
+
+static bool is_plain32(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_S32 || t == HLO_U32; }
+
+/* el_operand_run_fn: |lanes| consecutive elements of a fused parameter
+ * along its minor-most dimension, from one 64-bit-word load (wide kernels;
+ * the first position is a multiple of |lanes|, see lane_dot_ok). */
+static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                        const el_name_t *index, int dim, int lanes, el_name_t *out,
+                                        bool *handled) {
+  fusion_ctx_t *ctx = E->user;
+  const hlo_instruction_t *x = instr->operands[k];
+  *handled = false;
+  if (!ctx->wide || lanes != ctx->wide || lanes < 4 || x->opcode != HLO_OPCODE_PARAMETER ||
+      x->parameter_number < 0 || x->parameter_number >= ctx->fusion->operand_count || x->parameter_number >= 64)
+    return NULL;
+  const hlo_shape_t *s = &ctx->fusion->operands[x->parameter_number]->shape;
+  if (!is_plain32(s->element_type) || dim != s->rank - 1 || s->dimensions[dim] % lanes != 0) return NULL;
+  int p = x->parameter_number;
+  strbuf_t pos;
+  strbuf_init(&pos);
+  el_append_linear(&pos, s, index);
+  if (pos.failed) {
+    strbuf_free(&pos);
+    return VKHLO_NO_MEMORY();
+  }
+  el_name_t w;
+  el_fresh(E, "w", &w);
+  el_line(E, instr, "%s %s = in%dw.data[(%s) / %d];", lanes == 8 ? "u64vec4" : "u64vec2", w.s, p,
+          pos.data ? pos.data : "0", lanes);
+  strbuf_free(&pos);
+  static const char *const part[4] = {".x", ".y", ".z", ".w"};
+  const char *conv = s->element_type == HLO_F32 ? "uintBitsToFloat" : s->element_type == HLO_S32 ? "int" : "";
+  for (int j = 0; j < lanes; j++)
+    el_def(E, x, s->element_type, false, &out[j], "%s(unpackUint2x32(%s%s)%s)", conv, w.s, part[j / 2],
+           j % 2 ? ".y" : ".x");
+  E->wide_inputs |= 1ull << p;
+  E->features |= GLSL_FEATURE_INT64;
+  *handled = true;
   return NULL;
 }
 
@@ -324,9 +380,8 @@ static int fused_roots(const hlo_computation_t *fc, const hlo_instruction_t **ro
   return 1;
 }
 
-static bool is_plain32(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_S32 || t == HLO_U32; }
-
-/* Ops a wide kernel may contain: cheap per element, no loops. */
+/* Ops a wide kernel may contain: cheap per element, no loops (dots only
+ * as lane_dot_ok allows). */
 static bool wide_op(hlo_opcode_t op) {
   if (hlo_opcode_is_elementwise(op)) return true;
   switch (op) {
@@ -337,6 +392,8 @@ static bool wide_op(hlo_opcode_t op) {
     case HLO_OPCODE_BROADCAST:
     case HLO_OPCODE_BROADCAST_IN_DIM:
     case HLO_OPCODE_CONCATENATE:
+    case HLO_OPCODE_DYNAMIC_SLICE:
+    case HLO_OPCODE_GATHER:
     case HLO_OPCODE_IOTA:
     case HLO_OPCODE_PAD:
     case HLO_OPCODE_RESHAPE:
@@ -352,16 +409,59 @@ static bool wide_op(hlo_opcode_t op) {
 /* Lanes per invocation for |fusion| with |total| output elements (see the
  * essay; 0: one element per invocation).  Small kernels and big fused
  * computations stay narrow: the body is emitted once per lane. */
+static bool is_dot(hlo_opcode_t op) { return op == HLO_OPCODE_DOT || op == HLO_OPCODE_DOT_GENERAL; }
+
+/* True when every use of |x| in |fc| is an elementwise op over the
+ * result's dimensions |dims| (or the root, or the root tuple), so that it
+ * is only ever asked for at each lane's own output index. */
+static bool lane_indexed(const hlo_computation_t *fc, const hlo_instruction_t *x, const hlo_shape_t *dims,
+                         int depth) {
+  if (depth > 64) return false;
+  if (x == fc->root) return true;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *u = fc->instructions[i];
+    for (int k = 0; k < u->operand_count; k++) {
+      if (u->operands[k] != x) continue;
+      if (u->opcode == HLO_OPCODE_TUPLE && u == fc->root) continue;
+      if (!hlo_opcode_is_elementwise(u->opcode) || !hlo_shape_compatible_dims(&u->shape, dims) ||
+          !lane_indexed(fc, u, dims, depth + 1))
+        return false;
+    }
+  }
+  return true;
+}
+
+/* A dot a wide kernel computes for all lanes in one loop: f32, its result
+ * the kernel's output shape with a rhs free dimension last, used only at
+ * each lane's own index. */
+static bool lane_dot_ok(const hlo_computation_t *fc, const hlo_instruction_t *d, const hlo_shape_t *out) {
+  const hlo_shape_t *ls = &d->operands[0]->shape, *rs = &d->operands[1]->shape;
+  if (d->shape.element_type != HLO_F32 || ls->element_type != HLO_F32 || rs->element_type != HLO_F32) return false;
+  if (d->shape.rank != out->rank || !hlo_shape_compatible_dims(&d->shape, out) || out->rank < 1) return false;
+  int rhs_free = d->opcode == HLO_OPCODE_DOT ? rs->rank - 1
+                                             : rs->rank - d->attrs.rhs_batching_dimensions.count -
+                                                   d->attrs.rhs_contracting_dimensions.count;
+  return rhs_free >= 1 && lane_indexed(fc, d, out, 0);
+}
+
 static int wide_lanes(const codegen_target_t *target, const hlo_instruction_t *fusion,
                       const hlo_computation_t *fc, int nout, int64_t total) {
   if (!target->is_cpu || !target->shader_int64 || fusion->operand_count > 64 || fc->instruction_count > 48)
     return 0;
   for (int r = 0; r < nout; r++)
     if (!is_plain32(el_result_shape(fusion, r)->element_type)) return 0;
-  for (int i = 0; i < fc->instruction_count; i++)
-    if (!wide_op(fc->instructions[i]->opcode)) return 0;
-  int w = total % 8 == 0 ? 8 : total % 4 == 0 ? 4 : total % 2 == 0 ? 2 : 0;
-  return w && total >= 64 * w ? w : 0;
+  const hlo_shape_t *out = el_result_shape(fusion, 0);
+  int dots = 0;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (is_dot(x->opcode) && lane_dot_ok(fc, x, out) && ++dots <= EL_MAX_RESULTS) continue;
+    if (!wide_op(x->opcode)) return 0;
+  }
+  /* with dots, lanes must stay in one row of the last dimension */
+  int64_t n = dots ? out->dimensions[out->rank - 1] : total;
+  int w = n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 0;
+  if (dots && w < 4) return 0;
+  return w && total % w == 0 && total >= 64 * w ? w : 0;
 }
 
 /* The value of every root at ctx->out_index, stored into the outputs. */
@@ -399,9 +499,26 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     }
   }
   E->wide_inputs = ctx->wide_inputs;
+  el_name_t index[HLO_MAX_RANK];
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *d = fc->instructions[i];
+    if (!is_dot(d->opcode)) continue;
+    if (ctx->lane_dot_count == EL_MAX_RESULTS) return el_unimplemented(d, "too many dots in a wide kernel");
+    if (ctx->lane_dot_count == 0) {
+      el_line(E, fusion, "int idxb = int(gid) * %d;", W);
+      ctx->linear = "idxb";
+      ctx->lane = 0;
+      el_delinearize(E, fusion, ctx->out_shape, "idxb", index);
+      ctx->out_index = index;
+    }
+    el_name_t outs[EL_MAX_LANES];
+    VKHLO_RETURN_IF_ERROR(el_emit_dot_lanes(E, d, index, W, outs));
+    ctx->lane_dot[ctx->lane_dot_count] = d;
+    memcpy(ctx->lane_dot_out[ctx->lane_dot_count++], outs, sizeof outs);
+  }
   for (int r = 0; r < nout; r++)
     for (int j = 0; j < W; j++) el_line(E, fusion, "uint o%d_%d;", r, j);
-  el_name_t index[HLO_MAX_RANK];
   for (int j = 0; j < W; j++) {
     ctx->lane = j;
     snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "idx%d", j);
@@ -454,6 +571,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   ctx.linear = "idx";
   E->operand_value = fused_operand;
   E->operand_linear = fused_operand_linear;
+  E->operand_run = fused_operand_run;
   E->user = &ctx;
 
   vkhlo_status_t st;
@@ -472,6 +590,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   free(ctx.memo);
   E->operand_value = codegen_load_operand;
   E->operand_linear = NULL;
+  E->operand_run = NULL;
   E->user = NULL;
   if (st) return st;
   *out_total = total;

@@ -702,6 +702,69 @@ static void profiling_counts_every_dispatch(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* Dots in wide kernels: one loop computes 8 consecutive results of the
+ * last (rhs free) dimension, loading the lhs element once per step and
+ * the 8 rhs elements as one word when they are consecutive in a parameter
+ * (w1, w2) or one by one when not (w3 is contracted on its minor dim). */
+static void wide_kernel_dots(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<4x8x64xf32>, %w1: tensor<64x96xf32>, %w2: tensor<64x96xf32>, %b: tensor<96xf32>,"
+      " %w3: tensor<96x64xf32>) -> (tensor<4x8x96xf32>, tensor<4x8x96xf32>) {\n"
+      "  %d1 = stablehlo.dot_general %x, %w1, contracting_dims = [2] x [0] : (tensor<4x8x64xf32>, tensor<64x96xf32>)"
+      " -> tensor<4x8x96xf32>\n"
+      "  %d2 = stablehlo.dot_general %x, %w2, contracting_dims = [2] x [0] : (tensor<4x8x64xf32>, tensor<64x96xf32>)"
+      " -> tensor<4x8x96xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<96xf32>) -> tensor<4x8x96xf32>\n"
+      "  %s = stablehlo.add %d1, %bb : tensor<4x8x96xf32>\n"
+      "  %m = stablehlo.multiply %s, %d2 : tensor<4x8x96xf32>\n"
+      "  %d3 = stablehlo.dot_general %x, %w3, contracting_dims = [2] x [1] : (tensor<4x8x64xf32>, tensor<96x64xf32>)"
+      " -> tensor<4x8x96xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<4x8x96xf32>\n"
+      "  %r = stablehlo.maximum %d3, %z : tensor<4x8x96xf32>\n"
+      "  return %m, %r : tensor<4x8x96xf32>, tensor<4x8x96xf32>\n"
+      "}\n";
+  static float x[4 * 8 * 64], w1[64 * 96], w2[64 * 96], b[96], w3[96 * 64], m[4 * 8 * 96], r[4 * 8 * 96];
+  for (int i = 0; i < 4 * 8 * 64; i++) x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  for (int i = 0; i < 64 * 96; i++) {
+    w1[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+    w2[i] = (float)((i * 7) % 31) / 15.0f - 1.0f;
+    w3[i] = (float)((i * 11) % 23) / 11.0f - 1.0f;
+  }
+  for (int i = 0; i < 96; i++) b[i] = (float)(i % 5) - 2.0f;
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    if (fused && ctx->target.is_cpu && ctx->target.shader_int64) {
+      /* one multi-output fusion (the three dots read x), wide, w1 and w2
+       * loaded by the word, w3 element by element */
+      assert_int_equal(exe->kernel_count, 1);
+      assert_int_equal(kernels_containing(exe, "int idxb"), 1);
+      assert_int_equal(kernels_containing(exe, "in1w.data["), 1);
+      assert_int_equal(kernels_containing(exe, "in2w.data["), 1);
+      assert_int_equal(kernels_containing(exe, "in4w.data["), 0);
+    }
+    const void *args[5] = {x, w1, w2, b, w3};
+    void *outs[2] = {m, r};
+    run_any(ctx, exe, 5, args, 2, outs);
+    for (int i = 0; i < 32; i++)
+      for (int n = 0; n < 96; n++) {
+        double a1 = 0, a2 = 0, a3 = 0, mag = 0;
+        for (int k = 0; k < 64; k++) {
+          a1 += (double)x[i * 64 + k] * w1[k * 96 + n];
+          a2 += (double)x[i * 64 + k] * w2[k * 96 + n];
+          a3 += (double)x[i * 64 + k] * w3[n * 64 + k];
+          mag += fabs((double)x[i * 64 + k]) * 2.0;
+        }
+        double want_m = (a1 + b[n]) * a2, want_r = a3 > 0 ? a3 : 0;
+        double tol = 1e-5 * (mag + 1) * (fabs(a1 + b[n]) + fabs(a2) + 1);
+        if (fabs(m[i * 96 + n] - want_m) > tol || fabs(r[i * 96 + n] - want_r) > 1e-5 * (mag + 1))
+          fail_msg("fused=%d at (%d, %d): got %g, %g; want %g, %g", fused, i, n, m[i * 96 + n], r[i * 96 + n],
+                   want_m, want_r);
+      }
+    vkhlo_executable_destroy(exe);
+  }
+}
+
 /* ------------------------------------------------- several allocations */
 
 static void small_allocations_split_the_pool(void **state) {
@@ -837,6 +900,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wide_kernel_lanes_and_types, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(max_min_with_constants_keep_semantics, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(profiling_counts_every_dispatch, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(wide_kernel_dots, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(small_allocations_split_the_pool, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(checker_catches_corruption, validated_context_setup, validated_context_teardown),
   };
