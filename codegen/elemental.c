@@ -58,8 +58,7 @@ void el_free(elemental_emitter_t *E) {
  * reductions, contractions, windows and the elementwise CHLO functions.
  * The kernel driver (emit.c) and the fusion pass (fusion.c) both ask this,
  * so what may be fused is exactly what the emitter can produce. */
-bool el_is_elemental(hlo_opcode_t op) {
-  if (hlo_opcode_is_elementwise(op)) return true;
+bool el_is_data_movement(hlo_opcode_t op) {
   switch (op) {
     case HLO_OPCODE_BITCAST_CONVERT:
     case HLO_OPCODE_BROADCAST:
@@ -74,6 +73,15 @@ bool el_is_elemental(hlo_opcode_t op) {
     case HLO_OPCODE_REVERSE:
     case HLO_OPCODE_SLICE:
     case HLO_OPCODE_TRANSPOSE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool el_is_elemental(hlo_opcode_t op) {
+  if (hlo_opcode_is_elementwise(op) || el_is_data_movement(op)) return true;
+  switch (op) {
     case HLO_OPCODE_CONVOLUTION:
     case HLO_OPCODE_DOT:
     case HLO_OPCODE_DOT_GENERAL:

@@ -98,6 +98,11 @@ void el_init(elemental_emitter_t *E, const codegen_target_t *target,
              el_operand_value_fn operand_value, void *user);
 void el_free(elemental_emitter_t *E);
 
+/* True for the data-movement ops el_emit computes at an index with index
+ * arithmetic and at most a few loads, no loops (broadcast, reshape,
+ * transpose, slice, pad, concatenate, gather, iota...). */
+bool el_is_data_movement(hlo_opcode_t op);
+
 /* True if el_emit computes |op| at an index (elementwise, data movement,
  * reductions, contractions, windows, elementwise CHLO functions). */
 bool el_is_elemental(hlo_opcode_t op);

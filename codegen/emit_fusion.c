@@ -383,32 +383,10 @@ static int fused_roots(const hlo_computation_t *fc, const hlo_instruction_t **ro
 /* Ops a wide kernel may contain: cheap per element, no loops (dots only
  * as lane_dot_ok allows). */
 static bool wide_op(hlo_opcode_t op) {
-  if (hlo_opcode_is_elementwise(op)) return true;
-  switch (op) {
-    case HLO_OPCODE_PARAMETER:
-    case HLO_OPCODE_CONSTANT:
-    case HLO_OPCODE_TUPLE:
-    case HLO_OPCODE_BITCAST_CONVERT:
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_GATHER:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_TRANSPOSE:
-      return true;
-    default:
-      return false;
-  }
+  return hlo_opcode_is_elementwise(op) || el_is_data_movement(op) || op == HLO_OPCODE_PARAMETER ||
+         op == HLO_OPCODE_CONSTANT || op == HLO_OPCODE_TUPLE;
 }
 
-/* Lanes per invocation for |fusion| with |total| output elements (see the
- * essay; 0: one element per invocation).  Small kernels and big fused
- * computations stay narrow: the body is emitted once per lane. */
 static bool is_dot(hlo_opcode_t op) { return op == HLO_OPCODE_DOT || op == HLO_OPCODE_DOT_GENERAL; }
 
 /* True when every use of |x| in |fc| is an elementwise op over the
