@@ -16,7 +16,9 @@
  * For the elementwise chain each round also runs the device's own
  * vkCmdCopyBuffer over the same bytes (64 MiB read, 64 MiB written), and
  * the effective bandwidth (bytes the program must read + write / time) is
- * reported next to the copy's, with the median per-round ratio.  Ratios,
+ * reported next to the copy's, with the median per-round ratio, and next
+ * to a two-op fused kernel (abs of negate) over the same bytes, about the
+ * most a compiled elementwise kernel can move on the device.  Ratios,
  * not absolute times, are what to read: this machine is shared and noisy.
  *
  *   bench_fusion [REPEAT [CASE]]   (default 5 runs, every case; CASE is a
@@ -121,11 +123,23 @@ typedef struct copier {
   vkrt_buffer_t *a, *b;
   vkrt_cmd_t *cmd;
   uint64_t size;
+  /* about the least a fused kernel can do over the same bytes (abs of a
+   * negate: two ops, one loop fusion), the device's ceiling for compiled
+   * elementwise kernels */
+  prepared_t negate;
 } copier_t;
+
+static const char negate16m[] =
+    "func.func @main(%x: tensor<16777216xf32>) -> tensor<16777216xf32> {\n"
+    "  %y = stablehlo.negate %x : tensor<16777216xf32>\n"
+    "  %z = stablehlo.abs %y : tensor<16777216xf32>\n"
+    "  return %z : tensor<16777216xf32>\n"
+    "}\n";
 
 static void copier_create(vkhlo_context_t *ctx, uint64_t size, copier_t *c) {
   vkhlo_status_t st;
   c->size = size;
+  prepare(ctx, negate16m, strlen(negate16m), false, &c->negate);
   if ((st = vkrt_buffer_create(ctx->device, size, &c->a)) || (st = vkrt_buffer_create(ctx->device, size, &c->b)) ||
       (st = vkrt_cmd_create(ctx->device, &c->cmd)))
     die(st, "copy buffers");
@@ -141,6 +155,7 @@ static double copy_once(copier_t *c) {
 }
 
 static void copier_destroy(copier_t *c) {
+  release(&c->negate);
   vkrt_cmd_destroy(c->cmd);
   vkrt_buffer_destroy(c->a);
   vkrt_buffer_destroy(c->b);
@@ -152,6 +167,8 @@ static void copier_destroy(copier_t *c) {
 typedef struct result {
   double unfused_ms, fused_ms, speedup; /* speedup: median of per-round ratios */
   double copy_ms, fused_over_copy;      /* copy time / fused time, per round */
+  double negate_ms, negate_over_copy;   /* the two-op kernel, and copy / it */
+  double best_fused_over_copy, best_negate_over_copy; /* the best round's */
   vkhlo_executable_stats_t unfused_stats, fused_stats;
 } result_t;
 
@@ -162,14 +179,18 @@ static result_t measure(vkhlo_context_t *ctx, const char *text, size_t len, int 
   double *tu = calloc((size_t)repeat, sizeof *tu), *tf = calloc((size_t)repeat, sizeof *tf);
   double *ratio = calloc((size_t)repeat, sizeof *ratio), *tc = calloc((size_t)repeat, sizeof *tc);
   double *cratio = calloc((size_t)repeat, sizeof *cratio);
+  double *tn = calloc((size_t)repeat, sizeof *tn), *nratio = calloc((size_t)repeat, sizeof *nratio);
   for (int r = -1; r < repeat; r++) {
     double a = run_once(&u), b = run_once(&f), c = copy ? copy_once(copy) : 0;
+    double n = copy ? run_once(&copy->negate) : 1;
     if (r < 0) continue;
     tu[r] = a;
     tf[r] = b;
     ratio[r] = a / b;
     tc[r] = c;
     cratio[r] = c / b;
+    tn[r] = n;
+    nratio[r] = c / n;
   }
   result_t out;
   out.unfused_ms = median(tu, repeat);
@@ -177,6 +198,12 @@ static result_t measure(vkhlo_context_t *ctx, const char *text, size_t len, int 
   out.speedup = median(ratio, repeat);
   out.copy_ms = median(tc, repeat);
   out.fused_over_copy = median(cratio, repeat);
+  out.negate_ms = median(tn, repeat);
+  out.negate_over_copy = median(nratio, repeat);
+  out.best_fused_over_copy = cratio[repeat - 1]; /* median() sorted them */
+  out.best_negate_over_copy = nratio[repeat - 1];
+  free(tn);
+  free(nratio);
   out.unfused_stats = u.stats;
   out.fused_stats = f.stats;
   free(tu);
@@ -312,6 +339,11 @@ int main(int argc, char **argv) {
            "(median of per-round ratios)\n",
            bytes / (ew.fused_ms * 1e6), bytes / (ew.unfused_ms * 1e6), bytes / (ew.copy_ms * 1e6),
            100.0 * ew.fused_over_copy);
+    printf("a two-op fused kernel (abs of negate) over the same bytes: %.2f GB/s = %.0f%% of the copy "
+           "(about the ceiling for compiled kernels on this device)\n",
+           bytes / (ew.negate_ms * 1e6), 100.0 * ew.negate_over_copy);
+    printf("best round: elementwise8 %.0f%% of the copy, the two-op kernel %.0f%%\n",
+           100.0 * ew.best_fused_over_copy, 100.0 * ew.best_negate_over_copy);
   }
   vkhlo_context_destroy(ctx);
   return 0;
