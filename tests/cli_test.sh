@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CLI behaviour: the README example runs and prints probabilities; inputs
 # from .npy round-trip through --output; a malformed program fails with
-# exit status 2 and a file:line:col message; --help/--version/--list-devices work.
+# exit status 2 and a file:line:col message; --profile counts every dispatch;
+# --help/--version/--list-devices work.
 set -u
 bin=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -33,6 +34,14 @@ rc=$?
 grep -q "empty.mlir:1:1: no program" "$tmp/out" || fail "empty file message: $(cat "$tmp/out")"
 "$bin" run "$tmp" > "$tmp/out" 2>&1 && fail "a directory was accepted"
 grep -q "is a directory" "$tmp/out" || fail "directory message: $(cat "$tmp/out")"
+
+# --profile: every dispatch of each --repeat run counted, per kernel
+"$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3,4,-1,0.5,0.25,2 --repeat=3 --profile > "$tmp/out" 2>&1 ||
+  fail "--profile exited $?"
+n=$(sed -n 's/^profile: \([0-9]*\) dispatches, .* ms of device time$/\1/p' "$tmp/out")
+k=$("$bin" compile "$src/examples/mlp.mlir" --stats | sed -n 's/^dispatches: //p')
+[ -n "$n" ] && [ -n "$k" ] && [ "$n" -eq $((3 * k)) ] || fail "--profile counted '$n' dispatches for 3 runs of $k: $(cat "$tmp/out")"
+[ "$(grep -cE '^ +[0-9.]+ +[0-9.]+% +3 +[A-Za-z_0-9]+$' "$tmp/out")" -eq "$k" ] || fail "--profile rows: $(cat "$tmp/out")"
 
 "$bin" --version | grep -q '^vkhlo ' || fail "--version"
 "$bin" --help | grep -q 'usage: vkhlo run' || fail "--help"
