@@ -211,6 +211,7 @@ struct fuser {
   int n;
   hlo_instruction_t **ins; /* snapshot of comp->instructions */
   int max_buffers;
+  bool wide_singles; /* the target has wide loop kernels (emit_fusion.c) */
   bool *needed, *kept;
   bool *splat; /* per position: a splat constant (hlo_constant_is_splat) */
   /* Per-position state for the cluster being formed / queried. */
@@ -656,6 +657,19 @@ static vkhlo_status_t emit_ordered(hlo_module_t *m, hlo_computation_t *comp, hlo
   return NULL;
 }
 
+/* A lone elementwise op of 32-bit values, big enough for a wide kernel:
+ * on CPU devices it becomes a loop fusion of one instruction (as XLA makes
+ * every elementwise kernel a loop fusion), so that it gets the wide kernel
+ * of codegen/emit_fusion.c instead of one element per invocation. */
+static bool wide_single(const fuser_t *f, const cluster_t *c) {
+  if (c->member_count != 1 || c->root_count != 1) return false;
+  const hlo_instruction_t *in = f->ins[c->members[0]];
+  hlo_element_type_t t = in->shape.element_type;
+  int64_t n = hlo_shape_is_tuple(&in->shape) ? 0 : hlo_shape_element_count(&in->shape);
+  return hlo_opcode_is_elementwise(in->opcode) && (t == HLO_F32 || t == HLO_S32 || t == HLO_U32) && n >= 128 &&
+         n % 2 == 0 && in->operand_count + 1 <= f->max_buffers;
+}
+
 static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
   hlo_module_t *m = f->m;
   int n = f->n;
@@ -670,7 +684,8 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
   bool any = false;
   for (int i = 0; i < f->cluster_count && !st; i++) {
     cluster_t *c = &f->clusters[i];
-    if (!c->alive || (c->member_count < 2 && c->root_count < 2)) continue;
+    if (!c->alive || (c->member_count < 2 && c->root_count < 2 && !(f->wide_singles && wide_single(f, c))))
+      continue;
     hlo_instruction_t *fusion = NULL;
     st = build_fusion(f, c, repl, clone, &fusion, gtes + (size_t)i * FUSION_MAX_OUTPUTS);
     if (st) break;
@@ -745,7 +760,7 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
 /* -------------------------------------------------- one computation */
 
 static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp, int max_buffers,
-                                       bool *changed) {
+                                       bool wide_singles, bool *changed) {
   *changed = false;
   if (!comp->root || comp->instruction_count < 2) return NULL;
   if (!hlo_compute_users(m, comp)) return VKHLO_NO_MEMORY();
@@ -756,6 +771,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->comp = comp;
   f->n = comp->instruction_count;
   f->max_buffers = max_buffers;
+  f->wide_singles = wide_singles;
   size_t n = (size_t)f->n;
   f->ins = malloc(sizeof(void *) * n);
   f->needed = calloc(n, sizeof(bool));
@@ -842,7 +858,7 @@ vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t 
   vkhlo_status_t st = NULL;
   for (int i = 0; i < count && !st; i++) {
     bool ch = false;
-    st = fuse_computation(module, todo[i], max_buffers, &ch);
+    st = fuse_computation(module, todo[i], max_buffers, target && target->is_cpu && target->shader_int64, &ch);
     *changed = *changed || ch;
   }
   free(todo);

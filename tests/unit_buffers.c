@@ -542,6 +542,33 @@ static void wide_kernel_mixes_word_and_element_loads(void **state) {
   }
 }
 
+/* A lone elementwise op is a loop fusion of one instruction on CPU
+ * devices, so it gets the wide kernel too; without fusion it stays one
+ * element per invocation. */
+static void wide_kernel_for_a_lone_op(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+      "  %0 = stablehlo.atan2 %x, %y : tensor<1024xf32>\n"
+      "  return %0 : tensor<1024xf32>\n"
+      "}\n";
+  fill_inputs();
+  float ys[N], out[2][N];
+  for (int i = 0; i < N; i++) ys[i] = (float)(i % 13) - 6.0f;
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, text, !fused);
+    bool wide = ctx->target.is_cpu && ctx->target.shader_int64;
+    assert_int_equal(kernels_containing(exe, "u64vec4"), fused && wide ? 1 : 0);
+    const void *args[2] = {xs, ys};
+    void *o[1] = {out[fused]};
+    run_any(ctx, exe, 2, args, 1, o);
+    vkhlo_executable_destroy(exe);
+  }
+  /* the same kernel code per element either way: bit-identical */
+  assert_memory_equal(out[0], out[1], sizeof out[0]);
+  for (int i = 0; i < N; i++) assert_true(fabsf(out[1][i] - atan2f(xs[i], ys[i])) <= 1e-5f);
+}
+
 /* Integer results, 4 and 2 lanes (element counts divisible by 4 and 2 but
  * not 8), two results of one fusion, and a fused output written in place
  * over a dying sort result. */
@@ -898,6 +925,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_lanes_and_types, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(wide_kernel_for_a_lone_op, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(max_min_with_constants_keep_semantics, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(profiling_counts_every_dispatch, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_dots, validated_context_setup, validated_context_teardown),
