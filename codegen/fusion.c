@@ -657,17 +657,21 @@ static vkhlo_status_t emit_ordered(hlo_module_t *m, hlo_computation_t *comp, hlo
   return NULL;
 }
 
-/* A lone elementwise op of 32-bit values, big enough for a wide kernel:
- * on CPU devices it becomes a loop fusion of one instruction (as XLA makes
- * every elementwise kernel a loop fusion), so that it gets the wide kernel
- * of codegen/emit_fusion.c instead of one element per invocation. */
+/* A lone elementwise op of 32-bit values, or a lone f32 dot whose last
+ * result dimension is a multiple of 8, big enough for a wide kernel: on
+ * CPU devices it becomes a fusion of one instruction (as XLA makes every
+ * elementwise kernel a loop fusion), so that it gets the wide kernel of
+ * codegen/emit_fusion.c instead of one element per invocation. */
 static bool wide_single(const fuser_t *f, const cluster_t *c) {
   if (c->member_count != 1 || c->root_count != 1) return false;
   const hlo_instruction_t *in = f->ins[c->members[0]];
   hlo_element_type_t t = in->shape.element_type;
-  int64_t n = hlo_shape_is_tuple(&in->shape) ? 0 : hlo_shape_element_count(&in->shape);
+  if (hlo_shape_is_tuple(&in->shape) || in->shape.rank < 1 || in->operand_count + 1 > f->max_buffers) return false;
+  int64_t n = hlo_shape_element_count(&in->shape);
+  if (in->opcode == HLO_OPCODE_DOT || in->opcode == HLO_OPCODE_DOT_GENERAL)
+    return t == HLO_F32 && in->shape.dimensions[in->shape.rank - 1] % 8 == 0 && n >= 512;
   return hlo_opcode_is_elementwise(in->opcode) && (t == HLO_F32 || t == HLO_S32 || t == HLO_U32) && n >= 128 &&
-         n % 2 == 0 && in->operand_count + 1 <= f->max_buffers;
+         n % 2 == 0;
 }
 
 static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {

@@ -790,6 +790,28 @@ static void wide_kernel_dots(void **state) {
       }
     vkhlo_executable_destroy(exe);
   }
+  /* a lone dot is a fusion of one on CPU devices, and wide */
+  const char *lone =
+      "func.func @main(%x: tensor<4x8x64xf32>, %w1: tensor<64x96xf32>) -> tensor<4x8x96xf32> {\n"
+      "  %d = stablehlo.dot_general %x, %w1, contracting_dims = [2] x [0] : (tensor<4x8x64xf32>, tensor<64x96xf32>)"
+      " -> tensor<4x8x96xf32>\n"
+      "  return %d : tensor<4x8x96xf32>\n"
+      "}\n";
+  vkhlo_executable_t *exe = compile(ctx, lone, false);
+  if (ctx->target.is_cpu && ctx->target.shader_int64) assert_int_equal(kernels_containing(exe, "int idxb"), 1);
+  const void *args[2] = {x, w1};
+  void *outs[1] = {m};
+  run_any(ctx, exe, 2, args, 1, outs);
+  for (int i = 0; i < 32; i++)
+    for (int n = 0; n < 96; n++) {
+      double a1 = 0, mag = 0;
+      for (int k = 0; k < 64; k++) {
+        a1 += (double)x[i * 64 + k] * w1[k * 96 + n];
+        mag += fabs((double)x[i * 64 + k]);
+      }
+      if (fabs(m[i * 96 + n] - a1) > 1e-5 * (mag + 1)) fail_msg("lone dot at (%d, %d): got %g, want %g", i, n, m[i * 96 + n], a1);
+    }
+  vkhlo_executable_destroy(exe);
 }
 
 /* ------------------------------------------------- several allocations */
