@@ -1420,9 +1420,11 @@ static vkhlo_status_t check_mac_type(const hlo_instruction_t *instr, hlo_element
  * free; sums lhs * rhs (converted to the result type) over the
  * contracting dimensions.  Legacy dot contracts lhs's last dimension with
  * rhs's first. */
-vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
-                                  int lanes, el_name_t *out) {
-  if (lanes < 1 || lanes > EL_MAX_LANES) return VKHLO_INTERNAL("dot_general with %d lanes", lanes);
+vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                  const el_name_t *const *row_index, int rows, int lanes, el_name_t *out) {
+  const el_name_t *index = row_index[0];
+  if (lanes < 1 || rows < 1 || rows * lanes > EL_MAX_LANES)
+    return VKHLO_INTERNAL("dot_general with %d x %d lanes", rows, lanes);
   const hlo_shape_t *ls = &instr->operands[0]->shape, *rs = &instr->operands[1]->shape;
   hlo_element_type_t rt = instr->shape.element_type;
   VKHLO_RETURN_IF_ERROR(check_mac_type(instr, rt));
@@ -1453,7 +1455,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
   for (int i = 0; i < nc; i++) cdims[i] = ls->dimensions[lc[i]];
   el_name_t acc[EL_MAX_LANES];
   el_use_type(E, rt);
-  for (int j = 0; j < lanes; j++) {
+  for (int j = 0; j < rows * lanes; j++) {
     el_fresh(E, "v", &acc[j]);
     strbuf_t zero;
     strbuf_init(&zero);
@@ -1472,11 +1474,15 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
     li[lc[i]] = vars[i];
     ri[rc[i]] = vars[i];
   }
+  int lfree[HLO_MAX_RANK], nlfree = 0, ofirst = o; /* lhs free dims, result dims from ofirst */
   for (int d = 0; d < ls->rank; d++) {
     bool used = false;
     for (int i = 0; i < nb; i++) used |= lb[i] == d;
     for (int i = 0; i < nc; i++) used |= lc[i] == d;
-    if (!used) li[d] = index[o++];
+    if (!used) {
+      lfree[nlfree++] = d;
+      li[d] = index[o++];
+    }
   }
   int last = -1; /* the rhs dim of the result's last dim (lanes run along it) */
   for (int d = 0; d < rs->rank; d++) {
@@ -1490,8 +1496,14 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
   }
   if (lanes > 1 && (last < 0 || o != instr->shape.rank))
     return VKHLO_INTERNAL("dot_general lanes need a rhs free dimension last");
-  el_name_t a, b[EL_MAX_LANES];
-  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, li, &a));
+  if (rows > 1 && (nb != 0 || nlfree < 1)) return VKHLO_INTERNAL("dot_general rows need lhs free dimensions only");
+  el_name_t a[EL_MAX_LANES], b[EL_MAX_LANES];
+  for (int q = 0; q < rows; q++) { /* row q's lhs free indices come from its own result index */
+    el_name_t lq[HLO_MAX_RANK];
+    memcpy(lq, li, sizeof(el_name_t) * (size_t)ls->rank);
+    for (int f = 0; f < nlfree; f++) lq[lfree[f]] = row_index[q][ofirst + f];
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, lq, &a[q]));
+  }
   bool handled = false;
   if (lanes > 1 && E->operand_run)
     VKHLO_RETURN_IF_ERROR(E->operand_run(E, instr, 1, ri, last, lanes, b, &handled));
@@ -1501,15 +1513,17 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
     if (j) idx_def(E, instr, &rj[last], "%s + %d", ri[last].s, j);
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, rj, &b[j]));
   }
-  for (int j = 0; j < lanes; j++) emit_mac(E, instr, rt, &acc[j], &a, ls->element_type, &b[j], rs->element_type);
+  for (int q = 0; q < rows; q++)
+    for (int j = 0; j < lanes; j++)
+      emit_mac(E, instr, rt, &acc[q * lanes + j], &a[q], ls->element_type, &b[j], rs->element_type);
   close_loops(E, nc);
-  for (int j = 0; j < lanes; j++) finish_acc(E, instr, rt, &acc[j], &out[j]);
+  for (int j = 0; j < rows * lanes; j++) finish_acc(E, instr, rt, &acc[j], &out[j]);
   return NULL;
 }
 
 static vkhlo_status_t emit_dot_general(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                        const el_name_t *index, el_name_t *out) {
-  return el_emit_dot_lanes(E, instr, index, 1, out);
+  return el_emit_dot_lanes(E, instr, &index, 1, 1, out);
 }
 
 /* Input position of window element |w| for output position |o| along one

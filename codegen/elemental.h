@@ -68,7 +68,7 @@ typedef vkhlo_status_t (*el_operand_run_fn)(elemental_emitter_t *E, const hlo_in
                                             int operand_number, const el_name_t *index, int dim, int lanes,
                                             el_name_t *out, bool *handled);
 
-#define EL_MAX_LANES 8
+#define EL_MAX_LANES 32
 
 struct elemental_emitter {
   const codegen_target_t *target;
@@ -116,13 +116,16 @@ const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k);
 vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
                        const el_name_t *index, el_name_t *out);
 
-/* dot_general (or dot) |instr| at |index| and at the next |lanes| - 1
- * positions of the result's last dimension, which must be a rhs free
- * dimension: one loop over the contracting dimensions with |lanes|
- * accumulators, the lhs element loaded once per step and the rhs ones
- * through E->operand_run when it takes them.  Results in out[0..lanes-1]. */
-vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
-                                  int lanes, el_name_t *out);
+/* dot_general (or dot) |instr| for |rows| rows of |lanes| results: row q
+ * starts at result index row_index[q] and runs along the result's last
+ * dimension, which must be a rhs free dimension.  Rows differ only in the
+ * lhs free dimensions (rows > 1 needs a dot without batch dimensions).
+ * One loop over the contracting dimensions with rows x lanes
+ * accumulators, each step loading |rows| lhs elements and |lanes| rhs
+ * ones (through E->operand_run when it takes them).  Results in
+ * out[q * lanes + j] (rows * lanes <= EL_MAX_LANES). */
+vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                  const el_name_t *const *row_index, int rows, int lanes, el_name_t *out);
 
 /* The value of operand |k| of |instr| at |index| (through the scope inside
  * called computations, else E->operand_value). */

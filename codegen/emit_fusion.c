@@ -69,7 +69,7 @@ typedef struct fusion_ctx {
   int memo_count, memo_capacity;
   /* Wide kernels: lanes per invocation (0: not wide), the lane being
    * emitted, and the operands loaded as words (bit k). */
-  int wide, lane;
+  int wide, rows, lane; /* lane = row * wide + column */
   uint64_t wide_inputs;
   char lane_linear[16];
   /* dots computed for all lanes at once (lane_dot_out[i][lane]) */
@@ -422,24 +422,45 @@ static bool lane_dot_ok(const hlo_computation_t *fc, const hlo_instruction_t *d,
   return rhs_free >= 1 && lane_indexed(fc, d, out, 0);
 }
 
+/* Rows of lanes a dot can take: every result dimension but the last is a
+ * lhs free one (no batch dimensions, one rhs free dimension), so a row of
+ * the result is a row of lhs free indices times the rhs. */
+static bool dot_rows_ok(const hlo_instruction_t *d) {
+  const hlo_shape_t *ls = &d->operands[0]->shape, *rs = &d->operands[1]->shape;
+  int nb = d->opcode == HLO_OPCODE_DOT ? 0 : d->attrs.lhs_batching_dimensions.count;
+  int nc = d->opcode == HLO_OPCODE_DOT ? 1 : d->attrs.lhs_contracting_dimensions.count;
+  return nb == 0 && rs->rank - nc == 1 && ls->rank - nc >= 1 && d->shape.rank >= 2;
+}
+
 static int wide_lanes(const codegen_target_t *target, const hlo_instruction_t *fusion,
-                      const hlo_computation_t *fc, int nout, int64_t total) {
+                      const hlo_computation_t *fc, int nout, int64_t total, int *out_rows) {
+  *out_rows = 1;
   if (!target->is_cpu || !target->shader_int64 || fusion->operand_count > 64 || fc->instruction_count > 48)
     return 0;
   for (int r = 0; r < nout; r++)
     if (!is_plain32(el_result_shape(fusion, r)->element_type)) return 0;
   const hlo_shape_t *out = el_result_shape(fusion, 0);
   int dots = 0;
+  bool rows_ok = true;
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
-    if (is_dot(x->opcode) && lane_dot_ok(fc, x, out) && ++dots <= EL_MAX_RESULTS) continue;
+    if (is_dot(x->opcode) && lane_dot_ok(fc, x, out) && ++dots <= EL_MAX_RESULTS) {
+      rows_ok = rows_ok && dot_rows_ok(x);
+      continue;
+    }
     if (!wide_op(x->opcode)) return 0;
   }
   /* with dots, lanes must stay in one row of the last dimension */
   int64_t n = dots ? out->dimensions[out->rank - 1] : total;
   int w = n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 0;
   if (dots && w < 4) return 0;
-  return w && total % w == 0 && total >= 64 * w ? w : 0;
+  if (!w || total % w != 0 || total < 64 * w) return 0;
+  /* dots: several rows per invocation share each rhs load (register
+   * blocking); the last invocation's rows past the end repeat the last
+   * row and are not stored */
+  if (dots && rows_ok && total / n >= CODEGEN_CPU_DOT_ROWS && total >= 64 * w * CODEGEN_CPU_DOT_ROWS)
+    *out_rows = CODEGEN_CPU_DOT_ROWS;
+  return w;
 }
 
 /* The value of every root at ctx->out_index, stored into the outputs. */
@@ -456,54 +477,81 @@ static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, cons
   return NULL;
 }
 
-/* A wide kernel's body: word loads, one block per lane, word stores. */
+/* A wide kernel's body: word loads, one block per lane, word stores.  An
+ * invocation handles rows x W elements: W consecutive ones in the last
+ * dimension, in |rows| consecutive rows (rows > 1 only with dots). */
 static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
                                 int nroots, int nout, int64_t total) {
   const hlo_instruction_t *fusion = ctx->fusion;
-  int W = ctx->wide;
+  int W = ctx->wide, R = ctx->rows;
+  int64_t N = ctx->out_shape->dimensions[ctx->out_shape->rank - 1], NW = N / W, M = total / N;
   const char *word = W == 8 ? "u64vec4" : W == 4 ? "u64vec2" : "uint64_t";
   static const char *const part[4] = {".x", ".y", ".z", ".w"};
   E->features |= GLSL_FEATURE_INT64;
   E->wide_lanes = W;
+  /* word index of row q, and the first element of row q */
+  char word_of[EL_MAX_LANES][96], first_of[EL_MAX_LANES][96];
+  if (R > 1) { /* rows rb * R + q of M, clamped to the last row */
+    el_line(E, fusion, "int cb = int(gid) %% %lld;", (long long)NW);
+    el_line(E, fusion, "int rb = int(gid) / %lld;", (long long)NW);
+    for (int q = 0; q < R; q++) el_line(E, fusion, "int row%d = min(rb * %d + %d, %lld);", q, R, q, (long long)M - 1);
+  }
+  for (int q = 0; q < R; q++) {
+    if (R == 1) {
+      snprintf(word_of[q], sizeof word_of[q], "gid");
+      snprintf(first_of[q], sizeof first_of[q], "int(gid) * %d", W);
+    } else {
+      snprintf(word_of[q], sizeof word_of[q], "row%d * %lld + cb", q, (long long)NW);
+      snprintf(first_of[q], sizeof first_of[q], "row%d * %lld + cb * %d", q, (long long)N, W);
+    }
+  }
   for (int k = 0; k < fusion->operand_count; k++) {
     const hlo_shape_t *s = &fusion->operands[k]->shape;
     if (!is_plain32(s->element_type) || hlo_shape_element_count(s) != total) continue;
     ctx->wide_inputs |= 1ull << k;
-    el_line(E, fusion, "%s w%d = in%dw.data[gid];", word, k, k);
-    for (int j = 0; j < W; j++) {
-      const char *bits_fmt = s->element_type == HLO_F32 ? "uintBitsToFloat" : s->element_type == HLO_S32 ? "int" : "";
-      el_line(E, fusion, "%s p%d_%d = %s(unpackUint2x32(w%d%s)%s);", glsl_compute_type_on(E->target, s->element_type),
-              k, j, bits_fmt, k, W == 2 ? "" : part[j / 2], j % 2 ? ".y" : ".x");
+    const char *conv = s->element_type == HLO_F32 ? "uintBitsToFloat" : s->element_type == HLO_S32 ? "int" : "";
+    for (int q = 0; q < R; q++) {
+      el_line(E, fusion, "%s w%d_%d = in%dw.data[%s];", word, k, q, k, word_of[q]);
+      for (int j = 0; j < W; j++)
+        el_line(E, fusion, "%s p%d_%d = %s(unpackUint2x32(w%d_%d%s)%s);",
+                glsl_compute_type_on(E->target, s->element_type), k, q * W + j, conv, k, q,
+                W == 2 ? "" : part[j / 2], j % 2 ? ".y" : ".x");
     }
   }
   E->wide_inputs = ctx->wide_inputs;
-  el_name_t index[HLO_MAX_RANK];
+  el_name_t index[HLO_MAX_RANK], row_index[EL_MAX_LANES][HLO_MAX_RANK];
+  const el_name_t *rows_of[EL_MAX_LANES];
   const hlo_computation_t *fc = fusion->called_computations[0];
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *d = fc->instructions[i];
     if (!is_dot(d->opcode)) continue;
     if (ctx->lane_dot_count == EL_MAX_RESULTS) return el_unimplemented(d, "too many dots in a wide kernel");
     if (ctx->lane_dot_count == 0) {
-      el_line(E, fusion, "int idxb = int(gid) * %d;", W);
-      ctx->linear = "idxb";
+      for (int q = 0; q < R; q++) {
+        el_line(E, fusion, "int idxb%d = %s;", q, first_of[q]);
+        char name[16];
+        snprintf(name, sizeof name, "idxb%d", q);
+        el_delinearize(E, fusion, ctx->out_shape, name, row_index[q]);
+        rows_of[q] = row_index[q];
+      }
+      ctx->linear = "idxb0";
       ctx->lane = 0;
-      el_delinearize(E, fusion, ctx->out_shape, "idxb", index);
-      ctx->out_index = index;
+      ctx->out_index = row_index[0];
     }
     el_name_t outs[EL_MAX_LANES];
-    VKHLO_RETURN_IF_ERROR(el_emit_dot_lanes(E, d, index, W, outs));
+    VKHLO_RETURN_IF_ERROR(el_emit_dot_lanes(E, d, rows_of, R, W, outs));
     ctx->lane_dot[ctx->lane_dot_count] = d;
     memcpy(ctx->lane_dot_out[ctx->lane_dot_count++], outs, sizeof outs);
   }
   for (int r = 0; r < nout; r++)
-    for (int j = 0; j < W; j++) el_line(E, fusion, "uint o%d_%d;", r, j);
-  for (int j = 0; j < W; j++) {
-    ctx->lane = j;
-    snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "idx%d", j);
+    for (int l = 0; l < R * W; l++) el_line(E, fusion, "uint o%d_%d;", r, l);
+  for (int l = 0; l < R * W; l++) {
+    ctx->lane = l;
+    snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "idx%d", l);
     ctx->linear = ctx->lane_linear;
     el_line(E, fusion, "{");
     E->indent++;
-    el_line(E, fusion, "int idx%d = int(gid) * %d + %d;", j, W, j);
+    el_line(E, fusion, "int idx%d = %s + %d;", l, first_of[l / W], l % W);
     el_delinearize(E, fusion, ctx->out_shape, ctx->linear, index);
     ctx->out_index = index;
     vkhlo_status_t st = emit_roots(E, ctx, roots, nroots, nout);
@@ -511,17 +559,19 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     el_line(E, fusion, "}");
     if (st) return st;
   }
-  for (int r = 0; r < nout; r++) {
-    strbuf_t sb;
-    strbuf_init(&sb);
-    strbuf_printf(&sb, "out%dw.data[gid] = %s(", r, word);
-    for (int j = 0; j < W; j += 2)
-      strbuf_printf(&sb, "%spackUint2x32(uvec2(o%d_%d, o%d_%d))", j ? ", " : "", r, j, r, j + 1);
-    strbuf_append(&sb, ");");
-    if (sb.failed) E->body.failed = true;
-    else el_line(E, fusion, "%s", sb.data);
-    strbuf_free(&sb);
-  }
+  for (int r = 0; r < nout; r++)
+    for (int q = 0; q < R; q++) {
+      strbuf_t sb;
+      strbuf_init(&sb);
+      if (R > 1 && q > 0 && M % R != 0) strbuf_printf(&sb, "if (rb * %d + %d < %lld) ", R, q, (long long)M);
+      strbuf_printf(&sb, "out%dw.data[%s] = %s(", r, word_of[q], word);
+      for (int j = 0; j < W; j += 2)
+        strbuf_printf(&sb, "%spackUint2x32(uvec2(o%d_%d, o%d_%d))", j ? ", " : "", r, q * W + j, r, q * W + j + 1);
+      strbuf_append(&sb, ");");
+      if (sb.failed) E->body.failed = true;
+      else el_line(E, fusion, "%s", sb.data);
+      strbuf_free(&sb);
+    }
   return NULL;
 }
 
@@ -553,10 +603,11 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
-  ctx.wide = wide_lanes(E->target, fusion, fc, nout, total);
+  ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
   if (ctx.wide) {
     st = emit_wide(E, &ctx, roots, nroots, nout, total);
-    total /= ctx.wide;
+    int64_t n = s0->dimensions[s0->rank - 1], rows = total / n;
+    total = ctx.rows > 1 ? (rows + ctx.rows - 1) / ctx.rows * (n / ctx.wide) : total / ctx.wide;
   } else {
     el_name_t index[HLO_MAX_RANK];
     el_line(E, fusion, "int idx = int(gid);");

@@ -17,6 +17,9 @@
  * 2048 groups 16-19 ms). */
 #define CODEGEN_CPU_MAX_GROUPS 16384u
 #define CODEGEN_CPU_MAX_GROUPS_WIDE 4096u
+/* Rows of 8 lanes per invocation in wide kernels with dots (register
+ * blocking: each rhs word load serves that many rows). */
+#define CODEGEN_CPU_DOT_ROWS 4
 
 /* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
  * the row-major linear position of |index|. */
