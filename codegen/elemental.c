@@ -122,13 +122,11 @@ const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k) {
 }
 
 vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  vkhlo_status_t st = hlo_vstatus_at(VKHLO_STATUS_UNIMPLEMENTED, instr->loc, fmt, ap);
   va_end(ap);
-  return VKHLO_UNIMPLEMENTED("%s:%d:%d: %s", instr->loc.file ? instr->loc.file : "<input>",
-                             instr->loc.line, instr->loc.col, msg);
+  return st;
 }
 
 static vkhlo_status_t unsupported_type(const hlo_instruction_t *instr, hlo_element_type_t t) {

@@ -39,10 +39,10 @@
  */
 #include "codegen/passes.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/elemental.h"
 #include "hlo/literal.h"
 #include "support/status.h"
 
@@ -288,17 +288,6 @@ static vkhlo_status_t constant_dims(expand_ctx_t *x, const hlo_instruction_t *in
   return NULL;
 }
 
-static vkhlo_status_t unimplemented(const hlo_instruction_t *instr, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static vkhlo_status_t unimplemented(const hlo_instruction_t *instr, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return VKHLO_UNIMPLEMENTED("%s:%d:%d: %s", instr->loc.file ? instr->loc.file : "<input>",
-                             instr->loc.line, instr->loc.col, msg);
-}
 
 /* --------------------------------------------------------- batch norm */
 
@@ -449,16 +438,16 @@ static int64_t max_group_id(const hlo_instruction_t *in) {
 static vkhlo_status_t expand_identity_collective(expand_ctx_t *x, hlo_instruction_t *in,
                                                  hlo_instruction_t **out) {
   if (max_group_id(in) > 0)
-    return unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica of "
+    return el_unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica of "
                          "one partition)", hlo_opcode_name(in->opcode));
   if (in->opcode == HLO_OPCODE_ALL_TO_ALL && in->attrs.split_count > 1)
-    return unimplemented(in, "stablehlo.all_to_all with split_count %lld (vkhlo runs one process)",
+    return el_unimplemented(in, "stablehlo.all_to_all with split_count %lld (vkhlo runs one process)",
                          (long long)in->attrs.split_count);
   int n = in->operand_count;
   for (int k = 0; k < n; k++) {
     const hlo_shape_t *rs = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[k] : &in->shape;
     if (!hlo_shape_equal(rs, &in->operands[k]->shape))
-      return unimplemented(in, "stablehlo.%s whose result shape differs from its operand's "
+      return el_unimplemented(in, "stablehlo.%s whose result shape differs from its operand's "
                            "(needs several processes)", hlo_opcode_name(in->opcode));
   }
   if (!hlo_shape_is_tuple(&in->shape)) {
@@ -633,7 +622,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_COLLECTIVE_BROADCAST: /* spec 'collective_broadcast' */
     case HLO_OPCODE_COLLECTIVE_PERMUTE:   /* spec 'collective_permute' */
       if (max_group_id(in) > 0)
-        return unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica "
+        return el_unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica "
                              "of one partition)", hlo_opcode_name(in->opcode));
       *out = expand_receive_or_zero(x, in);
       return NULL;

@@ -306,12 +306,16 @@ hlo_computation_t *hlo_module_find_computation(const hlo_module_t *m, const char
   return NULL;
 }
 
-vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...) {
+vkhlo_status_t hlo_vstatus_at(vkhlo_status_code_t code, hlo_location_t loc, const char *fmt, va_list ap) {
   char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return vkhlo_make_status(code, "%s:%d:%d: %s", loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
+}
+
+vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  vkhlo_status_t st = hlo_vstatus_at(VKHLO_STATUS_INVALID_ARGUMENT, loc, fmt, ap);
   va_end(ap);
-  return vkhlo_make_status(VKHLO_STATUS_INVALID_ARGUMENT, "%s:%d:%d: %s",
-                           loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
+  return st;
 }

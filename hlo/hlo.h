@@ -26,6 +26,7 @@
 #ifndef VKHLO_HLO_HLO_H
 #define VKHLO_HLO_HLO_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -340,6 +341,10 @@ hlo_instruction_t *hlo_instruction_clone(hlo_module_t *m, const hlo_instruction_
 /* An input error at |loc|: "file:line:col: message". */
 vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same form with status |code| (e.g. UNIMPLEMENTED for an op or type
+ * a backend cannot handle), from a va_list. */
+vkhlo_status_t hlo_vstatus_at(vkhlo_status_code_t code, hlo_location_t loc, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* ------------------------------------------- rewriting (hlo/rewrite.c) */
 
