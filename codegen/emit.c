@@ -76,36 +76,46 @@ vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,
 
 /* ------------------------------------------------------ loads/stores */
 
-vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
-                                    const el_name_t *index, el_name_t *out) {
-  const hlo_shape_t *s = &instr->operands[k]->shape;
-  strbuf_t ref, load;
-  strbuf_init(&ref);
+vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                    const char *buffer, const char *position, el_name_t *out) {
+  strbuf_t load;
   strbuf_init(&load);
-  char buffer[16];
-  snprintf(buffer, sizeof buffer, "in%d", k);
-  el_append_linear(&ref, s, index);
-  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
-  el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
-  bool failed = ref.failed || load.failed;
-  strbuf_free(&ref);
+  glsl_append_load_element(&load, E->target, t, buffer, position);
+  el_def(E, instr, t, false, out, "%s", load.data ? load.data : "0");
+  bool failed = load.failed;
   strbuf_free(&load);
   return failed ? VKHLO_NO_MEMORY() : NULL;
 }
 
+/* Loads binding |buffer|, a tensor of shape |s|, at the row-major position
+ * of |index|. */
+static vkhlo_status_t load_at_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,
+                                    const char *buffer, const el_name_t *index, el_name_t *out) {
+  strbuf_t ref;
+  strbuf_init(&ref);
+  el_append_linear(&ref, s, index);
+  vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
+                                 : codegen_load_element(E, instr, s->element_type, buffer, ref.data ? ref.data : "0", out);
+  strbuf_free(&ref);
+  return st;
+}
+
+vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                    const el_name_t *index, el_name_t *out) {
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", k);
+  return load_at_index(E, instr, &instr->operands[k]->shape, buffer, index, out);
+}
+
 void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
                          const el_name_t *index, el_name_t *out) {
-  const hlo_shape_t *s = el_result_shape(instr, r);
-  strbuf_t ref, load;
-  strbuf_init(&ref);
-  strbuf_init(&load);
   char buffer[16];
   snprintf(buffer, sizeof buffer, "out%d", r);
-  el_append_linear(&ref, s, index);
-  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
-  el_def(E, instr, s->element_type, false, out, "%s", load.data ? load.data : "0");
-  strbuf_free(&ref);
-  strbuf_free(&load);
+  vkhlo_status_t st = load_at_index(E, instr, el_result_shape(instr, r), buffer, index, out);
+  if (st) { /* out of memory: the kernel's assembly reports it */
+    vkhlo_status_free(st);
+    E->body.failed = true;
+  }
 }
 
 void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,

@@ -219,14 +219,8 @@ static vkhlo_status_t fused_operand_linear(elemental_emitter_t *E, const hlo_ins
   const hlo_shape_t *s = &ctx->fusion->operands[x->parameter_number]->shape;
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", x->parameter_number);
-  strbuf_t load;
-  strbuf_init(&load);
-  glsl_append_load_element(&load, E->target, s->element_type, buffer,
-                           hlo_shape_element_count(s) == 1 ? "0" : linear);
-  el_def(E, x, s->element_type, false, out, "%s", load.data ? load.data : "0");
-  bool failed = load.failed;
-  strbuf_free(&load);
-  if (failed) return VKHLO_NO_MEMORY();
+  VKHLO_RETURN_IF_ERROR(
+      codegen_load_element(E, x, s->element_type, buffer, hlo_shape_element_count(s) == 1 ? "0" : linear, out));
   *handled = true;
   return NULL;
 }
@@ -239,23 +233,18 @@ static vkhlo_status_t load_parameter(elemental_emitter_t *E, fusion_ctx_t *ctx,
   if (k < 0 || k >= ctx->fusion->operand_count)
     return VKHLO_INTERNAL("fused parameter %s out of range", param->name);
   const hlo_shape_t *s = &ctx->fusion->operands[k]->shape;
-  strbuf_t ref, load;
+  strbuf_t ref;
   strbuf_init(&ref);
-  strbuf_init(&load);
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", k);
   if (s->rank == 0 || hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
   else append_position(&ref, ctx, s, index);
-  if (ref.data && wide_value(ctx, k, ref.data, out)) {
-    strbuf_free(&ref);
-    return NULL;
-  }
-  glsl_append_load_element(&load, E->target, s->element_type, buffer, ref.data ? ref.data : "0");
-  el_def(E, param, s->element_type, false, out, "%s", load.data ? load.data : "0");
-  bool failed = ref.failed || load.failed;
+  vkhlo_status_t st = NULL;
+  if (ref.failed) st = VKHLO_NO_MEMORY();
+  else if (!wide_value(ctx, k, ref.data ? ref.data : "0", out))
+    st = codegen_load_element(E, param, s->element_type, buffer, ref.data ? ref.data : "0", out);
   strbuf_free(&ref);
-  strbuf_free(&load);
-  return failed ? VKHLO_NO_MEMORY() : NULL;
+  return st;
 }
 
 /* A constant whose elements are all equal (a splat; the pass fuses only

@@ -21,6 +21,12 @@
  * blocking: each rhs word load serves that many rows). */
 #define CODEGEN_CPU_DOT_ROWS 4
 
+/* Defines a local (named in *out) holding element |position| (an int
+ * expression) of binding block |buffer| ("in0", "out1"), a tensor of
+ * element type |t|; the line's comment names |instr|. */
+vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                    const char *buffer, const char *position, el_name_t *out);
+
 /* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
  * the row-major linear position of |index|. */
 vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
