@@ -29,23 +29,6 @@ static uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) buf[n] = 0;
-  *len = (size_t)n;
-  return buf;
-}
-
 static void *run_model(vkhlo_context_t *ctx, vkhlo_executable_t *exe, size_t *out_size) {
   int np = vkhlo_executable_parameter_count(exe);
   vkhlo_buffer_t **args = calloc((size_t)np, sizeof *args);
@@ -89,7 +72,7 @@ static void *run_model(vkhlo_context_t *ctx, vkhlo_executable_t *exe, size_t *ou
 static void chess_rows_are_log_probabilities(void **state) {
   (void)state;
   size_t len = 0;
-  char *text = slurp(MODEL, &len);
+  char *text = test_read_file(MODEL, &len);
   if (!text) {
     printf("SKIPPED: %s not found (../shared is absent)\n", MODEL);
     skip();

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -62,3 +63,21 @@ __attribute__((constructor)) static void pin_vulkan_libraries(void) {
     (void)dlopen(libraries[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 }
 #endif
+
+char *test_read_file(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[n] = 0;
+    *out_size = (size_t)n;
+  }
+  return buf;
+}

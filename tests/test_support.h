@@ -5,7 +5,13 @@
 #ifndef VKHLO_TESTS_TEST_SUPPORT_H
 #define VKHLO_TESTS_TEST_SUPPORT_H
 
+#include <stddef.h>
+
 #include "vkhlo/vkhlo.h"
+
+/* The whole file at |path|, NUL-terminated (heap; caller frees), its size
+ * in *out_size; NULL when it cannot be read. */
+char *test_read_file(const char *path, size_t *out_size);
 
 /* Fails the current test with the status's message when |st| is not OK. */
 void expect_ok(vkhlo_status_t st);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "hlo/hlo.h"
+#include "tests/test_support.h"
 
 #define FILE_NAME "bad.mlir"
 
@@ -396,25 +397,6 @@ static const char builtin_program[] =
     "  }\n"
     "}\n";
 
-static char *read_file(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[n] = 0;
-    *out_size = (size_t)n;
-  }
-  return buf;
-}
-
 typedef struct fuzz_stats {
   int accepted, rejected, bad;
 } fuzz_stats_t;
@@ -484,7 +466,7 @@ static void test_fuzz_truncate_and_mutate(void **state) {
   int found = 0;
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     size_t size;
-    char *text = read_file(files[i], &size);
+    char *text = test_read_file(files[i], &size);
     if (!text) continue;
     found++;
     fuzz_text(text, size, &st);

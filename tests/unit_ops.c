@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "vkhlo/vkhlo.h"
+#include "tests/test_support.h"
 
 static const char *const op_files[] = {
     "batch_norm.mlir",  "cholesky.mlir",        "collectives.mlir", "complex_ops.mlir",
@@ -46,23 +47,6 @@ static int setup(void **state) {
 static int teardown(void **state) {
   vkhlo_context_destroy(*state);
   return 0;
-}
-
-static char *read_file(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-    free(text);
-    text = NULL;
-  }
-  fclose(f);
-  if (text) text[n] = 0;
-  *out_size = text ? (size_t)n : 0;
-  return text;
 }
 
 /* Compiles and runs one split; returns the number of failures (printed). */
@@ -121,7 +105,7 @@ static void run_file(void **state, const char *file) {
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/ops/%s", VKHLO_SOURCE_DIR, file);
   size_t size;
-  char *text = read_file(path, &size);
+  char *text = test_read_file(path, &size);
   if (!text) fail_msg("cannot read %s", path);
   char *split = malloc(size + 1);
   if (!split) {

@@ -22,6 +22,7 @@
 
 #include "hlo/hlo.h"
 #include "hlo/literal.h"
+#include "tests/test_support.h"
 
 /* ---------------------------------------------------------- helpers */
 
@@ -941,20 +942,6 @@ static void test_printer(void **state) {
 
 /* ---------------------------------------------------------- corpus */
 
-static char *read_file(const char *path, size_t *out_len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
-  buf[got] = 0;
-  *out_len = got;
-  return buf;
-}
-
 /* Failures allowed in the interpret suite: ops outside StableHLO proper
  * (the interpreter's own ops, CHLO ops we do not support), an empty split,
  * one split whose separator is commented out ("// // -----"), leaving
@@ -1032,7 +1019,7 @@ static int parse_dir(const char *dir, bool split, corpus_stats_t *st) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = test_read_file(path, &len);
     if (!text) continue;
     parse_corpus_text(path, text, len, split, st);
     free(text);
@@ -1069,7 +1056,7 @@ static void test_corpus(void **state) {
 
   snprintf(path, sizeof path, "%s/models/searchless_chess_9m.mlir", shared);
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = test_read_file(path, &len);
   if (text) {
     parse_corpus_text(path, text, len, false, &model);
     free(text);

@@ -24,6 +24,7 @@
 
 #include "codegen/passes.h"
 #include "hlo/hlo.h"
+#include "tests/test_support.h"
 
 /* ---------------------------------------------------------- helpers */
 
@@ -866,23 +867,6 @@ static void test_attrs_struct_unchanged(void **state) {
 
 /* ----------------------------------------------- corpus */
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *text = malloc((size_t)n + 1);
-  if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-    free(text);
-    text = NULL;
-  }
-  if (text) text[n] = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return text;
-}
-
 typedef struct corpus_stats {
   int files, parsed;
   int64_t before, after;
@@ -896,7 +880,7 @@ static int64_t module_instructions(const hlo_module_t *m) {
 
 static void run_corpus_file(const char *path, corpus_stats_t *st) {
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = test_read_file(path, &len);
   if (!text) return;
   st->files++;
   hlo_module_t *m = NULL;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "hlo/hlo.h"
+#include "tests/test_support.h"
 
 #define FILE_NAME "test.mlir"
 
@@ -1043,26 +1044,6 @@ static void test_valid_programs(void **state) {
 
 /* ------------------------------------------- the conformance corpus */
 
-/* Reads a whole file; NULL if it cannot. */
-static char *read_file(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[n] = 0;
-    *out_size = (size_t)n;
-  }
-  return buf;
-}
-
 typedef struct corpus_stats {
   int chunks, parsed, verified, parse_rejected, verify_rejected;
 } corpus_stats_t;
@@ -1110,7 +1091,7 @@ static bool is_split_line(const char *p, const char *end) {
 
 static void check_file(const char *path, corpus_stats_t *st) {
   size_t size;
-  char *text = read_file(path, &size);
+  char *text = test_read_file(path, &size);
   if (!text) return;
   const char *start = text, *end = text + size;
   int chunk = 0;
