@@ -732,9 +732,7 @@ static bool is_splat(const hlo_instruction_t *in, splat_value_t want) {
   } else {
     return false;
   }
-  for (size_t off = 0; off < l->size_bytes; off += es)
-    if (memcmp((const char *)l->data + off, pattern, es) != 0) return false;
-  return l->size_bytes > 0;
+  return l->size_bytes > 0 && memcmp(l->data, pattern, es) == 0 && hlo_constant_is_splat(in);
 }
 
 /* The operand of a binary op that the identity |want| on the other side
