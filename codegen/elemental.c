@@ -100,6 +100,9 @@ bool el_is_elemental(hlo_opcode_t op) {
     case HLO_OPCODE_CHLO_ERF:
     case HLO_OPCODE_CHLO_ERFC:
     case HLO_OPCODE_CHLO_ERF_INV:
+    case HLO_OPCODE_CHLO_BESSEL_I1E:
+    case HLO_OPCODE_CHLO_POLYGAMMA:
+    case HLO_OPCODE_CHLO_ZETA:
     case HLO_OPCODE_CHLO_LGAMMA:
     case HLO_OPCODE_CHLO_DIGAMMA:
     case HLO_OPCODE_CHLO_NEXT_AFTER:
@@ -1811,6 +1814,36 @@ static vkhlo_status_t emit_get_tuple_element(elemental_emitter_t *E,
   return NULL;
 }
 
+/* chlo's complex functions (the prelude's vk_c*).  complex64 is evaluated
+ * as dvec2 and rounded once where the device has doubles: the inverse
+ * functions' cancellations then cost nothing at float precision. */
+static vkhlo_status_t emit_chlo_complex(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                        hlo_element_type_t t, hlo_element_type_t rt, const char *a,
+                                        el_name_t *out) {
+  const char *fn;
+  switch (instr->opcode) {
+    case HLO_OPCODE_CHLO_ACOS: fn = "vk_cacos"; break;
+    case HLO_OPCODE_CHLO_ACOSH: fn = "vk_cacosh"; break;
+    case HLO_OPCODE_CHLO_ASIN: fn = "vk_casin"; break;
+    case HLO_OPCODE_CHLO_ASINH: fn = "vk_casinh"; break;
+    case HLO_OPCODE_CHLO_ATAN: fn = "vk_catan"; break;
+    case HLO_OPCODE_CHLO_ATANH: fn = "vk_catanh"; break;
+    case HLO_OPCODE_CHLO_COSH: fn = "vk_ccosh"; break;
+    case HLO_OPCODE_CHLO_SINH: fn = "vk_csinh"; break;
+    case HLO_OPCODE_CHLO_TAN: fn = "vk_ctan"; break;
+    default: return unsupported_type(instr, t);
+  }
+  bool dbl = t == HLO_C128 && !glsl_type_is_demoted(E->target, t);
+  if (!dbl && E->target->shader_float64) {
+    E->features |= GLSL_HELPERS_DOUBLE | GLSL_HELPERS_DCOMPLEX | GLSL_FEATURE_FLOAT64;
+    el_def(E, instr, rt, true, out, "vec2(%s(dvec2(%s)))", fn, a);
+    return NULL;
+  }
+  E->features |= dbl ? GLSL_HELPERS_DOUBLE | GLSL_HELPERS_DCOMPLEX : GLSL_HELPERS_FLOAT | GLSL_HELPERS_COMPLEX;
+  el_def(E, instr, rt, true, out, "%s(%s)", fn, a);
+  return NULL;
+}
+
 /* CHLO elementwise ops (chlo dialect; the formulas are in glsl_prelude.c). */
 static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 const el_name_t *index, el_name_t *out) {
@@ -1828,6 +1861,9 @@ static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t 
     case HLO_OPCODE_CHLO_ERF: fn = "vk_erf"; break;
     case HLO_OPCODE_CHLO_ERFC: fn = "vk_erfc"; break;
     case HLO_OPCODE_CHLO_ERF_INV: fn = "vk_erf_inv"; break;
+    case HLO_OPCODE_CHLO_BESSEL_I1E: fn = "vk_bessel_i1e"; break;
+    case HLO_OPCODE_CHLO_POLYGAMMA: fn = "vk_polygamma"; break;
+    case HLO_OPCODE_CHLO_ZETA: fn = "vk_zeta"; break;
     case HLO_OPCODE_CHLO_LGAMMA: fn = "vk_lgamma"; break;
     case HLO_OPCODE_CHLO_DIGAMMA: fn = "vk_digamma"; break;
     case HLO_OPCODE_CHLO_NEXT_AFTER: fn = "vk_next_after"; break;
@@ -1850,6 +1886,7 @@ static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t 
     else el_def(E, instr, rt, false, out, "%s", v[0].s);
     return NULL;
   }
+  if (k == 'C') return emit_chlo_complex(E, instr, t, rt, v[0].s, out);
   if (k != 'F') return unsupported_type(instr, t);
   bool dbl = t == HLO_F64 && !glsl_type_is_demoted(E->target, t);
   E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;

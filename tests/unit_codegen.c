@@ -592,9 +592,9 @@ static void test_errors(void **state) {
   hlo_instruction_t *a = param(f, shp(HLO_F32, 1, 8));
   hlo_instruction_t *q = add_instr(f, f->c, HLO_OPCODE_UNIFORM_QUANTIZE, shp(HLO_F32, 1, 8), 1, a);
   expect_unimplemented(f, q, "unsupported op stablehlo.uniform_quantize");
-  hlo_instruction_t *b = param(f, shp(HLO_F32, 1, 8));
-  hlo_instruction_t *bes = add_instr(f, f->c, HLO_OPCODE_CHLO_BESSEL_I1E, shp(HLO_F32, 1, 8), 1, b);
-  expect_unimplemented(f, bes, "unsupported op chlo.bessel_i1e");
+  hlo_instruction_t *b = param(f, shp(HLO_C64, 1, 8));
+  hlo_instruction_t *bes = add_instr(f, f->c, HLO_OPCODE_CHLO_BESSEL_I1E, shp(HLO_C64, 1, 8), 1, b);
+  expect_unimplemented(f, bes, "unsupported element type complex<f32> for chlo.bessel_i1e");
   hlo_instruction_t *l = param(f, shp(HLO_F64, 1, 8));
   hlo_instruction_t *neg = add_instr(f, f->c, HLO_OPCODE_NEGATE, shp(HLO_F64, 1, 8), 1, l);
   f->target.shader_float64 = false;

@@ -29,7 +29,7 @@ static const char *const op_files[] = {
     "batch_norm.mlir",  "cholesky.mlir",        "collectives.mlir", "complex_ops.mlir",
     "composite.mlir",   "dynamic_shapes.mlir",  "f8.mlir",          "fft.mlir",
     "mulhi.mlir",       "rng_bit_generator.mlir", "triangular_solve.mlir", "probe.mlir",
-    "control_flow.mlir",
+    "control_flow.mlir", "chlo_special.mlir",
 };
 
 static int setup(void **state) {
@@ -165,10 +165,11 @@ OP_TEST(test_rng_bit_generator, 9)
 OP_TEST(test_triangular_solve, 10)
 OP_TEST(test_probe, 11)
 OP_TEST(test_control_flow, 12)
+OP_TEST(test_chlo_special, 13)
 #undef OP_TEST
 
 int main(void) {
-  _Static_assert(sizeof op_files / sizeof op_files[0] == 13, "one test per file in op_files");
+  _Static_assert(sizeof op_files / sizeof op_files[0] == 14, "one test per file in op_files");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm),     cmocka_unit_test(test_cholesky),
       cmocka_unit_test(test_collectives),    cmocka_unit_test(test_complex_ops),
@@ -176,7 +177,7 @@ int main(void) {
       cmocka_unit_test(test_f8),             cmocka_unit_test(test_fft),
       cmocka_unit_test(test_mulhi),          cmocka_unit_test(test_rng_bit_generator),
       cmocka_unit_test(test_triangular_solve), cmocka_unit_test(test_probe),
-      cmocka_unit_test(test_control_flow),
+      cmocka_unit_test(test_control_flow),   cmocka_unit_test(test_chlo_special),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
