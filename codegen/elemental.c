@@ -1814,25 +1814,44 @@ static vkhlo_status_t emit_get_tuple_element(elemental_emitter_t *E,
   return NULL;
 }
 
-/* chlo's complex functions (the prelude's vk_c*).  complex64 is evaluated
- * as dvec2 and rounded once where the device has doubles: the inverse
- * functions' cancellations then cost nothing at float precision. */
+/* The CHLO elementwise ops' prelude functions (glsl_prelude.c), and their
+ * complex versions where chlo has them. */
+static const struct {
+  hlo_opcode_t op;
+  const char *fn, *complex_fn;
+} chlo_functions[] = {
+    {HLO_OPCODE_CHLO_ACOS, "vk_acos", "vk_cacos"},
+    {HLO_OPCODE_CHLO_ACOSH, "vk_acosh", "vk_cacosh"},
+    {HLO_OPCODE_CHLO_ASIN, "vk_asin", "vk_casin"},
+    {HLO_OPCODE_CHLO_ASINH, "vk_asinh", "vk_casinh"},
+    {HLO_OPCODE_CHLO_ATAN, "vk_atan", "vk_catan"},
+    {HLO_OPCODE_CHLO_ATANH, "vk_atanh", "vk_catanh"},
+    {HLO_OPCODE_CHLO_COSH, "vk_cosh", "vk_ccosh"},
+    {HLO_OPCODE_CHLO_SINH, "vk_sinh", "vk_csinh"},
+    {HLO_OPCODE_CHLO_TAN, "vk_tan", "vk_ctan"},
+    {HLO_OPCODE_CHLO_ERF, "vk_erf", NULL},
+    {HLO_OPCODE_CHLO_ERFC, "vk_erfc", NULL},
+    {HLO_OPCODE_CHLO_ERF_INV, "vk_erf_inv", NULL},
+    {HLO_OPCODE_CHLO_BESSEL_I1E, "vk_bessel_i1e", NULL},
+    {HLO_OPCODE_CHLO_POLYGAMMA, "vk_polygamma", NULL},
+    {HLO_OPCODE_CHLO_ZETA, "vk_zeta", NULL},
+    {HLO_OPCODE_CHLO_LGAMMA, "vk_lgamma", NULL},
+    {HLO_OPCODE_CHLO_DIGAMMA, "vk_digamma", NULL},
+    {HLO_OPCODE_CHLO_NEXT_AFTER, "vk_next_after", NULL},
+    {HLO_OPCODE_CHLO_IS_INF, "isinf", NULL},
+    {HLO_OPCODE_CHLO_IS_POS_INF, "vk_is_pos_inf", NULL},
+    {HLO_OPCODE_CHLO_IS_NEG_INF, "vk_is_neg_inf", NULL},
+    {HLO_OPCODE_CHLO_CONJ, "vk_conj", NULL},
+};
+
+/* A complex CHLO function: |fn| (NULL where chlo has no complex version).
+ * complex64 is evaluated as dvec2 and rounded once where the device has
+ * doubles: the inverse functions' cancellations then cost nothing at float
+ * precision. */
 static vkhlo_status_t emit_chlo_complex(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                                        hlo_element_type_t t, hlo_element_type_t rt, const char *a,
-                                        el_name_t *out) {
-  const char *fn;
-  switch (instr->opcode) {
-    case HLO_OPCODE_CHLO_ACOS: fn = "vk_cacos"; break;
-    case HLO_OPCODE_CHLO_ACOSH: fn = "vk_cacosh"; break;
-    case HLO_OPCODE_CHLO_ASIN: fn = "vk_casin"; break;
-    case HLO_OPCODE_CHLO_ASINH: fn = "vk_casinh"; break;
-    case HLO_OPCODE_CHLO_ATAN: fn = "vk_catan"; break;
-    case HLO_OPCODE_CHLO_ATANH: fn = "vk_catanh"; break;
-    case HLO_OPCODE_CHLO_COSH: fn = "vk_ccosh"; break;
-    case HLO_OPCODE_CHLO_SINH: fn = "vk_csinh"; break;
-    case HLO_OPCODE_CHLO_TAN: fn = "vk_ctan"; break;
-    default: return unsupported_type(instr, t);
-  }
+                                        const char *fn, hlo_element_type_t t,
+                                        hlo_element_type_t rt, const char *a, el_name_t *out) {
+  if (!fn) return unsupported_type(instr, t);
   bool dbl = t == HLO_C128 && !glsl_type_is_demoted(E->target, t);
   if (!dbl && E->target->shader_float64) {
     E->features |= GLSL_HELPERS_DOUBLE | GLSL_HELPERS_DCOMPLEX | GLSL_FEATURE_FLOAT64;
@@ -1847,33 +1866,10 @@ static vkhlo_status_t emit_chlo_complex(elemental_emitter_t *E, const hlo_instru
 /* CHLO elementwise ops (chlo dialect; the formulas are in glsl_prelude.c). */
 static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 const el_name_t *index, el_name_t *out) {
-  const char *fn = NULL;
-  switch (instr->opcode) {
-    case HLO_OPCODE_CHLO_ACOS: fn = "vk_acos"; break;
-    case HLO_OPCODE_CHLO_ACOSH: fn = "vk_acosh"; break;
-    case HLO_OPCODE_CHLO_ASIN: fn = "vk_asin"; break;
-    case HLO_OPCODE_CHLO_ASINH: fn = "vk_asinh"; break;
-    case HLO_OPCODE_CHLO_ATAN: fn = "vk_atan"; break;
-    case HLO_OPCODE_CHLO_ATANH: fn = "vk_atanh"; break;
-    case HLO_OPCODE_CHLO_COSH: fn = "vk_cosh"; break;
-    case HLO_OPCODE_CHLO_SINH: fn = "vk_sinh"; break;
-    case HLO_OPCODE_CHLO_TAN: fn = "vk_tan"; break;
-    case HLO_OPCODE_CHLO_ERF: fn = "vk_erf"; break;
-    case HLO_OPCODE_CHLO_ERFC: fn = "vk_erfc"; break;
-    case HLO_OPCODE_CHLO_ERF_INV: fn = "vk_erf_inv"; break;
-    case HLO_OPCODE_CHLO_BESSEL_I1E: fn = "vk_bessel_i1e"; break;
-    case HLO_OPCODE_CHLO_POLYGAMMA: fn = "vk_polygamma"; break;
-    case HLO_OPCODE_CHLO_ZETA: fn = "vk_zeta"; break;
-    case HLO_OPCODE_CHLO_LGAMMA: fn = "vk_lgamma"; break;
-    case HLO_OPCODE_CHLO_DIGAMMA: fn = "vk_digamma"; break;
-    case HLO_OPCODE_CHLO_NEXT_AFTER: fn = "vk_next_after"; break;
-    case HLO_OPCODE_CHLO_IS_INF: fn = "isinf"; break;
-    case HLO_OPCODE_CHLO_IS_POS_INF: fn = "vk_is_pos_inf"; break;
-    case HLO_OPCODE_CHLO_IS_NEG_INF: fn = "vk_is_neg_inf"; break;
-    case HLO_OPCODE_CHLO_CONJ: fn = "vk_conj"; break;
-    default:
-      return el_unimplemented(instr, "unsupported op chlo.%s", hlo_opcode_name(instr->opcode));
-  }
+  size_t f = 0, nf = sizeof chlo_functions / sizeof chlo_functions[0];
+  while (f < nf && chlo_functions[f].op != instr->opcode) f++;
+  if (f == nf) return el_unimplemented(instr, "unsupported op chlo.%s", hlo_opcode_name(instr->opcode));
+  const char *fn = chlo_functions[f].fn;
   if (instr->operand_count < 1 || instr->operand_count > 2)
     return el_unimplemented(instr, "chlo.%s arity", hlo_opcode_name(instr->opcode));
   el_name_t v[2];
@@ -1886,7 +1882,7 @@ static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t 
     else el_def(E, instr, rt, false, out, "%s", v[0].s);
     return NULL;
   }
-  if (k == 'C') return emit_chlo_complex(E, instr, t, rt, v[0].s, out);
+  if (k == 'C') return emit_chlo_complex(E, instr, chlo_functions[f].complex_fn, t, rt, v[0].s, out);
   if (k != 'F') return unsupported_type(instr, t);
   bool dbl = t == HLO_F64 && !glsl_type_is_demoted(E->target, t);
   E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;

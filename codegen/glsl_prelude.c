@@ -683,8 +683,6 @@ static const char generic_math[] =
     "  if (x < FT(0)) return a < FC(2.5) ? FT(1) + vk_erf_series(a) : FT(2) - r;\n"
     "  return r;\n"
     "}\n"
-    /* erf_inv: Giles' single-precision approximation, then Newton steps on
-     * erf (erfc in the tails, where 1 - |y| is exact). */
     /* i1e(x) = exp(-|x|) I1(x): I1's power series (positive terms) up to
      * |x| = 30, above it the asymptotic expansion of I1(x) exp(-x). */
     "FT vk_bessel_i1e(FT x) {\n"
@@ -707,6 +705,8 @@ static const char generic_math[] =
     "  }\n"
     "  return vk_signbit(x) ? -r : r;\n"
     "}\n"
+    /* erf_inv: Giles' single-precision approximation, then Newton steps on
+     * erf (erfc in the tails, where 1 - |y| is exact). */
     "FT vk_erf_inv(FT y) {\n"
     "  if (isnan(y) || abs(y) > FT(1)) return (y - y) / (y - y);\n"
     "  if (abs(y) == FT(1)) return y / FT(0);\n"
