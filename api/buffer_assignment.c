@@ -48,25 +48,26 @@
  * bytes between a parameter or constant and a temp.
  */
 #include "api/internal.h"
+#include "support/array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-void exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out) {
+vkhlo_status_t exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out) {
   const vkrt_caps_t *caps = vkrt_device_caps(device);
   out->alignment = caps->min_storage_buffer_offset_alignment;
   if (out->alignment < 16) out->alignment = 16;
   out->max_allocation_size = caps->max_memory_allocation_size;
   if (out->max_allocation_size == 0) out->max_allocation_size = (uint64_t)1 << 30;
   /* Testing: a smaller limit, to exercise several allocations. */
-  const char *limit = getenv("VKHLO_MAX_ALLOCATION_BYTES");
-  if (limit && *limit) {
-    uint64_t v = strtoull(limit, NULL, 10);
-    if (v >= out->alignment && v < out->max_allocation_size) out->max_allocation_size = v;
-  }
+  uint64_t v;
+  VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_ALLOCATION_BYTES", out->max_allocation_size, &v));
+  if (v < out->alignment)
+    return VKHLO_INVALID("$VKHLO_MAX_ALLOCATION_BYTES=%llu is below the offset alignment (%llu bytes)",
+                         (unsigned long long)v, (unsigned long long)out->alignment);
+  if (v < out->max_allocation_size) out->max_allocation_size = v;
+  return NULL;
 }
 
 static exe_buffer_allocation_t *new_allocation(vkhlo_executable_t *exe, exe_allocation_kind_t kind) {
@@ -192,7 +193,7 @@ static vkhlo_status_t place_groups(vkhlo_executable_t *exe, group_t *groups, int
     group_t *g = &groups[i];
     if (g->size > limits->max_allocation_size) {
       free(busy);
-      return vkhlo_make_status(VKHLO_STATUS_RESOURCE_EXHAUSTED,
+      return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED,
                                "buffer %s of %llu bytes exceeds the device's largest allocation (%llu bytes)",
                                exe->buffers[g->root].name ? exe->buffers[g->root].name : "?",
                                (unsigned long long)g->size, (unsigned long long)limits->max_allocation_size);
@@ -262,7 +263,7 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
     exe_buffer_t *b = &exe->buffers[i];
     if (b->kind != EXE_BUFFER_CONSTANT) continue;
     if (b->size_bytes > limits->max_allocation_size)
-      return vkhlo_make_status(VKHLO_STATUS_RESOURCE_EXHAUSTED,
+      return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED,
                                "constant %s of %llu bytes exceeds the device's largest allocation",
                                b->name ? b->name : "?", (unsigned long long)b->size_bytes);
     uint64_t global = b->offset_bytes;

@@ -5,6 +5,7 @@
  */
 #include "api/internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,24 @@ static void on_message(void *user, const char *message) {
   ctx->validation_messages++;
   if (ctx->message_fn) ctx->message_fn(ctx->message_user, message);
   else fprintf(stderr, "vkhlo: validation: %s\n", message);
+}
+
+vkhlo_status_t exe_env_uint64(const char *name, uint64_t default_value, uint64_t *out) {
+  const char *v = getenv(name);
+  *out = default_value;
+  if (!v) return NULL;
+  uint64_t n = 0;
+  const char *p = v;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    uint64_t digit = (uint64_t)(*p - '0');
+    if (n > (UINT64_MAX - digit) / 10)
+      return VKHLO_INVALID("$%s=%s is out of range (the largest is %llu)", name, v, (unsigned long long)UINT64_MAX);
+    n = n * 10 + digit;
+  }
+  if (p == v || *p) return VKHLO_INVALID("$%s='%s' is not a decimal number (unset it for the default)", name, v);
+  if (n == 0) return VKHLO_INVALID("$%s must be at least 1, not 0", name);
+  *out = n;
+  return NULL;
 }
 
 static bool env_true(const char *name) {

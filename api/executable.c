@@ -1,10 +1,15 @@
 /*
- * vkhlo_executable_compile: the pipeline, one step per line —
+ * vkhlo_executable_compile: the pipeline as a table of stages (|stages|
+ * below), each a function of one compile_job_t —
  *   parse (hlo/parser.c) -> verify (hlo/verifier.c) -> passes: expand,
- *   simplify, cse, dce, fusion (codegen/passes.c) -> schedule and lower to
- *   thunks and kernels (api/lower.c, codegen/) -> buffer assignment and
- *   its checker (api/buffer_assignment.c) -> GLSL -> SPIR-V
- *   (codegen/spirv.c) -> pipelines, allocations, constants (vk_runtime/).
+ *   simplify, cse, dce, fusion (codegen/passes.c) -> schedule
+ *   (api/schedule.c) -> lower to thunks and GLSL kernels (api/lower.c,
+ *   codegen/) -> in-place decisions (api/inplace.c) -> buffer assignment
+ *   and its checker (api/buffer_assignment.c) -> SPIR-V (codegen/spirv.c)
+ *   -> pipelines, allocations, constants (vk_runtime/).
+ * The driver runs them in order, writes each stage's dump, and fills the
+ * statistics at the end; a failed stage stops the pipeline and the job is
+ * released.
  *
  * The buffer-assignment checker runs in debug builds and whenever
  * $VKHLO_CHECK_BUFFERS is set (=1 on, =0 off); a violation fails the
@@ -112,71 +117,195 @@ static vkhlo_status_t write_file(const char *dir, const char *name, const char *
   char path[4096];
   snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
   FILE *f = fopen(path, "w");
-  if (!f) return vkhlo_make_status(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", path, strerror(errno));
+  if (!f) return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", path, strerror(errno));
   fputs(text, f);
   fclose(f);
   return NULL;
 }
 
-static vkhlo_status_t dump_module(const char *dir, const hlo_module_t *m) {
+/* ------------------------------------------------------------ the job */
+
+/* One compilation, handed from stage to stage. */
+typedef struct compile_job {
+  vkhlo_context_t *context;
+  const char *text;
+  size_t length;
+  const char *file_name;
+  const vkhlo_compile_options_t *options;
+  hlo_module_t *module;          /* parse .. lower (lower releases it) */
+  codegen_pass_stats_t pass_stats;
+  exe_schedule_t schedule;       /* schedule .. lower */
+  vkhlo_executable_t *exe;       /* lower .. the end (then the caller's) */
+  void *constant_data;           /* lower .. device_objects */
+  exe_buffer_limits_t limits;
+  uint32_t **spirv;              /* spirv .. device_objects: per kernel */
+  size_t *spirv_size_bytes;
+  int spirv_compiled, spirv_cache_hits;
+} compile_job_t;
+
+static void compile_job_free(compile_job_t *job) {
+  exe_schedule_free(&job->schedule);
+  hlo_module_destroy(job->module);
+  free(job->constant_data);
+  for (int i = 0; job->spirv && job->exe && i < job->exe->kernel_count; i++) free(job->spirv[i]);
+  free(job->spirv);
+  free(job->spirv_size_bytes);
+  vkhlo_executable_destroy(job->exe); /* NULL once handed to the caller */
+  memset(job, 0, sizeof *job);
+}
+
+/* ---------------------------------------------------------- the stages */
+
+static vkhlo_status_t stage_parse(compile_job_t *job) {
+  const vkhlo_compile_options_t *o = job->options;
+  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed};
+  return hlo_parse(job->text, job->length, job->file_name ? job->file_name : "<input>", &popts, &job->module);
+}
+
+static vkhlo_status_t stage_verify(compile_job_t *job) { return hlo_verify(job->module); }
+
+static vkhlo_status_t stage_passes(compile_job_t *job) {
+  codegen_pass_options_t popts;
+  memset(&popts, 0, sizeof popts);
+  popts.target = &job->context->target;
+  popts.no_fusion = job->options->no_fusion;
+  popts.dump_dir = job->options->dump_dir;
+  popts.dump_after = job->options->dump_after;
+  return codegen_run_passes(job->module, &popts, &job->pass_stats);
+}
+
+static vkhlo_status_t stage_schedule(compile_job_t *job) {
+  return exe_schedule_module(job->module, &job->schedule);
+}
+
+/* Lowers the module into a new executable; the IR is released after. */
+static vkhlo_status_t stage_lower(compile_job_t *job) {
+  vkhlo_context_t *context = job->context;
+  job->exe = calloc(1, sizeof *job->exe);
+  if (!job->exe) return VKHLO_NO_MEMORY();
+  job->exe->context = context;
+  VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &job->exe->max_loop_iterations));
+  VKHLO_RETURN_IF_ERROR(exe_buffer_limits_for_device(context->device, &job->limits));
+  vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, &context->target,
+                                       job->limits.alignment, &job->constant_data);
+  exe_schedule_free(&job->schedule);
+  hlo_module_destroy(job->module);
+  job->module = NULL;
+  return st;
+}
+
+static vkhlo_status_t stage_inplace(compile_job_t *job) {
+  exe_decide_inplace(job->exe);
+  return NULL;
+}
+
+static vkhlo_status_t stage_assign_buffers(compile_job_t *job) {
+  return exe_assign_buffers(job->exe, &job->limits);
+}
+
+static bool check_buffers_enabled(void) {
+  const char *v = getenv("VKHLO_CHECK_BUFFERS");
+  if (v && *v) return strcmp(v, "0") != 0;
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+/* Proves the assignment (debug builds, $VKHLO_CHECK_BUFFERS). */
+static vkhlo_status_t stage_check_buffers(compile_job_t *job) {
+  return check_buffers_enabled() ? exe_verify_buffer_assignment(job->exe) : NULL;
+}
+
+/* GLSL -> SPIR-V for every generated kernel (user kernels are SPIR-V
+ * already, validated when registered). */
+static vkhlo_status_t stage_spirv(compile_job_t *job) {
+  vkhlo_executable_t *exe = job->exe;
+  spirv_compiler_t *compiler = job->context->compiler;
+  job->spirv = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv);
+  job->spirv_size_bytes = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
+  if (!job->spirv || !job->spirv_size_bytes) return VKHLO_NO_MEMORY();
+  const spirv_compiler_stats_t *before = spirv_compiler_stats(compiler);
+  int compiled0 = before->compiled, hits0 = before->cache_hits;
+  for (int i = 0; i < exe->kernel_count; i++) {
+    exe_kernel_t *k = &exe->kernels[i];
+    if (k->spirv) {
+      job->spirv[i] = malloc(k->spirv_size_bytes);
+      if (!job->spirv[i]) return VKHLO_NO_MEMORY();
+      memcpy(job->spirv[i], k->spirv, k->spirv_size_bytes);
+      job->spirv_size_bytes[i] = k->spirv_size_bytes;
+    } else {
+      VKHLO_RETURN_IF_ERROR(
+          spirv_compile_glsl(compiler, k->name, k->glsl, &job->spirv[i], &job->spirv_size_bytes[i]));
+    }
+  }
+  const spirv_compiler_stats_t *after = spirv_compiler_stats(compiler);
+  job->spirv_compiled = after->compiled - compiled0;
+  job->spirv_cache_hits = after->cache_hits - hits0;
+  return NULL;
+}
+
+/* Pipelines, allocations (constants uploaded) and command buffers. */
+static vkhlo_status_t stage_device_objects(compile_job_t *job) {
+  vkhlo_executable_t *exe = job->exe;
+  vkrt_device_t *device = job->context->device;
+  for (int i = 0; i < exe->kernel_count; i++) {
+    exe_kernel_t *k = &exe->kernels[i];
+    vkhlo_status_t st = vkrt_pipeline_create(device, job->spirv[i], job->spirv_size_bytes[i], k->binding_count,
+                                             k->has_push_constant ? 4 : 0, &k->pipeline);
+    free(job->spirv[i]);
+    job->spirv[i] = NULL;
+    if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
+  }
+  for (int i = 0; i < exe->allocation_count; i++) {
+    exe_buffer_allocation_t *a = &exe->allocations[i];
+    if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;
+    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(device, a->size, &a->buffer));
+    if (a->kind == EXE_ALLOCATION_CONSTANT)
+      VKHLO_RETURN_IF_ERROR(vkrt_buffer_upload(
+          a->buffer, 0, (const unsigned char *)job->constant_data + a->constant_data_offset, a->size));
+  }
+  if (exe->straight_line) VKHLO_RETURN_IF_ERROR(vkrt_cmd_create(device, &exe->copy_cmd));
+  return vkrt_cmd_create(device, &exe->cmd);
+}
+
+/* ----------------------------------------------------------- the dumps */
+
+static vkhlo_status_t dump_parsed_module(const compile_job_t *job, const char *dir) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return vkhlo_make_status(VKHLO_STATUS_NOT_FOUND, "cannot create %s: %s", dir, strerror(errno));
-  char *text = hlo_module_to_string(m);
+    return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot create %s: %s", dir, strerror(errno));
+  char *text = hlo_module_to_string(job->module);
   if (!text) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = write_file(dir, "module", ".after_parse.mlir", text);
   free(text);
   return st;
 }
 
-static vkhlo_status_t build_device_objects(vkhlo_executable_t *exe, const void *constant_data,
-                                           const char *dump_dir) {
-  vkhlo_context_t *ctx = exe->context;
-  const spirv_compiler_stats_t *before = spirv_compiler_stats(ctx->compiler);
-  int compiled0 = before->compiled, hits0 = before->cache_hits;
+static vkhlo_status_t dump_fusion_plan(const compile_job_t *job, const char *dir) {
+  char *dot = codegen_fusion_dot(job->module);
+  if (!dot) return NULL;
+  vkhlo_status_t st = write_file(dir, "fusion", ".dot", dot);
+  free(dot);
+  return st;
+}
+
+/* Every kernel's GLSL (.comp) and SPIR-V disassembly (.spvasm). */
+static vkhlo_status_t dump_kernels(const compile_job_t *job, const char *dir) {
+  const vkhlo_executable_t *exe = job->exe;
   for (int i = 0; i < exe->kernel_count; i++) {
-    exe_kernel_t *k = &exe->kernels[i];
-    uint32_t *words = NULL;
-    size_t size = 0;
-    if (k->spirv) { /* a user kernel, validated when it was registered */
-      words = malloc(k->spirv_size_bytes);
-      if (!words) return VKHLO_NO_MEMORY();
-      memcpy(words, k->spirv, k->spirv_size_bytes);
-      size = k->spirv_size_bytes;
-    } else {
-      VKHLO_RETURN_IF_ERROR(spirv_compile_glsl(ctx->compiler, k->name, k->glsl, &words, &size));
+    const exe_kernel_t *k = &exe->kernels[i];
+    char name[300];
+    snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
+    if (k->glsl) VKHLO_RETURN_IF_ERROR(write_file(dir, name, ".comp", k->glsl));
+    char *dis = spirv_disassemble(job->spirv[i], job->spirv_size_bytes[i]);
+    if (dis) {
+      vkhlo_status_t st = write_file(dir, name, ".spvasm", dis);
+      free(dis);
+      VKHLO_RETURN_IF_ERROR(st);
     }
-    if (dump_dir) {
-      char name[300];
-      snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
-      vkhlo_status_t st = k->glsl ? write_file(dump_dir, name, ".comp", k->glsl) : NULL;
-      char *dis = st ? NULL : spirv_disassemble(words, size);
-      if (dis) {
-        st = write_file(dump_dir, name, ".spvasm", dis);
-        free(dis);
-      }
-      if (st) {
-        free(words);
-        return st;
-      }
-    }
-    vkhlo_status_t st = vkrt_pipeline_create(ctx->device, words, size, k->binding_count,
-                                             k->has_push_constant ? 4 : 0, &k->pipeline);
-    free(words);
-    if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }
-  const spirv_compiler_stats_t *after = spirv_compiler_stats(ctx->compiler);
-  exe->stats.spirv_compiled = after->compiled - compiled0;
-  exe->stats.spirv_cache_hits = after->cache_hits - hits0;
-  for (int i = 0; i < exe->allocation_count; i++) {
-    exe_buffer_allocation_t *a = &exe->allocations[i];
-    if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;
-    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(ctx->device, a->size, &a->buffer));
-    if (a->kind == EXE_ALLOCATION_CONSTANT)
-      VKHLO_RETURN_IF_ERROR(
-          vkrt_buffer_upload(a->buffer, 0, (const unsigned char *)constant_data + a->constant_data_offset, a->size));
-  }
-  if (exe->straight_line) VKHLO_RETURN_IF_ERROR(vkrt_cmd_create(ctx->device, &exe->copy_cmd));
-  return vkrt_cmd_create(ctx->device, &exe->cmd);
+  return NULL;
 }
 
 static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *exe) {
@@ -273,76 +402,38 @@ static vkhlo_status_t dump_thunks(const char *dir, const vkhlo_executable_t *exe
   return st;
 }
 
-static bool check_buffers_enabled(void) {
-  const char *v = getenv("VKHLO_CHECK_BUFFERS");
-  if (v && *v) return strcmp(v, "0") != 0;
-#ifdef NDEBUG
-  return false;
-#else
-  return true;
-#endif
+static vkhlo_status_t dump_buffer_assignment(const compile_job_t *job, const char *dir) {
+  VKHLO_RETURN_IF_ERROR(dump_buffers(dir, job->exe));
+  return dump_thunks(dir, job->exe);
 }
 
-vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
-                                        const char *file_name,
-                                        const vkhlo_compile_options_t *options,
-                                        vkhlo_executable_t **out_executable) {
-  *out_executable = NULL;
-  double t0 = now_ms();
-  vkhlo_compile_options_t defaults;
-  memset(&defaults, 0, sizeof defaults);
-  if (!options) options = &defaults;
+/* ----------------------------------------------------------- the driver */
 
-  hlo_parse_options_t popts = {options->function, options->fill_elided, options->seed};
-  hlo_module_t *module = NULL;
-  VKHLO_RETURN_IF_ERROR(hlo_parse(text, length, file_name ? file_name : "<input>", &popts, &module));
-  vkhlo_status_t st = hlo_verify(module);
-  if (!st && options->dump_dir) st = dump_module(options->dump_dir, module);
-  codegen_pass_stats_t pass_stats;
-  memset(&pass_stats, 0, sizeof pass_stats);
-  if (!st) {
-    codegen_pass_options_t popts;
-    memset(&popts, 0, sizeof popts);
-    popts.target = &context->target;
-    popts.no_fusion = options->no_fusion;
-    popts.dump_dir = options->dump_dir;
-    popts.dump_after = options->dump_after;
-    st = codegen_run_passes(module, &popts, &pass_stats);
-  }
-  vkhlo_executable_t *exe = NULL;
-  void *constant_data = NULL;
-  if (!st && options->dump_dir) {
-    char *dot = codegen_fusion_dot(module);
-    if (dot) {
-      st = write_file(options->dump_dir, "fusion", ".dot", dot);
-      free(dot);
-    }
-  }
-  if (!st) {
-    exe = calloc(1, sizeof *exe);
-    if (!exe) st = VKHLO_NO_MEMORY();
-  }
-  exe_buffer_limits_t limits;
-  exe_buffer_limits_for_device(context->device, &limits);
-  if (!st) {
-    exe->context = context;
-    exe->stats.instructions = pass_stats.instructions_before;
-    exe->stats.fused_clusters = pass_stats.fused_clusters;
-    const char *max_iter = getenv("VKHLO_MAX_LOOP_ITERATIONS");
-    exe->max_loop_iterations = max_iter ? strtoull(max_iter, NULL, 10) : 10000000ull;
-    st = exe_lower_module(exe, module, &context->target, limits.alignment, &constant_data);
-  }
-  hlo_module_destroy(module);
-  if (!st) st = exe_assign_buffers(exe, &limits);
-  if (!st && options->dump_dir) st = dump_buffers(options->dump_dir, exe);
-  if (!st && options->dump_dir) st = dump_thunks(options->dump_dir, exe);
-  if (!st && check_buffers_enabled()) st = exe_verify_buffer_assignment(exe);
-  if (!st) st = build_device_objects(exe, constant_data, options->dump_dir);
-  free(constant_data);
-  if (st) {
-    vkhlo_executable_destroy(exe);
-    return st;
-  }
+/* The pipeline, in order.  After a stage succeeds, its dump (when there
+ * is one) writes into options->dump_dir. */
+static const struct {
+  const char *name;
+  vkhlo_status_t (*run)(compile_job_t *);
+  vkhlo_status_t (*dump)(const compile_job_t *, const char *dir);
+} stages[] = {
+    {"parse", stage_parse, dump_parsed_module},                   /* hlo/parser.c */
+    {"verify", stage_verify, NULL},                               /* hlo/verifier.c */
+    {"passes", stage_passes, dump_fusion_plan},                   /* codegen/passes.c */
+    {"schedule", stage_schedule, NULL},                           /* api/schedule.c */
+    {"lower", stage_lower, NULL},                                 /* api/lower.c, codegen/emit*.c */
+    {"inplace", stage_inplace, NULL},                             /* api/inplace.c */
+    {"buffer_assignment", stage_assign_buffers, dump_buffer_assignment}, /* api/buffer_assignment.c */
+    {"buffer_check", stage_check_buffers, NULL},                  /* api/buffer_assignment.c */
+    {"spirv", stage_spirv, dump_kernels},                         /* codegen/spirv.c */
+    {"device_objects", stage_device_objects, NULL},               /* vk_runtime/ */
+};
+
+static void fill_stats(compile_job_t *job, double t0) {
+  vkhlo_executable_t *exe = job->exe;
+  exe->stats.instructions = job->pass_stats.instructions_before;
+  exe->stats.fused_clusters = job->pass_stats.fused_clusters;
+  exe->stats.spirv_compiled = job->spirv_compiled;
+  exe->stats.spirv_cache_hits = job->spirv_cache_hits;
   exe->stats.kernels = exe->kernel_count;
   exe->stats.dispatches = count_dispatches(&exe->main);
   exe->stats.bytes_moved = count_bytes_moved(exe, &exe->main);
@@ -353,8 +444,35 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   exe->stats.liveness_lower_bound_bytes = (int64_t)exe_liveness_lower_bound(exe);
   exe->stats.barriers = exe_count_barriers(exe);
   exe->stats.compile_ms = now_ms() - t0;
-  *out_executable = exe;
-  return NULL;
+}
+
+vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
+                                        const char *file_name,
+                                        const vkhlo_compile_options_t *options,
+                                        vkhlo_executable_t **out_executable) {
+  *out_executable = NULL;
+  double t0 = now_ms();
+  vkhlo_compile_options_t defaults;
+  memset(&defaults, 0, sizeof defaults);
+  compile_job_t job;
+  memset(&job, 0, sizeof job);
+  job.context = context;
+  job.text = text;
+  job.length = length;
+  job.file_name = file_name;
+  job.options = options ? options : &defaults;
+  vkhlo_status_t st = NULL;
+  for (size_t i = 0; i < sizeof stages / sizeof stages[0] && !st; i++) {
+    st = stages[i].run(&job);
+    if (!st && stages[i].dump && job.options->dump_dir) st = stages[i].dump(&job, job.options->dump_dir);
+  }
+  if (!st) {
+    fill_stats(&job, t0);
+    *out_executable = job.exe;
+    job.exe = NULL;
+  }
+  compile_job_free(&job);
+  return st;
 }
 
 int vkhlo_executable_parameter_count(const vkhlo_executable_t *exe) { return exe->parameter_count; }

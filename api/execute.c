@@ -246,7 +246,7 @@ static vkhlo_status_t run_host_call(run_t *r, const exe_thunk_t *t) {
   vkhlo_executable_t *exe = r->exe;
   vkhlo_context_t *ctx = exe->context;
   if (!ctx->host_callback)
-    return vkhlo_make_status(VKHLO_STATUS_UNIMPLEMENTED,
+    return vkhlo_status_make(VKHLO_STATUS_UNIMPLEMENTED,
                              "stablehlo.%s needs a host callback (vkhlo_context_set_host_callback)", t->host_op);
   int n = t->binding_count;
   vkhlo_tensor_type_t *types = calloc((size_t)n + 1, sizeof *types);
@@ -305,7 +305,7 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
           if (!r->counting) VKHLO_RETURN_IF_ERROR(read_scalar(r, t->pred_buffer, &pred));
           if (!(pred & 0xff)) break;
           if (++iterations > exe->max_loop_iterations)
-            return vkhlo_make_status(VKHLO_STATUS_DEADLINE_EXCEEDED,
+            return vkhlo_status_make(VKHLO_STATUS_DEADLINE_EXCEEDED,
                                      "while loop ran more than %llu iterations (VKHLO_MAX_LOOP_ITERATIONS)",
                                      (unsigned long long)exe->max_loop_iterations);
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));

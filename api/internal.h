@@ -210,14 +210,57 @@ struct vkhlo_executable_s {
   double *profile_ms;
 };
 
+/* api/schedule.c: the order in which lowering runs the instructions of
+ * each computation lowered as a sequence (the entry, and the regions of
+ * while / if / case reached from it): XLA's HloSchedule.  Owns its
+ * arrays; the instructions belong to the module, which must outlive it. */
+typedef struct exe_schedule {
+  int count;
+  const hlo_computation_t **computations;
+  const hlo_instruction_t ***sequences; /* sequences[i]: every instruction of
+                                           computations[i], in run order */
+} exe_schedule_t;
+/* Schedules every sequence computation of the verified |module| into
+ * |*out| (free with exe_schedule_free; nothing to free on error). */
+vkhlo_status_t exe_schedule_module(const hlo_module_t *module, exe_schedule_t *out);
+/* The order of |c|'s instructions (a list schedule preferring the
+ * instruction that frees the most bytes, or the original order when that
+ * peaks lower); *out_order: heap, c->instruction_count entries, caller
+ * frees. */
+vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_computation_t *c,
+                                        const hlo_instruction_t ***out_order);
+/* |c|'s sequence in |schedule|, or NULL when |c| was not scheduled. */
+const hlo_instruction_t *const *exe_schedule_sequence(const exe_schedule_t *schedule,
+                                                      const hlo_computation_t *c);
+void exe_schedule_free(exe_schedule_t *schedule);
+
 /* api/lower.c: builds |exe|'s buffers, kernels (GLSL only) and thunks from
- * the verified |module|: schedules each computation, aliases reshapes,
- * computes live ranges and decides in-place reuse.  Constant data is
+ * the verified |module| in the order of |schedule|: aliases reshapes,
+ * computes live ranges and marks in-place candidates.  Constant data is
  * written to |*out_constant_data| (heap, caller frees; exe->constant_size_bytes
  * bytes) at each constant buffer's offset_bytes, aligned to |alignment|. */
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
-                                const codegen_target_t *target, uint64_t alignment,
-                                void **out_constant_data);
+                                const exe_schedule_t *schedule, const codegen_target_t *target,
+                                uint64_t alignment, void **out_constant_data);
+
+/* api/inplace.c (see its essay) */
+/* The operand whose buffer |instr|'s result is (the same bytes: reshape,
+ * same-width bitcast_convert, a fusion of those over a parameter), or -1. */
+int exe_alias_operand(const hlo_instruction_t *instr);
+/* May the single output of |instr| be written into operand |k|'s storage?
+ * |marks|: module->next_instruction_id + 1 scratch bools, all false, left
+ * all false.  (Whether the operand dies there is exe_decide_inplace's.) */
+bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_instruction_t *instr, int k);
+/* Decides in-place reuse for every dispatch of |exe| from its candidates,
+ * once live ranges are final; drops the copies of scatters whose input
+ * dies at the scatter. */
+void exe_decide_inplace(vkhlo_executable_t *exe);
+
+/* api/context.c: the positive decimal integer in environment variable
+ * |name|, or |default_value| when it is unset.  Errors: INVALID_ARGUMENT
+ * naming the variable when it is set but empty, not a decimal number,
+ * zero, or over 2^64-1. */
+vkhlo_status_t exe_env_uint64(const char *name, uint64_t default_value, uint64_t *out);
 
 /* api/buffer_assignment.c */
 typedef struct exe_buffer_limits {
@@ -225,8 +268,9 @@ typedef struct exe_buffer_limits {
   uint64_t max_allocation_size;  /* one allocation (maxMemoryAllocationSize) */
 } exe_buffer_limits_t;
 /* The device's limits ($VKHLO_MAX_ALLOCATION_BYTES may lower the
- * allocation size, for tests). */
-void exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out);
+ * allocation size, for tests).  Errors: INVALID_ARGUMENT when that
+ * variable is not a number (exe_env_uint64) or is below the alignment. */
+vkhlo_status_t exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buffer_limits_t *out);
 /* Places every buffer: parameters in their own allocations, constants
  * packed in order, each result's storage group in the caller's result
  * buffer when it is a temp no other result holds, the other temps packed

@@ -27,12 +27,6 @@
 
 #include "support/status.h"
 
-static bool contains(hlo_dims_t d, int64_t v) {
-  for (int i = 0; i < d.count; i++)
-    if (d.data[i] == v) return true;
-  return false;
-}
-
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total) {
   const hlo_attrs_t *a = &instr->attrs;
@@ -50,7 +44,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   int64_t wsize[HLO_MAX_RANK];
   int wi = 0;
   for (int d = 0; d < is->rank; d++) {
-    if (contains(a->inserted_window_dims, d) || contains(a->input_batching_dims, d)) {
+    if (hlo_dims_contains(a->inserted_window_dims, d) || hlo_dims_contains(a->input_batching_dims, d)) {
       wsize[d] = 1;
     } else {
       if (wi >= a->update_window_dims.count)
@@ -69,7 +63,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   el_name_t usi[HLO_MAX_RANK];
   int nsi = 0;
   for (int d = 0; d < us->rank; d++)
-    if (!contains(a->update_window_dims, d)) usi[nsi++] = u[d];
+    if (!hlo_dims_contains(a->update_window_dims, d)) usi[nsi++] = u[d];
 
   el_name_t si[HLO_MAX_RANK];
   int b = 0;
@@ -123,7 +117,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   el_name_t ri[HLO_MAX_RANK];
   wi = 0;
   for (int d = 0; d < is->rank; d++) {
-    if (contains(a->inserted_window_dims, d) || contains(a->input_batching_dims, d)) {
+    if (hlo_dims_contains(a->inserted_window_dims, d) || hlo_dims_contains(a->input_batching_dims, d)) {
       ri[d] = start[d];
     } else {
       int64_t ud = a->update_window_dims.data[wi++];

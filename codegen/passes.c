@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef vkhlo_status_t (*pass_fn)(hlo_module_t *, const codegen_target_t *, bool *);
-
 static int64_t count_instructions(const hlo_module_t *m) {
   int64_t n = 0;
   for (int i = 0; i < m->computation_count; i++) n += m->computations[i]->instruction_count;
@@ -28,7 +26,7 @@ static vkhlo_status_t dump(const hlo_module_t *m, const codegen_pass_options_t *
   FILE *f = fopen(path, "w");
   if (!f) {
     free(text);
-    return vkhlo_make_status(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
+    return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
   }
   fputs(text, f);
   fclose(f);
@@ -36,13 +34,20 @@ static vkhlo_status_t dump(const hlo_module_t *m, const codegen_pass_options_t *
   return NULL;
 }
 
+/* A module that fails verification after a pass is the pass's bug:
+ * INTERNAL, with the verifier's message (out-of-memory stays as it is). */
+static vkhlo_status_t broken_by_pass(vkhlo_status_t st, const char *pass) {
+  if (vkhlo_status_code(st) == VKHLO_STATUS_RESOURCE_EXHAUSTED)
+    return vkhlo_status_annotate(st, "verifying after pass %s", pass);
+  vkhlo_status_t internal =
+      VKHLO_INTERNAL("internal error: the module does not verify after pass %s: %s", pass, vkhlo_status_message(st));
+  vkhlo_status_free(st);
+  return internal;
+}
+
 vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_options_t *options,
                                   codegen_pass_stats_t *stats) {
-  static const struct {
-    const char *name;
-    pass_fn fn;
-    bool is_fusion;
-  } passes[] = {
+  static const codegen_pass_t passes[] = {
       {"expand", codegen_expand_pass, false},
       {"simplify", codegen_simplify_pass, false},
       {"cse", codegen_cse_pass, false},
@@ -50,6 +55,11 @@ vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_optio
       {"fusion", codegen_fusion_pass, true},
       {"dce", codegen_dce_pass, false},
   };
+  return codegen_run_pass_list(module, passes, (int)(sizeof passes / sizeof passes[0]), options, stats);
+}
+
+vkhlo_status_t codegen_run_pass_list(hlo_module_t *module, const codegen_pass_t *passes, int pass_count,
+                                     const codegen_pass_options_t *options, codegen_pass_stats_t *stats) {
   bool verify = options->verify_between;
 #ifndef NDEBUG
   verify = true;
@@ -58,14 +68,14 @@ vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_optio
   stats->instructions_before = count_instructions(module);
   int step = 0;
   VKHLO_RETURN_IF_ERROR(dump(module, options, step++, "input"));
-  for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+  for (int i = 0; i < pass_count; i++) {
     if (passes[i].is_fusion && options->no_fusion) continue;
     bool changed = false;
-    vkhlo_status_t st = passes[i].fn(module, options->target, &changed);
+    vkhlo_status_t st = passes[i].run(module, options->target, &changed);
     if (st) return vkhlo_status_annotate(st, "pass %s", passes[i].name);
     if (verify && changed) {
       st = hlo_verify(module);
-      if (st) return vkhlo_status_annotate(st, "internal error: the module does not verify after pass %s", passes[i].name);
+      if (st) return broken_by_pass(st, passes[i].name);
     }
     VKHLO_RETURN_IF_ERROR(dump(module, options, step++, passes[i].name));
   }

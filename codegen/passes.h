@@ -38,8 +38,24 @@ typedef struct codegen_pass_stats {
   int64_t fused_instructions;   /* instructions moved into fusions */
 } codegen_pass_stats_t;
 
+/* Runs the pipeline above on |module| (verified), filling |stats|.
+ * Errors: the failing pass's status, annotated with its name; INTERNAL
+ * (with the verifier's message) when the module no longer verifies after
+ * a pass: that is a bug in the pass, not in the program. */
 vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_options_t *options,
                                   codegen_pass_stats_t *stats);
+
+/* One pass: rewrites |module| in place, sets *changed. */
+typedef vkhlo_status_t (*codegen_pass_fn)(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+typedef struct codegen_pass {
+  const char *name; /* for --dump-after and messages */
+  codegen_pass_fn run;
+  bool is_fusion;   /* skipped when options->no_fusion */
+} codegen_pass_t;
+/* codegen_run_passes over the list |passes| instead of the pipeline above
+ * (tests run their own lists, e.g. with a pass that breaks the module). */
+vkhlo_status_t codegen_run_pass_list(hlo_module_t *module, const codegen_pass_t *passes, int pass_count,
+                                     const codegen_pass_options_t *options, codegen_pass_stats_t *stats);
 
 /* The passes.  Each may be run alone (tests do). */
 vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);

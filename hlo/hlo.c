@@ -84,6 +84,37 @@ bool hlo_opcode_is_chlo(hlo_opcode_t op) {
   return (unsigned)op < HLO_OPCODE_COUNT && opcode_kinds[op] == 'C';
 }
 
+/* ------------------------------------------------------- side effects */
+
+bool hlo_opcode_has_side_effect(hlo_opcode_t op) {
+  switch (op) {
+    case HLO_OPCODE_CHECK:
+    case HLO_OPCODE_INFEED:
+    case HLO_OPCODE_OUTFEED:
+    case HLO_OPCODE_SEND:
+    case HLO_OPCODE_RECV:
+    case HLO_OPCODE_RNG: /* draws from (and advances) the generator's state */
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr) {
+  if (hlo_opcode_has_side_effect(instr->opcode)) return true;
+  if (instr->opcode == HLO_OPCODE_CUSTOM_CALL && instr->attrs.has_side_effect) return true;
+  for (int k = 0; k < instr->called_count; k++)
+    if (instr->called_computations[k] && hlo_computation_has_side_effect(instr->called_computations[k]))
+      return true;
+  return false;
+}
+
+bool hlo_computation_has_side_effect(const hlo_computation_t *c) {
+  for (int i = 0; i < c->instruction_count; i++)
+    if (hlo_instruction_has_side_effect(c->instructions[i])) return true;
+  return false;
+}
+
 /* ------------------------------------------------------------ shapes */
 
 void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims) {
@@ -254,6 +285,12 @@ bool hlo_instruction_set_called(hlo_module_t *m, hlo_instruction_t *instr, int c
   return instr->called_computations != NULL;
 }
 
+bool hlo_dims_contains(hlo_dims_t dims, int64_t value) {
+  for (int i = 0; i < dims.count; i++)
+    if (dims.data[i] == value) return true;
+  return false;
+}
+
 hlo_dims_t hlo_dims_make(hlo_module_t *m, const int64_t *values, int count) {
   hlo_dims_t d = {0, 0};
   if (count <= 0) return d;
@@ -309,7 +346,7 @@ hlo_computation_t *hlo_module_find_computation(const hlo_module_t *m, const char
 vkhlo_status_t hlo_vstatus_at(vkhlo_status_code_t code, hlo_location_t loc, const char *fmt, va_list ap) {
   char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  return vkhlo_make_status(code, "%s:%d:%d: %s", loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
+  return vkhlo_status_make(code, "%s:%d:%d: %s", loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
 }
 
 vkhlo_status_t hlo_error_at(hlo_location_t loc, const char *fmt, ...) {

@@ -97,6 +97,10 @@ typedef enum hlo_opcode_e {
 const char *hlo_opcode_name(hlo_opcode_t op); /* "add", "dot_general", ... */
 bool hlo_opcode_is_elementwise(hlo_opcode_t op);
 bool hlo_opcode_is_chlo(hlo_opcode_t op);
+/* Opcodes whose every instance has a side effect: check, infeed, outfeed,
+ * send, recv, rng.  (custom_call has one when its has_side_effect
+ * attribute says so: see hlo_instruction_has_side_effect.) */
+bool hlo_opcode_has_side_effect(hlo_opcode_t op);
 
 /* --------------------------------------------------------- attributes */
 
@@ -104,6 +108,9 @@ typedef struct hlo_dims {
   int64_t *data;
   int count;
 } hlo_dims_t;
+
+/* Whether |dims| holds |value| (O(count)). */
+bool hlo_dims_contains(hlo_dims_t dims, int64_t value);
 
 typedef struct hlo_location {
   const char *file; /* owned by the module's arena */
@@ -269,6 +276,14 @@ typedef struct hlo_module {
   int next_instruction_id;
 } hlo_module_t;
 
+/* Whether |instr| does something besides computing its result, so that it
+ * may be neither removed when unused, nor merged with an equal one, nor
+ * reordered against another such instruction: hlo_opcode_has_side_effect,
+ * custom_call with has_side_effect, and any op (while, if, case, call,
+ * fusion...) calling a computation that contains one, at any depth. */
+bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr);
+bool hlo_computation_has_side_effect(const hlo_computation_t *c);
+
 /* ------------------------------------------------------- construction */
 
 /* Creates an empty module.  Returns NULL on out-of-memory. */
@@ -348,12 +363,6 @@ vkhlo_status_t hlo_vstatus_at(vkhlo_status_code_t code, hlo_location_t loc, cons
 
 /* ------------------------------------------- rewriting (hlo/rewrite.c) */
 
-/* Whether |instr| does something besides computing its result, so that it
- * may be neither removed when unused nor merged with an equal one: check,
- * infeed, outfeed, send, recv, rng, custom_call with has_side_effect, and
- * any op calling a computation that contains one. */
-bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr);
-bool hlo_computation_has_side_effect(const hlo_computation_t *c);
 /* Replaces every use of |old| in |c| (operands and root) by |replacement|,
  * which must have the same shape and be defined before the first use.
  * O(instructions).  Returns the number of uses replaced. */

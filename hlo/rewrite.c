@@ -1,8 +1,9 @@
 /*
  * IR rewrite utilities shared by the passes (codegen/simplify.c, cse.c,
  * dce.c and others): replacing uses, inserting and removing instructions,
- * dropping unreachable computations, creating constants, and the
- * side-effect predicate that decides what may be removed or merged.
+ * dropping unreachable computations, creating constants.  (The
+ * side-effect predicate that decides what may be removed, merged or
+ * reordered is hlo_instruction_has_side_effect, in hlo/hlo.c.)
  *
  * Invariants kept: every function here leaves a computation's
  * |instructions| in def-before-use order and its |parameters| untouched,
@@ -17,34 +18,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------- side effects */
-
-bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr) {
-  switch (instr->opcode) {
-    case HLO_OPCODE_CHECK:
-    case HLO_OPCODE_INFEED:
-    case HLO_OPCODE_OUTFEED:
-    case HLO_OPCODE_SEND:
-    case HLO_OPCODE_RECV:
-    case HLO_OPCODE_RNG: /* draws from (and advances) the generator's state */
-      return true;
-    case HLO_OPCODE_CUSTOM_CALL:
-      if (instr->attrs.has_side_effect) return true;
-      break;
-    default: break;
-  }
-  for (int k = 0; k < instr->called_count; k++)
-    if (instr->called_computations[k] && hlo_computation_has_side_effect(instr->called_computations[k]))
-      return true;
-  return false;
-}
-
-bool hlo_computation_has_side_effect(const hlo_computation_t *c) {
-  for (int i = 0; i < c->instruction_count; i++)
-    if (hlo_instruction_has_side_effect(c->instructions[i])) return true;
-  return false;
-}
 
 /* ------------------------------------------------------- replacing uses */
 

@@ -179,12 +179,6 @@ static bool element_count(const hlo_shape_t *s, int64_t *out) {
   return true;
 }
 
-static bool dims_contains(const hlo_dims_t *d, int64_t value) {
-  for (int i = 0; i < d->count; i++)
-    if (d->data[i] == value) return true;
-  return false;
-}
-
 /* The values of an op's result list: the tuple's elements for a tuple
  * shape, the shape itself otherwise. */
 static int result_count(const hlo_shape_t *s) { return s->element_type == HLO_TUPLE ? s->tuple_count : 1; }
@@ -856,12 +850,12 @@ static vkhlo_status_t check_batching_dims(const verifier_t *v, const hlo_dims_t 
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, operand_dims, x->rank, n->operand_dims, what));
   VKHLO_RETURN_IF_ERROR(check_sorted(v, operand_dims, n->operand_dims));
   for (int i = 0; i < operand_dims->count; i++)
-    if (dims_contains(window_dims, operand_dims->data[i]))
+    if (hlo_dims_contains(*window_dims, operand_dims->data[i]))
       return fail(v, "dimension %lld is in both %s and %s", (long long)operand_dims->data[i],
                   n->window_dims, n->operand_dims);
   snprintf(what, sizeof what, "the %s rank", n->indices);
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, index_dims, idx->rank, n->index_dims, what));
-  if (dims_contains(index_dims, index_vector_dim))
+  if (hlo_dims_contains(*index_dims, index_vector_dim))
     return fail(v, "%s %s must not contain index_vector_dim %lld", n->index_dims, DIMS(index_dims),
                 (long long)index_vector_dim);
   if (index_dims->count != operand_dims->count)
@@ -920,7 +914,7 @@ static vkhlo_status_t verify_gather(const verifier_t *v) {
   /* (C9) (C10) start_index_map unique, in range, not a batching dim. */
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->start_index_map, x->rank, "start_index_map", "the operand rank"));
   for (int i = 0; i < a->start_index_map.count; i++)
-    if (dims_contains(&a->operand_batching_dims, a->start_index_map.data[i]))
+    if (hlo_dims_contains(a->operand_batching_dims, a->start_index_map.data[i]))
       return fail(v, "start_index_map %s must not contain operand batching dimension %lld",
                   DIMS(&a->start_index_map), (long long)a->start_index_map.data[i]);
   /* (C11) (C12) slice_sizes: rank values, 0 <= size <= dim; (C8) collapsed
@@ -932,7 +926,7 @@ static vkhlo_status_t verify_gather(const verifier_t *v) {
     if (ss->data[i] < 0 || ss->data[i] > x->dimensions[i])
       return fail(v, "slice_sizes %s: size %lld of dimension %d must be in [0, %lld]", DIMS(ss),
                   (long long)ss->data[i], i, (long long)x->dimensions[i]);
-    if ((dims_contains(&a->collapsed_slice_dims, i) || dims_contains(&a->operand_batching_dims, i)) &&
+    if ((hlo_dims_contains(a->collapsed_slice_dims, i) || hlo_dims_contains(a->operand_batching_dims, i)) &&
         ss->data[i] > 1)
       return fail(v, "slice_sizes %s: collapsed or batching dimension %d must have size <= 1",
                   DIMS(ss), i);
@@ -948,9 +942,9 @@ static vkhlo_status_t verify_gather(const verifier_t *v) {
   int64_t dims[HLO_MAX_RANK];
   int bi = 0, si = 0;
   for (int d = 0; d < rank; d++) {
-    if (dims_contains(&a->offset_dims, d)) {
-      while (si < x->rank && (dims_contains(&a->collapsed_slice_dims, si) ||
-                              dims_contains(&a->operand_batching_dims, si)))
+    if (hlo_dims_contains(a->offset_dims, d)) {
+      while (si < x->rank && (hlo_dims_contains(a->collapsed_slice_dims, si) ||
+                              hlo_dims_contains(a->operand_batching_dims, si)))
         si++;
       dims[d] = si < x->rank ? ss->data[si++] : 0;
     } else {
@@ -1024,7 +1018,7 @@ static vkhlo_status_t verify_scatter(const verifier_t *v) {
                 DIMS(&a->scatter_dims_to_operand_dims), (long long)n_index);
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, &a->scatter_dims_to_operand_dims, x->rank, "scatter_dims_to_operand_dims", "the input rank"));
   for (int i = 0; i < a->scatter_dims_to_operand_dims.count; i++)
-    if (dims_contains(&a->input_batching_dims, a->scatter_dims_to_operand_dims.data[i]))
+    if (hlo_dims_contains(a->input_batching_dims, a->scatter_dims_to_operand_dims.data[i]))
       return fail(v, "scatter_dims_to_operand_dims %s must not contain input batching dimension %lld",
                   DIMS(&a->scatter_dims_to_operand_dims),
                   (long long)a->scatter_dims_to_operand_dims.data[i]);
@@ -1038,9 +1032,9 @@ static vkhlo_status_t verify_scatter(const verifier_t *v) {
                 a->update_window_dims.count);
   int si = 0, xi = 0;
   for (int d = 0; d < u->rank; d++) {
-    if (dims_contains(&a->update_window_dims, d)) {
-      while (xi < x->rank && (dims_contains(&a->inserted_window_dims, xi) ||
-                              dims_contains(&a->input_batching_dims, xi)))
+    if (hlo_dims_contains(a->update_window_dims, d)) {
+      while (xi < x->rank && (hlo_dims_contains(a->inserted_window_dims, xi) ||
+                              hlo_dims_contains(a->input_batching_dims, xi)))
         xi++;
       if (xi < x->rank && (u->dimensions[d] < 0 || u->dimensions[d] > x->dimensions[xi]))
         return fail(v, "updates window dimension %d has size %lld, larger than input dimension "
@@ -1179,11 +1173,11 @@ static vkhlo_status_t verify_dot_general(const verifier_t *v) {
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, rb, r->rank, "rhs_batching_dimensions", "the rhs rank"));
   VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, rc, r->rank, "rhs_contracting_dimensions", "the rhs rank"));
   for (int i = 0; i < lc->count; i++)
-    if (dims_contains(lb, lc->data[i]))
+    if (hlo_dims_contains(*lb, lc->data[i]))
       return fail(v, "lhs dimension %lld is both a batching and a contracting dimension",
                   (long long)lc->data[i]);
   for (int i = 0; i < rc->count; i++)
-    if (dims_contains(rb, rc->data[i]))
+    if (hlo_dims_contains(*rb, rc->data[i]))
       return fail(v, "rhs dimension %lld is both a batching and a contracting dimension",
                   (long long)rc->data[i]);
   /* (C10) (C11) sizes agree. */
@@ -1208,9 +1202,9 @@ static vkhlo_status_t verify_dot_general(const verifier_t *v) {
   int rank = 0;
   for (int i = 0; i < lb->count; i++) dims[rank++] = l->dimensions[lb->data[i]];
   for (int i = 0; i < l->rank; i++)
-    if (!dims_contains(lb, i) && !dims_contains(lc, i)) dims[rank++] = l->dimensions[i];
+    if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) dims[rank++] = l->dimensions[i];
   for (int i = 0; i < r->rank && rank < HLO_MAX_RANK; i++)
-    if (!dims_contains(rb, i) && !dims_contains(rc, i)) dims[rank++] = r->dimensions[i];
+    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i)) dims[rank++] = r->dimensions[i];
   const hlo_shape_t *res = &in->shape;
   bool ok = res->rank == rank;
   for (int i = 0; ok && i < rank; i++) ok = res->dimensions[i] == dims[i];
@@ -1388,7 +1382,7 @@ static vkhlo_status_t verify_reduce(const verifier_t *v) {
   int64_t rdims[HLO_MAX_RANK];
   int rank = 0;
   for (int i = 0; i < x->rank; i++)
-    if (!dims_contains(dims, i)) rdims[rank++] = x->dimensions[i];
+    if (!hlo_dims_contains(*dims, i)) rdims[rank++] = x->dimensions[i];
   return expect_body_typed_results(v, body, n, rank, rdims);
 }
 

@@ -17,7 +17,7 @@ struct vkhlo_status_s {
 static struct vkhlo_status_s out_of_memory_status = {
     VKHLO_STATUS_RESOURCE_EXHAUSTED, (char *)"out of host memory (while reporting an error)"};
 
-vkhlo_status_t vkhlo_make_statusv(vkhlo_status_code_t code, const char *fmt, va_list ap) {
+vkhlo_status_t vkhlo_status_makev(vkhlo_status_code_t code, const char *fmt, va_list ap) {
   struct vkhlo_status_s *s = malloc(sizeof *s);
   if (!s) return &out_of_memory_status;
   va_list ap2;
@@ -34,18 +34,10 @@ vkhlo_status_t vkhlo_make_statusv(vkhlo_status_code_t code, const char *fmt, va_
   return s;
 }
 
-vkhlo_status_t vkhlo_make_status(vkhlo_status_code_t code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vkhlo_status_t s = vkhlo_make_statusv(code, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 vkhlo_status_t vkhlo_status_make(vkhlo_status_code_t code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vkhlo_status_t s = vkhlo_make_statusv(code, fmt, ap);
+  vkhlo_status_t s = vkhlo_status_makev(code, fmt, ap);
   va_end(ap);
   return s;
 }

@@ -14,11 +14,10 @@
 
 #include <stdarg.h>
 
-/* Makes a status with a printf-style message.  Never returns NULL for a
- * non-OK code (falls back to a static out-of-memory status). */
-vkhlo_status_t vkhlo_make_status(vkhlo_status_code_t code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-vkhlo_status_t vkhlo_make_statusv(vkhlo_status_code_t code, const char *fmt, va_list ap);
+/* vkhlo_status_make (the public vkhlo/status.h) makes a status with a
+ * printf-style message; this is its va_list form.  Neither returns NULL
+ * for a non-OK code (they fall back to a static out-of-memory status). */
+vkhlo_status_t vkhlo_status_makev(vkhlo_status_code_t code, const char *fmt, va_list ap);
 
 /* Prepends "prefix: " (printf-style) to the message of |status|, returns it. */
 vkhlo_status_t vkhlo_status_annotate(vkhlo_status_t status, const char *fmt, ...)
@@ -30,9 +29,9 @@ vkhlo_status_t vkhlo_status_annotate(vkhlo_status_t status, const char *fmt, ...
     if (status_) return status_;                                               \
   } while (0)
 
-#define VKHLO_INVALID(...) vkhlo_make_status(VKHLO_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-#define VKHLO_UNIMPLEMENTED(...) vkhlo_make_status(VKHLO_STATUS_UNIMPLEMENTED, __VA_ARGS__)
-#define VKHLO_INTERNAL(...) vkhlo_make_status(VKHLO_STATUS_INTERNAL, __VA_ARGS__)
-#define VKHLO_NO_MEMORY() vkhlo_make_status(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
+#define VKHLO_INVALID(...) vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define VKHLO_UNIMPLEMENTED(...) vkhlo_status_make(VKHLO_STATUS_UNIMPLEMENTED, __VA_ARGS__)
+#define VKHLO_INTERNAL(...) vkhlo_status_make(VKHLO_STATUS_INTERNAL, __VA_ARGS__)
+#define VKHLO_NO_MEMORY() vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
 
 #endif

@@ -4,6 +4,7 @@
  * count or type, bad program text, unsupported element type).  Every test
  * runs with the validation layer on and asserts that it said nothing.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,9 +114,7 @@ static void checks_report_pass_and_fail(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
-static void while_loop_counts(void **state) {
-  vkhlo_context_t *ctx = *state;
-  const char *text =
+static const char while_program[] =
       "func.func @main(%n: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n"
       "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
@@ -129,7 +128,10 @@ static void while_loop_counts(void **state) {
       "      stablehlo.return %i1, %a2 : tensor<i32>, tensor<i32>\n"
       "    }\n"
       "  return %r#0, %r#1 : tensor<i32>, tensor<i32>\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text);
+
+static void while_loop_counts(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, while_program);
   vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
   int32_t n = 10, i = -1, acc = -1;
   vkhlo_buffer_t *arg, *res[2];
@@ -143,6 +145,54 @@ static void while_loop_counts(void **state) {
   vkhlo_buffer_destroy(res[1]);
   vkhlo_buffer_destroy(arg);
   vkhlo_executable_destroy(exe);
+}
+
+/* $VKHLO_MAX_LOOP_ITERATIONS and $VKHLO_MAX_ALLOCATION_BYTES: a bad value
+ * fails the compile with INVALID_ARGUMENT naming the variable (it used to
+ * become 0: every loop failed, or be ignored); a good one is obeyed. */
+static void limits_from_the_environment(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char *const names[] = {"VKHLO_MAX_LOOP_ITERATIONS", "VKHLO_MAX_ALLOCATION_BYTES"};
+  static const char *const bad[] = {"", "abc", "12x", " 5", "-1", "0", "18446744073709551616"};
+  for (int v = 0; v < 2; v++)
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+      setenv(names[v], bad[b], 1);
+      vkhlo_executable_t *exe = NULL;
+      vkhlo_status_t st = vkhlo_executable_compile(ctx, while_program, strlen(while_program), "t.mlir", NULL, &exe);
+      unsetenv(names[v]);
+      if (vkhlo_status_code(st) != VKHLO_STATUS_INVALID_ARGUMENT || !strstr(vkhlo_status_message(st), names[v]))
+        fail_msg("%s='%s': got %s: %s", names[v], bad[b], vkhlo_status_code_name(vkhlo_status_code(st)),
+                 vkhlo_status_message(st));
+      assert_null(exe);
+      vkhlo_status_free(st);
+    }
+  setenv("VKHLO_MAX_ALLOCATION_BYTES", "8", 1); /* below any offset alignment */
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, while_program, strlen(while_program), "t.mlir", NULL, &exe);
+  unsetenv("VKHLO_MAX_ALLOCATION_BYTES");
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  vkhlo_status_free(st);
+  /* a good value: 10 iterations are more than 9, and not more than 10 */
+  vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
+  int32_t n = 10;
+  vkhlo_buffer_t *arg, *res[2] = {NULL, NULL};
+  expect_ok(vkhlo_buffer_create(ctx, &t, &n, &arg));
+  for (int limit = 9; limit <= 10; limit++) {
+    char value[8];
+    snprintf(value, sizeof value, "%d", limit);
+    setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
+    exe = compile(ctx, while_program);
+    unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
+    st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
+    assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
+    vkhlo_status_free(st);
+    for (int i = 0; i < 2; i++) {
+      vkhlo_buffer_destroy(res[i]);
+      res[i] = NULL;
+    }
+    vkhlo_executable_destroy(exe);
+  }
+  vkhlo_buffer_destroy(arg);
 }
 
 /* A user kernel registered for custom_call @test.axpb: out = in0 * 2 + in1. */
@@ -267,6 +317,53 @@ static void infeed_and_outfeed_reach_the_host(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* A while loop whose body has an outfeed is itself an effect: it stays
+ * after the infeed before it, although the memory scheduler would rather
+ * run the loop first (it frees %big; the infeed allocates as much). */
+static void effects_inside_regions_keep_their_order(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<1024xf32>, %n: tensor<i32>) -> (tensor<i32>, tensor<1024xf32>) {\n"
+      "  %big = stablehlo.add %x, %x : tensor<1024xf32>\n"
+      "  %t = stablehlo.create_token : !stablehlo.token\n"
+      "  %r:2 = \"stablehlo.infeed\"(%t) {infeed_config = \"\"} : (!stablehlo.token) -> (tensor<1024xf32>, !stablehlo.token)\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %w = stablehlo.while(%i = %n) : tensor<i32>\n"
+      "    cond {\n"
+      "      %p = stablehlo.compare GT, %i, %c0 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %bt = stablehlo.create_token : !stablehlo.token\n"
+      "      %o = \"stablehlo.outfeed\"(%big, %bt) {outfeed_config = \"\"} : (tensor<1024xf32>, !stablehlo.token) -> !stablehlo.token\n"
+      "      %j = stablehlo.subtract %i, %c1 : tensor<i32>\n"
+      "      stablehlo.return %j : tensor<i32>\n"
+      "    }\n"
+      "  return %w, %r#0 : tensor<i32>, tensor<1024xf32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_tensor_type_t tx = {VKHLO_F32, 1, {1024}}, tn = {VKHLO_S32, 0, {0}};
+  static float x[1024];
+  for (int i = 0; i < 1024; i++) x[i] = (float)i;
+  int32_t n = 1;
+  vkhlo_buffer_t *args[2], *res[2] = {NULL, NULL};
+  expect_ok(vkhlo_buffer_create(ctx, &tx, x, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &tn, &n, &args[1]));
+  feed_log_t log;
+  memset(&log, 0, sizeof log);
+  vkhlo_context_set_host_callback(ctx, on_host_call, &log);
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 2, res));
+  vkhlo_context_set_host_callback(ctx, NULL, NULL);
+  assert_int_equal(log.calls, 2);
+  assert_string_equal(log.ops[0], "infeed");
+  assert_string_equal(log.ops[1], "outfeed");
+  for (int i = 0; i < 4; i++) assert_true(log.outfed[i] == 2.0f * x[i]);
+  for (int i = 0; i < 2; i++) {
+    vkhlo_buffer_destroy(res[i]);
+    vkhlo_buffer_destroy(args[i]);
+  }
+  vkhlo_executable_destroy(exe);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_multiply_runs),
@@ -274,8 +371,10 @@ int main(void) {
       cmocka_unit_test(bad_text_gives_located_error),
       cmocka_unit_test(checks_report_pass_and_fail),
       cmocka_unit_test(while_loop_counts),
+      cmocka_unit_test(limits_from_the_environment),
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
+      cmocka_unit_test(effects_inside_regions_keep_their_order),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

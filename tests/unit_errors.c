@@ -40,7 +40,7 @@ static vkhlo_status_t parse_and_verify(const char *text, size_t len, const char 
     }
     return s;
   }
-  if (!m) return vkhlo_make_status(VKHLO_STATUS_INTERNAL, "hlo_parse returned OK and no module");
+  if (!m) return vkhlo_status_make(VKHLO_STATUS_INTERNAL, "hlo_parse returned OK and no module");
   s = hlo_verify(m);
   hlo_module_destroy(m);
   return s;

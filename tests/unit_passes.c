@@ -945,6 +945,49 @@ static void test_corpus(void **state) {
            (long long)model.after);
 }
 
+/* ------------------------------------------------ the pass pipeline */
+
+/* A pass with a bug: gives the root an element type its operands do not
+ * have, and says it changed the module. */
+static vkhlo_status_t corrupt_pass(hlo_module_t *m, const codegen_target_t *target, bool *changed) {
+  (void)target;
+  m->entry_computation->root->shape.element_type = HLO_S32;
+  *changed = true;
+  return NULL;
+}
+
+/* A module the pipeline breaks is vkhlo's bug: INTERNAL, naming the pass,
+ * with the verifier's message (its location) kept. */
+static void test_pipeline_reports_broken_module_as_internal(void **state) {
+  (void)state;
+  hlo_module_t *m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %y = stablehlo.add %x, %x : tensor<4xf32>\n"
+      "  return %y : tensor<4xf32>\n}\n");
+  assert_non_null(m);
+  verify_ok(m);
+  static const codegen_pass_t passes[] = {{"dce", codegen_dce_pass, false}, {"corrupt", corrupt_pass, false}};
+  codegen_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  o.verify_between = true;
+  codegen_pass_stats_t stats;
+  vkhlo_status_t st = codegen_run_pass_list(m, passes, 2, &o, &stats);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INTERNAL);
+  const char *msg = vkhlo_status_message(st);
+  assert_non_null(strstr(msg, "does not verify after pass corrupt: "));
+  assert_non_null(strstr(msg, "t.mlir:2:")); /* the verifier's located message */
+  vkhlo_status_free(st);
+  /* without the corrupting pass the same list succeeds */
+  hlo_module_destroy(m);
+  m = parse_ok(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %y = stablehlo.add %x, %x : tensor<4xf32>\n"
+      "  return %y : tensor<4xf32>\n}\n");
+  assert_non_null(m);
+  expect_ok(codegen_run_pass_list(m, passes, 1, &o, &stats));
+  hlo_module_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities_fire),
@@ -967,6 +1010,7 @@ int main(void) {
       cmocka_unit_test(test_rewrite_utilities),
       cmocka_unit_test(test_attrs_struct_unchanged),
       cmocka_unit_test(test_corpus),
+      cmocka_unit_test(test_pipeline_reports_broken_module_as_internal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,7 +103,7 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
     if (r != VK_SUCCESS) b->mapped = NULL;
   }
   if (r != VK_SUCCESS) {
-    vkhlo_status_t s = n == 0 ? vkhlo_make_status(VKHLO_STATUS_INTERNAL,
+    vkhlo_status_t s = n == 0 ? vkhlo_status_make(VKHLO_STATUS_INTERNAL,
                                                   "no %s memory type for a buffer of %llu bytes",
                                                   host ? "host-visible" : "suitable",
                                                   (unsigned long long)size)
@@ -127,7 +127,7 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
   *out_buffer = NULL;
   if (size_bytes == 0) size_bytes = 16;
   if (device->caps.max_memory_allocation_size && size_bytes > device->caps.max_memory_allocation_size)
-    return vkhlo_make_status(VKHLO_STATUS_RESOURCE_EXHAUSTED,
+    return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED,
                              "buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
                              (unsigned long long)size_bytes,
                              (unsigned long long)device->caps.max_memory_allocation_size);

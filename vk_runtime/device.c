@@ -128,7 +128,7 @@ vkhlo_status_t vkrt_vk_status(const char *call, VkResult result) {
       break;
   }
   if (result == VK_SUCCESS) code = VKHLO_STATUS_INTERNAL; /* caller bug; still a status */
-  return vkhlo_make_status(code, "%s failed: %s (%d)%s", call, vkrt_result_name(result),
+  return vkhlo_status_make(code, "%s failed: %s (%d)%s", call, vkrt_result_name(result),
                            (int)result, hint);
 }
 
@@ -189,7 +189,7 @@ static vkhlo_status_t load_loader(void *external_gipa, PFN_vkGetInstanceProcAddr
     return NULL;
   }
   if (volkInitialize() != VK_SUCCESS || !vkGetInstanceProcAddr)
-    return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE, VKRT_NO_LOADER_MESSAGE);
+    return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, VKRT_NO_LOADER_MESSAGE);
   *out_gipa = vkGetInstanceProcAddr; /* volk's copy of the loader's entry point */
   return NULL;
 }
@@ -218,7 +218,7 @@ static vkhlo_status_t load_instance_fns(vkrt_device_t *d) {
       !d->ifn.vkGetPhysicalDeviceMemoryProperties ||
       !d->ifn.vkEnumerateDeviceExtensionProperties || !d->ifn.vkCreateDevice ||
       !d->ifn.vkGetDeviceProcAddr)
-    return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE,
+    return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                              "the Vulkan loader lacks Vulkan 1.1 instance entry points");
   return NULL;
 }
@@ -323,7 +323,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
   if (enumerate_version && enumerate_version(&loader_version) != VK_SUCCESS)
     loader_version = VK_API_VERSION_1_0;
   if (version_no_patch(loader_version) < VK_API_VERSION_1_1)
-    return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE,
+    return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                              "the Vulkan loader supports only Vulkan %u.%u; vkhlo needs 1.1",
                              VK_API_VERSION_MAJOR(loader_version),
                              VK_API_VERSION_MINOR(loader_version));
@@ -331,7 +331,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
   if (api > VK_API_VERSION_1_3) api = VK_API_VERSION_1_3;
 
   PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
-  if (!create) return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE, VKRT_NO_LOADER_MESSAGE);
+  if (!create) return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, VKRT_NO_LOADER_MESSAGE);
 
   VkExtensionProperties *exts = NULL, *layer_exts = NULL;
   uint32_t ext_count = 0, layer_ext_count = 0;
@@ -359,7 +359,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
     bool have_layer = false;
     vkhlo_status_t s = has_validation_layer(gipa, &have_layer);
     if (!s && !have_layer)
-      s = vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE,
+      s = vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                             "Vulkan validation was requested but " VKRT_VALIDATION_LAYER
                             " is not installed (Debian: apt install vulkan-validationlayers)");
     if (!s) s = instance_extensions(gipa, VKRT_VALIDATION_LAYER, &layer_exts, &layer_ext_count);
@@ -372,7 +372,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
     if (!debug_utils) {
       free(exts);
       free(layer_exts);
-      return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE,
+      return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                                "Vulkan validation was requested but " VK_EXT_DEBUG_UTILS_EXTENSION_NAME
                                " is not available");
     }
@@ -512,7 +512,7 @@ static vkhlo_status_t no_match(vkrt_device_t *d, const VkPhysicalDevice *pds, ui
     strbuf_printf(&sb, "%s%u: %s", i ? ", " : "", i, props.deviceName);
   }
   char *names = strbuf_take(&sb);
-  vkhlo_status_t s = vkhlo_make_status(
+  vkhlo_status_t s = vkhlo_status_make(
       VKHLO_STATUS_UNAVAILABLE, "no usable Vulkan device matches \"%s\" (Vulkan >= 1.1 with a compute queue); available: %s",
       selector, count == 0 ? "none" : names ? names : "?");
   free(names);
@@ -692,7 +692,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
 
   int family = compute_queue_family(d, d->physical_device);
   if (family < 0)
-    return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE, "device %s has no compute queue",
+    return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "device %s has no compute queue",
                              props.deviceName);
   d->queue_family_index = (uint32_t)family;
   const char *enabled[2];
@@ -759,7 +759,7 @@ static vkhlo_status_t create_device_objects(vkrt_device_t *d) {
   volkLoadInstanceOnly(d->instance);
   volkLoadDeviceTable(&d->vk, d->device);
   if (!d->vk.vkCreateBuffer || !d->vk.vkCmdDispatch || !d->vk.vkQueueSubmit)
-    return vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE, "could not load Vulkan device entry points");
+    return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "could not load Vulkan device entry points");
   if (!d->queue) d->vk.vkGetDeviceQueue(d->device, d->queue_family_index, 0, &d->queue);
 
   VkCommandPoolCreateInfo pool_info = {
@@ -819,7 +819,7 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
   if (!s) s = load_instance_fns(d);
   if (!s && !d->external && options->enable_validation) {
     if (!d->ifn.vkCreateDebugUtilsMessengerEXT || !d->ifn.vkDestroyDebugUtilsMessengerEXT) {
-      s = vkhlo_make_status(VKHLO_STATUS_UNAVAILABLE, "vkCreateDebugUtilsMessengerEXT is missing");
+      s = vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "vkCreateDebugUtilsMessengerEXT is missing");
     } else {
       VkDebugUtilsMessengerCreateInfoEXT info = messenger_info(d);
       VkResult r = d->ifn.vkCreateDebugUtilsMessengerEXT(d->instance, &info, NULL, &d->messenger);

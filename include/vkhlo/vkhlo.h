@@ -182,9 +182,19 @@ typedef struct vkhlo_compile_options {
  * as JAX and torch_xla write it).  |file_name| is used in messages.
  * check.expect_* calls in the program become checks evaluated by every
  * execution (see vkhlo_executable_check_count).
+ * Environment, read here (each a positive decimal integer when set):
+ *   $VKHLO_MAX_LOOP_ITERATIONS  iterations after which a while loop fails
+ *                               with DEADLINE_EXCEEDED (default 10^7);
+ *   $VKHLO_MAX_ALLOCATION_BYTES bytes of one device allocation, at least the
+ *                               device's storage-buffer offset alignment;
+ *                               only lowers the device's own limit (tests
+ *                               use it to split buffers over allocations).
  * Errors: INVALID_ARGUMENT "FILE:LINE:COL: ..." for malformed or ill-typed
- * programs; UNIMPLEMENTED for ops or element types the device cannot run;
- * RESOURCE_EXHAUSTED; INTERNAL. */
+ * programs, and INVALID_ARGUMENT naming the variable when one of the above
+ * is set to something else (empty, not a number, 0, over 2^64-1, or an
+ * allocation size below the alignment); UNIMPLEMENTED for ops or element
+ * types the device cannot run; RESOURCE_EXHAUSTED; INTERNAL for a bug in
+ * vkhlo (e.g. a pass leaving a module that does not verify). */
 vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
                                         const char *file_name,
                                         const vkhlo_compile_options_t *options,
