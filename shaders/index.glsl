@@ -1,0 +1,2 @@
+int vk_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int vk_ceil_div(int a, int b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }

@@ -1,0 +1,8 @@
+int vk_clz(uint64_t x, uint w) {
+  uvec2 h = unpackUint2x32(x);
+  return h.y != 0u ? 31 - findMSB(h.y) : 63 - findMSB(h.x);
+}
+int vk_popcnt(uint64_t x, uint w) {
+  uvec2 h = unpackUint2x32(x);
+  return bitCount(h.x) + bitCount(h.y);
+}
