@@ -1,3 +1,8 @@
+// Complex helpers written once for vec2 (FT float) and dvec2 (FT double):
+// CT is the complex type, FT its part's type, defined around each instance
+// by codegen/glsl_prelude.c.  Uses the real helpers of the same FT
+// (float.glsl + math_generic.glsl, or double.glsl + math_generic.glsl).
+// Constants are written FT(...lf) as in math_generic.glsl.
 /* One product of each part rounded, the other fused into it, as XLA's
  * CPU backend (whose results the conformance files hold) computes it:
  * with both products rounded, 32 of the 600 elements of

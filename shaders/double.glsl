@@ -1,3 +1,8 @@
+// double versions of the transcendental functions (GLSL's exp, log, sin,
+// ... are float-only): argument reduction and Taylor/atanh series to full
+// double precision, and the special cases of float.glsl.
+// Uses double_basic.glsl and float_generic.glsl (FT = double).
+// Prelude piece for GLSL_HELPERS_DOUBLE (codegen/glsl_prelude.c).
 double vk_exp(double x) {
   if (isnan(x)) return x;
   if (x > 709.782712893384lf) return vk_dinf();

@@ -1,3 +1,7 @@
+// double helpers that need 64-bit integers (shaderInt64): reduce_precision
+// and next_after on the bits.  Uses double_basic.glsl.
+// Prelude piece for GLSL_HELPERS_DOUBLE with GLSL_FEATURE_INT64
+// (codegen/glsl_prelude.c).
 double vk_reduce_precision(double x, int ebits, int mbits) {
   if (isnan(x)) return x;
   uint64_t b = doubleBitsToUint64(x);

@@ -1,3 +1,7 @@
+// Demoted f64 (no shaderFloat64, opt-in): the double's bits in a uvec2
+// (low, high) <-> float, and c128 (uvec4) <-> c64 (vec2).
+// Uses int64_emulated.glsl (u64_to_float).
+// Prelude piece for GLSL_HELPERS_F64SOFT (codegen/glsl_prelude.c).
 float vk_f64_to_f32(uvec2 d) {
   uint sign = d.y & 0x80000000u;
   int e = int((d.y >> 20) & 0x7FFu);

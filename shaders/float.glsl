@@ -1,3 +1,8 @@
+// float helpers: bf16/f16 and small-float (f8, f6, f4) rounding,
+// reduce_precision, total-order keys, expm1/log1p accurate near zero,
+// tanh without overflow, atan2/cbrt/pow with C99's special cases.
+// Uses float_basic.glsl and float_generic.glsl (FT = float).
+// Prelude piece for GLSL_HELPERS_FLOAT (codegen/glsl_prelude.c).
 float vk_round_bf16(float x) {
   if (isnan(x)) return x;
   uint b = floatBitsToUint(x);

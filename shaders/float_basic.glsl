@@ -1,3 +1,7 @@
+// float helpers the generic ones build on: the sign bit, the transcendental
+// functions GLSL has (the double versions in double.glsl cannot use GLSL's,
+// which are float-only), next_after.
+// Prelude piece for GLSL_HELPERS_FLOAT (codegen/glsl_prelude.c).
 bool vk_signbit(float x) { return floatBitsToInt(x) < 0; }
 float vk_exp(float x) { return exp(x); }
 float vk_log(float x) { return log(x); }

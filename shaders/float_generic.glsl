@@ -1,3 +1,7 @@
+// Helpers written once for float and double (FT, defined around each
+// instance by codegen/glsl_prelude.c): NaN-propagating max/min, sign,
+// round half away from zero, exact fmod.  Uses vk_signbit(FT) from
+// float_basic.glsl / double_basic.glsl.
 /* NaN if either is (a's first), +0 above -0; selects only (CPU
  * devices run these as SIMD lanes: no branches to mask) */
 FT vk_fmax(FT a, FT b) {

@@ -1,3 +1,7 @@
+// i64/ui64 without shaderInt64: uvec2(low, high), two's complement (see
+// codegen/emulate64.c).  ==, !=, &, |, ^, ~ and ?: are GLSL's vector
+// operators, so they need no helper.
+// Prelude piece for GLSL_HELPERS_EMU64 (codegen/glsl_prelude.c).
 bool i64_is_neg(uvec2 a) { return int(a.y) < 0; }
 uvec2 i64_from_int(int x) { return uvec2(uint(x), x < 0 ? 0xFFFFFFFFu : 0u); }
 uvec2 i64_add(uvec2 a, uvec2 b) {

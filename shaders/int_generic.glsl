@@ -1,3 +1,9 @@
+// Integer helpers written once for int/uint and int64_t/uint64_t with
+// XLA's semantics where GLSL's are undefined: division by zero and
+// overflow, shifts by the width or more, pow with negative exponents.
+// Expects IT / UT (the signed / unsigned type) and IBITS (their width);
+// codegen/glsl_prelude.c defines them around each instance.  Narrow types
+// computed in int/uint pass their width |w|; the caller normalizes.
 IT vk_div(IT a, IT b) {
   if (b == IT(0)) return IT(-1);
   if (b == IT(-1)) return -a;

@@ -1,3 +1,11 @@
+// Math written once for float and double on top of vk_exp, vk_log,
+// vk_expm1, vk_log1p, vk_sin, vk_cos, vk_atan2 (float.glsl / double.glsl):
+// hyperbolic and inverse functions, erf/erfc/erf_inv, Bessel i1e, lgamma,
+// digamma, zeta, polygamma.  Expects FT (the type) and FT_EPS (its relative
+// precision, for series cut-offs), defined around each instance by
+// codegen/glsl_prelude.c.  Constants that need more digits than a float
+// holds are double literals converted to FT, FT(0.693...lf): glslang folds
+// the conversion into the constant a literal of type FT would give.
 FT vk_sinh(FT x) {
   FT a = abs(x), r;
   if (a < FT(1)) {

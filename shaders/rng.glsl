@@ -1,3 +1,6 @@
+// The bit generators of rng_bit_generator (codegen/emit_rng.c explains how
+// XLA uses them): Threefry-2x32 with 20 rounds and Philox-4x32 with 10
+// rounds, and ui64 <-> uvec2(low, high) words.  Needs shaderInt64.
 uint vk_rotl32(uint v, int r) { return (v << r) | (v >> (32 - r)); }
 uvec2 vk_threefry2x32(uvec2 key, uvec2 x) {
   const int R[8] = int[8](13, 15, 26, 6, 17, 29, 16, 24);
