@@ -33,39 +33,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codegen/shaders.h"
 #include "support/status.h"
 
 enum { RNG_DEFAULT = 0, RNG_THREE_FRY = 1, RNG_PHILOX = 2 };
 
-static const char rng_functions[] =
-    "uint vk_rotl32(uint v, int r) { return (v << r) | (v >> (32 - r)); }\n"
-    "uvec2 vk_threefry2x32(uvec2 key, uvec2 x) {\n"
-    "  const int R[8] = int[8](13, 15, 26, 6, 17, 29, 16, 24);\n"
-    "  uint ks[3] = uint[3](key.x, key.y, 0x1BD11BDAu ^ key.x ^ key.y);\n"
-    "  x += uvec2(ks[0], ks[1]);\n"
-    "  for (int s = 0; s < 5; s++) {\n"
-    "    for (int r = 0; r < 4; r++) {\n"
-    "      x.x += x.y;\n"
-    "      x.y = vk_rotl32(x.y, R[(s & 1) * 4 + r]);\n"
-    "      x.y ^= x.x;\n"
-    "    }\n"
-    "    x.x += ks[(s + 1) % 3];\n"
-    "    x.y += ks[(s + 2) % 3] + uint(s + 1);\n"
-    "  }\n"
-    "  return x;\n"
-    "}\n"
-    "uvec4 vk_philox4x32(uvec2 key, uvec4 x) {\n"
-    "  for (int r = 0; r < 10; r++) {\n"
-    "    uint hi0, lo0, hi1, lo1;\n"
-    "    umulExtended(x.x, 0xD2511F53u, hi0, lo0);\n"
-    "    umulExtended(x.z, 0xCD9E8D57u, hi1, lo1);\n"
-    "    x = uvec4(hi1 ^ x.y ^ key.x, lo1, hi0 ^ x.w ^ key.y, lo0);\n"
-    "    key += uvec2(0x9E3779B9u, 0xBB67AE85u);\n"
-    "  }\n"
-    "  return x;\n"
-    "}\n"
-    "uvec2 vk_u64_words(uint64_t v) { return uvec2(uint(v), uint(v >> 32)); }\n"
-    "uint64_t vk_u64_from_words(uvec2 w) { return uint64_t(w.x) | (uint64_t(w.y) << 32); }\n";
+/* The generators' GLSL (vk_threefry2x32, vk_philox4x32) is shaders/rng.glsl. */
 
 /* The output value of type |t| from bits |b| (uint or uint64_t). */
 static void from_bits(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
@@ -100,7 +73,9 @@ vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,
     return el_unimplemented(instr, "rng_bit_generator with a state of %lld values",
                             (long long)state_n);
   E->features |= GLSL_FEATURE_INT64;
-  strbuf_append(&E->functions, rng_functions);
+  const shaders_file_t *rng = shaders_find("rng.glsl");
+  if (!rng) return VKHLO_INTERNAL("shaders/rng.glsl is not embedded in the library");
+  strbuf_appendn(&E->functions, rng->text, rng->size_bytes);
   int64_t n = hlo_shape_element_count(os);
 
   el_name_t sidx, state[3];

@@ -87,7 +87,9 @@ void glsl_append_literal(strbuf_t *sb, hlo_element_type_t t, const void *bytes);
 /* Appends the compute-type constant for small integer |v| (0, 1, -1 ...). */
 void glsl_append_int_constant(strbuf_t *sb, hlo_element_type_t t, long long v);
 
-/* Appends the helper blocks (glsl_prelude.c) that |features| names. */
+/* Appends the helper prelude that |features| selects: the .glsl files of
+ * shaders/ listed in glsl_prelude.c's table (see glsl_prelude.h).  A file
+ * missing from the embedded set (a build error) marks |sb| failed. */
 void glsl_append_prelude(strbuf_t *sb, unsigned features);
 
 /* ---- Emulated forms: the same types on a device that lacks a feature.

@@ -1,0 +1,207 @@
+// float helpers: bf16/f16 and small-float (f8, f6, f4) rounding,
+// reduce_precision, total-order keys, expm1/log1p accurate near zero,
+// tanh without overflow, atan2/cbrt/pow with C99's special cases.
+// Uses float_basic.glsl and float_generic.glsl (FT = float).
+// Prelude piece for GLSL_HELPERS_FLOAT (codegen/glsl_prelude.c).
+float vk_round_bf16(float x) {
+  if (isnan(x)) return x;
+  uint b = floatBitsToUint(x);
+  b += 0x7FFFu + ((b >> 16) & 1u);
+  return uintBitsToFloat(b & 0xFFFF0000u);
+}
+/* The small float types (f8*, f6*, f4*), described as in hlo/literal.c
+ * by exponent bits E, mantissa bits M, bias and style (0 IEEE, 1 FN,
+ * 2 FNUZ, 3 no inf/NaN, 4 E8M0); encode rounds to nearest even. */
+float vk_small_decode(uint b, int E, int M, int bias, int style) {
+  if (style == 4) {
+    b &= 0xFFu;
+    if (b == 0xFFu) return uintBitsToFloat(0x7FC00000u);
+    return ldexp(1.0, int(b) - bias);
+  }
+  uint eall = (1u << E) - 1u, mall = (1u << M) - 1u;
+  bool neg = ((b >> (E + M)) & 1u) != 0u;
+  uint ef = (b >> M) & eall, mf = b & mall;
+  if (style == 0 && ef == eall)
+    return uintBitsToFloat(mf != 0u ? 0x7FC00000u : (neg ? 0xFF800000u : 0x7F800000u));
+  if (style == 1 && ef == eall && mf == mall) return uintBitsToFloat(0x7FC00000u);
+  if (style == 2 && neg && ef == 0u && mf == 0u) return uintBitsToFloat(0x7FC00000u);
+  float mag = ef == 0u ? ldexp(float(mf), 1 - bias - M)
+                       : ldexp(float(mf | (1u << M)), int(ef) - bias - M);
+  return neg ? -mag : mag;
+}
+uint vk_small_encode(float v, int E, int M, int bias, int style) {
+  if (style == 4) {
+    if (isnan(v) || v <= 0.0 || isinf(v)) return 0xFFu;
+    int e;
+    float fr = frexp(v, e);
+    int ex = e - 1;
+    if (fr * 2.0 > 1.5) ex++;
+    return uint(clamp(ex + bias, 0, 254));
+  }
+  uint eall = (1u << E) - 1u, mall = (1u << M) - 1u, sbit = 1u << (E + M);
+  uint sign = floatBitsToInt(v) < 0 ? sbit : 0u;
+  uint maxe = style == 0 ? eall - 1u : eall;
+  uint maxm = style == 1 ? mall - 1u : mall;
+  uint nanb = 0u, infb = sign | (maxe << M) | maxm;
+  if (style == 0) { nanb = (eall << M) | (1u << (M - 1)); infb = sign | (eall << M); }
+  else if (style == 1) { nanb = (eall << M) | mall; infb = nanb; }
+  else if (style == 2) { nanb = sbit; infb = sbit; }
+  if (isnan(v)) return nanb;
+  if (isinf(v)) return infb;
+  float a = abs(v);
+  if (a == 0.0) return style == 2 ? 0u : sign;
+  int emin = 1 - bias, e;
+  frexp(a, e);
+  int eff = max(e - 1, emin);
+  float r = roundEven(ldexp(a, M - eff));
+  if (r >= ldexp(1.0, M + 1)) { eff++; r = ldexp(r, -1); }
+  uint ef = uint(eff + bias), mant;
+  if (eff == emin && r < ldexp(1.0, M)) { ef = 0u; mant = uint(r); }
+  else mant = uint(r) - (1u << M);
+  if (eff + bias > int(maxe) || (ef == maxe && mant > maxm)) return infb;
+  uint bits = sign | (ef << M) | mant;
+  return (style == 2 && bits == sbit) ? 0u : bits;
+}
+float vk_small_round(float v, int E, int M, int bias, int style) {
+  return vk_small_decode(vk_small_encode(v, E, M, bias, style), E, M, bias, style);
+}
+float vk_round_f16(float x) {
+  if (isnan(x) || isinf(x)) return x;
+  float a = abs(x);
+  if (a >= 65520.0) return x * uintBitsToFloat(0x7F800000u);
+  if (a < 6.103515625e-05) {
+    const float q = 5.9604644775390625e-08;
+    return roundEven(x / q) * q;
+  }
+  uint b = floatBitsToUint(x);
+  b += 0xFFFu + ((b >> 13) & 1u);
+  return uintBitsToFloat(b & 0xFFFFE000u);
+}
+/* XLA's reduce_precision: round the mantissa to nearest even, overflow
+ * to inf, values below the smallest normal flush to signed zero. */
+float vk_reduce_precision(float x, int ebits, int mbits) {
+  if (isnan(x)) return x;
+  uint b = floatBitsToUint(x);
+  if (mbits < 23) {
+    uint drop = uint(23 - mbits);
+    uint last = 1u << drop;
+    b += (last >> 1) - 1u + ((b >> drop) & 1u);
+    b &= ~(last - 1u);
+  }
+  if (ebits < 8) {
+    int bias = (1 << (ebits - 1)) - 1;
+    int e = int((b >> 23) & 0xFFu) - 127;
+    uint sign = b & 0x80000000u;
+    if (e > bias) b = sign | 0x7F800000u;
+    else if (e <= -bias) b = sign;
+  }
+  return uintBitsToFloat(b);
+}
+int vk_total_key(float x) {
+  int b = floatBitsToInt(x);
+  return b < 0 ? (b ^ 0x7FFFFFFF) : b;
+}
+float vk_expm1(float x) {
+  float a = abs(x);
+  if (a < 0.35) {
+    float s = 1.0 + x / 10.0;
+    s = 1.0 + x / 9.0 * s;
+    s = 1.0 + x / 8.0 * s;
+    s = 1.0 + x / 7.0 * s;
+    s = 1.0 + x / 6.0 * s;
+    s = 1.0 + x / 5.0 * s;
+    s = 1.0 + x / 4.0 * s;
+    s = 1.0 + x / 3.0 * s;
+    s = 1.0 + x / 2.0 * s;
+    return x * s;
+  }
+  if (x > 88.8) return uintBitsToFloat(0x7F800000u);
+  return exp(x) - 1.0;
+}
+float vk_log1p(float x) {
+  if (isnan(x)) return x;
+  if (abs(x) < 0.4) {
+    float s = x / (2.0 + x);
+    float s2 = s * s;
+    float p = 1.0 / 17.0;
+    p = 1.0 / 15.0 + s2 * p;
+    p = 1.0 / 13.0 + s2 * p;
+    p = 1.0 / 11.0 + s2 * p;
+    p = 1.0 / 9.0 + s2 * p;
+    p = 1.0 / 7.0 + s2 * p;
+    p = 1.0 / 5.0 + s2 * p;
+    p = 1.0 / 3.0 + s2 * p;
+    return 2.0 * s + 2.0 * s * s2 * p;
+  }
+  if (x == -1.0) return uintBitsToFloat(0xFF800000u);
+  if (x < -1.0) return uintBitsToFloat(0x7FC00000u);
+  if (isinf(x)) return x;
+  return log(1.0 + x);
+}
+float vk_tanh(float x) {
+  if (isnan(x)) return x;
+  float a = abs(x);
+  if (a > 9.1) return x > 0.0 ? 1.0 : -1.0;
+  if (a < 0.0004) return x;
+  float e = vk_expm1(2.0 * a);
+  float t = e / (e + 2.0);
+  return x < 0.0 ? -t : t;
+}
+float vk_logistic(float x) {
+  if (isnan(x)) return x;
+  return 1.0 / (1.0 + exp(-x));
+}
+float vk_atan2(float y, float x) {
+  const float pi = 3.14159265358979323846;
+  if (isnan(x) || isnan(y)) return x + y;
+  if (y == 0.0) return vk_signbit(x) ? (vk_signbit(y) ? -pi : pi) : y;
+  if (isinf(x) && isinf(y)) {
+    float r = x > 0.0 ? pi / 4.0 : 3.0 * pi / 4.0;
+    return y < 0.0 ? -r : r;
+  }
+  if (isinf(x)) return x > 0.0 ? y * 0.0 : (y < 0.0 ? -pi : pi);
+  if (isinf(y) || x == 0.0) return y < 0.0 ? -pi / 2.0 : pi / 2.0;
+  return atan(y, x);
+}
+float vk_cbrt(float x) {
+  if (isnan(x) || isinf(x) || x == 0.0) return x;
+  float a = abs(x);
+  float y = exp2(log2(a) / 3.0);
+  y = y - (y * y * y - a) / (3.0 * y * y);
+  return x < 0.0 ? -y : y;
+}
+float vk_pow(float x, float y) {
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (isnan(x) || isnan(y)) return x + y;
+  float ay = abs(y);
+  bool yint = floor(y) == y;
+  bool yodd = yint && ay < 16777216.0 && vk_fmod(ay, 2.0) == 1.0;
+  float inf = uintBitsToFloat(0x7F800000u);
+  if (x == 0.0) {
+    if (y < 0.0) return yodd ? (vk_signbit(x) ? -inf : inf) : inf;
+    return yodd ? x : 0.0;
+  }
+  if (isinf(y)) {
+    float ax = abs(x);
+    if (ax == 1.0) return 1.0;
+    return ((ax > 1.0) == (y > 0.0)) ? inf : 0.0;
+  }
+  if (isinf(x)) {
+    if (x > 0.0) return y < 0.0 ? 0.0 : inf;
+    if (y < 0.0) return yodd ? -0.0 : 0.0;
+    return yodd ? -inf : inf;
+  }
+  if (x < 0.0 && !yint) return uintBitsToFloat(0x7FC00000u);
+  if (yint && ay <= 64.0) {
+    int n = int(ay);
+    float base = x, r = 1.0;
+    while (n > 0) {
+      if ((n & 1) != 0) r *= base;
+      base *= base;
+      n >>= 1;
+    }
+    return y < 0.0 ? 1.0 / r : r;
+  }
+  float r = exp2(y * log2(abs(x)));
+  return (x < 0.0 && yodd) ? -r : r;
+}
