@@ -204,8 +204,9 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
    * the SIMD lanes are the invocations: a capped number of workgroups
    * whose invocations loop over the elements with a grid stride is about
    * twice as fast as one invocation per element, and consecutive lanes
-   * still touch consecutive elements.  GPUs get one invocation per element. */
-  bool grid_stride = E->target->is_cpu && (!E->body.data || !strstr(E->body.data, "return"));
+   * still touch consecutive elements.  GPUs get one invocation per element,
+   * and so does a body that returns early (it would leave the loop). */
+  bool grid_stride = E->target->is_cpu && !E->early_return;
   strbuf_append(&sb, "void main() {\n");
   if (grid_stride) {
     strbuf_printf(&sb,
