@@ -54,66 +54,16 @@ void el_free(elemental_emitter_t *E) {
   strbuf_free(&E->functions);
 }
 
-/* The ops el_emit computes at an index: elementwise ops, data movement,
- * reductions, contractions, windows and the elementwise CHLO functions.
- * The kernel driver (emit.c) and the fusion pass (fusion.c) both ask this,
- * so what may be fused is exactly what the emitter can produce. */
-bool el_is_data_movement(hlo_opcode_t op) {
-  switch (op) {
-    case HLO_OPCODE_BITCAST_CONVERT:
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
-    case HLO_OPCODE_GATHER:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_TRANSPOSE:
-      return true;
-    default:
-      return false;
-  }
-}
+bool el_is_data_movement(hlo_opcode_t op) { return hlo_opcode_emitter(op) == HLO_EMITTER_MOVE; }
 
+/* The ops el_emit computes at an index: elementwise ops, data movement,
+ * reductions, contractions, windows and the elementwise CHLO functions
+ * (the emitter column of opcodes.def).  The kernel driver (emit.c) and the
+ * fusion pass (fusion.c) both ask this, so what may be fused is exactly
+ * what the emitter can produce. */
 bool el_is_elemental(hlo_opcode_t op) {
-  if (hlo_opcode_is_elementwise(op) || el_is_data_movement(op)) return true;
-  switch (op) {
-    case HLO_OPCODE_CONVOLUTION:
-    case HLO_OPCODE_DOT:
-    case HLO_OPCODE_DOT_GENERAL:
-    case HLO_OPCODE_MAP:
-    case HLO_OPCODE_REDUCE:
-    case HLO_OPCODE_REDUCE_WINDOW:
-    case HLO_OPCODE_CHLO_ACOS:
-    case HLO_OPCODE_CHLO_ACOSH:
-    case HLO_OPCODE_CHLO_ASIN:
-    case HLO_OPCODE_CHLO_ASINH:
-    case HLO_OPCODE_CHLO_ATAN:
-    case HLO_OPCODE_CHLO_ATANH:
-    case HLO_OPCODE_CHLO_COSH:
-    case HLO_OPCODE_CHLO_SINH:
-    case HLO_OPCODE_CHLO_TAN:
-    case HLO_OPCODE_CHLO_ERF:
-    case HLO_OPCODE_CHLO_ERFC:
-    case HLO_OPCODE_CHLO_ERF_INV:
-    case HLO_OPCODE_CHLO_BESSEL_I1E:
-    case HLO_OPCODE_CHLO_POLYGAMMA:
-    case HLO_OPCODE_CHLO_ZETA:
-    case HLO_OPCODE_CHLO_LGAMMA:
-    case HLO_OPCODE_CHLO_DIGAMMA:
-    case HLO_OPCODE_CHLO_NEXT_AFTER:
-    case HLO_OPCODE_CHLO_IS_INF:
-    case HLO_OPCODE_CHLO_IS_POS_INF:
-    case HLO_OPCODE_CHLO_IS_NEG_INF:
-    case HLO_OPCODE_CHLO_CONJ:
-      return true;
-    default:
-      return false;
-  }
+  hlo_emitter_class_t c = hlo_opcode_emitter(op);
+  return c == HLO_EMITTER_ELEMENTAL || c == HLO_EMITTER_MOVE;
 }
 
 int el_result_count(const hlo_instruction_t *instr) {
