@@ -54,66 +54,16 @@ void el_free(elemental_emitter_t *E) {
   strbuf_free(&E->functions);
 }
 
-/* The ops el_emit computes at an index: elementwise ops, data movement,
- * reductions, contractions, windows and the elementwise CHLO functions.
- * The kernel driver (emit.c) and the fusion pass (fusion.c) both ask this,
- * so what may be fused is exactly what the emitter can produce. */
-bool el_is_data_movement(hlo_opcode_t op) {
-  switch (op) {
-    case HLO_OPCODE_BITCAST_CONVERT:
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_DYNAMIC_UPDATE_SLICE:
-    case HLO_OPCODE_GATHER:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_TRANSPOSE:
-      return true;
-    default:
-      return false;
-  }
-}
+bool el_is_data_movement(hlo_opcode_t op) { return hlo_opcode_emitter(op) == HLO_EMITTER_MOVE; }
 
+/* The ops el_emit computes at an index: elementwise ops, data movement,
+ * reductions, contractions, windows and the elementwise CHLO functions
+ * (the emitter column of opcodes.def).  The kernel driver (emit.c) and the
+ * fusion pass (fusion.c) both ask this, so what may be fused is exactly
+ * what the emitter can produce. */
 bool el_is_elemental(hlo_opcode_t op) {
-  if (hlo_opcode_is_elementwise(op) || el_is_data_movement(op)) return true;
-  switch (op) {
-    case HLO_OPCODE_CONVOLUTION:
-    case HLO_OPCODE_DOT:
-    case HLO_OPCODE_DOT_GENERAL:
-    case HLO_OPCODE_MAP:
-    case HLO_OPCODE_REDUCE:
-    case HLO_OPCODE_REDUCE_WINDOW:
-    case HLO_OPCODE_CHLO_ACOS:
-    case HLO_OPCODE_CHLO_ACOSH:
-    case HLO_OPCODE_CHLO_ASIN:
-    case HLO_OPCODE_CHLO_ASINH:
-    case HLO_OPCODE_CHLO_ATAN:
-    case HLO_OPCODE_CHLO_ATANH:
-    case HLO_OPCODE_CHLO_COSH:
-    case HLO_OPCODE_CHLO_SINH:
-    case HLO_OPCODE_CHLO_TAN:
-    case HLO_OPCODE_CHLO_ERF:
-    case HLO_OPCODE_CHLO_ERFC:
-    case HLO_OPCODE_CHLO_ERF_INV:
-    case HLO_OPCODE_CHLO_BESSEL_I1E:
-    case HLO_OPCODE_CHLO_POLYGAMMA:
-    case HLO_OPCODE_CHLO_ZETA:
-    case HLO_OPCODE_CHLO_LGAMMA:
-    case HLO_OPCODE_CHLO_DIGAMMA:
-    case HLO_OPCODE_CHLO_NEXT_AFTER:
-    case HLO_OPCODE_CHLO_IS_INF:
-    case HLO_OPCODE_CHLO_IS_POS_INF:
-    case HLO_OPCODE_CHLO_IS_NEG_INF:
-    case HLO_OPCODE_CHLO_CONJ:
-      return true;
-    default:
-      return false;
-  }
+  hlo_emitter_class_t c = hlo_opcode_emitter(op);
+  return c == HLO_EMITTER_ELEMENTAL || c == HLO_EMITTER_MOVE;
 }
 
 int el_result_count(const hlo_instruction_t *instr) {
@@ -673,6 +623,120 @@ static int float_splat_operand(const hlo_instruction_t *instr, double *out) {
   return -1;
 }
 
+/* The GLSL of the elementwise ops, one template per kind of the operand
+ * type (F float, S signed, U unsigned, P pred, C complex; d: a float of
+ * f64 precision, when it differs from f).  No template: the op does not
+ * take that kind.  In a template
+ *   $a $b  the operands' values,
+ *   $T     the operand type's compute type, $R the result's,
+ *   $f     the scalar float type ("float" or "double"),
+ *   $w     the operand type's bit width, $W the unsigned word type holding
+ *          it ("uint" or "uint64_t").
+ * Ops whose GLSL depends on more than the type (convert, compare, select,
+ * clamp, reduce_precision, a maximum/minimum against a constant) are
+ * emitted by code in emit_elementwise. */
+static const struct {
+  hlo_opcode_t op;
+  const char *f, *d, *s, *u, *p, *c;
+} elementwise_glsl[] = {
+#define ALL4(x) .f = x, .s = x, .u = x, .c = x
+#define INT2(x) .s = x, .u = x
+    {HLO_OPCODE_ABS, .f = "abs($a)", .s = "vk_iabs($a)", .u = "$a", .c = "vk_cabs($a)"},
+    /* complex: the principal root exp(log(z) / 3) */
+    {HLO_OPCODE_CBRT, .f = "vk_cbrt($a)", .c = "vk_cexp(vk_clog($a) / $f(3))"},
+    {HLO_OPCODE_CEIL, .f = "ceil($a)"},
+    {HLO_OPCODE_FLOOR, .f = "floor($a)"},
+    {HLO_OPCODE_COSINE, .f = "vk_cos($a)", .c = "vk_ccos($a)"},
+    {HLO_OPCODE_SINE, .f = "vk_sin($a)", .c = "vk_csin($a)"},
+    {HLO_OPCODE_TAN, .f = "vk_tan($a)"},
+    {HLO_OPCODE_EXPONENTIAL, .f = "vk_exp($a)", .c = "vk_cexp($a)"},
+    {HLO_OPCODE_EXPONENTIAL_MINUS_ONE, .f = "vk_expm1($a)", .c = "vk_cexpm1($a)"},
+    {HLO_OPCODE_LOG, .f = "vk_log($a)", .c = "vk_clog($a)"},
+    {HLO_OPCODE_LOG_PLUS_ONE, .f = "vk_log1p($a)", .c = "vk_clog1p($a)"},
+    {HLO_OPCODE_LOGISTIC, .f = "vk_logistic($a)"},
+    {HLO_OPCODE_TANH, .f = "vk_tanh($a)", .c = "vk_ctanh($a)"},
+    {HLO_OPCODE_RSQRT, .f = "inversesqrt($a)", .d = "(1.0lf / sqrt($a))", .c = "vk_crsqrt($a)"},
+    {HLO_OPCODE_SQRT, .f = "sqrt($a)", .c = "vk_csqrt($a)"},
+    {HLO_OPCODE_ROUND_NEAREST_EVEN, .f = "roundEven($a)"},
+    {HLO_OPCODE_ROUND_NEAREST_AFZ, .f = "vk_round_afz($a)"},
+    {HLO_OPCODE_IS_FINITE, .f = "vk_is_finite($a)"},
+    {HLO_OPCODE_COUNT_LEADING_ZEROS, INT2("$T(vk_clz($W($a), $wu))")},
+    {HLO_OPCODE_POPCNT, INT2("$T(vk_popcnt($W($a), $wu))")},
+    {HLO_OPCODE_NEGATE, ALL4("-$a")},
+    {HLO_OPCODE_NOT, .p = "!$a", INT2("~$a")},
+    {HLO_OPCODE_SIGN, .f = "vk_sign($a)", .c = "vk_csign($a)", .s = "vk_isign($a)",
+     .u = "($a != $T(0) ? $T(1) : $T(0))"},
+    {HLO_OPCODE_REAL, .f = "$a", INT2("$a"), .p = "$a", .c = "$a.x"},
+    {HLO_OPCODE_IMAG, .f = "$R(0)", INT2("$R(0)"), .p = "$R(0)", .c = "$a.y"},
+    {HLO_OPCODE_ADD, ALL4("($a + $b)"), .p = "($a || $b)"},
+    {HLO_OPCODE_SUBTRACT, ALL4("($a - $b)")},
+    {HLO_OPCODE_MULTIPLY, .f = "($a * $b)", INT2("($a * $b)"), .p = "($a && $b)", .c = "vk_cmul($a, $b)"},
+    {HLO_OPCODE_DIVIDE, .f = "($a / $b)", .c = "vk_cdiv($a, $b)", INT2("vk_div($a, $b)")},
+    {HLO_OPCODE_REMAINDER, .f = "vk_fmod($a, $b)", INT2("vk_rem($a, $b)")},
+    {HLO_OPCODE_AND, .p = "($a && $b)", INT2("($a & $b)")},
+    {HLO_OPCODE_OR, .p = "($a || $b)", INT2("($a | $b)")},
+    {HLO_OPCODE_XOR, .p = "($a != $b)", INT2("($a ^ $b)")},
+    /* complex: lexicographic on (real, imag), as the spec says */
+    {HLO_OPCODE_MAXIMUM, .f = "vk_fmax($a, $b)", INT2("max($a, $b)"), .p = "($a || $b)",
+     .c = "(($a.x > $b.x || ($a.x == $b.x && $a.y >= $b.y)) ? $a : $b)"},
+    {HLO_OPCODE_MINIMUM, .f = "vk_fmin($a, $b)", INT2("min($a, $b)"), .p = "($a && $b)",
+     .c = "(($a.x < $b.x || ($a.x == $b.x && $a.y <= $b.y)) ? $a : $b)"},
+    {HLO_OPCODE_POWER, .f = "vk_pow($a, $b)", .c = "vk_cpow($a, $b)", INT2("vk_pow($a, $b)")},
+    {HLO_OPCODE_SHIFT_LEFT, INT2("vk_shl($a, $b, $wu)")},
+    {HLO_OPCODE_SHIFT_RIGHT_ARITHMETIC, INT2("vk_shra($a, $b, $wu)")},
+    {HLO_OPCODE_SHIFT_RIGHT_LOGICAL, INT2("vk_shrl($a, $b, $wu)")},
+    /* complex: atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)) */
+    {HLO_OPCODE_ATAN2, .f = "vk_atan2($a, $b)",
+     .c = "vk_cmul($T(0, -1), vk_clog(vk_cdiv($b + $T(-$a.y, $a.x), "
+          "vk_csqrt(vk_cmul($b, $b) + vk_cmul($a, $a)))))"},
+    {HLO_OPCODE_COMPLEX, ALL4("$R($a, $b)"), .p = "$R($a, $b)"},
+#undef ALL4
+#undef INT2
+};
+
+/* The template of |op| for kind |k| (|dbl|: f64 precision); NULL if none. */
+static const char *elementwise_template(hlo_opcode_t op, char k, bool dbl, bool *found) {
+  *found = false;
+  for (size_t i = 0; i < sizeof elementwise_glsl / sizeof elementwise_glsl[0]; i++) {
+    if (elementwise_glsl[i].op != op) continue;
+    *found = true;
+    switch (k) {
+      case 'F': return dbl && elementwise_glsl[i].d ? elementwise_glsl[i].d : elementwise_glsl[i].f;
+      case 'S': return elementwise_glsl[i].s;
+      case 'U': return elementwise_glsl[i].u;
+      case 'P': return elementwise_glsl[i].p;
+      case 'C': return elementwise_glsl[i].c;
+      default: return NULL;
+    }
+  }
+  return NULL;
+}
+
+typedef struct {
+  const char *a, *b, *T, *R, *f, *W;
+  int w;
+} template_args_t;
+
+/* Appends |tmpl| with its $-names replaced (see elementwise_glsl). */
+static void expand_template(strbuf_t *sb, const char *tmpl, const template_args_t *x) {
+  for (const char *p = tmpl; *p; p++) {
+    size_t run = strcspn(p, "$");
+    strbuf_appendn(sb, p, run);
+    p += run;
+    if (!*p || !p[1]) break;
+    switch (*++p) {
+      case 'a': strbuf_append(sb, x->a); break;
+      case 'b': strbuf_append(sb, x->b); break;
+      case 'T': strbuf_append(sb, x->T); break;
+      case 'R': strbuf_append(sb, x->R); break;
+      case 'f': strbuf_append(sb, x->f); break;
+      case 'W': strbuf_append(sb, x->W); break;
+      case 'w': strbuf_printf(sb, "%d", x->w); break;
+      default: strbuf_printf(sb, "$%c", *p); break;
+    }
+  }
+}
+
 static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                        const el_name_t *index, el_name_t *out) {
   el_name_t v[3];
@@ -686,207 +750,16 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
   hlo_element_type_t rt = instr->shape.element_type;
   hlo_element_type_t t = instr->operand_count ? instr->operands[0]->shape.element_type : rt;
   char k = kind_of(t);
-  const char *ct = glsl_compute_type_on(E->target, t);
   bool dbl = is_double_based(t) && !glsl_type_is_demoted(E->target, t);
-  int w = hlo_element_type_bit_width(t);
   const char *a = v[0].s, *b = instr->operand_count > 1 ? v[1].s : "";
   int c;     /* maximum/minimum: which operand is a splat constant */
   double cv; /* and its value */
   if (k == 'F') E->features |= dbl ? GLSL_HELPERS_DOUBLE : GLSL_HELPERS_FLOAT;
 #define DEF(...) el_def(E, instr, rt, true, out, __VA_ARGS__)
-#define FLOAT_ONLY()                                      \
-  do {                                                    \
-    if (k != 'F') return unsupported_type(instr, t);      \
-  } while (0)
   switch (instr->opcode) {
-    case HLO_OPCODE_ABS:
-      if (k == 'F') DEF("abs(%s)", a);
-      else if (k == 'S') DEF("vk_iabs(%s)", a);
-      else if (k == 'U') DEF("%s", a);
-      else if (k == 'C') DEF("vk_cabs(%s)", a);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_CBRT: /* complex: the principal root exp(log(z) / 3) */
-      if (k == 'C') DEF("vk_cexp(vk_clog(%s) / %s(3))", a, dbl ? "double" : "float");
-      else { FLOAT_ONLY(); DEF("vk_cbrt(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_CEIL: FLOAT_ONLY(); DEF("ceil(%s)", a); return NULL;
-    case HLO_OPCODE_FLOOR: FLOAT_ONLY(); DEF("floor(%s)", a); return NULL;
     case HLO_OPCODE_CONVERT: el_convert(E, instr, t, rt, a, out); return NULL;
-    case HLO_OPCODE_COSINE:
-      if (k == 'C') DEF("vk_ccos(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_cos(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_SINE:
-      if (k == 'C') DEF("vk_csin(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_sin(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_TAN: FLOAT_ONLY(); DEF("vk_tan(%s)", a); return NULL;
-    case HLO_OPCODE_EXPONENTIAL:
-      if (k == 'C') DEF("vk_cexp(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_exp(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_EXPONENTIAL_MINUS_ONE:
-      if (k == 'C') DEF("vk_cexpm1(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_expm1(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_LOG:
-      if (k == 'C') DEF("vk_clog(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_log(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_LOG_PLUS_ONE:
-      if (k == 'C') DEF("vk_clog1p(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_log1p(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_LOGISTIC: FLOAT_ONLY(); DEF("vk_logistic(%s)", a); return NULL;
-    case HLO_OPCODE_TANH:
-      if (k == 'C') DEF("vk_ctanh(%s)", a);
-      else { FLOAT_ONLY(); DEF("vk_tanh(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_RSQRT:
-      if (k == 'C') DEF("vk_crsqrt(%s)", a);
-      else if (dbl) DEF("(1.0lf / sqrt(%s))", a);
-      else { FLOAT_ONLY(); DEF("inversesqrt(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_SQRT:
-      if (k == 'C') DEF("vk_csqrt(%s)", a);
-      else { FLOAT_ONLY(); DEF("sqrt(%s)", a); }
-      return NULL;
-    case HLO_OPCODE_ROUND_NEAREST_EVEN: FLOAT_ONLY(); DEF("roundEven(%s)", a); return NULL;
-    case HLO_OPCODE_ROUND_NEAREST_AFZ: FLOAT_ONLY(); DEF("vk_round_afz(%s)", a); return NULL;
-    case HLO_OPCODE_IS_FINITE: FLOAT_ONLY(); DEF("vk_is_finite(%s)", a); return NULL;
-    case HLO_OPCODE_REDUCE_PRECISION:
-      FLOAT_ONLY();
-      if (dbl) {
-        if (!E->target->shader_int64) return unsupported_type(instr, t);
-        E->features |= GLSL_FEATURE_INT64;
-      }
-      DEF("vk_reduce_precision(%s, %d, %d)", a, instr->attrs.exponent_bits,
-          instr->attrs.mantissa_bits);
-      return NULL;
-    case HLO_OPCODE_COUNT_LEADING_ZEROS:
-      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
-      DEF("%s(vk_clz(%s(%s), %du))", ct, w == 64 ? "uint64_t" : "uint", a, w);
-      return NULL;
-    case HLO_OPCODE_POPCNT:
-      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
-      DEF("%s(vk_popcnt(%s(%s), %du))", ct, w == 64 ? "uint64_t" : "uint", a, w);
-      return NULL;
-    case HLO_OPCODE_NEGATE:
-      if (k == 'P') return unsupported_type(instr, t);
-      DEF("-%s", a);
-      return NULL;
-    case HLO_OPCODE_NOT:
-      if (k == 'P') DEF("!%s", a);
-      else if (k == 'S' || k == 'U') DEF("~%s", a);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_SIGN:
-      if (k == 'F') DEF("vk_sign(%s)", a);
-      else if (k == 'C') DEF("vk_csign(%s)", a);
-      else if (k == 'S') DEF("vk_isign(%s)", a);
-      else if (k == 'U') DEF("(%s != %s(0) ? %s(1) : %s(0))", a, ct, ct, ct);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_REAL:
-      if (k == 'C') DEF("%s.x", a);
-      else DEF("%s", a);
-      return NULL;
-    case HLO_OPCODE_IMAG:
-      if (k == 'C') DEF("%s.y", a);
-      else DEF("%s(0)", glsl_compute_type_on(E->target, rt));
-      return NULL;
-    case HLO_OPCODE_BITCAST_CONVERT:
-      return emit_bitcast_same(E, instr, t, rt, a, out);
-    case HLO_OPCODE_ADD:
-      if (k == 'P') DEF("(%s || %s)", a, b);
-      else DEF("(%s + %s)", a, b);
-      return NULL;
-    case HLO_OPCODE_SUBTRACT:
-      if (k == 'P') return unsupported_type(instr, t);
-      DEF("(%s - %s)", a, b);
-      return NULL;
-    case HLO_OPCODE_MULTIPLY:
-      if (k == 'P') DEF("(%s && %s)", a, b);
-      else if (k == 'C') DEF("vk_cmul(%s, %s)", a, b);
-      else DEF("(%s * %s)", a, b);
-      return NULL;
-    case HLO_OPCODE_DIVIDE:
-      if (k == 'F') DEF("(%s / %s)", a, b);
-      else if (k == 'C') DEF("vk_cdiv(%s, %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("vk_div(%s, %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_REMAINDER:
-      if (k == 'F') DEF("vk_fmod(%s, %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("vk_rem(%s, %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_AND:
-      if (k == 'P') DEF("(%s && %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("(%s & %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_OR:
-      if (k == 'P') DEF("(%s || %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("(%s | %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_XOR:
-      if (k == 'P') DEF("(%s != %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("(%s ^ %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_MAXIMUM:
-      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && signbit(cv)))
-        DEF("((isnan(%s) || %s > %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
-      else if (k == 'F') DEF("vk_fmax(%s, %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("max(%s, %s)", a, b);
-      else if (k == 'P') DEF("(%s || %s)", a, b);
-      else if (k == 'C') /* lexicographic on (real, imag), as the spec says */
-        DEF("((%s.x > %s.x || (%s.x == %s.x && %s.y >= %s.y)) ? %s : %s)", a, b, a, b, a, b, a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_MINIMUM:
-      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && !signbit(cv)))
-        DEF("((isnan(%s) || %s < %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
-      else if (k == 'F') DEF("vk_fmin(%s, %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("min(%s, %s)", a, b);
-      else if (k == 'P') DEF("(%s && %s)", a, b);
-      else if (k == 'C') /* lexicographic on (real, imag), as the spec says */
-        DEF("((%s.x < %s.x || (%s.x == %s.x && %s.y <= %s.y)) ? %s : %s)", a, b, a, b, a, b, a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_POWER:
-      if (k == 'F') DEF("vk_pow(%s, %s)", a, b);
-      else if (k == 'C') DEF("vk_cpow(%s, %s)", a, b);
-      else if (k == 'S' || k == 'U') DEF("vk_pow(%s, %s)", a, b);
-      else return unsupported_type(instr, t);
-      return NULL;
-    case HLO_OPCODE_SHIFT_LEFT:
-      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
-      DEF("vk_shl(%s, %s, %du)", a, b, w);
-      return NULL;
-    case HLO_OPCODE_SHIFT_RIGHT_ARITHMETIC:
-      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
-      DEF("vk_shra(%s, %s, %du)", a, b, w);
-      return NULL;
-    case HLO_OPCODE_SHIFT_RIGHT_LOGICAL:
-      if (k != 'S' && k != 'U') return unsupported_type(instr, t);
-      DEF("vk_shrl(%s, %s, %du)", a, b, w);
-      return NULL;
-    case HLO_OPCODE_ATAN2:
-      /* complex: atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)) */
-      if (k == 'C')
-        DEF("vk_cmul(%s(0, -1), vk_clog(vk_cdiv(%s + %s(-%s.y, %s.x), "
-            "vk_csqrt(vk_cmul(%s, %s) + vk_cmul(%s, %s)))))",
-            ct, b, ct, a, a, b, b, a, a);
-      else { FLOAT_ONLY(); DEF("vk_atan2(%s, %s)", a, b); }
-      return NULL;
+    case HLO_OPCODE_BITCAST_CONVERT: return emit_bitcast_same(E, instr, t, rt, a, out);
     case HLO_OPCODE_COMPARE: return emit_compare(E, instr, v, out);
-    case HLO_OPCODE_COMPLEX:
-      DEF("%s(%s, %s)", glsl_compute_type_on(E->target, rt), a, b);
-      return NULL;
     case HLO_OPCODE_SELECT:
       el_def(E, instr, rt, false, out, "(%s ? %s : %s)", a, b, v[2].s);
       return NULL;
@@ -898,11 +771,47 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
       else return unsupported_type(instr, instr->operands[1]->shape.element_type);
       return NULL;
     }
+    case HLO_OPCODE_REDUCE_PRECISION:
+      if (k != 'F') return unsupported_type(instr, t);
+      if (dbl) {
+        if (!E->target->shader_int64) return unsupported_type(instr, t);
+        E->features |= GLSL_FEATURE_INT64;
+      }
+      DEF("vk_reduce_precision(%s, %d, %d)", a, instr->attrs.exponent_bits,
+          instr->attrs.mantissa_bits);
+      return NULL;
+    case HLO_OPCODE_MAXIMUM:
+      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && signbit(cv))) {
+        DEF("((isnan(%s) || %s > %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
+        return NULL;
+      }
+      break;
+    case HLO_OPCODE_MINIMUM:
+      if (k == 'F' && (c = float_splat_operand(instr, &cv)) >= 0 && !isnan(cv) && !(cv == 0 && !signbit(cv))) {
+        DEF("((isnan(%s) || %s < %s) ? %s : %s)", c ? a : b, c ? a : b, c ? b : a, c ? a : b, c ? b : a);
+        return NULL;
+      }
+      break;
     default: break;
   }
+  bool found;
+  const char *tmpl = elementwise_template(instr->opcode, k, dbl, &found);
+  if (!found) return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
+  if (!tmpl) return unsupported_type(instr, t);
+  int w = hlo_element_type_bit_width(t);
+  template_args_t x = {a, b, glsl_compute_type_on(E->target, t), glsl_compute_type_on(E->target, rt),
+                       dbl ? "double" : "float", w == 64 ? "uint64_t" : "uint", w};
+  strbuf_t sb;
+  strbuf_init(&sb);
+  expand_template(&sb, tmpl, &x);
+  if (sb.failed) {
+    strbuf_free(&sb);
+    return VKHLO_NO_MEMORY();
+  }
+  DEF("%s", sb.data ? sb.data : "");
+  strbuf_free(&sb);
 #undef DEF
-#undef FLOAT_ONLY
-  return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
+  return NULL;
 }
 
 /* bitcast_convert (spec 'bitcast_convert') between different widths: the

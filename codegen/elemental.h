@@ -91,6 +91,12 @@ struct elemental_emitter {
    * a second view of the binding, "in<k>w"/"out<r>w", of 64-bit words. */
   int wide_lanes;
   uint64_t wide_inputs;
+  /* Kernel facts, set by the emitters and read by codegen_assemble:
+   * |early_return|: main()'s body holds a `return` (an invocation that
+   * finishes early), so the kernel cannot be wrapped in a grid-stride
+   * loop and gets one invocation per element.  No emitter writes one
+   * today; one that does must set this. */
+  bool early_return;
 };
 
 /* Initializes |E| (empty buffers); free with el_free. */

@@ -37,23 +37,7 @@ void codegen_kernel_free(codegen_kernel_t *k) {
 }
 
 bool codegen_instruction_needs_kernel(const hlo_instruction_t *instr) {
-  switch (instr->opcode) {
-    case HLO_OPCODE_PARAMETER:
-    case HLO_OPCODE_CONSTANT:
-    case HLO_OPCODE_TUPLE:
-    case HLO_OPCODE_GET_TUPLE_ELEMENT:
-    case HLO_OPCODE_WHILE:
-    case HLO_OPCODE_IF:
-    case HLO_OPCODE_CASE:
-    case HLO_OPCODE_CHECK:
-    case HLO_OPCODE_CUSTOM_CALL:
-    case HLO_OPCODE_OPTIMIZATION_BARRIER:
-    case HLO_OPCODE_AFTER_ALL:
-    case HLO_OPCODE_CREATE_TOKEN:
-    case HLO_OPCODE_COMPOSITE:
-      return false;
-    default: return true;
-  }
+  return hlo_opcode_needs_kernel(instr->opcode);
 }
 
 static vkhlo_status_t check_shape_types(const codegen_target_t *target, const hlo_shape_t *s,
@@ -204,8 +188,9 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
    * the SIMD lanes are the invocations: a capped number of workgroups
    * whose invocations loop over the elements with a grid stride is about
    * twice as fast as one invocation per element, and consecutive lanes
-   * still touch consecutive elements.  GPUs get one invocation per element. */
-  bool grid_stride = E->target->is_cpu && (!E->body.data || !strstr(E->body.data, "return"));
+   * still touch consecutive elements.  GPUs get one invocation per element,
+   * and so does a body that returns early (it would leave the loop). */
+  bool grid_stride = E->target->is_cpu && !E->early_return;
   strbuf_append(&sb, "void main() {\n");
   if (grid_stride) {
     strbuf_printf(&sb,
@@ -285,22 +270,9 @@ static vkhlo_status_t emit_elemental_kernel(elemental_emitter_t *E, const hlo_in
   return NULL;
 }
 
+/* Ops computed at an index, or with kernels of their own. */
 static bool is_supported_op(hlo_opcode_t op) {
-  if (el_is_elemental(op)) return true;
-  switch (op) { /* ops with kernels of their own */
-    case HLO_OPCODE_CHLO_TOP_K:
-    case HLO_OPCODE_CHOLESKY:
-    case HLO_OPCODE_FFT:
-    case HLO_OPCODE_FUSION:
-    case HLO_OPCODE_RNG_BIT_GENERATOR:
-    case HLO_OPCODE_SCATTER:
-    case HLO_OPCODE_SELECT_AND_SCATTER:
-    case HLO_OPCODE_SORT:
-    case HLO_OPCODE_TRIANGULAR_SOLVE:
-      return true;
-    default:
-      return false;
-  }
+  return el_is_elemental(op) || hlo_opcode_emitter(op) == HLO_EMITTER_KERNEL;
 }
 
 vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,

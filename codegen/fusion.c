@@ -104,42 +104,11 @@
 typedef struct fuser fuser_t;
 static bool is_splat(const fuser_t *f, const hlo_instruction_t *in);
 
-static bool is_expensive(hlo_opcode_t op) {
-  switch (op) {
-    case HLO_OPCODE_REDUCE:
-    case HLO_OPCODE_REDUCE_WINDOW:
-    case HLO_OPCODE_DOT:
-    case HLO_OPCODE_DOT_GENERAL:
-    case HLO_OPCODE_CONVOLUTION: return true;
-    default: return false;
-  }
-}
-
-/* Ops whose operands are read many times per element of theirs. */
-static bool is_contraction(hlo_opcode_t op) {
-  return op == HLO_OPCODE_DOT || op == HLO_OPCODE_DOT_GENERAL || op == HLO_OPCODE_CONVOLUTION ||
-         op == HLO_OPCODE_REDUCE_WINDOW;
-}
-
 /* Producers that only remap indices (or convert one value): cheap enough
  * to recompute inside a contraction loop. */
 static bool is_index_only(const fuser_t *f, const hlo_instruction_t *in) {
-  switch (in->opcode) {
-    case HLO_OPCODE_BROADCAST:
-    case HLO_OPCODE_BROADCAST_IN_DIM:
-    case HLO_OPCODE_RESHAPE:
-    case HLO_OPCODE_TRANSPOSE:
-    case HLO_OPCODE_SLICE:
-    case HLO_OPCODE_REVERSE:
-    case HLO_OPCODE_PAD:
-    case HLO_OPCODE_CONCATENATE:
-    case HLO_OPCODE_DYNAMIC_SLICE:
-    case HLO_OPCODE_IOTA:
-    case HLO_OPCODE_CONVERT:
-    case HLO_OPCODE_BITCAST_CONVERT: return true;
-    case HLO_OPCODE_CONSTANT: return is_splat(f, in);
-    default: return false;
-  }
+  if (in->opcode == HLO_OPCODE_CONSTANT) return is_splat(f, in);
+  return hlo_opcode_only_remaps_indices(in->opcode);
 }
 
 static bool shape_fusible(const hlo_shape_t *s) {
@@ -292,7 +261,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     }
     excl = excl && f->exclusive[up];
     ident = ident && f->identity[up] && reads_identity(P->users[u], P);
-    contr = contr || f->in_contraction[up] || is_contraction(P->users[u]->opcode);
+    contr = contr || f->in_contraction[up] || hlo_opcode_is_contraction(P->users[u]->opcode);
   }
   f->exclusive[p] = excl;
   f->identity[p] = ident;
@@ -302,7 +271,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   if (member_count >= FUSION_MAX_INSTRUCTIONS) return false;
   for (int k = 0; k < P->operand_count; k++)
     if (!shape_fusible(&P->operands[k]->shape)) return false;
-  if (is_expensive(P->opcode)) {
+  if (hlo_opcode_is_expensive(P->opcode)) {
     if (!excl || !ident || contr) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;

@@ -88,10 +88,37 @@ static void hash_bytes(hash128_t *h, const void *data, size_t n) {
   }
 }
 
+/* Hashes |glsl| as the compiler sees it: each comment (// to the end of
+ * the line, or / * ... * /) counts as one space, as GLSL's preprocessor
+ * replaces it.  GLSL has no string literals, so this is exact; the
+ * generated kernels name the source file in comments, and the same program
+ * from another path must hit the same cache entries. */
+static void hash_glsl_code(hash128_t *h, const char *glsl) {
+  const char *run = glsl, *p = glsl;
+  while (*p) {
+    if (p[0] != '/' || (p[1] != '/' && p[1] != '*')) {
+      p++;
+      continue;
+    }
+    hash_bytes(h, run, (size_t)(p - run));
+    hash_bytes(h, " ", 1);
+    if (p[1] == '/') {
+      p += 2;
+      while (*p && *p != '\n') p++;
+    } else {
+      p += 2;
+      while (*p && !(p[0] == '*' && p[1] == '/')) p++;
+      if (*p) p += 2;
+    }
+    run = p;
+  }
+  hash_bytes(h, run, (size_t)(p - run));
+}
+
 static hash128_t cache_key(const spirv_compiler_t *c, const char *glsl) {
   hash128_t h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
   hash_bytes(&h, c->key_prefix, strlen(c->key_prefix) + 1);
-  hash_bytes(&h, glsl, strlen(glsl));
+  hash_glsl_code(&h, glsl);
   h.lo = mix64(h.lo ^ h.hi);
   h.hi = mix64(h.hi + 0x9e3779b97f4a7c15ull) ^ h.lo;
   return h;

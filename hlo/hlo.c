@@ -26,18 +26,33 @@ static const element_type_info_t element_types[] = {
 _Static_assert(sizeof element_types / sizeof element_types[0] == HLO_ELEMENT_TYPE_COUNT,
                "element_types.def and the table disagree");
 
-static const char *const opcode_names[] = {
-#define X(e, name, kind) name,
+typedef struct {
+  const char *name;
+  char kind;
+  hlo_emitter_class_t emitter;
+  hlo_op_cost_t cost;
+  bool remap, alias;
+} opcode_info_t;
+
+#define COLUMN__ false
+#define COLUMN_remap true
+#define COLUMN_alias true
+static const opcode_info_t opcodes[] = {
+#define X(e, name, kind, emitter, cost, remap, alias) \
+  {name, #kind[0], HLO_EMITTER_##emitter, HLO_COST_##cost, COLUMN_##remap, COLUMN_##alias},
 #include "hlo/opcodes.def"
 #undef X
 };
-static const char opcode_kinds[] = {
-#define X(e, name, kind) #kind[0],
-#include "hlo/opcodes.def"
-#undef X
-};
-_Static_assert(sizeof opcode_names / sizeof opcode_names[0] == HLO_OPCODE_COUNT,
+#undef COLUMN__
+#undef COLUMN_remap
+#undef COLUMN_alias
+_Static_assert(sizeof opcodes / sizeof opcodes[0] == HLO_OPCODE_COUNT,
                "opcodes.def and the table disagree");
+
+static const opcode_info_t *opcode_info(hlo_opcode_t op) {
+  static const opcode_info_t unknown = {"?", '?', HLO_EMITTER_UNSUPPORTED, HLO_COST_CHEAP, false, false};
+  return (unsigned)op < HLO_OPCODE_COUNT ? &opcodes[op] : &unknown;
+}
 
 const char *hlo_element_type_name(hlo_element_type_t t) {
   return (unsigned)t < HLO_ELEMENT_TYPE_COUNT ? element_types[t].name : "?";
@@ -74,14 +89,17 @@ bool hlo_element_type_from_name(const char *name, size_t len, hlo_element_type_t
   return false;
 }
 
-const char *hlo_opcode_name(hlo_opcode_t op) {
-  return (unsigned)op < HLO_OPCODE_COUNT ? opcode_names[op] : "?";
-}
-bool hlo_opcode_is_elementwise(hlo_opcode_t op) {
-  return (unsigned)op < HLO_OPCODE_COUNT && opcode_kinds[op] == 'E';
-}
-bool hlo_opcode_is_chlo(hlo_opcode_t op) {
-  return (unsigned)op < HLO_OPCODE_COUNT && opcode_kinds[op] == 'C';
+const char *hlo_opcode_name(hlo_opcode_t op) { return opcode_info(op)->name; }
+bool hlo_opcode_is_elementwise(hlo_opcode_t op) { return opcode_info(op)->kind == 'E'; }
+bool hlo_opcode_is_chlo(hlo_opcode_t op) { return opcode_info(op)->kind == 'C'; }
+hlo_emitter_class_t hlo_opcode_emitter(hlo_opcode_t op) { return opcode_info(op)->emitter; }
+hlo_op_cost_t hlo_opcode_cost(hlo_opcode_t op) { return opcode_info(op)->cost; }
+bool hlo_opcode_is_expensive(hlo_opcode_t op) { return opcode_info(op)->cost != HLO_COST_CHEAP; }
+bool hlo_opcode_is_contraction(hlo_opcode_t op) { return opcode_info(op)->cost == HLO_COST_CONTRACTION; }
+bool hlo_opcode_only_remaps_indices(hlo_opcode_t op) { return opcode_info(op)->remap; }
+bool hlo_opcode_aliases_operand(hlo_opcode_t op) { return opcode_info(op)->alias; }
+bool hlo_opcode_needs_kernel(hlo_opcode_t op) {
+  return opcode_info(op)->emitter != HLO_EMITTER_NONE;
 }
 
 /* ------------------------------------------------------- side effects */

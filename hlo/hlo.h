@@ -88,7 +88,7 @@ typedef struct hlo_literal {
 /* ------------------------------------------------------------ opcodes */
 
 typedef enum hlo_opcode_e {
-#define X(e, name, kind) HLO_OPCODE_##e,
+#define X(e, name, kind, emitter, cost, remap, alias) HLO_OPCODE_##e,
 #include "hlo/opcodes.def"
 #undef X
   HLO_OPCODE_COUNT
@@ -101,6 +101,29 @@ bool hlo_opcode_is_chlo(hlo_opcode_t op);
  * send, recv, rng.  (custom_call has one when its has_side_effect
  * attribute says so: see hlo_instruction_has_side_effect.) */
 bool hlo_opcode_has_side_effect(hlo_opcode_t op);
+
+/* The properties columns of opcodes.def (see there for their meaning). */
+typedef enum hlo_emitter_class {
+  HLO_EMITTER_ELEMENTAL,
+  HLO_EMITTER_MOVE,
+  HLO_EMITTER_KERNEL,
+  HLO_EMITTER_NONE,
+  HLO_EMITTER_UNSUPPORTED,
+} hlo_emitter_class_t;
+typedef enum hlo_op_cost { HLO_COST_CHEAP, HLO_COST_REDUCTION, HLO_COST_CONTRACTION } hlo_op_cost_t;
+
+hlo_emitter_class_t hlo_opcode_emitter(hlo_opcode_t op);
+hlo_op_cost_t hlo_opcode_cost(hlo_opcode_t op);
+/* cost is not CHEAP: a loop per result element. */
+bool hlo_opcode_is_expensive(hlo_opcode_t op);
+/* cost is CONTRACTION: operand elements are read many times each. */
+bool hlo_opcode_is_contraction(hlo_opcode_t op);
+/* The op only remaps indices or converts one value (the remap column). */
+bool hlo_opcode_only_remaps_indices(hlo_opcode_t op);
+/* The result is the operands' bytes renamed (the alias column). */
+bool hlo_opcode_aliases_operand(hlo_opcode_t op);
+/* Codegen emits a kernel for the op or must refuse it (emitter not NONE). */
+bool hlo_opcode_needs_kernel(hlo_opcode_t op);
 
 /* --------------------------------------------------------- attributes */
 

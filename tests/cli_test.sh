@@ -2,7 +2,8 @@
 # CLI behaviour: the README example runs and prints probabilities; inputs
 # from .npy round-trip through --output; a malformed program fails with
 # exit status 2 and a file:line:col message; --profile counts every dispatch;
-# --help/--version/--list-devices work.
+# the same program from two paths gives the same kernels and hits the
+# SPIR-V cache; --help/--version/--list-devices work.
 set -u
 bin=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -42,6 +43,26 @@ n=$(sed -n 's/^profile: \([0-9]*\) dispatches, .* ms of device time$/\1/p' "$tmp
 k=$("$bin" compile "$src/examples/mlp.mlir" --stats | sed -n 's/^dispatches: //p')
 [ -n "$n" ] && [ -n "$k" ] && [ "$n" -eq $((3 * k)) ] || fail "--profile counted '$n' dispatches for 3 runs of $k: $(cat "$tmp/out")"
 [ "$(grep -cE '^ +[0-9.]+ +[0-9.]+% +3 +[A-Za-z_0-9]+$' "$tmp/out")" -eq "$k" ] || fail "--profile rows: $(cat "$tmp/out")"
+
+# Where a program lies changes no kernel: the same program under a folder
+# named "returnx" and under another gets the same SPIR-V (every line of the
+# GLSL names the source file in a comment), and the second compile finds
+# every kernel in the SPIR-V cache.
+mkdir -p "$tmp/returnx" "$tmp/other"
+cp "$src/examples/mlp.mlir" "$tmp/returnx/m.mlir"
+cp "$src/examples/mlp.mlir" "$tmp/other/m.mlir"
+VKHLO_CACHE_DIR="$tmp/cache" "$bin" compile "$tmp/returnx/m.mlir" --stats --dump-dir="$tmp/d1" > "$tmp/s1" ||
+  fail "compile under returnx/"
+VKHLO_CACHE_DIR="$tmp/cache" "$bin" compile "$tmp/other/m.mlir" --stats --dump-dir="$tmp/d2" > "$tmp/s2" ||
+  fail "compile under other/"
+nk=$(ls "$tmp/d1"/*.spvasm | wc -l)
+[ "$nk" -gt 0 ] || fail "no kernels dumped"
+for f in "$tmp/d1"/*.spvasm; do
+  cmp -s "$f" "$tmp/d2/$(basename "$f")" || fail "$(basename "$f") differs between returnx/ and other/"
+done
+grep -q "returnx/m.mlir" "$tmp/d1"/*.comp || fail "the GLSL no longer names the source file (test premise)"
+[ "$(sed -n 's/^spirv_cache_hits: //p' "$tmp/s2")" = "$nk" ] || fail "second path: $(cat "$tmp/s2")"
+[ "$(sed -n 's/^spirv_compiled: //p' "$tmp/s2")" = 0 ] || fail "second path recompiled: $(cat "$tmp/s2")"
 
 "$bin" --version | grep -q '^vkhlo ' || fail "--version"
 "$bin" --help | grep -q 'usage: vkhlo run' || fail "--help"

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "codegen/elemental.h"
 #include "codegen/kernel.h"
 #include "codegen/spirv.h"
 #include "hlo/hlo.h"
@@ -617,8 +618,38 @@ static void test_group_count(void **state) {
   codegen_kernel_free(&k);
 }
 
+/* The properties columns of opcodes.def agree with each other and with
+ * what the emitters do. */
+static void test_op_table(void **state) {
+  (void)state;
+  for (int i = 0; i < HLO_OPCODE_COUNT; i++) {
+    hlo_opcode_t op = (hlo_opcode_t)i;
+    const char *n = hlo_opcode_name(op);
+    hlo_emitter_class_t e = hlo_opcode_emitter(op);
+    if (hlo_opcode_is_elementwise(op) && e != HLO_EMITTER_ELEMENTAL) fail_msg("%s: elementwise, not ELEMENTAL", n);
+    if (hlo_opcode_is_expensive(op) && e != HLO_EMITTER_ELEMENTAL) fail_msg("%s: a loop, not ELEMENTAL", n);
+    if (hlo_opcode_is_contraction(op) && !hlo_opcode_is_expensive(op)) fail_msg("%s: a cheap contraction", n);
+    if (hlo_opcode_only_remaps_indices(op) && (!el_is_elemental(op) || hlo_opcode_is_expensive(op)))
+      fail_msg("%s: remaps indices but is not cheap and elemental", n);
+    if (hlo_opcode_aliases_operand(op) && hlo_opcode_needs_kernel(op)) fail_msg("%s: an alias with a kernel", n);
+    assert_int_equal(el_is_data_movement(op), e == HLO_EMITTER_MOVE);
+  }
+  assert_true(el_is_elemental(HLO_OPCODE_CHLO_ERF));
+  assert_false(el_is_elemental(HLO_OPCODE_CHLO_TOP_K));
+  assert_int_equal(hlo_opcode_emitter(HLO_OPCODE_SORT), HLO_EMITTER_KERNEL);
+  assert_int_equal(hlo_opcode_emitter(HLO_OPCODE_BATCH_NORM_TRAINING), HLO_EMITTER_UNSUPPORTED);
+  assert_int_equal(hlo_opcode_cost(HLO_OPCODE_REDUCE), HLO_COST_REDUCTION);
+  assert_true(hlo_opcode_is_contraction(HLO_OPCODE_REDUCE_WINDOW));
+  assert_true(hlo_opcode_only_remaps_indices(HLO_OPCODE_CONVERT));
+  assert_false(hlo_opcode_only_remaps_indices(HLO_OPCODE_GATHER));
+  assert_true(hlo_opcode_aliases_operand(HLO_OPCODE_GET_TUPLE_ELEMENT));
+  assert_false(hlo_opcode_needs_kernel(HLO_OPCODE_WHILE));
+  assert_true(hlo_opcode_needs_kernel(HLO_OPCODE_INFEED));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_op_table),
       cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bitcast_convert, setup, teardown),
       cmocka_unit_test_setup_teardown(test_data_movement, setup, teardown),
