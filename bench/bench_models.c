@@ -28,15 +28,21 @@
  *           timestamp around every dispatch), median over executions of the
  *           summed device time of its dispatches;
  *   dispatches per execution (vkhlo_executable_stats).
- * "host" is wall - device: the per-execution host overhead (with replay).
+ * "host" is wall - device: the per-execution host overhead (with replay);
+ * as profiled executions put a barrier between all dispatches, it can come
+ * out negative where the replay overlaps dispatches.
+ * "cpu" is the process's CPU time (all threads, user + system) per replayed
+ * execution, the mean over the wall runs: on lavapipe, where the device is
+ * the CPU, it is the work done, less disturbed by other load on a shared
+ * machine than wall time (with C idle cores, wall >= cpu / C).
  * With --no-fusion=LIST (comma-separated model names or "all") the listed
  * models are also compiled with no_fusion and measured the same way in the
  * same run; the ratio column is unfused wall / fused wall.  The unfused
  * ResNet-50 takes minutes on lavapipe, hence opt-in.
  *
  *   bench_models [--repeat=N] [--dir=DIR] [--no-fusion=LIST|all] [MODEL...]
- *                (default 3 runs, every model; MODEL is a substring of the
- *                model names)
+ *                (default 3 runs, every model; MODEL is a model name or a
+ *                substring of the names, e.g. resnet)
  *
  * This machine is shared and noisy: read medians and same-run ratios.
  */
@@ -45,9 +51,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "vkhlo/vkhlo.h"
+
+/* CPU time of the whole process (every lavapipe thread), ms: on a shared
+ * CPU machine less sensitive to other load than wall time. */
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -209,7 +224,7 @@ static int64_t nonfinite(prepared_t *p) {
 }
 
 typedef struct timing {
-  double compile_ms, wall_ms, device_ms;
+  double compile_ms, wall_ms, device_ms, cpu_ms;
   int64_t dispatches, nonfinite;
 } timing_t;
 
@@ -219,7 +234,9 @@ static bool measure(vkhlo_context_t *ctx, const char *name, const char *text, si
   if (!prepare(ctx, name, text, len, no_fusion, &p)) return false;
   double *v = calloc((size_t)repeat, sizeof *v);
   run_once(&p); /* warm-up: records the command buffer */
+  double c0 = cpu_ms();
   for (int r = 0; r < repeat; r++) v[r] = run_once(&p);
+  t->cpu_ms = (cpu_ms() - c0) / repeat;
   t->wall_ms = median(v, repeat);
   for (int r = 0; r < repeat; r++) v[r] = device_once(&p);
   t->device_ms = median(v, repeat);
@@ -278,13 +295,18 @@ int main(int argc, char **argv) {
   printf("device: %s (%s); per execution, median of %d (wall: execute_into replay; device: profiled, summed "
          "dispatch time)\n\n",
          dev.name, dev.type, repeat);
-  printf("| %-14s | %10s | %10s | %10s | %9s | %10s | %10s | %10s | %10s | %8s |\n", "model", "dispatches",
-         "compile ms", "wall ms", "device ms", "host ms", "unf. disp.", "unf. wall", "unf. dev.", "unf/fused");
-  printf("|----------------|------------|------------|------------|-----------|------------|------------|"
-         "------------|------------|----------|\n");
+  printf("| %-14s | %10s | %10s | %10s | %9s | %10s | %10s | %10s | %10s | %10s | %8s |\n", "model",
+         "dispatches", "compile ms", "wall ms", "device ms", "host ms", "cpu ms", "unf. disp.", "unf. wall", "unf. dev.", "unf/fused");
+  printf("|----------------|------------|------------|------------|-----------|------------|------------|------------|"
+         "------------|------------|-----------|\n");
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
     bool want = nonly == 0;
-    for (int i = 0; i < nonly; i++) want |= strstr(models[m].name, only[i]) != NULL;
+    for (int i = 0; i < nonly; i++) {
+      bool exact_elsewhere = false; /* "bert_base" names one model, not two */
+      for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+        exact_elsewhere |= k != m && strcmp(models[k].name, only[i]) == 0;
+      want |= strcmp(models[m].name, only[i]) == 0 || (!exact_elsewhere && strstr(models[m].name, only[i]));
+    }
     if (!want) continue;
     char path[4096];
     if (models[m].file[0] == '/') snprintf(path, sizeof path, "%s", models[m].file);
@@ -303,8 +325,8 @@ int main(int argc, char **argv) {
     }
     bool have_u = in_list(unfused, models[m].name) && measure(ctx, path, text, len, true, repeat, &u);
     free(text);
-    printf("| %-14s | %10lld | %10.0f | %10.2f | %9.2f | %10.2f |", models[m].name, (long long)f.dispatches,
-           f.compile_ms, f.wall_ms, f.device_ms, f.wall_ms - f.device_ms);
+    printf("| %-14s | %10lld | %10.0f | %10.2f | %9.2f | %10.2f | %10.1f |", models[m].name,
+           (long long)f.dispatches, f.compile_ms, f.wall_ms, f.device_ms, f.wall_ms - f.device_ms, f.cpu_ms);
     if (have_u)
       printf(" %10lld | %10.2f | %10.2f | %7.2fx |\n", (long long)u.dispatches, u.wall_ms, u.device_ms,
              u.wall_ms / f.wall_ms);
