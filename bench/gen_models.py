@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""gen_models.py: writes benchmark models as StableHLO text, in the style in
+which JAX (jax.jit(...).lower(...).as_text()) and PyTorch (torch_xla's
+StableHLO export) emit them.  Plain Python 3, no third-party modules.
+
+Every weight is a parameter of @main (no constants beyond scalars), so a
+file stays small and the values are chosen at run time (`vkhlo run
+--random-inputs`, or bench_models' scaled random fill).  The model's input
+is the last parameter, as both exporters place it.
+
+  gen_models.py resnet50 [--layout=nchw|nhwc] [--blocks=3,4,6,3] [--size=224]
+                [--width=64] [--classes=1000] [--batch=1] -o FILE
+      ResNet-50 v1.5 (stride on the 3x3 convolution of a bottleneck),
+      f32.  nchw: activations NCHW, kernels OIHW, symmetric padding, the
+      dense weight [classes, features] transposed (as torch exports);
+      nhwc: activations NHWC, kernels HWIO, SAME padding, dense weight
+      [features, classes] (as JAX/flax exports).  Batch norm is in its
+      folded inference form, y = x * scale + shift with per-channel scale
+      and shift broadcast along the feature dimension (the form a model
+      whose batch norm was folded for inference exports to; it stays
+      finite for any random scale, unlike rsqrt(variance + eps)).  relu is
+      maximum with a broadcast zero, max pool 3x3/2 a reduce_window,
+      global average pool a reduce-add then a divide.
+  gen_models.py bert [--layers=12] [--hidden=768] [--heads=12] [--seq=512]
+                [--ffn=4*hidden] [--gelu=erf|tanh] [--batch=1] -o FILE
+      A BERT encoder (post-layer-norm, as Hugging Face's BertLayer) as
+      PyTorch exports it: linear layers as reshape to 2-D, transpose of the
+      [out, in] weight, dot_general, add of the broadcast bias; attention
+      as bmm (dot_general with batching_dims = [0] x [0]) over
+      [batch*heads, seq, head_dim] with transposes and reshapes between;
+      softmax as max-reduce, subtract, exp, add-reduce, divide; layer norm
+      as mean and variance reductions, rsqrt; GELU in erf form (chlo.erf,
+      PyTorch's default) or tanh form.  The input is the embedding output
+      [batch, seq, hidden].
+  gen_models.py all DIR
+      The default benchmark set into DIR: resnet50_nchw.mlir,
+      resnet50_nhwc.mlir, bert_base.mlir (seq 512), bert_base_s128.mlir.
+"""
+
+import argparse
+import math
+import os
+import sys
+
+
+def ttype(shape, et="f32"):
+    return "tensor<" + "".join("%dx" % d for d in shape) + et + ">"
+
+
+def dims(v):
+    return "[" + ", ".join(str(d) for d in v) + "]"
+
+
+class Writer:
+    """Emits one func.func @main; values are "%N" with their shapes."""
+
+    def __init__(self):
+        self.params = []  # (name, shape)
+        self.lines = []
+        self.shapes = {}
+        self.n = 0
+        self.consts = {}
+        self.nconst = 0
+
+    def param(self, shape):
+        name = "%%arg%d" % len(self.params)
+        self.params.append((name, list(shape)))
+        self.shapes[name] = list(shape)
+        return name
+
+    def emit(self, shape, text):
+        name = "%%%d" % self.n
+        self.n += 1
+        self.lines.append("    %s = %s" % (name, text))
+        self.shapes[name] = list(shape)
+        return name
+
+    def const(self, value):
+        """A scalar f32 constant, emitted once, at the top (as JAX does)."""
+        key = float(value)
+        if key not in self.consts:
+            name = "%cst" if self.nconst == 0 else "%%cst_%d" % (self.nconst - 1)
+            self.nconst += 1
+            if math.isinf(key):
+                lit = "0xFF800000" if key < 0 else "0x7F800000"
+            else:
+                lit = "%.9e" % key
+            self.consts[key] = (name, "    %s = stablehlo.constant dense<%s> : tensor<f32>" % (name, lit))
+            self.shapes[name] = []
+        return self.consts[key][0]
+
+    def shape(self, v):
+        return self.shapes[v]
+
+    # --- ops -------------------------------------------------------------
+    def bcast(self, v, shape, bdims):
+        return self.emit(shape, "stablehlo.broadcast_in_dim %s, dims = %s : (%s) -> %s"
+                         % (v, dims(bdims), ttype(self.shape(v)), ttype(shape)))
+
+    def splat(self, value, shape):
+        return self.bcast(self.const(value), shape, [])
+
+    def binary(self, op, a, b):
+        s = self.shape(a)
+        return self.emit(s, "stablehlo.%s %s, %s : %s" % (op, a, b, ttype(s)))
+
+    def unary(self, op, a):
+        s = self.shape(a)
+        return self.emit(s, "stablehlo.%s %s : %s" % (op, a, ttype(s)))
+
+    def chlo_unary(self, op, a):
+        s = self.shape(a)
+        return self.emit(s, "chlo.%s %s : %s -> %s" % (op, a, ttype(s), ttype(s)))
+
+    def reshape(self, v, shape):
+        return self.emit(shape, "stablehlo.reshape %s : (%s) -> %s" % (v, ttype(self.shape(v)), ttype(shape)))
+
+    def transpose(self, v, perm):
+        s = self.shape(v)
+        out = [s[p] for p in perm]
+        return self.emit(out, "stablehlo.transpose %s, dims = %s : (%s) -> %s"
+                         % (v, dims(perm), ttype(s), ttype(out)))
+
+    def dot_general(self, a, b, out, lhs_c, rhs_c, lhs_b=(), rhs_b=()):
+        batch = ""
+        if lhs_b:
+            batch = "batching_dims = %s x %s, " % (dims(lhs_b), dims(rhs_b))
+        return self.emit(out, "stablehlo.dot_general %s, %s, %scontracting_dims = %s x %s : (%s, %s) -> %s"
+                         % (a, b, batch, dims(lhs_c), dims(rhs_c), ttype(self.shape(a)),
+                            ttype(self.shape(b)), ttype(out)))
+
+    def reduce(self, v, op, init, rdims):
+        s = self.shape(v)
+        out = [d for i, d in enumerate(s) if i not in rdims]
+        return self.emit(out, "stablehlo.reduce(%s init: %s) applies stablehlo.%s across dimensions = %s : (%s, tensor<f32>) -> %s"
+                         % (v, self.const(init), op, dims(rdims), ttype(s), ttype(out)))
+
+    def convolution(self, x, w, out, dn, stride, pad):
+        win = "stride = %s, pad = [%s], lhs_dilate = [1, 1], rhs_dilate = [1, 1]" % (
+            dims(stride), ", ".join(dims(p) for p in pad))
+        return self.emit(out, "stablehlo.convolution(%s, %s) dim_numbers = %s, window = {%s} "
+                         "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s"
+                         % (x, w, dn, win, ttype(self.shape(x)), ttype(self.shape(w)), ttype(out)))
+
+    def reduce_window_max(self, x, out, window, strides, padding):
+        s = self.shape(x)
+        init = self.const(float("-inf"))
+        name = "%%%d" % self.n
+        self.n += 1
+        self.shapes[name] = list(out)
+        pad = "[" + ", ".join(dims(p) for p in padding) + "]"
+        self.lines.append(
+            '    %s = "stablehlo.reduce_window"(%s, %s) <{padding = dense<%s> : tensor<%dx2xi64>, '
+            "window_dimensions = array<i64: %s>, window_strides = array<i64: %s>}> ({\n"
+            "    ^bb0(%%rw0: tensor<f32>, %%rw1: tensor<f32>):\n"
+            "      %%rwm = stablehlo.maximum %%rw0, %%rw1 : tensor<f32>\n"
+            "      stablehlo.return %%rwm : tensor<f32>\n"
+            "    }) : (%s, tensor<f32>) -> %s"
+            % (name, x, init, pad, len(s), ", ".join(map(str, window)), ", ".join(map(str, strides)),
+               ttype(s), ttype(out)))
+        return name
+
+    def text(self, module_name, result):
+        sig = ", ".join("%s: %s" % (n, ttype(s)) for n, s in self.params)
+        out = [
+            "module @%s attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {" % module_name,
+            "  func.func public @main(%s) -> (%s {jax.result_info = \"\"}) {" % (sig, ttype(self.shape(result))),
+        ]
+        out += [line for _, line in self.consts.values()]
+        out += self.lines
+        out.append("    return %s : %s" % (result, ttype(self.shape(result))))
+        out.append("  }")
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------- ResNet
+def resnet(args):
+    nchw = args.layout == "nchw"
+    w = Writer()
+    blocks = [int(b) for b in args.blocks.split(",")]
+    # Parameters come in order of use; the image is appended last, so emit
+    # ops first against a placeholder and fix the names at the end: simpler
+    # to reserve the weights now and add the image as the last parameter.
+    # Conv layers are collected first (shapes only), then emitted.
+    layers = []  # (kind, ...) plan built while tracking shapes
+
+    def fdim(shape):
+        return 1 if nchw else 3
+
+    def spatial(shape):
+        return (shape[2], shape[3]) if nchw else (shape[1], shape[2])
+
+    def with_spatial(c, hw):
+        return [args.batch, c, hw[0], hw[1]] if nchw else [args.batch, hw[0], hw[1], c]
+
+    def out_size(n, k, s):
+        return (n + s - 1) // s  # both paddings below give ceil(n / s)
+
+    def padding(n, k, s):
+        if nchw:  # torch: symmetric k // 2
+            return [k // 2, k // 2]
+        total = max((out_size(n, k, s) - 1) * s + k - n, 0)  # JAX 'SAME'
+        return [total // 2, total - total // 2]
+
+    # Pass 1: create the weight parameters in order of use.
+    plan = []
+    c_in = 3
+    hw = (args.size, args.size)
+
+    def conv_params(cin, cout, k):
+        wshape = [cout, cin, k, k] if nchw else [k, k, cin, cout]
+        return (w.param(wshape), w.param([cout]), w.param([cout]))
+
+    plan.append(("conv", conv_params(c_in, args.width, 7), args.width, 7, 2, True))
+    c_in = args.width
+    for stage, n in enumerate(blocks):
+        mid = args.width * (2 ** stage)
+        cout = mid * 4
+        for b in range(n):
+            stride = 2 if (b == 0 and stage > 0) else 1
+            convs = [
+                (conv_params(c_in, mid, 1), mid, 1, 1),
+                (conv_params(mid, mid, 3), mid, 3, stride),
+                (conv_params(mid, cout, 1), cout, 1, 1),
+            ]
+            proj = None
+            if b == 0:
+                proj = (conv_params(c_in, cout, 1), cout, 1, stride)
+            plan.append(("block", convs, proj))
+            c_in = cout
+    if nchw:
+        dense_w = w.param([args.classes, c_in])
+    else:
+        dense_w = w.param([c_in, args.classes])
+    dense_b = w.param([args.classes])
+    image = w.param(with_spatial(3, (args.size, args.size)))
+
+    # Pass 2: the computation.
+    dn = "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]" if nchw else "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+
+    def conv_bn(x, prm, cout, k, s, relu):
+        wt, scale, shift = prm
+        h, wd = spatial(w.shape(x))
+        oh, ow = out_size(h, k, s), out_size(wd, k, s)
+        out = with_spatial(cout, (oh, ow))
+        y = w.convolution(x, wt, out, dn, [s, s], [padding(h, k, s), padding(wd, k, s)])
+        f = fdim(out)
+        # flax/JAX broadcasts a [C] vector in two steps (to 1x..xC, then full)
+        one = [1] * 4
+        one[f] = cout
+        sc = w.bcast(w.bcast(scale, one, [f]), out, [0, 1, 2, 3])
+        y = w.binary("multiply", y, sc)
+        sh = w.bcast(w.bcast(shift, one, [f]), out, [0, 1, 2, 3])
+        y = w.binary("add", y, sh)
+        if relu:
+            y = w.binary("maximum", y, w.splat(0.0, out))
+        return y
+
+    x = image
+    kind, prm, cout, k, s, relu = plan[0]
+    x = conv_bn(x, prm, cout, k, s, relu)
+    # max pool 3x3 stride 2
+    h, wd = spatial(w.shape(x))
+    oh, ow = out_size(h, 3, 2), out_size(wd, 3, 2)
+    pads = [padding(h, 3, 2), padding(wd, 3, 2)]
+    if nchw:
+        x = w.reduce_window_max(x, with_spatial(cout, (oh, ow)), [1, 1, 3, 3], [1, 1, 2, 2], [[0, 0], [0, 0]] + pads)
+    else:
+        x = w.reduce_window_max(x, with_spatial(cout, (oh, ow)), [1, 3, 3, 1], [1, 2, 2, 1],
+                                [[0, 0]] + pads + [[0, 0]])
+    for _, convs, proj in plan[1:]:
+        shortcut = x
+        y = x
+        for i, (prm, co, k, s) in enumerate(convs):
+            y = conv_bn(y, prm, co, k, s, i < 2)
+        if proj:
+            prm, co, k, s = proj
+            shortcut = conv_bn(x, prm, co, k, s, False)
+        y = w.binary("add", y, shortcut)
+        x = w.binary("maximum", y, w.splat(0.0, w.shape(y)))
+    # global average pool
+    h, wd = spatial(w.shape(x))
+    pooled = w.reduce(x, "add", 0.0, [2, 3] if nchw else [1, 2])
+    pooled = w.binary("divide", pooled, w.splat(float(h * wd), w.shape(pooled)))
+    out = [args.batch, args.classes]
+    if nchw:
+        wt = w.transpose(dense_w, [1, 0])
+        logits = w.dot_general(pooled, wt, out, [1], [0])
+    else:
+        logits = w.dot_general(pooled, dense_w, out, [1], [0])
+    logits = w.binary("add", logits, w.bcast(w.bcast(dense_b, [1, args.classes], [1]), out, [0, 1]))
+    return w.text("jit_resnet50" if not nchw else "torch_resnet50", logits)
+
+
+# ----------------------------------------------------------------- BERT
+def bert(args):
+    w = Writer()
+    B, S, H, NH = args.batch, args.seq, args.hidden, args.heads
+    F = args.ffn or 4 * H
+    if H % NH:
+        sys.exit("gen_models: --hidden must be a multiple of --heads")
+    D = H // NH
+    layers = []
+    for _ in range(args.layers):
+        p = {}
+        for name, shape in (("wq", [H, H]), ("bq", [H]), ("wk", [H, H]), ("bk", [H]), ("wv", [H, H]), ("bv", [H]),
+                            ("wo", [H, H]), ("bo", [H]), ("ln1_g", [H]), ("ln1_b", [H]), ("w1", [F, H]), ("b1", [F]),
+                            ("w2", [H, F]), ("b2", [H]), ("ln2_g", [H]), ("ln2_b", [H])):
+            p[name] = w.param(shape)
+        layers.append(p)
+    x = w.param([B, S, H])
+
+    def linear(x3, wt, bias, nout):
+        nin = w.shape(x3)[2]
+        x2 = w.reshape(x3, [B * S, nin])
+        wT = w.transpose(wt, [1, 0])
+        y = w.dot_general(x2, wT, [B * S, nout], [1], [0])
+        y = w.reshape(y, [B, S, nout])
+        return w.binary("add", y, w.bcast(bias, [B, S, nout], [2]))
+
+    def layer_norm(x3, g, b):
+        mean = w.reduce(x3, "add", 0.0, [2])
+        mean = w.binary("divide", mean, w.splat(float(H), [B, S]))
+        mean = w.reshape(mean, [B, S, 1])
+        xc = w.binary("subtract", x3, w.bcast(mean, [B, S, H], [0, 1, 2]))
+        var = w.reduce(w.binary("multiply", xc, xc), "add", 0.0, [2])
+        var = w.binary("divide", var, w.splat(float(H), [B, S]))
+        var = w.reshape(var, [B, S, 1])
+        inv = w.unary("rsqrt", w.binary("add", var, w.splat(1e-12, [B, S, 1])))
+        y = w.binary("multiply", xc, w.bcast(inv, [B, S, H], [0, 1, 2]))
+        y = w.binary("multiply", y, w.bcast(g, [B, S, H], [2]))
+        return w.binary("add", y, w.bcast(b, [B, S, H], [2]))
+
+    def heads(t):  # [B,S,H] -> [B*NH, S, D]
+        t = w.reshape(t, [B, S, NH, D])
+        t = w.transpose(t, [0, 2, 1, 3])
+        return w.reshape(t, [B * NH, S, D])
+
+    def gelu(t):
+        s = w.shape(t)
+        if args.gelu == "erf":
+            e = w.chlo_unary("erf", w.binary("multiply", t, w.splat(1.0 / math.sqrt(2.0), s)))
+            e = w.binary("add", e, w.splat(1.0, s))
+            return w.binary("multiply", w.binary("multiply", t, w.splat(0.5, s)), e)
+        cube = w.binary("multiply", w.binary("multiply", t, t), t)
+        inner = w.binary("add", t, w.binary("multiply", cube, w.splat(0.044715, s)))
+        th = w.unary("tanh", w.binary("multiply", inner, w.splat(math.sqrt(2.0 / math.pi), s)))
+        th = w.binary("add", th, w.splat(1.0, s))
+        return w.binary("multiply", w.binary("multiply", t, w.splat(0.5, s)), th)
+
+    for p in layers:
+        q = heads(linear(x, p["wq"], p["bq"], H))
+        k = heads(linear(x, p["wk"], p["bk"], H))
+        v = heads(linear(x, p["wv"], p["bv"], H))
+        kT = w.transpose(k, [0, 2, 1])  # [B*NH, D, S]
+        sc = w.dot_general(q, kT, [B * NH, S, S], [2], [1], [0], [0])
+        sc = w.reshape(sc, [B, NH, S, S])
+        sc = w.binary("divide", sc, w.splat(math.sqrt(D), [B, NH, S, S]))
+        mx = w.reshape(w.reduce(sc, "maximum", float("-inf"), [3]), [B, NH, S, 1])
+        e = w.unary("exponential", w.binary("subtract", sc, w.bcast(mx, [B, NH, S, S], [0, 1, 2, 3])))
+        sm = w.reshape(w.reduce(e, "add", 0.0, [3]), [B, NH, S, 1])
+        pr = w.binary("divide", e, w.bcast(sm, [B, NH, S, S], [0, 1, 2, 3]))
+        pr = w.reshape(pr, [B * NH, S, S])
+        ctx = w.dot_general(pr, v, [B * NH, S, D], [2], [1], [0], [0])
+        ctx = w.reshape(ctx, [B, NH, S, D])
+        ctx = w.reshape(w.transpose(ctx, [0, 2, 1, 3]), [B, S, H])
+        att = linear(ctx, p["wo"], p["bo"], H)
+        x = layer_norm(w.binary("add", att, x), p["ln1_g"], p["ln1_b"])
+        h1 = gelu(linear(x, p["w1"], p["b1"], F))
+        h2 = linear(h1, p["w2"], p["b2"], H)
+        x = layer_norm(w.binary("add", h2, x), p["ln2_g"], p["ln2_b"])
+    return w.text("IrToHlo.bert_encoder", x)
+
+
+def write(path, text):
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="model", required=True)
+    r = sub.add_parser("resnet50")
+    r.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw")
+    r.add_argument("--blocks", default="3,4,6,3", help="bottleneck blocks per stage")
+    r.add_argument("--size", type=int, default=224)
+    r.add_argument("--width", type=int, default=64, help="stem channels (stage widths double)")
+    r.add_argument("--classes", type=int, default=1000)
+    r.add_argument("--batch", type=int, default=1)
+    r.add_argument("-o", "--output", required=True)
+    b = sub.add_parser("bert")
+    b.add_argument("--layers", type=int, default=12)
+    b.add_argument("--hidden", type=int, default=768)
+    b.add_argument("--heads", type=int, default=12)
+    b.add_argument("--seq", type=int, default=512)
+    b.add_argument("--ffn", type=int, default=0, help="feed-forward width (default 4*hidden)")
+    b.add_argument("--gelu", choices=["erf", "tanh"], default="erf")
+    b.add_argument("--batch", type=int, default=1)
+    b.add_argument("-o", "--output", required=True)
+    a = sub.add_parser("all")
+    a.add_argument("dir")
+    args = ap.parse_args(argv)
+    if args.model == "resnet50":
+        write(args.output, resnet(args))
+    elif args.model == "bert":
+        write(args.output, bert(args))
+    else:
+        for layout in ("nchw", "nhwc"):
+            write(os.path.join(args.dir, "resnet50_%s.mlir" % layout),
+                  resnet(ap.parse_args(["resnet50", "--layout=" + layout, "-o", "x"])))
+        write(os.path.join(args.dir, "bert_base.mlir"), bert(ap.parse_args(["bert", "-o", "x"])))
+        write(os.path.join(args.dir, "bert_base_s128.mlir"), bert(ap.parse_args(["bert", "--seq=128", "-o", "x"])))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Generated models (bench/gen_models.py), tiny variants: a ResNet-50-style
+# network with one bottleneck block per stage at 32x32 in both layouts
+# (NCHW/OIHW as PyTorch exports, NHWC/HWIO as JAX exports) and a one-layer
+# BERT encoder at sequence 16 (erf GELU), and a two-layer one with tanh
+# GELU, each run fused and with --no-fusion on the same --random-inputs
+# seed; the results must agree within 1e-5 relative (tests/npy_compare.py).
+# Guards the convolution, GEMM and reduction kernels against each other.
+#   models_test.sh VKHLO_BINARY SOURCE_DIR PYTHON3
+set -u
+bin=$1 src=$2 py=${3:-python3}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+gen="$py $src/bench/gen_models.py"
+
+$gen resnet50 --layout=nchw --blocks=1,1,1,1 --size=32 --width=8 --classes=64 -o "$tmp/resnet_nchw.mlir" || fail "gen resnet nchw"
+$gen resnet50 --layout=nhwc --blocks=1,1,1,1 --size=32 --width=8 --classes=64 -o "$tmp/resnet_nhwc.mlir" || fail "gen resnet nhwc"
+$gen bert --layers=1 --hidden=32 --heads=4 --seq=16 -o "$tmp/bert.mlir" || fail "gen bert"
+$gen bert --layers=2 --hidden=48 --heads=3 --seq=8 --ffn=64 --gelu=tanh -o "$tmp/bert_tanh.mlir" || fail "gen bert tanh"
+
+for m in resnet_nchw resnet_nhwc bert bert_tanh; do
+  "$bin" run "$tmp/$m.mlir" --random-inputs=5 --output=@"$tmp/$m.fused.npy" > "$tmp/out" 2>&1 ||
+    fail "$m fused exited $?: $(tail -5 "$tmp/out")"
+  "$bin" run "$tmp/$m.mlir" --random-inputs=5 --no-fusion --output=@"$tmp/$m.unfused.npy" > "$tmp/out" 2>&1 ||
+    fail "$m --no-fusion exited $?: $(tail -5 "$tmp/out")"
+  echo -n "$m: "
+  $py "$src/tests/npy_compare.py" "$tmp/$m.fused.npy" "$tmp/$m.unfused.npy" 1e-5 || fail "$m fused and --no-fusion differ"
+done
+# the comparison itself can fail: another seed gives other results
+"$bin" run "$tmp/bert.mlir" --random-inputs=6 --output=@"$tmp/other.npy" > /dev/null 2>&1 || fail "bert seed 6"
+$py "$src/tests/npy_compare.py" "$tmp/other.npy" "$tmp/bert.unfused.npy" 1e-5 > /dev/null && fail "different inputs compared equal"
+echo "PASS"
