@@ -30,9 +30,15 @@
  * "in<k>", declared here beside the kernel's own views of the lhs, rhs and
  * result bindings), and CONV_EPILOGUE(acc, pos) calls it.
  *
- * Register tile: TILE_C = the largest of 8, 4, 2, 1 dividing the output
- * features per group, TILE_P = 4 pixels; $VKHLO_CONV_TILE=PxC overrides
- * (measurements).  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
+ * Register tile: TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
+ * output features per group, TILE_P = 8 pixels; $VKHLO_CONV_TILE=PxC
+ * overrides (measurements).  bench_conv on lavapipe (2 cores shared with
+ * other work, load 13-16, GFLOP/s of s3 3x3 256->256 / s2 1x1 256->128,
+ * two sweeps): 2x8 0.8/0.5, 4x8 0.9-1.5/0.5-1.0, 16x4 1.2-2.0/0.7-1.1,
+ * 4x16 1.2-1.7/0.8-1.2, 8x8 1.3-2.4/1.0-1.4, 8x16 1.4-2.3/1.4-1.7; on the
+ * 7x7 stage (s4 3x3 / s4 1x1 2048->512): 4x8 1.0/0.9, 8x8 1.5/1.7,
+ * 8x16 1.7/1.6-1.8.  The 128 accumulators spill on AVX2 but the fewer
+ * loads per multiply-add win.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
  */
 #include "codegen/emit_conv.h"
 
@@ -248,8 +254,8 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
 
 static void pick_tile(const conv_geometry_t *g, int *tp, int *tc) {
   int64_t og = g->o / g->g;
-  *tc = og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
-  *tp = 4;
+  *tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
+  *tp = 8;
   const char *env = getenv("VKHLO_CONV_TILE");
   int p, c;
   if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 16 && og % c == 0) {
@@ -270,11 +276,14 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   if (!conv || !geometry_of(conv, &g)) return NULL;
   int tp, tc;
   pick_tile(&g, &tp, &tc);
-  uint64_t total = (uint64_t)g.n * (uint64_t)(g.o / tc) * (uint64_t)((g.oh * g.ow + tp - 1) / tp);
+  uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
+  int lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
+  while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
+  uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
+  uint64_t groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
   if (hlo_shape_element_count(&conv->shape) > 0x7FFFFFFF || hlo_shape_element_count(&conv->operands[0]->shape) > 0x7FFFFFFF ||
-      hlo_shape_element_count(&conv->operands[1]->shape) > 0x7FFFFFFF || total > 0xFFFFFFFFull)
+      hlo_shape_element_count(&conv->operands[1]->shape) > 0x7FFFFFFF || groups > 0xFFFFFFFFull)
     return NULL;
-  uint64_t groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;
   uint64_t maxy = target->max_workgroup_count[1] ? target->max_workgroup_count[1] : 65535;
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
@@ -315,7 +324,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"LHS_SW", g.lhs_s[3]}, {"RHS_SO", g.rhs_s[0]}, {"RHS_SI", g.rhs_s[1]}, {"RHS_SH", g.rhs_s[2]},
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
-      {"TILE_P", tp},         {"TILE_C", tc},
+      {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

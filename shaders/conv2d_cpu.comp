@@ -35,14 +35,17 @@
  * and the input features inside, so the bounds checks and addresses of a
  * tap are computed once per tap and the inner loop only adds the feature
  * strides.  No shared memory and no barriers (both slow on lavapipe).
- * Adjacent invocations (lanes) take adjacent pixel tiles of the same
- * feature tile: they read the same weights (one cache line for all lanes)
- * and neighbouring inputs.  Pixels past the end of the last tile repeat
- * the last pixel and are not stored.
+ * A workgroup's 64 lanes take CONV_LP adjacent pixel tiles (of one image)
+ * times 64 / CONV_LP adjacent feature tiles: LP = 64 on large images, so
+ * the lanes read neighbouring inputs and the same weights; fewer on small
+ * ones (7x7 in ResNet's last stage has 7 tiles of 8 pixels), where the
+ * other lanes take further feature tiles instead of idling.  Pixels past
+ * the end of the last tile repeat the last pixel and are not stored.
  *
- * Invocations: N * (O / TILE_C) * ceil(OH * OW / TILE_P), linear index
- *   gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64
- * (2-D dispatch for large counts), those at or past the count return.
+ * Workgroups: N * ceil(PT / LP) * ceil(CT / (64 / LP)) (PT pixel tiles,
+ * CT = O / TILE_C feature tiles), numbered gl_WorkGroupID.x +
+ * gl_WorkGroupID.y * gl_NumWorkGroups.x (2-D dispatch for large counts);
+ * those past the count, and lanes past the last tile, return.
  *
  * Bindings (set 0, std430): LHS_BINDING the input, RHS_BINDING the kernel
  * (weights), OUT_BINDING the result, all dense f32 arrays.  In an output
@@ -67,6 +70,9 @@
  *   LHS_BINDING, RHS_BINDING, OUT_BINDING
  *   TILE_P, TILE_C                      the register tile (TILE_C divides
  *                                       O / G)
+ *   CONV_LP                             pixel tiles per workgroup (a power
+ *                                       of two dividing 64; the other
+ *                                       64 / LP lanes take feature tiles)
  *   CONV_EPILOGUE(acc, pos)             the value stored at linear output
  *                                       position pos (an int) for the sum
  *                                       acc: the fused epilogue (bias,
@@ -114,6 +120,7 @@
 #define OUT_BINDING 2
 #define TILE_P 4
 #define TILE_C 8
+#define CONV_LP 32
 #endif
 #ifndef CONV_EPILOGUE
 #define CONV_EPILOGUE(acc, pos) (acc)
@@ -129,15 +136,23 @@ const int CONV_PT = (CONV_P + TILE_P - 1) / TILE_P;    /* pixel tiles per image 
 const int CONV_CG = CONV_C / CONV_G;                   /* input features per group */
 const int CONV_OG = CONV_O / CONV_G;                   /* output features per group */
 const int CONV_CT = CONV_O / TILE_C;                   /* feature tiles */
-const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_CT) * uint(CONV_PT);
+const int CONV_LC = 64 / CONV_LP;                      /* feature tiles per workgroup */
+const int CONV_PB = (CONV_PT + CONV_LP - 1) / CONV_LP; /* pixel blocks */
+const int CONV_CB = (CONV_CT + CONV_LC - 1) / CONV_LC; /* feature blocks */
+const uint CONV_GROUPS = uint(CONV_N) * uint(CONV_PB) * uint(CONV_CB);
 
 void main() {
-  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
-  if (gid >= CONV_TOTAL) return;
-  int pt = int(gid % uint(CONV_PT));
-  int rest = int(gid / uint(CONV_PT));
-  int o0 = (rest % CONV_CT) * TILE_C;
-  int n = rest / CONV_CT;
+  /* workgroup (n * CB + cb) * PB + pb; lane i: pixel tile pb * LP + i % LP,
+   * feature tile cb * LC + i / LP */
+  uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (wg >= CONV_GROUPS) return;
+  int lane = int(gl_LocalInvocationID.x);
+  int pt = int(wg % uint(CONV_PB)) * CONV_LP + lane % CONV_LP;
+  int rest = int(wg / uint(CONV_PB));
+  int ct = (rest % CONV_CB) * CONV_LC + lane / CONV_LP;
+  int n = rest / CONV_CB;
+  if (pt >= CONV_PT || ct >= CONV_CT) return;
+  int o0 = ct * TILE_C;
   int g = o0 / CONV_OG;
   int p0 = pt * TILE_P;
 
