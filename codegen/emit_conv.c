@@ -1,7 +1,9 @@
 /*
- * Convolution as an implicit GEMM from shaders/conv2d_cpu.comp (the essay
- * there has the tiling and the hooks); this file decides when the kernel
- * applies and writes its #define hooks.
+ * Convolution kernels from shaders/: conv2d_cpu.comp (an implicit GEMM,
+ * register-blocked; 1x1 convolutions are plain GEMMs there) and
+ * conv_depthwise_cpu.comp (feature_group_count = input features); the
+ * essays there have the tilings and the hooks.  This file decides when a
+ * kernel applies and which, and writes its #define hooks.
  *
  * What is taken.  A stablehlo.convolution instruction, or a fusion whose
  * fused computation holds exactly one convolution whose lhs and rhs are
@@ -30,7 +32,11 @@
  * "in<k>", declared here beside the kernel's own views of the lhs, rhs and
  * result bindings), and CONV_EPILOGUE(acc, pos) calls it.
  *
- * Register tile: TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
+ * Depthwise (one input feature per group, more than one group):
+ * conv_depthwise_cpu.comp, TILE_W = min(8, OW) pixels of a row per
+ * invocation.
+ *
+ * Register tile (conv2d_cpu.comp): TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
  * output features per group, TILE_P = 8 pixels; $VKHLO_CONV_TILE=PxC
  * overrides (measurements).  bench_conv on lavapipe (2 cores shared with
  * other work, load 13-16, GFLOP/s of s3 3x3 256->256 / s2 1x1 256->128,
@@ -274,13 +280,22 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
                                                                           : NULL;
   conv_geometry_t g;
   if (!conv || !geometry_of(conv, &g)) return NULL;
-  int tp, tc;
-  pick_tile(&g, &tp, &tc);
-  uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
-  int lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
-  while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
-  uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
-  uint64_t groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
+  /* depthwise: one input feature per group, more than one group */
+  bool depthwise = g.g > 1 && g.c == g.g;
+  int tp = 0, tc = 0, lp = 0, tw = 0;
+  uint64_t groups;
+  if (depthwise) {
+    tw = g.ow < 8 ? (int)g.ow : 8;
+    uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
+    groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
+  } else {
+    pick_tile(&g, &tp, &tc);
+    uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
+    lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
+    while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
+    uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
+    groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
+  }
   if (hlo_shape_element_count(&conv->shape) > 0x7FFFFFFF || hlo_shape_element_count(&conv->operands[0]->shape) > 0x7FFFFFFF ||
       hlo_shape_element_count(&conv->operands[1]->shape) > 0x7FFFFFFF || groups > 0xFFFFFFFFull)
     return NULL;
@@ -289,10 +304,11 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
   if (gy > maxy) return NULL;
 
-  const shaders_file_t *file = shaders_find("conv2d_cpu.comp");
-  if (!file) return VKHLO_INTERNAL("shaders/conv2d_cpu.comp is not embedded");
+  const char *file_name = depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
+  const shaders_file_t *file = shaders_find(file_name);
+  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", file_name);
   const char *body = strchr(file->text, '\n'); /* after #version */
-  if (!body) return VKHLO_INTERNAL("shaders/conv2d_cpu.comp has no #version line");
+  if (!body) return VKHLO_INTERNAL("shaders/%s has no #version line", file_name);
 
   bool fused = instr->opcode == HLO_OPCODE_FUSION;
   int lhs_b = fused ? conv->operands[0]->parameter_number : 0;
@@ -303,7 +319,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   strbuf_append(&sb, "#version 450\n");
   strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
   if (conv->loc.file) strbuf_printf(&sb, " (convolution at %s:%d:%d)", conv->loc.file, conv->loc.line, conv->loc.col);
-  strbuf_append(&sb, ", shaders/conv2d_cpu.comp\n");
+  strbuf_printf(&sb, ", shaders/%s\n", file_name);
   if (fused) {
     vkhlo_status_t st = emit_epilogue(target, instr, conv, &sb);
     if (st) {
@@ -324,7 +340,8 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"LHS_SW", g.lhs_s[3]}, {"RHS_SO", g.rhs_s[0]}, {"RHS_SI", g.rhs_s[1]}, {"RHS_SH", g.rhs_s[2]},
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
-      {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},
+      {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
+      {"CONV_FEATURE_MINOR", g.out_s[1] == 1},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

@@ -1,6 +1,6 @@
 /*
- * Convolution kernels from shaders/ (implicit GEMM, register-blocked for
- * CPU devices): stablehlo.convolution instructions and output fusions rooted
+ * Convolution kernels from shaders/ (implicit GEMM and depthwise,
+ * register-blocked for CPU devices): stablehlo.convolution instructions and output fusions rooted
  * at one (the convolution followed by its elementwise epilogue: bias add,
  * batch-norm scale/shift, residual add, relu).  See codegen/emit_conv.c.
  */

@@ -33,11 +33,13 @@ static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool 
   return exe;
 }
 
-/* How many of |exe|'s kernels come from shaders/conv2d_cpu.comp. */
+/* How many of |exe|'s kernels are library convolution kernels. */
 static int library_kernels(const vkhlo_executable_t *exe) {
   int n = 0;
   for (int i = 0; i < exe->kernel_count; i++)
-    if (strstr(exe->kernels[i].glsl, "shaders/conv2d_cpu.comp")) n++;
+    if (strstr(exe->kernels[i].glsl, "shaders/conv2d_cpu.comp") ||
+        strstr(exe->kernels[i].glsl, "shaders/conv_depthwise_cpu.comp"))
+      n++;
   return n;
 }
 
@@ -168,6 +170,12 @@ static void feature_groups_and_depthwise(void **state) {
             "stride = [2, 2], pad = [[1, 1], [1, 1]]", 8, 1, true);
   conv_case(state, "tensor<1x8x6x6xf32>", "tensor<16x1x3x3xf32>", "tensor<1x16x6x6xf32>", NCHW,
             "pad = [[1, 1], [1, 1]]", 8, 1, true);
+  /* depthwise with rhs dilation and an odd width (11: a full segment of 8
+   * and an overlapping last one), lhs dilation and reversal */
+  conv_case(state, "tensor<2x6x11x13xf32>", "tensor<6x1x3x3xf32>", "tensor<2x6x9x11xf32>", NCHW,
+            "pad = [[1, 1], [1, 1]], rhs_dilate = [2, 2]", 6, 1, true);
+  conv_case(state, "tensor<1x4x5x5xf32>", "tensor<4x1x3x3xf32>", "tensor<1x4x9x3xf32>", NCHW,
+            "pad = [[1, 1], [0, 0]], lhs_dilate = [2, 1], stride = [1, 1], reverse = [false, true]", 4, 1, true);
 }
 
 static void one_by_one_and_1d(void **state) {
