@@ -299,6 +299,14 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   if (hlo_shape_element_count(&conv->shape) > 0x7FFFFFFF || hlo_shape_element_count(&conv->operands[0]->shape) > 0x7FFFFFFF ||
       hlo_shape_element_count(&conv->operands[1]->shape) > 0x7FFFFFFF || groups > 0xFFFFFFFFull)
     return NULL;
+  /* weights shared by subgroup shuffles: each subgroup within one feature
+   * tile (lp a multiple of the subgroup size) */
+  uint32_t sgsz = target->subgroup_size;
+  const char *shuffle = getenv("VKHLO_CONV_SHUFFLE");
+  int sgs = !depthwise && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
+                    !(shuffle && strcmp(shuffle, "0") == 0)
+                ? (int)sgsz
+                : 0;
   uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;
   uint64_t maxy = target->max_workgroup_count[1] ? target->max_workgroup_count[1] : 65535;
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
@@ -341,7 +349,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
-      {"CONV_FEATURE_MINOR", g.out_s[1] == 1},
+      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

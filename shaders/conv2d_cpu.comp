@@ -73,6 +73,10 @@
  *   CONV_LP                             pixel tiles per workgroup (a power
  *                                       of two dividing 64; the other
  *                                       64 / LP lanes take feature tiles)
+ *   CONV_SGS                            the subgroup size, when the weights
+ *                                       are shared by subgroup shuffles
+ *                                       (needs CONV_LP a multiple of it);
+ *                                       0: every lane loads its own
  *   CONV_EPILOGUE(acc, pos)             the value stored at linear output
  *                                       position pos (an int) for the sum
  *                                       acc: the fused epilogue (bias,
@@ -125,6 +129,13 @@
 #ifndef CONV_EPILOGUE
 #define CONV_EPILOGUE(acc, pos) (acc)
 #endif
+#ifndef CONV_SGS
+#define CONV_SGS 0
+#endif
+#if CONV_SGS > 0
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
@@ -142,16 +153,30 @@ const int CONV_CB = (CONV_CT + CONV_LC - 1) / CONV_LC; /* feature blocks */
 const uint CONV_GROUPS = uint(CONV_N) * uint(CONV_PB) * uint(CONV_CB);
 
 void main() {
-  /* workgroup (n * CB + cb) * PB + pb; lane i: pixel tile pb * LP + i % LP,
-   * feature tile cb * LC + i / LP */
+  /* workgroup (n * PB + pb) * CB + cb (the feature blocks of one pixel
+   * block run back to back and share its inputs in the cache); lane i:
+   * pixel tile pb * LP + i % LP, feature tile cb * LC + i / LP */
   uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (wg >= CONV_GROUPS) return;
+#if CONV_SGS > 0
+  /* subgroups are runs of lanes, each within one feature tile (LP is a
+   * multiple of the subgroup size); every lane stays to the end, since the
+   * weight shuffles need the whole subgroup */
+  int lane = int(gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID);
+#else
   int lane = int(gl_LocalInvocationID.x);
-  int pt = int(wg % uint(CONV_PB)) * CONV_LP + lane % CONV_LP;
-  int rest = int(wg / uint(CONV_PB));
-  int ct = (rest % CONV_CB) * CONV_LC + lane / CONV_LP;
-  int n = rest / CONV_CB;
-  if (pt >= CONV_PT || ct >= CONV_CT) return;
+#endif
+  int cb = int(wg % uint(CONV_CB));
+  int rest = int(wg / uint(CONV_CB));
+  int pt = (rest % CONV_PB) * CONV_LP + lane % CONV_LP;
+  int ct = cb * CONV_LC + lane / CONV_LP;
+  int n = rest / CONV_PB;
+  bool live = pt < CONV_PT && ct < CONV_CT;
+#if CONV_SGS == 0
+  if (!live) return;
+#endif
+  pt = min(pt, CONV_PT - 1);
+  ct = min(ct, CONV_CT - 1);
   int o0 = ct * TILE_C;
   int g = o0 / CONV_OG;
   int p0 = pt * TILE_P;
@@ -189,7 +214,17 @@ void main() {
       int roff = o0 * RHS_SO + khr * RHS_SH + kwr * RHS_SW;
       for (int ci = 0; ci < CONV_CG; ci++) {
         float wv[TILE_C];
+#if CONV_SGS > 0
+        /* the subgroup shares the feature tile: each lane loads TILE_C /
+         * SGS of its weights and the shuffles hand them round (in
+         * registers), instead of every lane loading all TILE_C */
+        float wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
+        [[unroll]] for (int k = 0; k < (TILE_C + CONV_SGS - 1) / CONV_SGS; k++)
+          wl[k] = conv_rhs[roff + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO];
+        [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = subgroupShuffle(wl[c / CONV_SGS], uint(c % CONV_SGS));
+#else
         [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = conv_rhs[roff + c * RHS_SO];
+#endif
         [[unroll]] for (int p = 0; p < TILE_P; p++) {
           float xv = conv_lhs[loff[p]];
 #if CONV_CHECK
@@ -205,7 +240,7 @@ void main() {
 
   [[unroll]] for (int p = 0; p < TILE_P; p++) {
     int q = p0 + p;
-    if (q < CONV_P) {
+    if (live && q < CONV_P) {
       int obase = n * OUT_SN + (q / CONV_OW) * OUT_SH + (q % CONV_OW) * OUT_SW;
       [[unroll]] for (int c = 0; c < TILE_C; c++) {
         int pos = obase + (o0 + c) * OUT_SC;
