@@ -264,7 +264,7 @@ static void pick_tile(const conv_geometry_t *g, int *tp, int *tc) {
   *tp = 8;
   const char *env = getenv("VKHLO_CONV_TILE");
   int p, c;
-  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 16 && og % c == 0) {
+  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0) {
     *tp = p;
     *tc = c;
   }
