@@ -44,7 +44,10 @@
  * 4x16 1.2-1.7/0.8-1.2, 8x8 1.3-2.4/1.0-1.4, 8x16 1.4-2.3/1.4-1.7; on the
  * 7x7 stage (s4 3x3 / s4 1x1 2048->512): 4x8 1.0/0.9, 8x8 1.5/1.7,
  * 8x16 1.7/1.6-1.8.  The 128 accumulators spill on AVX2 but the fewer
- * loads per multiply-add win.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
+ * loads per multiply-add win.  With the weights shared by subgroup
+ * shuffles (1.7-2.5x over per-lane weight loads in the same sweep), 8x16,
+ * 8x32 and 4x32 measured within the machine's noise of each other (each
+ * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
  */
 #include "codegen/emit_conv.h"
 

@@ -20,7 +20,9 @@
  * padding, dilations, window reversal and feature_group_count, on CPU
  * devices (target->is_cpu).  $VKHLO_CONV_KERNEL=elemental turns it off
  * (the per-element path, for comparison); $VKHLO_CONV_TILE=PxC picks the
- * register tile (TILE_P pixels x TILE_C features, for measurements).
+ * register tile (TILE_P <= 16 pixels x TILE_C <= 32 features, TILE_C
+ * dividing the features per group; for measurements); $VKHLO_CONV_SHUFFLE=0
+ * turns off the subgroup shuffles that share the weights.
  * Errors: RESOURCE_EXHAUSTED, INTERNAL (the embedded shader is missing). */
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled);
