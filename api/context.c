@@ -115,6 +115,7 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->storage_buffer_8bit = caps->storage_buffer_8bit && !restricted;
   t->storage_buffer_16bit = caps->storage_buffer_16bit && !restricted;
   t->subgroup_size = restricted ? 16 : caps->subgroup_size;
+  t->subgroup_shuffle = caps->subgroup_shuffle && !restricted;
   for (int i = 0; i < 3; i++) t->max_workgroup_count[i] = caps->max_compute_workgroup_count[i];
   t->max_workgroup_invocations = caps->max_compute_workgroup_invocations;
   t->max_shared_memory_bytes = restricted ? 16384 : caps->max_compute_shared_memory_size;

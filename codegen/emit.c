@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/emit_conv.h"
 #include "support/status.h"
 
 void codegen_kernel_free(codegen_kernel_t *k) {
@@ -291,6 +292,11 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
       if (hlo_shape_element_count(el_result_shape(v, r)) > 0x7FFFFFFF)
         return el_unimplemented(instr, "stablehlo.%s on a tensor of 2^31 or more elements",
                                 hlo_opcode_name(instr->opcode));
+  }
+  if (instr->opcode == HLO_OPCODE_CONVOLUTION || instr->opcode == HLO_OPCODE_FUSION) {
+    bool handled = false; /* library kernel from shaders/ (emit_conv.c) */
+    vkhlo_status_t cst = codegen_emit_conv(target, instr, out, &handled);
+    if (cst || handled) return cst;
   }
   elemental_emitter_t E;
   el_init(&E, target, codegen_load_operand, NULL);

@@ -13,6 +13,7 @@ typedef struct codegen_target {
   bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
   bool storage_buffer_8bit, storage_buffer_16bit;
   uint32_t subgroup_size;
+  bool subgroup_shuffle; /* subgroupShuffle in compute shaders */
   uint32_t max_workgroup_count[3];
   uint32_t max_workgroup_invocations;
   uint32_t max_shared_memory_bytes;

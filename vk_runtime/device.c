@@ -649,6 +649,8 @@ static void caps_from_properties(vkrt_device_t *d) {
   c->subgroup_size = subgroup.subgroupSize;
   c->subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                            (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  c->subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                        (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   for (int i = 0; i < 3; i++) {
     c->max_compute_workgroup_count[i] = l->maxComputeWorkGroupCount[i];
     c->max_compute_workgroup_size[i] = l->maxComputeWorkGroupSize[i];

@@ -46,6 +46,7 @@ typedef struct vkrt_caps {
   bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
   bool storage_buffer_8bit, storage_buffer_16bit;
   bool subgroup_arithmetic; /* compute-stage subgroup arithmetic ops */
+  bool subgroup_shuffle;    /* compute-stage subgroupShuffle */
   uint32_t subgroup_size;
   uint32_t max_compute_workgroup_count[3];
   uint32_t max_compute_workgroup_size[3];

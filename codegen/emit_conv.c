@@ -1,0 +1,383 @@
+/*
+ * Convolution kernels from shaders/: conv2d_cpu.comp (an implicit GEMM,
+ * register-blocked; 1x1 convolutions are plain GEMMs there) and
+ * conv_depthwise_cpu.comp (feature_group_count = input features); the
+ * essays there have the tilings and the hooks.  This file decides when a
+ * kernel applies and which, and writes its #define hooks.
+ *
+ * What is taken.  A stablehlo.convolution instruction, or a fusion whose
+ * fused computation holds exactly one convolution whose lhs and rhs are
+ * fused parameters and whose other instructions are elementwise ops, data
+ * movement (broadcast of a bias, ...), parameters and splat constants,
+ * with every path from the convolution to the single root elementwise over
+ * the convolution's dimensions (an output fusion: codegen/fusion.c forms
+ * them, so each convolution element is used once, at its own index).  All
+ * of f32.  One or two spatial dimensions, batch_group_count 1; any
+ * dimension numbers, strides, padding (negative too), lhs and rhs
+ * dilation, window reversal, feature_group_count.  CPU devices only for
+ * now (the tiling is for them; GPUs keep the per-element kernel).
+ * Everything else goes to the per-element path (elemental.c).
+ *
+ * Layouts.  Each tensor's logical dimensions (batch, feature, spatial...)
+ * become element strides of its row-major shape (LHS_S*, RHS_S*, OUT_S*):
+ * the kernel's index maps are these strided sums, so one kernel serves
+ * NCHW/OIHW, NHWC/HWIO and any permutation.  A 1-D convolution is a 2-D one
+ * with H = 1 (stride 0 for the missing dimension).
+ *
+ * Epilogue.  The fusion's root, at the delinearized output position, is
+ * emitted by the elemental emitter into a GLSL function
+ *   float vk_conv_epilogue(float acc, int idx)
+ * in which the convolution's value is |acc| and every other fused value is
+ * computed at its index as in any fusion (a parameter loads from binding
+ * "in<k>", declared here beside the kernel's own views of the lhs, rhs and
+ * result bindings), and CONV_EPILOGUE(acc, pos) calls it.
+ *
+ * Depthwise (one input feature per group, more than one group):
+ * conv_depthwise_cpu.comp, TILE_W = min(8, OW) pixels of a row per
+ * invocation.
+ *
+ * Register tile (conv2d_cpu.comp): TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
+ * output features per group, TILE_P = 8 pixels; $VKHLO_CONV_TILE=PxC
+ * overrides (measurements).  bench_conv on lavapipe (2 cores shared with
+ * other work, load 13-16, GFLOP/s of s3 3x3 256->256 / s2 1x1 256->128,
+ * two sweeps): 2x8 0.8/0.5, 4x8 0.9-1.5/0.5-1.0, 16x4 1.2-2.0/0.7-1.1,
+ * 4x16 1.2-1.7/0.8-1.2, 8x8 1.3-2.4/1.0-1.4, 8x16 1.4-2.3/1.4-1.7; on the
+ * 7x7 stage (s4 3x3 / s4 1x1 2048->512): 4x8 1.0/0.9, 8x8 1.5/1.7,
+ * 8x16 1.7/1.6-1.8.  The 128 accumulators spill on AVX2 but the fewer
+ * loads per multiply-add win.  With the weights shared by subgroup
+ * shuffles (1.7-2.5x over per-lane weight loads in the same sweep), 8x16,
+ * 8x32 and 4x32 measured within the machine's noise of each other (each
+ * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
+ */
+#include "codegen/emit_conv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit_internal.h"
+#include "codegen/shaders.h"
+#include "support/status.h"
+
+/* The convolution's shape, in the kernel's logical order. */
+typedef struct conv_geometry {
+  int64_t n, c, h, w, o, oh, ow, kh, kw, g;
+  int64_t sh, sw, dh, dw, ldh, ldw, ph, pw, rev_h, rev_w;
+  int64_t lhs_s[4], rhs_s[4], out_s[4]; /* n c h w / o i h w / n c h w */
+  bool check;
+} conv_geometry_t;
+
+static int64_t dim_or(hlo_dims_t d, int i, int64_t dflt) { return i >= 0 && i < d.count ? d.data[i] : dflt; }
+
+/* Element stride of dimension |d| in row-major |s|. */
+static int64_t stride_of(const hlo_shape_t *s, int64_t d) {
+  int64_t st = 1;
+  for (int64_t e = s->rank - 1; e > d; e--) st *= s->dimensions[e];
+  return st;
+}
+
+static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
+  const hlo_attrs_t *a = &conv->attrs;
+  const hlo_shape_t *ls = &conv->operands[0]->shape, *ks = &conv->operands[1]->shape, *os = &conv->shape;
+  int ns = a->input_spatial_dimensions.count;
+  if (ns < 1 || ns > 2 || a->kernel_spatial_dimensions.count != ns || a->output_spatial_dimensions.count != ns)
+    return false;
+  if (a->batch_group_count > 1) return false;
+  if (ls->element_type != HLO_F32 || ks->element_type != HLO_F32 || os->element_type != HLO_F32) return false;
+  if (hlo_shape_is_tuple(os) || ls->rank != ns + 2 || ks->rank != ns + 2 || os->rank != ns + 2) return false;
+  memset(g, 0, sizeof *g);
+  g->g = a->feature_group_count > 0 ? a->feature_group_count : 1;
+  g->n = ls->dimensions[a->input_batch_dimension];
+  g->c = ls->dimensions[a->input_feature_dimension];
+  g->o = os->dimensions[a->output_feature_dimension];
+  if (g->c % g->g || g->o % g->g || ks->dimensions[a->kernel_input_feature_dimension] != g->c / g->g) return false;
+  g->lhs_s[0] = stride_of(ls, a->input_batch_dimension);
+  g->lhs_s[1] = stride_of(ls, a->input_feature_dimension);
+  g->rhs_s[0] = stride_of(ks, a->kernel_output_feature_dimension);
+  g->rhs_s[1] = stride_of(ks, a->kernel_input_feature_dimension);
+  g->out_s[0] = stride_of(os, a->output_batch_dimension);
+  g->out_s[1] = stride_of(os, a->output_feature_dimension);
+  /* spatial dimension i of the convolution is the kernel's H (i = 0 of 2)
+   * or W (the last); a 1-D convolution has H = 1 */
+  int64_t sp[2][10];
+  for (int j = 0; j < 2; j++) { /* j = 0: H, 1: W */
+    int i = ns == 2 ? j : (j == 1 ? 0 : -1);
+    if (i < 0) {
+      int64_t one[10] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+      memcpy(sp[j], one, sizeof one);
+      g->lhs_s[2 + j] = g->rhs_s[2 + j] = g->out_s[2 + j] = 0;
+      continue;
+    }
+    int64_t ld = a->input_spatial_dimensions.data[i], kd = a->kernel_spatial_dimensions.data[i],
+            od = a->output_spatial_dimensions.data[i];
+    sp[j][0] = ls->dimensions[ld];
+    sp[j][1] = os->dimensions[od];
+    sp[j][2] = ks->dimensions[kd];
+    sp[j][3] = dim_or(a->window_strides, i, 1);
+    sp[j][4] = dim_or(a->rhs_dilation, i, 1);
+    sp[j][5] = dim_or(a->lhs_dilation, i, 1);
+    sp[j][6] = 0; /* unused */
+    sp[j][7] = dim_or(a->padding, 2 * i, 0);
+    sp[j][8] = dim_or(a->window_reversal, i, 0) != 0;
+    g->lhs_s[2 + j] = stride_of(ls, ld);
+    g->rhs_s[2 + j] = stride_of(ks, kd);
+    g->out_s[2 + j] = stride_of(os, od);
+  }
+  g->h = sp[0][0], g->oh = sp[0][1], g->kh = sp[0][2], g->sh = sp[0][3], g->dh = sp[0][4], g->ldh = sp[0][5];
+  g->ph = sp[0][7], g->rev_h = sp[0][8];
+  g->w = sp[1][0], g->ow = sp[1][1], g->kw = sp[1][2], g->sw = sp[1][3], g->dw = sp[1][4], g->ldw = sp[1][5];
+  g->pw = sp[1][7], g->rev_w = sp[1][8];
+  if (g->n * g->oh * g->ow * g->o == 0 || g->c == 0 || g->kh * g->kw == 0) return false;
+  /* every tap in range: no padding taps, no lhs dilation */
+  int64_t ymax = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh - g->ph;
+  int64_t xmax = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw - g->pw;
+  g->check = !(g->ldh == 1 && g->ldw == 1 && g->ph <= 0 && g->pw <= 0 && ymax < g->h && xmax < g->w);
+  return true;
+}
+
+/* ---------------------------------------------------------- epilogue */
+
+typedef struct epilogue_ctx {
+  const hlo_instruction_t *fusion, *conv;
+} epilogue_ctx_t;
+
+static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                       const el_name_t *index, el_name_t *out) {
+  const epilogue_ctx_t *ctx = E->user;
+  const hlo_instruction_t *x = instr->operands[k];
+  if (x == ctx->conv) {
+    snprintf(out->s, sizeof out->s, "acc");
+    return NULL;
+  }
+  if (x->opcode == HLO_OPCODE_PARAMETER) {
+    int p = x->parameter_number;
+    if (p < 0 || p >= ctx->fusion->operand_count) return VKHLO_INTERNAL("fused parameter %s out of range", x->name);
+    const hlo_shape_t *s = &ctx->fusion->operands[p]->shape;
+    strbuf_t pos;
+    strbuf_init(&pos);
+    if (hlo_shape_element_count(s) == 1) strbuf_append(&pos, "0");
+    else el_append_linear(&pos, s, index);
+    char buffer[16];
+    snprintf(buffer, sizeof buffer, "in%d", p);
+    vkhlo_status_t st = pos.failed ? VKHLO_NO_MEMORY()
+                                   : codegen_load_element(E, x, s->element_type, buffer, pos.data ? pos.data : "0", out);
+    strbuf_free(&pos);
+    return st;
+  }
+  if (x->opcode == HLO_OPCODE_CONSTANT) { /* fusion.c fuses splats only */
+    if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
+      return el_unimplemented(x, "constant without a value inside a fusion");
+    strbuf_t sb;
+    strbuf_init(&sb);
+    glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
+    el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
+    bool failed = sb.failed;
+    strbuf_free(&sb);
+    return failed ? VKHLO_NO_MEMORY() : NULL;
+  }
+  el_name_t vals[EL_MAX_RESULTS];
+  VKHLO_RETURN_IF_ERROR(el_emit(E, x, index, vals));
+  *out = vals[0];
+  return NULL;
+}
+
+/* True when every use of |x| in |fc| is an elementwise op over |dims| on
+ * the way to the root (so |x| is only asked for at the output's index). */
+static bool identity_path(const hlo_computation_t *fc, const hlo_instruction_t *x, const hlo_shape_t *dims, int depth) {
+  if (depth > 64) return false;
+  if (x == fc->root) return true;
+  bool used = false;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *u = fc->instructions[i];
+    for (int k = 0; k < u->operand_count; k++) {
+      if (u->operands[k] != x) continue;
+      used = true;
+      if (!hlo_opcode_is_elementwise(u->opcode) || hlo_shape_is_tuple(&u->shape) ||
+          !hlo_shape_compatible_dims(&u->shape, dims) || !identity_path(fc, u, dims, depth + 1))
+        return false;
+    }
+  }
+  return used;
+}
+
+/* The convolution of an output fusion the kernel can take, or NULL. */
+static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
+  if (fusion->called_count < 1 || !fusion->called_computations[0] || hlo_shape_is_tuple(&fusion->shape)) return NULL;
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE || fc->root->shape.element_type != HLO_F32) return NULL;
+  const hlo_instruction_t *conv = NULL;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (x->opcode == HLO_OPCODE_CONVOLUTION) {
+      if (conv) return NULL;
+      conv = x;
+    } else if (!hlo_opcode_is_elementwise(x->opcode) && !el_is_data_movement(x->opcode) &&
+               x->opcode != HLO_OPCODE_PARAMETER && x->opcode != HLO_OPCODE_CONSTANT) {
+      return NULL;
+    }
+  }
+  if (!conv || conv->operands[0]->opcode != HLO_OPCODE_PARAMETER || conv->operands[1]->opcode != HLO_OPCODE_PARAMETER)
+    return NULL;
+  if (!hlo_shape_compatible_dims(&fc->root->shape, &conv->shape) || !identity_path(fc, conv, &conv->shape, 0))
+    return NULL;
+  return conv;
+}
+
+/* Declarations of the fusion's operands and the epilogue function. */
+static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_instruction_t *fusion,
+                                    const hlo_instruction_t *conv, strbuf_t *defs) {
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  for (int i = 0; i < fc->instruction_count; i++)
+    VKHLO_RETURN_IF_ERROR(codegen_check_element_types(target, fc->instructions[i]));
+  elemental_emitter_t E;
+  epilogue_ctx_t ctx = {fusion, conv};
+  el_init(&E, target, epilogue_operand, &ctx);
+  E.indent = 1;
+  el_name_t index[HLO_MAX_RANK], vals[EL_MAX_RESULTS];
+  el_delinearize(&E, fusion, &conv->shape, "idx", index);
+  vkhlo_status_t st = el_emit(&E, fc->root, index, vals);
+  if (!st) {
+    for (int k = 0; k < fusion->operand_count; k++) el_use_type(&E, fusion->operands[k]->shape.element_type);
+    if (E.body.failed || E.functions.failed) st = VKHLO_NO_MEMORY();
+  }
+  if (!st) {
+    if (E.features & GLSL_FEATURE_INT64)
+      strbuf_append(defs, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+    if (E.features & GLSL_FEATURE_STORAGE8) strbuf_append(defs, "#extension GL_EXT_shader_8bit_storage : require\n");
+    if (E.features & GLSL_FEATURE_STORAGE16)
+      strbuf_append(defs, "#extension GL_EXT_shader_16bit_storage : require\n");
+    for (int k = 0; k < fusion->operand_count; k++)
+      strbuf_printf(defs, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { %s data[]; } in%d;\n", k, k,
+                    glsl_buffer_type_on(target, fusion->operands[k]->shape.element_type), k);
+    glsl_append_prelude(defs, E.features);
+    if (E.functions.data) strbuf_append(defs, E.functions.data);
+    strbuf_printf(defs, "float vk_conv_epilogue(float acc, int idx) {\n%s  return %s;\n}\n",
+                  E.body.data ? E.body.data : "", vals[0].s);
+    strbuf_append(defs, "#define CONV_EPILOGUE(acc, pos) vk_conv_epilogue(acc, pos)\n");
+  }
+  el_free(&E);
+  return st;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static void pick_tile(const conv_geometry_t *g, int *tp, int *tc) {
+  int64_t og = g->o / g->g;
+  *tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
+  *tp = 8;
+  const char *env = getenv("VKHLO_CONV_TILE");
+  int p, c;
+  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0) {
+    *tp = p;
+    *tc = c;
+  }
+}
+
+vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
+                                 codegen_kernel_t *out, bool *handled) {
+  *handled = false;
+  const char *mode = getenv("VKHLO_CONV_KERNEL");
+  if (!target->is_cpu || (mode && strcmp(mode, "elemental") == 0)) return NULL;
+  const hlo_instruction_t *conv = instr->opcode == HLO_OPCODE_CONVOLUTION ? instr
+                                  : instr->opcode == HLO_OPCODE_FUSION    ? fused_conv(instr)
+                                                                          : NULL;
+  conv_geometry_t g;
+  if (!conv || !geometry_of(conv, &g)) return NULL;
+  /* depthwise: one input feature per group, more than one group */
+  bool depthwise = g.g > 1 && g.c == g.g;
+  int tp = 0, tc = 0, lp = 0, tw = 0;
+  uint64_t groups;
+  if (depthwise) {
+    tw = g.ow < 8 ? (int)g.ow : 8;
+    uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
+    groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
+  } else {
+    pick_tile(&g, &tp, &tc);
+    uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
+    lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
+    while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
+    uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
+    groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
+  }
+  if (hlo_shape_element_count(&conv->shape) > 0x7FFFFFFF || hlo_shape_element_count(&conv->operands[0]->shape) > 0x7FFFFFFF ||
+      hlo_shape_element_count(&conv->operands[1]->shape) > 0x7FFFFFFF || groups > 0xFFFFFFFFull)
+    return NULL;
+  /* weights shared by subgroup shuffles: each subgroup within one feature
+   * tile (lp a multiple of the subgroup size) */
+  uint32_t sgsz = target->subgroup_size;
+  const char *shuffle = getenv("VKHLO_CONV_SHUFFLE");
+  int sgs = !depthwise && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
+                    !(shuffle && strcmp(shuffle, "0") == 0)
+                ? (int)sgsz
+                : 0;
+  uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;
+  uint64_t maxy = target->max_workgroup_count[1] ? target->max_workgroup_count[1] : 65535;
+  uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
+  if (gy > maxy) return NULL;
+
+  const char *file_name = depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
+  const shaders_file_t *file = shaders_find(file_name);
+  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", file_name);
+  const char *body = strchr(file->text, '\n'); /* after #version */
+  if (!body) return VKHLO_INTERNAL("shaders/%s has no #version line", file_name);
+
+  bool fused = instr->opcode == HLO_OPCODE_FUSION;
+  int lhs_b = fused ? conv->operands[0]->parameter_number : 0;
+  int rhs_b = fused ? conv->operands[1]->parameter_number : 1;
+  int out_b = instr->operand_count;
+  strbuf_t sb;
+  strbuf_init(&sb);
+  strbuf_append(&sb, "#version 450\n");
+  strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
+  if (conv->loc.file) strbuf_printf(&sb, " (convolution at %s:%d:%d)", conv->loc.file, conv->loc.line, conv->loc.col);
+  strbuf_printf(&sb, ", shaders/%s\n", file_name);
+  if (fused) {
+    vkhlo_status_t st = emit_epilogue(target, instr, conv, &sb);
+    if (st) {
+      strbuf_free(&sb);
+      return st;
+    }
+  }
+  const struct {
+    const char *name;
+    int64_t v;
+  } defs[] = {
+      {"CONV_N", g.n},        {"CONV_C", g.c},        {"CONV_H", g.h},        {"CONV_W", g.w},
+      {"CONV_O", g.o},        {"CONV_OH", g.oh},      {"CONV_OW", g.ow},      {"CONV_KH", g.kh},
+      {"CONV_KW", g.kw},      {"CONV_G", g.g},        {"CONV_SH", g.sh},      {"CONV_SW", g.sw},
+      {"CONV_DH", g.dh},      {"CONV_DW", g.dw},      {"CONV_LDH", g.ldh},    {"CONV_LDW", g.ldw},
+      {"CONV_PH", g.ph},      {"CONV_PW", g.pw},      {"CONV_REV_H", g.rev_h}, {"CONV_REV_W", g.rev_w},
+      {"CONV_CHECK", g.check}, {"LHS_SN", g.lhs_s[0]}, {"LHS_SC", g.lhs_s[1]}, {"LHS_SH", g.lhs_s[2]},
+      {"LHS_SW", g.lhs_s[3]}, {"RHS_SO", g.rhs_s[0]}, {"RHS_SI", g.rhs_s[1]}, {"RHS_SH", g.rhs_s[2]},
+      {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
+      {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
+      {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
+      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs},
+  };
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+    strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);
+  strbuf_append(&sb, "#line 2\n");
+  strbuf_append(&sb, body + 1);
+  char *glsl = strbuf_take(&sb);
+  char *name = malloc(strlen(instr->name) + 1);
+  if (!glsl || !name) {
+    free(glsl);
+    free(name);
+    return VKHLO_NO_MEMORY();
+  }
+  size_t i = 0;
+  for (const char *p = instr->name; *p; p++)
+    name[i++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_';
+  name[i] = 0;
+  memset(out, 0, sizeof *out);
+  out->name = name;
+  out->glsl = glsl;
+  out->local_size_x = CODEGEN_LOCAL_SIZE_X;
+  out->group_count[0] = (uint32_t)gx;
+  out->group_count[1] = (uint32_t)gy;
+  out->group_count[2] = 1;
+  out->input_count = instr->operand_count;
+  out->output_count = 1;
+  *handled = true;
+  return NULL;
+}

@@ -1,0 +1,157 @@
+#version 450
+/*
+ * conv_depthwise_cpu.comp: a depthwise stablehlo.convolution
+ * (feature_group_count = input features, one input feature per group;
+ * O / G outputs per input feature, the channel multiplier) for CPU Vulkan
+ * devices (lavapipe, SwiftShader), f32.
+ *
+ * What it computes.  For every output element (n, o, oh, ow), with input
+ * feature g = o / (O / G):
+ *   out = EPILOGUE(sum over kh < KH, kw < KW of
+ *                  lhs[n, g, y, x] * rhs[o, 0, kh', kw'], pos)
+ * with the window taps, padding, dilations and reversal exactly as in
+ * conv2d_cpu.comp (the same #define hooks, same meaning).
+ *
+ * Why a kernel of its own.  There is no reduction over input features, so
+ * the implicit GEMM's register tile (pixels x features sharing each load)
+ * degenerates to one feature: every multiply-add would need its own input
+ * load.  Here an invocation computes TILE_W consecutive output pixels of
+ * one output row and one feature, and per window row loads the input
+ * segment those pixels' windows cover once ((TILE_W - 1) * SW + (KW - 1) *
+ * DW + 1 elements, into registers), then takes all KW taps from it: for a
+ * 3x3 stride-1 window 10 loads and 3 weight loads serve 24 multiply-adds,
+ * against 48 loads in conv2d_cpu.comp with one feature per tile.  No
+ * shared memory, no barriers (slow on lavapipe, see conv2d_cpu.comp).
+ *
+ * Invocations: N * O * OH * ceil(OW / TILE_W), numbered by
+ *   gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64
+ * and taken apart with the feature fastest when CONV_FEATURE_MINOR is 1
+ * (NHWC: neighbouring lanes read neighbouring features) or the row segment
+ * fastest otherwise (NCHW: neighbouring lanes read neighbouring pixels).
+ * Pixels past the row's end repeat its last pixel and are not stored.
+ *
+ * Bindings and hooks: those of conv2d_cpu.comp (CONV_*, LHS_S*, RHS_S*,
+ * OUT_S*, *_BINDING, CONV_EPILOGUE), with TILE_W (pixels per invocation)
+ * and CONV_FEATURE_MINOR instead of TILE_P, TILE_C and CONV_LP.  The
+ * defaults describe a small NCHW 3x3 depthwise convolution so the file
+ * compiles standalone.
+ */
+#extension GL_EXT_control_flow_attributes : require
+
+#ifndef CONV_N
+#define CONV_N 1
+#define CONV_C 8
+#define CONV_H 9
+#define CONV_W 9
+#define CONV_O 8
+#define CONV_OH 9
+#define CONV_OW 9
+#define CONV_KH 3
+#define CONV_KW 3
+#define CONV_G 8
+#define CONV_SH 1
+#define CONV_SW 1
+#define CONV_DH 1
+#define CONV_DW 1
+#define CONV_LDH 1
+#define CONV_LDW 1
+#define CONV_PH 1
+#define CONV_PW 1
+#define CONV_REV_H 0
+#define CONV_REV_W 0
+#define CONV_CHECK 1
+#define LHS_SN (CONV_C * CONV_H * CONV_W)
+#define LHS_SC (CONV_H * CONV_W)
+#define LHS_SH CONV_W
+#define LHS_SW 1
+#define RHS_SO (CONV_KH * CONV_KW)
+#define RHS_SI (CONV_KH * CONV_KW)
+#define RHS_SH CONV_KW
+#define RHS_SW 1
+#define OUT_SN (CONV_O * CONV_OH * CONV_OW)
+#define OUT_SC (CONV_OH * CONV_OW)
+#define OUT_SH CONV_OW
+#define OUT_SW 1
+#define LHS_BINDING 0
+#define RHS_BINDING 1
+#define OUT_BINDING 2
+#define TILE_W 8
+#define CONV_FEATURE_MINOR 0
+#endif
+#ifndef CONV_EPILOGUE
+#define CONV_EPILOGUE(acc, pos) (acc)
+#endif
+
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
+layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
+layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
+
+const int CONV_SEGS = (CONV_OW + TILE_W - 1) / TILE_W;            /* row segments */
+const int CONV_SPAN = (TILE_W - 1) * CONV_SW + (CONV_KW - 1) * CONV_DW + 1; /* inputs a segment's windows cover */
+const int CONV_OG = CONV_O / CONV_G;                              /* channel multiplier */
+const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_O) * uint(CONV_OH) * uint(CONV_SEGS);
+
+void main() {
+  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
+  if (gid >= CONV_TOTAL) return;
+  int seg, o, oh, n;
+#if CONV_FEATURE_MINOR
+  o = int(gid % uint(CONV_O));
+  int rest = int(gid / uint(CONV_O));
+  seg = rest % CONV_SEGS;
+  rest /= CONV_SEGS;
+  oh = rest % CONV_OH;
+  n = rest / CONV_OH;
+#else
+  seg = int(gid % uint(CONV_SEGS));
+  int rest = int(gid / uint(CONV_SEGS));
+  oh = rest % CONV_OH;
+  rest /= CONV_OH;
+  o = rest % CONV_O;
+  n = rest / CONV_O;
+#endif
+  int g = o / CONV_OG;
+  int ow0 = min(seg * TILE_W, CONV_OW - TILE_W); /* a full segment; the last overlaps its neighbour */
+  if (CONV_OW < TILE_W) ow0 = 0;
+  int xb = ow0 * CONV_SW - CONV_PW;
+  int lbase = n * LHS_SN + g * LHS_SC;
+
+  float acc[TILE_W];
+  [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] = 0.0;
+  for (int kh = 0; kh < CONV_KH; kh++) {
+    int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
+#if CONV_CHECK
+    bool row_ok = y >= 0 && y <= (CONV_H - 1) * CONV_LDH && y % CONV_LDH == 0;
+    if (!row_ok) continue;
+    y /= CONV_LDH;
+#endif
+    /* the input segment, once */
+    float xs[CONV_SPAN];
+    [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
+      int x = xb + j;
+#if CONV_CHECK
+      bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
+      float v = conv_lhs[lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW];
+      xs[j] = ok ? v : 0.0;
+#else
+      xs[j] = conv_lhs[lbase + y * LHS_SH + x * LHS_SW];
+#endif
+    }
+    int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
+    [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
+      int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
+      float wv = conv_rhs[o * RHS_SO + khr * RHS_SH + kwr * RHS_SW];
+      [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] += xs[p * CONV_SW + kw * CONV_DW] * wv;
+    }
+  }
+
+  int obase = n * OUT_SN + o * OUT_SC + oh * OUT_SH;
+  [[unroll]] for (int p = 0; p < TILE_W; p++) {
+    /* the last segment starts early: store only the pixels it owns */
+    if (p < CONV_OW && ow0 + p >= seg * TILE_W) {
+      int pos = obase + (ow0 + p) * OUT_SW;
+      conv_out[pos] = CONV_EPILOGUE(acc[p], pos);
+    }
+  }
+}

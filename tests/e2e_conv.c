@@ -1,0 +1,280 @@
+/*
+ * Convolution through the library kernel (shaders/conv2d_cpu.comp,
+ * codegen/emit_conv.c) against the per-element kernel
+ * ($VKHLO_CONV_KERNEL=elemental while compiling) on the same seeded inputs,
+ * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
+ * strides, padding (negative too), lhs and rhs dilation, window reversal,
+ * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
+ * (bias + relu, batch-norm scale/shift, residual add) and programs the
+ * kernel must leave to the per-element path (batch groups, f16).  On CPU
+ * devices each program is also checked to have taken the kernel (or not).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/internal.h"
+#include "tests/test_support.h"
+#include "vkhlo/vkhlo.h"
+
+static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool elemental) {
+  vkhlo_executable_t *exe = NULL;
+  if (elemental) setenv("VKHLO_CONV_KERNEL", "elemental", 1);
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "conv_test.mlir", NULL, &exe);
+  if (elemental) unsetenv("VKHLO_CONV_KERNEL");
+  expect_ok(st);
+  return exe;
+}
+
+/* How many of |exe|'s kernels are library convolution kernels. */
+static int library_kernels(const vkhlo_executable_t *exe) {
+  int n = 0;
+  for (int i = 0; i < exe->kernel_count; i++)
+    if (strstr(exe->kernels[i].glsl, "shaders/conv2d_cpu.comp") ||
+        strstr(exe->kernels[i].glsl, "shaders/conv_depthwise_cpu.comp"))
+      n++;
+  return n;
+}
+
+static bool on_cpu(vkhlo_context_t *ctx) {
+  vkhlo_device_description_t d;
+  vkhlo_context_device(ctx, &d);
+  return strcmp(d.type, "cpu") == 0;
+}
+
+/* Runs |exe| on |args|, returning result 0 as floats (heap) and its count. */
+static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int64_t *count) {
+  vkhlo_buffer_t *res = NULL;
+  expect_ok(vkhlo_executable_execute(exe, nargs, args, 1, &res));
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_type(res, &t);
+  *count = vkhlo_tensor_type_element_count(&t);
+  float *out = malloc((size_t)*count * sizeof *out + 4);
+  expect_ok(vkhlo_buffer_read(res, out, (size_t)*count * sizeof *out));
+  vkhlo_buffer_destroy(res);
+  return out;
+}
+
+/* Compiles |text| both ways, runs both on the same seeded inputs and
+ * compares (relative to the largest output magnitude); |taken|: whether
+ * the library kernel must be used on a CPU device. */
+static void compare(vkhlo_context_t *ctx, const char *text, bool taken) {
+  vkhlo_executable_t *a = compile(ctx, text, false), *b = compile(ctx, text, true);
+  if (on_cpu(ctx)) assert_int_equal(library_kernels(a), taken ? 1 : 0);
+  assert_int_equal(library_kernels(b), 0);
+  int np = vkhlo_executable_parameter_count(a);
+  vkhlo_buffer_t *args[8];
+  assert_true(np <= 8);
+  uint64_t seed = 12345;
+  for (int i = 0; i < np; i++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(a, i, &t));
+    int64_t n = vkhlo_tensor_type_element_count(&t);
+    size_t bytes = vkhlo_tensor_type_size_bytes(&t);
+    unsigned char *data = malloc(bytes + 4);
+    for (int64_t k = 0; k < n; k++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      float v = (float)((double)(seed >> 40) / (1 << 24) - 0.5);
+      if (t.element_type == VKHLO_F32) ((float *)data)[k] = v;
+      else ((uint16_t *)data)[k] = (uint16_t)(0x3000 + (seed >> 54)); /* f16 in [0.125, 0.25) */
+    }
+    expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[i]));
+    free(data);
+  }
+  int64_t na, nb;
+  vkhlo_tensor_type_t rt;
+  expect_ok(vkhlo_executable_result_type(a, 0, &rt));
+  if (rt.element_type == VKHLO_F32) {
+    float *x = run(a, np, args, &na), *y = run(b, np, args, &nb);
+    assert_int_equal(na, nb);
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < na; i++) scale = scale > (double)y[i] && scale > -(double)y[i] ? scale : (y[i] < 0 ? -y[i] : y[i]);
+    for (int64_t i = 0; i < na; i++) {
+      double d = (double)x[i] - (double)y[i];
+      if (d < 0) d = -d;
+      if (d > worst) worst = d;
+    }
+    if (!(worst <= 1e-5 * scale)) fail_msg("library kernel differs from the per-element one by %g (scale %g)", worst, scale);
+    assert_true(scale > 0); /* the comparison saw real values */
+    free(x);
+    free(y);
+  } else {
+    vkhlo_buffer_t *r1 = NULL, *r2 = NULL;
+    expect_ok(vkhlo_executable_execute(a, np, args, 1, &r1));
+    expect_ok(vkhlo_executable_execute(b, np, args, 1, &r2));
+    vkhlo_buffer_destroy(r1);
+    vkhlo_buffer_destroy(r2);
+  }
+  for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
+  vkhlo_executable_destroy(a);
+  vkhlo_executable_destroy(b);
+}
+
+/* A program computing one convolution of parameters %x and %w. */
+static void conv_case(void **state, const char *x, const char *w, const char *y, const char *dims, const char *window,
+                      int fgc, int bgc, bool taken) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
+           " {batch_group_count = %d : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
+           "  return %%y : %s\n}\n",
+           x, w, y, dims, window, bgc, fgc, x, w, y, y);
+  compare(*state, text, taken);
+}
+
+#define NCHW "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+#define NHWC "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+
+static void nchw_3x3_pad_odd(void **state) {
+  conv_case(state, "tensor<1x5x9x7xf32>", "tensor<12x5x3x3xf32>", "tensor<1x12x9x7xf32>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 1, 1, true);
+}
+
+static void nhwc_stride2_asymmetric_pad(void **state) {
+  conv_case(state, "tensor<2x11x10x6xf32>", "tensor<3x3x6x8xf32>", "tensor<2x6x5x8xf32>", NHWC,
+            "stride = [2, 2], pad = [[1, 1], [0, 1]]", 1, 1, true);
+}
+
+static void nchw_stride2_7x7_stem(void **state) {
+  conv_case(state, "tensor<1x3x23x23xf32>", "tensor<16x3x7x7xf32>", "tensor<1x16x12x12xf32>", NCHW,
+            "stride = [2, 2], pad = [[3, 3], [3, 3]]", 1, 1, true);
+}
+
+static void rhs_and_lhs_dilation(void **state) {
+  conv_case(state, "tensor<1x4x10x9xf32>", "tensor<8x4x3x2xf32>", "tensor<1x8x6x8xf32>", NCHW,
+            "rhs_dilate = [2, 1]", 1, 1, true);
+  /* lhs dilation 2 on H: 9 -> 17, padded 19, window 3 -> 17; W: 9 + 1, window 3, stride 2 -> 4 */
+  conv_case(state, "tensor<1x4x9x9xf32>", "tensor<8x4x3x3xf32>", "tensor<1x8x17x4xf32>", NCHW,
+            "pad = [[1, 1], [1, 0]], lhs_dilate = [2, 1], stride = [1, 2]", 1, 1, true);
+}
+
+static void negative_padding_and_reversal(void **state) {
+  conv_case(state, "tensor<1x3x10x10xf32>", "tensor<4x3x3x3xf32>", "tensor<1x4x6x9xf32>", NCHW,
+            "pad = [[-1, -1], [1, 0]], reverse = [true, false]", 1, 1, true);
+}
+
+static void feature_groups_and_depthwise(void **state) {
+  /* 2 groups: 6 input features, 3 per group; 4 outputs, 2 per group */
+  conv_case(state, "tensor<2x6x7x7xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x7x7xf32>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 2, 1, true);
+  /* depthwise (JAX: NHWC, HWIO with I = 1), channel multiplier 1 and 2 */
+  conv_case(state, "tensor<1x9x9x8xf32>", "tensor<3x3x1x8xf32>", "tensor<1x5x5x8xf32>", NHWC,
+            "stride = [2, 2], pad = [[1, 1], [1, 1]]", 8, 1, true);
+  conv_case(state, "tensor<1x8x6x6xf32>", "tensor<16x1x3x3xf32>", "tensor<1x16x6x6xf32>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 8, 1, true);
+  /* depthwise with rhs dilation and an odd width (11: a full segment of 8
+   * and an overlapping last one), lhs dilation and reversal */
+  conv_case(state, "tensor<2x6x11x13xf32>", "tensor<6x1x3x3xf32>", "tensor<2x6x9x11xf32>", NCHW,
+            "pad = [[1, 1], [1, 1]], rhs_dilate = [2, 2]", 6, 1, true);
+  conv_case(state, "tensor<1x4x5x5xf32>", "tensor<4x1x3x3xf32>", "tensor<1x4x9x3xf32>", NCHW,
+            "pad = [[1, 1], [0, 0]], lhs_dilate = [2, 1], stride = [1, 1], reverse = [false, true]", 4, 1, true);
+}
+
+static void one_by_one_and_1d(void **state) {
+  conv_case(state, "tensor<1x16x7x7xf32>", "tensor<24x16x1x1xf32>", "tensor<1x24x7x7xf32>", NCHW, "", 1, 1, true);
+  conv_case(state, "tensor<1x16x13x13xf32>", "tensor<20x16x1x1xf32>", "tensor<1x20x7x7xf32>", NCHW,
+            "stride = [2, 2]", 1, 1, true);
+  conv_case(state, "tensor<2x17x5xf32>", "tensor<3x5x6xf32>", "tensor<2x17x6xf32>", "[b, 0, f]x[0, i, o]->[b, 0, f]",
+            "pad = [[1, 1]]", 1, 1, true);
+}
+
+static void left_to_the_old_path(void **state) {
+  /* batch groups */
+  conv_case(state, "tensor<4x3x5x5xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x3x3xf32>", NCHW, "", 1, 2, false);
+  /* f16 */
+  conv_case(state, "tensor<1x4x5x5xf16>", "tensor<4x4x3x3xf16>", "tensor<1x4x3x3xf16>", NCHW, "", 1, 1, false);
+}
+
+/* Output fusions: the epilogue runs inside the kernel. */
+static void fused_epilogues(void **state) {
+  static const char bias_relu[] =
+      "func.func @main(%x: tensor<1x6x9x9xf32>, %w: tensor<16x6x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x9x9xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x6x9x9xf32>, tensor<16x6x3x3xf32>) -> tensor<1x16x9x9xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<1x16x9x9xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x9x9xf32>\n"
+      "  %s = stablehlo.add %y, %bb : tensor<1x16x9x9xf32>\n"
+      "  %r = stablehlo.maximum %s, %z : tensor<1x16x9x9xf32>\n"
+      "  return %r : tensor<1x16x9x9xf32>\n}\n";
+  compare(*state, bias_relu, true);
+  /* batch-norm scale/shift and a residual add, NHWC (the conv's operands
+   * are not the fusion's first parameters) */
+  static const char bn_residual[] =
+      "func.func @main(%r: tensor<1x7x7x8xf32>, %g: tensor<8xf32>, %x: tensor<1x7x7x4xf32>, %h: tensor<8xf32>,"
+      " %w: tensor<3x3x4x8xf32>) -> tensor<1x7x7x8xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x7x7x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x7x7x8xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [3] : (tensor<8xf32>) -> tensor<1x7x7x8xf32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %h, dims = [3] : (tensor<8xf32>) -> tensor<1x7x7x8xf32>\n"
+      "  %m = stablehlo.multiply %y, %gb : tensor<1x7x7x8xf32>\n"
+      "  %s = stablehlo.add %m, %hb : tensor<1x7x7x8xf32>\n"
+      "  %t = stablehlo.add %s, %r : tensor<1x7x7x8xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x7x7x8xf32>\n"
+      "  %o = stablehlo.maximum %t, %z : tensor<1x7x7x8xf32>\n"
+      "  return %o : tensor<1x7x7x8xf32>\n}\n";
+  compare(*state, bn_residual, true);
+}
+
+/* Values worked out by hand: x = 1..16 as a 4x4 NCHW image, w = [[1, 0],
+ * [0, -1]] for output 0 and all ones for output 1, stride 2, then + bias
+ * [10, 0] and relu.  Output 0 is x[i][j] - x[i+1][j+1] = -5 everywhere
+ * (+10 = 5); output 1 sums 2x2 blocks: 14, 22, 46, 54. */
+static void hand_computed(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<1x1x4x4xf32>, %w: tensor<2x1x2x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x2x2xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {stride = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x1x4x4xf32>, tensor<2x1x2x2xf32>) -> tensor<1x2x2x2xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x2x2x2xf32>\n"
+      "  %s = stablehlo.add %y, %bb : tensor<1x2x2x2xf32>\n"
+      "  %r = stablehlo.maximum %s, %z : tensor<1x2x2x2xf32>\n"
+      "  return %r : tensor<1x2x2x2xf32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text, false);
+  if (on_cpu(ctx)) assert_int_equal(library_kernels(exe), 1);
+  float x[16], w[8] = {1, 0, 0, -1, 1, 1, 1, 1}, b[2] = {10, 0};
+  for (int i = 0; i < 16; i++) x[i] = (float)(i + 1);
+  const float *data[3] = {x, w, b};
+  vkhlo_buffer_t *args[3];
+  for (int i = 0; i < 3; i++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
+    expect_ok(vkhlo_buffer_create(ctx, &t, data[i], &args[i]));
+  }
+  int64_t n;
+  float *y = run(exe, 3, args, &n);
+  static const float want[8] = {5, 5, 5, 5, 14, 22, 46, 54};
+  assert_int_equal(n, 8);
+  for (int i = 0; i < 8; i++)
+    if (y[i] != want[i]) fail_msg("element %d: %g, want %g", i, y[i], want[i]);
+  free(y);
+  for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(args[i]);
+  vkhlo_executable_destroy(exe);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(nchw_3x3_pad_odd),
+      cmocka_unit_test(nhwc_stride2_asymmetric_pad),
+      cmocka_unit_test(nchw_stride2_7x7_stem),
+      cmocka_unit_test(rhs_and_lhs_dilation),
+      cmocka_unit_test(negative_padding_and_reversal),
+      cmocka_unit_test(feature_groups_and_depthwise),
+      cmocka_unit_test(one_by_one_and_1d),
+      cmocka_unit_test(left_to_the_old_path),
+      cmocka_unit_test(fused_epilogues),
+      cmocka_unit_test(hand_computed),
+  };
+  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
+}
