@@ -103,6 +103,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
   t->demote_f64 = demote_f64; /* only matters without shader_float64 */
+  t->signed_zero_inf_nan_preserve_float16 = caps->signed_zero_inf_nan_preserve_float16;
+  t->signed_zero_inf_nan_preserve_float32 = caps->signed_zero_inf_nan_preserve_float32;
+  t->signed_zero_inf_nan_preserve_float64 = caps->signed_zero_inf_nan_preserve_float64;
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
@@ -134,21 +137,24 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   }
   vkhlo_status_t st = vkrt_device_create(&dopts, &ctx->device);
   if (!st) {
+    target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
+                     options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
     spirv_compiler_options_t copts;
     memset(&copts, 0, sizeof copts);
     copts.cache_dir = options->cache_dir;
     copts.disable_cache = options->disable_cache ||
                           (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
     copts.optimize = true;
+    copts.signed_zero_inf_nan_preserve =
+        (ctx->target.signed_zero_inf_nan_preserve_float16 ? SPIRV_FLOAT16 : 0u) |
+        (ctx->target.signed_zero_inf_nan_preserve_float32 ? SPIRV_FLOAT32 : 0u) |
+        (ctx->target.signed_zero_inf_nan_preserve_float64 ? SPIRV_FLOAT64 : 0u);
     st = spirv_compiler_create(&copts, &ctx->compiler);
   }
   if (st) {
     vkhlo_context_destroy(ctx);
     return st;
   }
-  target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
-                   options->demote_f64 || env_true("VKHLO_DEMOTE_F64"),
-                   &ctx->target);
   *out_context = ctx;
   return NULL;
 }

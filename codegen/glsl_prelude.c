@@ -394,6 +394,7 @@ static const char double_block[] =
     "}\n"
     "double vk_sin(double x) {\n"
     "  if (isnan(x) || isinf(x)) return (x - x) / (x - x);\n"
+    "  if (x == 0.0lf) return x; /* keeps -0 (the reduction gives +0) */\n"
     "  int q;\n"
     "  double r = vk_reduce_pio2(x, q);\n"
     "  double v = (q & 1) == 0 ? vk_sin_poly(r) : vk_cos_poly(r);\n"
@@ -1192,7 +1193,39 @@ static void append_instantiated(strbuf_t *sb, const char *block, const char *gen
   }
 }
 
+/* NaN and infinity tests on the bits.  Vulkan lets a driver assume that no
+ * NaN or infinity exists unless the module declares SignedZeroInfNanPreserve
+ * (spirv.c does where the device offers it), and some (NVIDIA's) then fold
+ * isnan(x) and x != x to false.  Integer compares on the bits cannot be
+ * folded that way.  Every kernel's isnan/isinf are these (the macros make
+ * the builtins' names refer to them, in the prelude and the kernel alike). */
+static const char nan_block[] =
+    "bool vk_isnan(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }\n"
+    "bvec2 vk_isnan(vec2 x) { return greaterThan(floatBitsToUint(x) & 0x7fffffffu, uvec2(0x7f800000u)); }\n"
+    "bvec3 vk_isnan(vec3 x) { return greaterThan(floatBitsToUint(x) & 0x7fffffffu, uvec3(0x7f800000u)); }\n"
+    "bvec4 vk_isnan(vec4 x) { return greaterThan(floatBitsToUint(x) & 0x7fffffffu, uvec4(0x7f800000u)); }\n"
+    "bool vk_isinf(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u; }\n"
+    "bvec2 vk_isinf(vec2 x) { return equal(floatBitsToUint(x) & 0x7fffffffu, uvec2(0x7f800000u)); }\n"
+    "bvec3 vk_isinf(vec3 x) { return equal(floatBitsToUint(x) & 0x7fffffffu, uvec3(0x7f800000u)); }\n"
+    "bvec4 vk_isinf(vec4 x) { return equal(floatBitsToUint(x) & 0x7fffffffu, uvec4(0x7f800000u)); }\n";
+static const char nan_block_double[] =
+    /* high word's exponent all ones; NaN when any mantissa bit is set */
+    "bool vk_isnan(double x) {\n"
+    "  uvec2 w = unpackDouble2x32(x);\n"
+    "  uint hi = w.y & 0x7fffffffu;\n"
+    "  return hi > 0x7ff00000u || (hi == 0x7ff00000u && w.x != 0u);\n"
+    "}\n"
+    "bool vk_isinf(double x) {\n"
+    "  uvec2 w = unpackDouble2x32(x);\n"
+    "  return (w.y & 0x7fffffffu) == 0x7ff00000u && w.x == 0u;\n"
+    "}\n"
+    "bvec2 vk_isnan(dvec2 x) { return bvec2(vk_isnan(x.x), vk_isnan(x.y)); }\n"
+    "bvec2 vk_isinf(dvec2 x) { return bvec2(vk_isinf(x.x), vk_isinf(x.y)); }\n";
+
 void glsl_append_prelude(strbuf_t *sb, unsigned features) {
+  strbuf_append(sb, nan_block);
+  if (features & GLSL_FEATURE_FLOAT64) strbuf_append(sb, nan_block_double);
+  strbuf_append(sb, "#define isnan(x) vk_isnan(x)\n#define isinf(x) vk_isinf(x)\n");
   if (features & GLSL_HELPERS_PACKED) strbuf_append(sb, packed_block);
   if (features & (GLSL_HELPERS_EMU64 | GLSL_HELPERS_F64SOFT)) strbuf_append(sb, emu64_block);
   if (features & GLSL_HELPERS_F64SOFT) strbuf_append(sb, f64soft_block);

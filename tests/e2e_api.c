@@ -5,6 +5,7 @@
  * runs with the validation layer on and asserts that it said nothing.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -267,6 +268,71 @@ static void infeed_and_outfeed_reach_the_host(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* IEEE special values survive the device's compiler: -0.0 keeps its sign
+ * through sine and multiply, x != x finds NaN, inf - inf is NaN.  Inputs are
+ * parameters so that nothing can be folded on the host. */
+static const char float_semantics_program[] =
+    "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, "
+    "tensor<4xi1>, tensor<4xf32>) {\n"
+    "  %s = stablehlo.sine %x : tensor<4xf32>\n"
+    "  %m = stablehlo.multiply %x, %y : tensor<4xf32>\n"
+    "  %n = stablehlo.compare NE, %x, %x, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+    "  %d = stablehlo.subtract %x, %y : tensor<4xf32>\n"
+    "  return %s, %m, %n, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>\n"
+    "}\n";
+
+static uint32_t float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static bool bits_are_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+static void float_semantics_are_ieee(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, float_semantics_program);
+  vkhlo_tensor_type_t t;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  const uint32_t neg_zero = 0x80000000u, pos_inf = 0x7f800000u, neg_inf = 0xff800000u;
+  uint32_t xb[4] = {neg_zero, 0x7fc00000u, pos_inf, neg_inf};
+  float x[4], y[4] = {1.0f, 1.0f, 0, 2.0f};
+  memcpy(x, xb, sizeof x);
+  memcpy(&y[2], &pos_inf, sizeof pos_inf);
+  vkhlo_buffer_t *args[2], *res[4];
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, y, &args[1]));
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 4, res));
+  uint32_t sine[4], product[4], difference[4];
+  uint8_t ne[4];
+  expect_ok(vkhlo_buffer_read(res[0], sine, sizeof sine));
+  expect_ok(vkhlo_buffer_read(res[1], product, sizeof product));
+  expect_ok(vkhlo_buffer_read(res[2], ne, sizeof ne));
+  expect_ok(vkhlo_buffer_read(res[3], difference, sizeof difference));
+  /* sin(-0) = -0; sin(NaN), sin(+-inf) = NaN */
+  assert_int_equal(sine[0], neg_zero);
+  assert_true(bits_are_nan(sine[1]) && bits_are_nan(sine[2]) && bits_are_nan(sine[3]));
+  /* -0 * 1 = -0; NaN * 1 = NaN; inf * inf = inf; -inf * 2 = -inf */
+  assert_int_equal(product[0], neg_zero);
+  assert_true(bits_are_nan(product[1]));
+  assert_int_equal(product[2], pos_inf);
+  assert_int_equal(product[3], neg_inf);
+  /* x != x only for NaN */
+  assert_int_equal(ne[0], 0);
+  assert_int_equal(ne[1], 1);
+  assert_int_equal(ne[2], 0);
+  assert_int_equal(ne[3], 0);
+  /* -0 - 1 = -1; NaN - 1 = NaN; inf - inf = NaN; -inf - 2 = -inf */
+  assert_int_equal(difference[0], float_bits(-1.0f));
+  assert_true(bits_are_nan(difference[1]));
+  assert_true(bits_are_nan(difference[2]));
+  assert_int_equal(difference[3], neg_inf);
+  for (int i = 0; i < 4; i++) vkhlo_buffer_destroy(res[i]);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_multiply_runs),
@@ -276,6 +342,7 @@ int main(void) {
       cmocka_unit_test(while_loop_counts),
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
+      cmocka_unit_test(float_semantics_are_ieee),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

@@ -57,6 +57,16 @@ typedef struct vkrt_caps {
   uint32_t max_per_stage_descriptor_storage_buffers;
   uint32_t max_push_constants_size;
   uint32_t max_bound_descriptor_sets;
+  /* Float controls (Vulkan 1.2 core, or VK_KHR_shader_float_controls which
+   * vkrt then enables): the device honours the SPIR-V execution mode
+   * SignedZeroInfNanPreserve for 16/32/64-bit floats
+   * (VkPhysicalDeviceFloatControlsProperties::
+   * shaderSignedZeroInfNanPreserveFloat16/32/64).  Always false on a
+   * Vulkan 1.1 device in external mode (vkrt cannot know whether the
+   * caller enabled the extension). */
+  bool signed_zero_inf_nan_preserve_float16;
+  bool signed_zero_inf_nan_preserve_float32;
+  bool signed_zero_inf_nan_preserve_float64;
 } vkrt_caps_t;
 
 /* Called with each validation-layer or driver debug message. */
