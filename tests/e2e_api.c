@@ -268,6 +268,66 @@ static void infeed_and_outfeed_reach_the_host(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* vkhlo_executable_execute's fresh results come from the context's pool:
+ * results kept alive are distinct buffers with their own values; destroyed
+ * ones go back to the pool; the execute-destroy loop replays one recording
+ * and allocates no device memory. */
+static void fresh_results_come_from_the_pool(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_tensor_type_t t;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {-1, 0.5f, 2, 8, -3, 1}, out[6];
+  vkhlo_buffer_t *ab[2], *ba[2], *r1, *r2;
+  expect_ok(vkhlo_buffer_create(ctx, &t, a, &ab[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, b, &ab[1]));
+  ba[0] = ab[1];
+  ba[1] = ab[0];
+  /* two live results: independent */
+  expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+  expect_ok(vkhlo_executable_execute(exe, 2, ba, 1, &r2));
+  assert_ptr_not_equal(r1, r2);
+  expect_ok(vkhlo_buffer_read(r1, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  expect_ok(vkhlo_buffer_read(r2, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * b[i]);
+  /* destroying returns the memory to the pool */
+  vkhlo_memory_stats_t m0, m1;
+  vkhlo_context_memory_stats(ctx, &m0);
+  vkhlo_buffer_destroy(r1);
+  vkhlo_buffer_destroy(r2);
+  vkhlo_context_memory_stats(ctx, &m1);
+  assert_int_equal(m1.pooled_buffers, m0.pooled_buffers + 2);
+  assert_int_equal(m1.device_allocations_live, m0.device_allocations_live);
+  /* the execute-destroy loop: one recording, no new device memory */
+  vkhlo_executable_stats_t s0, s1;
+  expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+  vkhlo_buffer_destroy(r1);
+  vkhlo_executable_stats(exe, &s0);
+  vkhlo_context_memory_stats(ctx, &m0);
+  for (int i = 0; i < 50; i++) {
+    expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+    if (i < 49) vkhlo_buffer_destroy(r1);
+  }
+  vkhlo_executable_stats(exe, &s1);
+  vkhlo_context_memory_stats(ctx, &m1);
+  assert_int_equal(s1.executions - s0.executions, 50);
+  assert_int_equal(s1.recordings, s0.recordings); /* replayed every time */
+  assert_int_equal(m1.device_allocations_made, m0.device_allocations_made);
+  expect_ok(vkhlo_buffer_read(r1, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  /* a pooled buffer given out by vkhlo_buffer_create without data is zeroed */
+  vkhlo_buffer_destroy(r1);
+  vkhlo_buffer_t *z;
+  expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &z));
+  expect_ok(vkhlo_buffer_read(z, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == 0.0f);
+  vkhlo_buffer_destroy(z);
+  vkhlo_buffer_destroy(ab[0]);
+  vkhlo_buffer_destroy(ab[1]);
+  vkhlo_executable_destroy(exe);
+}
+
 /* IEEE special values survive the device's compiler: -0.0 keeps its sign
  * through sine and multiply, x != x finds NaN, inf - inf is NaN.  Inputs are
  * parameters so that nothing can be folded on the host. */
@@ -343,6 +403,7 @@ int main(void) {
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
       cmocka_unit_test(float_semantics_are_ieee),
+      cmocka_unit_test(fresh_results_come_from_the_pool),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
