@@ -123,6 +123,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
   t->demote_f64 = demote_f64; /* only matters without shader_float64 */
+  t->signed_zero_inf_nan_preserve_float16 = caps->signed_zero_inf_nan_preserve_float16;
+  t->signed_zero_inf_nan_preserve_float32 = caps->signed_zero_inf_nan_preserve_float32;
+  t->signed_zero_inf_nan_preserve_float64 = caps->signed_zero_inf_nan_preserve_float64;
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
@@ -154,21 +157,24 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   }
   vkhlo_status_t st = vkrt_device_create(&dopts, &ctx->device);
   if (!st) {
+    target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
+                     options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
     spirv_compiler_options_t copts;
     memset(&copts, 0, sizeof copts);
     copts.cache_dir = options->cache_dir;
     copts.disable_cache = options->disable_cache ||
                           (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
     copts.optimize = true;
+    copts.signed_zero_inf_nan_preserve =
+        (ctx->target.signed_zero_inf_nan_preserve_float16 ? SPIRV_FLOAT16 : 0u) |
+        (ctx->target.signed_zero_inf_nan_preserve_float32 ? SPIRV_FLOAT32 : 0u) |
+        (ctx->target.signed_zero_inf_nan_preserve_float64 ? SPIRV_FLOAT64 : 0u);
     st = spirv_compiler_create(&copts, &ctx->compiler);
   }
   if (st) {
     vkhlo_context_destroy(ctx);
     return st;
   }
-  target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
-                   options->demote_f64 || env_true("VKHLO_DEMOTE_F64"),
-                   &ctx->target);
   *out_context = ctx;
   return NULL;
 }
@@ -190,6 +196,8 @@ vkhlo_status_t vkhlo_context_create_external(const vkhlo_context_options_t *opti
 
 void vkhlo_context_destroy(vkhlo_context_t *context) {
   if (!context) return;
+  for (int i = 0; i < context->pool_count; i++) vkrt_buffer_destroy(context->pool[i]);
+  free(context->pool);
   for (int i = 0; i < context->custom_kernel_count; i++) {
     free(context->custom_kernels[i].target_name);
     free(context->custom_kernels[i].spirv);
@@ -210,22 +218,99 @@ int vkhlo_context_validation_message_count(const vkhlo_context_t *context) {
 
 /* ------------------------------------------------------------- buffers */
 
-vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
-                                   const void *host_data, vkhlo_buffer_t **out_buffer) {
-  *out_buffer = NULL;
+/* The buffer pool.  Sizes are rounded up to 16 bytes; a pooled buffer is
+ * taken for a request of the same rounded size (the most recently pooled
+ * first, so a caller that destroys its results before the next execution
+ * gets the same device buffers back).  Beyond the limits the oldest pooled
+ * buffers are freed. */
+enum { CONTEXT_POOL_MAX_BUFFERS = 64 };
+#define CONTEXT_POOL_MAX_BYTES ((uint64_t)256 << 20)
+
+static uint64_t rounded_size(size_t size) { return size < 16 ? 16 : (size + 15) / 16 * 16; }
+
+static vkrt_buffer_t *pool_take(vkhlo_context_t *ctx, uint64_t size) {
+  for (int i = ctx->pool_count - 1; i >= 0; i--) {
+    vkrt_buffer_t *b = ctx->pool[i];
+    if (vkrt_buffer_size(b) != size) continue;
+    memmove(&ctx->pool[i], &ctx->pool[i + 1], sizeof *ctx->pool * (size_t)(ctx->pool_count - i - 1));
+    ctx->pool_count--;
+    ctx->pool_bytes -= size;
+    ctx->pool_reuses++;
+    return b;
+  }
+  return NULL;
+}
+
+static void pool_put(vkhlo_context_t *ctx, vkrt_buffer_t *b) {
+  uint64_t size = vkrt_buffer_size(b);
+  if (size > CONTEXT_POOL_MAX_BYTES) {
+    vkrt_buffer_destroy(b);
+    return;
+  }
+  if (!ctx->pool && !(ctx->pool = calloc(CONTEXT_POOL_MAX_BUFFERS, sizeof *ctx->pool))) {
+    vkrt_buffer_destroy(b);
+    return;
+  }
+  while (ctx->pool_count > 0 &&
+         (ctx->pool_count == CONTEXT_POOL_MAX_BUFFERS || ctx->pool_bytes + size > CONTEXT_POOL_MAX_BYTES)) {
+    ctx->pool_bytes -= vkrt_buffer_size(ctx->pool[0]);
+    vkrt_buffer_destroy(ctx->pool[0]);
+    memmove(&ctx->pool[0], &ctx->pool[1], sizeof *ctx->pool * (size_t)(ctx->pool_count - 1));
+    ctx->pool_count--;
+  }
+  ctx->pool[ctx->pool_count++] = b;
+  ctx->pool_bytes += size;
+}
+
+static vkhlo_status_t check_tensor_type(const vkhlo_tensor_type_t *type) {
   if (!type || type->rank < 0 || type->rank > VKHLO_MAX_RANK ||
       (unsigned)type->element_type > VKHLO_TOKEN)
     return VKHLO_INVALID("vkhlo_buffer_create: bad tensor type");
   for (int i = 0; i < type->rank; i++)
     if (type->dimensions[i] < 0) return VKHLO_INVALID("vkhlo_buffer_create: negative dimension");
+  return NULL;
+}
+
+vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
+                                      bool *out_reused, vkhlo_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  *out_reused = false;
+  VKHLO_RETURN_IF_ERROR(check_tensor_type(type));
   vkhlo_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->context = context;
   b->serial = ++context->next_buffer_serial;
   b->type = *type;
+  uint64_t size = rounded_size(vkhlo_tensor_type_size_bytes(type));
+  b->buffer = pool_take(context, size);
+  *out_reused = b->buffer != NULL;
+  if (!b->buffer) {
+    vkhlo_status_t st = vkrt_buffer_create(context->device, size, &b->buffer);
+    if (st) {
+      free(b);
+      return st;
+    }
+  }
+  *out_buffer = b;
+  return NULL;
+}
+
+vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
+                                   const void *host_data, vkhlo_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  bool reused;
+  vkhlo_buffer_t *b;
+  VKHLO_RETURN_IF_ERROR(context_buffer_acquire(context, type, &reused, &b));
   size_t size = vkhlo_tensor_type_size_bytes(type);
-  vkhlo_status_t st = vkrt_buffer_create(context->device, size < 16 ? 16 : (size + 15) / 16 * 16, &b->buffer);
+  vkhlo_status_t st = NULL;
+  void *zeros = NULL;
+  if (!host_data && reused && size) { /* new memory is zeroed; pooled memory is not */
+    zeros = calloc(1, size);
+    if (!zeros) st = VKHLO_NO_MEMORY();
+    host_data = zeros;
+  }
   if (!st && host_data && size) st = vkrt_buffer_upload(b->buffer, 0, host_data, size);
+  free(zeros);
   if (st) {
     vkhlo_buffer_destroy(b);
     return st;
@@ -236,8 +321,20 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
 
 void vkhlo_buffer_destroy(vkhlo_buffer_t *buffer) {
   if (!buffer) return;
-  vkrt_buffer_destroy(buffer->buffer);
+  if (buffer->buffer) pool_put(buffer->context, buffer->buffer);
   free(buffer);
+}
+
+void vkhlo_context_memory_stats(const vkhlo_context_t *context, vkhlo_memory_stats_t *out) {
+  vkrt_memory_stats_t m;
+  vkrt_device_memory_stats(context->device, &m);
+  memset(out, 0, sizeof *out);
+  out->device_allocations_made = (int64_t)m.allocations_made;
+  out->device_allocations_live = (int64_t)m.allocations_live;
+  out->device_bytes_live = (int64_t)m.bytes_live;
+  out->pooled_buffers = context->pool_count;
+  out->pooled_bytes = (int64_t)context->pool_bytes;
+  out->pool_reuses = (int64_t)context->pool_reuses;
 }
 
 void vkhlo_buffer_type(const vkhlo_buffer_t *buffer, vkhlo_tensor_type_t *out_type) {

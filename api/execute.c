@@ -24,10 +24,13 @@
  * Replay.  A straight-line executable (no while, no conditional) is
  * recorded once and its command buffer replayed on later executions while
  * the arguments and results are the same buffers (by serial number, which
- * is never reused, so a destroyed and re-created buffer never matches):
- * descriptor sets name the caller's VkBuffers.  vkhlo_executable_execute
- * gives fresh result buffers, so it re-records; a caller that reuses its
- * result buffers (vkhlo_executable_execute_into) replays.  The result
+ * is compared by vkrt_buffer_id, which is never reused, so a freed and
+ * re-created device buffer never matches): descriptor sets name the
+ * caller's VkBuffers.  vkhlo_executable_execute takes its fresh result
+ * buffers from the context's pool (api/context.c), which hands back the
+ * device buffers of results destroyed since, so it replays too in the
+ * usual execute-read-destroy loop; a caller that reuses its result buffers
+ * (vkhlo_executable_execute_into) replays.  The result
  * copies, when there are any, go into a second small command buffer per
  * execution, which starts with a barrier and is submitted after the replay
  * on the same queue; waiting for it waits for both.
@@ -421,9 +424,9 @@ static bool buffers_match_recording(const vkhlo_executable_t *exe, vkhlo_buffer_
                                     vkhlo_buffer_t *const *results) {
   if (!exe->recorded || !exe->recorded_serials) return false;
   for (int i = 0; i < exe->parameter_count; i++)
-    if (exe->recorded_serials[i] != args[i]->serial) return false;
+    if (exe->recorded_serials[i] != vkrt_buffer_id(args[i]->buffer)) return false;
   for (int i = 0; i < exe->result_count; i++)
-    if (exe->recorded_serials[exe->parameter_count + i] != results[i]->serial) return false;
+    if (exe->recorded_serials[exe->parameter_count + i] != vkrt_buffer_id(results[i]->buffer)) return false;
   return true;
 }
 
@@ -448,9 +451,11 @@ static vkhlo_status_t run_replayed(run_t *r) {
       vkhlo_status_free(est);
       return st ? st : est;
     }
-    for (int i = 0; i < exe->parameter_count; i++) exe->recorded_serials[i] = r->args[i]->serial;
-    for (int i = 0; i < exe->result_count; i++) exe->recorded_serials[exe->parameter_count + i] = r->results[i]->serial;
+    for (int i = 0; i < exe->parameter_count; i++) exe->recorded_serials[i] = vkrt_buffer_id(r->args[i]->buffer);
+    for (int i = 0; i < exe->result_count; i++)
+      exe->recorded_serials[exe->parameter_count + i] = vkrt_buffer_id(r->results[i]->buffer);
     exe->recorded = true;
+    exe->stats.recordings++;
   }
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit(exe->cmd, false));
   r->cmd = exe->copy_cmd;
@@ -503,6 +508,7 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
     st = run_replayed(&r);
   } else {
     exe->recorded = false; /* the recording is being replaced */
+    exe->stats.recordings++;
     st = run_sequence(&r, &exe->main);
     if (!st) st = record_result_copies(&r, false);
     vkhlo_status_t fst = flush(&r);
@@ -512,6 +518,7 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
   free(r.pending);
   free(r.timed_kernel);
   free(r.timed_query);
+  exe->stats.executions++;
   if (!st) st = evaluate_checks(&r);
   return st;
 }
@@ -543,8 +550,9 @@ vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *exe, int arg_count,
   if (result_count != exe->result_count || (result_count && !out_results))
     return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
   vkhlo_status_t st = NULL;
-  for (int i = 0; i < result_count && !st; i++)
-    st = vkhlo_buffer_create(exe->context, &exe->result_types[i], NULL, &out_results[i]);
+  bool reused;
+  for (int i = 0; i < result_count && !st; i++) /* no zeroing: the execution writes them */
+    st = context_buffer_acquire(exe->context, &exe->result_types[i], &reused, &out_results[i]);
   if (!st) st = vkhlo_executable_execute_into(exe, arg_count, args, result_count, out_results);
   if (st) {
     for (int i = 0; i < result_count; i++) {

@@ -37,7 +37,21 @@ struct vkhlo_context_s {
   vkhlo_host_callback_fn host_callback;
   void *host_callback_user;
   uint64_t next_buffer_serial;
+  /* Device buffers of destroyed vkhlo buffers, kept for the next ones
+   * (oldest first; at most CONTEXT_POOL_MAX_BUFFERS / _BYTES): in steady
+   * state an execution's fresh results cost no vkAllocateMemory, and the
+   * same device buffers come back, so the recording replays. */
+  vkrt_buffer_t **pool;
+  int pool_count;
+  uint64_t pool_bytes;
+  uint64_t pool_reuses;
 };
+
+/* A buffer for |type| from the context's pool (no allocation when one of
+ * the right size is pooled) or newly allocated; its contents are
+ * unspecified (executions overwrite their results). */
+vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
+                                      bool *out_reused, vkhlo_buffer_t **out_buffer);
 
 struct vkhlo_buffer_s {
   vkhlo_context_t *context;
@@ -201,7 +215,7 @@ struct vkhlo_executable_s {
    * |copy_cmd| copies out the results that are not written in place. */
   vkrt_cmd_t *cmd, *copy_cmd;
   bool recorded;
-  uint64_t *recorded_serials;
+  uint64_t *recorded_serials; /* vkrt_buffer_id of each, not vkhlo serials */
   vkhlo_executable_stats_t stats;
   uint64_t max_loop_iterations;
   /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */

@@ -455,6 +455,13 @@ static vkhlo_status_t emit_compare(elemental_emitter_t *E, const hlo_instruction
     }
     return NULL;
   }
+  /* x != x is how XLA and JAX test for NaN: test the bits (vk_isnan), which
+   * no driver may fold away as it may fold x != x without float controls. */
+  hlo_comparison_direction_t dir = instr->attrs.comparison_direction;
+  if (k == 'F' && instr->operands[0] == instr->operands[1] && (dir == HLO_CMP_NE || dir == HLO_CMP_EQ)) {
+    el_def(E, instr, HLO_PRED, false, out, "(%svk_isnan(%s))", dir == HLO_CMP_NE ? "" : "!", v[0].s);
+    return NULL;
+  }
   el_def(E, instr, HLO_PRED, false, out, "(%s %s %s)", v[0].s, op, v[1].s);
   return NULL;
 }

@@ -81,6 +81,22 @@ void glsl_append_prelude_pieces(strbuf_t *sb, unsigned features, size_t end,
   }
 }
 
+/* Appends the file |name| of shaders/ (INTERNAL-style failure on |sb| if it
+ * is not embedded). */
+static void append_file(strbuf_t *sb, const char *name) {
+  const shaders_file_t *f = shaders_find(name);
+  if (!f) {
+    sb->failed = true;
+    return;
+  }
+  strbuf_appendn(sb, f->text, f->size_bytes);
+}
+
 void glsl_append_prelude(strbuf_t *sb, unsigned features) {
+  /* Every kernel tests NaN and infinity on the bits (nan.glsl says why); the
+   * macros make isnan/isinf in all that follows mean these tests. */
+  append_file(sb, "nan.glsl");
+  if (features & GLSL_FEATURE_FLOAT64) append_file(sb, "nan_double.glsl");
+  strbuf_append(sb, "#define isnan(x) vk_isnan(x)\n#define isinf(x) vk_isinf(x)\n");
   glsl_append_prelude_pieces(sb, features, COUNT_OF(pieces), false);
 }

@@ -22,6 +22,16 @@
  * kernel K after optimization" (the optimizer's) or "spirv-val rejected
  * kernel K" (the GLSL/glslang's, with the unoptimized module's diagnostic).
  *
+ * Float semantics.  Where the device honours it (options->
+ * signed_zero_inf_nan_preserve), every module is post-processed to declare
+ * the execution mode SignedZeroInfNanPreserve for the float widths it
+ * uses: without it a driver may assume no NaN, infinity or -0.0 exists
+ * (Vulkan leaves that to the implementation) and fold `x != x` to false,
+ * as NVIDIA's compiler does.  glslang has no option for it and GLSL no
+ * syntax short of GL_EXT_spirv_intrinsics, so the words are spliced in
+ * after generation (and after spirv-opt, which folds no NaN test), before
+ * validation and caching.
+ *
  * Disk cache.  Content-addressed: the key is a 128-bit hash (two FNV-1a
  * lanes with different bases, finished with a 64-bit mixer) of a string
  * naming the compiler versions and options followed by the GLSL text; the
@@ -59,6 +69,7 @@
 
 struct spirv_compiler {
   bool optimize;
+  unsigned signed_zero_inf_nan_preserve; /* SPIRV_FLOAT* widths */
   char *cache_dir; /* NULL: cache off */
   spv_context context;
   spirv_compiler_stats_t stats;
@@ -406,6 +417,126 @@ static vkhlo_status_t glsl_to_spirv(const char *name, const char *glsl, bool opt
   return s;
 }
 
+/* ---- float controls post-processing ------------------------------------ */
+
+enum {
+  OP_EXTENSION = 10,
+  OP_ENTRY_POINT = 15,
+  OP_EXECUTION_MODE = 16,
+  OP_CAPABILITY = 17,
+  OP_TYPE_FLOAT = 22,
+  OP_EXECUTION_MODE_ID = 331,
+  CAPABILITY_SIGNED_ZERO_INF_NAN_PRESERVE = 4466,
+  EXECUTION_MODE_SIGNED_ZERO_INF_NAN_PRESERVE = 4461,
+  MAX_ENTRY_POINTS = 16,
+};
+
+static const char float_controls_extension[] = "SPV_KHR_float_controls";
+
+static unsigned width_bit(uint32_t width) {
+  return width == 16 ? SPIRV_FLOAT16 : width == 32 ? SPIRV_FLOAT32 : width == 64 ? SPIRV_FLOAT64 : 0;
+}
+
+/* Writes OpExtension |name| at |out| (SPIR-V string: NUL-terminated,
+ * little-endian bytes within each word, zero-padded); returns words used. */
+static size_t put_extension(uint32_t *out, const char *name) {
+  size_t bytes = strlen(name) + 1, string_words = (bytes + 3) / 4;
+  out[0] = (uint32_t)((1 + string_words) << 16) | OP_EXTENSION;
+  for (size_t i = 0; i < string_words * 4; i++) {
+    uint32_t c = i < bytes ? (unsigned char)name[i] : 0;
+    if (i % 4 == 0) out[1 + i / 4] = 0;
+    out[1 + i / 4] |= c << (8 * (i % 4));
+  }
+  return 1 + string_words;
+}
+
+static bool is_extension(const uint32_t *inst, uint32_t word_count, const char *name) {
+  uint32_t packed[16];
+  size_t n = put_extension(packed, name);
+  return word_count == n && memcmp(inst + 1, packed + 1, (n - 1) * sizeof *packed) == 0;
+}
+
+vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words_io, size_t *size_bytes_io,
+                                                      unsigned widths) {
+  const uint32_t *w = *words_io;
+  size_t n = *size_bytes_io / 4;
+  if (!w || n < 5 || *size_bytes_io % 4 != 0 || w[0] != SPIRV_MAGIC)
+    return VKHLO_INVALID("float controls: not a SPIR-V module");
+  bool have_capability = false, have_extension = false;
+  size_t capabilities_end = 5, modes_end = 0;
+  uint32_t entries[MAX_ENTRY_POINTS];
+  unsigned declared[MAX_ENTRY_POINTS] = {0}; /* widths already declared, per entry */
+  int entry_count = 0;
+  unsigned used = 0;
+  for (size_t i = 5; i < n;) {
+    uint32_t op = w[i] & 0xffffu, wc = w[i] >> 16;
+    if (wc == 0 || wc > n - i) return VKHLO_INVALID("float controls: malformed instruction at word %zu", i);
+    switch (op) {
+      case OP_CAPABILITY:
+        if (wc >= 2 && w[i + 1] == CAPABILITY_SIGNED_ZERO_INF_NAN_PRESERVE) have_capability = true;
+        capabilities_end = i + wc;
+        break;
+      case OP_EXTENSION:
+        if (is_extension(w + i, wc, float_controls_extension)) have_extension = true;
+        break;
+      case OP_ENTRY_POINT:
+        if (wc < 3) return VKHLO_INVALID("float controls: malformed OpEntryPoint");
+        if (entry_count == MAX_ENTRY_POINTS)
+          return VKHLO_INVALID("float controls: more than %d entry points", MAX_ENTRY_POINTS);
+        entries[entry_count++] = w[i + 2];
+        modes_end = i + wc;
+        break;
+      case OP_EXECUTION_MODE:
+        if (wc == 4 && w[i + 2] == EXECUTION_MODE_SIGNED_ZERO_INF_NAN_PRESERVE)
+          for (int e = 0; e < entry_count; e++)
+            if (entries[e] == w[i + 1]) declared[e] |= width_bit(w[i + 3]);
+        modes_end = i + wc;
+        break;
+      case OP_EXECUTION_MODE_ID: modes_end = i + wc; break;
+      case OP_TYPE_FLOAT:
+        if (wc >= 3) used |= width_bit(w[i + 2]);
+        break;
+      default: break;
+    }
+    i += wc;
+  }
+  unsigned want = widths & used;
+  size_t mode_count = 0;
+  for (int e = 0; e < entry_count; e++)
+    for (unsigned bit = 1; bit <= SPIRV_FLOAT64; bit <<= 1)
+      if ((want & bit) && !(declared[e] & bit)) mode_count++;
+  if (mode_count == 0) return NULL;
+  bool need_extension = w[1] < 0x00010400u && !have_extension;
+  size_t extension_words = (sizeof float_controls_extension + 3) / 4 + 1;
+  size_t extra = (have_capability ? 0 : 2) + (need_extension ? extension_words : 0) + 4 * mode_count;
+  uint32_t *out = malloc((n + extra) * sizeof *out);
+  if (!out) return VKHLO_NO_MEMORY();
+  size_t o = 0;
+  memcpy(out, w, capabilities_end * sizeof *w);
+  o = capabilities_end;
+  if (!have_capability) {
+    out[o++] = (2u << 16) | OP_CAPABILITY;
+    out[o++] = CAPABILITY_SIGNED_ZERO_INF_NAN_PRESERVE;
+  }
+  if (need_extension) o += put_extension(out + o, float_controls_extension);
+  memcpy(out + o, w + capabilities_end, (modes_end - capabilities_end) * sizeof *w);
+  o += modes_end - capabilities_end;
+  for (int e = 0; e < entry_count; e++)
+    for (unsigned bit = 1, width = 16; bit <= SPIRV_FLOAT64; bit <<= 1, width *= 2)
+      if ((want & bit) && !(declared[e] & bit)) {
+        out[o++] = (4u << 16) | OP_EXECUTION_MODE;
+        out[o++] = entries[e];
+        out[o++] = EXECUTION_MODE_SIGNED_ZERO_INF_NAN_PRESERVE;
+        out[o++] = width;
+      }
+  memcpy(out + o, w + modes_end, (n - modes_end) * sizeof *w);
+  o += n - modes_end;
+  free(*words_io);
+  *words_io = out;
+  *size_bytes_io = o * sizeof *out;
+  return NULL;
+}
+
 /* ---- public API --------------------------------------------------------- */
 
 vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
@@ -416,6 +547,8 @@ vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
   spirv_compiler_t *c = calloc(1, sizeof *c);
   if (!c) return VKHLO_NO_MEMORY();
   c->optimize = options->optimize;
+  c->signed_zero_inf_nan_preserve =
+      options->signed_zero_inf_nan_preserve & (SPIRV_FLOAT16 | SPIRV_FLOAT32 | SPIRV_FLOAT64);
   vkhlo_status_t s = resolve_cache_dir(options, &c->cache_dir);
   if (s) {
     free(c);
@@ -434,9 +567,11 @@ vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
     return VKHLO_INTERNAL("glslang_initialize_process failed");
   }
   snprintf(c->key_prefix, sizeof c->key_prefix,
-           "vkhlo-spirv-cache-v1;glslang %d.%d.%d%s;spirv-tools %s;vulkan1.1;spv1.3;opt=%d",
+           "vkhlo-spirv-cache-v1;glslang %d.%d.%d%s;spirv-tools %s;vulkan1.1;spv1.3;opt=%d;"
+           "szinp=%u",
            GLSLANG_VERSION_MAJOR, GLSLANG_VERSION_MINOR, GLSLANG_VERSION_PATCH,
-           GLSLANG_VERSION_FLAVOR, spvSoftwareVersionString(), c->optimize ? 1 : 0);
+           GLSLANG_VERSION_FLAVOR, spvSoftwareVersionString(), c->optimize ? 1 : 0,
+           c->signed_zero_inf_nan_preserve);
   *out_compiler = c;
   return NULL;
 }
@@ -475,6 +610,11 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
   size_t count = 0;
   char *diag = NULL;
   vkhlo_status_t s = glsl_to_spirv(name, glsl, c->optimize, &words, &count);
+  if (!s && c->signed_zero_inf_nan_preserve) {
+    size_t bytes = count * sizeof *words;
+    s = spirv_add_signed_zero_inf_nan_preserve(&words, &bytes, c->signed_zero_inf_nan_preserve);
+    count = bytes / sizeof *words;
+  }
   if (!s && !validate_words(c, words, count, &diag)) {
     /* Blame the code generator or the optimizer: is the plain module valid? */
     bool optimizer_at_fault = false;

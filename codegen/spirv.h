@@ -24,7 +24,14 @@ typedef struct spirv_compiler_options {
   const char *cache_dir;
   bool disable_cache;
   bool optimize; /* run spirv-opt performance passes (default on in vkhlo) */
+  /* Float widths (SPIRV_FLOAT16 | SPIRV_FLOAT32 | SPIRV_FLOAT64) for which
+   * every compiled module declares OpExecutionMode SignedZeroInfNanPreserve
+   * when it uses that width (spirv_add_signed_zero_inf_nan_preserve).  Set
+   * only the widths the device honours (codegen_target_t). */
+  unsigned signed_zero_inf_nan_preserve;
 } spirv_compiler_options_t;
+
+enum { SPIRV_FLOAT16 = 1u << 0, SPIRV_FLOAT32 = 1u << 1, SPIRV_FLOAT64 = 1u << 2 };
 
 typedef struct spirv_compiler_stats {
   int compiled;   /* modules compiled by glslang */
@@ -47,6 +54,17 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *compiler, const char *name, 
  * spirv-val.  Errors: INVALID_ARGUMENT "spirv-val rejected <name>: ...". */
 vkhlo_status_t spirv_validate(spirv_compiler_t *compiler, const char *name, const uint32_t *words,
                               size_t size_bytes);
+
+/* Post-processing: declares OpExecutionMode <entry> SignedZeroInfNanPreserve
+ * <w> on every entry point for each width w in |widths| (SPIRV_FLOAT*) that
+ * the module declares with OpTypeFloat, with the SignedZeroInfNanPreserve
+ * capability and, below SPIR-V 1.4, OpExtension "SPV_KHR_float_controls".
+ * Declarations already present are kept, not repeated.  *words is replaced
+ * by a new heap block (the old one is freed) only when something is added;
+ * *size_bytes is updated.  Errors: INVALID_ARGUMENT for a malformed module
+ * (nothing changed). */
+vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words, size_t *size_bytes,
+                                                      unsigned widths);
 
 /* Disassembles SPIR-V to text (for dumps).  Caller frees.  NULL on error. */
 char *spirv_disassemble(const uint32_t *words, size_t size_bytes);

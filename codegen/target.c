@@ -13,4 +13,6 @@ void codegen_target_default(codegen_target_t *t) {
   t->max_shared_memory_bytes = 32768;
   t->max_storage_buffer_range = 1u << 30;
   t->max_storage_buffers_per_stage = 64;
+  t->signed_zero_inf_nan_preserve_float16 = t->signed_zero_inf_nan_preserve_float32 =
+      t->signed_zero_inf_nan_preserve_float64 = true;
 }

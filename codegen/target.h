@@ -24,6 +24,13 @@ typedef struct codegen_target {
    * storage (glsl_types.h, "Emulated forms"); opt-in, it loses precision.
    * Off: f64 programs fail with UNIMPLEMENTED on such devices. */
   bool demote_f64;
+  /* The device honours SPIR-V's SignedZeroInfNanPreserve execution mode for
+   * 16/32/64-bit floats (Vulkan float controls); spirv.c then declares it in
+   * every module for the float widths the module uses, so that no driver
+   * may fold NaN tests (x != x) or lose -0.0 and infinities. */
+  bool signed_zero_inf_nan_preserve_float16;
+  bool signed_zero_inf_nan_preserve_float32;
+  bool signed_zero_inf_nan_preserve_float64;
 } codegen_target_t;
 
 /* A target with every feature, for tests that only emit GLSL. */

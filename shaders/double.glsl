@@ -106,6 +106,7 @@ double vk_cos_poly(double r) {
 }
 double vk_sin(double x) {
   if (isnan(x) || isinf(x)) return (x - x) / (x - x);
+  if (x == 0.0lf) return x; // keeps -0 (the reduction gives +0)
   int q;
   double r = vk_reduce_pio2(x, q);
   double v = (q & 1) == 0 ? vk_sin_poly(r) : vk_cos_poly(r);

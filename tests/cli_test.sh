@@ -39,6 +39,8 @@ grep -q "is a directory" "$tmp/out" || fail "directory message: $(cat "$tmp/out"
 # --profile: every dispatch of each --repeat run counted, per kernel
 "$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3,4,-1,0.5,0.25,2 --repeat=3 --profile > "$tmp/out" 2>&1 ||
   fail "--profile exited $?"
+grep -qE '^wall: [0-9.]+ ms per execution \(median of 3.*device [0-9.]+ ms per execution' "$tmp/out" ||
+  fail "--repeat wall/device line: $(cat "$tmp/out")"
 n=$(sed -n 's/^profile: \([0-9]*\) dispatches, .* ms of device time$/\1/p' "$tmp/out")
 k=$("$bin" compile "$src/examples/mlp.mlir" --stats | sed -n 's/^dispatches: //p')
 [ -n "$n" ] && [ -n "$k" ] && [ "$n" -eq $((3 * k)) ] || fail "--profile counted '$n' dispatches for 3 runs of $k: $(cat "$tmp/out")"

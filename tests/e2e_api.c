@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -364,6 +365,131 @@ static void effects_inside_regions_keep_their_order(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* vkhlo_executable_execute's fresh results come from the context's pool:
+ * results kept alive are distinct buffers with their own values; destroyed
+ * ones go back to the pool; the execute-destroy loop replays one recording
+ * and allocates no device memory. */
+static void fresh_results_come_from_the_pool(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_tensor_type_t t;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {-1, 0.5f, 2, 8, -3, 1}, out[6];
+  vkhlo_buffer_t *ab[2], *ba[2], *r1, *r2;
+  expect_ok(vkhlo_buffer_create(ctx, &t, a, &ab[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, b, &ab[1]));
+  ba[0] = ab[1];
+  ba[1] = ab[0];
+  /* two live results: independent */
+  expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+  expect_ok(vkhlo_executable_execute(exe, 2, ba, 1, &r2));
+  assert_ptr_not_equal(r1, r2);
+  expect_ok(vkhlo_buffer_read(r1, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  expect_ok(vkhlo_buffer_read(r2, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * b[i]);
+  /* destroying returns the memory to the pool */
+  vkhlo_memory_stats_t m0, m1;
+  vkhlo_context_memory_stats(ctx, &m0);
+  vkhlo_buffer_destroy(r1);
+  vkhlo_buffer_destroy(r2);
+  vkhlo_context_memory_stats(ctx, &m1);
+  assert_int_equal(m1.pooled_buffers, m0.pooled_buffers + 2);
+  assert_int_equal(m1.device_allocations_live, m0.device_allocations_live);
+  /* the execute-destroy loop: one recording, no new device memory */
+  vkhlo_executable_stats_t s0, s1;
+  expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+  vkhlo_buffer_destroy(r1);
+  vkhlo_executable_stats(exe, &s0);
+  vkhlo_context_memory_stats(ctx, &m0);
+  for (int i = 0; i < 50; i++) {
+    expect_ok(vkhlo_executable_execute(exe, 2, ab, 1, &r1));
+    if (i < 49) vkhlo_buffer_destroy(r1);
+  }
+  vkhlo_executable_stats(exe, &s1);
+  vkhlo_context_memory_stats(ctx, &m1);
+  assert_int_equal(s1.executions - s0.executions, 50);
+  assert_int_equal(s1.recordings, s0.recordings); /* replayed every time */
+  assert_int_equal(m1.device_allocations_made, m0.device_allocations_made);
+  expect_ok(vkhlo_buffer_read(r1, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  /* a pooled buffer given out by vkhlo_buffer_create without data is zeroed */
+  vkhlo_buffer_destroy(r1);
+  vkhlo_buffer_t *z;
+  expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &z));
+  expect_ok(vkhlo_buffer_read(z, out, sizeof out));
+  for (int i = 0; i < 6; i++) assert_true(out[i] == 0.0f);
+  vkhlo_buffer_destroy(z);
+  vkhlo_buffer_destroy(ab[0]);
+  vkhlo_buffer_destroy(ab[1]);
+  vkhlo_executable_destroy(exe);
+}
+
+/* IEEE special values survive the device's compiler: -0.0 keeps its sign
+ * through sine and multiply, x != x finds NaN, inf - inf is NaN.  Inputs are
+ * parameters so that nothing can be folded on the host. */
+static const char float_semantics_program[] =
+    "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, "
+    "tensor<4xi1>, tensor<4xf32>) {\n"
+    "  %s = stablehlo.sine %x : tensor<4xf32>\n"
+    "  %m = stablehlo.multiply %x, %y : tensor<4xf32>\n"
+    "  %n = stablehlo.compare NE, %x, %x, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+    "  %d = stablehlo.subtract %x, %y : tensor<4xf32>\n"
+    "  return %s, %m, %n, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>\n"
+    "}\n";
+
+static uint32_t float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static bool bits_are_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+static void float_semantics_are_ieee(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, float_semantics_program);
+  vkhlo_tensor_type_t t;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  const uint32_t neg_zero = 0x80000000u, pos_inf = 0x7f800000u, neg_inf = 0xff800000u;
+  uint32_t xb[4] = {neg_zero, 0x7fc00000u, pos_inf, neg_inf};
+  float x[4], y[4] = {1.0f, 1.0f, 0, 2.0f};
+  memcpy(x, xb, sizeof x);
+  memcpy(&y[2], &pos_inf, sizeof pos_inf);
+  vkhlo_buffer_t *args[2], *res[4];
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, y, &args[1]));
+  expect_ok(vkhlo_executable_execute(exe, 2, args, 4, res));
+  uint32_t sine[4], product[4], difference[4];
+  uint8_t ne[4];
+  expect_ok(vkhlo_buffer_read(res[0], sine, sizeof sine));
+  expect_ok(vkhlo_buffer_read(res[1], product, sizeof product));
+  expect_ok(vkhlo_buffer_read(res[2], ne, sizeof ne));
+  expect_ok(vkhlo_buffer_read(res[3], difference, sizeof difference));
+  /* sin(-0) = -0; sin(NaN), sin(+-inf) = NaN */
+  assert_int_equal(sine[0], neg_zero);
+  assert_true(bits_are_nan(sine[1]) && bits_are_nan(sine[2]) && bits_are_nan(sine[3]));
+  /* -0 * 1 = -0; NaN * 1 = NaN; inf * inf = inf; -inf * 2 = -inf */
+  assert_int_equal(product[0], neg_zero);
+  assert_true(bits_are_nan(product[1]));
+  assert_int_equal(product[2], pos_inf);
+  assert_int_equal(product[3], neg_inf);
+  /* x != x only for NaN */
+  assert_int_equal(ne[0], 0);
+  assert_int_equal(ne[1], 1);
+  assert_int_equal(ne[2], 0);
+  assert_int_equal(ne[3], 0);
+  /* -0 - 1 = -1; NaN - 1 = NaN; inf - inf = NaN; -inf - 2 = -inf */
+  assert_int_equal(difference[0], float_bits(-1.0f));
+  assert_true(bits_are_nan(difference[1]));
+  assert_true(bits_are_nan(difference[2]));
+  assert_int_equal(difference[3], neg_inf);
+  for (int i = 0; i < 4; i++) vkhlo_buffer_destroy(res[i]);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_multiply_runs),
@@ -375,6 +501,8 @@ int main(void) {
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
       cmocka_unit_test(effects_inside_regions_keep_their_order),
+      cmocka_unit_test(float_semantics_are_ieee),
+      cmocka_unit_test(fresh_results_come_from_the_pool),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

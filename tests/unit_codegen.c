@@ -39,7 +39,7 @@ static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   f->m = hlo_module_create("test");
   f->c = hlo_computation_create(f->m, "main");
-  spirv_compiler_options_t opts = {NULL, true, false};
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = false};
   vkhlo_status_t st = spirv_compiler_create(&opts, &f->sc);
   if (st) {
     fprintf(stderr, "%s\n", vkhlo_status_message(st));

@@ -38,7 +38,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
-  spirv_compiler_options_t opts = {NULL, true, false};
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = false};
   vkhlo_status_t st = spirv_compiler_create(&opts, &f->sc);
   if (st) {
     fprintf(stderr, "%s\n", vkhlo_status_message(st));

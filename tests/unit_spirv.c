@@ -299,11 +299,118 @@ static void test_disassemble(void **state) {
   spirv_compiler_destroy(c);
 }
 
+static const char *kDoubleShader =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, set = 0, binding = 0) buffer A { double a[]; };\n"
+    "void main() { a[gl_GlobalInvocationID.x] = -a[gl_GlobalInvocationID.x]; }\n";
+
+static const char *kIntShader =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, set = 0, binding = 0) buffer A { uint a[]; };\n"
+    "void main() { a[gl_GlobalInvocationID.x] += 1u; }\n";
+
+static int count_occurrences(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+/* Compiles |glsl| with |widths| preserved; returns the disassembly. */
+static char *compile_with_preserve(const char *glsl, unsigned widths) {
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = true,
+                                   .signed_zero_inf_nan_preserve = widths};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = NULL;
+  size_t n = 0;
+  expect_ok(spirv_compile_glsl(c, "k", glsl, &w, &n));
+  expect_ok(spirv_validate(c, "k", w, n));
+  char *text = spirv_disassemble(w, n);
+  assert_non_null(text);
+  free(w);
+  spirv_compiler_destroy(c);
+  return text;
+}
+
+static void test_signed_zero_inf_nan_preserve(void **state) {
+  (void)state;
+  /* asked for and used: mode, capability, extension (SPIR-V 1.3) */
+  char *t = compile_with_preserve(kAddShader, SPIRV_FLOAT32);
+  assert_int_equal(count_occurrences(t, "OpExecutionMode %main SignedZeroInfNanPreserve 32"), 1);
+  assert_int_equal(count_occurrences(t, "OpCapability SignedZeroInfNanPreserve"), 1);
+  assert_int_equal(count_occurrences(t, "OpExtension \"SPV_KHR_float_controls\""), 1);
+  free(t);
+  /* not asked for */
+  t = compile_with_preserve(kAddShader, 0);
+  assert_null(strstr(t, "SignedZeroInfNanPreserve"));
+  assert_null(strstr(t, "float_controls"));
+  free(t);
+  /* asked for widths the module does not use */
+  t = compile_with_preserve(kAddShader, SPIRV_FLOAT16 | SPIRV_FLOAT64);
+  assert_null(strstr(t, "SignedZeroInfNanPreserve"));
+  free(t);
+  t = compile_with_preserve(kIntShader, SPIRV_FLOAT16 | SPIRV_FLOAT32 | SPIRV_FLOAT64);
+  assert_null(strstr(t, "SignedZeroInfNanPreserve"));
+  free(t);
+  /* only the widths asked for */
+  t = compile_with_preserve(kDoubleShader, SPIRV_FLOAT64);
+  assert_int_equal(count_occurrences(t, "SignedZeroInfNanPreserve 64"), 1);
+  assert_null(strstr(t, "SignedZeroInfNanPreserve 32"));
+  free(t);
+
+  /* idempotent: a second pass adds nothing */
+  spirv_compiler_options_t opts = {.disable_cache = true, .optimize = false,
+                                   .signed_zero_inf_nan_preserve = SPIRV_FLOAT32};
+  spirv_compiler_t *c = NULL;
+  expect_ok(spirv_compiler_create(&opts, &c));
+  uint32_t *w = NULL;
+  size_t n = 0;
+  expect_ok(spirv_compile_glsl(c, "k", kAddShader, &w, &n));
+  size_t before = n;
+  expect_ok(spirv_add_signed_zero_inf_nan_preserve(&w, &n, SPIRV_FLOAT32));
+  assert_int_equal(n, before);
+  /* malformed input is rejected, not read past its end */
+  size_t short_size = 8;
+  assert_non_null(spirv_add_signed_zero_inf_nan_preserve(&w, &short_size, SPIRV_FLOAT32));
+  free(w);
+  spirv_compiler_destroy(c);
+}
+
+/* The preserve widths are part of the cache key: a module compiled without
+ * the mode is not served to a compiler that wants it. */
+static void test_preserve_is_in_cache_key(void **state) {
+  (void)state;
+  char *dir = make_temp_dir();
+  for (unsigned widths = 0; widths <= SPIRV_FLOAT32; widths += SPIRV_FLOAT32) {
+    spirv_compiler_options_t opts = {.cache_dir = dir, .optimize = true,
+                                     .signed_zero_inf_nan_preserve = widths};
+    spirv_compiler_t *c = NULL;
+    expect_ok(spirv_compiler_create(&opts, &c));
+    uint32_t *w = NULL;
+    size_t n = 0;
+    expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
+    assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
+    assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
+    char *text = spirv_disassemble(w, n);
+    assert_int_equal(strstr(text, "SignedZeroInfNanPreserve 32") != NULL, widths != 0);
+    free(text);
+    free(w);
+    spirv_compiler_destroy(c);
+  }
+  assert_int_equal(count_files(dir), 2);
+  remove_tree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compile_and_cache), cmocka_unit_test(test_corrupt_cache_is_ignored),
       cmocka_unit_test(test_bad_glsl),          cmocka_unit_test(test_disable_cache),
       cmocka_unit_test(test_env_cache_dir),     cmocka_unit_test(test_disassemble),
+      cmocka_unit_test(test_signed_zero_inf_nan_preserve),
+      cmocka_unit_test(test_preserve_is_in_cache_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -76,7 +77,8 @@ static const char usage[] =
     "  --stats                  print compile statistics as 'key: value' lines\n"
     "  --print-outputs          print results even when the program has checks\n"
     "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
-    "  --repeat=N               execute N times (results of the last run)\n"
+    "  --repeat=N               execute N times (results of the last run); prints the\n"
+    "                           wall time per execution (and device time with --profile)\n"
     "  --profile                time every dispatch on the device; print the kernels\n"
     "                           by total device time (all --repeat runs)\n"
     "  --quiet                  print only failures\n";
@@ -372,6 +374,38 @@ static int by_device_ms(const void *pa, const void *pb) {
   return a->device_ms > b->device_ms ? -1 : a->device_ms < b->device_ms;
 }
 
+static double wall_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int by_double(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* --repeat=N: wall time per execution (median, minimum, first), and with
+ * --profile the device time per execution next to it. */
+static void print_wall_times(const vkhlo_executable_t *exe, double *ms, int n, bool profile) {
+  double first = ms[0];
+  qsort(ms, (size_t)n, sizeof *ms, by_double);
+  double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  printf("wall: %.3f ms per execution (median of %d; min %.3f, first %.3f)", median, n, ms[0], first);
+  if (profile) {
+    int k = vkhlo_executable_profile(exe, NULL, 0);
+    vkhlo_kernel_profile_t *p = calloc((size_t)k + 1, sizeof *p);
+    double total = 0;
+    if (p) {
+      vkhlo_executable_profile(exe, p, k);
+      for (int i = 0; i < k; i++) total += p[i].device_ms;
+      free(p);
+    }
+    printf(", device %.3f ms per execution (mean; profiling adds a barrier per dispatch)", total / n);
+  }
+  printf("\n");
+}
+
 /* --profile: the kernels by total device time, the most expensive first. */
 static void print_profile(const vkhlo_executable_t *exe) {
   int n = vkhlo_executable_profile(exe, NULL, 0);
@@ -461,17 +495,23 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
     }
   }
   if (o->profile) vkhlo_executable_set_profiling(exe, true);
+  double *wall_ms = calloc((size_t)o->repeat, sizeof *wall_ms);
   for (int r = 0; r < o->repeat; r++) {
     for (int i = 0; i < nr; i++) {
       vkhlo_buffer_destroy(results[i]);
       results[i] = NULL;
     }
+    double t0 = wall_now_ms();
     st = vkhlo_executable_execute(exe, np, args, nr, results);
+    if (wall_ms) wall_ms[r] = wall_now_ms() - t0;
     if (st) {
+      free(wall_ms);
       rc = report(st);
       goto done;
     }
   }
+  if (o->repeat > 1 && wall_ms) print_wall_times(exe, wall_ms, o->repeat, o->profile);
+  free(wall_ms);
   if (o->profile) print_profile(exe);
   int checks = vkhlo_executable_check_count(exe), failed = 0;
   for (int i = 0; i < checks; i++) {

@@ -84,6 +84,10 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
     r = d->vk.vkAllocateMemory(d->device, &alloc, NULL, &b->memory);
     if (r == VK_SUCCESS) {
       b->memory_type_index = candidates[i];
+      d->memory.allocations_made++;
+      d->memory.allocations_live++;
+      d->memory.bytes_live += req.size;
+      b->memory_bytes = req.size;
       break;
     }
     b->memory = VK_NULL_HANDLE;
@@ -108,7 +112,11 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
                                                   host ? "host-visible" : "suitable",
                                                   (unsigned long long)size)
                               : vkrt_vk_status(failed_call, r);
-    if (b->memory) d->vk.vkFreeMemory(d->device, b->memory, NULL);
+    if (b->memory) {
+      d->vk.vkFreeMemory(d->device, b->memory, NULL);
+      d->memory.allocations_live--;
+      d->memory.bytes_live -= b->memory_bytes;
+    }
     d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
     b->memory = VK_NULL_HANDLE;
     b->buffer = VK_NULL_HANDLE;
@@ -120,7 +128,11 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
 static void destroy_raw(vkrt_device_t *d, vkrt_buffer_t *b) {
   if (b->mapped) d->vk.vkUnmapMemory(d->device, b->memory);
   if (b->buffer) d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
-  if (b->memory) d->vk.vkFreeMemory(d->device, b->memory, NULL);
+  if (b->memory) {
+    d->vk.vkFreeMemory(d->device, b->memory, NULL);
+    d->memory.allocations_live--;
+    d->memory.bytes_live -= b->memory_bytes;
+  }
 }
 
 vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer) {
@@ -134,6 +146,7 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
   vkrt_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->device = device;
+  b->id = ++device->next_buffer_id;
   b->size_bytes = size_bytes;
   vkhlo_status_t s = create_raw(device, size_bytes, false, false, b);
   if (s) {
@@ -151,6 +164,12 @@ void vkrt_buffer_destroy(vkrt_buffer_t *buffer) {
 }
 
 uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer) { return buffer->size_bytes; }
+
+uint64_t vkrt_buffer_id(const vkrt_buffer_t *buffer) { return buffer->id; }
+
+void vkrt_device_memory_stats(const vkrt_device_t *device, vkrt_memory_stats_t *out) {
+  *out = device->memory;
+}
 
 static vkhlo_status_t check_range(const vkrt_buffer_t *b, uint64_t offset, uint64_t size, const char *what) {
   if (offset > b->size_bytes || size > b->size_bytes - offset)

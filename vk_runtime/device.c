@@ -636,9 +636,15 @@ static void caps_from_features(vkrt_caps_t *caps, const feature_set_t *fs, bool 
   }
 }
 
-static void caps_from_properties(vkrt_device_t *d) {
+/* |float_controls|: the device has float controls (api >= 1.2, or the
+ * extension, enabled), so VkPhysicalDeviceFloatControlsProperties may be
+ * chained. */
+static void caps_from_properties(vkrt_device_t *d, bool float_controls) {
+  VkPhysicalDeviceFloatControlsProperties fc = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+      .pNext = float_controls ? &fc : NULL};
   VkPhysicalDeviceMaintenance3Properties m3 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, .pNext = &subgroup};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -664,6 +670,9 @@ static void caps_from_properties(vkrt_device_t *d) {
   c->max_push_constants_size = l->maxPushConstantsSize;
   c->max_bound_descriptor_sets = l->maxBoundDescriptorSets;
   d->non_coherent_atom_size = l->nonCoherentAtomSize ? l->nonCoherentAtomSize : 1;
+  c->signed_zero_inf_nan_preserve_float16 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat16;
+  c->signed_zero_inf_nan_preserve_float32 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat32;
+  c->signed_zero_inf_nan_preserve_float64 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat64;
 }
 
 /* Queries features; creates the logical device unless external. */
@@ -678,6 +687,11 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   VKHLO_RETURN_IF_ERROR(device_extensions(d, d->physical_device, &exts, &ext_count));
   bool has_8bit = !api12 && has_extension(exts, ext_count, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
   bool has_f16i8 = !api12 && has_extension(exts, ext_count, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  /* On 1.1 the extension is enabled below; an external 1.1 device may not
+   * have it enabled, so float controls count only from 1.2 there. */
+  bool has_float_controls =
+      !api12 && !d->external &&
+      has_extension(exts, ext_count, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
   free(exts);
 
   feature_set_t have, want;
@@ -688,7 +702,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   chain_features(&want, api12, has_8bit, has_f16i8);
   select_features(&have, &want);
   caps_from_features(&d->caps, &want, api12);
-  caps_from_properties(d);
+  caps_from_properties(d, api12 || has_float_controls);
   d->ifn.vkGetPhysicalDeviceMemoryProperties(d->physical_device, &d->memory_properties);
   if (d->external) return NULL;
 
@@ -697,8 +711,9 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
     return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "device %s has no compute queue",
                              props.deviceName);
   d->queue_family_index = (uint32_t)family;
-  const char *enabled[2];
+  const char *enabled[3];
   uint32_t enabled_count = 0;
+  if (has_float_controls) enabled[enabled_count++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
   if (has_8bit && (want.s8.storageBuffer8BitAccess || want.s8.uniformAndStorageBuffer8BitAccess))
     enabled[enabled_count++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
   if (has_f16i8 && (want.f16i8.shaderInt8 || want.f16i8.shaderFloat16))

@@ -58,6 +58,16 @@ typedef struct vkrt_caps {
   uint32_t max_per_stage_descriptor_storage_buffers;
   uint32_t max_push_constants_size;
   uint32_t max_bound_descriptor_sets;
+  /* Float controls (Vulkan 1.2 core, or VK_KHR_shader_float_controls which
+   * vkrt then enables): the device honours the SPIR-V execution mode
+   * SignedZeroInfNanPreserve for 16/32/64-bit floats
+   * (VkPhysicalDeviceFloatControlsProperties::
+   * shaderSignedZeroInfNanPreserveFloat16/32/64).  Always false on a
+   * Vulkan 1.1 device in external mode (vkrt cannot know whether the
+   * caller enabled the extension). */
+  bool signed_zero_inf_nan_preserve_float16;
+  bool signed_zero_inf_nan_preserve_float32;
+  bool signed_zero_inf_nan_preserve_float64;
 } vkrt_caps_t;
 
 /* Called with each validation-layer or driver debug message. */
@@ -118,11 +128,24 @@ typedef struct vkrt_vulkan_handles {
 } vkrt_vulkan_handles_t;
 void vkrt_device_vulkan_handles(const vkrt_device_t *device, vkrt_vulkan_handles_t *out_handles);
 
+/* Device memory of one device, for tests and diagnostics: every
+ * vkAllocateMemory vkrt made (staging buffers included) and what is still
+ * allocated. */
+typedef struct vkrt_memory_stats {
+  uint64_t allocations_made; /* vkAllocateMemory calls that succeeded, ever */
+  uint64_t allocations_live;
+  uint64_t bytes_live;
+} vkrt_memory_stats_t;
+void vkrt_device_memory_stats(const vkrt_device_t *device, vkrt_memory_stats_t *out);
+
 /* A device-local storage buffer usable as transfer source and destination.
  * |size_bytes| 0 is rounded up to 16. */
 vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer);
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer);
 uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer);
+/* A number naming |buffer| (and so its VkBuffer) that no other buffer of
+ * the device ever had or will have: equal ids mean the same live buffer. */
+uint64_t vkrt_buffer_id(const vkrt_buffer_t *buffer);
 /* Synchronous host<->device copies through a staging buffer. */
 vkhlo_status_t vkrt_buffer_upload(vkrt_buffer_t *buffer, uint64_t offset_bytes, const void *data,
                                   uint64_t size_bytes);

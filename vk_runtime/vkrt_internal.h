@@ -65,13 +65,18 @@ struct vkrt_device {
 
   vkrt_caps_t caps;
   vkrt_device_info_t info;
+
+  uint64_t next_buffer_id;  /* vkrt_buffer_id: never reused */
+  vkrt_memory_stats_t memory; /* vkrt_device_memory_stats */
 };
 
 struct vkrt_buffer {
   vkrt_device_t *device;
+  uint64_t id;
   VkBuffer buffer;
   VkDeviceMemory memory;
   uint64_t size_bytes;
+  uint64_t memory_bytes; /* what vkAllocateMemory gave (for the stats) */
   uint32_t memory_type_index;
   bool host_coherent;
   void *mapped; /* persistent mapping when host-visible (and not forced to stage) */

@@ -229,6 +229,10 @@ typedef struct vkhlo_executable_stats {
   int64_t liveness_lower_bound_bytes;
   /* Pipeline barriers recorded per execution (loops counted once). */
   int64_t barriers;
+  /* Since compilation: executions, and how many of them recorded the
+   * command buffer anew (the others replayed the previous recording). */
+  int64_t executions;
+  int64_t recordings;
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 
@@ -241,7 +245,21 @@ typedef struct vkhlo_buffer_s vkhlo_buffer_t;
  * zeroed when |host_data| is NULL. */
 vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
                                    const void *host_data, vkhlo_buffer_t **out_buffer);
+/* Destroys |buffer|; its device memory goes back to the context's pool,
+ * which the next vkhlo_buffer_create or vkhlo_executable_execute of the
+ * same size takes before allocating (the pool keeps at most 64 buffers and
+ * 256 MiB; older ones are freed, all at vkhlo_context_destroy). */
 void vkhlo_buffer_destroy(vkhlo_buffer_t *buffer);
+/* Device memory of a context (its device's vkAllocateMemory calls, staging
+ * included) and its buffer pool, for tests and diagnostics. */
+typedef struct vkhlo_memory_stats {
+  int64_t device_allocations_made; /* ever */
+  int64_t device_allocations_live;
+  int64_t device_bytes_live;
+  int64_t pooled_buffers, pooled_bytes; /* free buffers kept for reuse */
+  int64_t pool_reuses;                  /* buffers taken from the pool, ever */
+} vkhlo_memory_stats_t;
+void vkhlo_context_memory_stats(const vkhlo_context_t *context, vkhlo_memory_stats_t *out);
 void vkhlo_buffer_type(const vkhlo_buffer_t *buffer, vkhlo_tensor_type_t *out_type);
 /* Copies the tensor to |host_data| (|size_bytes| must equal its size).
  * Errors: INVALID_ARGUMENT on a size mismatch; UNAVAILABLE on device loss. */
@@ -251,8 +269,15 @@ vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, 
 
 /* Runs the executable on |args| (one buffer per parameter, types equal to
  * the parameter types; not modified) and returns one new buffer per result
- * in |out_results[0..result_count-1]| (caller-owned; all NULL on error).
- * Blocks until the device is done.
+ * in |out_results[0..result_count-1]| (caller-owned, distinct from every
+ * buffer the caller holds; all NULL on error).  Blocks until the device is
+ * done.  The results come from the context's buffer pool: a caller that
+ * destroys the previous results before executing again gets the same
+ * device buffers back, and then a straight-line program replays its
+ * recorded command buffer (one queue submission, no recording; see
+ * vkhlo_executable_stats' recordings); results kept alive make the next
+ * execution record again.  Threading: as the context (one thread at a
+ * time for the context, its executables and buffers).
  * Errors: INVALID_ARGUMENT on a count or type mismatch; UNAVAILABLE on
  * device loss; DEADLINE_EXCEEDED when a while loop runs past
  * $VKHLO_MAX_LOOP_ITERATIONS (default 10^7) iterations. */

@@ -1,0 +1,175 @@
+/*
+ * bench_overhead: host time per execution of vkhlo_executable_execute.
+ *
+ *   bench_overhead [RUNS]          (default 41; chess-9M runs 3 times)
+ *
+ * For each program: device time per execution (profiling on: the sum of
+ * the dispatches' device timestamps; profiling adds a barrier per dispatch,
+ * so this is an upper bound of the device's share), then the median wall
+ * time of the fresh-result loop execute -> destroy results in two modes
+ * back to back:
+ *   replay   - results destroyed before the next execution: the pool hands
+ *              the same device buffers back and the recording is replayed;
+ *   record   - the previous results kept alive one execution longer: fresh
+ *              device buffers every time, so every execution records anew
+ *              (what every fresh-result execution did before the pool).
+ * overhead = wall - device; per dispatch = overhead / dispatches.
+ * Prints the device it ran on.  Not a test.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vkhlo/vkhlo.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static char *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = 0;
+  fclose(f);
+  *size = (size_t)n;
+  return s;
+}
+
+static int fail(vkhlo_status_t st) {
+  fprintf(stderr, "bench_overhead: %s\n", vkhlo_status_message(st));
+  vkhlo_status_free(st);
+  return 2;
+}
+
+#define MAX_IO 256
+
+/* One execution; |keep|: destroy the previous results only afterwards. */
+static vkhlo_status_t execute_once(vkhlo_executable_t *exe, int np, vkhlo_buffer_t **args, int nr,
+                                   vkhlo_buffer_t **held, bool keep) {
+  vkhlo_buffer_t *res[MAX_IO];
+  if (!keep)
+    for (int i = 0; i < nr; i++) vkhlo_buffer_destroy(held[i]), held[i] = NULL;
+  vkhlo_status_t st = vkhlo_executable_execute(exe, np, args, nr, res);
+  for (int i = 0; i < nr; i++) {
+    vkhlo_buffer_destroy(held[i]);
+    held[i] = st ? NULL : res[i];
+  }
+  return st;
+}
+
+static int bench(vkhlo_context_t *ctx, const char *name, const char *text, size_t size, int runs) {
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, size, name, NULL, &exe);
+  if (st) return fail(st);
+  int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
+  if (np > MAX_IO || nr > MAX_IO) return 2;
+  vkhlo_buffer_t *args[MAX_IO] = {0}, *held[MAX_IO] = {0};
+  for (int i = 0; i < np && !st; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_executable_parameter_type(exe, i, &t);
+    st = vkhlo_buffer_create(ctx, &t, NULL, &args[i]);
+  }
+  if (!st) st = execute_once(exe, np, args, nr, held, false); /* warm-up */
+  /* device time */
+  vkhlo_executable_set_profiling(exe, true);
+  int dev_runs = runs < 5 ? runs : 5;
+  for (int r = 0; r < dev_runs && !st; r++) st = execute_once(exe, np, args, nr, held, false);
+  if (st) return fail(st);
+  int nk = vkhlo_executable_profile(exe, NULL, 0);
+  vkhlo_kernel_profile_t *p = calloc((size_t)nk + 1, sizeof *p);
+  vkhlo_executable_profile(exe, p, nk);
+  double device_us = 0;
+  for (int i = 0; i < nk; i++) device_us += p[i].device_ms * 1e3;
+  device_us /= dev_runs;
+  free(p);
+  vkhlo_executable_set_profiling(exe, false);
+  vkhlo_executable_stats_t s0, s1;
+  vkhlo_executable_stats(exe, &s0);
+  double wall[2] = {0, 0};
+  int64_t recordings[2] = {0, 0};
+  double *t = calloc((size_t)runs, sizeof *t);
+  for (int mode = 0; mode < 2 && !st; mode++) {
+    st = execute_once(exe, np, args, nr, held, mode == 1);
+    vkhlo_executable_stats(exe, &s0);
+    for (int r = 0; r < runs && !st; r++) {
+      double t0 = now_us();
+      st = execute_once(exe, np, args, nr, held, mode == 1);
+      t[r] = now_us() - t0;
+    }
+    vkhlo_executable_stats(exe, &s1);
+    wall[mode] = median(t, runs);
+    recordings[mode] = s1.recordings - s0.recordings;
+  }
+  free(t);
+  if (st) return fail(st);
+  double d = (double)s1.dispatches;
+  for (int mode = 0; mode < 2; mode++) {
+    double over = wall[mode] - device_us;
+    printf("%-22s %-7s %12.1f %12.1f %12.1f %6.0f %10.2f %7lld/%d\n", name, mode ? "record" : "replay",
+           wall[mode], device_us, over, d, d > 0 ? over / d : 0.0, (long long)recordings[mode], runs);
+  }
+  printf("%-22s ratio   replay overhead / record overhead = %.2f\n", name,
+         (wall[1] - device_us) != 0 ? (wall[0] - device_us) / (wall[1] - device_us) : 0.0);
+  for (int i = 0; i < nr; i++) vkhlo_buffer_destroy(held[i]);
+  for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
+  vkhlo_executable_destroy(exe);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  int runs = argc > 1 ? atoi(argv[1]) : 41;
+  if (runs < 1) runs = 1;
+  vkhlo_context_t *ctx = NULL;
+  vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);
+  if (st) return fail(st);
+  vkhlo_device_description_t dev;
+  vkhlo_context_device(ctx, &dev);
+  printf("device: %s (%s); median of %d executions (wall), device time from profiling\n", dev.name,
+         dev.type, runs);
+  printf("%-22s %-7s %12s %12s %12s %6s %10s %9s\n", "program", "mode", "wall_us", "device_us",
+         "overhead_us", "disp", "us/disp", "recorded");
+  static const char one_op[] =
+      "func.func @main(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+      "  %0 = stablehlo.add %a, %b : tensor<1024xf32>\n"
+      "  return %0 : tensor<1024xf32>\n"
+      "}\n";
+  int rc = bench(ctx, "1-op add 1024", one_op, strlen(one_op), runs);
+  const char *files[][2] = {{VKHLO_SOURCE_DIR "/examples/mlp.mlir", "examples/mlp.mlir"},
+                            {VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir",
+                             "chess_9m"}};
+  for (int f = 0; f < 2 && !rc; f++) {
+    size_t size;
+    char *text = read_file(files[f][0], &size);
+    if (!text) {
+      printf("%-22s skipped (%s not found)\n", files[f][1], files[f][0]);
+      continue;
+    }
+    rc = bench(ctx, files[f][1], text, size, f == 1 ? 3 : runs);
+    free(text);
+  }
+  vkhlo_context_destroy(ctx);
+  return rc;
+}
