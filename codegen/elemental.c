@@ -215,12 +215,6 @@ void el_append_linear(strbuf_t *sb, const hlo_shape_t *shape, const el_name_t *i
   if (first) strbuf_append(sb, "0");
 }
 
-static bool dims_contains(hlo_dims_t d, int64_t v) {
-  for (int i = 0; i < d.count; i++)
-    if (d.data[i] == v) return true;
-  return false;
-}
-
 static int64_t dims_get(hlo_dims_t d, int i, int64_t dflt) {
   return i < d.count ? d.data[i] : dflt;
 }
@@ -983,7 +977,7 @@ static vkhlo_status_t emit_reverse(elemental_emitter_t *E, const hlo_instruction
                                    const el_name_t *index, el_name_t *out) {
   el_name_t oi[HLO_MAX_RANK];
   for (int d = 0; d < instr->shape.rank; d++) {
-    if (dims_contains(instr->attrs.dimensions, d))
+    if (hlo_dims_contains(instr->attrs.dimensions, d))
       idx_def(E, instr, &oi[d], "%lld - %s", (long long)(instr->shape.dimensions[d] - 1),
               index[d].s);
     else oi[d] = index[d];
@@ -1160,7 +1154,7 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
   el_name_t batch[HLO_MAX_RANK];
   int nb = 0;
   for (int d = 0; d < instr->shape.rank; d++)
-    if (!dims_contains(a->offset_dims, d)) batch[nb++] = index[d];
+    if (!hlo_dims_contains(a->offset_dims, d)) batch[nb++] = index[d];
   /* start_indices index with index_vector_dim left to fill */
   el_name_t si[HLO_MAX_RANK];
   int bi = 0;
@@ -1196,7 +1190,7 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
   }
   int oi = 0;
   for (int d = 0; d < os->rank; d++) {
-    if (dims_contains(a->collapsed_slice_dims, d) || dims_contains(a->operand_batching_dims, d))
+    if (hlo_dims_contains(a->collapsed_slice_dims, d) || hlo_dims_contains(a->operand_batching_dims, d))
       continue;
     int64_t rd = dims_get(a->offset_dims, oi++, 0);
     if (strcmp(full[d].s, "0") == 0) full[d] = index[rd];
@@ -1275,12 +1269,12 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   int64_t rdims[HLO_MAX_RANK];
   int nr = 0;
   for (int d = 0; d < is->rank; d++)
-    if (dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
+    if (hlo_dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK];
   open_loops(E, instr, nr, rdims, vars);
   int ri = 0, oi = 0;
   for (int d = 0; d < is->rank; d++)
-    ii[d] = dims_contains(instr->attrs.dimensions, d) ? vars[ri++] : index[oi++];
+    ii[d] = hlo_dims_contains(instr->attrs.dimensions, d) ? vars[ri++] : index[oi++];
   el_name_t args[EL_MAX_RESULTS];
   for (int k = 0; k < n; k++) args[k] = acc[k];
   for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &args[n + k]));
@@ -1643,7 +1637,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
     el_fresh(E, "i", &curpos[d]);
     el_line(E, instr, "int %s = -1;", curpos[d].s);
   }
-  int64_t wdims[HLO_MAX_RANK];
+  int64_t wdims[HLO_MAX_RANK] = {0};
   for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
   open_loops(E, instr, rank, wdims, wv);
   el_fresh(E, "b", &valid);

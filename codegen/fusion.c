@@ -85,6 +85,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "codegen/passes.h"
+#include "support/array.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -206,18 +207,6 @@ static void set_state(fuser_t *f, int p, int s) {
   f->state[p] = (unsigned char)s;
 }
 
-static bool push_int(int **a, int *count, int *cap, int v) {
-  if (*count == *cap) {
-    int nc = *cap ? *cap * 2 : 8;
-    int *na = realloc(*a, sizeof(int) * (size_t)nc);
-    if (!na) return false;
-    *a = na;
-    *cap = nc;
-  }
-  (*a)[(*count)++] = v;
-  return true;
-}
-
 static int output_count_of(const hlo_instruction_t *in) {
   return hlo_shape_is_tuple(&in->shape) ? in->shape.tuple_count : 1;
 }
@@ -317,7 +306,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   f->in_contraction[r] = false;
   c->roots[0] = r;
   c->root_count = 1;
-  if (!push_int(&c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
+  if (!int_array_push(&c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
   int ext = 0, low = r;
   for (int k = 0; k < R->operand_count; k++) {
     int q = pos_of(R->operands[k]);
@@ -334,7 +323,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
       continue;
     }
     set_state(f, p, ST_MEMBER);
-    if (!push_int(&c->members, &c->member_count, &c->member_capacity, p))
+    if (!int_array_push(&c->members, &c->member_count, &c->member_capacity, p))
       return VKHLO_NO_MEMORY();
     hlo_instruction_t *P = f->ins[p];
     for (int k = 0; k < P->operand_count; k++) {
@@ -368,7 +357,7 @@ static vkhlo_status_t compute_externals(fuser_t *f, cluster_t *c) {
       int q = pos_of(M->operands[k]);
       if (get_state(f, q) != ST_NONE) continue;
       set_state(f, q, ST_EXT);
-      if (!push_int(&c->externals, &c->external_count, &cap, q)) return VKHLO_NO_MEMORY();
+      if (!int_array_push(&c->externals, &c->external_count, &cap, q)) return VKHLO_NO_MEMORY();
     }
   }
   return NULL;
@@ -449,7 +438,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->member_count; i++) {
     bool dup = false;
     for (int j = 0; j < a->member_count && !dup; j++) dup = a->members[j] == b->members[i];
-    if (!dup && !push_int(&a->members, &a->member_count, &a->member_capacity, b->members[i]))
+    if (!dup && !int_array_push(&a->members, &a->member_count, &a->member_capacity, b->members[i]))
       return VKHLO_NO_MEMORY();
   }
   int ai = (int)(a - f->clusters);

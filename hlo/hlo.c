@@ -31,26 +31,29 @@ typedef struct {
   char kind;
   hlo_emitter_class_t emitter;
   hlo_op_cost_t cost;
-  bool remap, alias;
+  bool remap, alias, effect;
 } opcode_info_t;
 
 #define COLUMN__ false
 #define COLUMN_remap true
 #define COLUMN_alias true
+#define COLUMN_effect true
 static const opcode_info_t opcodes[] = {
-#define X(e, name, kind, emitter, cost, remap, alias) \
-  {name, #kind[0], HLO_EMITTER_##emitter, HLO_COST_##cost, COLUMN_##remap, COLUMN_##alias},
+#define X(e, name, kind, emitter, cost, remap, alias, effect)                              \
+  {name, #kind[0], HLO_EMITTER_##emitter, HLO_COST_##cost, COLUMN_##remap, COLUMN_##alias, \
+   COLUMN_##effect},
 #include "hlo/opcodes.def"
 #undef X
 };
 #undef COLUMN__
 #undef COLUMN_remap
 #undef COLUMN_alias
+#undef COLUMN_effect
 _Static_assert(sizeof opcodes / sizeof opcodes[0] == HLO_OPCODE_COUNT,
                "opcodes.def and the table disagree");
 
 static const opcode_info_t *opcode_info(hlo_opcode_t op) {
-  static const opcode_info_t unknown = {"?", '?', HLO_EMITTER_UNSUPPORTED, HLO_COST_CHEAP, false, false};
+  static const opcode_info_t unknown = {"?", '?', HLO_EMITTER_UNSUPPORTED, HLO_COST_CHEAP, false, false, false};
   return (unsigned)op < HLO_OPCODE_COUNT ? &opcodes[op] : &unknown;
 }
 
@@ -104,19 +107,7 @@ bool hlo_opcode_needs_kernel(hlo_opcode_t op) {
 
 /* ------------------------------------------------------- side effects */
 
-bool hlo_opcode_has_side_effect(hlo_opcode_t op) {
-  switch (op) {
-    case HLO_OPCODE_CHECK:
-    case HLO_OPCODE_INFEED:
-    case HLO_OPCODE_OUTFEED:
-    case HLO_OPCODE_SEND:
-    case HLO_OPCODE_RECV:
-    case HLO_OPCODE_RNG: /* draws from (and advances) the generator's state */
-      return true;
-    default:
-      return false;
-  }
-}
+bool hlo_opcode_has_side_effect(hlo_opcode_t op) { return opcode_info(op)->effect; }
 
 bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr) {
   if (hlo_opcode_has_side_effect(instr->opcode)) return true;

@@ -88,7 +88,7 @@ typedef struct hlo_literal {
 /* ------------------------------------------------------------ opcodes */
 
 typedef enum hlo_opcode_e {
-#define X(e, name, kind, emitter, cost, remap, alias) HLO_OPCODE_##e,
+#define X(e, name, kind, emitter, cost, remap, alias, effect) HLO_OPCODE_##e,
 #include "hlo/opcodes.def"
 #undef X
   HLO_OPCODE_COUNT
@@ -97,8 +97,8 @@ typedef enum hlo_opcode_e {
 const char *hlo_opcode_name(hlo_opcode_t op); /* "add", "dot_general", ... */
 bool hlo_opcode_is_elementwise(hlo_opcode_t op);
 bool hlo_opcode_is_chlo(hlo_opcode_t op);
-/* Opcodes whose every instance has a side effect: check, infeed, outfeed,
- * send, recv, rng.  (custom_call has one when its has_side_effect
+/* Opcodes whose every instance has a side effect (the effect column of
+ * opcodes.def: check, infeed, outfeed, send, recv, rng).  (custom_call has one when its has_side_effect
  * attribute says so: see hlo_instruction_has_side_effect.) */
 bool hlo_opcode_has_side_effect(hlo_opcode_t op);
 
