@@ -103,6 +103,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
   t->demote_f64 = demote_f64; /* only matters without shader_float64 */
+  const char *gemm = getenv("VKHLO_GEMM"); /* kernel choice for dot_general (codegen/emit_gemm.c) */
+  t->gemm = !gemm ? CODEGEN_GEMM_AUTO : !strcmp(gemm, "cpu") ? CODEGEN_GEMM_CPU : !strcmp(gemm, "gpu") ? CODEGEN_GEMM_GPU
+          : !strcmp(gemm, "off") ? CODEGEN_GEMM_OFF : CODEGEN_GEMM_AUTO;
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,

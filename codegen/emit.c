@@ -320,6 +320,9 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
         return el_unimplemented(instr, "stablehlo.%s on a tensor of 2^31 or more elements",
                                 hlo_opcode_name(instr->opcode));
   }
+  bool gemm = false;
+  VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
+  if (gemm) return NULL;
   elemental_emitter_t E;
   el_init(&E, target, codegen_load_operand, NULL);
   int64_t total = 0;

@@ -1,0 +1,178 @@
+#version 450
+/*
+ * gemm_cpu.comp: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for CPU Vulkan
+ * devices (lavapipe/llvmpipe, SwiftShader), f32 in, f32 accumulated, f32 out.
+ *
+ * Why this shape.  lavapipe runs the invocations of a workgroup as the
+ * SIMD lanes of one CPU thread, and turns every storage-buffer access into
+ * a loop over the lanes, one scalar load per lane and vector component; an
+ * FMA on the other hand is one SIMD instruction for all lanes.  So the
+ * kernel is register blocked: each invocation computes a TM x TN tile of C
+ * (TM rows, TN consecutive columns), and per step of k loads TM elements
+ * of A and TN of B for TM * TN FMAs.  No shared memory and no barriers
+ * (lavapipe implements barriers by switching coroutines, and shared-memory
+ * tiles measured 2-6.5 GFLOP/s at 1024^3 against 20+ for register tiles).
+ * Consecutive invocations take consecutive column tiles of the same rows,
+ * so the lanes of one SIMD group read neighbouring B elements and the same
+ * A elements.  Invocations loop over the tiles with a grid stride (as the
+ * other CPU kernels of codegen/emit.c): a capped number of workgroups.
+ *
+ * Edges.  When M >= TM the last row tile is shifted back to end at row M
+ * (its rows overlap the previous tile's and are not stored twice: a row is
+ * stored by the tile that first covers it), so loads never need a clamp;
+ * the same for columns.  When M < TM (N < TN) the rows (columns) past the
+ * end repeat the last one and are not stored.
+ *
+ * Accumulation is f32 in k order for each element (the order of an
+ * elemental dot); a * b + c may be contracted into an FMA, which a dot's
+ * rounding allows (it is not elementwise arithmetic, which codegen marks
+ * precise).
+ *
+ * Bindings and hooks.  The generated part (codegen/emit_gemm.c) is
+ * prepended after the #version line and defines GEMM_GENERATED; it holds
+ * the buffer declarations (the kernel's operands then results, as in
+ * codegen/kernel.h), helper functions, and these macros (all int
+ * constants or int/float expressions):
+ *   GEMM_BATCH, GEMM_M, GEMM_N, GEMM_K  the problem (batch count may be 1);
+ *   LHS_AT(b, m)   offset in the lhs binding of A[b, m, 0] (batch and free
+ *                  dimensions in any order and layout: the emitter writes
+ *                  their strides, or div/mod for unmergeable dimensions;
+ *                  evaluated outside the k loop);
+ *   LHS_KS         the stride of A along k (contracting dimensions merged);
+ *   LHS_LOAD(off)  the float value of A at offset off (the operand prologue:
+ *                  a convert, or a load through a transpose/broadcast/
+ *                  reshape, which the strides already express);
+ *   RHS_AT(b, n), RHS_KS, RHS_LOAD(off)  the same for B[b, k, n];
+ *   GEMM_STORE(idx, v)  the epilogue: stores C's element at row-major
+ *                  position idx = (b * M + m) * N + n with value v, after
+ *                  the fused elementwise ops of an output fusion (bias add,
+ *                  residual, activation; several outputs for a multi-output
+ *                  fusion).
+ * Tile sizes are #defines the emitter may set (not specialization
+ * constants: they size register arrays that the preprocessor unrolls, and
+ * the kernels are already specialized per shape and compiled in process):
+ *   TM   rows per invocation: 1, 2, 4 or 8 (default 8);
+ *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
+ *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each).
+ * Without GEMM_GENERATED the defaults below make a 64^3 problem on
+ * bindings 0, 1 (A, B) and 2 (C), which is what the build compiles and
+ * spirv-val checks.
+ */
+#ifndef GEMM_GENERATED
+#define GEMM_BATCH 1
+#define GEMM_M 64
+#define GEMM_N 64
+#define GEMM_K 64
+layout(std430, set = 0, binding = 0) readonly buffer Buffer0 { float data[]; } in0;
+layout(std430, set = 0, binding = 1) readonly buffer Buffer1 { float data[]; } in1;
+layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } out0;
+#define LHS_AT(b, m) ((m) * GEMM_K)
+#define LHS_KS 1
+#define LHS_LOAD(off) in0.data[off]
+#define RHS_AT(b, n) (n)
+#define RHS_KS GEMM_N
+#define RHS_LOAD(off) in1.data[off]
+#define GEMM_STORE(idx, v) out0.data[idx] = (v)
+#endif
+
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 16
+#endif
+#ifndef GEMM_MAX_GROUPS
+#define GEMM_MAX_GROUPS 4096
+#endif
+
+/* Unrolling by the preprocessor: FOR_M(X) is X(0) ... X(TM - 1), FOR_V(X, i)
+ * is X(i, 0) ... X(i, TN / 4 - 1), so every array index is a constant and
+ * the arrays become registers. */
+#if TM == 1
+#define FOR_M(X) X(0)
+#elif TM == 2
+#define FOR_M(X) X(0) X(1)
+#elif TM == 4
+#define FOR_M(X) X(0) X(1) X(2) X(3)
+#elif TM == 8
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#else
+#error TM must be 1, 2, 4 or 8
+#endif
+#if TN == 4
+#define FOR_V(X, i) X(i, 0)
+#elif TN == 8
+#define FOR_V(X, i) X(i, 0) X(i, 1)
+#elif TN == 16
+#define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
+#else
+#error TN must be 4, 8 or 16
+#endif
+
+layout(local_size_x = 64) in;
+
+const int TILES_M = (GEMM_M + TM - 1) / TM;
+const int TILES_N = (GEMM_N + TN - 1) / TN;
+const int TILES = GEMM_BATCH * TILES_M * TILES_N;
+
+/* Row (column) q of a tile starting at m0 (n0); see "Edges". */
+#if GEMM_M >= TM
+#define ROW(q) (m0 + (q))
+#else
+#define ROW(q) min(m0 + (q), GEMM_M - 1)
+#endif
+#if GEMM_N >= TN
+#define COL(j) (n0 + (j))
+#else
+#define COL(j) min(n0 + (j), GEMM_N - 1)
+#endif
+
+void main() {
+  int stride = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * 64u);
+  for (int t = int(gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u); t < TILES;
+       t += stride) {
+    int tn = t % TILES_N;
+    int tr = t / TILES_N;
+    int tm = tr % TILES_M;
+    int b = tr / TILES_M;
+    /* first row (column) this tile stores, and where its loads start */
+    int mfirst = tm * TM, nfirst = tn * TN;
+#if GEMM_M >= TM
+    int m0 = min(mfirst, GEMM_M - TM);
+#else
+    int m0 = 0;
+#endif
+#if GEMM_N >= TN
+    int n0 = min(nfirst, GEMM_N - TN);
+#else
+    int n0 = 0;
+#endif
+    int arow[TM];
+#define ROW_AT(i) arow[i] = LHS_AT(b, ROW(i));
+    FOR_M(ROW_AT)
+    int bcols[TN];
+#define COL_AT(i, v) bcols[4 * v] = RHS_AT(b, COL(4 * v)); bcols[4 * v + 1] = RHS_AT(b, COL(4 * v + 1)); \
+    bcols[4 * v + 2] = RHS_AT(b, COL(4 * v + 2)); bcols[4 * v + 3] = RHS_AT(b, COL(4 * v + 3));
+    FOR_V(COL_AT, 0)
+    vec4 acc[TM][TN / 4];
+#define ZERO(i, v) acc[i][v] = vec4(0.0);
+#define ZERO_ROW(i) FOR_V(ZERO, i)
+    FOR_M(ZERO_ROW)
+    for (int k = 0; k < GEMM_K; k++) {
+      vec4 bv[TN / 4];
+#define LOAD_B(i, v) bv[v] = vec4(RHS_LOAD(bcols[4 * v] + k * RHS_KS), RHS_LOAD(bcols[4 * v + 1] + k * RHS_KS), \
+                                  RHS_LOAD(bcols[4 * v + 2] + k * RHS_KS), RHS_LOAD(bcols[4 * v + 3] + k * RHS_KS));
+      FOR_V(LOAD_B, 0)
+#define MAC(i, v) acc[i][v] += a * bv[v];
+#define MAC_ROW(i) { float a = LHS_LOAD(arow[i] + k * LHS_KS); FOR_V(MAC, i) }
+      FOR_M(MAC_ROW)
+    }
+#define STORE(i, v)                                                                    \
+    for (int c = 0; c < 4; c++) {                                                      \
+      int n = n0 + 4 * v + c;                                                          \
+      if (n >= nfirst && n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][v][c]); \
+    }
+#define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_V(STORE, i) } }
+    FOR_M(STORE_ROW)
+  }
+}
