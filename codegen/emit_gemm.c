@@ -42,8 +42,12 @@
 #include "support/status.h"
 
 /* Register tile of gemm_cpu.comp (rows x columns per invocation).
- * Measured on lavapipe, 2 cores, 1024^3 f32: see bench/bench_kernels.c. */
-#define GEMM_CPU_TM 8
+ * Measured on lavapipe (2 cores, heavily shared: ratios to OpenBLAS in the
+ * same run, bench/bench_kernels gemm_1024, operands in words): 8x8 3.2%,
+ * 4x16 2.8%, 8x16 4.4%, 16x16 8-12%, 16x32 13%, 32x16 9%, 32x8 11%; 16x16
+ * without words 4-6%.  Past 16x16 the gain is within the noise and the
+ * kernel compiles slower (more registers spilled), so 16x16. */
+#define GEMM_CPU_TM 16
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
 
@@ -265,6 +269,34 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const char *nam
   strbuf_append(sb, ")\n");
 }
 
+/* Whether operand |k| can be read in 64-bit words of 8 floats (see "Words"
+ * in gemm_cpu.comp): the lhs along k (k stride 1), the rhs along n (its
+ * innermost free dimension of stride 1), every other stride a multiple of
+ * 8, so each word starts at a multiple of 8. */
+static bool words_ok(const gemm_plan_t *p, int k) {
+  const hlo_shape_t *s = &p->dot->operands[k]->shape;
+  const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = p->view[k].stride;
+  int inner = -1; /* the innermost free dimension of size > 1 */
+  for (int d = 0; d < s->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < p->nb; i++) used |= bd[i] == d;
+    for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
+    if (!used && s->dimensions[d] > 1) inner = d;
+  }
+  for (int d = 0; d < s->rank; d++) {
+    bool contracting = false;
+    for (int i = 0; i < p->nc; i++) contracting |= cd[i] == d;
+    if (s->dimensions[d] == 1 || contracting) continue;
+    if (k == 1 && d == inner) {
+      if (st[d] != 1 || s->dimensions[d] % 8 != 0) return false;
+    } else if (st[d] % 8 != 0) {
+      return false;
+    }
+  }
+  if (k == 0) return p->lks == 1 && p->k % 8 == 0;
+  return inner >= 0 && p->rks % 8 == 0;
+}
+
 /* ------------------------------------------------------------ epilogue */
 
 typedef struct epi_ctx {
@@ -396,6 +428,10 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
 
   strbuf_t sb;
   strbuf_init(&sb);
+  /* CPU: operands read in 64-bit words where they can be */
+  bool words[2] = {false, false};
+  for (int k = 0; k < 2 && !gpu && target->shader_int64; k++) words[k] = words_ok(&p, k);
+  if (words[0] || words[1]) E.features |= GLSL_FEATURE_INT64;
   strbuf_append(&sb, "#version 450\n");
   if (E.features & GLSL_FEATURE_INT64)
     strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
@@ -406,14 +442,35 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   strbuf_append(&sb, "\n#define GEMM_GENERATED 1\n");
   strbuf_printf(&sb, "#define GEMM_BATCH %lld\n#define GEMM_M %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n",
                 (long long)p.batch, (long long)p.m, (long long)p.n, (long long)p.k);
-  if (!gpu) strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define GEMM_MAX_GROUPS %d\n", GEMM_CPU_TM, GEMM_CPU_TN,
-                          GEMM_CPU_MAX_GROUPS);
+  /* CPU: a workgroup covers WG * TN columns; narrow products get a
+   * narrower workgroup (a multiple of 8, the SIMD width of lavapipe on AVX2) */
+  /* Small products take smaller tiles: TM no more rows than M has (a tile
+   * of 16 rows of a 1-row product would compute the row 16 times), TN
+   * down to 4 while fewer than 16 invocations would cover N (attention's
+   * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
+  int TMv = GEMM_CPU_TM, TNv = GEMM_CPU_TN;
+  while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
+  while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
+  if (TNv % 8 != 0) words[1] = false;
+  int64_t wg = (p.n + TNv - 1) / TNv;
+  wg = wg >= 64 ? 64 : (wg + 7) / 8 * 8;
+  if (!gpu)
+    strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n", TMv, TNv, (long long)wg);
   define_at(&sb, &p, 0, "LHS_AT", "m");
   define_at(&sb, &p, 1, "RHS_AT", "n");
   strbuf_printf(&sb, "#define LHS_KS %lld\n#define RHS_KS %lld\n", (long long)p.lks, (long long)p.rks);
   strbuf_printf(&sb, "#define LHS_LOAD(off) in%d.data[off]\n#define RHS_LOAD(off) in%d.data[off]\n", p.view[0].binding,
                 p.view[1].binding);
   strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
+  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[0].binding);
+  if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[1].binding);
+  for (int k = 0; k < instr->operand_count; k++) {
+    if (!(words[0] && p.view[0].binding == k) && !(words[1] && p.view[1].binding == k)) continue;
+    char name[16];
+    snprintf(name, sizeof name, "in%dw", k);
+    strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%dw { u64vec4 data[]; } %s;\n", k,
+                  k, name);
+  }
   for (int k = 0; k < instr->operand_count; k++) {
     char name[16];
     snprintf(name, sizeof name, "in%d", k);
@@ -453,10 +510,10 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     groups = (uint64_t)p.batch * (uint64_t)((p.m + bm - 1) / bm) * (uint64_t)((p.n + bn - 1) / bn);
     local = 256;
   } else {
-    uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.m + GEMM_CPU_TM - 1) / GEMM_CPU_TM) *
-                     (uint64_t)((p.n + GEMM_CPU_TN - 1) / GEMM_CPU_TN);
-    groups = (tiles + 63) / 64;
-    if (groups > GEMM_CPU_MAX_GROUPS) groups = GEMM_CPU_MAX_GROUPS;
+    uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.m + TMv - 1) / TMv) *
+                     (uint64_t)((p.n + wg * TNv - 1) / (wg * TNv));
+    groups = tiles < GEMM_CPU_MAX_GROUPS ? tiles : GEMM_CPU_MAX_GROUPS;
+    local = (uint32_t)wg;
   }
   if (groups == 0) groups = 1;
   uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;

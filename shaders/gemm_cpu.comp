@@ -76,13 +76,16 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #endif
 
 #ifndef TM
-#define TM 8
+#define TM 16
 #endif
 #ifndef TN
-#define TN 16
+#define TN 8
+#endif
+#ifndef WG
+#define WG 64
 #endif
 #ifndef GEMM_MAX_GROUPS
-#define GEMM_MAX_GROUPS 4096
+#define GEMM_MAX_GROUPS 256
 #endif
 
 /* Unrolling by the preprocessor: FOR_M(X) is X(0) ... X(TM - 1), FOR_V(X, i)
@@ -96,8 +99,13 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #define FOR_M(X) X(0) X(1) X(2) X(3)
 #elif TM == 8
 #define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#elif TM == 16
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#elif TM == 32
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
+  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
 #else
-#error TM must be 1, 2, 4 or 8
+#error TM must be 1, 2, 4, 8, 16 or 32
 #endif
 #if TN == 4
 #define FOR_V(X, i) X(i, 0)
@@ -105,48 +113,60 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #define FOR_V(X, i) X(i, 0) X(i, 1)
 #elif TN == 16
 #define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
+#elif TN == 32
+#define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3) X(i, 4) X(i, 5) X(i, 6) X(i, 7)
 #else
 #error TN must be 4, 8 or 16
 #endif
 
-layout(local_size_x = 64) in;
+/* Words.  When the generated part defines RHS_LOADW(off) (LHS_LOADW(off)),
+ * the rhs (lhs) is also bound as an array of u64vec4, 8 floats per element,
+ * and the kernel reads 8 consecutive columns of B (8 consecutive k of a
+ * row of A) with one load: lavapipe's cost is per loaded component, and a
+ * 64-bit component costs what a 32-bit one does.  The emitter defines them
+ * only when the offsets are multiples of 8 and the 8 elements consecutive
+ * (B: N stride 1, N % 8 == 0; A: k stride 1, K % 8 == 0), and enables
+ * GL_EXT_shader_explicit_arithmetic_types_int64. */
+#if defined(RHS_LOADW) || defined(LHS_LOADW)
+#define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
+#endif
+#if defined(RHS_LOADW) && TN % 8 != 0
+#error RHS_LOADW needs TN a multiple of 8
+#endif
 
+layout(local_size_x = WG) in;
+
+/* A workgroup's tile: TM rows by WG * TN columns. */
+const int CB = WG * TN;
 const int TILES_M = (GEMM_M + TM - 1) / TM;
-const int TILES_N = (GEMM_N + TN - 1) / TN;
+const int TILES_N = (GEMM_N + CB - 1) / CB;
 const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 
-/* Row (column) q of a tile starting at m0 (n0); see "Edges". */
+/* Row q of a tile starting at m0; see "Edges".  Columns past the end
+ * repeat the last one and are not stored. */
 #if GEMM_M >= TM
 #define ROW(q) (m0 + (q))
 #else
 #define ROW(q) min(m0 + (q), GEMM_M - 1)
 #endif
-#if GEMM_N >= TN
-#define COL(j) (n0 + (j))
-#else
 #define COL(j) min(n0 + (j), GEMM_N - 1)
-#endif
 
 void main() {
-  int stride = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * 64u);
-  for (int t = int(gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u); t < TILES;
-       t += stride) {
+  int lane = int(gl_LocalInvocationID.x);
+  int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
+  /* uniform over the workgroup: the lhs loads below have uniform offsets */
+  for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
     int tn = t % TILES_N;
     int tr = t / TILES_N;
     int tm = tr % TILES_M;
     int b = tr / TILES_M;
-    /* first row (column) this tile stores, and where its loads start */
-    int mfirst = tm * TM, nfirst = tn * TN;
+    int mfirst = tm * TM;
 #if GEMM_M >= TM
     int m0 = min(mfirst, GEMM_M - TM);
 #else
     int m0 = 0;
 #endif
-#if GEMM_N >= TN
-    int n0 = min(nfirst, GEMM_N - TN);
-#else
-    int n0 = 0;
-#endif
+    int n0 = tn * CB + lane * TN;
     int arow[TM];
 #define ROW_AT(i) arow[i] = LHS_AT(b, ROW(i));
     FOR_M(ROW_AT)
@@ -158,19 +178,46 @@ void main() {
 #define ZERO(i, v) acc[i][v] = vec4(0.0);
 #define ZERO_ROW(i) FOR_V(ZERO, i)
     FOR_M(ZERO_ROW)
-    for (int k = 0; k < GEMM_K; k++) {
-      vec4 bv[TN / 4];
-#define LOAD_B(i, v) bv[v] = vec4(RHS_LOAD(bcols[4 * v] + k * RHS_KS), RHS_LOAD(bcols[4 * v + 1] + k * RHS_KS), \
-                                  RHS_LOAD(bcols[4 * v + 2] + k * RHS_KS), RHS_LOAD(bcols[4 * v + 3] + k * RHS_KS));
-      FOR_V(LOAD_B, 0)
+#if defined(RHS_LOADW)
+    /* rhs in 64-bit words: 8 columns per u64vec4 (see "Words") */
+    int bw[TN / 8];
+    for (int w = 0; w < TN / 8; w++) bw[w] = RHS_AT(b, min(n0 + 8 * w, GEMM_N - 8));
+#define LOAD_B_STEP(k)                                                                   \
+    vec4 bv[TN / 4];                                                                     \
+    for (int w = 0; w < TN / 8; w++) {                                                   \
+      u64vec4 x = RHS_LOADW(bw[w] + (k) * RHS_KS);                                       \
+      bv[2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                      \
+      bv[2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                                  \
+    }
+#else
+#define LOAD_B_STEP(k)                                                                   \
+    vec4 bv[TN / 4];                                                                     \
+    FOR_V(LOAD_B, k)
+#define LOAD_B(k, v) bv[v] = vec4(RHS_LOAD(bcols[4 * v] + (k) * RHS_KS), RHS_LOAD(bcols[4 * v + 1] + (k) * RHS_KS), \
+                                  RHS_LOAD(bcols[4 * v + 2] + (k) * RHS_KS), RHS_LOAD(bcols[4 * v + 3] + (k) * RHS_KS));
+#endif
 #define MAC(i, v) acc[i][v] += a * bv[v];
+#if defined(LHS_LOADW)
+    /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
+    for (int k = 0; k < GEMM_K; k += 8) {
+      u64vec4 aw[TM];
+#define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + k);
+      FOR_M(LOAD_AW)
+#define MAC_ROW_W(i) { float a = WORD_F2(aw[i][KK / 2])[KK % 2]; FOR_V(MAC, i) }
+#define K_STEP(kk) { const int KK = kk; LOAD_B_STEP(k + kk) FOR_M(MAC_ROW_W) }
+      K_STEP(0) K_STEP(1) K_STEP(2) K_STEP(3) K_STEP(4) K_STEP(5) K_STEP(6) K_STEP(7)
+    }
+#else
+    for (int k = 0; k < GEMM_K; k++) {
+      LOAD_B_STEP(k)
 #define MAC_ROW(i) { float a = LHS_LOAD(arow[i] + k * LHS_KS); FOR_V(MAC, i) }
       FOR_M(MAC_ROW)
     }
+#endif
 #define STORE(i, v)                                                                    \
     for (int c = 0; c < 4; c++) {                                                      \
       int n = n0 + 4 * v + c;                                                          \
-      if (n >= nfirst && n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][v][c]); \
+      if (n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][v][c]);         \
     }
 #define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_V(STORE, i) } }
     FOR_M(STORE_ROW)
