@@ -57,8 +57,15 @@ typedef struct gemm_view {
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
 } gemm_view_t;
 
+#define GEMM_MAX_DOTS 3
+
 typedef struct gemm_plan {
-  const hlo_instruction_t *dot;
+  const hlo_instruction_t *dot; /* the first product */
+  /* products sharing the lhs (NDOT in gemm_cpu.comp): dots[0] == dot */
+  int ndot;
+  const hlo_instruction_t *dots[GEMM_MAX_DOTS];
+  gemm_view_t rview[GEMM_MAX_DOTS];
+  int64_t rks_of[GEMM_MAX_DOTS];
   const hlo_computation_t *fc; /* fused computation, NULL for a lone dot */
   gemm_view_t view[2];
   int nb, nc;
@@ -177,15 +184,34 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     for (int i = 0; i < fc->instruction_count; i++) {
       const hlo_instruction_t *x = fc->instructions[i];
       if (is_dot(x)) {
-        if (dot) return false;
-        dot = x;
+        if (p->ndot == GEMM_MAX_DOTS) return false;
+        p->dots[p->ndot++] = x;
+        dot = p->dots[0];
       } else if (!hlo_opcode_is_elementwise(x->opcode) && !el_is_data_movement(x->opcode) &&
                  x->opcode != HLO_OPCODE_PARAMETER && x->opcode != HLO_OPCODE_CONSTANT &&
                  x->opcode != HLO_OPCODE_TUPLE) {
         return false;
       }
     }
-    if (!dot || !own_index_only(fc, dot, &dot->shape, 0)) return false;
+    if (!dot) return false;
+    for (int d = 0; d < p->ndot; d++) {
+      const hlo_instruction_t *x = p->dots[d];
+      if (!own_index_only(fc, x, &dot->shape, 0) || x->opcode != dot->opcode ||
+          x->operands[0] != dot->operands[0] || !hlo_shape_compatible_dims(&x->shape, &dot->shape) ||
+          !hlo_shape_compatible_dims(&x->operands[1]->shape, &dot->operands[1]->shape))
+        return false;
+      if (dot->opcode == HLO_OPCODE_DOT_GENERAL) { /* the same dimension numbers */
+        const hlo_attrs_t *a = &dot->attrs, *b = &x->attrs;
+        const hlo_dims_t *pa[4] = {&a->lhs_batching_dimensions, &a->rhs_batching_dimensions,
+                                   &a->lhs_contracting_dimensions, &a->rhs_contracting_dimensions};
+        const hlo_dims_t *pb[4] = {&b->lhs_batching_dimensions, &b->rhs_batching_dimensions,
+                                   &b->lhs_contracting_dimensions, &b->rhs_contracting_dimensions};
+        for (int j = 0; j < 4; j++)
+          if (pa[j]->count != pb[j]->count ||
+              (pa[j]->count && memcmp(pa[j]->data, pb[j]->data, sizeof(int64_t) * (size_t)pa[j]->count) != 0))
+            return false;
+      }
+    }
     for (int r = 0; r < el_result_count(instr); r++)
       if (!hlo_shape_compatible_dims(el_result_shape(instr, r), &dot->shape)) return false;
     p->fc = fc;
@@ -193,6 +219,10 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     return false;
   }
   p->dot = dot;
+  if (p->ndot == 0) {
+    p->ndot = 1;
+    p->dots[0] = dot;
+  }
   const hlo_shape_t *ls = &dot->operands[0]->shape, *rs = &dot->operands[1]->shape;
   if (dot->shape.element_type != HLO_F32 || hlo_shape_is_tuple(&dot->shape)) return false;
   if (dot->opcode == HLO_OPCODE_DOT) {
@@ -218,6 +248,12 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     if (!trace_view(p->fc, dot->operands[k], k, 0, &p->view[k])) return false;
   if (!merge(ls, p->view[0].stride, p->lc, p->nc, &p->lks) || !merge(rs, p->view[1].stride, p->rc, p->nc, &p->rks))
     return false;
+  p->rview[0] = p->view[1];
+  p->rks_of[0] = p->rks;
+  for (int d = 1; d < p->ndot; d++)
+    if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) ||
+        !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
+      return false;
   p->batch = p->k = 1;
   for (int i = 0; i < p->nb; i++) p->batch *= ls->dimensions[p->lb[i]];
   for (int i = 0; i < p->nc; i++) p->k *= ls->dimensions[p->lc[i]];
@@ -252,7 +288,8 @@ static void append_offset(strbuf_t *sb, const hlo_shape_t *s, const int64_t *str
 }
 
 /* #define NAME_AT(b, x) for operand |k|: its batch then free dimensions. */
-static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const char *name, const char *var) {
+static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view_t *view, const char *name,
+                      const char *var) {
   const hlo_shape_t *s = &p->dot->operands[k]->shape;
   const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc;
   int64_t free_dims[HLO_MAX_RANK];
@@ -264,8 +301,8 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const char *nam
     if (!used) free_dims[nf++] = d;
   }
   strbuf_printf(sb, "#define %s(b, %s) (0", name, var);
-  append_offset(sb, s, p->view[k].stride, bd, p->nb, "b");
-  append_offset(sb, s, p->view[k].stride, free_dims, nf, var);
+  append_offset(sb, s, view->stride, bd, p->nb, "b");
+  append_offset(sb, s, view->stride, free_dims, nf, var);
   strbuf_append(sb, ")\n");
 }
 
@@ -273,9 +310,9 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const char *nam
  * in gemm_cpu.comp): the lhs along k (k stride 1), the rhs along n (its
  * innermost free dimension of stride 1), every other stride a multiple of
  * 8, so each word starts at a multiple of 8. */
-static bool words_ok(const gemm_plan_t *p, int k) {
+static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64_t ks) {
   const hlo_shape_t *s = &p->dot->operands[k]->shape;
-  const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = p->view[k].stride;
+  const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = view->stride;
   int inner = -1; /* the innermost free dimension of size > 1 */
   for (int d = 0; d < s->rank; d++) {
     bool used = false;
@@ -293,22 +330,30 @@ static bool words_ok(const gemm_plan_t *p, int k) {
       return false;
     }
   }
-  if (k == 0) return p->lks == 1 && p->k % 8 == 0;
-  return inner >= 0 && p->rks % 8 == 0;
+  if (k == 0) return ks == 1 && p->k % 8 == 0;
+  return inner >= 0 && ks % 8 == 0;
 }
 
 /* ------------------------------------------------------------ epilogue */
 
 typedef struct epi_ctx {
-  const hlo_instruction_t *fusion, *dot;
+  const gemm_plan_t *plan;
 } epi_ctx_t;
+
+/* The product |x| is, or -1. */
+static int dot_number(const gemm_plan_t *p, const hlo_instruction_t *x) {
+  for (int d = 0; d < p->ndot; d++)
+    if (p->dots[d] == x) return d;
+  return -1;
+}
 
 static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
                                   const el_name_t *index, el_name_t *out) {
   const epi_ctx_t *ctx = E->user;
   const hlo_instruction_t *x = instr->operands[k];
-  if (x == ctx->dot) {
-    snprintf(out->s, sizeof out->s, "v");
+  int d = dot_number(ctx->plan, x);
+  if (d >= 0) {
+    snprintf(out->s, sizeof out->s, "gemm_v%d", d);
     return NULL;
   }
   if (x->opcode == HLO_OPCODE_PARAMETER) {
@@ -344,7 +389,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   const hlo_shape_t *s0 = el_result_shape(instr, 0);
   int nout = el_result_count(instr);
   if (!p->fc) {
-    el_line(E, instr, "out0.data[idx] = v;");
+    el_line(E, instr, "out0.data[idx] = gemm_v0;");
     return NULL;
   }
   el_name_t index[HLO_MAX_RANK];
@@ -360,7 +405,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   int r = 0;
   for (int i = 0; i < nroots; i++) {
     el_name_t vals[EL_MAX_RESULTS];
-    if (roots[i] == p->dot) snprintf(vals[0].s, sizeof vals[0].s, "v");
+    if (dot_number(p, roots[i]) >= 0) snprintf(vals[0].s, sizeof vals[0].s, "gemm_v%d", dot_number(p, roots[i]));
     else if (roots[i]->opcode == HLO_OPCODE_PARAMETER || roots[i]->opcode == HLO_OPCODE_CONSTANT) {
       /* a root that is a parameter: through the operand callback of a tuple */
       int k = -1;
@@ -406,12 +451,13 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   gemm_plan_t p;
   if (!plan_gemm(instr, &p)) return NULL;
   bool gpu = target->gemm == CODEGEN_GEMM_GPU || (target->gemm == CODEGEN_GEMM_AUTO && !target->is_cpu);
+  if (gpu && p.ndot > 1) return NULL; /* gemm_gpu.comp computes one product */
   const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (p.batch * p.m * p.n > 0x7FFFFFFF) return NULL;
 
   elemental_emitter_t E;
-  epi_ctx_t ectx = {instr, p.dot};
+  epi_ctx_t ectx = {&p};
   el_init(&E, target, epi_operand, &ectx);
   E.indent = 1;
   vkhlo_status_t st = emit_epilogue(&E, &p, instr);
@@ -430,7 +476,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   strbuf_init(&sb);
   /* CPU: operands read in 64-bit words where they can be */
   bool words[2] = {false, false};
-  for (int k = 0; k < 2 && !gpu && target->shader_int64; k++) words[k] = words_ok(&p, k);
+  if (!gpu && target->shader_int64) {
+    words[0] = words_ok(&p, 0, &p.view[0], p.lks);
+    words[1] = true;
+    for (int d = 0; d < p.ndot; d++) words[1] = words[1] && words_ok(&p, 1, &p.rview[d], p.rks_of[d]);
+  }
   if (words[0] || words[1]) E.features |= GLSL_FEATURE_INT64;
   strbuf_append(&sb, "#version 450\n");
   if (E.features & GLSL_FEATURE_INT64)
@@ -448,24 +498,34 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * of 16 rows of a 1-row product would compute the row 16 times), TN
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
-  int TMv = GEMM_CPU_TM, TNv = GEMM_CPU_TN;
+  int TMv = p.ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM, TNv = GEMM_CPU_TN;
   while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
   while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
   if (TNv % 8 != 0) words[1] = false;
   int64_t wg = (p.n + TNv - 1) / TNv;
   wg = wg >= 64 ? 64 : (wg + 7) / 8 * 8;
   if (!gpu)
-    strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n", TMv, TNv, (long long)wg);
-  define_at(&sb, &p, 0, "LHS_AT", "m");
-  define_at(&sb, &p, 1, "RHS_AT", "n");
-  strbuf_printf(&sb, "#define LHS_KS %lld\n#define RHS_KS %lld\n", (long long)p.lks, (long long)p.rks);
-  strbuf_printf(&sb, "#define LHS_LOAD(off) in%d.data[off]\n#define RHS_LOAD(off) in%d.data[off]\n", p.view[0].binding,
-                p.view[1].binding);
-  strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
+    strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
+                  p.ndot);
+  define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
+  strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d.data[off]\n", (long long)p.lks, p.view[0].binding);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[0].binding);
-  if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[1].binding);
+  bool word_view[64] = {false};
+  if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
+  for (int d = 0; d < p.ndot; d++) {
+    char at[16], suffix[8] = "";
+    if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
+    snprintf(at, sizeof at, "RHS_AT%s", suffix);
+    define_at(&sb, &p, 1, &p.rview[d], at, "n");
+    strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d.data[off]\n", suffix, (long long)p.rks_of[d],
+                  suffix, p.rview[d].binding);
+    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
+    if (words[1] && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
+  }
+  /* v is the accumulators of every product, comma-separated (ACCS) */
+  strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
   for (int k = 0; k < instr->operand_count; k++) {
-    if (!(words[0] && p.view[0].binding == k) && !(words[1] && p.view[1].binding == k)) continue;
+    if (k >= 64 || !word_view[k]) continue;
     char name[16];
     snprintf(name, sizeof name, "in%dw", k);
     strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%dw { u64vec4 data[]; } %s;\n", k,
@@ -485,7 +545,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   glsl_append_prelude(&sb, E.features);
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
-  strbuf_append(&sb, "void gemm_epilogue(int idx, float v) {\n");
+  strbuf_append(&sb, "void gemm_epilogue(int idx");
+  for (int d = 0; d < p.ndot; d++) strbuf_printf(&sb, ", float gemm_v%d", d);
+  strbuf_append(&sb, ") {\n");
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
   strbuf_append(&sb, after_version(file->text));

@@ -42,9 +42,16 @@
  *   LHS_LOAD(off)  the float value of A at offset off (the operand prologue:
  *                  a convert, or a load through a transpose/broadcast/
  *                  reshape, which the strides already express);
- *   RHS_AT(b, n), RHS_KS, RHS_LOAD(off)  the same for B[b, k, n];
+ *   RHS_AT_d(b, n), RHS_KS_d, RHS_LOAD_d(off)  the same for B_d[b, k, n],
+ *                  d = 0 .. NDOT - 1;
+ *   NDOT           how many products share A (1 to 3; default 1): an output
+ *                  fusion of several dots of the same lhs (a transformer's
+ *                  q, k, v projections, or the gate and up projections of
+ *                  a SwiGLU MLP) computes C_d = A B_d for every d in one
+ *                  kernel, each A element loaded once for all of them;
  *   GEMM_STORE(idx, v)  the epilogue: stores C's element at row-major
- *                  position idx = (b * M + m) * N + n with value v, after
+ *                  position idx = (b * M + m) * N + n with value v (v0, v1,
+ *                  .. : one value per product when NDOT > 1), after
  *                  the fused elementwise ops of an output fusion (bias add,
  *                  residual, activation; several outputs for a multi-output
  *                  fusion).
@@ -69,10 +76,13 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #define LHS_AT(b, m) ((m) * GEMM_K)
 #define LHS_KS 1
 #define LHS_LOAD(off) in0.data[off]
-#define RHS_AT(b, n) (n)
-#define RHS_KS GEMM_N
-#define RHS_LOAD(off) in1.data[off]
+#define RHS_AT_0(b, n) (n)
+#define RHS_KS_0 GEMM_N
+#define RHS_LOAD_0(off) in1.data[off]
 #define GEMM_STORE(idx, v) out0.data[idx] = (v)
+#endif
+#ifndef NDOT
+#define NDOT 1
 #endif
 
 #ifndef TM
@@ -119,7 +129,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #error TN must be 4, 8 or 16
 #endif
 
-/* Words.  When the generated part defines RHS_LOADW(off) (LHS_LOADW(off)),
+/* Words.  When the generated part defines RHS_LOADW_d(off) (LHS_LOADW(off)),
  * the rhs (lhs) is also bound as an array of u64vec4, 8 floats per element,
  * and the kernel reads 8 consecutive columns of B (8 consecutive k of a
  * row of A) with one load: lavapipe's cost is per loaded component, and a
@@ -127,11 +137,25 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
  * only when the offsets are multiples of 8 and the 8 elements consecutive
  * (B: N stride 1, N % 8 == 0; A: k stride 1, K % 8 == 0), and enables
  * GL_EXT_shader_explicit_arithmetic_types_int64. */
-#if defined(RHS_LOADW) || defined(LHS_LOADW)
+#if defined(RHS_LOADW_0) || defined(LHS_LOADW)
 #define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
 #endif
-#if defined(RHS_LOADW) && TN % 8 != 0
+#if defined(RHS_LOADW_0) && TN % 8 != 0
 #error RHS_LOADW needs TN a multiple of 8
+#endif
+/* FOR_D(X) is X(0) .. X(NDOT - 1); ACCS(i, v, c) the accumulators of
+ * every product at one position. */
+#if NDOT == 1
+#define FOR_D(X) X(0)
+#define ACCS(i, v, c) acc[0][i][v][c]
+#elif NDOT == 2
+#define FOR_D(X) X(0) X(1)
+#define ACCS(i, v, c) acc[0][i][v][c], acc[1][i][v][c]
+#elif NDOT == 3
+#define FOR_D(X) X(0) X(1) X(2)
+#define ACCS(i, v, c) acc[0][i][v][c], acc[1][i][v][c], acc[2][i][v][c]
+#else
+#error NDOT must be 1, 2 or 3
 #endif
 
 layout(local_size_x = WG) in;
@@ -170,54 +194,58 @@ void main() {
     int arow[TM];
 #define ROW_AT(i) arow[i] = LHS_AT(b, ROW(i));
     FOR_M(ROW_AT)
-    int bcols[TN];
-#define COL_AT(i, v) bcols[4 * v] = RHS_AT(b, COL(4 * v)); bcols[4 * v + 1] = RHS_AT(b, COL(4 * v + 1)); \
-    bcols[4 * v + 2] = RHS_AT(b, COL(4 * v + 2)); bcols[4 * v + 3] = RHS_AT(b, COL(4 * v + 3));
-    FOR_V(COL_AT, 0)
-    vec4 acc[TM][TN / 4];
-#define ZERO(i, v) acc[i][v] = vec4(0.0);
-#define ZERO_ROW(i) FOR_V(ZERO, i)
-    FOR_M(ZERO_ROW)
-#if defined(RHS_LOADW)
+    int bcols[NDOT][TN];
+#define COL_AT(d, v) bcols[d][4 * v] = RHS_AT_##d(b, COL(4 * v)); bcols[d][4 * v + 1] = RHS_AT_##d(b, COL(4 * v + 1)); \
+    bcols[d][4 * v + 2] = RHS_AT_##d(b, COL(4 * v + 2)); bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3));
+#define COLS_AT(d) FOR_V(COL_AT, d)
+    FOR_D(COLS_AT)
+    vec4 acc[NDOT][TM][TN / 4];
+#define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = vec4(0.0);
+#define ZERO_D(d) FOR_V(ZERO, d)
+    FOR_D(ZERO_D)
+    /* B_d's step kc into bv[d] */
+#if defined(RHS_LOADW_0)
     /* rhs in 64-bit words: 8 columns per u64vec4 (see "Words") */
-    int bw[TN / 8];
-    for (int w = 0; w < TN / 8; w++) bw[w] = RHS_AT(b, min(n0 + 8 * w, GEMM_N - 8));
-#define LOAD_B_STEP(k)                                                                   \
-    vec4 bv[TN / 4];                                                                     \
+    int bw[NDOT][TN / 8];
+#define WORD_AT(d) for (int w = 0; w < TN / 8; w++) bw[d][w] = RHS_AT_##d(b, min(n0 + 8 * w, GEMM_N - 8));
+    FOR_D(WORD_AT)
+#define LOAD_BD(d)                                                                       \
     for (int w = 0; w < TN / 8; w++) {                                                   \
-      u64vec4 x = RHS_LOADW(bw[w] + (k) * RHS_KS);                                       \
-      bv[2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                      \
-      bv[2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                                  \
+      u64vec4 x = RHS_LOADW_##d(bw[d][w] + kc * RHS_KS_##d);                             \
+      bv[d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                   \
+      bv[d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                               \
     }
 #else
-#define LOAD_B_STEP(k)                                                                   \
-    vec4 bv[TN / 4];                                                                     \
-    FOR_V(LOAD_B, k)
-#define LOAD_B(k, v) bv[v] = vec4(RHS_LOAD(bcols[4 * v] + (k) * RHS_KS), RHS_LOAD(bcols[4 * v + 1] + (k) * RHS_KS), \
-                                  RHS_LOAD(bcols[4 * v + 2] + (k) * RHS_KS), RHS_LOAD(bcols[4 * v + 3] + (k) * RHS_KS));
+#define LOAD_B(d, v) bv[d][v] = vec4(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),    \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d));
+#define LOAD_BD(d) FOR_V(LOAD_B, d)
 #endif
-#define MAC(i, v) acc[i][v] += a * bv[v];
+#define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
+#define MAC(d, v) acc[d][I][v] += a * bv[d][v];
+#define MAC_D(d) FOR_V(MAC, d)
 #if defined(LHS_LOADW)
     /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
     for (int k = 0; k < GEMM_K; k += 8) {
       u64vec4 aw[TM];
 #define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + k);
       FOR_M(LOAD_AW)
-#define MAC_ROW_W(i) { float a = WORD_F2(aw[i][KK / 2])[KK % 2]; FOR_V(MAC, i) }
-#define K_STEP(kk) { const int KK = kk; LOAD_B_STEP(k + kk) FOR_M(MAC_ROW_W) }
+#define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][KK / 2])[KK % 2]; FOR_D(MAC_D) }
+#define K_STEP(kk) { const int KK = kk; int kc = k + kk; LOAD_B_STEP FOR_M(MAC_ROW_W) }
       K_STEP(0) K_STEP(1) K_STEP(2) K_STEP(3) K_STEP(4) K_STEP(5) K_STEP(6) K_STEP(7)
     }
 #else
-    for (int k = 0; k < GEMM_K; k++) {
-      LOAD_B_STEP(k)
-#define MAC_ROW(i) { float a = LHS_LOAD(arow[i] + k * LHS_KS); FOR_V(MAC, i) }
+    for (int kc = 0; kc < GEMM_K; kc++) {
+      LOAD_B_STEP
+#define MAC_ROW(i) { const int I = i; float a = LHS_LOAD(arow[i] + kc * LHS_KS); FOR_D(MAC_D) }
       FOR_M(MAC_ROW)
     }
 #endif
 #define STORE(i, v)                                                                    \
     for (int c = 0; c < 4; c++) {                                                      \
       int n = n0 + 4 * v + c;                                                          \
-      if (n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][v][c]);         \
+      if (n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, ACCS(i, v, c));          \
     }
 #define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_V(STORE, i) } }
     FOR_M(STORE_ROW)

@@ -277,6 +277,45 @@ static void scores_transposed_rhs(void **state) {
         true, 16);
 }
 
+/* two products of the same lhs in one fusion (a SwiGLU MLP's gate and up
+ * projections): NDOT = 2, epilogue silu(g) * u */
+static void swiglu_two_dots(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<3x11x32xf32>, %w1: tensor<32x48xf32>, %w2: tensor<32x48xf32>)"
+        " -> tensor<3x11x48xf32> {\n"
+        "  %g = stablehlo.dot_general %x, %w1, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %u = stablehlo.dot_general %x, %w2, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %n = stablehlo.negate %g : tensor<3x11x48xf32>\n"
+        "  %e = stablehlo.exponential %n : tensor<3x11x48xf32>\n"
+        "  %one = stablehlo.constant dense<1.0> : tensor<3x11x48xf32>\n"
+        "  %d = stablehlo.add %one, %e : tensor<3x11x48xf32>\n"
+        "  %s = stablehlo.divide %g, %d : tensor<3x11x48xf32>\n"
+        "  %y = stablehlo.multiply %s, %u : tensor<3x11x48xf32>\n"
+        "  return %y : tensor<3x11x48xf32>\n}\n",
+        true, 32);
+}
+
+/* three products of the same lhs (q, k, v projections), summed: NDOT = 3,
+ * one of them through a transposed weight */
+static void three_dots(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<21x16xf32>, %a: tensor<16x19xf32>, %b: tensor<16x19xf32>, %c: tensor<19x16xf32>)"
+        " -> tensor<21x19xf32> {\n"
+        "  %p = stablehlo.dot_general %x, %a, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %q = stablehlo.dot_general %x, %b, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %ct = stablehlo.transpose %c, dims = [1, 0] : (tensor<19x16xf32>) -> tensor<16x19xf32>\n"
+        "  %r = stablehlo.dot_general %x, %ct, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %s = stablehlo.add %p, %q : tensor<21x19xf32>\n"
+        "  %t = stablehlo.multiply %s, %r : tensor<21x19xf32>\n"
+        "  return %t : tensor<21x19xf32>\n}\n",
+        true, 64);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -284,7 +323,8 @@ int main(void) {
       cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
-      cmocka_unit_test(scores_transposed_rhs),
+      cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
+      cmocka_unit_test(three_dots),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
