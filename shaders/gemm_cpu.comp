@@ -231,9 +231,19 @@ void main() {
       u64vec4 aw[TM];
 #define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + k);
       FOR_M(LOAD_AW)
-#define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][KK / 2])[KK % 2]; FOR_D(MAC_D) }
-#define K_STEP(kk) { const int KK = kk; int kc = k + kk; LOAD_B_STEP FOR_M(MAC_ROW_W) }
+#define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][kk >> 1])[kk & 1]; FOR_D(MAC_D) }
+#ifdef GEMM_UNROLL_K8
+      /* the 8 steps unrolled: no component selects, 8 times the code
+       * (and LLVM compile time) */
+#define K_STEP(j) { const int kk = j; int kc = k + kk; LOAD_B_STEP FOR_M(MAC_ROW_W) }
       K_STEP(0) K_STEP(1) K_STEP(2) K_STEP(3) K_STEP(4) K_STEP(5) K_STEP(6) K_STEP(7)
+#else
+      for (int kk = 0; kk < 8; kk++) {
+        int kc = k + kk;
+        LOAD_B_STEP
+        FOR_M(MAC_ROW_W)
+      }
+#endif
     }
 #else
     for (int kc = 0; kc < GEMM_K; kc++) {
