@@ -4,11 +4,14 @@
  * hooks filled in for one instruction.
  *
  * Which instructions.  An f32 dot or dot_general (batch dimensions, any
- * number and order of contracting and free dimensions), alone or as the
- * one dot of an output fusion (codegen/fusion.c) whose other instructions
- * are elementwise ops, data movement, parameters and splat constants, the
- * dot used only at each output's own index (its epilogue: bias add,
- * residual, activation), when
+ * number and order of contracting and free dimensions), alone or in an
+ * output fusion (codegen/fusion.c) whose other instructions are
+ * elementwise ops, data movement, parameters and splat constants, the dot
+ * used only at each output's own index (its epilogue: bias add, residual,
+ * activation).  On CPU devices a fusion may hold up to three dots of the
+ * same lhs with the same dimension numbers and shapes (q/k/v projections,
+ * a SwiGLU's gate and up projections): one kernel computes them all
+ * (NDOT in gemm_cpu.comp), each lhs element loaded once.  Conditions:
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
  *     dense view) and f32 convert: such a chain is a strided view of the
@@ -22,10 +25,19 @@
  * the wide kernels of emit_fusion.c): f16/bf16/integer dots, operands
  * behind slices, pads or arithmetic.
  *
- * The epilogue is a GLSL function gemm_epilogue(idx, v) made by the
- * elemental emitter over the fused computation with the dot's value at
- * the output index given as v: every root's value there is computed and
- * stored, as the fusion kernel would have.
+ * The epilogue is a GLSL function gemm_epilogue(idx, gemm_v0[, gemm_v1,
+ * gemm_v2]) made by the elemental emitter over the fused computation with
+ * each dot's value at output position idx given as gemm_v<d>: every root's
+ * value there is computed and stored, as the fusion kernel would have.
+ * The GPU kernel takes one dot per fusion (fusions of several dots keep
+ * the elemental path there).
+ *
+ * Operands in words (CPU): where the lhs has k stride 1 and K % 8 == 0,
+ * or the rhs n stride 1 and N % 8 == 0 (and every other stride a multiple
+ * of 8), the kernel also binds them as u64vec4 arrays and loads 8 floats
+ * at a time (lavapipe pays per loaded component, whatever its width).
+ * Tiles shrink for small products (TM <= M, at least 16 invocations
+ * across N when N allows), and to 8 rows when NDOT > 1 (registers).
  *
  * Kernel choice: target->gemm (filled from VKHLO_GEMM by the API layer):
  * auto picks gemm_cpu on CPU devices (target->is_cpu) and gemm_gpu
@@ -45,8 +57,9 @@
  * Measured on lavapipe (2 cores, heavily shared: ratios to OpenBLAS in the
  * same run, bench/bench_kernels gemm_1024, operands in words): 8x8 3.2%,
  * 4x16 2.8%, 8x16 4.4%, 16x16 8-12%, 16x32 13%, 32x16 9%, 32x8 11%; 16x16
- * without words 4-6%.  Past 16x16 the gain is within the noise and the
- * kernel compiles slower (more registers spilled), so 16x16. */
+ * without words 4-6%.  Past 16x16 the gain is within the noise (32x16
+ * against 16x16 alternately: 9.7/13.1% vs 12.6/8.9%) and the kernel
+ * compiles slower (more registers spilled), so 16x16. */
 #define GEMM_CPU_TM 16
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
