@@ -298,6 +298,9 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
     vkhlo_status_t cst = codegen_emit_conv(target, instr, out, &handled);
     if (cst || handled) return cst;
   }
+  bool gemm = false;
+  VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
+  if (gemm) return NULL;
   elemental_emitter_t E;
   el_init(&E, target, codegen_load_operand, NULL);
   int64_t total = 0;

@@ -55,6 +55,10 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
                                    int64_t *out_total);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
+/* The GEMM kernel (shaders/gemm_*.comp) of a dot_general or of an output
+ * fusion around one (emit_gemm.c); *handled false: not a GEMM it takes. */
+vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
+                                 codegen_kernel_t *out, bool *handled);
 /* Kernels that own a whole problem per invocation (results readwrite):
  * emit_linalg.c, emit_fft.c, emit_rng.c. */
 vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,

@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Which GEMM kernel dot_general gets (codegen/emit_gemm.c). */
+typedef enum codegen_gemm_kind {
+  CODEGEN_GEMM_AUTO = 0, /* gemm_cpu on CPU devices, gemm_gpu on others */
+  CODEGEN_GEMM_CPU,      /* shaders/gemm_cpu.comp everywhere */
+  CODEGEN_GEMM_GPU,      /* shaders/gemm_gpu.comp everywhere (tests it on lavapipe) */
+  CODEGEN_GEMM_OFF,      /* the elemental dot (one invocation per element) */
+} codegen_gemm_kind_t;
+
 typedef struct codegen_target {
   bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
   bool storage_buffer_8bit, storage_buffer_16bit;
@@ -31,6 +39,8 @@ typedef struct codegen_target {
   bool signed_zero_inf_nan_preserve_float16;
   bool signed_zero_inf_nan_preserve_float32;
   bool signed_zero_inf_nan_preserve_float64;
+  /* GEMM kernel choice; from VKHLO_GEMM=auto|cpu|gpu|off (api/context.c). */
+  codegen_gemm_kind_t gemm;
 } codegen_target_t;
 
 /* A target with every feature, for tests that only emit GLSL. */

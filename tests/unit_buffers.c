@@ -802,9 +802,12 @@ static void wide_kernel_dots(void **state) {
   static float w[64 * 128], d[21 * 128];
   for (int i = 0; i < 64 * 128; i++) w[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
   vkhlo_executable_t *exe = compile(ctx, lone, false);
-  if (ctx->target.is_cpu && ctx->target.shader_int64) {
+  if (ctx->target.is_cpu && ctx->target.shader_int64 && ctx->target.gemm == CODEGEN_GEMM_OFF) {
     assert_int_equal(kernels_containing(exe, "int row3 = min(rb * 4 + 3, 20);"), 1);
     assert_int_equal(kernels_containing(exe, "if (rb * 4 + 1 < 21) out0w"), 1);
+  } else if (ctx->target.is_cpu && ctx->target.gemm != CODEGEN_GEMM_GPU) {
+    /* f32 dots take the GEMM kernel (codegen/emit_gemm.c) unless VKHLO_GEMM=off */
+    assert_int_equal(kernels_containing(exe, "as shaders/gemm_cpu.comp"), 1);
   }
   for (int i = 0; i < 21 * 128; i++) d[i] = -12345.0f; /* overwritten */
   const void *args[2] = {x, w};

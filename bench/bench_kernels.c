@@ -1,0 +1,255 @@
+/*
+ * bench_kernels: GFLOP/s of vkhlo's dot_general kernels (shaders/gemm_*.comp,
+ * see codegen/emit_gemm.c) on the default device next to OpenBLAS sgemm on
+ * the host CPU, in the same run:
+ *
+ *   gemm_1024          1024x1024 @ 1024x1024 f32
+ *   gemm_4096          4096x4096 @ 4096x4096 f32 (only with --big)
+ *   ffn_up             2607x256 @ 256x1024 f32 (a transformer's MLP)
+ *   ffn_down           2607x1024 @ 1024x256 f32
+ *   attn_scores        264 x (79x32 @ (79x32)^T) f32 (batch 264, rhs contracted
+ *                      on its last dimension: q k^T)
+ *   attn_values        264 x (79x79 @ 79x32) f32
+ *   skinny             1x4096 @ 4096x4096 f32 (decode)
+ *
+ * Each round runs, back to back: vkhlo (one execution into the same result
+ * buffers, wall time), vkhlo with profiling on (one execution, summed device
+ * timestamps of its dispatches), and cblas_sgemm on the same shapes (one
+ * call per batch element).  The table gives the medians over the rounds,
+ * GFLOP/s = 2 * B * M * N * K / time (vkhlo's from device time), and the
+ * median of the per-round ratios vkhlo device GFLOP/s / OpenBLAS GFLOP/s.
+ * With --before, each case is also compiled with VKHLO_GEMM=off (the
+ * elemental dot: one invocation per output element, or emit_fusion.c's
+ * wide kernels) and timed in the same rounds: the "elem" columns.
+ * Ratios, not absolute times, are what to read: the machine is shared.
+ *
+ *   bench_kernels [--rounds=N] [--big] [--before] [CASE]
+ *       (default 3 rounds; CASE is a substring of the case names)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/internal.h"
+#include "vkhlo/vkhlo.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(vkhlo_status_t st, const char *what) {
+  fprintf(stderr, "bench_kernels: %s: %s\n", what, vkhlo_status_message(st));
+  exit(2);
+}
+
+typedef struct gemm_case {
+  const char *name;
+  int b, m, n, k;
+  bool rhs_t; /* rhs given as [b, n, k] (contracted on its last dimension) */
+  bool big;   /* only with --big */
+} gemm_case_t;
+
+static const gemm_case_t cases[] = {
+    {"gemm_1024", 1, 1024, 1024, 1024, false, false},
+    {"gemm_4096", 1, 4096, 4096, 4096, false, true},
+    {"ffn_up", 1, 2607, 1024, 256, false, false},
+    {"ffn_down", 1, 2607, 256, 1024, false, false},
+    {"attn_scores", 264, 79, 79, 32, true, false},
+    {"attn_values", 264, 79, 32, 79, false, false},
+    {"skinny", 1, 1, 4096, 4096, false, false},
+};
+
+/* The StableHLO program of |c|. */
+static char *program(const gemm_case_t *c) {
+  char lt[64], rt[64], ot[64], dims[128];
+  if (c->b > 1) {
+    snprintf(lt, sizeof lt, "tensor<%dx%dx%dxf32>", c->b, c->m, c->k);
+    if (c->rhs_t) snprintf(rt, sizeof rt, "tensor<%dx%dx%dxf32>", c->b, c->n, c->k);
+    else snprintf(rt, sizeof rt, "tensor<%dx%dx%dxf32>", c->b, c->k, c->n);
+    snprintf(ot, sizeof ot, "tensor<%dx%dx%dxf32>", c->b, c->m, c->n);
+    snprintf(dims, sizeof dims, "batching_dims = [0] x [0], contracting_dims = [2] x [%d]", c->rhs_t ? 2 : 1);
+  } else {
+    snprintf(lt, sizeof lt, "tensor<%dx%dxf32>", c->m, c->k);
+    if (c->rhs_t) snprintf(rt, sizeof rt, "tensor<%dx%dxf32>", c->n, c->k);
+    else snprintf(rt, sizeof rt, "tensor<%dx%dxf32>", c->k, c->n);
+    snprintf(ot, sizeof ot, "tensor<%dx%dxf32>", c->m, c->n);
+    snprintf(dims, sizeof dims, "contracting_dims = [1] x [%d]", c->rhs_t ? 1 : 0);
+  }
+  size_t size = 1024;
+  char *text = malloc(size);
+  snprintf(text, size,
+           "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
+           "  %%c = stablehlo.dot_general %%a, %%b, %s : (%s, %s) -> %s\n"
+           "  return %%c : %s\n}\n",
+           lt, rt, ot, dims, lt, rt, ot, ot);
+  return text;
+}
+
+typedef struct prepared {
+  vkhlo_executable_t *exe;
+  vkhlo_buffer_t *args[2], *res[1];
+} prepared_t;
+
+static void prepare(vkhlo_context_t *ctx, const char *text, const float *a, const float *b, prepared_t *p) {
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench.mlir", &o, &p->exe);
+  if (st) die(st, "compile");
+  for (int i = 0; i < 2; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_executable_parameter_type(p->exe, i, &t);
+    if ((st = vkhlo_buffer_create(ctx, &t, i ? b : a, &p->args[i]))) die(st, "buffer");
+  }
+  vkhlo_tensor_type_t t;
+  vkhlo_executable_result_type(p->exe, 0, &t);
+  if ((st = vkhlo_buffer_create(ctx, &t, NULL, &p->res[0]))) die(st, "result buffer");
+}
+
+static void release(prepared_t *p) {
+  for (int i = 0; i < 2; i++) vkhlo_buffer_destroy(p->args[i]);
+  vkhlo_buffer_destroy(p->res[0]);
+  vkhlo_executable_destroy(p->exe);
+}
+
+static double run_wall(prepared_t *p) {
+  double t0 = now_ms();
+  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 2, p->args, 1, p->res);
+  if (st) die(st, "execute");
+  return now_ms() - t0;
+}
+
+static double run_device(prepared_t *p) {
+  vkhlo_executable_set_profiling(p->exe, true);
+  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 2, p->args, 1, p->res);
+  if (st) die(st, "execute (profiled)");
+  vkhlo_kernel_profile_t prof[64];
+  int n = vkhlo_executable_profile(p->exe, prof, 64);
+  double ms = 0;
+  for (int i = 0; i < n && i < 64; i++) ms += prof[i].device_ms;
+  vkhlo_executable_set_profiling(p->exe, false);
+  return ms;
+}
+
+static double run_blas(const gemm_case_t *c, const float *a, const float *b, float *out) {
+  double t0 = now_ms();
+  for (int i = 0; i < c->b; i++) {
+    const float *ai = a + (size_t)i * c->m * c->k, *bi = b + (size_t)i * c->k * c->n;
+    float *ci = out + (size_t)i * c->m * c->n;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, c->rhs_t ? CblasTrans : CblasNoTrans, c->m, c->n, c->k, 1.0f, ai, c->k,
+                bi, c->rhs_t ? c->k : c->n, 0.0f, ci, c->n);
+  }
+  return now_ms() - t0;
+}
+
+/* Largest relative difference between vkhlo's result and OpenBLAS's. */
+static double compare(prepared_t *p, const float *ref, size_t n) {
+  float *got = malloc(n * sizeof *got);
+  vkhlo_status_t st = vkhlo_buffer_read(p->res[0], got, n * sizeof *got);
+  if (st) die(st, "read");
+  double worst = 0, scale = 1e-6;
+  for (size_t i = 0; i < n; i++) scale = scale > (ref[i] < 0 ? -ref[i] : ref[i]) ? scale : (ref[i] < 0 ? -ref[i] : ref[i]);
+  for (size_t i = 0; i < n; i++) {
+    double d = (double)got[i] - ref[i];
+    d = d < 0 ? -d : d;
+    if (d / scale > worst) worst = d / scale;
+  }
+  free(got);
+  return worst;
+}
+
+int main(int argc, char **argv) {
+  int rounds = 3;
+  bool big = false, before = false;
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--rounds=", 9) == 0) rounds = atoi(argv[i] + 9);
+    else if (strcmp(argv[i], "--big") == 0) big = true;
+    else if (strcmp(argv[i], "--before") == 0) before = true;
+    else if (argv[i][0] != '-') only = argv[i];
+    else {
+      fprintf(stderr, "usage: bench_kernels [--rounds=N] [--big] [--before] [CASE]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1 || rounds > 100) rounds = 3;
+  vkhlo_context_t *ctx = NULL, *elem_ctx = NULL;
+  vkhlo_context_options_t co;
+  memset(&co, 0, sizeof co);
+  vkhlo_status_t st = vkhlo_context_create(&co, &ctx);
+  if (st) die(st, "context");
+  if (before) { /* the target reads VKHLO_GEMM when the context is made */
+    const char *old = getenv("VKHLO_GEMM");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("VKHLO_GEMM", "off", 1);
+    if ((st = vkhlo_context_create(&co, &elem_ctx))) die(st, "context (VKHLO_GEMM=off)");
+    if (saved) setenv("VKHLO_GEMM", saved, 1);
+    else unsetenv("VKHLO_GEMM");
+    free(saved);
+  }
+  printf("device: %s; OpenBLAS %s, %d threads; %d rounds, medians\n", vkrt_device_info(ctx->device)->name,
+         openblas_get_config(), openblas_get_num_threads(), rounds);
+  printf("%-12s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "BxMxNxK", "wall_ms", "dev_ms", "GFLOP/s",
+         "blas_ms", "blasGF/s", "ratio", before ? "elem_ms" : "", before ? "elemGF/s" : "", "max_err");
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const gemm_case_t *c = &cases[ci];
+    if (only ? !strstr(c->name, only) : (c->big && !big)) continue;
+    size_t na = (size_t)c->b * c->m * c->k, nb = (size_t)c->b * c->k * c->n, no = (size_t)c->b * c->m * c->n;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *ref = malloc(no * sizeof *ref);
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < nb; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    char *text = program(c);
+    prepared_t p, e;
+    prepare(ctx, text, a, b, &p);
+    if (before) prepare(elem_ctx, text, a, b, &e);
+    run_wall(&p); /* warm-up */
+    run_blas(c, a, b, ref);
+    double err = compare(&p, ref, no);
+    double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
+           *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio),
+           *elem = calloc((size_t)rounds, sizeof *elem);
+    for (int r = 0; r < rounds; r++) {
+      wall[r] = run_wall(&p);
+      dev[r] = run_device(&p);
+      blas[r] = run_blas(c, a, b, ref);
+      if (before) elem[r] = run_device(&e);
+      ratio[r] = blas[r] / dev[r];
+    }
+    double flop = 2.0 * c->b * c->m * c->n * (double)c->k;
+    double mw = median(wall, rounds), md = median(dev, rounds), mb = median(blas, rounds), mr = median(ratio, rounds);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", c->b, c->m, c->n, c->k);
+    printf("%-12s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%%", c->name, shape, mw, md, flop / md / 1e6, mb,
+           flop / mb / 1e6, 100 * mr);
+    if (before) {
+      double me = median(elem, rounds);
+      printf(" %9.2f %9.2f", me, flop / me / 1e6);
+    } else {
+      printf(" %9s %9s", "", "");
+    }
+    printf(" %8.1e\n", err);
+    fflush(stdout);
+    free(wall), free(dev), free(blas), free(ratio), free(elem);
+    release(&p);
+    if (before) release(&e);
+    free(text), free(a), free(b), free(ref);
+  }
+  if (elem_ctx) vkhlo_context_destroy(elem_ctx);
+  vkhlo_context_destroy(ctx);
+  return 0;
+}

@@ -1,0 +1,613 @@
+/*
+ * GEMM kernels for dot_general: the library kernels of shaders/
+ * (gemm_cpu.comp for CPU devices, gemm_gpu.comp for GPUs) with their
+ * hooks filled in for one instruction.
+ *
+ * Which instructions.  An f32 dot or dot_general (batch dimensions, any
+ * number and order of contracting and free dimensions), alone or in an
+ * output fusion (codegen/fusion.c) whose other instructions are
+ * elementwise ops, data movement, parameters and splat constants, the dot
+ * used only at each output's own index (its epilogue: bias add, residual,
+ * activation).  On CPU devices a fusion may hold up to three dots of the
+ * same lhs with the same dimension numbers and shapes (q/k/v projections,
+ * a SwiGLU's gate and up projections): one kernel computes them all
+ * (NDOT in gemm_cpu.comp), each lhs element loaded once.  Conditions:
+ *   - each dot operand is a fusion parameter (or the dot's own operand)
+ *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
+ *     dense view) and f32 convert: such a chain is a strided view of the
+ *     parameter, its strides go into the kernel's LHS_AT/RHS_AT/..._KS
+ *     macros (operand fusion stays: no transposed copy is made);
+ *   - the contracting dimensions of each operand merge into one stride in
+ *     the order the dot pairs them (always for row-major operands);
+ *     batch and free dimensions need not merge (LHS_AT delinearizes them,
+ *     outside the k loop).
+ * Anything else keeps the elemental path (one invocation per element, or
+ * the wide kernels of emit_fusion.c): f16/bf16/integer dots, operands
+ * behind slices, pads or arithmetic.
+ *
+ * The epilogue is a GLSL function gemm_epilogue(idx, gemm_v0[, gemm_v1,
+ * gemm_v2]) made by the elemental emitter over the fused computation with
+ * each dot's value at output position idx given as gemm_v<d>: every root's
+ * value there is computed and stored, as the fusion kernel would have.
+ * The GPU kernel takes one dot per fusion (fusions of several dots keep
+ * the elemental path there).
+ *
+ * Operands in words (CPU): where the lhs has k stride 1 and K % 8 == 0,
+ * or the rhs n stride 1 and N % 8 == 0 (and every other stride a multiple
+ * of 8), the kernel also binds them as u64vec4 arrays and loads 8 floats
+ * at a time (lavapipe pays per loaded component, whatever its width).
+ * Tiles shrink for small products (TM <= M, at least 16 invocations
+ * across N when N allows), and to 8 rows when NDOT > 1 (registers).
+ *
+ * Kernel choice: target->gemm (filled from VKHLO_GEMM by the API layer):
+ * auto picks gemm_cpu on CPU devices (target->is_cpu) and gemm_gpu
+ * elsewhere; "cpu"/"gpu" force one (gpu runs on lavapipe too, which is
+ * how its correctness is tested here); "off" keeps the elemental path.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit_internal.h"
+#include "codegen/glsl_types.h"
+#include "codegen/shaders.h"
+#include "support/status.h"
+
+/* Register tile of gemm_cpu.comp (rows x columns per invocation).
+ * Measured on lavapipe (2 cores, heavily shared: ratios to OpenBLAS in the
+ * same run, bench/bench_kernels gemm_1024, operands in words): 8x8 3.2%,
+ * 4x16 2.8%, 8x16 4.4%, 16x16 8-12%, 16x32 13%, 32x16 9%, 32x8 11%; 16x16
+ * without words 4-6%.  Past 16x16 the gain is within the noise (32x16
+ * against 16x16 alternately: 9.7/13.1% vs 12.6/8.9%) and the kernel
+ * compiles slower (more registers spilled), so 16x16. */
+#define GEMM_CPU_TM 16
+#define GEMM_CPU_TN 16
+#define GEMM_CPU_MAX_GROUPS 256
+
+/* A dot operand as a strided view of a kernel binding. */
+typedef struct gemm_view {
+  int binding;
+  int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
+} gemm_view_t;
+
+#define GEMM_MAX_DOTS 3
+
+typedef struct gemm_plan {
+  const hlo_instruction_t *dot; /* the first product */
+  /* products sharing the lhs (NDOT in gemm_cpu.comp): dots[0] == dot */
+  int ndot;
+  const hlo_instruction_t *dots[GEMM_MAX_DOTS];
+  gemm_view_t rview[GEMM_MAX_DOTS];
+  int64_t rks_of[GEMM_MAX_DOTS];
+  const hlo_computation_t *fc; /* fused computation, NULL for a lone dot */
+  gemm_view_t view[2];
+  int nb, nc;
+  int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
+  int64_t batch, m, n, k;
+  int64_t lks, rks; /* merged contracting strides */
+} gemm_plan_t;
+
+static bool is_dot(const hlo_instruction_t *x) {
+  return x->opcode == HLO_OPCODE_DOT || x->opcode == HLO_OPCODE_DOT_GENERAL;
+}
+
+static void row_major(const hlo_shape_t *s, int64_t *stride) {
+  int64_t st = 1;
+  for (int d = s->rank - 1; d >= 0; d--) {
+    stride[d] = st;
+    st *= s->dimensions[d];
+  }
+}
+
+static bool dense(const hlo_shape_t *s, const int64_t *stride) {
+  int64_t st[HLO_MAX_RANK];
+  row_major(s, st);
+  for (int d = 0; d < s->rank; d++)
+    if (s->dimensions[d] != 1 && st[d] != stride[d]) return false;
+  return true;
+}
+
+/* |x| (inside |fc|, or operand |k| of a lone dot when fc is NULL) as a
+ * strided view of a binding. */
+static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
+                       gemm_view_t *v) {
+  const hlo_shape_t *s = &x->shape;
+  if (x->shape.element_type != HLO_F32 || s->rank > HLO_MAX_RANK || depth > 16) return false;
+  if (!fc) {
+    v->binding = k;
+    row_major(s, v->stride);
+    return true;
+  }
+  gemm_view_t in;
+  switch (x->opcode) {
+    case HLO_OPCODE_PARAMETER:
+      v->binding = (int)x->parameter_number;
+      row_major(s, v->stride);
+      return true;
+    case HLO_OPCODE_CONVERT: /* f32 to f32 */
+      return trace_view(fc, x->operands[0], 0, depth + 1, v);
+    case HLO_OPCODE_TRANSPOSE:
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
+      v->binding = in.binding;
+      for (int d = 0; d < s->rank; d++) v->stride[d] = in.stride[x->attrs.permutation.data[d]];
+      return true;
+    case HLO_OPCODE_BROADCAST_IN_DIM: {
+      const hlo_shape_t *is = &x->operands[0]->shape;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank)
+        return false;
+      v->binding = in.binding;
+      for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
+      for (int j = 0; j < is->rank; j++) {
+        int64_t od = x->attrs.broadcast_dimensions.data[j];
+        if (od < 0 || od >= s->rank) return false;
+        v->stride[od] = is->dimensions[j] == 1 ? 0 : in.stride[j];
+      }
+      return true;
+    }
+    case HLO_OPCODE_RESHAPE:
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || !dense(&x->operands[0]->shape, in.stride))
+        return false;
+      v->binding = in.binding;
+      row_major(s, v->stride);
+      return true;
+    default: return false;
+  }
+}
+
+/* Merges dimensions |dims| (in order, outermost first) of a view into one
+ * stride; false when they do not form one arithmetic progression. */
+static bool merge(const hlo_shape_t *s, const int64_t *stride, const int64_t *dims, int n, int64_t *out) {
+  int64_t st = -1, inner = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    int64_t d = dims[i];
+    if (s->dimensions[d] == 1) continue;
+    if (st < 0) st = stride[d];
+    else if (stride[d] != inner) return false;
+    inner = stride[d] * s->dimensions[d];
+  }
+  *out = st < 0 ? 0 : st;
+  return true;
+}
+
+/* True when every use of |x| in |fc| is an elementwise op over the dot's
+ * dimensions (or a root), so it is only asked for at its own index. */
+static bool own_index_only(const hlo_computation_t *fc, const hlo_instruction_t *x, const hlo_shape_t *dims,
+                           int depth) {
+  if (depth > 64) return false;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *u = fc->instructions[i];
+    for (int k = 0; k < u->operand_count; k++) {
+      if (u->operands[k] != x) continue;
+      if (u->opcode == HLO_OPCODE_TUPLE && u == fc->root) continue;
+      if (!hlo_opcode_is_elementwise(u->opcode) || !hlo_shape_compatible_dims(&u->shape, dims) ||
+          !own_index_only(fc, u, dims, depth + 1))
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
+  memset(p, 0, sizeof *p);
+  const hlo_instruction_t *dot = NULL;
+  if (is_dot(instr)) {
+    dot = instr;
+  } else if (instr->opcode == HLO_OPCODE_FUSION && instr->called_count >= 1) {
+    const hlo_computation_t *fc = instr->called_computations[0];
+    for (int i = 0; i < fc->instruction_count; i++) {
+      const hlo_instruction_t *x = fc->instructions[i];
+      if (is_dot(x)) {
+        if (p->ndot == GEMM_MAX_DOTS) return false;
+        p->dots[p->ndot++] = x;
+        dot = p->dots[0];
+      } else if (!hlo_opcode_is_elementwise(x->opcode) && !el_is_data_movement(x->opcode) &&
+                 x->opcode != HLO_OPCODE_PARAMETER && x->opcode != HLO_OPCODE_CONSTANT &&
+                 x->opcode != HLO_OPCODE_TUPLE) {
+        return false;
+      }
+    }
+    if (!dot) return false;
+    for (int d = 0; d < p->ndot; d++) {
+      const hlo_instruction_t *x = p->dots[d];
+      if (!own_index_only(fc, x, &dot->shape, 0) || x->opcode != dot->opcode ||
+          x->operands[0] != dot->operands[0] || !hlo_shape_compatible_dims(&x->shape, &dot->shape) ||
+          !hlo_shape_compatible_dims(&x->operands[1]->shape, &dot->operands[1]->shape))
+        return false;
+      if (dot->opcode == HLO_OPCODE_DOT_GENERAL) { /* the same dimension numbers */
+        const hlo_attrs_t *a = &dot->attrs, *b = &x->attrs;
+        const hlo_dims_t *pa[4] = {&a->lhs_batching_dimensions, &a->rhs_batching_dimensions,
+                                   &a->lhs_contracting_dimensions, &a->rhs_contracting_dimensions};
+        const hlo_dims_t *pb[4] = {&b->lhs_batching_dimensions, &b->rhs_batching_dimensions,
+                                   &b->lhs_contracting_dimensions, &b->rhs_contracting_dimensions};
+        for (int j = 0; j < 4; j++)
+          if (pa[j]->count != pb[j]->count ||
+              (pa[j]->count && memcmp(pa[j]->data, pb[j]->data, sizeof(int64_t) * (size_t)pa[j]->count) != 0))
+            return false;
+      }
+    }
+    for (int r = 0; r < el_result_count(instr); r++)
+      if (!hlo_shape_compatible_dims(el_result_shape(instr, r), &dot->shape)) return false;
+    p->fc = fc;
+  } else {
+    return false;
+  }
+  p->dot = dot;
+  if (p->ndot == 0) {
+    p->ndot = 1;
+    p->dots[0] = dot;
+  }
+  const hlo_shape_t *ls = &dot->operands[0]->shape, *rs = &dot->operands[1]->shape;
+  if (dot->shape.element_type != HLO_F32 || hlo_shape_is_tuple(&dot->shape)) return false;
+  if (dot->opcode == HLO_OPCODE_DOT) {
+    if (ls->rank < 1 || ls->rank > 2 || rs->rank < 1 || rs->rank > 2) return false;
+    p->nc = 1;
+    p->lc[0] = ls->rank - 1;
+    p->rc[0] = 0;
+  } else {
+    const hlo_attrs_t *a = &dot->attrs;
+    p->nb = a->lhs_batching_dimensions.count;
+    p->nc = a->lhs_contracting_dimensions.count;
+    if (a->rhs_batching_dimensions.count != p->nb || a->rhs_contracting_dimensions.count != p->nc) return false;
+    for (int i = 0; i < p->nb; i++) {
+      p->lb[i] = a->lhs_batching_dimensions.data[i];
+      p->rb[i] = a->rhs_batching_dimensions.data[i];
+    }
+    for (int i = 0; i < p->nc; i++) {
+      p->lc[i] = a->lhs_contracting_dimensions.data[i];
+      p->rc[i] = a->rhs_contracting_dimensions.data[i];
+    }
+  }
+  for (int k = 0; k < 2; k++)
+    if (!trace_view(p->fc, dot->operands[k], k, 0, &p->view[k])) return false;
+  if (!merge(ls, p->view[0].stride, p->lc, p->nc, &p->lks) || !merge(rs, p->view[1].stride, p->rc, p->nc, &p->rks))
+    return false;
+  p->rview[0] = p->view[1];
+  p->rks_of[0] = p->rks;
+  for (int d = 1; d < p->ndot; d++)
+    if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) ||
+        !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
+      return false;
+  p->batch = p->k = 1;
+  for (int i = 0; i < p->nb; i++) p->batch *= ls->dimensions[p->lb[i]];
+  for (int i = 0; i < p->nc; i++) p->k *= ls->dimensions[p->lc[i]];
+  int64_t total = hlo_shape_element_count(&dot->shape);
+  p->m = 1;
+  for (int d = 0; d < ls->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < p->nb; i++) used |= p->lb[i] == d;
+    for (int i = 0; i < p->nc; i++) used |= p->lc[i] == d;
+    if (!used) p->m *= ls->dimensions[d];
+  }
+  if (p->batch * p->m == 0 || total == 0 || p->k == 0) return false;
+  p->n = total / (p->batch * p->m);
+  return p->batch * p->m * p->n == total;
+}
+
+/* Appends the offset expression of the operand's dimensions |dims| (n of
+ * them, row-major over their sizes) at linear index |var|. */
+static void append_offset(strbuf_t *sb, const hlo_shape_t *s, const int64_t *stride, const int64_t *dims, int n,
+                          const char *var) {
+  int64_t inner = 1;
+  for (int i = n - 1; i >= 0; i--) {
+    int64_t size = s->dimensions[dims[i]], st = stride[dims[i]];
+    if (size != 1 && st != 0) {
+      strbuf_printf(sb, " + ((%s)", var);
+      if (inner != 1) strbuf_printf(sb, " / %lld", (long long)inner);
+      if (i != 0) strbuf_printf(sb, " %% %lld", (long long)size);
+      strbuf_printf(sb, ") * %lld", (long long)st);
+    }
+    inner *= size;
+  }
+}
+
+/* #define NAME_AT(b, x) for operand |k|: its batch then free dimensions. */
+static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view_t *view, const char *name,
+                      const char *var) {
+  const hlo_shape_t *s = &p->dot->operands[k]->shape;
+  const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc;
+  int64_t free_dims[HLO_MAX_RANK];
+  int nf = 0;
+  for (int d = 0; d < s->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < p->nb; i++) used |= bd[i] == d;
+    for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
+    if (!used) free_dims[nf++] = d;
+  }
+  strbuf_printf(sb, "#define %s(b, %s) (0", name, var);
+  append_offset(sb, s, view->stride, bd, p->nb, "b");
+  append_offset(sb, s, view->stride, free_dims, nf, var);
+  strbuf_append(sb, ")\n");
+}
+
+/* Whether operand |k| can be read in 64-bit words of 8 floats (see "Words"
+ * in gemm_cpu.comp): the lhs along k (k stride 1), the rhs along n (its
+ * innermost free dimension of stride 1), every other stride a multiple of
+ * 8, so each word starts at a multiple of 8. */
+static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64_t ks) {
+  const hlo_shape_t *s = &p->dot->operands[k]->shape;
+  const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = view->stride;
+  int inner = -1; /* the innermost free dimension of size > 1 */
+  for (int d = 0; d < s->rank; d++) {
+    bool used = false;
+    for (int i = 0; i < p->nb; i++) used |= bd[i] == d;
+    for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
+    if (!used && s->dimensions[d] > 1) inner = d;
+  }
+  for (int d = 0; d < s->rank; d++) {
+    bool contracting = false;
+    for (int i = 0; i < p->nc; i++) contracting |= cd[i] == d;
+    if (s->dimensions[d] == 1 || contracting) continue;
+    if (k == 1 && d == inner) {
+      if (st[d] != 1 || s->dimensions[d] % 8 != 0) return false;
+    } else if (st[d] % 8 != 0) {
+      return false;
+    }
+  }
+  if (k == 0) return ks == 1 && p->k % 8 == 0;
+  return inner >= 0 && ks % 8 == 0;
+}
+
+/* ------------------------------------------------------------ epilogue */
+
+typedef struct epi_ctx {
+  const gemm_plan_t *plan;
+} epi_ctx_t;
+
+/* The product |x| is, or -1. */
+static int dot_number(const gemm_plan_t *p, const hlo_instruction_t *x) {
+  for (int d = 0; d < p->ndot; d++)
+    if (p->dots[d] == x) return d;
+  return -1;
+}
+
+static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                  const el_name_t *index, el_name_t *out) {
+  const epi_ctx_t *ctx = E->user;
+  const hlo_instruction_t *x = instr->operands[k];
+  int d = dot_number(ctx->plan, x);
+  if (d >= 0) {
+    snprintf(out->s, sizeof out->s, "gemm_v%d", d);
+    return NULL;
+  }
+  if (x->opcode == HLO_OPCODE_PARAMETER) {
+    const hlo_shape_t *s = &x->shape;
+    char buffer[16];
+    snprintf(buffer, sizeof buffer, "in%lld", (long long)x->parameter_number);
+    strbuf_t ref;
+    strbuf_init(&ref);
+    if (hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
+    else el_append_linear(&ref, s, index);
+    vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
+                                   : codegen_load_element(E, x, s->element_type, buffer, ref.data ? ref.data : "0", out);
+    strbuf_free(&ref);
+    return st;
+  }
+  if (x->opcode == HLO_OPCODE_CONSTANT) {
+    if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
+      return el_unimplemented(x, "constant without a value inside a fusion");
+    strbuf_t sb;
+    strbuf_init(&sb);
+    glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
+    el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
+    bool failed = sb.failed;
+    strbuf_free(&sb);
+    return failed ? VKHLO_NO_MEMORY() : NULL;
+  }
+  return el_emit(E, x, index, out);
+}
+
+/* The body of gemm_epilogue(int idx, float v) into E->body: every root's
+ * value at output position idx, stored. */
+static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p, const hlo_instruction_t *instr) {
+  const hlo_shape_t *s0 = el_result_shape(instr, 0);
+  int nout = el_result_count(instr);
+  if (!p->fc) {
+    el_line(E, instr, "out0.data[idx] = gemm_v0;");
+    return NULL;
+  }
+  el_name_t index[HLO_MAX_RANK];
+  el_delinearize(E, instr, s0, "idx", index);
+  const hlo_instruction_t *roots[EL_MAX_RESULTS];
+  int nroots = 1;
+  roots[0] = p->fc->root;
+  if (p->fc->root->opcode == HLO_OPCODE_TUPLE) {
+    nroots = p->fc->root->operand_count;
+    if (nroots > EL_MAX_RESULTS) return el_unimplemented(instr, "fusion with %d roots", nroots);
+    for (int i = 0; i < nroots; i++) roots[i] = p->fc->root->operands[i];
+  }
+  int r = 0;
+  for (int i = 0; i < nroots; i++) {
+    el_name_t vals[EL_MAX_RESULTS];
+    if (dot_number(p, roots[i]) >= 0) snprintf(vals[0].s, sizeof vals[0].s, "gemm_v%d", dot_number(p, roots[i]));
+    else if (roots[i]->opcode == HLO_OPCODE_PARAMETER || roots[i]->opcode == HLO_OPCODE_CONSTANT) {
+      /* a root that is a parameter: through the operand callback of a tuple */
+      int k = -1;
+      for (int j = 0; j < p->fc->root->operand_count; j++)
+        if (p->fc->root->operands[j] == roots[i]) k = j;
+      if (k < 0) return el_unimplemented(instr, "fusion whose root is a parameter");
+      VKHLO_RETURN_IF_ERROR(epi_operand(E, p->fc->root, k, index, vals));
+    } else {
+      VKHLO_RETURN_IF_ERROR(el_emit(E, roots[i], index, vals));
+    }
+    for (int j = 0; j < el_result_count(roots[i]) && r < nout; j++, r++) {
+      strbuf_t line;
+      strbuf_init(&line);
+      char buffer[16];
+      snprintf(buffer, sizeof buffer, "out%d", r);
+      glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", vals[j].s);
+      if (line.failed) E->body.failed = true;
+      else el_line(E, roots[i], "%s", line.data);
+      strbuf_free(&line);
+    }
+  }
+  if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", instr->name, r, nout);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+static void declare_buffer(strbuf_t *sb, int binding, const char *qualifier, const char *storage, const char *name) {
+  strbuf_printf(sb, "layout(std430, set = 0, binding = %d) %sbuffer Buffer%d { %s data[]; } %s;\n", binding, qualifier,
+                binding, storage, name);
+}
+
+/* The kernel text after its #version line. */
+static const char *after_version(const char *text) {
+  const char *nl = strchr(text, '\n');
+  return nl ? nl + 1 : text;
+}
+
+vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
+                                 codegen_kernel_t *out, bool *handled) {
+  *handled = false;
+  if (target->gemm == CODEGEN_GEMM_OFF) return NULL;
+  gemm_plan_t p;
+  if (!plan_gemm(instr, &p)) return NULL;
+  bool gpu = target->gemm == CODEGEN_GEMM_GPU || (target->gemm == CODEGEN_GEMM_AUTO && !target->is_cpu);
+  if (gpu && p.ndot > 1) return NULL; /* gemm_gpu.comp computes one product */
+  const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
+  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
+  if (p.batch * p.m * p.n > 0x7FFFFFFF) return NULL;
+
+  elemental_emitter_t E;
+  epi_ctx_t ectx = {&p};
+  el_init(&E, target, epi_operand, &ectx);
+  E.indent = 1;
+  vkhlo_status_t st = emit_epilogue(&E, &p, instr);
+  if (st) {
+    el_free(&E);
+    /* an epilogue the elemental emitter cannot make: keep the old path,
+     * which reports the same error if it has one */
+    vkhlo_status_free(st);
+    return NULL;
+  }
+  int nres = el_result_count(instr);
+  for (int k = 0; k < instr->operand_count; k++) el_use_type(&E, instr->operands[k]->shape.element_type);
+  for (int r = 0; r < nres; r++) el_use_type(&E, el_result_shape(instr, r)->element_type);
+
+  strbuf_t sb;
+  strbuf_init(&sb);
+  /* CPU: operands read in 64-bit words where they can be */
+  bool words[2] = {false, false};
+  if (!gpu && target->shader_int64) {
+    words[0] = words_ok(&p, 0, &p.view[0], p.lks);
+    words[1] = true;
+    for (int d = 0; d < p.ndot; d++) words[1] = words[1] && words_ok(&p, 1, &p.rview[d], p.rks_of[d]);
+  }
+  if (words[0] || words[1]) E.features |= GLSL_FEATURE_INT64;
+  strbuf_append(&sb, "#version 450\n");
+  if (E.features & GLSL_FEATURE_INT64)
+    strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+  if (E.features & GLSL_FEATURE_STORAGE8) strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (E.features & GLSL_FEATURE_STORAGE16) strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  strbuf_printf(&sb, "// %s: stablehlo.%s as shaders/%s", instr->name, hlo_opcode_name(instr->opcode), file->name);
+  if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
+  strbuf_append(&sb, "\n#define GEMM_GENERATED 1\n");
+  strbuf_printf(&sb, "#define GEMM_BATCH %lld\n#define GEMM_M %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n",
+                (long long)p.batch, (long long)p.m, (long long)p.n, (long long)p.k);
+  /* CPU: a workgroup covers WG * TN columns; narrow products get a
+   * narrower workgroup (a multiple of 8, the SIMD width of lavapipe on AVX2) */
+  /* Small products take smaller tiles: TM no more rows than M has (a tile
+   * of 16 rows of a 1-row product would compute the row 16 times), TN
+   * down to 4 while fewer than 16 invocations would cover N (attention's
+   * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
+  int TMv = p.ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM, TNv = GEMM_CPU_TN;
+  while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
+  while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
+  if (TNv % 8 != 0) words[1] = false;
+  int64_t wg = (p.n + TNv - 1) / TNv;
+  wg = wg >= 64 ? 64 : (wg + 7) / 8 * 8;
+  if (!gpu)
+    strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
+                  p.ndot);
+  define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
+  strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d.data[off]\n", (long long)p.lks, p.view[0].binding);
+  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[0].binding);
+  bool word_view[64] = {false};
+  if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
+  for (int d = 0; d < p.ndot; d++) {
+    char at[16], suffix[8] = "";
+    if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
+    snprintf(at, sizeof at, "RHS_AT%s", suffix);
+    define_at(&sb, &p, 1, &p.rview[d], at, "n");
+    strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d.data[off]\n", suffix, (long long)p.rks_of[d],
+                  suffix, p.rview[d].binding);
+    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
+    if (words[1] && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
+  }
+  /* v is the accumulators of every product, comma-separated (ACCS) */
+  strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
+  for (int k = 0; k < instr->operand_count; k++) {
+    if (k >= 64 || !word_view[k]) continue;
+    char name[16];
+    snprintf(name, sizeof name, "in%dw", k);
+    strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%dw { u64vec4 data[]; } %s;\n", k,
+                  k, name);
+  }
+  for (int k = 0; k < instr->operand_count; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "in%d", k);
+    declare_buffer(&sb, k, "readonly ", glsl_buffer_type_on(target, instr->operands[k]->shape.element_type), name);
+  }
+  for (int r = 0; r < nres; r++) {
+    char name[16];
+    snprintf(name, sizeof name, "out%d", r);
+    hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
+    declare_buffer(&sb, instr->operand_count + r, glsl_type_is_packed(target, rt) ? "" : "writeonly ",
+                   glsl_buffer_type_on(target, rt), name);
+  }
+  glsl_append_prelude(&sb, E.features);
+  if (E.functions.data) strbuf_append(&sb, E.functions.data);
+  strbuf_append(&sb, "void gemm_epilogue(int idx");
+  for (int d = 0; d < p.ndot; d++) strbuf_printf(&sb, ", float gemm_v%d", d);
+  strbuf_append(&sb, ") {\n");
+  if (E.body.data) strbuf_append(&sb, E.body.data);
+  strbuf_append(&sb, "}\n");
+  strbuf_append(&sb, after_version(file->text));
+  bool failed = sb.failed || E.body.failed || E.functions.failed;
+  el_free(&E);
+  char *glsl = strbuf_take(&sb);
+  char *name = malloc(strlen(instr->name) + 1);
+  if (failed || !glsl || !name) {
+    free(glsl);
+    free(name);
+    return VKHLO_NO_MEMORY();
+  }
+  size_t i = 0;
+  for (const char *c = instr->name; *c; c++)
+    name[i++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) ? *c : '_';
+  name[i] = 0;
+
+  uint64_t groups;
+  uint32_t local = 64;
+  if (gpu) { /* one workgroup of GEMM_GPU_THREADS per BM x BN tile */
+    const uint64_t bm = 64, bn = 64;
+    groups = (uint64_t)p.batch * (uint64_t)((p.m + bm - 1) / bm) * (uint64_t)((p.n + bn - 1) / bn);
+    local = 256;
+  } else {
+    uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.m + TMv - 1) / TMv) *
+                     (uint64_t)((p.n + wg * TNv - 1) / (wg * TNv));
+    groups = tiles < GEMM_CPU_MAX_GROUPS ? tiles : GEMM_CPU_MAX_GROUPS;
+    local = (uint32_t)wg;
+  }
+  if (groups == 0) groups = 1;
+  uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;
+  uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
+  uint64_t maxy = target->max_workgroup_count[1] ? target->max_workgroup_count[1] : 65535;
+  if (gy > maxy) {
+    free(glsl);
+    free(name);
+    return NULL;
+  }
+  memset(out, 0, sizeof *out);
+  out->name = name;
+  out->glsl = glsl;
+  out->local_size_x = local;
+  out->group_count[0] = (uint32_t)gx;
+  out->group_count[1] = (uint32_t)gy;
+  out->group_count[2] = 1;
+  out->input_count = instr->operand_count;
+  out->output_count = nres;
+  *handled = true;
+  return NULL;
+}

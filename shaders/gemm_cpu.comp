@@ -1,0 +1,263 @@
+#version 450
+/*
+ * gemm_cpu.comp: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for CPU Vulkan
+ * devices (lavapipe/llvmpipe, SwiftShader), f32 in, f32 accumulated, f32 out.
+ *
+ * Why this shape.  lavapipe runs the invocations of a workgroup as the
+ * SIMD lanes of one CPU thread, and turns every storage-buffer access into
+ * a loop over the lanes, one scalar load per lane and vector component; an
+ * FMA on the other hand is one SIMD instruction for all lanes.  So the
+ * kernel is register blocked: each invocation computes a TM x TN tile of C
+ * (TM rows, TN consecutive columns), and per step of k loads TM elements
+ * of A and TN of B for TM * TN FMAs.  No shared memory and no barriers
+ * (lavapipe implements barriers by switching coroutines, and shared-memory
+ * tiles measured 2-6.5 GFLOP/s at 1024^3 against 20+ for register tiles).
+ * Consecutive invocations take consecutive column tiles of the same rows,
+ * so the lanes of one SIMD group read neighbouring B elements and the same
+ * A elements.  Invocations loop over the tiles with a grid stride (as the
+ * other CPU kernels of codegen/emit.c): a capped number of workgroups.
+ *
+ * Edges.  When M >= TM the last row tile is shifted back to end at row M
+ * (its rows overlap the previous tile's and are not stored twice: a row is
+ * stored by the tile that first covers it), so loads never need a clamp;
+ * the same for columns.  When M < TM (N < TN) the rows (columns) past the
+ * end repeat the last one and are not stored.
+ *
+ * Accumulation is f32 in k order for each element (the order of an
+ * elemental dot); a * b + c may be contracted into an FMA, which a dot's
+ * rounding allows (it is not elementwise arithmetic, which codegen marks
+ * precise).
+ *
+ * Bindings and hooks.  The generated part (codegen/emit_gemm.c) is
+ * prepended after the #version line and defines GEMM_GENERATED; it holds
+ * the buffer declarations (the kernel's operands then results, as in
+ * codegen/kernel.h), helper functions, and these macros (all int
+ * constants or int/float expressions):
+ *   GEMM_BATCH, GEMM_M, GEMM_N, GEMM_K  the problem (batch count may be 1);
+ *   LHS_AT(b, m)   offset in the lhs binding of A[b, m, 0] (batch and free
+ *                  dimensions in any order and layout: the emitter writes
+ *                  their strides, or div/mod for unmergeable dimensions;
+ *                  evaluated outside the k loop);
+ *   LHS_KS         the stride of A along k (contracting dimensions merged);
+ *   LHS_LOAD(off)  the float value of A at offset off (the operand prologue:
+ *                  a convert, or a load through a transpose/broadcast/
+ *                  reshape, which the strides already express);
+ *   RHS_AT_d(b, n), RHS_KS_d, RHS_LOAD_d(off)  the same for B_d[b, k, n],
+ *                  d = 0 .. NDOT - 1;
+ *   NDOT           how many products share A (1 to 3; default 1): an output
+ *                  fusion of several dots of the same lhs (a transformer's
+ *                  q, k, v projections, or the gate and up projections of
+ *                  a SwiGLU MLP) computes C_d = A B_d for every d in one
+ *                  kernel, each A element loaded once for all of them;
+ *   GEMM_STORE(idx, v)  the epilogue: stores C's element at row-major
+ *                  position idx = (b * M + m) * N + n with value v (v0, v1,
+ *                  .. : one value per product when NDOT > 1), after
+ *                  the fused elementwise ops of an output fusion (bias add,
+ *                  residual, activation; several outputs for a multi-output
+ *                  fusion).
+ * Tile sizes are #defines the emitter may set (not specialization
+ * constants: they size register arrays that the preprocessor unrolls, and
+ * the kernels are already specialized per shape and compiled in process):
+ *   TM   rows per invocation: 1, 2, 4 or 8 (default 8);
+ *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
+ *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each).
+ * Without GEMM_GENERATED the defaults below make a 64^3 problem on
+ * bindings 0, 1 (A, B) and 2 (C), which is what the build compiles and
+ * spirv-val checks.
+ */
+#ifndef GEMM_GENERATED
+#define GEMM_BATCH 1
+#define GEMM_M 64
+#define GEMM_N 64
+#define GEMM_K 64
+layout(std430, set = 0, binding = 0) readonly buffer Buffer0 { float data[]; } in0;
+layout(std430, set = 0, binding = 1) readonly buffer Buffer1 { float data[]; } in1;
+layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } out0;
+#define LHS_AT(b, m) ((m) * GEMM_K)
+#define LHS_KS 1
+#define LHS_LOAD(off) in0.data[off]
+#define RHS_AT_0(b, n) (n)
+#define RHS_KS_0 GEMM_N
+#define RHS_LOAD_0(off) in1.data[off]
+#define GEMM_STORE(idx, v) out0.data[idx] = (v)
+#endif
+#ifndef NDOT
+#define NDOT 1
+#endif
+
+#ifndef TM
+#define TM 16
+#endif
+#ifndef TN
+#define TN 8
+#endif
+#ifndef WG
+#define WG 64
+#endif
+#ifndef GEMM_MAX_GROUPS
+#define GEMM_MAX_GROUPS 256
+#endif
+
+/* Unrolling by the preprocessor: FOR_M(X) is X(0) ... X(TM - 1), FOR_V(X, i)
+ * is X(i, 0) ... X(i, TN / 4 - 1), so every array index is a constant and
+ * the arrays become registers. */
+#if TM == 1
+#define FOR_M(X) X(0)
+#elif TM == 2
+#define FOR_M(X) X(0) X(1)
+#elif TM == 4
+#define FOR_M(X) X(0) X(1) X(2) X(3)
+#elif TM == 8
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#elif TM == 16
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#elif TM == 32
+#define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
+  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#else
+#error TM must be 1, 2, 4, 8, 16 or 32
+#endif
+#if TN == 4
+#define FOR_V(X, i) X(i, 0)
+#elif TN == 8
+#define FOR_V(X, i) X(i, 0) X(i, 1)
+#elif TN == 16
+#define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
+#elif TN == 32
+#define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3) X(i, 4) X(i, 5) X(i, 6) X(i, 7)
+#else
+#error TN must be 4, 8 or 16
+#endif
+
+/* Words.  When the generated part defines RHS_LOADW_d(off) (LHS_LOADW(off)),
+ * the rhs (lhs) is also bound as an array of u64vec4, 8 floats per element,
+ * and the kernel reads 8 consecutive columns of B (8 consecutive k of a
+ * row of A) with one load: lavapipe's cost is per loaded component, and a
+ * 64-bit component costs what a 32-bit one does.  The emitter defines them
+ * only when the offsets are multiples of 8 and the 8 elements consecutive
+ * (B: N stride 1, N % 8 == 0; A: k stride 1, K % 8 == 0), and enables
+ * GL_EXT_shader_explicit_arithmetic_types_int64. */
+#if defined(RHS_LOADW_0) || defined(LHS_LOADW)
+#define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
+#endif
+#if defined(RHS_LOADW_0) && TN % 8 != 0
+#error RHS_LOADW needs TN a multiple of 8
+#endif
+/* FOR_D(X) is X(0) .. X(NDOT - 1); ACCS(i, v, c) the accumulators of
+ * every product at one position. */
+#if NDOT == 1
+#define FOR_D(X) X(0)
+#define ACCS(i, v, c) acc[0][i][v][c]
+#elif NDOT == 2
+#define FOR_D(X) X(0) X(1)
+#define ACCS(i, v, c) acc[0][i][v][c], acc[1][i][v][c]
+#elif NDOT == 3
+#define FOR_D(X) X(0) X(1) X(2)
+#define ACCS(i, v, c) acc[0][i][v][c], acc[1][i][v][c], acc[2][i][v][c]
+#else
+#error NDOT must be 1, 2 or 3
+#endif
+
+layout(local_size_x = WG) in;
+
+/* A workgroup's tile: TM rows by WG * TN columns. */
+const int CB = WG * TN;
+const int TILES_M = (GEMM_M + TM - 1) / TM;
+const int TILES_N = (GEMM_N + CB - 1) / CB;
+const int TILES = GEMM_BATCH * TILES_M * TILES_N;
+
+/* Row q of a tile starting at m0; see "Edges".  Columns past the end
+ * repeat the last one and are not stored. */
+#if GEMM_M >= TM
+#define ROW(q) (m0 + (q))
+#else
+#define ROW(q) min(m0 + (q), GEMM_M - 1)
+#endif
+#define COL(j) min(n0 + (j), GEMM_N - 1)
+
+void main() {
+  int lane = int(gl_LocalInvocationID.x);
+  int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
+  /* uniform over the workgroup: the lhs loads below have uniform offsets */
+  for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
+    int tn = t % TILES_N;
+    int tr = t / TILES_N;
+    int tm = tr % TILES_M;
+    int b = tr / TILES_M;
+    int mfirst = tm * TM;
+#if GEMM_M >= TM
+    int m0 = min(mfirst, GEMM_M - TM);
+#else
+    int m0 = 0;
+#endif
+    int n0 = tn * CB + lane * TN;
+    int arow[TM];
+#define ROW_AT(i) arow[i] = LHS_AT(b, ROW(i));
+    FOR_M(ROW_AT)
+    int bcols[NDOT][TN];
+#define COL_AT(d, v) bcols[d][4 * v] = RHS_AT_##d(b, COL(4 * v)); bcols[d][4 * v + 1] = RHS_AT_##d(b, COL(4 * v + 1)); \
+    bcols[d][4 * v + 2] = RHS_AT_##d(b, COL(4 * v + 2)); bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3));
+#define COLS_AT(d) FOR_V(COL_AT, d)
+    FOR_D(COLS_AT)
+    vec4 acc[NDOT][TM][TN / 4];
+#define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = vec4(0.0);
+#define ZERO_D(d) FOR_V(ZERO, d)
+    FOR_D(ZERO_D)
+    /* B_d's step kc into bv[d] */
+#if defined(RHS_LOADW_0)
+    /* rhs in 64-bit words: 8 columns per u64vec4 (see "Words") */
+    int bw[NDOT][TN / 8];
+#define WORD_AT(d) for (int w = 0; w < TN / 8; w++) bw[d][w] = RHS_AT_##d(b, min(n0 + 8 * w, GEMM_N - 8));
+    FOR_D(WORD_AT)
+#define LOAD_BD(d)                                                                       \
+    for (int w = 0; w < TN / 8; w++) {                                                   \
+      u64vec4 x = RHS_LOADW_##d(bw[d][w] + kc * RHS_KS_##d);                             \
+      bv[d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                   \
+      bv[d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                               \
+    }
+#else
+#define LOAD_B(d, v) bv[d][v] = vec4(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),    \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
+                                     RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d));
+#define LOAD_BD(d) FOR_V(LOAD_B, d)
+#endif
+#define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
+#define MAC(d, v) acc[d][I][v] += a * bv[d][v];
+#define MAC_D(d) FOR_V(MAC, d)
+#if defined(LHS_LOADW)
+    /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
+    for (int k = 0; k < GEMM_K; k += 8) {
+      u64vec4 aw[TM];
+#define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + k);
+      FOR_M(LOAD_AW)
+#define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][kk >> 1])[kk & 1]; FOR_D(MAC_D) }
+#ifdef GEMM_UNROLL_K8
+      /* the 8 steps unrolled: no component selects, 8 times the code
+       * (and LLVM compile time) */
+#define K_STEP(j) { const int kk = j; int kc = k + kk; LOAD_B_STEP FOR_M(MAC_ROW_W) }
+      K_STEP(0) K_STEP(1) K_STEP(2) K_STEP(3) K_STEP(4) K_STEP(5) K_STEP(6) K_STEP(7)
+#else
+      for (int kk = 0; kk < 8; kk++) {
+        int kc = k + kk;
+        LOAD_B_STEP
+        FOR_M(MAC_ROW_W)
+      }
+#endif
+    }
+#else
+    for (int kc = 0; kc < GEMM_K; kc++) {
+      LOAD_B_STEP
+#define MAC_ROW(i) { const int I = i; float a = LHS_LOAD(arow[i] + kc * LHS_KS); FOR_D(MAC_D) }
+      FOR_M(MAC_ROW)
+    }
+#endif
+#define STORE(i, v)                                                                    \
+    for (int c = 0; c < 4; c++) {                                                      \
+      int n = n0 + 4 * v + c;                                                          \
+      if (n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, ACCS(i, v, c));          \
+    }
+#define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_V(STORE, i) } }
+    FOR_M(STORE_ROW)
+  }
+}

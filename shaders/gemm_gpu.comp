@@ -1,0 +1,125 @@
+#version 450
+/*
+ * gemm_gpu.comp: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for GPUs, f32
+ * in, f32 accumulated, f32 out (never TF32 or f16).
+ *
+ * Tiling.  One workgroup of 256 invocations per BM x BN = 64 x 64 tile of
+ * C; invocation (ty, tx) of the 16 x 16 grid accumulates the 4 x 4
+ * elements rows 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3 in registers.
+ * k advances BK = 16 at a time through shared memory: the workgroup
+ * copies the 64 x 16 slice of A and the 16 x 64 slice of B into shared
+ * arrays (4 elements of each per invocation, consecutive invocations on
+ * consecutive k of A and n of B so that row-major operands coalesce), then
+ * each invocation reads a vec4 of A's column and a vec4 of B's row per k
+ * (shared arrays of vec4 along m and n) for 16 FMAs.  Double buffering:
+ * two shared slices; while the workgroup computes on one, each invocation
+ * has already loaded its part of the next slice into registers and writes
+ * it to the other slice afterwards, so one barrier per slice suffices
+ * (the barrier after slice t's compute also orders every read of the
+ * other slice, from t - 1, before its rewrite).
+ *
+ * Edges: rows and columns past M, N load a clamped element and are not
+ * stored; k past K loads zero.  Workgroups are numbered along x then y
+ * (gl_NumWorkGroups.x per row), tiles past the end return at once.
+ *
+ * Hooks: the same as gemm_cpu.comp (GEMM_BATCH, GEMM_M, GEMM_N, GEMM_K,
+ * LHS_AT, LHS_KS, LHS_LOAD, RHS_AT, RHS_KS, RHS_LOAD, GEMM_STORE; see
+ * there); the generated part defines GEMM_GENERATED.  The tile shape is
+ * fixed here (codegen/emit_gemm.c computes the group count from BM, BN);
+ * it is what an untuned GPU default should be, not a measured optimum:
+ * no GPU was available when this was written, and it was checked for
+ * correctness on lavapipe (VKHLO_GEMM=gpu).
+ */
+#ifndef GEMM_GENERATED
+#define GEMM_BATCH 1
+#define GEMM_M 64
+#define GEMM_N 64
+#define GEMM_K 64
+layout(std430, set = 0, binding = 0) readonly buffer Buffer0 { float data[]; } in0;
+layout(std430, set = 0, binding = 1) readonly buffer Buffer1 { float data[]; } in1;
+layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } out0;
+#define LHS_AT(b, m) ((m) * GEMM_K)
+#define LHS_KS 1
+#define LHS_LOAD(off) in0.data[off]
+#define RHS_AT(b, n) (n)
+#define RHS_KS GEMM_N
+#define RHS_LOAD(off) in1.data[off]
+#define GEMM_STORE(idx, v) out0.data[idx] = (v)
+#endif
+
+#define BM 64
+#define BN 64
+#define BK 16
+
+layout(local_size_x = 256) in;
+
+const int TILES_M = (GEMM_M + BM - 1) / BM;
+const int TILES_N = (GEMM_N + BN - 1) / BN;
+const int TILES = GEMM_BATCH * TILES_M * TILES_N;
+const int SLICES = (GEMM_K + BK - 1) / BK;
+
+shared vec4 As[2][BK][BM / 4]; /* A[m0 + 4 i + c, k0 + kk] at As[.][kk][i][c] */
+shared vec4 Bs[2][BK][BN / 4]; /* B[k0 + kk, n0 + 4 j + c] at Bs[.][kk][j][c] */
+
+void main() {
+  int tile = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
+  if (tile >= TILES) return; /* uniform over the workgroup: no barrier is skipped by part of it */
+  int tid = int(gl_LocalInvocationID.x);
+  int tn = tile % TILES_N, tm = (tile / TILES_N) % TILES_M, b = tile / (TILES_N * TILES_M);
+  int m0 = tm * BM, n0 = tn * BN;
+  /* this invocation's share of each slice: element e of A is (am[e], ak),
+   * of B (bk[e], bn) */
+  int ak = tid % BK, bn = tid % BN;
+  int arow[4], bcol, am[4], bk[4];
+  for (int e = 0; e < 4; e++) {
+    am[e] = (tid + 256 * e) / BK;
+    bk[e] = (tid + 256 * e) / BN;
+    arow[e] = LHS_AT(b, min(m0 + am[e], GEMM_M - 1));
+  }
+  bcol = RHS_AT(b, min(n0 + bn, GEMM_N - 1));
+  float ra[4], rb[4];
+  for (int e = 0; e < 4; e++) {
+    ra[e] = ak < GEMM_K ? LHS_LOAD(arow[e] + ak * LHS_KS) : 0.0;
+    rb[e] = bk[e] < GEMM_K ? RHS_LOAD(bcol + bk[e] * RHS_KS) : 0.0;
+  }
+  for (int e = 0; e < 4; e++) {
+    As[0][ak][am[e] / 4][am[e] % 4] = ra[e];
+    Bs[0][bk[e]][bn / 4][bn % 4] = rb[e];
+  }
+  barrier();
+  int tx = tid % 16, ty = tid / 16;
+  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  for (int s = 0; s < SLICES; s++) {
+    int cur = s & 1;
+    bool more = s + 1 < SLICES;
+    if (more) { /* the next slice, into registers */
+      int k1 = (s + 1) * BK;
+      for (int e = 0; e < 4; e++) {
+        ra[e] = k1 + ak < GEMM_K ? LHS_LOAD(arow[e] + (k1 + ak) * LHS_KS) : 0.0;
+        rb[e] = k1 + bk[e] < GEMM_K ? RHS_LOAD(bcol + (k1 + bk[e]) * RHS_KS) : 0.0;
+      }
+    }
+    for (int kk = 0; kk < BK; kk++) {
+      vec4 a = As[cur][kk][ty];
+      vec4 bv = Bs[cur][kk][tx];
+      acc[0] += a.x * bv;
+      acc[1] += a.y * bv;
+      acc[2] += a.z * bv;
+      acc[3] += a.w * bv;
+    }
+    if (more) {
+      for (int e = 0; e < 4; e++) {
+        As[cur ^ 1][ak][am[e] / 4][am[e] % 4] = ra[e];
+        Bs[cur ^ 1][bk[e]][bn / 4][bn % 4] = rb[e];
+      }
+    }
+    barrier();
+  }
+  for (int i = 0; i < 4; i++) {
+    int m = m0 + 4 * ty + i;
+    for (int c = 0; c < 4; c++) {
+      int n = n0 + 4 * tx + c;
+      if (m < GEMM_M && n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][c]);
+    }
+  }
+}

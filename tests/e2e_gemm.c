@@ -1,0 +1,330 @@
+/*
+ * The GEMM kernels of shaders/ (codegen/emit_gemm.c) against the elemental
+ * dot: every program runs in three contexts, the default kernel choice
+ * (gemm_cpu on lavapipe), VKHLO_GEMM=gpu (the shared-memory GPU kernel,
+ * forced onto whatever device this is) and VKHLO_GEMM=off (one invocation
+ * per element, the reference), on the same seeded inputs, and the results
+ * must agree to f32 rounding.  Sizes that are not multiples of the tiles
+ * (1x1x1, 7x13x5, 33x65x17), batch dimensions, permuted and multiple
+ * contracting dimensions, a transposed operand fused as a prologue, a bias
+ * + residual + relu epilogue, and the 64-bit-word loads (K and N multiples
+ * of 8 but not of the tile).  Each case also says whether the GEMM kernel
+ * must have been chosen, checked in the kernels' GLSL (dump_dir).  One
+ * product is also checked against values computed here.  All contexts run
+ * with the validation layer on; any message fails.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <math.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/test_support.h"
+#include "vkhlo/vkhlo.h"
+
+enum { MODE_AUTO, MODE_GPU, MODE_OFF, MODES };
+static const char *const mode_env[MODES] = {NULL, "gpu", "off"};
+
+typedef struct fixture {
+  vkhlo_context_t *ctx[MODES];
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  const char *old = getenv("VKHLO_GEMM");
+  char *saved = old ? strdup(old) : NULL;
+  for (int m = 0; m < MODES; m++) {
+    if (mode_env[m]) setenv("VKHLO_GEMM", mode_env[m], 1);
+    else unsetenv("VKHLO_GEMM");
+    vkhlo_context_options_t o;
+    memset(&o, 0, sizeof o);
+    o.enable_validation = true;
+    vkhlo_status_t st = vkhlo_context_create(&o, &f->ctx[m]);
+    if (st) {
+      fprintf(stderr, "%s\n", vkhlo_status_message(st));
+      vkhlo_status_free(st);
+      return -1;
+    }
+  }
+  if (saved) setenv("VKHLO_GEMM", saved, 1);
+  else unsetenv("VKHLO_GEMM");
+  free(saved);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  int messages = 0;
+  for (int m = 0; m < MODES; m++) {
+    messages += vkhlo_context_validation_message_count(f->ctx[m]);
+    vkhlo_context_destroy(f->ctx[m]);
+  }
+  free(f);
+  return messages == 0 ? 0 : -1;
+}
+
+/* True when a kernel GLSL file in |dir| names a shaders/gemm_ kernel. */
+static bool dump_uses_gemm(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".comp") != 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    size_t size;
+    char *text = test_read_file(path, &size);
+    if (text && strstr(text, "as shaders/gemm_")) found = true;
+    free(text);
+  }
+  closedir(d);
+  return found;
+}
+
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* Runs |text| in every mode on seeded inputs; results in out[mode] (heap),
+ * element count in *count.  Asserts whether the default mode used GEMM. */
+static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *out[MODES], size_t *count,
+                      float **inputs, int *ninputs) {
+  for (int m = 0; m < MODES; m++) {
+    char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
+    vkhlo_compile_options_t o;
+    memset(&o, 0, sizeof o);
+    if (m == MODE_AUTO) {
+      assert_non_null(mkdtemp(dir));
+      o.dump_dir = dir;
+    }
+    vkhlo_executable_t *exe = NULL;
+    expect_ok(vkhlo_executable_compile(f->ctx[m], text, strlen(text), "gemm_test.mlir", &o, &exe));
+    if (m == MODE_AUTO) {
+      assert_int_equal(dump_uses_gemm(dir), expect_gemm);
+      remove_dir(dir);
+    }
+    int np = vkhlo_executable_parameter_count(exe);
+    vkhlo_buffer_t *args[8], *res;
+    assert_true(np <= 8);
+    uint32_t seed = 99;
+    for (int i = 0; i < np; i++) {
+      vkhlo_tensor_type_t t;
+      expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
+      int64_t n = vkhlo_tensor_type_element_count(&t);
+      float *data = malloc((size_t)n * sizeof *data + 4);
+      for (int64_t k = 0; k < n; k++)
+        data[k] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+      expect_ok(vkhlo_buffer_create(f->ctx[m], &t, data, &args[i]));
+      if (m == 0 && inputs && i < *ninputs) inputs[i] = data;
+      else free(data);
+    }
+    if (m == 0 && ninputs) *ninputs = np;
+    expect_ok(vkhlo_executable_execute(exe, np, args, 1, &res));
+    vkhlo_tensor_type_t rt;
+    expect_ok(vkhlo_executable_result_type(exe, 0, &rt));
+    *count = (size_t)vkhlo_tensor_type_element_count(&rt);
+    out[m] = malloc(*count * sizeof(float) + 4);
+    expect_ok(vkhlo_buffer_read(res, out[m], *count * sizeof(float)));
+    vkhlo_buffer_destroy(res);
+    for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
+/* |got| equals |want| to f32 rounding of sums of |k| products of values in
+ * [-0.5, 0.5) (plus epilogue terms). */
+static void assert_close(const float *got, const float *want, size_t n, int k, const char *what) {
+  double tol = 1e-6 * (k + 4);
+  for (size_t i = 0; i < n; i++) {
+    if (fabs((double)got[i] - want[i]) > tol) {
+      fail_msg("%s: element %zu is %.9g, want %.9g", what, i, (double)got[i], (double)want[i]);
+    }
+  }
+}
+
+static void check(void **state, const char *text, bool expect_gemm, int k) {
+  fixture_t *f = *state;
+  float *out[MODES];
+  size_t n = 0;
+  run_modes(f, text, expect_gemm, out, &n, NULL, NULL);
+  assert_true(n > 0);
+  assert_close(out[MODE_AUTO], out[MODE_OFF], n, k, "default kernel vs elemental");
+  assert_close(out[MODE_GPU], out[MODE_OFF], n, k, "VKHLO_GEMM=gpu vs elemental");
+  for (int m = 0; m < MODES; m++) free(out[m]);
+}
+
+#define DOT2(M, K, N)                                                                                        \
+  "func.func @main(%a: tensor<" #M "x" #K "xf32>, %b: tensor<" #K "x" #N "xf32>) -> tensor<" #M "x" #N        \
+  "xf32> {\n"                                                                                                \
+  "  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<" #M "x" #K "xf32>, tensor<" #K \
+  "x" #N "xf32>) -> tensor<" #M "x" #N "xf32>\n"                                                             \
+  "  return %c : tensor<" #M "x" #N "xf32>\n}\n"
+
+static void one_by_one(void **state) { check(state, DOT2(1, 1, 1), true, 1); }
+static void odd_33x65x17(void **state) { check(state, DOT2(33, 17, 65), true, 17); }
+/* K and N multiples of 8 (64-bit-word loads), N not a multiple of 16 */
+static void words_24x40x48(void **state) { check(state, DOT2(24, 48, 40), true, 48); }
+static void wide_70x200x64(void **state) { check(state, DOT2(70, 64, 200), true, 64); }
+
+/* 7x13x5 also against values computed here. */
+static void hand_7x13x5(void **state) {
+  fixture_t *f = *state;
+  float *out[MODES], *in[2] = {NULL, NULL};
+  int nin = 2;
+  size_t n = 0;
+  run_modes(f, DOT2(7, 5, 13), true, out, &n, in, &nin);
+  assert_int_equal(n, 7 * 13);
+  assert_int_equal(nin, 2);
+  float want[7 * 13];
+  for (int i = 0; i < 7; i++)
+    for (int j = 0; j < 13; j++) {
+      double s = 0;
+      for (int k = 0; k < 5; k++) s += (double)in[0][i * 5 + k] * in[1][k * 13 + j];
+      want[i * 13 + j] = (float)s;
+    }
+  for (int m = 0; m < MODES; m++) assert_close(out[m], want, n, 5, mode_env[m] ? mode_env[m] : "default");
+  for (int m = 0; m < MODES; m++) free(out[m]);
+  free(in[0]);
+  free(in[1]);
+}
+
+static void batched(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<3x33x17xf32>, %b: tensor<3x17x65xf32>) -> tensor<3x33x65xf32> {\n"
+        "  %c = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] :"
+        " (tensor<3x33x17xf32>, tensor<3x17x65xf32>) -> tensor<3x33x65xf32>\n"
+        "  return %c : tensor<3x33x65xf32>\n}\n",
+        true, 17);
+}
+
+/* contracting first in the lhs, last in the rhs; batch in the middle */
+static void permuted_dims(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<17x2x33xf32>, %b: tensor<65x2x17xf32>) -> tensor<2x33x65xf32> {\n"
+        "  %c = stablehlo.dot_general %a, %b, batching_dims = [1] x [1], contracting_dims = [0] x [2] :"
+        " (tensor<17x2x33xf32>, tensor<65x2x17xf32>) -> tensor<2x33x65xf32>\n"
+        "  return %c : tensor<2x33x65xf32>\n}\n",
+        true, 17);
+}
+
+/* two contracting dimensions that merge into one stride, two free ones */
+static void two_contracting(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<5x4x6xf32>, %b: tensor<4x6x3x7xf32>) -> tensor<5x3x7xf32> {\n"
+        "  %c = stablehlo.dot_general %a, %b, contracting_dims = [1, 2] x [0, 1] :"
+        " (tensor<5x4x6xf32>, tensor<4x6x3x7xf32>) -> tensor<5x3x7xf32>\n"
+        "  return %c : tensor<5x3x7xf32>\n}\n",
+        true, 24);
+}
+
+/* contracting dimensions paired in an order the rhs strides cannot merge:
+ * the elemental path (and still right) */
+static void unmergeable_falls_back(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<4x6x9xf32>, %b: tensor<6x4x10xf32>) -> tensor<9x10xf32> {\n"
+        "  %c = stablehlo.dot_general %a, %b, contracting_dims = [0, 1] x [1, 0] :"
+        " (tensor<4x6x9xf32>, tensor<6x4x10xf32>) -> tensor<9x10xf32>\n"
+        "  return %c : tensor<9x10xf32>\n}\n",
+        false, 24);
+}
+
+/* relu(x @ transpose(w) + bias + residual): the transpose is an operand
+ * prologue (strides), the rest the epilogue */
+static void fused_epilogue(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<37x32xf32>, %w: tensor<72x32xf32>, %bias: tensor<72xf32>,"
+        " %r: tensor<37x72xf32>) -> tensor<37x72xf32> {\n"
+        "  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<72x32xf32>) -> tensor<32x72xf32>\n"
+        "  %d = stablehlo.dot_general %x, %wt, contracting_dims = [1] x [0] :"
+        " (tensor<37x32xf32>, tensor<32x72xf32>) -> tensor<37x72xf32>\n"
+        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<72xf32>) -> tensor<37x72xf32>\n"
+        "  %s = stablehlo.add %d, %bb : tensor<37x72xf32>\n"
+        "  %t = stablehlo.add %s, %r : tensor<37x72xf32>\n"
+        "  %z = stablehlo.constant dense<0.0> : tensor<37x72xf32>\n"
+        "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"
+        "  return %y : tensor<37x72xf32>\n}\n",
+        true, 36);
+}
+
+/* attention-like: q k^T with the rhs contracted on its last dimension */
+static void scores_transposed_rhs(void **state) {
+  check(state,
+        "func.func @main(%q: tensor<6x19x16xf32>, %k: tensor<6x23x16xf32>) -> tensor<6x19x23xf32> {\n"
+        "  %c = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
+        " (tensor<6x19x16xf32>, tensor<6x23x16xf32>) -> tensor<6x19x23xf32>\n"
+        "  return %c : tensor<6x19x23xf32>\n}\n",
+        true, 16);
+}
+
+/* two products of the same lhs in one fusion (a SwiGLU MLP's gate and up
+ * projections): NDOT = 2, epilogue silu(g) * u */
+static void swiglu_two_dots(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<3x11x32xf32>, %w1: tensor<32x48xf32>, %w2: tensor<32x48xf32>)"
+        " -> tensor<3x11x48xf32> {\n"
+        "  %g = stablehlo.dot_general %x, %w1, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %u = stablehlo.dot_general %x, %w2, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %n = stablehlo.negate %g : tensor<3x11x48xf32>\n"
+        "  %e = stablehlo.exponential %n : tensor<3x11x48xf32>\n"
+        "  %one = stablehlo.constant dense<1.0> : tensor<3x11x48xf32>\n"
+        "  %d = stablehlo.add %one, %e : tensor<3x11x48xf32>\n"
+        "  %s = stablehlo.divide %g, %d : tensor<3x11x48xf32>\n"
+        "  %y = stablehlo.multiply %s, %u : tensor<3x11x48xf32>\n"
+        "  return %y : tensor<3x11x48xf32>\n}\n",
+        true, 32);
+}
+
+/* three products of the same lhs (q, k, v projections), summed: NDOT = 3,
+ * one of them through a transposed weight */
+static void three_dots(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<21x16xf32>, %a: tensor<16x19xf32>, %b: tensor<16x19xf32>, %c: tensor<19x16xf32>)"
+        " -> tensor<21x19xf32> {\n"
+        "  %p = stablehlo.dot_general %x, %a, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %q = stablehlo.dot_general %x, %b, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %ct = stablehlo.transpose %c, dims = [1, 0] : (tensor<19x16xf32>) -> tensor<16x19xf32>\n"
+        "  %r = stablehlo.dot_general %x, %ct, contracting_dims = [1] x [0] :"
+        " (tensor<21x16xf32>, tensor<16x19xf32>) -> tensor<21x19xf32>\n"
+        "  %s = stablehlo.add %p, %q : tensor<21x19xf32>\n"
+        "  %t = stablehlo.multiply %s, %r : tensor<21x19xf32>\n"
+        "  return %t : tensor<21x19xf32>\n}\n",
+        true, 64);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
+      cmocka_unit_test(odd_33x65x17),       cmocka_unit_test(words_24x40x48),
+      cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
+      cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
+      cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
+      cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
+      cmocka_unit_test(three_dots),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
