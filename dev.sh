@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-dev
           glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-          libcmocka-dev libopenblas-dev)
+          libcmocka-dev libopenblas-dev python3)
 
 install_deps() {
   local missing=()
