@@ -1,7 +1,11 @@
 /*
  * Contexts, devices and buffers of the public API (include/vkhlo/vkhlo.h).
- * A context is a vk_runtime device plus a SPIR-V compiler and the codegen
- * target derived from the device's capabilities.
+ * A context is a vk_runtime device plus the codegen target derived from
+ * the device's capabilities.  This file is runtime: it links no compiler.
+ * The SPIR-V compiler (glslang) is created on the context's first compile
+ * by the compile path (api/context_compile.c, library vkhlo), which also
+ * registers custom-call kernels; the context only keeps what it needs for
+ * that (cache options) and frees what that created.
  */
 #include "api/internal.h"
 
@@ -14,17 +18,35 @@ _Static_assert((int)VKHLO_TOKEN == (int)HLO_TOKEN, "public and IR element types 
 _Static_assert((int)VKHLO_C128 == (int)HLO_C128, "public and IR element types must agree");
 _Static_assert(VKHLO_MAX_RANK == HLO_MAX_RANK, "public and IR max rank must agree");
 
+/* The public element types' names and sizes, from the same list as the
+ * IR's (hlo/hlo.c), without linking the IR. */
+static const struct {
+  const char *name;
+  size_t size;
+} element_types[] = {
+#define X(e, name, size, kind, bits) {name, size},
+#include "hlo/element_types.def"
+#undef X
+};
+_Static_assert(sizeof element_types / sizeof element_types[0] == (size_t)VKHLO_TOKEN + 1,
+               "element_types.def and the public element types disagree");
+
 size_t vkhlo_element_type_size_bytes(vkhlo_element_type_t t) {
-  return hlo_element_type_size_bytes((hlo_element_type_t)t);
+  return (unsigned)t <= VKHLO_TOKEN ? element_types[t].size : 0;
 }
 const char *vkhlo_element_type_name(vkhlo_element_type_t t) {
-  return hlo_element_type_name((hlo_element_type_t)t);
+  return (unsigned)t <= VKHLO_TOKEN ? element_types[t].name : "?";
 }
 bool vkhlo_element_type_parse(const char *name, vkhlo_element_type_t *out) {
-  hlo_element_type_t t;
-  if (!hlo_element_type_from_name(name, strlen(name), &t)) return false;
-  *out = (vkhlo_element_type_t)t;
-  return true;
+  for (int i = 0; i <= VKHLO_TOKEN; i++) {
+    if (strcmp(element_types[i].name, name) == 0) {
+      *out = (vkhlo_element_type_t)i;
+      return true;
+    }
+  }
+  /* MLIR also spells signed integers "si32". */
+  if (name[0] == 's' && name[1] == 'i' && name[2]) return vkhlo_element_type_parse(name + 1, out);
+  return false;
 }
 int64_t vkhlo_tensor_type_element_count(const vkhlo_tensor_type_t *t) {
   int64_t n = 1;
@@ -162,17 +184,14 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   if (!st) {
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
-    spirv_compiler_options_t copts;
-    memset(&copts, 0, sizeof copts);
-    copts.cache_dir = options->cache_dir;
-    copts.disable_cache = options->disable_cache ||
-                          (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
-    copts.optimize = true;
-    copts.signed_zero_inf_nan_preserve =
-        (ctx->target.signed_zero_inf_nan_preserve_float16 ? SPIRV_FLOAT16 : 0u) |
-        (ctx->target.signed_zero_inf_nan_preserve_float32 ? SPIRV_FLOAT32 : 0u) |
-        (ctx->target.signed_zero_inf_nan_preserve_float64 ? SPIRV_FLOAT64 : 0u);
-    st = spirv_compiler_create(&copts, &ctx->compiler);
+    /* for the compiler, created on the first compile (api/context_compile.c) */
+    ctx->disable_cache = options->disable_cache ||
+                         (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
+    if (options->cache_dir) {
+      ctx->cache_dir = malloc(strlen(options->cache_dir) + 1);
+      if (ctx->cache_dir) strcpy(ctx->cache_dir, options->cache_dir);
+      else st = VKHLO_NO_MEMORY();
+    }
   }
   if (st) {
     vkhlo_context_destroy(ctx);
@@ -206,7 +225,8 @@ void vkhlo_context_destroy(vkhlo_context_t *context) {
     free(context->custom_kernels[i].spirv);
   }
   free(context->custom_kernels);
-  spirv_compiler_destroy(context->compiler);
+  if (context->compiler) context->compiler_destroy(context->compiler);
+  free(context->cache_dir);
   vkrt_device_destroy(context->device);
   free(context);
 }
@@ -352,55 +372,7 @@ vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, 
   return vkrt_buffer_download(buffer->buffer, 0, host_data, size);
 }
 
-/* ------------------------------------------------------ custom calls */
-
-vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
-                                                  const vkhlo_custom_call_kernel_t *kernel) {
-  if (!kernel || !kernel->target_name || !*kernel->target_name)
-    return VKHLO_INVALID("vkhlo_context_register_custom_call: a target_name is required");
-  if (!kernel->glsl == !kernel->spirv)
-    return VKHLO_INVALID("custom call @%s: give exactly one of glsl and spirv", kernel->target_name);
-  uint32_t *words = NULL;
-  size_t size = 0;
-  if (kernel->glsl) {
-    VKHLO_RETURN_IF_ERROR(spirv_compile_glsl(context->compiler, kernel->target_name, kernel->glsl,
-                                             &words, &size));
-  } else {
-    if (kernel->spirv_size_bytes % 4 != 0)
-      return VKHLO_INVALID("custom call @%s: SPIR-V size %zu is not a multiple of 4",
-                           kernel->target_name, kernel->spirv_size_bytes);
-    VKHLO_RETURN_IF_ERROR(spirv_validate(context->compiler, kernel->target_name, kernel->spirv,
-                                         kernel->spirv_size_bytes));
-    size = kernel->spirv_size_bytes;
-    words = malloc(size);
-    if (!words) return VKHLO_NO_MEMORY();
-    memcpy(words, kernel->spirv, size);
-  }
-  custom_kernel_t *slot = NULL;
-  for (int i = 0; i < context->custom_kernel_count; i++)
-    if (strcmp(context->custom_kernels[i].target_name, kernel->target_name) == 0)
-      slot = &context->custom_kernels[i];
-  if (!slot) {
-    custom_kernel_t *p = realloc(context->custom_kernels,
-                                 sizeof *p * (size_t)(context->custom_kernel_count + 1));
-    char *name = p ? malloc(strlen(kernel->target_name) + 1) : NULL;
-    if (!p || !name) {
-      if (p) context->custom_kernels = p;
-      free(words);
-      return VKHLO_NO_MEMORY();
-    }
-    context->custom_kernels = p;
-    slot = &p[context->custom_kernel_count++];
-    strcpy(name, kernel->target_name);
-    slot->target_name = name;
-    slot->spirv = NULL;
-  }
-  free(slot->spirv);
-  slot->spirv = words;
-  slot->spirv_size_bytes = size;
-  slot->local_size_x = kernel->local_size_x ? kernel->local_size_x : 64;
-  return NULL;
-}
+/* ------------------------------------------------------ host calls */
 
 void vkhlo_context_set_host_callback(vkhlo_context_t *context, vkhlo_host_callback_fn fn,
                                      void *user) {

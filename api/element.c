@@ -4,7 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
-#include "hlo/literal.h"
+#include "support/float_format.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -26,6 +26,23 @@ static double bf16_to_double(uint16_t b) {
   float f;
   memcpy(&f, &bits, 4);
   return f;
+}
+
+/* The value of a small float's bit pattern (hlo/float_formats.def), NaN
+ * for other types. */
+static double small_float_value(vkhlo_element_type_t t, uint64_t bits) {
+  static const struct {
+    vkhlo_element_type_t type;
+    float_format_t format;
+  } formats[] = {
+#define X(e, exponent_bits, mantissa_bits, bias, style) \
+  {VKHLO_##e, {exponent_bits, mantissa_bits, bias, FLOAT_STYLE_##style}},
+#include "hlo/float_formats.def"
+#undef X
+  };
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (formats[i].type == t) return float_format_decode(&formats[i].format, bits);
+  return NAN;
 }
 
 /* Element |i| (component |part| for complex) as a double; *out_ordered is
@@ -67,7 +84,7 @@ double exe_element_value(const void *data, vkhlo_element_type_t t, int64_t i, in
       return d;
     }
     default: { /* f8/f6/f4 types: one byte, decoded exactly */
-      double v = hlo_float_decode((hlo_element_type_t)t, p[i]);
+      double v = small_float_value(t, p[i]);
       *out_ordered = p[i];
       return v;
     }

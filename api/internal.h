@@ -26,7 +26,14 @@ typedef struct custom_kernel {
 
 struct vkhlo_context_s {
   vkrt_device_t *device;
+  /* The SPIR-V compiler: NULL until the first compile creates it
+   * (context_compiler, api/context_compile.c), which also sets
+   * |compiler_destroy|, called by vkhlo_context_destroy; so the runtime
+   * library (api/context.c) links no compiler.  Its options: */
   spirv_compiler_t *compiler;
+  void (*compiler_destroy)(spirv_compiler_t *compiler);
+  char *cache_dir; /* owned; NULL: the default directory */
+  bool disable_cache;
   codegen_target_t target;
   vkhlo_message_fn message_fn;
   void *message_user;
@@ -270,6 +277,11 @@ bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_in
  * dies at the scatter. */
 void exe_decide_inplace(vkhlo_executable_t *exe);
 
+/* api/context_compile.c (library vkhlo, not vkhlo_runtime): the
+ * context's SPIR-V compiler, created on the first call from the context's
+ * options and target.  Errors: those of spirv_compiler_create. */
+vkhlo_status_t context_compiler(vkhlo_context_t *context, spirv_compiler_t **out_compiler);
+
 /* api/context.c: the positive decimal integer in environment variable
  * |name|, or |default_value| when it is unset.  Errors: INVALID_ARGUMENT
  * naming the variable when it is set but empty, not a decimal number,
@@ -306,6 +318,16 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe);
 uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
 /* Sum of the temp allocations' sizes. */
 uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
+
+/* api/executable_object.c: creates |exe|'s pipelines (kernel i from
+ * spirv[i], spirv_size_bytes[i] bytes; borrowed), its constant and temp
+ * allocations (constants uploaded from |constant_data|, at each constant
+ * allocation's constant_data_offset) and its command buffers, once the
+ * program and buffer assignment are final.  On error what was created is
+ * left to vkhlo_executable_destroy.  Errors: the device's (a kernel's
+ * pipeline error names the kernel). */
+vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *const *spirv,
+                                         const size_t *spirv_size_bytes, const void *constant_data);
 
 /* api/execute.c */
 /* Barriers one execution records (loops and branches counted once). */

@@ -23,6 +23,10 @@
  * context.  Output parameters are set to NULL on failure; a failed call
  * leaves nothing allocated.
  *
+ * Libraries: vkhlo (the compiler and the runtime) has every function
+ * here; vkhlo_runtime (no parser, no glslang, no SPIRV-Tools) has all but
+ * vkhlo_executable_compile and vkhlo_context_register_custom_call.
+ *
  * Threading: a context and its objects are used from one thread at a time.
  * There is no global state: two contexts are independent.
  *
@@ -346,7 +350,9 @@ typedef struct vkhlo_custom_call_kernel {
  * strings and words are copied.  Registering a name again replaces it.
  * Errors: INVALID_ARGUMENT (no name, neither or both of glsl/spirv, size
  * not a multiple of 4); INTERNAL when the GLSL does not compile or the
- * module fails spirv-val (checked here, not at first use). */
+ * module fails spirv-val (checked here, not at first use).  Library vkhlo
+ * only: kernels matter to compilation, which copies them into the
+ * executable; vkhlo_runtime runs executables that hold them already. */
 vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
                                                   const vkhlo_custom_call_kernel_t *kernel);
 

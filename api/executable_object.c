@@ -1,0 +1,110 @@
+/*
+ * The executable object, runtime side (library vkhlo_runtime): its device
+ * objects, destruction and accessors.  Compilation (api/executable.c,
+ * library vkhlo) and loading build the program and call
+ * exe_create_device_objects; executing it is api/execute.c.
+ */
+#include "api/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void exe_free_sequence(exe_sequence_t *seq) {
+  if (!seq) return;
+  for (int i = 0; i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    free(t->bindings);
+    free(t->host_config);
+    free(t->host_types);
+    free(t->inplace_ok);
+    if (t->cond) { exe_free_sequence(t->cond); free(t->cond); }
+    if (t->body) { exe_free_sequence(t->body); free(t->body); }
+    for (int b = 0; b < t->branch_count; b++) {
+      exe_free_sequence(t->branches[b]);
+      free(t->branches[b]);
+    }
+    free(t->branches);
+  }
+  free(seq->thunks);
+  memset(seq, 0, sizeof *seq);
+}
+
+void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
+  if (!exe) return;
+  vkrt_cmd_destroy(exe->cmd);
+  vkrt_cmd_destroy(exe->copy_cmd);
+  free(exe->recorded_serials);
+  free(exe->profile_dispatches);
+  free(exe->profile_ms);
+  for (int i = 0; i < exe->kernel_count; i++) {
+    vkrt_pipeline_destroy(exe->kernels[i].pipeline);
+    free(exe->kernels[i].name);
+    free(exe->kernels[i].glsl);
+    free(exe->kernels[i].spirv);
+  }
+  free(exe->kernels);
+  exe_free_sequence(&exe->main);
+  for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
+  free(exe->allocations);
+  for (int i = 0; i < exe->buffer_count; i++) free(exe->buffers[i].name);
+  free(exe->buffers);
+  free(exe->parameter_types);
+  free(exe->result_types);
+  free(exe->result_buffers);
+  free(exe->checks);
+  free(exe);
+}
+
+vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *const *spirv,
+                                         const size_t *spirv_size_bytes, const void *constant_data) {
+  vkrt_device_t *device = exe->context->device;
+  for (int i = 0; i < exe->kernel_count; i++) {
+    exe_kernel_t *k = &exe->kernels[i];
+    vkhlo_status_t st = vkrt_pipeline_create(device, spirv[i], spirv_size_bytes[i], k->binding_count,
+                                             k->has_push_constant ? 4 : 0, &k->pipeline);
+    if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
+  }
+  for (int i = 0; i < exe->allocation_count; i++) {
+    exe_buffer_allocation_t *a = &exe->allocations[i];
+    if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;
+    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(device, a->size, &a->buffer));
+    if (a->kind == EXE_ALLOCATION_CONSTANT)
+      VKHLO_RETURN_IF_ERROR(vkrt_buffer_upload(
+          a->buffer, 0, (const unsigned char *)constant_data + a->constant_data_offset, a->size));
+  }
+  if (exe->straight_line) VKHLO_RETURN_IF_ERROR(vkrt_cmd_create(device, &exe->copy_cmd));
+  return vkrt_cmd_create(device, &exe->cmd);
+}
+
+int vkhlo_executable_parameter_count(const vkhlo_executable_t *exe) { return exe->parameter_count; }
+int vkhlo_executable_result_count(const vkhlo_executable_t *exe) { return exe->result_count; }
+
+vkhlo_status_t vkhlo_executable_parameter_type(const vkhlo_executable_t *exe, int index,
+                                               vkhlo_tensor_type_t *out_type) {
+  if (index < 0 || index >= exe->parameter_count)
+    return VKHLO_INVALID("parameter index %d out of range [0, %d)", index, exe->parameter_count);
+  *out_type = exe->parameter_types[index];
+  return NULL;
+}
+
+vkhlo_status_t vkhlo_executable_result_type(const vkhlo_executable_t *exe, int index,
+                                            vkhlo_tensor_type_t *out_type) {
+  if (index < 0 || index >= exe->result_count)
+    return VKHLO_INVALID("result index %d out of range [0, %d)", index, exe->result_count);
+  *out_type = exe->result_types[index];
+  return NULL;
+}
+
+void vkhlo_executable_stats(const vkhlo_executable_t *exe, vkhlo_executable_stats_t *out) {
+  *out = exe->stats;
+}
+
+int vkhlo_executable_check_count(const vkhlo_executable_t *exe) { return exe->check_count; }
+
+vkhlo_status_t vkhlo_executable_check_result(const vkhlo_executable_t *exe, int index,
+                                             vkhlo_check_result_t *out) {
+  if (index < 0 || index >= exe->check_count)
+    return VKHLO_INVALID("check index %d out of range [0, %d)", index, exe->check_count);
+  *out = exe->checks[index].result;
+  return NULL;
+}
