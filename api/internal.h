@@ -45,6 +45,10 @@ struct vkhlo_context_s {
   int pool_count;
   uint64_t pool_bytes;
   uint64_t pool_reuses;
+  /* Embedding: the caller's device-memory allocator (api/embed.c) */
+  vkhlo_device_memory_allocate_fn memory_allocate;
+  vkhlo_device_memory_free_fn memory_free;
+  void *memory_user;
 };
 
 /* A buffer for |type| from the context's pool (no allocation when one of
@@ -217,6 +221,14 @@ struct vkhlo_executable_s {
   bool recorded;
   uint64_t *recorded_serials; /* vkrt_buffer_id of each, not vkhlo serials */
   vkhlo_executable_stats_t stats;
+  int64_t recorded_copies; /* copy commands in |cmd|'s program recording */
+  /* Embedding (api/embed.c): |cmd| holds a recording made by
+   * vkhlo_executable_submit (leading barrier, result copies inside), not
+   * one for execute_into's replay; |record_cmd| owns the descriptor sets
+   * of vkhlo_executable_record's recordings into the caller's command
+   * buffer (created on first use). */
+  bool recorded_async;
+  vkrt_cmd_t *record_cmd;
   uint64_t max_loop_iterations;
   /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */
   bool profiling;
@@ -310,6 +322,28 @@ uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
 /* api/execute.c */
 /* Barriers one execution records (loops and branches counted once). */
 int64_t exe_count_barriers(const vkhlo_executable_t *exe);
+
+/* api/execute.c, for api/embed.c */
+/* INVALID_ARGUMENT on a count or type mismatch, a NULL buffer, a result
+ * that is an argument or another result. */
+vkhlo_status_t exe_check_buffers(const vkhlo_executable_t *exe, int arg_count, vkhlo_buffer_t *const *args,
+                                 int result_count, vkhlo_buffer_t *const *results);
+/* Records the whole straight-line program into |cmd| (recording), with a
+ * leading compute/transfer barrier and the result copy-outs; counts the
+ * copy commands recorded (all, and result copy-outs). */
+vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhlo_buffer_t *const *args,
+                                  vkhlo_buffer_t *const *results, int64_t *out_copies,
+                                  int64_t *out_result_copies);
+/* Whether exe->cmd's recording is for these buffers; remember them. */
+bool exe_recording_matches(const vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                           vkhlo_buffer_t *const *results);
+vkhlo_status_t exe_remember_recording(vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                                      vkhlo_buffer_t *const *results);
+
+/* api/embed.c: fills the embedding fields of |dopts| (Vulkan allocation
+ * callbacks, the device-memory allocator) from |options|. */
+void embed_device_options(vkhlo_context_t *ctx, const vkhlo_context_options_t *options,
+                          vkrt_device_options_t *dopts);
 
 /* api/check.c: compares downloaded actual/expected host data. */
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected);
