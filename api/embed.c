@@ -89,10 +89,13 @@ vkhlo_status_t vkhlo_buffer_wrap(vkhlo_context_t *context, const vkhlo_tensor_ty
     return VKHLO_INVALID("vkhlo_buffer_wrap: bad tensor type");
   for (int i = 0; i < type->rank; i++)
     if (type->dimensions[i] < 0) return VKHLO_INVALID("vkhlo_buffer_wrap: negative dimension");
-  uint64_t need = vkhlo_tensor_type_size_bytes(type);
-  if (range_bytes < need || range_bytes == 0)
-    return VKHLO_INVALID("vkhlo_buffer_wrap: range of %llu bytes is smaller than the tensor's %llu bytes",
-                         (unsigned long long)range_bytes, (unsigned long long)(need ? need : 1));
+  /* kernels access whole 32-bit words (sub-word types are packed) */
+  uint64_t need = (vkhlo_tensor_type_size_bytes(type) + 3) / 4 * 4;
+  if (need == 0) need = 4;
+  if (range_bytes < need)
+    return VKHLO_INVALID("vkhlo_buffer_wrap: range of %llu bytes is smaller than the %llu bytes the tensor needs "
+                         "(its size rounded up to a multiple of 4)",
+                         (unsigned long long)range_bytes, (unsigned long long)need);
   vkhlo_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = vkrt_buffer_wrap(context->device, vk_buffer, offset_bytes, range_bytes, &b->buffer);

@@ -85,6 +85,10 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
     *out_buffer = r->results ? r->results[a->result_number]->buffer : NULL;
     *out_offset = b->offset_bytes;
     *out_size = b->size_bytes;
+    /* a caller's (wrapped) buffer may end at the result's last word: bind
+     * no further than it goes (the kernels write nothing past there) */
+    if (*out_buffer && *out_offset + *out_size > vkrt_buffer_size(*out_buffer))
+      *out_size = vkrt_buffer_size(*out_buffer) - *out_offset;
     return;
   }
   *out_buffer = a->buffer;

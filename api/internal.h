@@ -100,7 +100,9 @@ typedef enum exe_buffer_kind_e {
  * get_tuple_element, tuple) share one logical buffer. */
 typedef struct exe_buffer {
   exe_buffer_kind_t kind;
-  uint64_t size_bytes;
+  uint64_t size_bytes; /* the value's bytes rounded up to 16 (at least 16) */
+  uint64_t data_bytes; /* the value's own bytes (what its kernels write,
+                          up to the 32-bit word holding the last byte) */
   int parameter_number;
   /* Live range over thunk positions, inclusive: written first by the thunk
    * at |def_position|, read or written last at |last_use_position|. */
@@ -362,6 +364,12 @@ static inline int exe_storage_buffer(const vkhlo_executable_t *exe, int id) {
   while (exe->buffers[id].inplace_of >= 0) id = exe->buffers[id].inplace_of;
   return id;
 }
+
+/* Bytes a result allocation may span for a result of |size| bytes: the
+ * size rounded up to 16 like every logical buffer (the kernels write only
+ * the result's own words; the rest is slack the executor may bind when
+ * the caller's buffer has it). */
+static inline uint64_t exe_result_slot_bytes(uint64_t size) { return size < 16 ? 16 : (size + 15) / 16 * 16; }
 
 /* True when result |i| is written by its dispatch straight into the
  * caller's buffer (its storage is result allocation i), so no copy-out. */

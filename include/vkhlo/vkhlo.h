@@ -388,7 +388,10 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *executable, int
  * (vkhlo_buffer_read) goes through a staging copy on the context's queue.
  * Errors: INVALID_ARGUMENT when |vk_buffer| is NULL, |offset_bytes| is not
  * a multiple of the device's minStorageBufferOffsetAlignment, or
- * |range_bytes| is smaller than vkhlo_tensor_type_size_bytes(type) (or 0). */
+ * |range_bytes| is smaller than vkhlo_tensor_type_size_bytes(type) rounded
+ * up to a multiple of 4 (at least 4): kernels access whole 32-bit words,
+ * so the bytes up to the next multiple of 4 may be rewritten (with their
+ * own values for packed 8/16-bit types; nothing past them is touched). */
 vkhlo_status_t vkhlo_buffer_wrap(vkhlo_context_t *context, const vkhlo_tensor_type_t *type, void *vk_buffer,
                                  uint64_t offset_bytes, uint64_t range_bytes, vkhlo_buffer_t **out_buffer);
 /* The device's minStorageBufferOffsetAlignment (what vkhlo_buffer_wrap's
