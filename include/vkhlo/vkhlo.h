@@ -430,9 +430,11 @@ typedef struct vkhlo_submit_info {
  * the submission has completed.  A straight-line program's command buffer
  * is recorded once and resubmitted while the buffers are the same.  One
  * submission per executable is in flight: a second submit (or execute,
- * record, destroy) of the same executable first waits on the host for the
- * previous one's own fence — make sure its wait semaphores will be
- * signalled, or use one executable per frame in flight.  Checks
+ * execute_into, destroy) of the same executable first waits on the host
+ * for the previous one's own fence — make sure its wait semaphores will be
+ * signalled, or use one executable per frame in flight.  (A command buffer
+ * from vkhlo_executable_record submitted later to the same queue is
+ * ordered after it by its leading barrier.)  Checks
  * (check.expect_*) are not evaluated.  The recording starts with a memory
  * barrier from compute/transfer writes to compute/transfer accesses (it
  * orders vkhlo's work after earlier compute/transfer work on the queue)
