@@ -345,6 +345,39 @@ static void result_that_is_an_argument_is_copied(void **state) {
   destroy_buffer(a, &b);
 }
 
+/* A 5-byte i8 result: written in place (its words only) into a wrapped
+ * range of 8 bytes; the caller's bytes after the range stay untouched. */
+static void sub_word_results_stay_inside_their_words(void **state) {
+  app_t *a = *state;
+  vkhlo_executable_t *exe = compile(a->ctx,
+                                    "func.func @main(%a: tensor<5xi8>) -> tensor<5xi8> {\n"
+                                    "  %0 = stablehlo.add %a, %a : tensor<5xi8>\n"
+                                    "  %1 = stablehlo.negate %0 : tensor<5xi8>\n"
+                                    "  return %1 : tensor<5xi8>\n"
+                                    "}\n");
+  uint64_t align = vkhlo_context_buffer_offset_alignment(a->ctx);
+  uint64_t slot = (16 + align - 1) / align * align;
+  app_buffer_t b = make_buffer(a, 2 * slot + 64);
+  memset(b.mapped, 0xcd, 2 * slot + 64);
+  int8_t x[5] = {1, -2, 3, 100, -128}, out[5];
+  memcpy(b.mapped, x, sizeof x);
+  vkhlo_tensor_type_t t = {VKHLO_S8, 1, {5}};
+  vkhlo_buffer_t *arg, *res;
+  expect_ok(vkhlo_buffer_wrap(a->ctx, &t, (void *)b.buffer, 0, 8, &arg));
+  expect_ok(vkhlo_buffer_wrap(a->ctx, &t, (void *)b.buffer, slot, 8, &res));
+  expect_ok(vkhlo_executable_execute_into(exe, 1, &arg, 1, &res));
+  memcpy(out, b.mapped + slot, sizeof out);
+  for (int i = 0; i < 5; i++) assert_int_equal(out[i], (int8_t)-(int8_t)(x[i] + x[i]));
+  for (uint64_t i = slot + 8; i < 2 * slot + 64; i++) assert_int_equal(b.mapped[i], 0xcd);
+  vkhlo_executable_stats_t s;
+  vkhlo_executable_stats(exe, &s);
+  assert_int_equal(s.result_copies, 0);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_buffer_destroy(res);
+  vkhlo_executable_destroy(exe);
+  destroy_buffer(a, &b);
+}
+
 static void record_into_the_callers_command_buffer(void **state) {
   app_t *a = *state;
   vkhlo_executable_t *exe = compile(a->ctx, add_program);
@@ -515,6 +548,7 @@ int main(void) {
       cmocka_unit_test(wrap_rejects_bad_ranges),
       cmocka_unit_test(submit_waits_and_signals_a_timeline),
       cmocka_unit_test(result_that_is_an_argument_is_copied),
+      cmocka_unit_test(sub_word_results_stay_inside_their_words),
       cmocka_unit_test(record_into_the_callers_command_buffer),
       cmocka_unit_test(loops_cannot_be_submitted),
       cmocka_unit_test(allocation_callbacks_balance),
