@@ -118,16 +118,21 @@ static bool in_result_allocation(const vkhlo_executable_t *exe, int id) {
 
 /* Gives result |r|'s storage group an allocation of its own, the caller's
  * result buffer, when the result is a temp whose group fits in it and no
- * earlier result took that group. */
+ * earlier result took that group.  "Fits": no member's own bytes
+ * (data_bytes, words for sub-word types) exceed the result's, so nothing
+ * is written past the result's last word; the slices' rounded sizes may
+ * exceed it (the executor binds at most what the caller's buffer holds,
+ * and vkhlo's own buffers are rounded up to 16 bytes too). */
 static vkhlo_status_t place_result(vkhlo_executable_t *exe, int r) {
   int id = exe->result_buffers[r];
   if (id < 0 || id >= exe->buffer_count || exe->buffers[id].kind != EXE_BUFFER_TEMP || in_result_allocation(exe, id))
     return NULL;
   int root = exe_storage_buffer(exe, id);
   uint64_t size = vkhlo_tensor_type_size_bytes(&exe->result_types[r]);
+  uint64_t words = (size + 3) / 4 * 4;
   for (int i = 0; i < exe->buffer_count; i++)
     if (exe->buffers[i].kind == EXE_BUFFER_TEMP && exe_storage_buffer(exe, i) == root &&
-        exe->buffers[i].size_bytes > size)
+        ((exe->buffers[i].data_bytes + 3) / 4 * 4 > words || exe->buffers[i].size_bytes > exe_result_slot_bytes(size)))
       return NULL;
   exe_buffer_allocation_t *a = new_allocation(exe, EXE_ALLOCATION_RESULT);
   if (!a) return VKHLO_NO_MEMORY();
@@ -482,7 +487,7 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
     if (a->result_number < 0 || a->result_number >= exe->result_count)
       return VKHLO_INTERNAL("buffer assignment: result allocation %d names result %d of %d", i, a->result_number,
                             exe->result_count);
-    if (a->size > vkhlo_tensor_type_size_bytes(&exe->result_types[a->result_number]))
+    if (a->size > exe_result_slot_bytes(vkhlo_tensor_type_size_bytes(&exe->result_types[a->result_number])))
       return VKHLO_INTERNAL("buffer assignment: result allocation %d needs %llu bytes, result %d has %llu", i,
                             (unsigned long long)a->size, a->result_number,
                             (unsigned long long)vkhlo_tensor_type_size_bytes(&exe->result_types[a->result_number]));

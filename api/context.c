@@ -180,6 +180,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
     dopts.external_queue_family_index = external->queue_family_index;
     dopts.external_get_instance_proc_addr = external->get_instance_proc_addr;
   }
+  embed_device_options(ctx, options, &dopts); /* allocators (api/embed.c) */
   vkhlo_status_t st = vkrt_device_create(&dopts, &ctx->device);
   if (!st) {
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
@@ -344,7 +345,8 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
 
 void vkhlo_buffer_destroy(vkhlo_buffer_t *buffer) {
   if (!buffer) return;
-  if (buffer->buffer) pool_put(buffer->context, buffer->buffer);
+  if (buffer->buffer && vkrt_buffer_is_wrapped(buffer->buffer)) vkrt_buffer_destroy(buffer->buffer); /* the wrapper only */
+  else if (buffer->buffer) pool_put(buffer->context, buffer->buffer);
   free(buffer);
 }
 

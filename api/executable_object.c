@@ -33,6 +33,7 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   if (!exe) return;
   vkrt_cmd_destroy(exe->cmd);
   vkrt_cmd_destroy(exe->copy_cmd);
+  vkrt_cmd_destroy(exe->record_cmd); /* embedding: vkhlo_executable_record */
   free(exe->recorded_serials);
   free(exe->profile_dispatches);
   free(exe->profile_ms);

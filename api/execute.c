@@ -62,6 +62,8 @@ typedef struct run {
   access_t *pending; /* accesses since the last barrier */
   int pending_count, pending_capacity;
   int64_t barriers;
+  /* copy commands recorded: copy thunks, and result copy-outs */
+  int64_t copies, result_copies;
   /* profiling: the kernel and first timestamp of each dispatch timed in
    * the current recording */
   int *timed_kernel;
@@ -83,6 +85,10 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
     *out_buffer = r->results ? r->results[a->result_number]->buffer : NULL;
     *out_offset = b->offset_bytes;
     *out_size = b->size_bytes;
+    /* a caller's (wrapped) buffer may end at the result's last word: bind
+     * no further than it goes (the kernels write nothing past there) */
+    if (*out_buffer && *out_offset + *out_size > vkrt_buffer_size(*out_buffer))
+      *out_size = vkrt_buffer_size(*out_buffer) - *out_offset;
     return;
   }
   *out_buffer = a->buffer;
@@ -238,6 +244,7 @@ static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   if (r->counting) return NULL;
+  r->copies++;
   return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
 }
 
@@ -369,6 +376,7 @@ static vkhlo_status_t record_result_copies(run_t *r, bool after_submission) {
     access_t accesses[2] = {buffer_access(exe, exe->result_buffers[i], n, false), {-1 - i, 0, n, true}};
     VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
     if (!r->counting) VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, src, off, r->results[i]->buffer, 0, n));
+    r->result_copies++;
   }
   return NULL;
 }
@@ -455,6 +463,7 @@ static vkhlo_status_t run_replayed(run_t *r) {
     for (int i = 0; i < exe->result_count; i++)
       exe->recorded_serials[exe->parameter_count + i] = vkrt_buffer_id(r->results[i]->buffer);
     exe->recorded = true;
+    exe->recorded_copies = r->copies;
     exe->stats.recordings++;
   }
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit(exe->cmd, false));
@@ -477,6 +486,70 @@ static vkhlo_status_t check_type(const char *what, int i, const vkhlo_buffer_t *
   snprintf(w, sizeof w, "%s rank %d", vkhlo_element_type_name(want->element_type), want->rank);
   snprintf(g, sizeof g, "%s rank %d", vkhlo_element_type_name(b->type.element_type), b->type.rank);
   return VKHLO_INVALID("%s %d has type %s, the program expects %s (or dimensions differ)", what, i, g, w);
+}
+
+vkhlo_status_t exe_check_buffers(const vkhlo_executable_t *exe, int arg_count, vkhlo_buffer_t *const *args,
+                                 int result_count, vkhlo_buffer_t *const *results) {
+  if (arg_count != exe->parameter_count)
+    return VKHLO_INVALID("executable takes %d arguments, %d given", exe->parameter_count, arg_count);
+  if (arg_count && !args) return VKHLO_INVALID("executable takes %d arguments, none given", arg_count);
+  if (result_count != exe->result_count || (result_count && !results))
+    return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
+  for (int i = 0; i < arg_count; i++)
+    VKHLO_RETURN_IF_ERROR(check_type("argument", i, args[i], &exe->parameter_types[i]));
+  for (int i = 0; i < result_count; i++) {
+    VKHLO_RETURN_IF_ERROR(check_type("result", i, results[i], &exe->result_types[i]));
+    for (int j = 0; j < arg_count; j++)
+      if (results[i] == args[j])
+        return VKHLO_INVALID("result %d is argument %d's buffer; results must not alias arguments", i, j);
+    for (int j = 0; j < i; j++)
+      if (results[i] == results[j]) return VKHLO_INVALID("results %d and %d are the same buffer", j, i);
+  }
+  return NULL;
+}
+
+/* Records the whole program for |args| / |results| into |cmd| (begun by
+ * the caller), after a barrier ordering it behind earlier compute and
+ * transfer work, result copy-outs included; *out_copies: copy commands
+ * recorded.  No host steps: the caller has checked exe_host_free. */
+vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhlo_buffer_t *const *args,
+                                  vkhlo_buffer_t *const *results, int64_t *out_copies,
+                                  int64_t *out_result_copies) {
+  run_t r;
+  memset(&r, 0, sizeof r);
+  r.exe = exe;
+  r.args = args;
+  r.results = results;
+  r.cmd = cmd;
+  r.recording = true;
+  vkrt_cmd_barrier(cmd);
+  vkhlo_status_t st = run_sequence(&r, &exe->main);
+  if (!st) st = record_result_copies(&r, false);
+  r.recording = false;
+  free(r.pending);
+  free(r.timed_kernel);
+  free(r.timed_query);
+  *out_copies = r.copies + r.result_copies;
+  *out_result_copies = r.result_copies;
+  return st;
+}
+
+bool exe_recording_matches(const vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                           vkhlo_buffer_t *const *results) {
+  return buffers_match_recording(exe, args, results);
+}
+
+vkhlo_status_t exe_remember_recording(vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                                      vkhlo_buffer_t *const *results) {
+  int n = exe->parameter_count + exe->result_count;
+  if (!exe->recorded_serials && n) {
+    exe->recorded_serials = calloc((size_t)n, sizeof(uint64_t));
+    if (!exe->recorded_serials) return VKHLO_NO_MEMORY();
+  }
+  for (int i = 0; i < exe->parameter_count; i++) exe->recorded_serials[i] = vkrt_buffer_id(args[i]->buffer);
+  for (int i = 0; i < exe->result_count; i++)
+    exe->recorded_serials[exe->parameter_count + i] = vkrt_buffer_id(results[i]->buffer);
+  return NULL;
 }
 
 vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_count,
@@ -504,8 +577,13 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
   r.results = results;
   r.cmd = exe->cmd;
   vkhlo_status_t st;
+  if (exe->recorded_async) { /* exe->cmd holds a submit recording (api/embed.c) */
+    exe->recorded = false;
+    exe->recorded_async = false;
+  }
   if (exe->straight_line && exe->copy_cmd && !exe->profiling) {
     st = run_replayed(&r);
+    exe->stats.copy_commands = exe->recorded_copies + r.result_copies;
   } else {
     exe->recorded = false; /* the recording is being replaced */
     exe->stats.recordings++;
@@ -514,7 +592,9 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
     vkhlo_status_t fst = flush(&r);
     if (!st) st = fst;
     else vkhlo_status_free(fst);
+    exe->stats.copy_commands = r.copies + r.result_copies;
   }
+  exe->stats.result_copies = r.result_copies;
   free(r.pending);
   free(r.timed_kernel);
   free(r.timed_query);

@@ -52,6 +52,10 @@ struct vkhlo_context_s {
   int pool_count;
   uint64_t pool_bytes;
   uint64_t pool_reuses;
+  /* Embedding: the caller's device-memory allocator (api/embed.c) */
+  vkhlo_device_memory_allocate_fn memory_allocate;
+  vkhlo_device_memory_free_fn memory_free;
+  void *memory_user;
 };
 
 /* A buffer for |type| from the context's pool (no allocation when one of
@@ -103,7 +107,9 @@ typedef enum exe_buffer_kind_e {
  * get_tuple_element, tuple) share one logical buffer. */
 typedef struct exe_buffer {
   exe_buffer_kind_t kind;
-  uint64_t size_bytes;
+  uint64_t size_bytes; /* the value's bytes rounded up to 16 (at least 16) */
+  uint64_t data_bytes; /* the value's own bytes (what its kernels write,
+                          up to the 32-bit word holding the last byte) */
   int parameter_number;
   /* Live range over thunk positions, inclusive: written first by the thunk
    * at |def_position|, read or written last at |last_use_position|. */
@@ -224,6 +230,14 @@ struct vkhlo_executable_s {
   bool recorded;
   uint64_t *recorded_serials; /* vkrt_buffer_id of each, not vkhlo serials */
   vkhlo_executable_stats_t stats;
+  int64_t recorded_copies; /* copy commands in |cmd|'s program recording */
+  /* Embedding (api/embed.c): |cmd| holds a recording made by
+   * vkhlo_executable_submit (leading barrier, result copies inside), not
+   * one for execute_into's replay; |record_cmd| owns the descriptor sets
+   * of vkhlo_executable_record's recordings into the caller's command
+   * buffer (created on first use). */
+  bool recorded_async;
+  vkrt_cmd_t *record_cmd;
   uint64_t max_loop_iterations;
   /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */
   bool profiling;
@@ -333,6 +347,28 @@ vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *cons
 /* Barriers one execution records (loops and branches counted once). */
 int64_t exe_count_barriers(const vkhlo_executable_t *exe);
 
+/* api/execute.c, for api/embed.c */
+/* INVALID_ARGUMENT on a count or type mismatch, a NULL buffer, a result
+ * that is an argument or another result. */
+vkhlo_status_t exe_check_buffers(const vkhlo_executable_t *exe, int arg_count, vkhlo_buffer_t *const *args,
+                                 int result_count, vkhlo_buffer_t *const *results);
+/* Records the whole straight-line program into |cmd| (recording), with a
+ * leading compute/transfer barrier and the result copy-outs; counts the
+ * copy commands recorded (all, and result copy-outs). */
+vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhlo_buffer_t *const *args,
+                                  vkhlo_buffer_t *const *results, int64_t *out_copies,
+                                  int64_t *out_result_copies);
+/* Whether exe->cmd's recording is for these buffers; remember them. */
+bool exe_recording_matches(const vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                           vkhlo_buffer_t *const *results);
+vkhlo_status_t exe_remember_recording(vkhlo_executable_t *exe, vkhlo_buffer_t *const *args,
+                                      vkhlo_buffer_t *const *results);
+
+/* api/embed.c: fills the embedding fields of |dopts| (Vulkan allocation
+ * callbacks, the device-memory allocator) from |options|. */
+void embed_device_options(vkhlo_context_t *ctx, const vkhlo_context_options_t *options,
+                          vkrt_device_options_t *dopts);
+
 /* api/check.c: compares downloaded actual/expected host data. */
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected);
 void exe_free_sequence(exe_sequence_t *seq);
@@ -350,6 +386,12 @@ static inline int exe_storage_buffer(const vkhlo_executable_t *exe, int id) {
   while (exe->buffers[id].inplace_of >= 0) id = exe->buffers[id].inplace_of;
   return id;
 }
+
+/* Bytes a result allocation may span for a result of |size| bytes: the
+ * size rounded up to 16 like every logical buffer (the kernels write only
+ * the result's own words; the rest is slack the executor may bind when
+ * the caller's buffer has it). */
+static inline uint64_t exe_result_slot_bytes(uint64_t size) { return size < 16 ? 16 : (size + 15) / 16 * 16; }
 
 /* True when result |i| is written by its dispatch straight into the
  * caller's buffer (its storage is result allocation i), so no copy-out. */

@@ -84,6 +84,7 @@ static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes
   memset(b, 0, sizeof *b);
   b->kind = kind;
   b->size_bytes = size_bytes < 16 ? 16 : align_up(size_bytes, 16);
+  b->data_bytes = size_bytes;
   /* first written by the next thunk (callers lower it to the exact one) */
   b->def_position = l->position + 1;
   b->last_use_position = l->position + 1;

@@ -52,6 +52,43 @@ static uint32_t rank_memory_types(const VkPhysicalDeviceMemoryProperties *mp, ui
   return n;
 }
 
+/* create_raw's second half with the caller's allocator (embedding): the
+ * memory comes from memory_allocator.allocate, is bound at the offset it
+ * gives, and is never mapped by vkrt (the allocator's |mapped| is used). */
+static vkhlo_status_t create_raw_external(vkrt_device_t *d, uint64_t size, bool host,
+                                          const VkMemoryRequirements *req, vkrt_buffer_t *b) {
+  vkrt_memory_request_t request = {req->size, req->alignment, req->memoryTypeBits, host};
+  vkrt_memory_block_t block;
+  memset(&block, 0, sizeof block);
+  VkResult r = (VkResult)d->memory_allocator.allocate(d->memory_allocator.user, &request, &block);
+  vkhlo_status_t s = NULL;
+  if (r != VK_SUCCESS || !block.memory) {
+    s = vkrt_vk_status("the caller's device-memory allocator", r != VK_SUCCESS ? r : VK_ERROR_OUT_OF_DEVICE_MEMORY);
+  } else if (block.offset % (req->alignment ? req->alignment : 1)) {
+    s = VKHLO_INVALID("the caller's device-memory allocator returned offset %llu, not a multiple of %llu",
+                      (unsigned long long)block.offset, (unsigned long long)req->alignment);
+  } else if (host && (!block.mapped || !block.host_coherent)) {
+    s = VKHLO_INVALID("the caller's device-memory allocator returned no host-coherent mapping for a "
+                      "staging buffer of %llu bytes", (unsigned long long)size);
+  } else if ((r = d->vk.vkBindBufferMemory(d->device, b->buffer, (VkDeviceMemory)block.memory, block.offset)) !=
+             VK_SUCCESS) {
+    s = vkrt_vk_status("vkBindBufferMemory", r);
+  }
+  if (s) {
+    if (block.memory && d->memory_allocator.free) d->memory_allocator.free(d->memory_allocator.user, &block);
+    d->vk.vkDestroyBuffer(d->device, b->buffer, d->alloc);
+    b->buffer = VK_NULL_HANDLE;
+    return s;
+  }
+  b->external_memory = true;
+  b->block = block;
+  /* only coherent mappings are used: flushes would need the memory handle
+   * and the allocator's offset rounding */
+  b->mapped = (host || !d->force_staging) && block.host_coherent ? block.mapped : NULL;
+  b->host_coherent = block.host_coherent;
+  return NULL;
+}
+
 /* Creates a buffer and binds fresh memory; |host| asks for host-visible
  * memory (staging).  On failure nothing is left allocated. */
 static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, bool cached,
@@ -64,13 +101,14 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
       .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
   };
   if (host) info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  VkResult r = d->vk.vkCreateBuffer(d->device, &info, NULL, &b->buffer);
+  VkResult r = d->vk.vkCreateBuffer(d->device, &info, d->alloc, &b->buffer);
   if (r != VK_SUCCESS) {
     b->buffer = VK_NULL_HANDLE;
     return vkrt_vk_status("vkCreateBuffer", r);
   }
   VkMemoryRequirements req;
   d->vk.vkGetBufferMemoryRequirements(d->device, b->buffer, &req);
+  if (d->memory_allocator.allocate) return create_raw_external(d, size, host, &req, b);
   uint32_t candidates[VK_MAX_MEMORY_TYPES];
   uint32_t n = rank_memory_types(&d->memory_properties, req.memoryTypeBits, host, cached, candidates);
   r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -81,7 +119,7 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
         .allocationSize = req.size,
         .memoryTypeIndex = candidates[i],
     };
-    r = d->vk.vkAllocateMemory(d->device, &alloc, NULL, &b->memory);
+    r = d->vk.vkAllocateMemory(d->device, &alloc, d->alloc, &b->memory);
     if (r == VK_SUCCESS) {
       b->memory_type_index = candidates[i];
       d->memory.allocations_made++;
@@ -113,11 +151,11 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
                                                   (unsigned long long)size)
                               : vkrt_vk_status(failed_call, r);
     if (b->memory) {
-      d->vk.vkFreeMemory(d->device, b->memory, NULL);
+      d->vk.vkFreeMemory(d->device, b->memory, d->alloc);
       d->memory.allocations_live--;
       d->memory.bytes_live -= b->memory_bytes;
     }
-    d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
+    d->vk.vkDestroyBuffer(d->device, b->buffer, d->alloc);
     b->memory = VK_NULL_HANDLE;
     b->buffer = VK_NULL_HANDLE;
     return s;
@@ -126,10 +164,16 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
 }
 
 static void destroy_raw(vkrt_device_t *d, vkrt_buffer_t *b) {
+  if (b->wrapped) return; /* the caller's */
+  if (b->external_memory) {
+    if (b->buffer) d->vk.vkDestroyBuffer(d->device, b->buffer, d->alloc);
+    if (d->memory_allocator.free) d->memory_allocator.free(d->memory_allocator.user, &b->block);
+    return;
+  }
   if (b->mapped) d->vk.vkUnmapMemory(d->device, b->memory);
-  if (b->buffer) d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
+  if (b->buffer) d->vk.vkDestroyBuffer(d->device, b->buffer, d->alloc);
   if (b->memory) {
-    d->vk.vkFreeMemory(d->device, b->memory, NULL);
+    d->vk.vkFreeMemory(d->device, b->memory, d->alloc);
     d->memory.allocations_live--;
     d->memory.bytes_live -= b->memory_bytes;
   }
@@ -156,6 +200,32 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
   *out_buffer = b;
   return NULL;
 }
+
+vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t offset_bytes,
+                                uint64_t range_bytes, vkrt_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  uint64_t align = device->caps.min_storage_buffer_offset_alignment ? device->caps.min_storage_buffer_offset_alignment : 1;
+  if (align < 4) align = 4; /* vkCmdFillBuffer offsets */
+  if (!vk_buffer) return VKHLO_INVALID("vkrt_buffer_wrap: null VkBuffer");
+  if (range_bytes == 0) return VKHLO_INVALID("vkrt_buffer_wrap: range is 0 bytes");
+  if (offset_bytes % align)
+    return VKHLO_INVALID("vkrt_buffer_wrap: offset %llu is not a multiple of the device's "
+                         "minStorageBufferOffsetAlignment (%llu)",
+                         (unsigned long long)offset_bytes, (unsigned long long)align);
+  if (offset_bytes > UINT64_MAX - range_bytes) return VKHLO_INVALID("vkrt_buffer_wrap: offset + range overflows");
+  vkrt_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return VKHLO_NO_MEMORY();
+  b->device = device;
+  b->id = ++device->next_buffer_id;
+  b->buffer = (VkBuffer)vk_buffer;
+  b->size_bytes = range_bytes;
+  b->wrapped = true;
+  b->base_offset = offset_bytes;
+  *out_buffer = b;
+  return NULL;
+}
+
+bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer) { return buffer->wrapped; }
 
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer) {
   if (!buffer) return;
@@ -228,12 +298,12 @@ static vkhlo_status_t staged_transfer(vkrt_buffer_t *b, uint64_t offset, void *h
       args.src = staging.buffer;
       args.dst = b->buffer;
       args.region.srcOffset = 0;
-      args.region.dstOffset = offset + done;
+      args.region.dstOffset = b->base_offset + offset + done;
       if (!s) s = vkrt_device_run_one_shot(d, record_copy, &args);
     } else {
       args.src = b->buffer;
       args.dst = staging.buffer;
-      args.region.srcOffset = offset + done;
+      args.region.srcOffset = b->base_offset + offset + done;
       args.region.dstOffset = 0;
       s = vkrt_device_run_one_shot(d, record_copy, &args);
       if (!s && !staging.host_coherent) {

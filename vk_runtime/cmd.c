@@ -40,7 +40,9 @@ enum { SETS_PER_POOL = 256, DESCRIPTORS_PER_SET_ESTIMATE = 8 };
 
 struct vkrt_cmd {
   vkrt_device_t *device;
-  VkCommandBuffer cb;
+  VkCommandBuffer cb; /* the one recorded into: own_cb, or the caller's */
+  VkCommandBuffer own_cb;
+  bool external;      /* between begin_external and end_external */
   VkFence fence;
   VkDescriptorPool *pools;
   uint32_t pool_count, pool_capacity;
@@ -82,9 +84,10 @@ vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
     c->cb = VK_NULL_HANDLE;
     s = vkrt_vk_status("vkAllocateCommandBuffers", r);
   }
+  c->own_cb = c->cb;
   if (!s) {
     VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if ((r = d->vk.vkCreateFence(d->device, &info, NULL, &c->fence)) != VK_SUCCESS) {
+    if ((r = d->vk.vkCreateFence(d->device, &info, d->alloc, &c->fence)) != VK_SUCCESS) {
       c->fence = VK_NULL_HANDLE;
       s = vkrt_vk_status("vkCreateFence", r);
     }
@@ -101,17 +104,18 @@ void vkrt_cmd_destroy(vkrt_cmd_t *c) {
   if (!c) return;
   vkrt_device_t *d = c->device;
   if (c->in_flight) d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX);
-  for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], NULL);
+  for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], d->alloc);
   free(c->pools);
-  if (c->timestamps) d->vk.vkDestroyQueryPool(d->device, c->timestamps, NULL);
-  if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, NULL);
-  if (c->cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->cb);
+  if (c->timestamps) d->vk.vkDestroyQueryPool(d->device, c->timestamps, d->alloc);
+  if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, d->alloc);
+  if (c->own_cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->own_cb);
   free(c);
 }
 
 vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
   if (c->recording) return VKHLO_INVALID("vkrt_cmd_begin: the command buffer is already recording");
+  c->cb = c->own_cb;
   VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
   c->ended = false;
   for (uint32_t i = 0; i < c->pool_count; i++)
@@ -147,7 +151,7 @@ vkhlo_status_t vkrt_cmd_timestamp(vkrt_cmd_t *c, uint32_t *out_index) {
         .queryType = VK_QUERY_TYPE_TIMESTAMP,
         .queryCount = VKRT_MAX_TIMESTAMPS,
     };
-    VKRT_CHECK("vkCreateQueryPool", d->vk.vkCreateQueryPool(d->device, &info, NULL, &c->timestamps));
+    VKRT_CHECK("vkCreateQueryPool", d->vk.vkCreateQueryPool(d->device, &info, d->alloc, &c->timestamps));
   }
   if (!c->timestamps_reset) {
     d->vk.vkCmdResetQueryPool(c->cb, c->timestamps, 0, VKRT_MAX_TIMESTAMPS);
@@ -194,7 +198,7 @@ static vkhlo_status_t add_pool(vkrt_cmd_t *c, uint32_t min_descriptors) {
       .pPoolSizes = &size,
   };
   VkDescriptorPool pool;
-  VKRT_CHECK("vkCreateDescriptorPool", d->vk.vkCreateDescriptorPool(d->device, &info, NULL, &pool));
+  VKRT_CHECK("vkCreateDescriptorPool", d->vk.vkCreateDescriptorPool(d->device, &info, d->alloc, &pool));
   c->pools[c->pool_count++] = pool;
   return NULL;
 }
@@ -271,7 +275,7 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
     for (uint32_t i = 0; i < binding_count; i++) {
       infos[i] = (VkDescriptorBufferInfo){
           .buffer = bindings[i].buffer->buffer,
-          .offset = bindings[i].offset_bytes,
+          .offset = bindings[i].buffer->base_offset + bindings[i].offset_bytes,
           .range = bindings[i].size_bytes,
       };
       writes[i] = (VkWriteDescriptorSet){
@@ -308,10 +312,14 @@ vkhlo_status_t vkrt_cmd_copy(vkrt_cmd_t *c, vkrt_buffer_t *src, uint64_t src_off
                          (unsigned long long)size_bytes, (unsigned long long)src_offset,
                          (unsigned long long)src->size_bytes, (unsigned long long)dst_offset,
                          (unsigned long long)dst->size_bytes);
+  if (src->buffer == dst->buffer && src->base_offset + src_offset < dst->base_offset + dst_offset + size_bytes &&
+      dst->base_offset + dst_offset < src->base_offset + src_offset + size_bytes)
+    return VKHLO_INVALID("vkrt_cmd_copy: source and destination ranges overlap");
   if (src == dst && src_offset < dst_offset + size_bytes && dst_offset < src_offset + size_bytes)
     return VKHLO_INVALID("vkrt_cmd_copy: source and destination ranges overlap");
   if (size_bytes == 0) return NULL;
-  VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = size_bytes};
+  VkBufferCopy region = {.srcOffset = src->base_offset + src_offset, .dstOffset = dst->base_offset + dst_offset,
+                         .size = size_bytes};
   c->device->vk.vkCmdCopyBuffer(c->cb, src->buffer, dst->buffer, 1, &region);
   return NULL;
 }
@@ -327,7 +335,7 @@ vkhlo_status_t vkrt_cmd_fill(vkrt_cmd_t *c, vkrt_buffer_t *dst, uint64_t offset,
                          (unsigned long long)offset, (unsigned long long)(offset + size_bytes),
                          (unsigned long long)dst->size_bytes);
   if (size_bytes == 0) return NULL;
-  c->device->vk.vkCmdFillBuffer(c->cb, dst->buffer, offset, size_bytes, value);
+  c->device->vk.vkCmdFillBuffer(c->cb, dst->buffer, dst->base_offset + offset, size_bytes, value);
   return NULL;
 }
 
@@ -345,7 +353,7 @@ void vkrt_cmd_barrier(vkrt_cmd_t *c) {
 
 vkhlo_status_t vkrt_cmd_end(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
-  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_end: vkrt_cmd_begin was not called");
+  if (!c->recording || c->external) return VKHLO_INVALID("vkrt_cmd_end: vkrt_cmd_begin was not called");
   c->recording = false;
   vkrt_record_host_barrier(d, c->cb);
   VKRT_CHECK("vkEndCommandBuffer", d->vk.vkEndCommandBuffer(c->cb));
@@ -370,6 +378,85 @@ vkhlo_status_t vkrt_cmd_submit(vkrt_cmd_t *c, bool wait) {
 }
 
 vkhlo_status_t vkrt_cmd_wait(vkrt_cmd_t *c) { return wait_in_flight(c); }
+
+vkhlo_status_t vkrt_cmd_submit_async(vkrt_cmd_t *c, const vkrt_submit_info_t *info) {
+  vkrt_device_t *d = c->device;
+  if (!c->ended) return VKHLO_INVALID("vkrt_cmd_submit_async: the command buffer was not ended");
+  if ((info->wait_count && (!info->wait_semaphores || !info->wait_stage_masks)) ||
+      (info->signal_count && !info->signal_semaphores))
+    return VKHLO_INVALID("vkrt_cmd_submit_async: semaphore counts without arrays");
+  enum { MAX_SEMAPHORES = 64 };
+  if (info->wait_count > MAX_SEMAPHORES || info->signal_count > MAX_SEMAPHORES)
+    return VKHLO_INVALID("vkrt_cmd_submit_async: at most %d wait and %d signal semaphores", MAX_SEMAPHORES,
+                         MAX_SEMAPHORES);
+  for (uint32_t i = 0; i < info->wait_count; i++)
+    if (!info->wait_semaphores[i] || !info->wait_stage_masks[i])
+      return VKHLO_INVALID("vkrt_cmd_submit_async: wait semaphore %u is null or has no stage mask", i);
+  for (uint32_t i = 0; i < info->signal_count; i++)
+    if (!info->signal_semaphores[i]) return VKHLO_INVALID("vkrt_cmd_submit_async: signal semaphore %u is null", i);
+  VKHLO_RETURN_IF_ERROR(wait_in_flight(c)); /* this cmd's previous submission only */
+  VKRT_CHECK("vkResetFences", d->vk.vkResetFences(d->device, 1, &c->fence));
+  VkSemaphore waits[MAX_SEMAPHORES], signals[MAX_SEMAPHORES];
+  VkPipelineStageFlags stages[MAX_SEMAPHORES];
+  uint64_t zero_waits[MAX_SEMAPHORES], zero_signals[MAX_SEMAPHORES];
+  for (uint32_t i = 0; i < info->wait_count; i++) {
+    waits[i] = (VkSemaphore)info->wait_semaphores[i];
+    stages[i] = info->wait_stage_masks[i];
+    zero_waits[i] = 0;
+  }
+  for (uint32_t i = 0; i < info->signal_count; i++) {
+    signals[i] = (VkSemaphore)info->signal_semaphores[i];
+    zero_signals[i] = 0;
+  }
+  bool timeline = info->wait_values || info->signal_values;
+  VkTimelineSemaphoreSubmitInfo values = {
+      .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+      .waitSemaphoreValueCount = info->wait_count,
+      .pWaitSemaphoreValues = info->wait_values ? info->wait_values : zero_waits,
+      .signalSemaphoreValueCount = info->signal_count,
+      .pSignalSemaphoreValues = info->signal_values ? info->signal_values : zero_signals,
+  };
+  VkSubmitInfo submit = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .pNext = timeline ? &values : NULL,
+      .waitSemaphoreCount = info->wait_count,
+      .pWaitSemaphores = info->wait_count ? waits : NULL,
+      .pWaitDstStageMask = info->wait_count ? stages : NULL,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &c->cb,
+      .signalSemaphoreCount = info->signal_count,
+      .pSignalSemaphores = info->signal_count ? signals : NULL,
+  };
+  VKRT_CHECK("vkQueueSubmit", d->vk.vkQueueSubmit(d->queue, 1, &submit, c->fence));
+  c->in_flight = true;
+  if (info->fence) VKRT_CHECK("vkQueueSubmit", d->vk.vkQueueSubmit(d->queue, 0, NULL, (VkFence)info->fence));
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_begin_external(vkrt_cmd_t *c, void *command_buffer) {
+  vkrt_device_t *d = c->device;
+  if (c->recording) return VKHLO_INVALID("vkrt_cmd_begin_external: already recording");
+  if (!command_buffer) return VKHLO_INVALID("vkrt_cmd_begin_external: null command buffer");
+  VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
+  c->ended = false;
+  for (uint32_t i = 0; i < c->pool_count; i++)
+    VKRT_CHECK("vkResetDescriptorPool", d->vk.vkResetDescriptorPool(d->device, c->pools[i], 0));
+  c->current_pool = 0;
+  c->cb = (VkCommandBuffer)command_buffer;
+  c->external = true;
+  c->recording = true;
+  c->timestamp_count = 0;
+  c->timestamps_reset = false;
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_end_external(vkrt_cmd_t *c) {
+  if (!c->recording || !c->external) return VKHLO_INVALID("vkrt_cmd_end_external: vkrt_cmd_begin_external was not called");
+  c->recording = false;
+  c->external = false;
+  c->cb = c->own_cb;
+  return NULL;
+}
 
 bool vkrt_cmd_is_ended(const vkrt_cmd_t *c) { return c->ended; }
 

@@ -403,7 +403,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
       .enabledExtensionCount = enabled_count,
       .ppEnabledExtensionNames = enabled,
   };
-  VkResult r = create(&info, NULL, &d->instance);
+  VkResult r = create(&info, d->alloc, &d->instance);
   free(exts);
   free(layer_exts);
   if (r != VK_SUCCESS) {
@@ -733,7 +733,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
       .enabledExtensionCount = enabled_count,
       .ppEnabledExtensionNames = enabled_count ? enabled : NULL,
   };
-  VkResult r = d->ifn.vkCreateDevice(d->physical_device, &info, NULL, &d->device);
+  VkResult r = d->ifn.vkCreateDevice(d->physical_device, &info, d->alloc, &d->device);
   if (r != VK_SUCCESS) {
     d->device = VK_NULL_HANDLE;
     return vkrt_vk_status("vkCreateDevice", r);
@@ -765,7 +765,7 @@ vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_c
     *out_count = (int)count;
   }
   free(pds);
-  if (d->instance && d->ifn.vkDestroyInstance) d->ifn.vkDestroyInstance(d->instance, NULL);
+  if (d->instance && d->ifn.vkDestroyInstance) d->ifn.vkDestroyInstance(d->instance, d->alloc);
   free(d);
   return s;
 }
@@ -784,13 +784,13 @@ static vkhlo_status_t create_device_objects(vkrt_device_t *d) {
       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
       .queueFamilyIndex = d->queue_family_index,
   };
-  VkResult r = d->vk.vkCreateCommandPool(d->device, &pool_info, NULL, &d->command_pool);
+  VkResult r = d->vk.vkCreateCommandPool(d->device, &pool_info, d->alloc, &d->command_pool);
   if (r != VK_SUCCESS) {
     d->command_pool = VK_NULL_HANDLE;
     return vkrt_vk_status("vkCreateCommandPool", r);
   }
   VkPipelineCacheCreateInfo cache_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  r = d->vk.vkCreatePipelineCache(d->device, &cache_info, NULL, &d->pipeline_cache);
+  r = d->vk.vkCreatePipelineCache(d->device, &cache_info, d->alloc, &d->pipeline_cache);
   if (r != VK_SUCCESS) {
     d->pipeline_cache = VK_NULL_HANDLE;
     return vkrt_vk_status("vkCreatePipelineCache", r);
@@ -815,6 +815,12 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
   d->message_fn = options->message_fn;
   d->message_user = options->message_user;
   d->force_staging = options->force_staging;
+  d->alloc = (const VkAllocationCallbacks *)options->vulkan_allocator;
+  d->memory_allocator = options->memory_allocator;
+  if (d->memory_allocator.allocate && !d->memory_allocator.free) {
+    free(d);
+    return VKHLO_INVALID("vkrt_device_create: a memory allocator needs both allocate and free");
+  }
   d->external = external_set == 4;
 
   vkhlo_status_t s = load_loader(options->external_get_instance_proc_addr, &d->ifn.vkGetInstanceProcAddr);
@@ -839,7 +845,7 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
       s = vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "vkCreateDebugUtilsMessengerEXT is missing");
     } else {
       VkDebugUtilsMessengerCreateInfoEXT info = messenger_info(d);
-      VkResult r = d->ifn.vkCreateDebugUtilsMessengerEXT(d->instance, &info, NULL, &d->messenger);
+      VkResult r = d->ifn.vkCreateDebugUtilsMessengerEXT(d->instance, &info, d->alloc, &d->messenger);
       if (r != VK_SUCCESS) {
         d->messenger = VK_NULL_HANDLE;
         s = vkrt_vk_status("vkCreateDebugUtilsMessengerEXT", r);
@@ -863,25 +869,28 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
 void vkrt_device_destroy(vkrt_device_t *d) {
   if (!d) return;
   if (d->device) {
-    if (d->vk.vkDeviceWaitIdle) d->vk.vkDeviceWaitIdle(d->device);
-    if (d->pipeline_cache) d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
-    if (d->command_pool) d->vk.vkDestroyCommandPool(d->device, d->command_pool, NULL);
+    /* vkhlo's own device only: on the caller's device, every vkrt_cmd and
+     * one-shot already waited for its own fence, and the caller's queue
+     * may hold the caller's work (never wait for it here). */
+    if (!d->external && d->vk.vkDeviceWaitIdle) d->vk.vkDeviceWaitIdle(d->device);
+    if (d->pipeline_cache) d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, d->alloc);
+    if (d->command_pool) d->vk.vkDestroyCommandPool(d->device, d->command_pool, d->alloc);
     if (!d->external) {
       /* The table may not be loaded yet if creation failed right after
        * vkCreateDevice; fetch vkDestroyDevice directly then. */
       PFN_vkDestroyDevice destroy = d->vk.vkDestroyDevice;
       if (!destroy && d->ifn.vkGetDeviceProcAddr)
         destroy = (PFN_vkDestroyDevice)d->ifn.vkGetDeviceProcAddr(d->device, "vkDestroyDevice");
-      if (destroy) destroy(d->device, NULL);
+      if (destroy) destroy(d->device, d->alloc);
     }
   }
   if (d->messenger && d->ifn.vkDestroyDebugUtilsMessengerEXT)
-    d->ifn.vkDestroyDebugUtilsMessengerEXT(d->instance, d->messenger, NULL);
+    d->ifn.vkDestroyDebugUtilsMessengerEXT(d->instance, d->messenger, d->alloc);
   if (!d->external && d->instance) {
     PFN_vkDestroyInstance destroy = d->ifn.vkDestroyInstance;
     if (!destroy && d->ifn.vkGetInstanceProcAddr)
       destroy = (PFN_vkDestroyInstance)d->ifn.vkGetInstanceProcAddr(d->instance, "vkDestroyInstance");
-    if (destroy) destroy(d->instance, NULL);
+    if (destroy) destroy(d->instance, d->alloc);
   }
   free(d);
 }
@@ -927,7 +936,7 @@ vkhlo_status_t vkrt_device_run_one_shot(vkrt_device_t *d, vkrt_record_fn record,
       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
   };
   vkhlo_status_t s = NULL;
-  VkResult r = d->vk.vkCreateFence(d->device, &fence_info, NULL, &fence);
+  VkResult r = d->vk.vkCreateFence(d->device, &fence_info, d->alloc, &fence);
   if (r != VK_SUCCESS) {
     fence = VK_NULL_HANDLE;
     s = vkrt_vk_status("vkCreateFence", r);
@@ -950,7 +959,7 @@ vkhlo_status_t vkrt_device_run_one_shot(vkrt_device_t *d, vkrt_record_fn record,
     else if ((r = d->vk.vkWaitForFences(d->device, 1, &fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS)
       s = vkrt_vk_status("vkWaitForFences", r);
   }
-  if (fence) d->vk.vkDestroyFence(d->device, fence, NULL);
+  if (fence) d->vk.vkDestroyFence(d->device, fence, d->alloc);
   d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &cb);
   return s;
 }

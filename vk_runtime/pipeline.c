@@ -50,7 +50,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
       .codeSize = spirv_size_bytes,
       .pCode = spirv,
   };
-  if ((r = d->vk.vkCreateShaderModule(d->device, &module_info, NULL, &p->shader_module)) != VK_SUCCESS) {
+  if ((r = d->vk.vkCreateShaderModule(d->device, &module_info, d->alloc, &p->shader_module)) != VK_SUCCESS) {
     p->shader_module = VK_NULL_HANDLE;
     s = vkrt_vk_status("vkCreateShaderModule", r);
   }
@@ -60,7 +60,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
         .bindingCount = binding_count,
         .pBindings = binding_count ? bindings : NULL,
     };
-    if ((r = d->vk.vkCreateDescriptorSetLayout(d->device, &info, NULL, &p->set_layout)) != VK_SUCCESS) {
+    if ((r = d->vk.vkCreateDescriptorSetLayout(d->device, &info, d->alloc, &p->set_layout)) != VK_SUCCESS) {
       p->set_layout = VK_NULL_HANDLE;
       s = vkrt_vk_status("vkCreateDescriptorSetLayout", r);
     }
@@ -78,7 +78,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
         .pushConstantRangeCount = push_constant_size ? 1 : 0,
         .pPushConstantRanges = push_constant_size ? &range : NULL,
     };
-    if ((r = d->vk.vkCreatePipelineLayout(d->device, &info, NULL, &p->layout)) != VK_SUCCESS) {
+    if ((r = d->vk.vkCreatePipelineLayout(d->device, &info, d->alloc, &p->layout)) != VK_SUCCESS) {
       p->layout = VK_NULL_HANDLE;
       s = vkrt_vk_status("vkCreatePipelineLayout", r);
     }
@@ -95,7 +95,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
             },
         .layout = p->layout,
     };
-    r = d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &info, NULL, &p->pipeline);
+    r = d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &info, d->alloc, &p->pipeline);
     if (r != VK_SUCCESS) {
       p->pipeline = VK_NULL_HANDLE;
       s = vkrt_vk_status("vkCreateComputePipelines", r);
@@ -113,9 +113,9 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
 void vkrt_pipeline_destroy(vkrt_pipeline_t *p) {
   if (!p) return;
   vkrt_device_t *d = p->device;
-  if (p->pipeline) d->vk.vkDestroyPipeline(d->device, p->pipeline, NULL);
-  if (p->layout) d->vk.vkDestroyPipelineLayout(d->device, p->layout, NULL);
-  if (p->set_layout) d->vk.vkDestroyDescriptorSetLayout(d->device, p->set_layout, NULL);
-  if (p->shader_module) d->vk.vkDestroyShaderModule(d->device, p->shader_module, NULL);
+  if (p->pipeline) d->vk.vkDestroyPipeline(d->device, p->pipeline, d->alloc);
+  if (p->layout) d->vk.vkDestroyPipelineLayout(d->device, p->layout, d->alloc);
+  if (p->set_layout) d->vk.vkDestroyDescriptorSetLayout(d->device, p->set_layout, d->alloc);
+  if (p->shader_module) d->vk.vkDestroyShaderModule(d->device, p->shader_module, d->alloc);
   free(p);
 }

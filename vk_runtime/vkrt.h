@@ -70,6 +70,30 @@ typedef struct vkrt_caps {
   bool signed_zero_inf_nan_preserve_float64;
 } vkrt_caps_t;
 
+/* A device-memory allocation the caller makes for vkrt (embedding). */
+typedef struct vkrt_memory_request {
+  uint64_t size, alignment; /* VkMemoryRequirements of the buffer */
+  uint32_t memory_type_bits;
+  bool host_visible; /* a staging buffer: the memory must be HOST_VISIBLE and
+                        |mapped| set; else DEVICE_LOCAL is preferred */
+} vkrt_memory_request_t;
+typedef struct vkrt_memory_block {
+  void *memory;     /* VkDeviceMemory */
+  uint64_t offset;  /* where the buffer starts in it (multiple of alignment) */
+  void *mapped;     /* host address of |offset| when mapped, else NULL */
+  bool host_coherent;
+  void *user_data;  /* anything the allocator wants back at free */
+} vkrt_memory_block_t;
+/* Returns a VkResult (0 = VK_SUCCESS) */
+typedef int32_t (*vkrt_memory_allocate_fn)(void *user, const vkrt_memory_request_t *request,
+                                           vkrt_memory_block_t *out_block);
+typedef void (*vkrt_memory_free_fn)(void *user, const vkrt_memory_block_t *block);
+typedef struct vkrt_memory_allocator {
+  vkrt_memory_allocate_fn allocate; /* NULL: vkrt allocates */
+  vkrt_memory_free_fn free;
+  void *user;
+} vkrt_memory_allocator_t;
+
 /* Called with each validation-layer or driver debug message. */
 typedef void (*vkrt_message_fn)(void *user, const char *message);
 
@@ -96,6 +120,13 @@ typedef struct vkrt_device_options {
   void *external_queue;
   uint32_t external_queue_family_index;
   void *external_get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr; NULL = loader's */
+  /* Embedding: a const VkAllocationCallbacks* passed to every Vulkan
+   * create/allocate/destroy/free call vkrt makes (NULL: none).  It must
+   * outlive the device. */
+  const void *vulkan_allocator;
+  /* Embedding: the caller allocates the VkDeviceMemory of vkrt's buffers
+   * (fn NULL: vkrt calls vkAllocateMemory). */
+  vkrt_memory_allocator_t memory_allocator;
   /* Testing: never map buffer memory, even when it is host-visible, so that
    * uploads and downloads take the staging-buffer path that discrete GPUs
    * use. */
@@ -141,6 +172,18 @@ void vkrt_device_memory_stats(const vkrt_device_t *device, vkrt_memory_stats_t *
 /* A device-local storage buffer usable as transfer source and destination.
  * |size_bytes| 0 is rounded up to 16. */
 vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer);
+/* Wraps the caller's VkBuffer |vk_buffer| (passed as void*): the range
+ * [offset_bytes, offset_bytes + range_bytes) of it becomes a vkrt buffer of
+ * range_bytes bytes whose offsets count from offset_bytes.  The VkBuffer
+ * must have been created with STORAGE_BUFFER usage (and TRANSFER_SRC/DST
+ * for copies, uploads and downloads) and stay alive and bound to memory
+ * until the wrapper is destroyed; vkrt_buffer_destroy never destroys it.
+ * Host access always goes through a staging buffer.
+ * Errors: INVALID_ARGUMENT for a null handle, a zero range, or an offset
+ * that is not a multiple of minStorageBufferOffsetAlignment. */
+vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t offset_bytes,
+                                uint64_t range_bytes, vkrt_buffer_t **out_buffer);
+bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer);
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer);
 uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer);
 /* A number naming |buffer| (and so its VkBuffer) that no other buffer of
@@ -204,6 +247,39 @@ vkhlo_status_t vkrt_cmd_submit(vkrt_cmd_t *cmd, bool wait);
 vkhlo_status_t vkrt_cmd_wait(vkrt_cmd_t *cmd);
 /* True between vkrt_cmd_end and the next vkrt_cmd_begin. */
 bool vkrt_cmd_is_ended(const vkrt_cmd_t *cmd);
+
+/* Asynchronous submission (embedding): the ended recording is submitted
+ * waiting on the caller's semaphores and signalling the caller's
+ * semaphores and fence.  Handles are VkSemaphore / VkFence as void*;
+ * |wait_values| / |signal_values| (NULL when no semaphore is a timeline
+ * semaphore) hold one value per semaphore (ignored for binary ones) and
+ * are passed in VkTimelineSemaphoreSubmitInfo.  The cmd's own fence is
+ * signalled too, so a later submit/begin/wait/destroy of this cmd waits
+ * for this submission (and nothing else: no queue or device wait idle).
+ * The caller's fence, when given, is signalled by an empty submission
+ * right after (VkQueueSubmit with no batches), which completes once all
+ * earlier submissions to the queue, this one included, have. */
+typedef struct vkrt_submit_info {
+  uint32_t wait_count;
+  void *const *wait_semaphores;
+  const uint32_t *wait_stage_masks; /* VkPipelineStageFlags, one per wait */
+  const uint64_t *wait_values;
+  uint32_t signal_count;
+  void *const *signal_semaphores;
+  const uint64_t *signal_values;
+  void *fence; /* VkFence or NULL */
+} vkrt_submit_info_t;
+vkhlo_status_t vkrt_cmd_submit_async(vkrt_cmd_t *cmd, const vkrt_submit_info_t *info);
+
+/* Recording into the caller's command buffer (embedding): between
+ * vkrt_cmd_begin_external and vkrt_cmd_end_external, dispatch / copy /
+ * fill / barrier go into |command_buffer| (a VkCommandBuffer in the
+ * recording state, as void*), which vkrt neither begins, ends, submits
+ * nor frees.  The descriptor sets used stay valid until the next begin of
+ * this cmd (either kind) or its destroy: the caller's command buffer must
+ * have finished executing by then.  No barrier is added at the end. */
+vkhlo_status_t vkrt_cmd_begin_external(vkrt_cmd_t *cmd, void *command_buffer);
+vkhlo_status_t vkrt_cmd_end_external(vkrt_cmd_t *cmd);
 
 /* Profiling.  vkrt_cmd_timestamp records a timestamp taken when the work
  * recorded before it has finished (VK_PIPELINE_STAGE_BOTTOM_OF_PIPE) and

@@ -66,6 +66,13 @@ struct vkrt_device {
   vkrt_caps_t caps;
   vkrt_device_info_t info;
 
+  /* Embedding: the caller's VkAllocationCallbacks (NULL: the driver's),
+   * passed to every vkCreate* / vkAllocate* / vkDestroy* / vkFree* vkrt
+   * makes; and the caller's device-memory allocator (fn NULL: vkrt calls
+   * vkAllocateMemory itself). */
+  const VkAllocationCallbacks *alloc;
+  vkrt_memory_allocator_t memory_allocator;
+
   uint64_t next_buffer_id;  /* vkrt_buffer_id: never reused */
   vkrt_memory_stats_t memory; /* vkrt_device_memory_stats */
 };
@@ -80,6 +87,14 @@ struct vkrt_buffer {
   uint32_t memory_type_index;
   bool host_coherent;
   void *mapped; /* persistent mapping when host-visible (and not forced to stage) */
+  /* vkrt_buffer_wrap: the caller's VkBuffer; offsets vkrt is given are
+   * relative to |base_offset| within it, and it is never destroyed. */
+  bool wrapped;
+  uint64_t base_offset;
+  /* memory from the caller's allocator (memory_allocator): |block| is what
+   * it returned; the memory is not freed by vkrt but handed back */
+  bool external_memory;
+  vkrt_memory_block_t block;
 };
 
 struct vkrt_pipeline {

@@ -27,8 +27,17 @@
  * here; vkhlo_runtime (no parser, no glslang, no SPIRV-Tools) has all but
  * vkhlo_executable_compile and vkhlo_context_register_custom_call.
  *
- * Threading: a context and its objects are used from one thread at a time.
- * There is no global state: two contexts are independent.
+ * Threading: a context and its objects (executables, buffers) are used from
+ * one thread at a time: calls on one context, or on objects of one
+ * context, must not overlap; different contexts may be used from
+ * different threads at once (there is no global state).  A context made
+ * with vkhlo_context_create_external submits to the caller's VkQueue from
+ * vkhlo_buffer_create / _read, execute, execute_into and submit (and
+ * compile, which uploads constants): Vulkan requires queue access to be
+ * externally synchronized, so the caller must not use that queue from
+ * another thread during those calls.  vkhlo_executable_record submits
+ * nothing (it records into the caller's command buffer, which the caller
+ * synchronizes as usual).  See "Embedding" below.
  *
  * Host representation of tensors (buffers, inputs, outputs): dense,
  * row-major, little-endian; i1 one byte (0/1); i2/i4/ui2/ui4 one byte each;
@@ -106,6 +115,31 @@ typedef struct vkhlo_context_s vkhlo_context_t;
 
 typedef void (*vkhlo_message_fn)(void *user, const char *message);
 
+/* The caller's device-memory allocator (vkhlo_context_options_t's
+ * device_memory_*), for one vkhlo buffer. */
+typedef struct vkhlo_device_memory_request {
+  uint64_t size;             /* bytes (VkMemoryRequirements::size) */
+  uint64_t alignment;        /* of the offset (VkMemoryRequirements::alignment) */
+  uint32_t memory_type_bits; /* allowed memory types (VkMemoryRequirements) */
+  bool host_visible;         /* a staging buffer: HOST_VISIBLE | HOST_COHERENT
+                                memory, mapped (|mapped| required); otherwise
+                                DEVICE_LOCAL is best */
+} vkhlo_device_memory_request_t;
+typedef struct vkhlo_device_memory_block {
+  void *memory;       /* VkDeviceMemory */
+  uint64_t offset;    /* bytes into |memory|, a multiple of the alignment */
+  void *mapped;       /* host address of |offset| when mapped, else NULL */
+  bool host_coherent; /* the memory type is HOST_COHERENT (mapped is used only then) */
+  void *user_data;    /* the allocator's, handed back to free */
+} vkhlo_device_memory_block_t;
+/* Fills *out_block; returns a VkResult (0 = VK_SUCCESS; otherwise the
+ * vkhlo call fails with RESOURCE_EXHAUSTED for the out-of-memory results,
+ * INTERNAL else). */
+typedef int32_t (*vkhlo_device_memory_allocate_fn)(void *user, const vkhlo_device_memory_request_t *request,
+                                                   vkhlo_device_memory_block_t *out_block);
+/* Called once per block, after vkhlo destroyed the buffer bound to it. */
+typedef void (*vkhlo_device_memory_free_fn)(void *user, const vkhlo_device_memory_block_t *block);
+
 typedef struct vkhlo_context_options {
   /* Device: NULL = $VKHLO_DEVICE, else discrete GPU, then integrated, then
    * CPU (lavapipe).  A decimal index into vkhlo_list_devices' order, or a
@@ -129,6 +163,21 @@ typedef struct vkhlo_context_options {
    * $VKHLO_DEMOTE_F64=1).  Storage stays 8 bytes per f64; results carry
    * f32 precision, and checks on them use f32 tolerances. */
   bool demote_f64;
+  /* Embedding.  A const VkAllocationCallbacks* (as void*): passed to every
+   * vkCreate* / vkAllocate* / vkDestroy* / vkFree* call vkhlo makes
+   * (device memory, buffers, pipelines, descriptor pools, fences, query
+   * pools, and the instance and device when vkhlo creates them).  NULL:
+   * the driver's allocator.  It must stay valid until the context is
+   * destroyed.  (Host allocations of vkhlo itself are a separate hook.) */
+  const void *vulkan_allocation_callbacks;
+  /* Embedding.  When |allocate| is set, the caller allocates the
+   * VkDeviceMemory of every buffer vkhlo creates (temporaries, constants,
+   * vkhlo_buffer_create, staging) and gets it back through |free|; vkhlo
+   * binds each buffer at the returned offset and never maps or frees that
+   * memory itself.  Both or neither must be set. */
+  vkhlo_device_memory_allocate_fn device_memory_allocate;
+  vkhlo_device_memory_free_fn device_memory_free;
+  void *device_memory_user;
 } vkhlo_context_options_t;
 
 /* Creates a context on a device vkhlo picks (see options->device);
@@ -237,6 +286,14 @@ typedef struct vkhlo_executable_stats {
    * command buffer anew (the others replayed the previous recording). */
   int64_t executions;
   int64_t recordings;
+  /* Of the last execution (execute, execute_into, submit or record; 0
+   * before any): copy commands (vkCmdCopyBuffer) in its recording(s) —
+   * copy thunks of the program plus copy-outs of results — and how many of
+   * them copy a result into the caller's result buffer because the result
+   * is not written in place (it is an argument or a constant, a value
+   * returned twice, or a value that shares storage with a larger one). */
+  int64_t copy_commands;
+  int64_t result_copies;
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 
@@ -302,6 +359,137 @@ vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *executable, int arg_
 vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *executable, int arg_count,
                                              vkhlo_buffer_t *const *args, int result_count,
                                              vkhlo_buffer_t *const *results);
+
+/* ----------------------------------------------------------- embedding */
+
+/* Embedding into an application that owns the Vulkan objects (a game
+ * engine, an Android app): on a context from vkhlo_context_create_external
+ * (also on vkhlo's own device), the caller's VkBuffers serve as arguments
+ * and results with no copies, executions are submitted asynchronously with
+ * the caller's semaphores and fence, or recorded into the caller's command
+ * buffer.  vkhlo never calls vkQueueWaitIdle or vkDeviceWaitIdle on the
+ * caller's device; it waits only for its own fences (its own previous
+ * submission of the same executable, staging copies, execute).
+ *
+ * Device features: for timeline semaphores the caller's device must have
+ * timelineSemaphore enabled (Vulkan 1.2 core); vkhlo only passes the values.
+ */
+
+/* Wraps the caller's VkBuffer |vk_buffer| (passed as void*): bytes
+ * [offset_bytes, offset_bytes + range_bytes) of it hold a tensor of |type|
+ * (host representation, see the top of this file).  The wrapper works
+ * wherever a vkhlo buffer does (arguments, results of execute_into /
+ * submit / record, vkhlo_buffer_read); the executor binds the caller's
+ * buffer at that offset in its descriptor sets, and results placed there
+ * by buffer assignment are written by their last dispatch in place (see
+ * vkhlo_executable_stats' copy_commands / result_copies: a result that is
+ * an argument, a constant, or a value returned twice is still copied in,
+ * inside the same submission).  The VkBuffer must have been created with
+ * VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (and TRANSFER_SRC / TRANSFER_DST for
+ * vkhlo_buffer_read and result copy-outs), be bound to memory, and outlive
+ * the wrapper and every submission using it; vkhlo_buffer_destroy destroys
+ * the wrapper only, never the VkBuffer or its memory.  Host access
+ * (vkhlo_buffer_read) goes through a staging copy on the context's queue.
+ * Errors: INVALID_ARGUMENT when |vk_buffer| is NULL, |offset_bytes| is not
+ * a multiple of the device's minStorageBufferOffsetAlignment, or
+ * |range_bytes| is smaller than vkhlo_tensor_type_size_bytes(type) rounded
+ * up to a multiple of 4 (at least 4): kernels access whole 32-bit words,
+ * so the bytes up to the next multiple of 4 may be rewritten (with their
+ * own values for packed 8/16-bit types; nothing past them is touched). */
+vkhlo_status_t vkhlo_buffer_wrap(vkhlo_context_t *context, const vkhlo_tensor_type_t *type, void *vk_buffer,
+                                 uint64_t offset_bytes, uint64_t range_bytes, vkhlo_buffer_t **out_buffer);
+/* The device's minStorageBufferOffsetAlignment (what vkhlo_buffer_wrap's
+ * offsets must be multiples of; at least 4). */
+uint64_t vkhlo_context_buffer_offset_alignment(const vkhlo_context_t *context);
+
+/* Semaphores and fence of one vkhlo_executable_submit.  Handles are the
+ * caller's VkSemaphore / VkFence, passed as void*; vkhlo never destroys
+ * them. */
+typedef struct vkhlo_submit_info {
+  uint32_t wait_semaphore_count;
+  void *const *wait_semaphores;     /* VkSemaphore[wait_semaphore_count] */
+  /* VkPipelineStageFlags per wait: where vkhlo's work waits.  vkhlo runs
+   * compute dispatches and transfer copies: pass
+   * VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT
+   * (or ALL_COMMANDS) so that both wait. */
+  const uint32_t *wait_stage_masks;
+  /* Timeline values, one per wait semaphore (ignored for binary ones), or
+   * NULL when all are binary. */
+  const uint64_t *wait_values;
+  uint32_t signal_semaphore_count;
+  void *const *signal_semaphores;   /* VkSemaphore[signal_semaphore_count] */
+  const uint64_t *signal_values;    /* as wait_values */
+  /* Signalled once this submission (and all work submitted to the queue
+   * before it) has completed; VK_NULL_HANDLE (NULL) for none.  Unsignalled
+   * on entry. */
+  void *fence;
+} vkhlo_submit_info_t;
+
+/* Submits one execution to the context's queue and returns without
+ * waiting: the work waits on |info|'s wait semaphores, then signals its
+ * signal semaphores and fence when done (reads of the results after a
+ * wait on those see them).  |info| may be NULL (no semaphores, no fence).
+ * Buffers as in vkhlo_executable_execute_into; arguments and results (and
+ * the VkBuffers they wrap) must stay alive and unmodified by others until
+ * the submission has completed.  A straight-line program's command buffer
+ * is recorded once and resubmitted while the buffers are the same.  One
+ * submission per executable is in flight: a second submit (or execute,
+ * execute_into, destroy) of the same executable first waits on the host
+ * for the previous one's own fence — make sure its wait semaphores will be
+ * signalled, or use one executable per frame in flight.  (A command buffer
+ * from vkhlo_executable_record submitted later to the same queue is
+ * ordered after it by its leading barrier.)  Checks
+ * (check.expect_*) are not evaluated.  The recording starts with a memory
+ * barrier from compute/transfer writes to compute/transfer accesses (it
+ * orders vkhlo's work after earlier compute/transfer work on the queue)
+ * and ends with one making the results visible to the host.
+ * Threading: as the context; the caller's queue must not be used from
+ * another thread during the call.
+ * Errors: INVALID_ARGUMENT as execute_into, or for a semaphore count with
+ * a NULL array or stage mask 0; UNIMPLEMENTED for programs that need host
+ * decisions or host work (while, if/case: the predicate is read on the
+ * host; infeed/outfeed/send/recv: host callbacks) and while profiling is
+ * on; UNAVAILABLE on device loss. */
+vkhlo_status_t vkhlo_executable_submit(vkhlo_executable_t *executable, int arg_count,
+                                       vkhlo_buffer_t *const *args, int result_count,
+                                       vkhlo_buffer_t *const *results, const vkhlo_submit_info_t *info);
+/* Waits on the host until the executable's last submission (submit or
+ * execute) has completed; returns at once when none is in flight.
+ * Errors: UNAVAILABLE on device loss. */
+vkhlo_status_t vkhlo_executable_wait(vkhlo_executable_t *executable);
+
+/* Records one execution into the caller's VkCommandBuffer (as void*), which
+ * must be in the recording state, outside a render pass, from a queue
+ * family with compute (the context's family); vkhlo does not begin, end,
+ * submit or free it.  Straight-line programs only (errors as submit).
+ * What vkhlo records: first a memory barrier COMPUTE_SHADER|TRANSFER
+ * (SHADER_WRITE|TRANSFER_WRITE) -> COMPUTE_SHADER|TRANSFER
+ * (SHADER_READ|SHADER_WRITE|TRANSFER_READ|TRANSFER_WRITE), then
+ * vkCmdBindPipeline / vkCmdBindDescriptorSets / vkCmdPushConstants /
+ * vkCmdDispatch and vkCmdCopyBuffer with barriers between dependent steps;
+ * it leaves compute pipeline and descriptor-set bindings changed.
+ * What the caller must record:
+ *   before: when the arguments (or the result buffers, which vkhlo
+ *   overwrites) were last accessed by stages other than compute and
+ *   transfer (e.g. vertex input, fragment shader, host writes without a
+ *   submission in between), a barrier from those stages to
+ *   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT
+ *   with dstAccessMask SHADER_READ | SHADER_WRITE | TRANSFER_READ |
+ *   TRANSFER_WRITE (compute and transfer writes are covered by vkhlo's
+ *   leading barrier);
+ *   after: before reading the results, a barrier from
+ *   COMPUTE_SHADER | TRANSFER (SHADER_WRITE | TRANSFER_WRITE) to the
+ *   consuming stages and accesses (HOST / HOST_READ for a readback after
+ *   a fence; the recording has no host barrier).
+ * The descriptor sets the recording uses belong to the executable and stay
+ * valid until its next vkhlo_executable_record or its destroy: the command
+ * buffer must have completed execution by then (and before the buffers it
+ * uses are destroyed); one executable per frame in flight pipelines deeper.
+ * Checks are not evaluated.  Threading: as the context.
+ * Errors: as submit; INVALID_ARGUMENT for a NULL command buffer. */
+vkhlo_status_t vkhlo_executable_record(vkhlo_executable_t *executable, void *command_buffer, int arg_count,
+                                       vkhlo_buffer_t *const *args, int result_count,
+                                       vkhlo_buffer_t *const *results);
 
 /* ----------------------------------------------------------- profiling */
 
