@@ -38,23 +38,23 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-void exe_free_sequence(exe_sequence_t *seq) {
+void exe_free_sequence(const vkhlo_allocator_t *allocator, exe_sequence_t *seq) {
   if (!seq) return;
   for (int i = 0; i < seq->count; i++) {
     exe_thunk_t *t = &seq->thunks[i];
-    free(t->bindings);
-    free(t->host_config);
-    free(t->host_types);
-    free(t->inplace_ok);
-    if (t->cond) { exe_free_sequence(t->cond); free(t->cond); }
-    if (t->body) { exe_free_sequence(t->body); free(t->body); }
+    vkhlo_free(allocator, t->bindings);
+    vkhlo_free(allocator, t->host_config);
+    vkhlo_free(allocator, t->host_types);
+    vkhlo_free(allocator, t->inplace_ok);
+    if (t->cond) { exe_free_sequence(allocator, t->cond); vkhlo_free(allocator, t->cond); }
+    if (t->body) { exe_free_sequence(allocator, t->body); vkhlo_free(allocator, t->body); }
     for (int b = 0; b < t->branch_count; b++) {
-      exe_free_sequence(t->branches[b]);
-      free(t->branches[b]);
+      exe_free_sequence(allocator, t->branches[b]);
+      vkhlo_free(allocator, t->branches[b]);
     }
-    free(t->branches);
+    vkhlo_free(allocator, t->branches);
   }
-  free(seq->thunks);
+  vkhlo_free(allocator, seq->thunks);
   memset(seq, 0, sizeof *seq);
 }
 
@@ -62,26 +62,26 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   if (!exe) return;
   vkrt_cmd_destroy(exe->cmd);
   vkrt_cmd_destroy(exe->copy_cmd);
-  free(exe->recorded_serials);
-  free(exe->profile_dispatches);
-  free(exe->profile_ms);
+  vkhlo_free(exe->allocator, exe->recorded_serials);
+  vkhlo_free(exe->allocator, exe->profile_dispatches);
+  vkhlo_free(exe->allocator, exe->profile_ms);
   for (int i = 0; i < exe->kernel_count; i++) {
     vkrt_pipeline_destroy(exe->kernels[i].pipeline);
-    free(exe->kernels[i].name);
-    free(exe->kernels[i].glsl);
-    free(exe->kernels[i].spirv);
+    vkhlo_free(exe->allocator, exe->kernels[i].name);
+    vkhlo_free(exe->allocator, exe->kernels[i].glsl);
+    vkhlo_free(exe->allocator, exe->kernels[i].spirv);
   }
-  free(exe->kernels);
-  exe_free_sequence(&exe->main);
+  vkhlo_free(exe->allocator, exe->kernels);
+  exe_free_sequence(exe->allocator, &exe->main);
   for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
-  free(exe->allocations);
-  for (int i = 0; i < exe->buffer_count; i++) free(exe->buffers[i].name);
-  free(exe->buffers);
-  free(exe->parameter_types);
-  free(exe->result_types);
-  free(exe->result_buffers);
-  free(exe->checks);
-  free(exe);
+  vkhlo_free(exe->allocator, exe->allocations);
+  for (int i = 0; i < exe->buffer_count; i++) vkhlo_free(exe->allocator, exe->buffers[i].name);
+  vkhlo_free(exe->allocator, exe->buffers);
+  vkhlo_free(exe->allocator, exe->parameter_types);
+  vkhlo_free(exe->allocator, exe->result_types);
+  vkhlo_free(exe->allocator, exe->result_buffers);
+  vkhlo_free(exe->allocator, exe->checks);
+  vkhlo_free(exe->allocator, exe);
 }
 
 static int count_dispatches(const exe_sequence_t *seq) {
@@ -146,10 +146,10 @@ typedef struct compile_job {
 static void compile_job_free(compile_job_t *job) {
   exe_schedule_free(&job->schedule);
   hlo_module_destroy(job->module);
-  free(job->constant_data);
-  for (int i = 0; job->spirv && job->exe && i < job->exe->kernel_count; i++) free(job->spirv[i]);
-  free(job->spirv);
-  free(job->spirv_size_bytes);
+  vkhlo_free(job->context->allocator, job->constant_data);
+  for (int i = 0; job->spirv && job->exe && i < job->exe->kernel_count; i++) vkhlo_free(job->context->allocator, job->spirv[i]);
+  vkhlo_free(job->context->allocator, job->spirv);
+  vkhlo_free(job->context->allocator, job->spirv_size_bytes);
   vkhlo_executable_destroy(job->exe); /* NULL once handed to the caller */
   memset(job, 0, sizeof *job);
 }
@@ -158,7 +158,7 @@ static void compile_job_free(compile_job_t *job) {
 
 static vkhlo_status_t stage_parse(compile_job_t *job) {
   const vkhlo_compile_options_t *o = job->options;
-  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed};
+  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed, job->context->allocator};
   return hlo_parse(job->text, job->length, job->file_name ? job->file_name : "<input>", &popts, &job->module);
 }
 
@@ -181,9 +181,10 @@ static vkhlo_status_t stage_schedule(compile_job_t *job) {
 /* Lowers the module into a new executable; the IR is released after. */
 static vkhlo_status_t stage_lower(compile_job_t *job) {
   vkhlo_context_t *context = job->context;
-  job->exe = calloc(1, sizeof *job->exe);
+  job->exe = vkhlo_calloc(context->allocator, 1, sizeof *job->exe);
   if (!job->exe) return VKHLO_NO_MEMORY();
   job->exe->context = context;
+  job->exe->allocator = context->allocator;
   VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &job->exe->max_loop_iterations));
   VKHLO_RETURN_IF_ERROR(exe_buffer_limits_for_device(context->device, &job->limits));
   vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, &context->target,
@@ -223,15 +224,15 @@ static vkhlo_status_t stage_check_buffers(compile_job_t *job) {
 static vkhlo_status_t stage_spirv(compile_job_t *job) {
   vkhlo_executable_t *exe = job->exe;
   spirv_compiler_t *compiler = job->context->compiler;
-  job->spirv = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv);
-  job->spirv_size_bytes = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
+  job->spirv = vkhlo_calloc(job->exe->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv);
+  job->spirv_size_bytes = vkhlo_calloc(job->exe->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
   if (!job->spirv || !job->spirv_size_bytes) return VKHLO_NO_MEMORY();
   const spirv_compiler_stats_t *before = spirv_compiler_stats(compiler);
   int compiled0 = before->compiled, hits0 = before->cache_hits;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
     if (k->spirv) {
-      job->spirv[i] = malloc(k->spirv_size_bytes);
+      job->spirv[i] = vkhlo_malloc(job->exe->allocator, k->spirv_size_bytes);
       if (!job->spirv[i]) return VKHLO_NO_MEMORY();
       memcpy(job->spirv[i], k->spirv, k->spirv_size_bytes);
       job->spirv_size_bytes[i] = k->spirv_size_bytes;
@@ -254,7 +255,7 @@ static vkhlo_status_t stage_device_objects(compile_job_t *job) {
     exe_kernel_t *k = &exe->kernels[i];
     vkhlo_status_t st = vkrt_pipeline_create(device, job->spirv[i], job->spirv_size_bytes[i], k->binding_count,
                                              k->has_push_constant ? 4 : 0, &k->pipeline);
-    free(job->spirv[i]);
+    vkhlo_free(job->exe->allocator, job->spirv[i]);
     job->spirv[i] = NULL;
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }
@@ -278,7 +279,7 @@ static vkhlo_status_t dump_parsed_module(const compile_job_t *job, const char *d
   char *text = hlo_module_to_string(job->module);
   if (!text) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = write_file(dir, "module", ".after_parse.mlir", text);
-  free(text);
+  vkhlo_free(job->exe->allocator, text);
   return st;
 }
 
@@ -286,7 +287,7 @@ static vkhlo_status_t dump_fusion_plan(const compile_job_t *job, const char *dir
   char *dot = codegen_fusion_dot(job->module);
   if (!dot) return NULL;
   vkhlo_status_t st = write_file(dir, "fusion", ".dot", dot);
-  free(dot);
+  vkhlo_free(job->exe->allocator, dot);
   return st;
 }
 
@@ -298,10 +299,10 @@ static vkhlo_status_t dump_kernels(const compile_job_t *job, const char *dir) {
     char name[300];
     snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
     if (k->glsl) VKHLO_RETURN_IF_ERROR(write_file(dir, name, ".comp", k->glsl));
-    char *dis = spirv_disassemble(job->spirv[i], job->spirv_size_bytes[i]);
+    char *dis = spirv_disassemble(job->exe->allocator, job->spirv[i], job->spirv_size_bytes[i]);
     if (dis) {
       vkhlo_status_t st = write_file(dir, name, ".spvasm", dis);
-      free(dis);
+      vkhlo_free(job->exe->allocator, dis);
       VKHLO_RETURN_IF_ERROR(st);
     }
   }
@@ -343,7 +344,7 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
   }
   fclose(f);
   vkhlo_status_t st = write_file(dir, "buffer_assignment", ".txt", text);
-  free(text);
+  vkhlo_free(exe->allocator, text);
   return st;
 }
 
@@ -398,7 +399,7 @@ static vkhlo_status_t dump_thunks(const char *dir, const vkhlo_executable_t *exe
   dump_sequence(f, exe, &exe->main, 0);
   fclose(f);
   vkhlo_status_t st = write_file(dir, "thunks", ".txt", text);
-  free(text);
+  vkhlo_free(exe->allocator, text);
   return st;
 }
 

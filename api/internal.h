@@ -25,6 +25,7 @@ typedef struct custom_kernel {
 } custom_kernel_t;
 
 struct vkhlo_context_s {
+  const vkhlo_allocator_t *allocator; /* options->host_allocator: all host memory (NULL = libc) */
   vkrt_device_t *device;
   spirv_compiler_t *compiler;
   codegen_target_t target;
@@ -191,6 +192,7 @@ typedef struct exe_check {
 
 struct vkhlo_executable_s {
   vkhlo_context_t *context;
+  const vkhlo_allocator_t *allocator; /* the context's: every host block below */
   int buffer_count, buffer_capacity;
   exe_buffer_t *buffers;
   int allocation_count;
@@ -229,6 +231,7 @@ struct vkhlo_executable_s {
  * while / if / case reached from it): XLA's HloSchedule.  Owns its
  * arrays; the instructions belong to the module, which must outlive it. */
 typedef struct exe_schedule {
+  const vkhlo_allocator_t *allocator; /* the module's: the arrays below */
   int count;
   const hlo_computation_t **computations;
   const hlo_instruction_t ***sequences; /* sequences[i]: every instruction of
@@ -240,7 +243,7 @@ vkhlo_status_t exe_schedule_module(const hlo_module_t *module, exe_schedule_t *o
 /* The order of |c|'s instructions (a list schedule preferring the
  * instruction that frees the most bytes, or the original order when that
  * peaks lower); *out_order: heap, c->instruction_count entries, caller
- * frees. */
+ * frees (vkhlo_free with module->arena.allocator). */
 vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_computation_t *c,
                                         const hlo_instruction_t ***out_order);
 /* |c|'s sequence in |schedule|, or NULL when |c| was not scheduled. */
@@ -313,7 +316,7 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe);
 
 /* api/check.c: compares downloaded actual/expected host data. */
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected);
-void exe_free_sequence(exe_sequence_t *seq);
+void exe_free_sequence(const vkhlo_allocator_t *allocator, exe_sequence_t *seq);
 /* api/element.c: element |i| (component |part| of complex) of host data as
  * a double; *out_ordered receives a monotonic integer image for ULPs. */
 double exe_element_value(const void *data, vkhlo_element_type_t t, int64_t i, int part,

@@ -310,7 +310,7 @@ bool hlo_computation_has_side_effect(const hlo_computation_t *c);
 /* ------------------------------------------------------- construction */
 
 /* Creates an empty module.  Returns NULL on out-of-memory. */
-hlo_module_t *hlo_module_create(const char *name);
+hlo_module_t *hlo_module_create(const char *name, const vkhlo_allocator_t *allocator);
 void hlo_module_destroy(hlo_module_t *module);
 
 hlo_computation_t *hlo_computation_create(hlo_module_t *m, const char *name);
@@ -349,6 +349,7 @@ typedef struct hlo_parse_options {
   const char *entry_name;
   int fill_elided;
   uint64_t seed;
+  const vkhlo_allocator_t *allocator; /* the module's and the parser's memory (NULL = libc) */
 } hlo_parse_options_t;
 vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
                          const hlo_parse_options_t *options, hlo_module_t **out_module);
@@ -357,7 +358,7 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
 vkhlo_status_t hlo_verify(const hlo_module_t *module);
 
 /* Prints the module in a StableHLO-like text form (for dumps and tests). */
-char *hlo_module_to_string(const hlo_module_t *module); /* caller frees */
+char *hlo_module_to_string(const hlo_module_t *module); /* caller frees (vkhlo_free(module->arena.allocator, ...)) */
 
 /* Inlining (hlo/inline.c).  Appends to |caller| a copy of every
  * instruction of |callee| except its parameters (parameter i is replaced by

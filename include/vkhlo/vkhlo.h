@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vkhlo/allocator.h"
 #include "vkhlo/status.h"
 
 #ifdef __cplusplus
@@ -125,6 +126,13 @@ typedef struct vkhlo_context_options {
    * $VKHLO_DEMOTE_F64=1).  Storage stays 8 bytes per f64; results carry
    * f32 precision, and checks on them use f32 tolerances. */
   bool demote_f64;
+  /* Host memory: NULL = the C library's malloc/realloc/free.  Every host
+   * allocation vkhlo makes for this context, its executables (compiling
+   * and executing) and its buffers goes through it; not status values,
+   * not glslang's, SPIRV-Tools' or the Vulkan driver's own memory (see
+   * vkhlo/allocator.h for the contract: lifetime, threads, failures).
+   * A failed allocation makes the call fail with RESOURCE_EXHAUSTED. */
+  const vkhlo_allocator_t *host_allocator;
 } vkhlo_context_options_t;
 
 /* Creates a context on a device vkhlo picks (see options->device);
