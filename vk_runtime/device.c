@@ -479,12 +479,12 @@ static void fill_info(vkrt_device_t *d, VkPhysicalDevice pd, vkrt_device_info_t 
   }
 }
 
-/* Queue family with COMPUTE, preferring one without GRAPHICS; -1 if none. */
+/* Queue family with COMPUTE, preferring one without GRAPHICS; -1 if none.
+ * The first 64 families are looked at (devices have a handful), so that
+ * no allocation can fail here and turn out-of-memory into "no device". */
 static int compute_queue_family(vkrt_device_t *d, VkPhysicalDevice pd) {
-  uint32_t count = 0;
-  d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
-  VkQueueFamilyProperties *families = vkhlo_calloc(d->allocator, count ? count : 1, sizeof *families);
-  if (!families) return -1;
+  VkQueueFamilyProperties families[64];
+  uint32_t count = 64;
   d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families);
   int any = -1, compute_only = -1;
   for (uint32_t i = 0; i < count; i++) {
@@ -492,7 +492,6 @@ static int compute_queue_family(vkrt_device_t *d, VkPhysicalDevice pd) {
     if (any < 0) any = (int)i;
     if (compute_only < 0 && !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) compute_only = (int)i;
   }
-  vkhlo_free(d->allocator, families);
   return compute_only >= 0 ? compute_only : any;
 }
 
