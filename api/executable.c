@@ -224,15 +224,15 @@ static vkhlo_status_t stage_check_buffers(compile_job_t *job) {
 static vkhlo_status_t stage_spirv(compile_job_t *job) {
   vkhlo_executable_t *exe = job->exe;
   spirv_compiler_t *compiler = job->context->compiler;
-  job->spirv = vkhlo_calloc(job->exe->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv);
-  job->spirv_size_bytes = vkhlo_calloc(job->exe->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
+  job->spirv = vkhlo_calloc(job->context->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv);
+  job->spirv_size_bytes = vkhlo_calloc(job->context->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
   if (!job->spirv || !job->spirv_size_bytes) return VKHLO_NO_MEMORY();
   const spirv_compiler_stats_t *before = spirv_compiler_stats(compiler);
   int compiled0 = before->compiled, hits0 = before->cache_hits;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
     if (k->spirv) {
-      job->spirv[i] = vkhlo_malloc(job->exe->allocator, k->spirv_size_bytes);
+      job->spirv[i] = vkhlo_malloc(job->context->allocator, k->spirv_size_bytes);
       if (!job->spirv[i]) return VKHLO_NO_MEMORY();
       memcpy(job->spirv[i], k->spirv, k->spirv_size_bytes);
       job->spirv_size_bytes[i] = k->spirv_size_bytes;
@@ -255,7 +255,7 @@ static vkhlo_status_t stage_device_objects(compile_job_t *job) {
     exe_kernel_t *k = &exe->kernels[i];
     vkhlo_status_t st = vkrt_pipeline_create(device, job->spirv[i], job->spirv_size_bytes[i], k->binding_count,
                                              k->has_push_constant ? 4 : 0, &k->pipeline);
-    vkhlo_free(job->exe->allocator, job->spirv[i]);
+    vkhlo_free(job->context->allocator, job->spirv[i]);
     job->spirv[i] = NULL;
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }
@@ -279,7 +279,7 @@ static vkhlo_status_t dump_parsed_module(const compile_job_t *job, const char *d
   char *text = hlo_module_to_string(job->module);
   if (!text) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = write_file(dir, "module", ".after_parse.mlir", text);
-  vkhlo_free(job->exe->allocator, text);
+  vkhlo_free(job->context->allocator, text);
   return st;
 }
 
@@ -287,7 +287,7 @@ static vkhlo_status_t dump_fusion_plan(const compile_job_t *job, const char *dir
   char *dot = codegen_fusion_dot(job->module);
   if (!dot) return NULL;
   vkhlo_status_t st = write_file(dir, "fusion", ".dot", dot);
-  vkhlo_free(job->exe->allocator, dot);
+  vkhlo_free(job->context->allocator, dot);
   return st;
 }
 
@@ -299,10 +299,10 @@ static vkhlo_status_t dump_kernels(const compile_job_t *job, const char *dir) {
     char name[300];
     snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
     if (k->glsl) VKHLO_RETURN_IF_ERROR(write_file(dir, name, ".comp", k->glsl));
-    char *dis = spirv_disassemble(job->exe->allocator, job->spirv[i], job->spirv_size_bytes[i]);
+    char *dis = spirv_disassemble(job->context->allocator, job->spirv[i], job->spirv_size_bytes[i]);
     if (dis) {
       vkhlo_status_t st = write_file(dir, name, ".spvasm", dis);
-      vkhlo_free(job->exe->allocator, dis);
+      vkhlo_free(job->context->allocator, dis);
       VKHLO_RETURN_IF_ERROR(st);
     }
   }
@@ -344,7 +344,7 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
   }
   fclose(f);
   vkhlo_status_t st = write_file(dir, "buffer_assignment", ".txt", text);
-  vkhlo_free(exe->allocator, text);
+  free(text); /* open_memstream: the C library's */
   return st;
 }
 
@@ -399,7 +399,7 @@ static vkhlo_status_t dump_thunks(const char *dir, const vkhlo_executable_t *exe
   dump_sequence(f, exe, &exe->main, 0);
   fclose(f);
   vkhlo_status_t st = write_file(dir, "thunks", ".txt", text);
-  vkhlo_free(exe->allocator, text);
+  free(text); /* open_memstream: the C library's */
   return st;
 }
 

@@ -22,6 +22,7 @@
  *   are all elementwise.
  * - execute_with_failures: a small program with a while loop and a check,
  *   executed with allocation N failing during the execution.
+ * - compile_with_dumps: the same program compiled with a dump directory.
  * - context_create_with_failures: vkhlo_context_create itself.
  *
  * The test allocator puts a header with a magic number before each block:
@@ -384,6 +385,36 @@ static void execute_with_failures(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* The dumps (--dump-dir): the printer, the fusion plan, the GLSL and the
+ * SPIR-V disassembly, the buffer and thunk tables. */
+static void compile_with_dumps(void **state) {
+  fixture_t *f = *state;
+  char dir[128];
+  snprintf(dir, sizeof dir, "%s/dumps", f->cache_dir);
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dump_dir = dir;
+  long live_before = f->counts.live, failed = 0;
+  for (long n = 1;; n++) {
+    arm(&f->counts, n);
+    long failures_before = f->counts.failures;
+    vkhlo_executable_t *exe = NULL;
+    vkhlo_status_t st = vkhlo_executable_compile(f->ctx, loop_program, strlen(loop_program), "loop.mlir", &o, &exe);
+    arm(&f->counts, 0);
+    if (!st) {
+      vkhlo_executable_destroy(exe);
+      assert_int_equal(f->counts.live, live_before);
+      if (f->counts.failures == failures_before) break;
+      continue;
+    }
+    expect_failure(f, st, live_before, "compile with dumps", n);
+    failed++;
+    assert_true(n < 100000);
+  }
+  printf("dumps: %ld failing compiles checked\n", failed);
+  assert_true(failed > 0);
+}
+
 /* ------------------------------------------ context creation failures */
 
 static void context_create_with_failures(void **state) {
@@ -422,6 +453,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(context_create_with_failures),
       cmocka_unit_test_setup_teardown(execute_with_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(compile_with_dumps, setup, teardown),
       cmocka_unit_test_setup_teardown(compile_conformance_files, setup, teardown),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,13 +11,16 @@
  * fail the N-th allocation and embedders route or account memory.
  *
  * Not covered (these stay on the C library or belong to others):
- * - vkhlo_status_t values: the caller frees them with vkhlo_status_free()
- *   without a context, so they use malloc/free; when even that fails, a
- *   static out-of-memory status is returned.
+ * - vkhlo_status_t values (and the text formatted for their messages): the
+ *   caller frees them with vkhlo_status_free() without a context, so they
+ *   use malloc/free; when even that fails, a static out-of-memory status
+ *   is returned.
  * - Memory allocated inside glslang, SPIRV-Tools and the Vulkan loader and
  *   driver (vkhlo passes no VkAllocationCallbacks).
  * - Functions that take no context: vkhlo_list_devices and
  *   vkhlo_tensor_format return memory the caller releases with free().
+ * - The buffer and thunk tables of a compile with a dump directory, which
+ *   are formatted with open_memstream.
  *
  * Contract: the struct and |user| must stay valid until the context and
  * every object created from it (executables, buffers) are destroyed; vkhlo
