@@ -254,7 +254,7 @@ void exe_schedule_free(exe_schedule_t *schedule);
 /* api/lower.c: builds |exe|'s buffers, kernels (GLSL only) and thunks from
  * the verified |module| in the order of |schedule|: aliases reshapes,
  * computes live ranges and marks in-place candidates.  Constant data is
- * written to |*out_constant_data| (heap, caller frees; exe->constant_size_bytes
+ * written to |*out_constant_data| (heap from exe->allocator, caller frees; exe->constant_size_bytes
  * bytes) at each constant buffer's offset_bytes, aligned to |alignment|. */
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
                                 const exe_schedule_t *schedule, const codegen_target_t *target,
