@@ -310,7 +310,9 @@ uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe) {
   int64_t *delta = vkhlo_calloc(exe->allocator, (size_t)positions + 1, sizeof *delta);
   group_t *groups;
   int count, *of;
-  if (!delta || build_groups(exe, 1, &groups, &count, &of)) {
+  vkhlo_status_t st = delta ? build_groups(exe, 1, &groups, &count, &of) : NULL;
+  if (!delta || st) { /* out of memory: a statistic, reported as 0 */
+    vkhlo_status_free(st);
     vkhlo_free(exe->allocator, delta);
     return 0;
   }

@@ -305,7 +305,7 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
 vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe);
 /* Max over positions of the bytes of live temp buffers (in-place pairs
  * counted once; those placed in result buffers not counted): no placement
- * can use less. */
+ * can use less.  0 when out of host memory (a statistic). */
 uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
 /* Sum of the temp allocations' sizes. */
 uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
