@@ -72,7 +72,7 @@ vkhlo_status_t exe_buffer_limits_for_device(const vkrt_device_t *device, exe_buf
 
 static exe_buffer_allocation_t *new_allocation(vkhlo_executable_t *exe, exe_allocation_kind_t kind) {
   exe_buffer_allocation_t *p =
-      realloc(exe->allocations, sizeof *p * (size_t)(exe->allocation_count + 1));
+      vkhlo_realloc(exe->allocator, exe->allocations, sizeof *p * (size_t)(exe->allocation_count + 1));
   if (!p) return NULL;
   exe->allocations = p;
   exe_buffer_allocation_t *a = &p[exe->allocation_count];
@@ -153,11 +153,11 @@ static vkhlo_status_t place_result(vkhlo_executable_t *exe, int r) {
 static vkhlo_status_t build_groups(const vkhlo_executable_t *exe, uint64_t alignment, group_t **out_groups,
                                    int *out_count, int **out_of_buffer) {
   int n = exe->buffer_count;
-  group_t *groups = calloc((size_t)n + 1, sizeof *groups);
-  int *of = malloc(sizeof(int) * ((size_t)n + 1));
+  group_t *groups = vkhlo_calloc(exe->allocator, (size_t)n + 1, sizeof *groups);
+  int *of = vkhlo_malloc(exe->allocator, sizeof(int) * ((size_t)n + 1));
   if (!groups || !of) {
-    free(groups);
-    free(of);
+    vkhlo_free(exe->allocator, groups);
+    vkhlo_free(exe->allocator, of);
     return VKHLO_NO_MEMORY();
   }
   int count = 0;
@@ -191,13 +191,13 @@ static vkhlo_status_t build_groups(const vkhlo_executable_t *exe, uint64_t align
 /* Places the sorted |groups| (see the essay). */
 static vkhlo_status_t place_groups(vkhlo_executable_t *exe, group_t *groups, int count,
                                    const exe_buffer_limits_t *limits) {
-  range_t *busy = malloc(sizeof *busy * ((size_t)count + 1));
+  range_t *busy = vkhlo_malloc(exe->allocator, sizeof *busy * ((size_t)count + 1));
   if (!busy) return VKHLO_NO_MEMORY();
   int first_temp = exe->allocation_count;
   for (int i = 0; i < count; i++) {
     group_t *g = &groups[i];
     if (g->size > limits->max_allocation_size) {
-      free(busy);
+      vkhlo_free(exe->allocator, busy);
       return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED,
                                "buffer %s of %llu bytes exceeds the device's largest allocation (%llu bytes)",
                                exe->buffers[g->root].name ? exe->buffers[g->root].name : "?",
@@ -205,7 +205,7 @@ static vkhlo_status_t place_groups(vkhlo_executable_t *exe, group_t *groups, int
     }
     for (int a = first_temp;; a++) {
       if (a == exe->allocation_count && !new_allocation(exe, EXE_ALLOCATION_TEMP)) {
-        free(busy);
+        vkhlo_free(exe->allocator, busy);
         return VKHLO_NO_MEMORY();
       }
       int k = 0;
@@ -236,14 +236,14 @@ static vkhlo_status_t place_groups(vkhlo_executable_t *exe, group_t *groups, int
       break;
     }
   }
-  free(busy);
+  vkhlo_free(exe->allocator, busy);
   return NULL;
 }
 
 vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limits_t *limits) {
   exe->alignment = limits->alignment;
   for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
-  free(exe->allocations);
+  vkhlo_free(exe->allocator, exe->allocations);
   exe->allocations = NULL;
   exe->allocation_count = 0;
   /* parameters */
@@ -305,18 +305,20 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
       if (b->allocation >= 0) exe->allocations[b->allocation].maybe_live_out = true;
     }
   }
-  free(groups);
-  free(of);
+  vkhlo_free(exe->allocator, groups);
+  vkhlo_free(exe->allocator, of);
   return st;
 }
 
 uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe) {
   int positions = exe->position_count + 2;
-  int64_t *delta = calloc((size_t)positions + 1, sizeof *delta);
+  int64_t *delta = vkhlo_calloc(exe->allocator, (size_t)positions + 1, sizeof *delta);
   group_t *groups;
   int count, *of;
-  if (!delta || build_groups(exe, 1, &groups, &count, &of)) {
-    free(delta);
+  vkhlo_status_t st = delta ? build_groups(exe, 1, &groups, &count, &of) : NULL;
+  if (!delta || st) { /* out of memory: a statistic, reported as 0 */
+    vkhlo_status_free(st);
+    vkhlo_free(exe->allocator, delta);
     return 0;
   }
   for (int i = 0; i < count; i++) {
@@ -331,9 +333,9 @@ uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe) {
     live += delta[p];
     if (live > peak) peak = live;
   }
-  free(delta);
-  free(groups);
-  free(of);
+  vkhlo_free(exe->allocator, delta);
+  vkhlo_free(exe->allocator, groups);
+  vkhlo_free(exe->allocator, of);
   return (uint64_t)peak;
 }
 
@@ -526,7 +528,7 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
                             b->def_position, b->last_use_position);
   }
   /* uses inside live ranges; positions -> thunks */
-  verifier_t v = {exe, calloc((size_t)exe->position_count + 1, sizeof(exe_thunk_t *)), exe->position_count};
+  verifier_t v = {exe, vkhlo_calloc(exe->allocator, (size_t)exe->position_count + 1, sizeof(exe_thunk_t *)), exe->position_count};
   if (!v.at) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = check_sequence(&v, &exe->main);
   for (int r = 0; r < exe->result_count && !st; r++)
@@ -559,7 +561,7 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
                           "not read one and write the other",
                           i, buffer_name(exe, i), a_id, buffer_name(exe, a_id), b->def_position);
   }
-  free(v.at);
+  vkhlo_free(exe->allocator, v.at);
   if (st) return st;
   /* interference */
   for (int i = 0; i < exe->buffer_count; i++) {

@@ -84,13 +84,13 @@ vkhlo_status_t vkhlo_list_devices(vkhlo_device_description_t **out_devices, int 
   vkrt_device_info_t *infos = NULL;
   int n = 0;
   VKHLO_RETURN_IF_ERROR(vkrt_enumerate_devices(&infos, &n));
-  vkhlo_device_description_t *d = calloc((size_t)(n ? n : 1), sizeof *d);
+  vkhlo_device_description_t *d = vkhlo_calloc(NULL, (size_t)(n ? n : 1), sizeof *d);
   if (!d) {
-    free(infos);
+    vkhlo_free(NULL, infos);
     return VKHLO_NO_MEMORY();
   }
   for (int i = 0; i < n; i++) describe(&infos[i], &d[i]);
-  free(infos);
+  vkhlo_free(NULL, infos);
   *out_devices = d;
   *out_count = n;
   return NULL;
@@ -160,8 +160,9 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   vkhlo_context_options_t defaults;
   memset(&defaults, 0, sizeof defaults);
   if (!options) options = &defaults;
-  vkhlo_context_t *ctx = calloc(1, sizeof *ctx);
+  vkhlo_context_t *ctx = vkhlo_calloc(options->host_allocator, 1, sizeof *ctx);
   if (!ctx) return VKHLO_NO_MEMORY();
+  ctx->allocator = options->host_allocator;
   ctx->message_fn = options->message_fn;
   ctx->message_user = options->message_user;
   ctx->restricted = options->restricted || env_true("VKHLO_RESTRICTED");
@@ -172,6 +173,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   dopts.enable_validation = options->enable_validation || env_true("VKHLO_VALIDATION");
   dopts.message_fn = on_message;
   dopts.message_user = ctx;
+  dopts.allocator = ctx->allocator;
   if (external) {
     dopts.external_instance = external->instance;
     dopts.external_physical_device = external->physical_device;
@@ -189,7 +191,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
     ctx->disable_cache = options->disable_cache ||
                          (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
     if (options->cache_dir) {
-      ctx->cache_dir = malloc(strlen(options->cache_dir) + 1);
+      ctx->cache_dir = vkhlo_malloc(ctx->allocator, strlen(options->cache_dir) + 1);
       if (ctx->cache_dir) strcpy(ctx->cache_dir, options->cache_dir);
       else st = VKHLO_NO_MEMORY();
     }
@@ -220,16 +222,16 @@ vkhlo_status_t vkhlo_context_create_external(const vkhlo_context_options_t *opti
 void vkhlo_context_destroy(vkhlo_context_t *context) {
   if (!context) return;
   for (int i = 0; i < context->pool_count; i++) vkrt_buffer_destroy(context->pool[i]);
-  free(context->pool);
+  vkhlo_free(context->allocator, context->pool);
   for (int i = 0; i < context->custom_kernel_count; i++) {
-    free(context->custom_kernels[i].target_name);
-    free(context->custom_kernels[i].spirv);
+    vkhlo_free(context->allocator, context->custom_kernels[i].target_name);
+    vkhlo_free(context->allocator, context->custom_kernels[i].spirv);
   }
-  free(context->custom_kernels);
+  vkhlo_free(context->allocator, context->custom_kernels);
   if (context->compiler) context->compiler_destroy(context->compiler);
-  free(context->cache_dir);
+  vkhlo_free(context->allocator, context->cache_dir);
   vkrt_device_destroy(context->device);
-  free(context);
+  vkhlo_free(context->allocator, context);
 }
 
 void vkhlo_context_device(const vkhlo_context_t *context, vkhlo_device_description_t *out) {
@@ -271,7 +273,7 @@ static void pool_put(vkhlo_context_t *ctx, vkrt_buffer_t *b) {
     vkrt_buffer_destroy(b);
     return;
   }
-  if (!ctx->pool && !(ctx->pool = calloc(CONTEXT_POOL_MAX_BUFFERS, sizeof *ctx->pool))) {
+  if (!ctx->pool && !(ctx->pool = vkhlo_calloc(ctx->allocator, CONTEXT_POOL_MAX_BUFFERS, sizeof *ctx->pool))) {
     vkrt_buffer_destroy(b);
     return;
   }
@@ -300,7 +302,7 @@ vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tens
   *out_buffer = NULL;
   *out_reused = false;
   VKHLO_RETURN_IF_ERROR(check_tensor_type(type));
-  vkhlo_buffer_t *b = calloc(1, sizeof *b);
+  vkhlo_buffer_t *b = vkhlo_calloc(context->allocator, 1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->context = context;
   b->serial = ++context->next_buffer_serial;
@@ -311,7 +313,7 @@ vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tens
   if (!b->buffer) {
     vkhlo_status_t st = vkrt_buffer_create(context->device, size, &b->buffer);
     if (st) {
-      free(b);
+      vkhlo_free(context->allocator, b);
       return st;
     }
   }
@@ -329,12 +331,12 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
   vkhlo_status_t st = NULL;
   void *zeros = NULL;
   if (!host_data && reused && size) { /* new memory is zeroed; pooled memory is not */
-    zeros = calloc(1, size);
+    zeros = vkhlo_calloc(context->allocator, 1, size);
     if (!zeros) st = VKHLO_NO_MEMORY();
     host_data = zeros;
   }
   if (!st && host_data && size) st = vkrt_buffer_upload(b->buffer, 0, host_data, size);
-  free(zeros);
+  vkhlo_free(context->allocator, zeros);
   if (st) {
     vkhlo_buffer_destroy(b);
     return st;
@@ -347,7 +349,7 @@ void vkhlo_buffer_destroy(vkhlo_buffer_t *buffer) {
   if (!buffer) return;
   if (buffer->buffer && vkrt_buffer_is_wrapped(buffer->buffer)) vkrt_buffer_destroy(buffer->buffer); /* the wrapper only */
   else if (buffer->buffer) pool_put(buffer->context, buffer->buffer);
-  free(buffer);
+  vkhlo_free(buffer->context->allocator, buffer);
 }
 
 void vkhlo_context_memory_stats(const vkhlo_context_t *context, vkhlo_memory_stats_t *out) {

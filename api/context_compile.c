@@ -20,6 +20,7 @@ vkhlo_status_t context_compiler(vkhlo_context_t *ctx, spirv_compiler_t **out_com
     copts.cache_dir = ctx->cache_dir;
     copts.disable_cache = ctx->disable_cache;
     copts.optimize = true;
+    copts.allocator = ctx->allocator;
     copts.signed_zero_inf_nan_preserve =
         (ctx->target.signed_zero_inf_nan_preserve_float16 ? SPIRV_FLOAT16 : 0u) |
         (ctx->target.signed_zero_inf_nan_preserve_float32 ? SPIRV_FLOAT32 : 0u) |
@@ -53,7 +54,7 @@ vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
     VKHLO_RETURN_IF_ERROR(spirv_validate(compiler, kernel->target_name, kernel->spirv,
                                          kernel->spirv_size_bytes));
     size = kernel->spirv_size_bytes;
-    words = malloc(size);
+    words = vkhlo_malloc(context->allocator, size);
     if (!words) return VKHLO_NO_MEMORY();
     memcpy(words, kernel->spirv, size);
   }
@@ -62,12 +63,12 @@ vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
     if (strcmp(context->custom_kernels[i].target_name, kernel->target_name) == 0)
       slot = &context->custom_kernels[i];
   if (!slot) {
-    custom_kernel_t *p = realloc(context->custom_kernels,
-                                 sizeof *p * (size_t)(context->custom_kernel_count + 1));
-    char *name = p ? malloc(strlen(kernel->target_name) + 1) : NULL;
+    custom_kernel_t *p = vkhlo_realloc(context->allocator, context->custom_kernels,
+                                       sizeof *p * (size_t)(context->custom_kernel_count + 1));
+    char *name = p ? vkhlo_malloc(context->allocator, strlen(kernel->target_name) + 1) : NULL;
     if (!p || !name) {
       if (p) context->custom_kernels = p;
-      free(words);
+      vkhlo_free(context->allocator, words);
       return VKHLO_NO_MEMORY();
     }
     context->custom_kernels = p;
@@ -76,7 +77,7 @@ vkhlo_status_t vkhlo_context_register_custom_call(vkhlo_context_t *context,
     slot->target_name = name;
     slot->spirv = NULL;
   }
-  free(slot->spirv);
+  vkhlo_free(context->allocator, slot->spirv);
   slot->spirv = words;
   slot->spirv_size_bytes = size;
   slot->local_size_x = kernel->local_size_x ? kernel->local_size_x : 64;

@@ -96,11 +96,11 @@ vkhlo_status_t vkhlo_buffer_wrap(vkhlo_context_t *context, const vkhlo_tensor_ty
     return VKHLO_INVALID("vkhlo_buffer_wrap: range of %llu bytes is smaller than the %llu bytes the tensor needs "
                          "(its size rounded up to a multiple of 4)",
                          (unsigned long long)range_bytes, (unsigned long long)need);
-  vkhlo_buffer_t *b = calloc(1, sizeof *b);
+  vkhlo_buffer_t *b = vkhlo_calloc(context->allocator, 1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = vkrt_buffer_wrap(context->device, vk_buffer, offset_bytes, range_bytes, &b->buffer);
   if (st) {
-    free(b);
+    vkhlo_free(context->allocator, b);
     return vkhlo_status_annotate(st, "vkhlo_buffer_wrap");
   }
   b->context = context;

@@ -100,10 +100,10 @@ typedef struct compile_job {
 static void compile_job_free(compile_job_t *job) {
   exe_schedule_free(&job->schedule);
   hlo_module_destroy(job->module);
-  free(job->constant_data);
-  for (int i = 0; job->spirv && job->exe && i < job->exe->kernel_count; i++) free(job->spirv[i]);
-  free(job->spirv);
-  free(job->spirv_size_bytes);
+  vkhlo_free(job->context->allocator, job->constant_data);
+  for (int i = 0; job->spirv && job->exe && i < job->exe->kernel_count; i++) vkhlo_free(job->context->allocator, job->spirv[i]);
+  vkhlo_free(job->context->allocator, job->spirv);
+  vkhlo_free(job->context->allocator, job->spirv_size_bytes);
   vkhlo_executable_destroy(job->exe); /* NULL once handed to the caller */
   memset(job, 0, sizeof *job);
 }
@@ -112,7 +112,7 @@ static void compile_job_free(compile_job_t *job) {
 
 static vkhlo_status_t stage_parse(compile_job_t *job) {
   const vkhlo_compile_options_t *o = job->options;
-  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed};
+  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed, job->context->allocator};
   return hlo_parse(job->text, job->length, job->file_name ? job->file_name : "<input>", &popts, &job->module);
 }
 
@@ -135,9 +135,10 @@ static vkhlo_status_t stage_schedule(compile_job_t *job) {
 /* Lowers the module into a new executable; the IR is released after. */
 static vkhlo_status_t stage_lower(compile_job_t *job) {
   vkhlo_context_t *context = job->context;
-  job->exe = calloc(1, sizeof *job->exe);
+  job->exe = vkhlo_calloc(context->allocator, 1, sizeof *job->exe);
   if (!job->exe) return VKHLO_NO_MEMORY();
   job->exe->context = context;
+  job->exe->allocator = context->allocator;
   VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &job->exe->max_loop_iterations));
   VKHLO_RETURN_IF_ERROR(exe_buffer_limits_for_device(context->device, &job->limits));
   vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, &context->target,
@@ -178,15 +179,15 @@ static vkhlo_status_t stage_spirv(compile_job_t *job) {
   vkhlo_executable_t *exe = job->exe;
   spirv_compiler_t *compiler;
   VKHLO_RETURN_IF_ERROR(context_compiler(job->context, &compiler));
-  job->spirv = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv);
-  job->spirv_size_bytes = calloc((size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
+  job->spirv = vkhlo_calloc(job->context->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv);
+  job->spirv_size_bytes = vkhlo_calloc(job->context->allocator, (size_t)exe->kernel_count + 1, sizeof *job->spirv_size_bytes);
   if (!job->spirv || !job->spirv_size_bytes) return VKHLO_NO_MEMORY();
   const spirv_compiler_stats_t *before = spirv_compiler_stats(compiler);
   int compiled0 = before->compiled, hits0 = before->cache_hits;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
     if (k->spirv) {
-      job->spirv[i] = malloc(k->spirv_size_bytes);
+      job->spirv[i] = vkhlo_malloc(job->context->allocator, k->spirv_size_bytes);
       if (!job->spirv[i]) return VKHLO_NO_MEMORY();
       memcpy(job->spirv[i], k->spirv, k->spirv_size_bytes);
       job->spirv_size_bytes[i] = k->spirv_size_bytes;
@@ -206,7 +207,7 @@ static vkhlo_status_t stage_spirv(compile_job_t *job) {
 static vkhlo_status_t stage_device_objects(compile_job_t *job) {
   vkhlo_status_t st = exe_create_device_objects(job->exe, job->spirv, job->spirv_size_bytes, job->constant_data);
   for (int i = 0; i < job->exe->kernel_count; i++) {
-    free(job->spirv[i]);
+    vkhlo_free(job->context->allocator, job->spirv[i]);
     job->spirv[i] = NULL;
   }
   return st;
@@ -220,7 +221,7 @@ static vkhlo_status_t dump_parsed_module(const compile_job_t *job, const char *d
   char *text = hlo_module_to_string(job->module);
   if (!text) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = write_file(dir, "module", ".after_parse.mlir", text);
-  free(text);
+  vkhlo_free(job->context->allocator, text);
   return st;
 }
 
@@ -228,7 +229,7 @@ static vkhlo_status_t dump_fusion_plan(const compile_job_t *job, const char *dir
   char *dot = codegen_fusion_dot(job->module);
   if (!dot) return NULL;
   vkhlo_status_t st = write_file(dir, "fusion", ".dot", dot);
-  free(dot);
+  vkhlo_free(job->context->allocator, dot);
   return st;
 }
 
@@ -240,10 +241,10 @@ static vkhlo_status_t dump_kernels(const compile_job_t *job, const char *dir) {
     char name[300];
     snprintf(name, sizeof name, "kernel_%03d_%s", i, k->name);
     if (k->glsl) VKHLO_RETURN_IF_ERROR(write_file(dir, name, ".comp", k->glsl));
-    char *dis = spirv_disassemble(job->spirv[i], job->spirv_size_bytes[i]);
+    char *dis = spirv_disassemble(job->context->allocator, job->spirv[i], job->spirv_size_bytes[i]);
     if (dis) {
       vkhlo_status_t st = write_file(dir, name, ".spvasm", dis);
-      free(dis);
+      vkhlo_free(job->context->allocator, dis);
       VKHLO_RETURN_IF_ERROR(st);
     }
   }
@@ -285,7 +286,7 @@ static vkhlo_status_t dump_buffers(const char *dir, const vkhlo_executable_t *ex
   }
   fclose(f);
   vkhlo_status_t st = write_file(dir, "buffer_assignment", ".txt", text);
-  free(text);
+  free(text); /* open_memstream: the C library's */
   return st;
 }
 
@@ -340,7 +341,7 @@ static vkhlo_status_t dump_thunks(const char *dir, const vkhlo_executable_t *exe
   dump_sequence(f, exe, &exe->main, 0);
   fclose(f);
   vkhlo_status_t st = write_file(dir, "thunks", ".txt", text);
-  free(text);
+  free(text); /* open_memstream: the C library's */
   return st;
 }
 
@@ -403,7 +404,10 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
   job.length = length;
   job.file_name = file_name;
   job.options = options ? options : &defaults;
-  vkhlo_status_t st = NULL;
+  /* the context's SPIR-V compiler, made on its first compile: first, so
+   * that a failure there leaves nothing of the job behind */
+  spirv_compiler_t *compiler;
+  vkhlo_status_t st = context_compiler(context, &compiler);
   for (size_t i = 0; i < sizeof stages / sizeof stages[0] && !st; i++) {
     st = stages[i].run(&job);
     if (!st && stages[i].dump && job.options->dump_dir) st = stages[i].dump(&job, job.options->dump_dir);

@@ -9,23 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-void exe_free_sequence(exe_sequence_t *seq) {
+void exe_free_sequence(const vkhlo_allocator_t *allocator, exe_sequence_t *seq) {
   if (!seq) return;
   for (int i = 0; i < seq->count; i++) {
     exe_thunk_t *t = &seq->thunks[i];
-    free(t->bindings);
-    free(t->host_config);
-    free(t->host_types);
-    free(t->inplace_ok);
-    if (t->cond) { exe_free_sequence(t->cond); free(t->cond); }
-    if (t->body) { exe_free_sequence(t->body); free(t->body); }
+    vkhlo_free(allocator, t->bindings);
+    vkhlo_free(allocator, t->host_config);
+    vkhlo_free(allocator, t->host_types);
+    vkhlo_free(allocator, t->inplace_ok);
+    if (t->cond) { exe_free_sequence(allocator, t->cond); vkhlo_free(allocator, t->cond); }
+    if (t->body) { exe_free_sequence(allocator, t->body); vkhlo_free(allocator, t->body); }
     for (int b = 0; b < t->branch_count; b++) {
-      exe_free_sequence(t->branches[b]);
-      free(t->branches[b]);
+      exe_free_sequence(allocator, t->branches[b]);
+      vkhlo_free(allocator, t->branches[b]);
     }
-    free(t->branches);
+    vkhlo_free(allocator, t->branches);
   }
-  free(seq->thunks);
+  vkhlo_free(allocator, seq->thunks);
   memset(seq, 0, sizeof *seq);
 }
 
@@ -34,26 +34,26 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkrt_cmd_destroy(exe->cmd);
   vkrt_cmd_destroy(exe->copy_cmd);
   vkrt_cmd_destroy(exe->record_cmd); /* embedding: vkhlo_executable_record */
-  free(exe->recorded_serials);
-  free(exe->profile_dispatches);
-  free(exe->profile_ms);
+  vkhlo_free(exe->allocator, exe->recorded_serials);
+  vkhlo_free(exe->allocator, exe->profile_dispatches);
+  vkhlo_free(exe->allocator, exe->profile_ms);
   for (int i = 0; i < exe->kernel_count; i++) {
     vkrt_pipeline_destroy(exe->kernels[i].pipeline);
-    free(exe->kernels[i].name);
-    free(exe->kernels[i].glsl);
-    free(exe->kernels[i].spirv);
+    vkhlo_free(exe->allocator, exe->kernels[i].name);
+    vkhlo_free(exe->allocator, exe->kernels[i].glsl);
+    vkhlo_free(exe->allocator, exe->kernels[i].spirv);
   }
-  free(exe->kernels);
-  exe_free_sequence(&exe->main);
+  vkhlo_free(exe->allocator, exe->kernels);
+  exe_free_sequence(exe->allocator, &exe->main);
   for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
-  free(exe->allocations);
-  for (int i = 0; i < exe->buffer_count; i++) free(exe->buffers[i].name);
-  free(exe->buffers);
-  free(exe->parameter_types);
-  free(exe->result_types);
-  free(exe->result_buffers);
-  free(exe->checks);
-  free(exe);
+  vkhlo_free(exe->allocator, exe->allocations);
+  for (int i = 0; i < exe->buffer_count; i++) vkhlo_free(exe->allocator, exe->buffers[i].name);
+  vkhlo_free(exe->allocator, exe->buffers);
+  vkhlo_free(exe->allocator, exe->parameter_types);
+  vkhlo_free(exe->allocator, exe->result_types);
+  vkhlo_free(exe->allocator, exe->result_buffers);
+  vkhlo_free(exe->allocator, exe->checks);
+  vkhlo_free(exe->allocator, exe);
 }
 
 vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *const *spirv,

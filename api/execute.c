@@ -120,7 +120,7 @@ static vkhlo_status_t order_after_pending(run_t *r, const access_t *accesses, in
   if (r->pending_count + count > r->pending_capacity) {
     int cap = r->pending_capacity ? r->pending_capacity : 64;
     while (cap < r->pending_count + count) cap *= 2;
-    access_t *p = realloc(r->pending, sizeof *p * (size_t)cap);
+    access_t *p = vkhlo_realloc(r->exe->allocator, r->pending, sizeof *p * (size_t)cap);
     if (!p) return VKHLO_NO_MEMORY();
     r->pending = p;
     r->pending_capacity = cap;
@@ -150,7 +150,7 @@ static vkhlo_status_t collect_times(run_t *r) {
   uint32_t queries = 0;
   for (int i = 0; i < n; i++)
     if (r->timed_query[i] + 2 > queries) queries = r->timed_query[i] + 2;
-  double *ns = calloc(queries, sizeof *ns);
+  double *ns = vkhlo_calloc(r->exe->allocator, queries, sizeof *ns);
   if (!ns) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = vkrt_cmd_read_timestamps(r->cmd, queries, ns);
   for (int i = 0; i < n && !st; i++) {
@@ -158,7 +158,7 @@ static vkhlo_status_t collect_times(run_t *r) {
     r->exe->profile_ms[r->timed_kernel[i]] += t > 0 ? t / 1e6 : 0;
     r->exe->profile_dispatches[r->timed_kernel[i]]++;
   }
-  free(ns);
+  vkhlo_free(r->exe->allocator, ns);
   return st;
 }
 
@@ -180,9 +180,9 @@ static vkhlo_status_t begin_timing(run_t *r, int kernel, uint32_t *out_query) {
   if (*out_query == UINT32_MAX) return NULL;
   if (r->timed_count == r->timed_capacity) {
     int cap = r->timed_capacity ? r->timed_capacity * 2 : 64;
-    int *k = realloc(r->timed_kernel, sizeof *k * (size_t)cap);
+    int *k = vkhlo_realloc(r->exe->allocator, r->timed_kernel, sizeof *k * (size_t)cap);
     if (k) r->timed_kernel = k;
-    uint32_t *q = realloc(r->timed_query, sizeof *q * (size_t)cap);
+    uint32_t *q = vkhlo_realloc(r->exe->allocator, r->timed_query, sizeof *q * (size_t)cap);
     if (q) r->timed_query = q;
     if (!k || !q) return VKHLO_NO_MEMORY();
     r->timed_capacity = cap;
@@ -259,13 +259,13 @@ static vkhlo_status_t run_host_call(run_t *r, const exe_thunk_t *t) {
     return vkhlo_status_make(VKHLO_STATUS_UNIMPLEMENTED,
                              "stablehlo.%s needs a host callback (vkhlo_context_set_host_callback)", t->host_op);
   int n = t->binding_count;
-  vkhlo_tensor_type_t *types = calloc((size_t)n + 1, sizeof *types);
-  void **data = calloc((size_t)n + 1, sizeof *data);
+  vkhlo_tensor_type_t *types = vkhlo_calloc(r->exe->allocator, (size_t)n + 1, sizeof *types);
+  void **data = vkhlo_calloc(r->exe->allocator, (size_t)n + 1, sizeof *data);
   vkhlo_status_t st = (!types || !data) ? VKHLO_NO_MEMORY() : NULL;
   for (int i = 0; i < n && !st; i++) {
     types[i] = t->host_types[i];
     size_t size = vkhlo_tensor_type_size_bytes(&types[i]);
-    data[i] = calloc(size + 1, 1);
+    data[i] = vkhlo_calloc(r->exe->allocator, size + 1, 1);
     if (!data[i]) st = VKHLO_NO_MEMORY();
     else if (i < t->input_count && size) {
       vkrt_buffer_t *buf;
@@ -286,9 +286,9 @@ static vkhlo_status_t run_host_call(run_t *r, const exe_thunk_t *t) {
     resolve(r, t->bindings[i], &buf, &off, &bsize);
     if (size) st = vkrt_buffer_upload(buf, off, data[i], size);
   }
-  for (int i = 0; data && i < n; i++) free(data[i]);
-  free(data);
-  free(types);
+  for (int i = 0; data && i < n; i++) vkhlo_free(r->exe->allocator, data[i]);
+  vkhlo_free(r->exe->allocator, data);
+  vkhlo_free(r->exe->allocator, types);
   return st;
 }
 
@@ -393,7 +393,7 @@ static vkhlo_status_t evaluate_checks(run_t *r) {
   for (int i = 0; i < exe->check_count; i++) {
     exe_check_t *c = &exe->checks[i];
     size_t size = vkhlo_tensor_type_size_bytes(&c->type);
-    unsigned char *a = malloc(size + 1), *e = malloc(size + 1);
+    unsigned char *a = vkhlo_malloc(r->exe->allocator, size + 1), *e = vkhlo_malloc(r->exe->allocator, size + 1);
     vkhlo_status_t st = (!a || !e) ? VKHLO_NO_MEMORY() : NULL;
     vkrt_buffer_t *buf;
     uint64_t off, bsize;
@@ -406,8 +406,8 @@ static vkhlo_status_t evaluate_checks(run_t *r) {
       st = vkrt_buffer_download(buf, off, e, size);
     }
     if (!st) exe_check_evaluate(c, a, e);
-    free(a);
-    free(e);
+    vkhlo_free(r->exe->allocator, a);
+    vkhlo_free(r->exe->allocator, e);
     if (st) return st;
   }
   return NULL;
@@ -420,7 +420,7 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe) {
   r.counting = true;
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, exe->straight_line);
-  free(r.pending);
+  vkhlo_free(exe->allocator, r.pending);
   if (st) {
     vkhlo_status_free(st);
     return -1;
@@ -447,7 +447,7 @@ static vkhlo_status_t run_replayed(run_t *r) {
   if (!buffers_match_recording(exe, r->args, r->results)) {
     exe->recorded = false;
     if (!exe->recorded_serials && nserials) {
-      exe->recorded_serials = calloc((size_t)nserials, sizeof(uint64_t));
+      exe->recorded_serials = vkhlo_calloc(exe->allocator, (size_t)nserials, sizeof(uint64_t));
       if (!exe->recorded_serials) return VKHLO_NO_MEMORY();
     }
     r->cmd = exe->cmd;
@@ -526,9 +526,9 @@ vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhl
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, false);
   r.recording = false;
-  free(r.pending);
-  free(r.timed_kernel);
-  free(r.timed_query);
+  vkhlo_free(exe->allocator, r.pending);
+  vkhlo_free(exe->allocator, r.timed_kernel);
+  vkhlo_free(exe->allocator, r.timed_query);
   *out_copies = r.copies + r.result_copies;
   *out_result_copies = r.result_copies;
   return st;
@@ -543,7 +543,7 @@ vkhlo_status_t exe_remember_recording(vkhlo_executable_t *exe, vkhlo_buffer_t *c
                                       vkhlo_buffer_t *const *results) {
   int n = exe->parameter_count + exe->result_count;
   if (!exe->recorded_serials && n) {
-    exe->recorded_serials = calloc((size_t)n, sizeof(uint64_t));
+    exe->recorded_serials = vkhlo_calloc(exe->allocator, (size_t)n, sizeof(uint64_t));
     if (!exe->recorded_serials) return VKHLO_NO_MEMORY();
   }
   for (int i = 0; i < exe->parameter_count; i++) exe->recorded_serials[i] = vkrt_buffer_id(args[i]->buffer);
@@ -595,9 +595,9 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
     exe->stats.copy_commands = r.copies + r.result_copies;
   }
   exe->stats.result_copies = r.result_copies;
-  free(r.pending);
-  free(r.timed_kernel);
-  free(r.timed_query);
+  vkhlo_free(exe->allocator, r.pending);
+  vkhlo_free(exe->allocator, r.timed_kernel);
+  vkhlo_free(exe->allocator, r.timed_query);
   exe->stats.executions++;
   if (!st) st = evaluate_checks(&r);
   return st;
@@ -607,10 +607,10 @@ void vkhlo_executable_set_profiling(vkhlo_executable_t *exe, bool on) {
   exe->profiling = false;
   exe->recorded = false; /* the next execution records afresh either way */
   if (!on) return;
-  free(exe->profile_dispatches);
-  free(exe->profile_ms);
-  exe->profile_dispatches = calloc((size_t)exe->kernel_count + 1, sizeof *exe->profile_dispatches);
-  exe->profile_ms = calloc((size_t)exe->kernel_count + 1, sizeof *exe->profile_ms);
+  vkhlo_free(exe->allocator, exe->profile_dispatches);
+  vkhlo_free(exe->allocator, exe->profile_ms);
+  exe->profile_dispatches = vkhlo_calloc(exe->allocator, (size_t)exe->kernel_count + 1, sizeof *exe->profile_dispatches);
+  exe->profile_ms = vkhlo_calloc(exe->allocator, (size_t)exe->kernel_count + 1, sizeof *exe->profile_ms);
   exe->profiling = exe->profile_dispatches && exe->profile_ms; /* out of memory: stays off */
 }
 

@@ -25,6 +25,7 @@ typedef struct custom_kernel {
 } custom_kernel_t;
 
 struct vkhlo_context_s {
+  const vkhlo_allocator_t *allocator; /* options->host_allocator: all host memory (NULL = libc) */
   vkrt_device_t *device;
   /* The SPIR-V compiler: NULL until the first compile creates it
    * (context_compiler, api/context_compile.c), which also sets
@@ -204,6 +205,7 @@ typedef struct exe_check {
 
 struct vkhlo_executable_s {
   vkhlo_context_t *context;
+  const vkhlo_allocator_t *allocator; /* the context's: every host block below */
   int buffer_count, buffer_capacity;
   exe_buffer_t *buffers;
   int allocation_count;
@@ -250,6 +252,7 @@ struct vkhlo_executable_s {
  * while / if / case reached from it): XLA's HloSchedule.  Owns its
  * arrays; the instructions belong to the module, which must outlive it. */
 typedef struct exe_schedule {
+  const vkhlo_allocator_t *allocator; /* the module's: the arrays below */
   int count;
   const hlo_computation_t **computations;
   const hlo_instruction_t ***sequences; /* sequences[i]: every instruction of
@@ -261,7 +264,7 @@ vkhlo_status_t exe_schedule_module(const hlo_module_t *module, exe_schedule_t *o
 /* The order of |c|'s instructions (a list schedule preferring the
  * instruction that frees the most bytes, or the original order when that
  * peaks lower); *out_order: heap, c->instruction_count entries, caller
- * frees. */
+ * frees (vkhlo_free with module->arena.allocator). */
 vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_computation_t *c,
                                         const hlo_instruction_t ***out_order);
 /* |c|'s sequence in |schedule|, or NULL when |c| was not scheduled. */
@@ -272,7 +275,7 @@ void exe_schedule_free(exe_schedule_t *schedule);
 /* api/lower.c: builds |exe|'s buffers, kernels (GLSL only) and thunks from
  * the verified |module| in the order of |schedule|: aliases reshapes,
  * computes live ranges and marks in-place candidates.  Constant data is
- * written to |*out_constant_data| (heap, caller frees; exe->constant_size_bytes
+ * written to |*out_constant_data| (heap from exe->allocator, caller frees; exe->constant_size_bytes
  * bytes) at each constant buffer's offset_bytes, aligned to |alignment|. */
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
                                 const exe_schedule_t *schedule, const codegen_target_t *target,
@@ -328,7 +331,7 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
 vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe);
 /* Max over positions of the bytes of live temp buffers (in-place pairs
  * counted once; those placed in result buffers not counted): no placement
- * can use less. */
+ * can use less.  0 when out of host memory (a statistic). */
 uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
 /* Sum of the temp allocations' sizes. */
 uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
@@ -371,7 +374,7 @@ void embed_device_options(vkhlo_context_t *ctx, const vkhlo_context_options_t *o
 
 /* api/check.c: compares downloaded actual/expected host data. */
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected);
-void exe_free_sequence(exe_sequence_t *seq);
+void exe_free_sequence(const vkhlo_allocator_t *allocator, exe_sequence_t *seq);
 /* api/element.c: element |i| (component |part| of complex) of host data as
  * a double; *out_ordered receives a monotonic integer image for ULPs. */
 double exe_element_value(const void *data, vkhlo_element_type_t t, int64_t i, int part,

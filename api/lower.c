@@ -72,12 +72,12 @@ static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes
   vkhlo_executable_t *exe = l->exe;
   if (exe->buffer_count == exe->buffer_capacity) {
     int cap = exe->buffer_capacity ? exe->buffer_capacity * 2 : 64;
-    exe_buffer_t *p = realloc(exe->buffers, sizeof *p * (size_t)cap);
+    exe_buffer_t *p = vkhlo_realloc(l->exe->allocator, exe->buffers, sizeof *p * (size_t)cap);
     if (!p) return -1;
     exe->buffers = p;
     exe->buffer_capacity = cap;
   }
-  char *copy = malloc(strlen(name ? name : "") + 1);
+  char *copy = vkhlo_malloc(l->exe->allocator, strlen(name ? name : "") + 1);
   if (!copy) return -1;
   strcpy(copy, name ? name : "");
   exe_buffer_t *b = &exe->buffers[exe->buffer_count];
@@ -102,7 +102,7 @@ void lowering_use_buffer(lowering_t *l, int id) {
 exe_thunk_t *lowering_add_thunk(lowering_t *l, exe_sequence_t *seq, exe_thunk_kind_t kind) {
   if (seq->count == seq->capacity) {
     int cap = seq->capacity ? seq->capacity * 2 : 16;
-    exe_thunk_t *p = realloc(seq->thunks, sizeof *p * (size_t)cap);
+    exe_thunk_t *p = vkhlo_realloc(l->exe->allocator, seq->thunks, sizeof *p * (size_t)cap);
     if (!p) return NULL;
     seq->thunks = p;
     seq->capacity = cap;
@@ -131,7 +131,7 @@ vkhlo_status_t lowering_new_value(lowering_t *l, const hlo_shape_t *shape, const
                                 value_bufs_t *out) {
   int n = hlo_shape_is_tuple(shape) ? shape->tuple_count : 1;
   out->count = n;
-  out->ids = calloc((size_t)(n ? n : 1), sizeof(int));
+  out->ids = vkhlo_calloc(l->exe->allocator, (size_t)(n ? n : 1), sizeof(int));
   if (!out->ids) return VKHLO_NO_MEMORY();
   for (int i = 0; i < n; i++) {
     const hlo_shape_t *s = hlo_shape_is_tuple(shape) ? &shape->tuple_shapes[i] : shape;
@@ -143,9 +143,9 @@ vkhlo_status_t lowering_new_value(lowering_t *l, const hlo_shape_t *shape, const
   return NULL;
 }
 
-static vkhlo_status_t alias_value(value_bufs_t *out, int count, const int *ids) {
+static vkhlo_status_t alias_value(const vkhlo_allocator_t *allocator, value_bufs_t *out, int count, const int *ids) {
   out->count = count;
-  out->ids = calloc((size_t)(count ? count : 1), sizeof(int));
+  out->ids = vkhlo_calloc(allocator, (size_t)(count ? count : 1), sizeof(int));
   if (!out->ids) return VKHLO_NO_MEMORY();
   if (count) memcpy(out->ids, ids, sizeof(int) * (size_t)count);
   return NULL;
@@ -163,8 +163,8 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
   }
   if (exe->kernel_count == exe->kernel_capacity) {
     int cap = exe->kernel_capacity ? exe->kernel_capacity * 2 : 32;
-    exe_kernel_t *p = realloc(exe->kernels, sizeof *p * (size_t)cap);
-    uint64_t *hp = realloc(l->kernel_hashes, sizeof *hp * (size_t)cap);
+    exe_kernel_t *p = vkhlo_realloc(l->exe->allocator, exe->kernels, sizeof *p * (size_t)cap);
+    uint64_t *hp = vkhlo_realloc(l->exe->allocator, l->kernel_hashes, sizeof *hp * (size_t)cap);
     if (hp) l->kernel_hashes = hp;
     if (!p || !hp) {
       if (p) exe->kernels = p;
@@ -197,7 +197,7 @@ static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr
   if (end > l->constant_capacity) {
     uint64_t cap = l->constant_capacity ? l->constant_capacity : 65536;
     while (cap < end) cap *= 2;
-    unsigned char *p = realloc(l->constant_data, cap);
+    unsigned char *p = vkhlo_realloc(l->exe->allocator, l->constant_data, cap);
     if (!p) return VKHLO_NO_MEMORY();
     memset(p + l->constant_capacity, 0, cap - l->constant_capacity);
     l->constant_data = p;
@@ -247,14 +247,14 @@ vkhlo_status_t lowering_single_buffer(env_t *env, const hlo_instruction_t *user,
 static vkhlo_status_t lower_region(lowering_t *l, const hlo_computation_t *c, int param_count,
                                    const int *param_ids, exe_sequence_t **out_seq,
                                    value_bufs_t *out_root) {
-  exe_sequence_t *seq = calloc(1, sizeof *seq);
+  exe_sequence_t *seq = vkhlo_calloc(l->exe->allocator, 1, sizeof *seq);
   if (!seq) return VKHLO_NO_MEMORY();
   *out_seq = seq;
-  value_bufs_t *params = calloc((size_t)(param_count ? param_count : 1), sizeof *params);
+  value_bufs_t *params = vkhlo_calloc(l->exe->allocator, (size_t)(param_count ? param_count : 1), sizeof *params);
   if (!params) return VKHLO_NO_MEMORY();
-  int *storage = calloc((size_t)(param_count ? param_count : 1), sizeof(int));
+  int *storage = vkhlo_calloc(l->exe->allocator, (size_t)(param_count ? param_count : 1), sizeof(int));
   if (!storage) {
-    free(params);
+    vkhlo_free(l->exe->allocator, params);
     return VKHLO_NO_MEMORY();
   }
   for (int i = 0; i < param_count; i++) {
@@ -263,8 +263,8 @@ static vkhlo_status_t lower_region(lowering_t *l, const hlo_computation_t *c, in
     params[i].ids = &storage[i];
   }
   vkhlo_status_t st = lower_computation(l, c, params, seq, out_root, false);
-  free(storage);
-  free(params);
+  vkhlo_free(l->exe->allocator, storage);
+  vkhlo_free(l->exe->allocator, params);
   return st;
 }
 
@@ -286,7 +286,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
   int total = instr->operand_count; /* n loop values + captures */
   if (total < n || cond->parameter_count != total || body->parameter_count != total)
     return lowering_instr_error(instr, VKHLO_STATUS_INTERNAL, "region parameter counts do not match");
-  int *ids = calloc((size_t)(total ? total : 1), sizeof(int));
+  int *ids = vkhlo_calloc(l->exe->allocator, (size_t)(total ? total : 1), sizeof(int));
   if (!ids) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = NULL;
   int start = l->position + 1;
@@ -324,7 +324,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
   }
   /* Copy the body's results back into the loop state.  A result that is
    * another loop-state buffer goes through a temporary first. */
-  int *staged = calloc((size_t)(n ? n : 1), sizeof(int));
+  int *staged = vkhlo_calloc(l->exe->allocator, (size_t)(n ? n : 1), sizeof(int));
   if (!staged) {
     st = VKHLO_NO_MEMORY();
     goto loop_done;
@@ -345,7 +345,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
   }
   for (int i = 0; i < n && !st; i++)
     if (staged[i] != ids[i]) st = add_copy(l, tmp.body, staged[i], ids[i]);
-  free(staged);
+  vkhlo_free(l->exe->allocator, staged);
   if (st) goto loop_done;
   {
     exe_thunk_t *t = lowering_add_thunk(l, seq, EXE_THUNK_WHILE);
@@ -361,12 +361,12 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
     for (int i = 0; i < n; i++) lowering_use_buffer(l, out->ids[i]);
   }
 loop_done:
-  if (tmp.cond) { exe_free_sequence(tmp.cond); free(tmp.cond); }
-  if (tmp.body) { exe_free_sequence(tmp.body); free(tmp.body); }
-  free(cond_root.ids);
-  free(body_root.ids);
+  if (tmp.cond) { exe_free_sequence(l->exe->allocator, tmp.cond); vkhlo_free(l->exe->allocator, tmp.cond); }
+  if (tmp.body) { exe_free_sequence(l->exe->allocator, tmp.body); vkhlo_free(l->exe->allocator, tmp.body); }
+  vkhlo_free(l->exe->allocator, cond_root.ids);
+  vkhlo_free(l->exe->allocator, body_root.ids);
 done:
-  free(ids);
+  vkhlo_free(l->exe->allocator, ids);
   return st;
 }
 
@@ -375,7 +375,7 @@ static vkhlo_status_t lower_conditional(lowering_t *l, env_t *env, const hlo_ins
   int captures = instr->operand_count - 1;
   int branch_count = instr->called_count;
   if (branch_count < 1) return lowering_instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "needs branches");
-  int *ids = calloc((size_t)(captures > 0 ? captures : 1), sizeof(int));
+  int *ids = vkhlo_calloc(l->exe->allocator, (size_t)(captures > 0 ? captures : 1), sizeof(int));
   if (!ids) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = NULL;
   int selector;
@@ -384,7 +384,7 @@ static vkhlo_status_t lower_conditional(lowering_t *l, env_t *env, const hlo_ins
     st = lowering_single_buffer(env, instr, instr->operands[1 + i], &ids[i]);
   if (st) goto done;
   if ((st = lowering_new_value(l, &instr->shape, instr->name, out))) goto done;
-  exe_sequence_t **branches = calloc((size_t)branch_count, sizeof *branches);
+  exe_sequence_t **branches = vkhlo_calloc(l->exe->allocator, (size_t)branch_count, sizeof *branches);
   if (!branches) {
     st = VKHLO_NO_MEMORY();
     goto done;
@@ -400,17 +400,17 @@ static vkhlo_status_t lower_conditional(lowering_t *l, env_t *env, const hlo_ins
     if (!st && root.count != out->count)
       st = lowering_instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "branch result count does not match");
     for (int i = 0; !st && i < out->count; i++) st = add_copy(l, branches[b], root.ids[i], out->ids[i]);
-    free(root.ids);
+    vkhlo_free(l->exe->allocator, root.ids);
   }
   exe_thunk_t *t = st ? NULL : lowering_add_thunk(l, seq, EXE_THUNK_CONDITIONAL);
   if (!st && !t) st = VKHLO_NO_MEMORY();
   if (st) {
     for (int b = 0; b < branch_count; b++)
       if (branches[b]) {
-        exe_free_sequence(branches[b]);
-        free(branches[b]);
+        exe_free_sequence(l->exe->allocator, branches[b]);
+        vkhlo_free(l->exe->allocator, branches[b]);
       }
-    free(branches);
+    vkhlo_free(l->exe->allocator, branches);
     goto done;
   }
   t->selector_buffer = selector;
@@ -420,7 +420,7 @@ static vkhlo_status_t lower_conditional(lowering_t *l, env_t *env, const hlo_ins
   lowering_use_buffer(l, selector);
   for (int i = 0; i < out->count; i++) lowering_use_buffer(l, out->ids[i]);
 done:
-  free(ids);
+  vkhlo_free(l->exe->allocator, ids);
   return st;
 }
 
@@ -429,7 +429,7 @@ static vkhlo_status_t lower_check(lowering_t *l, env_t *env, const hlo_instructi
   if (instr->operand_count != 2) return lowering_instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "check needs two operands");
   if (exe->check_count == exe->check_capacity) {
     int cap = exe->check_capacity ? exe->check_capacity * 2 : 8;
-    exe_check_t *p = realloc(exe->checks, sizeof *p * (size_t)cap);
+    exe_check_t *p = vkhlo_realloc(l->exe->allocator, exe->checks, sizeof *p * (size_t)cap);
     if (!p) return VKHLO_NO_MEMORY();
     exe->checks = p;
     exe->check_capacity = cap;
@@ -455,12 +455,12 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
                                    exe_sequence_t *seq, value_bufs_t *out) {
   codegen_kernel_t k;
   memset(&k, 0, sizeof k);
-  VKHLO_RETURN_IF_ERROR(codegen_emit_instruction(l->target, instr, &k));
-  int *bindings = calloc((size_t)(k.input_count + k.output_count + 1), sizeof(int));
-  bool *inplace_ok = calloc((size_t)(k.input_count + 1), sizeof(bool));
+  VKHLO_RETURN_IF_ERROR(codegen_emit_instruction(l->target, l->exe->allocator, instr, &k));
+  int *bindings = vkhlo_calloc(l->exe->allocator, (size_t)(k.input_count + k.output_count + 1), sizeof(int));
+  bool *inplace_ok = vkhlo_calloc(l->exe->allocator, (size_t)(k.input_count + 1), sizeof(bool));
   if (!bindings || !inplace_ok) {
-    free(bindings);
-    free(inplace_ok);
+    vkhlo_free(l->exe->allocator, bindings);
+    vkhlo_free(l->exe->allocator, inplace_ok);
     codegen_kernel_free(&k);
     return VKHLO_NO_MEMORY();
   }
@@ -496,15 +496,15 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   if (!st) st = add_kernel(l, &k, &kernel);
   else codegen_kernel_free(&k);
   if (st || empty) { /* empty: zero-element result, nothing to run */
-    free(bindings);
-    free(inplace_ok);
+    vkhlo_free(l->exe->allocator, bindings);
+    vkhlo_free(l->exe->allocator, inplace_ok);
     return st;
   }
   for (int i = 0; i < out->count; i++) bindings[input_count + i] = out->ids[i];
   exe_thunk_t *t = lowering_add_thunk(l, seq, EXE_THUNK_DISPATCH);
   if (!t) {
-    free(bindings);
-    free(inplace_ok);
+    vkhlo_free(l->exe->allocator, bindings);
+    vkhlo_free(l->exe->allocator, inplace_ok);
     return VKHLO_NO_MEMORY();
   }
   t->kernel = kernel;
@@ -513,7 +513,7 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   t->input_count = input_count;
   t->is_scatter = is_scatter;
   if (any_inplace) t->inplace_ok = inplace_ok;
-  else free(inplace_ok);
+  else vkhlo_free(l->exe->allocator, inplace_ok);
   for (int i = 0; i < t->binding_count; i++) lowering_use_buffer(l, bindings[i]);
   for (int i = 0; i < out->count && !is_scatter; i++) {
     exe_buffer_t *b = &l->exe->buffers[out->ids[i]];
@@ -530,41 +530,41 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
   switch (instr->opcode) {
     case HLO_OPCODE_PARAMETER: {
       const value_bufs_t *p = &params[instr->parameter_number];
-      return alias_value(out, p->count, p->ids);
+      return alias_value(l->exe->allocator, out, p->count, p->ids);
     }
     case HLO_OPCODE_CONSTANT: {
       int id = -1;
       VKHLO_RETURN_IF_ERROR(add_constant(l, instr, &id));
-      return alias_value(out, 1, &id);
+      return alias_value(l->exe->allocator, out, 1, &id);
     }
     case HLO_OPCODE_GET_TUPLE_ELEMENT: {
       value_bufs_t *t = lowering_lookup(env, instr->operands[0]);
       if (!t || instr->attrs.index < 0 || instr->attrs.index >= t->count)
         return lowering_instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "tuple index out of range");
-      return alias_value(out, 1, &t->ids[instr->attrs.index]);
+      return alias_value(l->exe->allocator, out, 1, &t->ids[instr->attrs.index]);
     }
     case HLO_OPCODE_TUPLE:
     case HLO_OPCODE_OPTIMIZATION_BARRIER: {
-      int *ids = calloc((size_t)(instr->operand_count + 1), sizeof(int));
+      int *ids = vkhlo_calloc(l->exe->allocator, (size_t)(instr->operand_count + 1), sizeof(int));
       if (!ids) return VKHLO_NO_MEMORY();
       vkhlo_status_t st = NULL;
       for (int i = 0; i < instr->operand_count && !st; i++)
         st = lowering_single_buffer(env, instr, instr->operands[i], &ids[i]);
-      if (!st) st = alias_value(out, instr->operand_count, ids);
-      free(ids);
+      if (!st) st = alias_value(l->exe->allocator, out, instr->operand_count, ids);
+      vkhlo_free(l->exe->allocator, ids);
       return st;
     }
     case HLO_OPCODE_AFTER_ALL:
     case HLO_OPCODE_CREATE_TOKEN: {
       int id = new_buffer(l, EXE_BUFFER_TEMP, 16, instr->name);
       if (id < 0) return VKHLO_NO_MEMORY();
-      return alias_value(out, 1, &id);
+      return alias_value(l->exe->allocator, out, 1, &id);
     }
     case HLO_OPCODE_CHECK:
       if (!is_entry)
         return lowering_instr_error(instr, VKHLO_STATUS_UNIMPLEMENTED, "checks inside regions are not supported");
       VKHLO_RETURN_IF_ERROR(lower_check(l, env, instr));
-      return alias_value(out, 0, NULL);
+      return alias_value(l->exe->allocator, out, 0, NULL);
     case HLO_OPCODE_WHILE:
       return lower_while(l, env, instr, seq, out);
     case HLO_OPCODE_IF:
@@ -582,7 +582,7 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
       if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
         int id = -1;
         VKHLO_RETURN_IF_ERROR(lowering_single_buffer(env, instr, instr->operands[a], &id));
-        return alias_value(out, 1, &id);
+        return alias_value(l->exe->allocator, out, 1, &id);
       }
       return lower_kernel(l, env, instr, seq, out);
     }
@@ -596,7 +596,7 @@ static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *
   if (!order) return VKHLO_INTERNAL("computation %s has no schedule", c->name);
   env_t env;
   env.size = l->module->next_instruction_id;
-  env.vals = calloc((size_t)(env.size ? env.size : 1), sizeof *env.vals);
+  env.vals = vkhlo_calloc(l->exe->allocator, (size_t)(env.size ? env.size : 1), sizeof *env.vals);
   if (!env.vals) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = NULL;
   for (int i = 0; i < c->instruction_count && !st; i++)
@@ -604,10 +604,10 @@ static vkhlo_status_t lower_computation(lowering_t *l, const hlo_computation_t *
   if (!st) {
     value_bufs_t *root = c->root ? lowering_lookup(&env, c->root) : NULL;
     if (!root) st = VKHLO_INTERNAL("computation %s has no root", c->name);
-    else st = alias_value(out_root, root->count, root->ids);
+    else st = alias_value(l->exe->allocator, out_root, root->count, root->ids);
   }
-  for (int i = 0; i < env.size; i++) free(env.vals[i].ids);
-  free(env.vals);
+  for (int i = 0; i < env.size; i++) vkhlo_free(l->exe->allocator, env.vals[i].ids);
+  vkhlo_free(l->exe->allocator, env.vals);
   return st;
 }
 
@@ -640,13 +640,13 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
   l.schedule = schedule;
   l.target = target;
   l.alignment = alignment ? alignment : 16;
-  l.marks = calloc((size_t)module->next_instruction_id + 1, sizeof(bool));
+  l.marks = vkhlo_calloc(exe->allocator, (size_t)module->next_instruction_id + 1, sizeof(bool));
   if (!l.marks) return VKHLO_NO_MEMORY();
 
   exe->parameter_count = entry->parameter_count;
-  exe->parameter_types = calloc((size_t)(entry->parameter_count + 1), sizeof(vkhlo_tensor_type_t));
-  value_bufs_t *params = calloc((size_t)(entry->parameter_count + 1), sizeof *params);
-  int *param_ids = calloc((size_t)(entry->parameter_count + 1), sizeof(int));
+  exe->parameter_types = vkhlo_calloc(exe->allocator, (size_t)(entry->parameter_count + 1), sizeof(vkhlo_tensor_type_t));
+  value_bufs_t *params = vkhlo_calloc(exe->allocator, (size_t)(entry->parameter_count + 1), sizeof *params);
+  int *param_ids = vkhlo_calloc(exe->allocator, (size_t)(entry->parameter_count + 1), sizeof(int));
   vkhlo_status_t st = NULL;
   if (!exe->parameter_types || !params || !param_ids) st = VKHLO_NO_MEMORY();
   for (int i = 0; i < entry->parameter_count && !st; i++) {
@@ -670,8 +670,8 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
   if (!st) {
     const hlo_shape_t *rs = &entry->root->shape;
     exe->result_count = root.count;
-    exe->result_buffers = calloc((size_t)(root.count + 1), sizeof(int));
-    exe->result_types = calloc((size_t)(root.count + 1), sizeof(vkhlo_tensor_type_t));
+    exe->result_buffers = vkhlo_calloc(exe->allocator, (size_t)(root.count + 1), sizeof(int));
+    exe->result_types = vkhlo_calloc(exe->allocator, (size_t)(root.count + 1), sizeof(vkhlo_tensor_type_t));
     if (!exe->result_buffers || !exe->result_types) st = VKHLO_NO_MEMORY();
     for (int i = 0; i < root.count && !st; i++) {
       exe->result_buffers[i] = root.ids[i];
@@ -680,11 +680,11 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
                                  &exe->result_types[i]);
     }
   }
-  free(root.ids);
-  free(params);
-  free(param_ids);
-  free(l.kernel_hashes);
-  free(l.marks);
+  vkhlo_free(exe->allocator, root.ids);
+  vkhlo_free(exe->allocator, params);
+  vkhlo_free(exe->allocator, param_ids);
+  vkhlo_free(exe->allocator, l.kernel_hashes);
+  vkhlo_free(exe->allocator, l.marks);
   /* The end: results are copied out and checks read at position + 1. */
   for (int i = 0; i < exe->buffer_count; i++)
     if (exe->buffers[i].last_use_position > l.position + 1) exe->buffers[i].last_use_position = l.position + 1;
@@ -692,7 +692,7 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
   exe->constant_size_bytes = l.constant_size;
   if (!st) exe->straight_line = !has_control_flow(&exe->main);
   if (st) {
-    free(l.constant_data);
+    vkhlo_free(exe->allocator, l.constant_data);
     return st;
   }
   *out_constant_data = l.constant_data;

@@ -40,8 +40,8 @@ vkhlo_status_t lowering_custom_call(lowering_t *l, env_t *env, const hlo_instruc
   vkhlo_executable_t *exe = l->exe;
   if (exe->kernel_count == exe->kernel_capacity) {
     int cap = exe->kernel_capacity ? exe->kernel_capacity * 2 : 32;
-    exe_kernel_t *p = realloc(exe->kernels, sizeof *p * (size_t)cap);
-    uint64_t *hp = realloc(l->kernel_hashes, sizeof *hp * (size_t)cap);
+    exe_kernel_t *p = vkhlo_realloc(l->exe->allocator, exe->kernels, sizeof *p * (size_t)cap);
+    uint64_t *hp = vkhlo_realloc(l->exe->allocator, l->kernel_hashes, sizeof *hp * (size_t)cap);
     if (p) exe->kernels = p;
     if (hp) l->kernel_hashes = hp;
     if (!p || !hp) return VKHLO_NO_MEMORY();
@@ -50,11 +50,11 @@ vkhlo_status_t lowering_custom_call(lowering_t *l, env_t *env, const hlo_instruc
   exe_kernel_t *k = &exe->kernels[exe->kernel_count];
   memset(k, 0, sizeof *k);
   size_t name_len = strlen(target);
-  k->name = malloc(name_len + 1);
-  k->spirv = malloc(ck->spirv_size_bytes);
+  k->name = vkhlo_malloc(l->exe->allocator, name_len + 1);
+  k->spirv = vkhlo_malloc(l->exe->allocator, ck->spirv_size_bytes);
   if (!k->name || !k->spirv) {
-    free(k->name);
-    free(k->spirv);
+    vkhlo_free(l->exe->allocator, k->name);
+    vkhlo_free(l->exe->allocator, k->spirv);
     return VKHLO_NO_MEMORY();
   }
   for (size_t i = 0; i <= name_len; i++) /* a file-name-safe kernel name */
@@ -68,14 +68,14 @@ vkhlo_status_t lowering_custom_call(lowering_t *l, env_t *env, const hlo_instruc
   k->has_push_constant = true;
   l->kernel_hashes[exe->kernel_count] = 0;
   int kernel = exe->kernel_count++;
-  int *bindings = calloc((size_t)n + 1, sizeof(int));
+  int *bindings = vkhlo_calloc(l->exe->allocator, (size_t)n + 1, sizeof(int));
   if (!bindings) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = NULL;
   for (int i = 0; i < n_in && !st; i++) st = lowering_single_buffer(env, instr, instr->operands[i], &bindings[i]);
   for (int i = 0; i < out->count; i++) bindings[n_in + i] = out->ids[i];
   exe_thunk_t *t = st ? NULL : lowering_add_thunk(l, seq, EXE_THUNK_DISPATCH);
   if (!t) {
-    free(bindings);
+    vkhlo_free(l->exe->allocator, bindings);
     return st ? st : VKHLO_NO_MEMORY();
   }
   t->kernel = kernel;
@@ -94,11 +94,11 @@ vkhlo_status_t lowering_host_call(lowering_t *l, env_t *env, const hlo_instructi
   VKHLO_RETURN_IF_ERROR(lowering_new_value(l, &instr->shape, instr->name, out));
   bool reads = instr->opcode == HLO_OPCODE_OUTFEED || instr->opcode == HLO_OPCODE_SEND;
   int cap = instr->operand_count + out->count + 1, n = 0;
-  int *bindings = calloc((size_t)cap, sizeof(int));
-  vkhlo_tensor_type_t *types = calloc((size_t)cap, sizeof *types);
+  int *bindings = vkhlo_calloc(l->exe->allocator, (size_t)cap, sizeof(int));
+  vkhlo_tensor_type_t *types = vkhlo_calloc(l->exe->allocator, (size_t)cap, sizeof *types);
   if (!bindings || !types) {
-    free(bindings);
-    free(types);
+    vkhlo_free(l->exe->allocator, bindings);
+    vkhlo_free(l->exe->allocator, types);
     return VKHLO_NO_MEMORY();
   }
   vkhlo_status_t st = NULL;
@@ -120,15 +120,15 @@ vkhlo_status_t lowering_host_call(lowering_t *l, env_t *env, const hlo_instructi
   char *config = NULL;
   if (!st) {
     const char *c = instr->attrs.backend_config ? instr->attrs.backend_config : "";
-    config = malloc(strlen(c) + 1);
+    config = vkhlo_malloc(l->exe->allocator, strlen(c) + 1);
     if (!config) st = VKHLO_NO_MEMORY();
     else strcpy(config, c);
   }
   exe_thunk_t *t = st ? NULL : lowering_add_thunk(l, seq, EXE_THUNK_HOST);
   if (!t) {
-    free(bindings);
-    free(types);
-    free(config);
+    vkhlo_free(l->exe->allocator, bindings);
+    vkhlo_free(l->exe->allocator, types);
+    vkhlo_free(l->exe->allocator, config);
     return st ? st : VKHLO_NO_MEMORY();
   }
   t->host_types = types;

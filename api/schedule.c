@@ -61,8 +61,8 @@ static uint64_t shape_bytes(const hlo_shape_t *shape) {
 }
 
 /* Peak bytes of |order| under the model of schedule_computation. */
-static uint64_t simulate_peak(sched_node_t *nodes, int n, const int *order) {
-  int *remaining = malloc(sizeof(int) * (size_t)(n + 1));
+static uint64_t simulate_peak(const vkhlo_allocator_t *allocator, sched_node_t *nodes, int n, const int *order) {
+  int *remaining = vkhlo_malloc(allocator, sizeof(int) * (size_t)(n + 1));
   if (!remaining) return UINT64_MAX;
   for (int i = 0; i < n; i++) remaining[i] = nodes[i].remaining;
   uint64_t live = 0, peak = 0;
@@ -76,7 +76,7 @@ static uint64_t simulate_peak(sched_node_t *nodes, int n, const int *order) {
     }
     if (u->alloc && remaining[order[k]] == 0 && !u->pinned) live -= u->alloc;
   }
-  free(remaining);
+  vkhlo_free(allocator, remaining);
   return peak;
 }
 
@@ -84,11 +84,11 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
                                         const hlo_instruction_t ***out_order) {
   int n = c->instruction_count;
   *out_order = NULL;
-  const hlo_instruction_t **result = calloc((size_t)(n + 1), sizeof *result);
-  sched_node_t *nodes = calloc((size_t)(n + 1), sizeof *nodes);
-  int *index = malloc(sizeof(int) * (size_t)(module->next_instruction_id + 1));
-  int *order = calloc((size_t)(n + 1), sizeof(int));
-  bool *done = calloc((size_t)(n + 1), sizeof(bool));
+  const hlo_instruction_t **result = vkhlo_calloc(module->arena.allocator, (size_t)(n + 1), sizeof *result);
+  sched_node_t *nodes = vkhlo_calloc(module->arena.allocator, (size_t)(n + 1), sizeof *nodes);
+  int *index = vkhlo_malloc(module->arena.allocator, sizeof(int) * (size_t)(module->next_instruction_id + 1));
+  int *order = vkhlo_calloc(module->arena.allocator, (size_t)(n + 1), sizeof(int));
+  bool *done = vkhlo_calloc(module->arena.allocator, (size_t)(n + 1), sizeof(bool));
   vkhlo_status_t st = NULL;
   if (!result || !nodes || !index || !order || !done) {
     st = VKHLO_NO_MEMORY();
@@ -105,7 +105,7 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
     u->effect = hlo_instruction_has_side_effect(x);
     u->alloc = u->renames ? 0 : shape_bytes(&x->shape);
     int cap = 0, ccap = 0;
-    if (!u->renames && !int_array_push(&u->sources, &u->source_count, &cap, i)) st = VKHLO_NO_MEMORY();
+    if (!u->renames && !int_array_push(module->arena.allocator, &u->sources, &u->source_count, &cap, i)) st = VKHLO_NO_MEMORY();
     /* dependencies: operands and the previous effect */
     for (int j = 0; j <= x->operand_count && !st; j++) {
       int d;
@@ -115,8 +115,8 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
         if (d < 0 || d >= i) continue; /* not in this computation: no edge */
         sched_node_t *v = &nodes[d];
         for (int k = 0; k < v->source_count && !st; k++) {
-          if (u->renames && !int_array_push_unique(&u->sources, &u->source_count, &cap, v->sources[k])) st = VKHLO_NO_MEMORY();
-          if (!u->renames && !int_array_push_unique(&u->consumed, &u->consumed_count, &ccap, v->sources[k]))
+          if (u->renames && !int_array_push_unique(module->arena.allocator, &u->sources, &u->source_count, &cap, v->sources[k])) st = VKHLO_NO_MEMORY();
+          if (!u->renames && !int_array_push_unique(module->arena.allocator, &u->consumed, &u->consumed_count, &ccap, v->sources[k]))
             st = VKHLO_NO_MEMORY();
           if (x->opcode == HLO_OPCODE_CHECK) nodes[v->sources[k]].pinned = true;
         }
@@ -128,7 +128,7 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
       bool seen = false;
       for (int k = 0; k < v->dependent_count; k++) seen |= v->dependents[k] == i;
       if (!seen) {
-        if (!int_array_push(&v->dependents, &v->dependent_count, &v->dependent_capacity, i)) st = VKHLO_NO_MEMORY();
+        if (!int_array_push(module->arena.allocator, &v->dependents, &v->dependent_count, &v->dependent_capacity, i)) st = VKHLO_NO_MEMORY();
         else u->deps_left++;
       }
     }
@@ -141,7 +141,7 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
     for (int k = 0; k < r->source_count; k++) nodes[r->sources[k]].pinned = true;
   }
   /* the list schedule */
-  int *remaining = malloc(sizeof(int) * (size_t)(n + 1));
+  int *remaining = vkhlo_malloc(module->arena.allocator, sizeof(int) * (size_t)(n + 1));
   if (!remaining) {
     st = VKHLO_NO_MEMORY();
     goto out;
@@ -176,32 +176,32 @@ vkhlo_status_t exe_schedule_computation(const hlo_module_t *module, const hlo_co
     for (int j = 0; j < nodes[pick].consumed_count; j++) remaining[nodes[pick].consumed[j]]--;
     for (int j = 0; j < nodes[pick].dependent_count; j++) nodes[nodes[pick].dependents[j]].deps_left--;
   }
-  free(remaining);
+  vkhlo_free(module->arena.allocator, remaining);
   {
-    int *identity = calloc((size_t)(n + 1), sizeof(int));
+    int *identity = vkhlo_calloc(module->arena.allocator, (size_t)(n + 1), sizeof(int));
     if (!identity) {
       st = VKHLO_NO_MEMORY();
       goto out;
     }
     for (int i = 0; i < n; i++) identity[i] = i;
-    uint64_t listed = simulate_peak(nodes, n, order), kept = simulate_peak(nodes, n, identity);
+    uint64_t listed = simulate_peak(module->arena.allocator, nodes, n, order), kept = simulate_peak(module->arena.allocator, nodes, n, identity);
     const int *chosen = listed < kept ? order : identity;
     for (int i = 0; i < n; i++) result[i] = c->instructions[chosen[i]];
-    free(identity);
+    vkhlo_free(module->arena.allocator, identity);
   }
   *out_order = result;
   result = NULL;
 out:
   for (int i = 0; nodes && i < n; i++) {
-    free(nodes[i].sources);
-    free(nodes[i].consumed);
-    free(nodes[i].dependents);
+    vkhlo_free(module->arena.allocator, nodes[i].sources);
+    vkhlo_free(module->arena.allocator, nodes[i].consumed);
+    vkhlo_free(module->arena.allocator, nodes[i].dependents);
   }
-  free(nodes);
-  free(index);
-  free(order);
-  free(done);
-  free(result);
+  vkhlo_free(module->arena.allocator, nodes);
+  vkhlo_free(module->arena.allocator, index);
+  vkhlo_free(module->arena.allocator, order);
+  vkhlo_free(module->arena.allocator, done);
+  vkhlo_free(module->arena.allocator, result);
   return st;
 }
 
@@ -224,11 +224,12 @@ static vkhlo_status_t add_sequence_computations(exe_schedule_t *s, const hlo_com
 
 vkhlo_status_t exe_schedule_module(const hlo_module_t *module, exe_schedule_t *out) {
   memset(out, 0, sizeof *out);
+  out->allocator = module->arena.allocator;
   const hlo_computation_t *entry = module->entry_computation;
   if (!entry) return VKHLO_INVALID("module has no entry computation");
   int capacity = module->computation_count + 1;
-  out->computations = calloc((size_t)capacity, sizeof *out->computations);
-  out->sequences = calloc((size_t)capacity, sizeof *out->sequences);
+  out->computations = vkhlo_calloc(module->arena.allocator, (size_t)capacity, sizeof *out->computations);
+  out->sequences = vkhlo_calloc(module->arena.allocator, (size_t)capacity, sizeof *out->sequences);
   vkhlo_status_t st = out->computations && out->sequences ? NULL : VKHLO_NO_MEMORY();
   if (!st) st = add_sequence_computations(out, entry, capacity);
   for (int i = 0; i < out->count && !st; i++)
@@ -245,8 +246,8 @@ const hlo_instruction_t *const *exe_schedule_sequence(const exe_schedule_t *sche
 }
 
 void exe_schedule_free(exe_schedule_t *schedule) {
-  for (int i = 0; schedule->sequences && i < schedule->count; i++) free(schedule->sequences[i]);
-  free(schedule->sequences);
-  free(schedule->computations);
+  for (int i = 0; schedule->sequences && i < schedule->count; i++) vkhlo_free(schedule->allocator, schedule->sequences[i]);
+  vkhlo_free(schedule->allocator, schedule->sequences);
+  vkhlo_free(schedule->allocator, schedule->computations);
   memset(schedule, 0, sizeof *schedule);
 }

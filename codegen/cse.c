@@ -209,13 +209,13 @@ static hlo_instruction_t *representative(hlo_instruction_t *in) {
 }
 
 /* CSE of one computation; uses the instructions' |scratch|. */
-static vkhlo_status_t cse_computation(hlo_computation_t *c, bool *changed) {
+static vkhlo_status_t cse_computation(const vkhlo_allocator_t *allocator, hlo_computation_t *c, bool *changed) {
   size_t cap = 16;
   while (cap < (size_t)c->instruction_count * 2 + 2) cap *= 2;
-  table_t t = {calloc(cap, sizeof(void *)), calloc(cap, sizeof(uint64_t)), cap - 1};
+  table_t t = {vkhlo_calloc(allocator, cap, sizeof(void *)), vkhlo_calloc(allocator, cap, sizeof(uint64_t)), cap - 1};
   if (!t.slots || !t.hashes) {
-    free(t.slots);
-    free(t.hashes);
+    vkhlo_free(allocator, t.slots);
+    vkhlo_free(allocator, t.hashes);
     return VKHLO_NO_MEMORY();
   }
   for (int i = 0; i < c->instruction_count; i++) c->instructions[i]->scratch = NULL;
@@ -235,8 +235,8 @@ static vkhlo_status_t cse_computation(hlo_computation_t *c, bool *changed) {
   }
   c->instruction_count = kept;
   if (c->root) c->root = representative(c->root);
-  free(t.slots);
-  free(t.hashes);
+  vkhlo_free(allocator, t.slots);
+  vkhlo_free(allocator, t.hashes);
   return NULL;
 }
 
@@ -246,9 +246,9 @@ vkhlo_status_t codegen_cse_pass(hlo_module_t *module, const codegen_target_t *ta
   bool entry_listed = false;
   for (int i = 0; i < module->computation_count; i++) {
     entry_listed |= module->computations[i] == module->entry_computation;
-    VKHLO_RETURN_IF_ERROR(cse_computation(module->computations[i], changed));
+    VKHLO_RETURN_IF_ERROR(cse_computation(module->arena.allocator, module->computations[i], changed));
   }
   if (!entry_listed && module->entry_computation)
-    VKHLO_RETURN_IF_ERROR(cse_computation(module->entry_computation, changed));
+    VKHLO_RETURN_IF_ERROR(cse_computation(module->arena.allocator, module->entry_computation, changed));
   return NULL;
 }

@@ -38,12 +38,13 @@ struct el_scope {
   el_scope_t *parent;
 };
 
-void el_init(elemental_emitter_t *E, const codegen_target_t *target,
+void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo_allocator_t *allocator,
              el_operand_value_fn operand_value, void *user) {
   memset(E, 0, sizeof *E);
   E->target = target;
-  strbuf_init(&E->body);
-  strbuf_init(&E->functions);
+  E->allocator = allocator;
+  strbuf_init(&E->body, E->allocator);
+  strbuf_init(&E->functions, E->allocator);
   E->operand_value = operand_value;
   E->user = user;
   E->indent = 1;
@@ -116,7 +117,7 @@ void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char 
   if (n >= 0 && (size_t)n < sizeof small) {
     strbuf_append(&E->body, small);
   } else if (n >= 0) {
-    char *big = malloc((size_t)n + 1);
+    char *big = vkhlo_malloc(E->allocator, (size_t)n + 1);
     if (!big) {
       E->body.failed = true;
       return;
@@ -125,7 +126,7 @@ void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char 
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     strbuf_append(&E->body, big);
-    free(big);
+    vkhlo_free(E->allocator, big);
   }
   append_comment(&E->body, instr);
 }
@@ -140,8 +141,8 @@ static void el_vdef(elemental_emitter_t *E, const hlo_instruction_t *instr, cons
                     hlo_element_type_t norm_t, bool normalize, el_name_t *out, const char *fmt,
                     va_list ap) {
   strbuf_t expr, line;
-  strbuf_init(&expr);
-  strbuf_init(&line);
+  strbuf_init(&expr, E->allocator);
+  strbuf_init(&line, E->allocator);
   char small[512];
   va_list ap2;
   va_copy(ap2, ap);
@@ -149,11 +150,11 @@ static void el_vdef(elemental_emitter_t *E, const hlo_instruction_t *instr, cons
   if (n >= 0 && (size_t)n < sizeof small) {
     strbuf_append(&expr, small);
   } else if (n >= 0) {
-    char *big = malloc((size_t)n + 1);
+    char *big = vkhlo_malloc(E->allocator, (size_t)n + 1);
     if (big) {
       vsnprintf(big, (size_t)n + 1, fmt, ap2);
       strbuf_append(&expr, big);
-      free(big);
+      vkhlo_free(E->allocator, big);
     } else {
       E->body.failed = true;
     }
@@ -273,8 +274,8 @@ void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_elem
   }
   if (fk == 'P') {
     strbuf_t one, zero;
-    strbuf_init(&one);
-    strbuf_init(&zero);
+    strbuf_init(&one, E->allocator);
+    strbuf_init(&zero, E->allocator);
     glsl_append_int_constant_on(&one, E->target, to, 1);
     glsl_append_int_constant_on(&zero, E->target, to, 0);
     el_def(E, instr, to, false, out, "(%s ? %s : %s)", v, one.data, zero.data);
@@ -299,8 +300,8 @@ void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_elem
     int w = hlo_element_type_bit_width(to);
     const char *suffix = (from == HLO_F64 && !glsl_type_is_demoted(E->target, from)) ? "lf" : "";
     strbuf_t maxv, minv;
-    strbuf_init(&maxv);
-    strbuf_init(&minv);
+    strbuf_init(&maxv, E->allocator);
+    strbuf_init(&minv, E->allocator);
     if (tk == 'S') {
       if (w == 64) {
         strbuf_append(&maxv, "9223372036854775807l");
@@ -489,7 +490,7 @@ static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_ins
   }
   const char *bt = half == 64 ? "uint64_t" : "uint";
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   el_name_t x;
   if (wf == wt) { /* complex<f32> <-> a 64-bit type */
     if (!v) {
@@ -502,7 +503,7 @@ static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_ins
     else if (cf) {
       strbuf_printf(&sb, "packUint2x32(floatBitsToUint(%s))", v);
       strbuf_t val;
-      strbuf_init(&val);
+      strbuf_init(&val, E->allocator);
       append_from_bits(&val, to, sb.data ? sb.data : "0");
       el_def(E, instr, to, false, out, "%s", val.data ? val.data : "0");
       strbuf_free(&val);
@@ -541,7 +542,7 @@ static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_ins
     el_line(E, instr, "%s %s = %s(%s) >> (%s %% %d);", bt, bits.s, bt, sb.data ? sb.data : "0",
             pos.s, half);
     strbuf_free(&sb);
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     append_from_bits(&sb, to, bits.s);
     el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
   } else { /* narrower real pieces -> complex */
@@ -557,12 +558,12 @@ static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_ins
         el_const_index(&oi[os->rank - 1], c * n + p);
         VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &x));
         strbuf_free(&sb);
-        strbuf_init(&sb);
+        strbuf_init(&sb, E->allocator);
         append_to_bits(&sb, from, x.s);
         el_line(E, instr, "%s |= %s(%s) << %d;", bits.s, bt, sb.data ? sb.data : "0", p * wf);
       }
       strbuf_free(&sb);
-      strbuf_init(&sb);
+      strbuf_init(&sb, E->allocator);
       append_from_bits(&sb, part, bits.s);
       el_def(E, instr, part, false, &comp[c], "%s", sb.data ? sb.data : "0");
     }
@@ -590,8 +591,8 @@ static vkhlo_status_t emit_bitcast_same(elemental_emitter_t *E, const hlo_instru
     return emu64_elementwise(E, instr, &operand, out);
   }
   strbuf_t bits, val;
-  strbuf_init(&bits);
-  strbuf_init(&val);
+  strbuf_init(&bits, E->allocator);
+  strbuf_init(&val, E->allocator);
   el_use_type(E, from);
   append_to_bits(&bits, from, v);
   append_from_bits(&val, to, bits.data ? bits.data : "0");
@@ -803,7 +804,7 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
   template_args_t x = {a, b, glsl_compute_type_on(E->target, t), glsl_compute_type_on(E->target, rt),
                        dbl ? "double" : "float", w == 64 ? "uint64_t" : "uint", w};
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   expand_template(&sb, tmpl, &x);
   if (sb.failed) {
     strbuf_free(&sb);
@@ -836,7 +837,7 @@ static vkhlo_status_t emit_bitcast_convert(elemental_emitter_t *E, const hlo_ins
   if (wf == 64 || wt == 64) E->features |= GLSL_FEATURE_INT64;
   const char *bt = (wf == 64 || wt == 64) ? "uint64_t" : "uint";
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   el_name_t bits;
   if (wf > wt) {
     /* wide -> narrow: result[..., k] = bits(op[...]) >> (k * wt) */
@@ -847,7 +848,7 @@ static vkhlo_status_t emit_bitcast_convert(elemental_emitter_t *E, const hlo_ins
     el_line(E, instr, "%s %s = %s(%s) >> (%s * %d);", bt, bits.s, bt, sb.data ? sb.data : "0",
             index[instr->shape.rank - 1].s, wt);
     strbuf_free(&sb);
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     append_from_bits(&sb, to, bits.s);
     el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
   } else {
@@ -862,12 +863,12 @@ static vkhlo_status_t emit_bitcast_convert(elemental_emitter_t *E, const hlo_ins
       el_const_index(&oi[os->rank - 1], p);
       VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &v));
       strbuf_free(&sb);
-      strbuf_init(&sb);
+      strbuf_init(&sb, E->allocator);
       append_to_bits(&sb, from, v.s);
       el_line(E, instr, "%s |= %s(%s) << %d;", bits.s, bt, sb.data ? sb.data : "0", p * wf);
     }
     strbuf_free(&sb);
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     append_from_bits(&sb, to, bits.s);
     el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "0");
   }
@@ -929,7 +930,7 @@ static vkhlo_status_t emit_reshape(elemental_emitter_t *E, const hlo_instruction
   const hlo_shape_t *os = &instr->operands[0]->shape;
   if (hlo_shape_compatible_dims(os, &instr->shape)) return el_operand(E, instr, 0, index, out);
   strbuf_t lin;
-  strbuf_init(&lin);
+  strbuf_init(&lin, E->allocator);
   el_append_linear(&lin, &instr->shape, index);
   el_name_t l, oi[HLO_MAX_RANK];
   idx_def(E, instr, &l, "%s", lin.data ? lin.data : "0");
@@ -1227,7 +1228,7 @@ static vkhlo_status_t call_function(elemental_emitter_t *E, const hlo_instructio
   el_name_t fn;
   VKHLO_RETURN_IF_ERROR(el_function(E, instr, c, &fn));
   strbuf_t call;
-  strbuf_init(&call);
+  strbuf_init(&call, E->allocator);
   strbuf_printf(&call, "%s(", fn.s);
   for (int i = 0; i < nargs; i++) strbuf_printf(&call, "%s%s", i ? ", " : "", args[i].s);
   for (int i = 0; i < nres; i++) strbuf_printf(&call, ", %s", res[i].s);
@@ -1303,8 +1304,8 @@ static void emit_mac(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo
     return;
   }
   strbuf_t sb, expr;
-  strbuf_init(&sb);
-  strbuf_init(&expr);
+  strbuf_init(&sb, E->allocator);
+  strbuf_init(&expr, E->allocator);
   if (kind_of(rt) == 'C') strbuf_printf(&expr, "%s + vk_cmul(%s, %s)", acc->s, ca.s, cb.s);
   else strbuf_printf(&expr, "%s + %s * %s", acc->s, ca.s, cb.s);
   /* f16/bf16 accumulate in float and round once at the end (like XLA). */
@@ -1369,7 +1370,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
   for (int j = 0; j < rows * lanes; j++) {
     el_fresh(E, "v", &acc[j]);
     strbuf_t zero;
-    strbuf_init(&zero);
+    strbuf_init(&zero, E->allocator);
     glsl_append_int_constant_on(&zero, E->target, rt, 0);
     el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc[j].s,
             zero.data ? zero.data : "0");
@@ -1550,7 +1551,7 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   el_fresh(E, "v", &acc);
   {
     strbuf_t zero;
-    strbuf_init(&zero);
+    strbuf_init(&zero, E->allocator);
     glsl_append_int_constant_on(&zero, E->target, rt, 0);
     el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s,
             zero.data ? zero.data : "0");
@@ -1670,7 +1671,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   close_loops(E, rank);
   /* selected == this element? */
   strbuf_t cond;
-  strbuf_init(&cond);
+  strbuf_init(&cond, E->allocator);
   strbuf_printf(&cond, "%s", have.s);
   for (int d = 0; d < rank; d++) strbuf_printf(&cond, " && %s == %s", curpos[d].s, index[d].s);
   el_line(E, instr, "if (%s) {", cond.data ? cond.data : "false");
@@ -1707,7 +1708,7 @@ static vkhlo_status_t emit_constant(elemental_emitter_t *E, const hlo_instructio
   if (!lit || !lit->data || hlo_shape_element_count(&instr->shape) != 1)
     return el_unimplemented(instr, "non-scalar constant inside a kernel");
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   glsl_append_literal_on(&sb, E->target, instr->shape.element_type, lit->data);
   el_def(E, instr, instr->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
   strbuf_free(&sb);
@@ -1895,11 +1896,11 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
   name.s[len] = 0;
 
   el_scope_t scope = {c, NULL, E->scope};
-  scope.values = calloc((size_t)c->instruction_count + 1, sizeof *scope.values);
+  scope.values = vkhlo_calloc(E->allocator, (size_t)c->instruction_count + 1, sizeof *scope.values);
   if (!scope.values) return VKHLO_NO_MEMORY();
   strbuf_t saved_body = E->body;
   int saved_indent = E->indent;
-  strbuf_init(&E->body);
+  strbuf_init(&E->body, E->allocator);
   E->indent = 1;
   E->scope = &scope;
   vkhlo_status_t st = NULL;
@@ -1920,7 +1921,7 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
   int root_pos = scope_position(&scope, c->root);
   int nres = el_result_count(c->root);
   strbuf_t header;
-  strbuf_init(&header);
+  strbuf_init(&header, E->allocator);
   if (!st) {
     strbuf_printf(&header, "void %s(", name.s);
     for (int p = 0; p < c->parameter_count; p++) {
@@ -1946,7 +1947,7 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
   E->body = saved_body;
   E->indent = saved_indent;
   E->scope = scope.parent;
-  free(scope.values);
+  vkhlo_free(E->allocator, scope.values);
   if (st) return st;
   E->function_comps[E->function_count] = c;
   E->function_names[E->function_count] = name;

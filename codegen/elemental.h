@@ -72,6 +72,7 @@ typedef vkhlo_status_t (*el_operand_run_fn)(elemental_emitter_t *E, const hlo_in
 
 struct elemental_emitter {
   const codegen_target_t *target;
+  const vkhlo_allocator_t *allocator; /* every allocation of the emitter (NULL = libc) */
   strbuf_t body;      /* statements of the current function */
   strbuf_t functions; /* GLSL functions for called computations */
   int indent;
@@ -100,7 +101,7 @@ struct elemental_emitter {
 };
 
 /* Initializes |E| (empty buffers); free with el_free. */
-void el_init(elemental_emitter_t *E, const codegen_target_t *target,
+void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo_allocator_t *allocator,
              el_operand_value_fn operand_value, void *user);
 void el_free(elemental_emitter_t *E);
 

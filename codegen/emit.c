@@ -32,8 +32,8 @@
 
 void codegen_kernel_free(codegen_kernel_t *k) {
   if (!k) return;
-  free(k->name);
-  free(k->glsl);
+  vkhlo_free(k->allocator, k->name);
+  vkhlo_free(k->allocator, k->glsl);
   k->name = k->glsl = NULL;
 }
 
@@ -64,7 +64,7 @@ vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,
 vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
                                     const char *buffer, const char *position, el_name_t *out) {
   strbuf_t load;
-  strbuf_init(&load);
+  strbuf_init(&load, E->allocator);
   glsl_append_load_element(&load, E->target, t, buffer, position);
   el_def(E, instr, t, false, out, "%s", load.data ? load.data : "0");
   bool failed = load.failed;
@@ -77,7 +77,7 @@ vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instructio
 static vkhlo_status_t load_at_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,
                                     const char *buffer, const el_name_t *index, el_name_t *out) {
   strbuf_t ref;
-  strbuf_init(&ref);
+  strbuf_init(&ref, E->allocator);
   el_append_linear(&ref, s, index);
   vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
                                  : codegen_load_element(E, instr, s->element_type, buffer, ref.data ? ref.data : "0", out);
@@ -107,8 +107,8 @@ void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr
                           const el_name_t *index, const char *v) {
   const hlo_shape_t *s = el_result_shape(instr, r);
   strbuf_t line, ref;
-  strbuf_init(&line);
-  strbuf_init(&ref);
+  strbuf_init(&line, E->allocator);
+  strbuf_init(&ref, E->allocator);
   char buffer[16];
   snprintf(buffer, sizeof buffer, "out%d", r);
   el_append_linear(&ref, s, index);
@@ -141,7 +141,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   if (E->body.failed || E->functions.failed) return VKHLO_NO_MEMORY();
 
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   strbuf_append(&sb, "#version 450\n");
   if (E->features & GLSL_FEATURE_INT64)
     strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
@@ -212,9 +212,9 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   char *glsl = strbuf_take(&sb);
   if (!glsl) return VKHLO_NO_MEMORY();
 
-  char *name = malloc(strlen(instr->name) + 1);
+  char *name = vkhlo_malloc(E->allocator, strlen(instr->name) + 1);
   if (!name) {
-    free(glsl);
+    vkhlo_free(E->allocator, glsl);
     return VKHLO_NO_MEMORY();
   }
   size_t i = 0;
@@ -232,12 +232,12 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   uint64_t gy = (groups + gx - 1) / gx;
   uint64_t maxy = E->target->max_workgroup_count[1] ? E->target->max_workgroup_count[1] : 65535;
   if (gy > maxy) {
-    free(glsl);
-    free(name);
+    vkhlo_free(E->allocator, glsl);
+    vkhlo_free(E->allocator, name);
     return el_unimplemented(instr, "stablehlo.%s needs %llu workgroups (too many for the device)",
                             hlo_opcode_name(instr->opcode), (unsigned long long)groups);
   }
-  memset(out, 0, sizeof *out);
+  *out = (codegen_kernel_t){.allocator = E->allocator};
   out->name = name;
   out->glsl = glsl;
   out->local_size_x = CODEGEN_LOCAL_SIZE_X;
@@ -276,9 +276,10 @@ static bool is_supported_op(hlo_opcode_t op) {
   return el_is_elemental(op) || hlo_opcode_emitter(op) == HLO_EMITTER_KERNEL;
 }
 
-vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
+vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
                                         const hlo_instruction_t *instr, codegen_kernel_t *out) {
   memset(out, 0, sizeof *out);
+  out->allocator = allocator; /* read by codegen_emit_conv and codegen_emit_gemm */
   if (!is_supported_op(instr->opcode)) {
     if (hlo_opcode_is_chlo(instr->opcode))
       return el_unimplemented(instr, "unsupported op chlo.%s", hlo_opcode_name(instr->opcode));
@@ -302,7 +303,7 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
   VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
   if (gemm) return NULL;
   elemental_emitter_t E;
-  el_init(&E, target, codegen_load_operand, NULL);
+  el_init(&E, target, allocator, codegen_load_operand, NULL);
   int64_t total = 0;
   vkhlo_status_t st;
   bool readwrite = false;

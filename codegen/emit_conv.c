@@ -154,7 +154,7 @@ static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruc
     if (p < 0 || p >= ctx->fusion->operand_count) return VKHLO_INTERNAL("fused parameter %s out of range", x->name);
     const hlo_shape_t *s = &ctx->fusion->operands[p]->shape;
     strbuf_t pos;
-    strbuf_init(&pos);
+    strbuf_init(&pos, E->allocator);
     if (hlo_shape_element_count(s) == 1) strbuf_append(&pos, "0");
     else el_append_linear(&pos, s, index);
     char buffer[16];
@@ -168,7 +168,7 @@ static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruc
     if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
       return el_unimplemented(x, "constant without a value inside a fusion");
     strbuf_t sb;
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
     el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
     bool failed = sb.failed;
@@ -231,7 +231,7 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
     VKHLO_RETURN_IF_ERROR(codegen_check_element_types(target, fc->instructions[i]));
   elemental_emitter_t E;
   epilogue_ctx_t ctx = {fusion, conv};
-  el_init(&E, target, epilogue_operand, &ctx);
+  el_init(&E, target, defs->allocator, epilogue_operand, &ctx);
   E.indent = 1;
   el_name_t index[HLO_MAX_RANK], vals[EL_MAX_RESULTS];
   el_delinearize(&E, fusion, &conv->shape, "idx", index);
@@ -326,7 +326,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   int rhs_b = fused ? conv->operands[1]->parameter_number : 1;
   int out_b = instr->operand_count;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, out->allocator);
   strbuf_append(&sb, "#version 450\n");
   strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
   if (conv->loc.file) strbuf_printf(&sb, " (convolution at %s:%d:%d)", conv->loc.file, conv->loc.line, conv->loc.col);
@@ -359,17 +359,17 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   strbuf_append(&sb, "#line 2\n");
   strbuf_append(&sb, body + 1);
   char *glsl = strbuf_take(&sb);
-  char *name = malloc(strlen(instr->name) + 1);
+  char *name = vkhlo_malloc(out->allocator, strlen(instr->name) + 1);
   if (!glsl || !name) {
-    free(glsl);
-    free(name);
+    vkhlo_free(out->allocator, glsl);
+    vkhlo_free(out->allocator, name);
     return VKHLO_NO_MEMORY();
   }
   size_t i = 0;
   for (const char *p = instr->name; *p; p++)
     name[i++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_';
   name[i] = 0;
-  memset(out, 0, sizeof *out);
+  *out = (codegen_kernel_t){.allocator = out->allocator};
   out->name = name;
   out->glsl = glsl;
   out->local_size_x = CODEGEN_LOCAL_SIZE_X;

@@ -84,7 +84,7 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
   }
   /* turns = sum_d p_d / N_d, reduced to [-1/2, 1/2) */
   strbuf_t sum;
-  strbuf_init(&sum);
+  strbuf_init(&sum, E->allocator);
   for (int j = 0; j < q; j++)
     strbuf_printf(&sum, "%s%s(%s) / %s(%lld)", j ? " + " : "", FT, p[j].s, FT,
                   (long long)instr->attrs.fft_length.data[j]);

@@ -109,9 +109,9 @@ static void sync_lines(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
   }
 }
 
-static char *index_key(const el_name_t *index, int rank) {
+static char *index_key(const vkhlo_allocator_t *allocator, const el_name_t *index, int rank) {
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, allocator);
   strbuf_append(&sb, "@");
   for (int d = 0; index && d < rank; d++) strbuf_printf(&sb, "%s,", index[d].s);
   return strbuf_take(&sb);
@@ -132,14 +132,14 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
                      const hlo_instruction_t *instr, char *key, int result_count,
                      const el_name_t *out) {
   if (E->indent < 0 || E->indent >= MEMO_MAX_INDENT) {
-    free(key);
+    vkhlo_free(E->allocator, key);
     return;
   }
   if (ctx->memo_count == ctx->memo_capacity) {
     int nc = ctx->memo_capacity ? ctx->memo_capacity * 2 : 32;
-    memo_entry_t *nm = realloc(ctx->memo, sizeof *nm * (size_t)nc);
+    memo_entry_t *nm = vkhlo_realloc(E->allocator, ctx->memo, sizeof *nm * (size_t)nc);
     if (!nm) {
-      free(key); /* memoization is an optimization: go on without it */
+      vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
       return;
     }
     ctx->memo = nm;
@@ -234,7 +234,7 @@ static vkhlo_status_t load_parameter(elemental_emitter_t *E, fusion_ctx_t *ctx,
     return VKHLO_INTERNAL("fused parameter %s out of range", param->name);
   const hlo_shape_t *s = &ctx->fusion->operands[k]->shape;
   strbuf_t ref;
-  strbuf_init(&ref);
+  strbuf_init(&ref, E->allocator);
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", k);
   if (s->rank == 0 || hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
@@ -254,7 +254,7 @@ static vkhlo_status_t splat_constant(elemental_emitter_t *E, const hlo_instructi
   if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
     return el_unimplemented(x, "constant without a value inside a fusion");
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
   el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
   bool failed = sb.failed;
@@ -281,12 +281,12 @@ static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
     out[0] = ctx->lane_dot_out[i][ctx->lane];
     return NULL;
   }
-  char *key = index_key(index, el_result_shape(x, 0)->rank);
+  char *key = index_key(E->allocator, index, el_result_shape(x, 0)->rank);
   if (!key) return VKHLO_NO_MEMORY();
   const memo_entry_t *hit = memo_find(ctx, E, x, key);
   if (hit) {
     for (int r = 0; r < hit->result_count; r++) out[r] = hit->out[r];
-    free(key);
+    vkhlo_free(E->allocator, key);
     return NULL;
   }
   vkhlo_status_t st;
@@ -294,7 +294,7 @@ static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
   else if (x->opcode == HLO_OPCODE_CONSTANT) st = splat_constant(E, x, out);
   else st = el_emit(E, x, index, out);
   if (st) {
-    free(key);
+    vkhlo_free(E->allocator, key);
     return st;
   }
   memo_add(ctx, E, x, key, nres, out);
@@ -329,7 +329,7 @@ static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instru
   if (!is_plain32(s->element_type) || dim != s->rank - 1 || s->dimensions[dim] % lanes != 0) return NULL;
   int p = x->parameter_number;
   strbuf_t pos;
-  strbuf_init(&pos);
+  strbuf_init(&pos, E->allocator);
   el_append_linear(&pos, s, index);
   if (pos.failed) {
     strbuf_free(&pos);
@@ -360,7 +360,7 @@ static void store_output(elemental_emitter_t *E, const fusion_ctx_t *ctx,
     return;
   }
   strbuf_t line;
-  strbuf_init(&line);
+  strbuf_init(&line, E->allocator);
   char buffer[16];
   snprintf(buffer, sizeof buffer, "out%d", r);
   glsl_append_store_element(&line, E->target, s->element_type, buffer, ctx->linear, v);
@@ -562,7 +562,7 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
   for (int r = 0; r < nout; r++)
     for (int q = 0; q < R; q++) {
       strbuf_t sb;
-      strbuf_init(&sb);
+      strbuf_init(&sb, E->allocator);
       if (R > 1 && q > 0 && M % R != 0) strbuf_printf(&sb, "if (rb * %d + %d < %lld) ", R, q, (long long)M);
       strbuf_printf(&sb, "out%dw.data[%s] = %s(", r, word_of[q], word);
       for (int j = 0; j < W; j += 2)
@@ -615,8 +615,8 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
     ctx.out_index = index;
     st = emit_roots(E, &ctx, roots, nroots, nout);
   }
-  for (int i = 0; i < ctx.memo_count; i++) free(ctx.memo[i].key);
-  free(ctx.memo);
+  for (int i = 0; i < ctx.memo_count; i++) vkhlo_free(E->allocator, ctx.memo[i].key);
+  vkhlo_free(E->allocator, ctx.memo);
   E->operand_value = codegen_load_operand;
   E->operand_linear = NULL;
   E->operand_run = NULL;

@@ -374,7 +374,7 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
     char buffer[16];
     snprintf(buffer, sizeof buffer, "in%lld", (long long)x->parameter_number);
     strbuf_t ref;
-    strbuf_init(&ref);
+    strbuf_init(&ref, E->allocator);
     if (hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
     else el_append_linear(&ref, s, index);
     vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
@@ -386,7 +386,7 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
     if (!x->literal || !x->literal->data || hlo_shape_is_tuple(&x->shape))
       return el_unimplemented(x, "constant without a value inside a fusion");
     strbuf_t sb;
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     glsl_append_literal_on(&sb, E->target, x->shape.element_type, x->literal->data);
     el_def(E, x, x->shape.element_type, false, out, "%s", sb.data ? sb.data : "0");
     bool failed = sb.failed;
@@ -431,7 +431,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
     }
     for (int j = 0; j < el_result_count(roots[i]) && r < nout; j++, r++) {
       strbuf_t line;
-      strbuf_init(&line);
+      strbuf_init(&line, E->allocator);
       char buffer[16];
       snprintf(buffer, sizeof buffer, "out%d", r);
       glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", vals[j].s);
@@ -471,7 +471,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
 
   elemental_emitter_t E;
   epi_ctx_t ectx = {&p};
-  el_init(&E, target, epi_operand, &ectx);
+  el_init(&E, target, out->allocator, epi_operand, &ectx);
   E.indent = 1;
   vkhlo_status_t st = emit_epilogue(&E, &p, instr);
   if (st) {
@@ -486,7 +486,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   for (int r = 0; r < nres; r++) el_use_type(&E, el_result_shape(instr, r)->element_type);
 
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, out->allocator);
   /* CPU: operands read in 64-bit words where they can be */
   bool words[2] = {false, false};
   if (!gpu && target->shader_int64) {
@@ -567,10 +567,10 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);
   char *glsl = strbuf_take(&sb);
-  char *name = malloc(strlen(instr->name) + 1);
+  char *name = vkhlo_malloc(out->allocator, strlen(instr->name) + 1);
   if (failed || !glsl || !name) {
-    free(glsl);
-    free(name);
+    vkhlo_free(out->allocator, glsl);
+    vkhlo_free(out->allocator, name);
     return VKHLO_NO_MEMORY();
   }
   size_t i = 0;
@@ -595,11 +595,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
   uint64_t maxy = target->max_workgroup_count[1] ? target->max_workgroup_count[1] : 65535;
   if (gy > maxy) {
-    free(glsl);
-    free(name);
+    vkhlo_free(out->allocator, glsl);
+    vkhlo_free(out->allocator, name);
     return NULL;
   }
-  memset(out, 0, sizeof *out);
+  *out = (codegen_kernel_t){.allocator = out->allocator};
   out->name = name;
   out->glsl = glsl;
   out->local_size_x = local;

@@ -77,8 +77,8 @@ static void sub_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
     el_line(E, instr, "%s = %s - %s;", acc->s, acc->s, p.s);
   } else {
     strbuf_t sb, expr;
-    strbuf_init(&sb);
-    strbuf_init(&expr);
+    strbuf_init(&sb, E->allocator);
+    strbuf_init(&expr, E->allocator);
     strbuf_printf(&expr, "%s - %s", acc->s, p.s);
     glsl_append_normalized(&sb, t, expr.data ? expr.data : "0");
     if (sb.failed || expr.failed) E->body.failed = true;

@@ -120,7 +120,7 @@ vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,
       }
       advance = d >= 0 ? hlo_shape_element_count(&half) : 1;
       strbuf_t lin;
-      strbuf_init(&lin);
+      strbuf_init(&lin, E->allocator);
       if (d >= 0) el_append_linear(&lin, &half, hidx);
       else strbuf_append(&lin, "0");
       el_def(E, instr, HLO_U64, false, &counter, "%s + uint64_t(%s)", state[1].s,

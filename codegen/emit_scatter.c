@@ -131,7 +131,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   el_name_t fn;
   VKHLO_RETURN_IF_ERROR(el_function(E, instr, instr->called_computations[0], &fn));
   strbuf_t call;
-  strbuf_init(&call);
+  strbuf_init(&call, E->allocator);
   for (int k = 0; k < n; k++) {
     hlo_element_type_t t = el_result_shape(instr, k)->element_type;
     el_fresh(E, "v", &res[k]);

@@ -23,7 +23,7 @@ static vkhlo_status_t emit_call(elemental_emitter_t *E, const hlo_instruction_t 
                                 const el_name_t *fn, int nargs, const el_name_t *args,
                                 const el_name_t *result) {
   strbuf_t call;
-  strbuf_init(&call);
+  strbuf_init(&call, E->allocator);
   strbuf_printf(&call, "%s(", fn->s);
   for (int a = 0; a < nargs; a++) strbuf_printf(&call, "%s%s", a ? ", " : "", args[a].s);
   strbuf_printf(&call, ", %s);", result->s);

@@ -290,7 +290,7 @@ vkhlo_status_t emu64_bitcast_convert(elemental_emitter_t *E, const hlo_instructi
   el_use_type(E, from);
   el_use_type(E, to);
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, E->allocator);
   el_name_t bits;
   el_fresh(E, "v", &bits);
   if (wf > wt) {
@@ -301,7 +301,7 @@ vkhlo_status_t emu64_bitcast_convert(elemental_emitter_t *E, const hlo_instructi
     el_line(E, instr, "uvec2 %s = u64_shrl(%s, uvec2(uint(%s * %d), 0u));", bits.s,
             sb.data ? sb.data : "uvec2(0u)", index[instr->shape.rank - 1].s, wt);
     strbuf_free(&sb);
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     char low[EL_NAME_MAX + 8];
     snprintf(low, sizeof low, "%s.x", bits.s);
     narrow_from_bits(&sb, to, low);
@@ -316,13 +316,13 @@ vkhlo_status_t emu64_bitcast_convert(elemental_emitter_t *E, const hlo_instructi
       el_const_index(&oi[os->rank - 1], p);
       VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &v));
       strbuf_free(&sb);
-      strbuf_init(&sb);
+      strbuf_init(&sb, E->allocator);
       narrow_to_bits(&sb, from, v.s);
       el_line(E, instr, "%s |= u64_shl(uvec2(%s, 0u), uvec2(%du, 0u));", bits.s,
               sb.data ? sb.data : "0u", p * wf);
     }
     strbuf_free(&sb);
-    strbuf_init(&sb);
+    strbuf_init(&sb, E->allocator);
     wide_from_bits(E, &sb, to, bits.s);
     el_def(E, instr, to, false, out, "%s", sb.data ? sb.data : "uvec2(0u)");
   }

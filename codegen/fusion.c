@@ -283,7 +283,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
 static cluster_t *new_cluster(fuser_t *f) {
   if (f->cluster_count == f->cluster_capacity) {
     int nc = f->cluster_capacity ? f->cluster_capacity * 2 : 16;
-    cluster_t *na = realloc(f->clusters, sizeof *na * (size_t)nc);
+    cluster_t *na = vkhlo_realloc(f->m->arena.allocator, f->clusters, sizeof *na * (size_t)nc);
     if (!na) return NULL;
     f->clusters = na;
     f->cluster_capacity = nc;
@@ -306,7 +306,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   f->in_contraction[r] = false;
   c->roots[0] = r;
   c->root_count = 1;
-  if (!int_array_push(&c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
+  if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
   int ext = 0, low = r;
   for (int k = 0; k < R->operand_count; k++) {
     int q = pos_of(R->operands[k]);
@@ -323,7 +323,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
       continue;
     }
     set_state(f, p, ST_MEMBER);
-    if (!int_array_push(&c->members, &c->member_count, &c->member_capacity, p))
+    if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, p))
       return VKHLO_NO_MEMORY();
     hlo_instruction_t *P = f->ins[p];
     for (int k = 0; k < P->operand_count; k++) {
@@ -347,7 +347,7 @@ static vkhlo_status_t compute_externals(fuser_t *f, cluster_t *c) {
   qsort(c->members, (size_t)c->member_count, sizeof(int), cmp_int);
   f->cur++;
   for (int i = 0; i < c->member_count; i++) set_state(f, c->members[i], ST_MEMBER);
-  free(c->externals);
+  vkhlo_free(f->m->arena.allocator, c->externals);
   c->externals = NULL;
   c->external_count = 0;
   int cap = 0;
@@ -357,7 +357,7 @@ static vkhlo_status_t compute_externals(fuser_t *f, cluster_t *c) {
       int q = pos_of(M->operands[k]);
       if (get_state(f, q) != ST_NONE) continue;
       set_state(f, q, ST_EXT);
-      if (!int_array_push(&c->externals, &c->external_count, &cap, q)) return VKHLO_NO_MEMORY();
+      if (!int_array_push(f->m->arena.allocator, &c->externals, &c->external_count, &cap, q)) return VKHLO_NO_MEMORY();
     }
   }
   return NULL;
@@ -438,7 +438,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->member_count; i++) {
     bool dup = false;
     for (int j = 0; j < a->member_count && !dup; j++) dup = a->members[j] == b->members[i];
-    if (!dup && !int_array_push(&a->members, &a->member_count, &a->member_capacity, b->members[i]))
+    if (!dup && !int_array_push(f->m->arena.allocator, &a->members, &a->member_count, &a->member_capacity, b->members[i]))
       return VKHLO_NO_MEMORY();
   }
   int ai = (int)(a - f->clusters);
@@ -453,7 +453,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
 }
 
 static vkhlo_status_t merge_siblings(fuser_t *f) {
-  int *stack = malloc(sizeof(int) * (size_t)(f->n + FUSION_MAX_OUTPUTS * 2 + 1));
+  int *stack = vkhlo_malloc(f->m->arena.allocator, sizeof(int) * (size_t)(f->n + FUSION_MAX_OUTPUTS * 2 + 1));
   if (!stack) return VKHLO_NO_MEMORY();
   vkhlo_status_t st = NULL;
   for (int i = 0; i < f->cluster_count && !st; i++) {
@@ -467,7 +467,7 @@ static vkhlo_status_t merge_siblings(fuser_t *f) {
       st = try_merge(f, a, b, stack, &merged);
     }
   }
-  free(stack);
+  vkhlo_free(f->m->arena.allocator, stack);
   return st;
 }
 
@@ -635,11 +635,11 @@ static bool wide_single(const fuser_t *f, const cluster_t *c) {
 static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
   hlo_module_t *m = f->m;
   int n = f->n;
-  hlo_instruction_t **repl = calloc((size_t)n + 1, sizeof *repl);
-  hlo_instruction_t **clone = calloc((size_t)n + 1, sizeof *clone);
-  hlo_instruction_t **anchored = calloc((size_t)n + 1, sizeof *anchored);
+  hlo_instruction_t **repl = vkhlo_calloc(f->m->arena.allocator, (size_t)n + 1, sizeof *repl);
+  hlo_instruction_t **clone = vkhlo_calloc(f->m->arena.allocator, (size_t)n + 1, sizeof *clone);
+  hlo_instruction_t **anchored = vkhlo_calloc(f->m->arena.allocator, (size_t)n + 1, sizeof *anchored);
   hlo_instruction_t **gtes =
-      calloc((size_t)f->cluster_count * FUSION_MAX_OUTPUTS + 1, sizeof *gtes);
+      vkhlo_calloc(f->m->arena.allocator, (size_t)f->cluster_count * FUSION_MAX_OUTPUTS + 1, sizeof *gtes);
   vkhlo_status_t st = NULL;
   if (!repl || !clone || !anchored || !gtes) st = VKHLO_NO_MEMORY();
   for (int p = 0; p < n && !st; p++) repl[p] = f->ins[p];
@@ -659,10 +659,10 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
     any = true;
   }
   if (st || !any) {
-    free(repl);
-    free(clone);
-    free(anchored);
-    free(gtes);
+    vkhlo_free(f->m->arena.allocator, repl);
+    vkhlo_free(f->m->arena.allocator, clone);
+    vkhlo_free(f->m->arena.allocator, anchored);
+    vkhlo_free(f->m->arena.allocator, gtes);
     *changed = false;
     return st;
   }
@@ -679,9 +679,9 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
   /* Rebuild the instruction list: anchor order, operands first. */
   int total = n;
   for (int i = 0; i < f->cluster_count; i++) total += FUSION_MAX_OUTPUTS + 1;
-  unsigned char *done = calloc((size_t)m->next_instruction_id + 1, 1);
-  hlo_instruction_t **stack = malloc(sizeof(void *) * ((size_t)total + 1));
-  int *opnd = malloc(sizeof(int) * ((size_t)total + 1));
+  unsigned char *done = vkhlo_calloc(f->m->arena.allocator, (size_t)m->next_instruction_id + 1, 1);
+  hlo_instruction_t **stack = vkhlo_malloc(f->m->arena.allocator, sizeof(void *) * ((size_t)total + 1));
+  int *opnd = vkhlo_malloc(f->m->arena.allocator, sizeof(int) * ((size_t)total + 1));
   if (!done || !stack || !opnd) st = VKHLO_NO_MEMORY();
   hlo_instruction_t **old = f->ins;
   hlo_instruction_t **params = f->comp->parameters;
@@ -708,13 +708,13 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
   f->comp->parameters = params;
   f->comp->parameter_count = param_count;
   if (!st) f->comp->root = repl[pos_of(f->comp->root)];
-  free(done);
-  free(stack);
-  free(opnd);
-  free(repl);
-  free(clone);
-  free(anchored);
-  free(gtes);
+  vkhlo_free(f->m->arena.allocator, done);
+  vkhlo_free(f->m->arena.allocator, stack);
+  vkhlo_free(f->m->arena.allocator, opnd);
+  vkhlo_free(f->m->arena.allocator, repl);
+  vkhlo_free(f->m->arena.allocator, clone);
+  vkhlo_free(f->m->arena.allocator, anchored);
+  vkhlo_free(f->m->arena.allocator, gtes);
   *changed = true;
   return st;
 }
@@ -735,17 +735,17 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->max_buffers = max_buffers;
   f->wide_singles = wide_singles;
   size_t n = (size_t)f->n;
-  f->ins = malloc(sizeof(void *) * n);
-  f->needed = calloc(n, sizeof(bool));
-  f->kept = calloc(n, sizeof(bool));
-  f->splat = calloc(n, sizeof(bool));
-  f->stamp = calloc(n, sizeof(int));
-  f->state = calloc(n, 1);
-  f->exclusive = calloc(n, sizeof(bool));
-  f->identity = calloc(n, sizeof(bool));
-  f->in_contraction = calloc(n, sizeof(bool));
-  f->mark = calloc(n, sizeof(int));
-  f->root_cluster = malloc(sizeof(int) * n);
+  f->ins = vkhlo_malloc(m->arena.allocator, sizeof(void *) * n);
+  f->needed = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->kept = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->splat = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->stamp = vkhlo_calloc(m->arena.allocator, n, sizeof(int));
+  f->state = vkhlo_calloc(m->arena.allocator, n, 1);
+  f->exclusive = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->identity = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->in_contraction = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->mark = vkhlo_calloc(m->arena.allocator, n, sizeof(int));
+  f->root_cluster = vkhlo_malloc(m->arena.allocator, sizeof(int) * n);
   vkhlo_status_t st = NULL;
   if (!f->ins || !f->needed || !f->kept || !f->splat || !f->stamp || !f->state || !f->exclusive ||
       !f->identity || !f->in_contraction || !f->mark || !f->root_cluster)
@@ -772,21 +772,21 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   if (!st) st = merge_siblings(f);
   if (!st) st = rewrite(f, changed);
   for (int i = 0; i < f->cluster_count; i++) {
-    free(f->clusters[i].members);
-    free(f->clusters[i].externals);
+    vkhlo_free(m->arena.allocator, f->clusters[i].members);
+    vkhlo_free(m->arena.allocator, f->clusters[i].externals);
   }
-  free(f->clusters);
-  free(f->ins);
-  free(f->needed);
-  free(f->kept);
-  free(f->splat);
-  free(f->stamp);
-  free(f->state);
-  free(f->exclusive);
-  free(f->identity);
-  free(f->in_contraction);
-  free(f->mark);
-  free(f->root_cluster);
+  vkhlo_free(m->arena.allocator, f->clusters);
+  vkhlo_free(m->arena.allocator, f->ins);
+  vkhlo_free(m->arena.allocator, f->needed);
+  vkhlo_free(m->arena.allocator, f->kept);
+  vkhlo_free(m->arena.allocator, f->splat);
+  vkhlo_free(m->arena.allocator, f->stamp);
+  vkhlo_free(m->arena.allocator, f->state);
+  vkhlo_free(m->arena.allocator, f->exclusive);
+  vkhlo_free(m->arena.allocator, f->identity);
+  vkhlo_free(m->arena.allocator, f->in_contraction);
+  vkhlo_free(m->arena.allocator, f->mark);
+  vkhlo_free(m->arena.allocator, f->root_cluster);
   return st;
 }
 
@@ -800,7 +800,7 @@ vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t 
   /* The computations lowered as sequences: the entry and, transitively,
    * while/if/case callees. */
   int cap = module->computation_count + 1, count = 0;
-  hlo_computation_t **todo = malloc(sizeof(void *) * (size_t)cap);
+  hlo_computation_t **todo = vkhlo_malloc(module->arena.allocator, sizeof(void *) * (size_t)cap);
   if (!todo) return VKHLO_NO_MEMORY();
   todo[count++] = module->entry_computation;
   for (int i = 0; i < count; i++) {
@@ -823,7 +823,7 @@ vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t 
     st = fuse_computation(module, todo[i], max_buffers, target && target->is_cpu && target->shader_int64, &ch);
     *changed = *changed || ch;
   }
-  free(todo);
+  vkhlo_free(module->arena.allocator, todo);
   return st;
 }
 
@@ -835,7 +835,7 @@ char *codegen_fusion_dot(const hlo_module_t *module) {
   if (!module || !module->entry_computation) return NULL;
   const hlo_computation_t *c = module->entry_computation;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, module->arena.allocator);
   strbuf_printf(&sb, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n",
                 c->name ? c->name : "entry");
   for (int i = 0; i < c->instruction_count; i++) {

@@ -412,7 +412,7 @@ void glsl_append_load_element(strbuf_t *sb, const codegen_target_t *target, hlo_
     return;
   }
   strbuf_t ref;
-  strbuf_init(&ref);
+  strbuf_init(&ref, sb->allocator);
   strbuf_printf(&ref, "%s.data[%s]", buffer, index);
   if (ref.failed) sb->failed = true;
   else if (glsl_type_is_emulated64(target, t)) strbuf_append(sb, ref.data);

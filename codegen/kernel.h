@@ -22,8 +22,9 @@
 #include "hlo/hlo.h"
 
 typedef struct codegen_kernel {
-  char *name;  /* heap; e.g. "add_3" */
-  char *glsl;  /* heap; complete GLSL 450 source */
+  char *name;  /* heap (|allocator|); e.g. "add_3" */
+  char *glsl;  /* heap (|allocator|); complete GLSL 450 source */
+  const vkhlo_allocator_t *allocator; /* name and glsl come from here (NULL = libc) */
   uint32_t local_size_x;
   uint32_t group_count[3];
   int input_count;  /* bindings 0..input_count-1 */
@@ -40,8 +41,10 @@ bool codegen_instruction_needs_kernel(const hlo_instruction_t *instr);
 /* Emits the kernel computing |instr| into |out|.
  * Errors: UNIMPLEMENTED (with "unsupported element type <t>" or
  * "unsupported op <name>") when the op or element type cannot run on
- * |target|; the message starts with the instruction's file:line:col. */
-vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target,
+ * |target|; the message starts with the instruction's file:line:col;
+ * RESOURCE_EXHAUSTED.  Every allocation goes through |allocator| (NULL =
+ * libc), which out->allocator keeps for codegen_kernel_free. */
+vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
                                         const hlo_instruction_t *instr, codegen_kernel_t *out);
 
 /* Checks that every element type of |instr| (operands and results) is

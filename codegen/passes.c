@@ -25,12 +25,12 @@ static vkhlo_status_t dump(const hlo_module_t *m, const codegen_pass_options_t *
   if (!text) return VKHLO_NO_MEMORY();
   FILE *f = fopen(path, "w");
   if (!f) {
-    free(text);
+    vkhlo_free(m->arena.allocator, text);
     return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
   }
   fputs(text, f);
   fclose(f);
-  free(text);
+  vkhlo_free(m->arena.allocator, text);
   return NULL;
 }
 

@@ -64,7 +64,8 @@ vkhlo_status_t codegen_cse_pass(hlo_module_t *module, const codegen_target_t *ta
 vkhlo_status_t codegen_dce_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 
-/* The fusion plan as a Graphviz DOT graph (clusters = fusions).  Caller frees. */
+/* The fusion plan as a Graphviz DOT graph (clusters = fusions).  Caller frees
+ * (vkhlo_free with module->arena.allocator); NULL on out-of-memory. */
 char *codegen_fusion_dot(const hlo_module_t *module);
 
 #endif

@@ -146,7 +146,7 @@ static bool all_operands_constant(const hlo_instruction_t *in) {
 static void emit(simplifier_t *S, hlo_instruction_t *in) {
   if (S->out_count == S->out_capacity) {
     int cap = S->out_capacity ? S->out_capacity * 2 : 64;
-    hlo_instruction_t **p = realloc(S->out, sizeof(void *) * (size_t)cap);
+    hlo_instruction_t **p = vkhlo_realloc(S->m->arena.allocator, S->out, sizeof(void *) * (size_t)cap);
     if (!p) {
       S->oom = true;
       return;
@@ -1024,7 +1024,7 @@ vkhlo_status_t codegen_simplify_pass(hlo_module_t *module, const codegen_target_
   }
   if (!st && !entry_listed && module->entry_computation)
     st = simplify_computation(&S, module->entry_computation);
-  free(S.out);
+  vkhlo_free(S.m->arena.allocator, S.out);
   *changed = S.changed;
   return st;
 }

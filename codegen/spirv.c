@@ -71,6 +71,7 @@ struct spirv_compiler {
   bool optimize;
   unsigned signed_zero_inf_nan_preserve; /* SPIRV_FLOAT* widths */
   char *cache_dir; /* NULL: cache off */
+  const vkhlo_allocator_t *allocator; /* every host allocation (NULL = libc) */
   spv_context context;
   spirv_compiler_stats_t stats;
   char key_prefix[256]; /* versions and options that change the output */
@@ -137,9 +138,9 @@ static hash128_t cache_key(const spirv_compiler_t *c, const char *glsl) {
 
 /* ---- cache directory and files ----------------------------------------- */
 
-static char *join(const char *a, const char *b) {
+static char *join(const vkhlo_allocator_t *allocator, const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 1;
-  char *s = malloc(n);
+  char *s = vkhlo_malloc(allocator, n);
   if (s) snprintf(s, n, "%s%s", a, b);
   return s;
 }
@@ -152,14 +153,14 @@ static vkhlo_status_t resolve_cache_dir(const spirv_compiler_options_t *o, char 
   const char *env;
   if (o->cache_dir) {
     if (!*o->cache_dir) return NULL;
-    dir = join(o->cache_dir, "");
+    dir = join(o->allocator, o->cache_dir, "");
   } else if ((env = getenv("VKHLO_CACHE_DIR")) != NULL) {
     if (!*env || strcmp(env, "off") == 0) return NULL;
-    dir = join(env, "");
+    dir = join(o->allocator, env, "");
   } else if ((env = getenv("XDG_CACHE_HOME")) != NULL && *env) {
-    dir = join(env, "/vkhlo");
+    dir = join(o->allocator, env, "/vkhlo");
   } else if ((env = getenv("HOME")) != NULL && *env) {
-    dir = join(env, "/.cache/vkhlo");
+    dir = join(o->allocator, env, "/.cache/vkhlo");
   } else {
     return NULL;
   }
@@ -169,8 +170,8 @@ static vkhlo_status_t resolve_cache_dir(const spirv_compiler_options_t *o, char 
 }
 
 /* mkdir -p; returns false on failure. */
-static bool make_dirs(const char *path) {
-  char *p = join(path, "");
+static bool make_dirs(const vkhlo_allocator_t *allocator, const char *path) {
+  char *p = join(allocator, path, "");
   if (!p) return false;
   bool ok = true;
   for (char *s = p + 1;; s++) {
@@ -184,13 +185,13 @@ static bool make_dirs(const char *path) {
   }
   struct stat st;
   ok = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-  free(p);
+  vkhlo_free(allocator, p);
   return ok;
 }
 
 static char *cache_path(const spirv_compiler_t *c, hash128_t key) {
   size_t n = strlen(c->cache_dir) + 1 + 32 + 4 + 1;
-  char *path = malloc(n);
+  char *path = vkhlo_malloc(c->allocator, n);
   if (path)
     snprintf(path, n, "%s/%016llx%016llx.spv", c->cache_dir, (unsigned long long)key.hi,
              (unsigned long long)key.lo);
@@ -207,7 +208,7 @@ static bool validate_words(const spirv_compiler_t *c, const uint32_t *words, siz
     if (r != SPV_SUCCESS) {
       const char *text = diag && diag->error ? diag->error : "(no diagnostic)";
       strbuf_t sb;
-      strbuf_init(&sb);
+      strbuf_init(&sb, c->allocator);
       if (diag && !diag->isTextSource)
         strbuf_printf(&sb, "%s (at word %zu)", text, diag->position.index);
       else
@@ -226,7 +227,7 @@ vkhlo_status_t spirv_validate(spirv_compiler_t *c, const char *name, const uint3
   char *message = NULL;
   if (validate_words(c, words, size_bytes / 4, &message)) return NULL;
   vkhlo_status_t st = VKHLO_INVALID("spirv-val rejected %s: %s", name, message ? message : "");
-  free(message);
+  vkhlo_free(c->allocator, message);
   return st;
 }
 
@@ -240,12 +241,12 @@ static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **o
   long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size >= 20 && size % 4 == 0 && size <= MAX_CACHE_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
-      (words = malloc((size_t)size)) != NULL && fread(words, 1, (size_t)size, f) == (size_t)size &&
+      (words = vkhlo_malloc(c->allocator, (size_t)size)) != NULL && fread(words, 1, (size_t)size, f) == (size_t)size &&
       words[0] == SPIRV_MAGIC && validate_words(c, words, (size_t)size / 4, NULL))
     ok = true;
   fclose(f);
   if (!ok) {
-    free(words);
+    vkhlo_free(c->allocator, words);
     return false;
   }
   *out_words = words;
@@ -255,16 +256,16 @@ static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **o
 
 /* Best effort: write to a temporary file in the same directory, rename. */
 static void cache_store(spirv_compiler_t *c, const char *path, const uint32_t *words, size_t size) {
-  if (!make_dirs(c->cache_dir)) return;
+  if (!make_dirs(c->allocator, c->cache_dir)) return;
   size_t n = strlen(path) + 64;
-  char *tmp = malloc(n);
+  char *tmp = vkhlo_malloc(c->allocator, n);
   if (!tmp) return;
   snprintf(tmp, n, "%s.%ld.%d.tmp", path, (long)getpid(), c->stats.compiled);
   FILE *f = fopen(tmp, "wb");
   bool ok = f && fwrite(words, 1, size, f) == size;
   if (f && fclose(f) != 0) ok = false;
   if (!ok || rename(tmp, path) != 0) remove(tmp);
-  free(tmp);
+  vkhlo_free(c->allocator, tmp);
 }
 
 /* ---- glslang ------------------------------------------------------------ */
@@ -306,7 +307,7 @@ static void append_source_excerpt(strbuf_t *sb, const char *src, int line) {
 static vkhlo_status_t compile_error(const char *name, const char *stage, const char *log,
                                     const char *glsl) {
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   size_t n = strlen(log);
   while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
   strbuf_appendn(&sb, log, n < MAX_LOG_CHARS ? n : MAX_LOG_CHARS);
@@ -319,7 +320,7 @@ static vkhlo_status_t compile_error(const char *name, const char *stage, const c
   char *text = strbuf_take(&sb);
   vkhlo_status_t s = VKHLO_INTERNAL("glslang failed to %s kernel %s: %s", stage, name,
                                     text ? text : "(out of memory formatting the log)");
-  free(text);
+  vkhlo_free(NULL, text);
   return s;
 }
 
@@ -375,7 +376,7 @@ static vkhlo_status_t glslang_front_end(const char *name, const char *glsl,
 /* Generates SPIR-V from a linked program; caller frees *out_words.
  * Call once per program: glslang appends each generated module to the
  * program's word vector (and would run the optimizer over both). */
-static vkhlo_status_t generate(glslang_program_t *program, bool optimize, uint32_t **out_words,
+static vkhlo_status_t generate(const vkhlo_allocator_t *allocator, glslang_program_t *program, bool optimize, uint32_t **out_words,
                                size_t *out_count) {
   glslang_spv_options_t spv = {
       .generate_debug_info = false,
@@ -397,7 +398,7 @@ static vkhlo_status_t generate(glslang_program_t *program, bool optimize, uint32
                           messages ? ": " : "", messages ? messages : "");
   }
   size_t count = total;
-  uint32_t *words = malloc(count * sizeof *words);
+  uint32_t *words = vkhlo_malloc(allocator, count * sizeof *words);
   if (!words) return VKHLO_NO_MEMORY();
   memcpy(words, ptr, count * sizeof *words);
   *out_words = words;
@@ -406,12 +407,12 @@ static vkhlo_status_t generate(glslang_program_t *program, bool optimize, uint32
 }
 
 /* Front end + generation in one go; caller frees *out_words. */
-static vkhlo_status_t glsl_to_spirv(const char *name, const char *glsl, bool optimize,
+static vkhlo_status_t glsl_to_spirv(const vkhlo_allocator_t *allocator, const char *name, const char *glsl, bool optimize,
                                     uint32_t **out_words, size_t *out_count) {
   glslang_shader_t *shader = NULL;
   glslang_program_t *program = NULL;
   vkhlo_status_t s = glslang_front_end(name, glsl, &shader, &program);
-  if (!s) s = generate(program, optimize, out_words, out_count);
+  if (!s) s = generate(allocator, program, optimize, out_words, out_count);
   if (program) glslang_program_delete(program);
   if (shader) glslang_shader_delete(shader);
   return s;
@@ -456,7 +457,7 @@ static bool is_extension(const uint32_t *inst, uint32_t word_count, const char *
   return word_count == n && memcmp(inst + 1, packed + 1, (n - 1) * sizeof *packed) == 0;
 }
 
-vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words_io, size_t *size_bytes_io,
+vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(const vkhlo_allocator_t *allocator, uint32_t **words_io, size_t *size_bytes_io,
                                                       unsigned widths) {
   const uint32_t *w = *words_io;
   size_t n = *size_bytes_io / 4;
@@ -509,7 +510,7 @@ vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words_io, size_
   bool need_extension = w[1] < 0x00010400u && !have_extension;
   size_t extension_words = (sizeof float_controls_extension + 3) / 4 + 1;
   size_t extra = (have_capability ? 0 : 2) + (need_extension ? extension_words : 0) + 4 * mode_count;
-  uint32_t *out = malloc((n + extra) * sizeof *out);
+  uint32_t *out = vkhlo_malloc(allocator, (n + extra) * sizeof *out);
   if (!out) return VKHLO_NO_MEMORY();
   size_t o = 0;
   memcpy(out, w, capabilities_end * sizeof *w);
@@ -531,7 +532,7 @@ vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words_io, size_
       }
   memcpy(out + o, w + modes_end, (n - modes_end) * sizeof *w);
   o += n - modes_end;
-  free(*words_io);
+  vkhlo_free(allocator, *words_io);
   *words_io = out;
   *size_bytes_io = o * sizeof *out;
   return NULL;
@@ -544,26 +545,27 @@ vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,
   *out_compiler = NULL;
   spirv_compiler_options_t defaults = {.cache_dir = NULL, .disable_cache = false, .optimize = true};
   if (!options) options = &defaults;
-  spirv_compiler_t *c = calloc(1, sizeof *c);
+  spirv_compiler_t *c = vkhlo_calloc(options->allocator, 1, sizeof *c);
   if (!c) return VKHLO_NO_MEMORY();
+  c->allocator = options->allocator;
   c->optimize = options->optimize;
   c->signed_zero_inf_nan_preserve =
       options->signed_zero_inf_nan_preserve & (SPIRV_FLOAT16 | SPIRV_FLOAT32 | SPIRV_FLOAT64);
   vkhlo_status_t s = resolve_cache_dir(options, &c->cache_dir);
   if (s) {
-    free(c);
+    vkhlo_free(c->allocator, c);
     return s;
   }
   c->context = spvContextCreate(SPV_ENV_VULKAN_1_1);
   if (!c->context) {
-    free(c->cache_dir);
-    free(c);
+    vkhlo_free(c->allocator, c->cache_dir);
+    vkhlo_free(c->allocator, c);
     return VKHLO_INTERNAL("spvContextCreate(SPV_ENV_VULKAN_1_1) failed");
   }
   if (!glslang_initialize_process()) {
     spvContextDestroy(c->context);
-    free(c->cache_dir);
-    free(c);
+    vkhlo_free(c->allocator, c->cache_dir);
+    vkhlo_free(c->allocator, c);
     return VKHLO_INTERNAL("glslang_initialize_process failed");
   }
   snprintf(c->key_prefix, sizeof c->key_prefix,
@@ -580,8 +582,8 @@ void spirv_compiler_destroy(spirv_compiler_t *c) {
   if (!c) return;
   glslang_finalize_process();
   spvContextDestroy(c->context);
-  free(c->cache_dir);
-  free(c);
+  vkhlo_free(c->allocator, c->cache_dir);
+  vkhlo_free(c->allocator, c);
 }
 
 const spirv_compiler_stats_t *spirv_compiler_stats(const spirv_compiler_t *c) { return &c->stats; }
@@ -601,7 +603,7 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
     if (!path) return VKHLO_NO_MEMORY();
     if (cache_load(c, path, out_words, out_size_bytes)) {
       c->stats.cache_hits++;
-      free(path);
+      vkhlo_free(c->allocator, path);
       return NULL;
     }
   }
@@ -609,10 +611,10 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
   uint32_t *words = NULL;
   size_t count = 0;
   char *diag = NULL;
-  vkhlo_status_t s = glsl_to_spirv(name, glsl, c->optimize, &words, &count);
+  vkhlo_status_t s = glsl_to_spirv(c->allocator, name, glsl, c->optimize, &words, &count);
   if (!s && c->signed_zero_inf_nan_preserve) {
     size_t bytes = count * sizeof *words;
-    s = spirv_add_signed_zero_inf_nan_preserve(&words, &bytes, c->signed_zero_inf_nan_preserve);
+    s = spirv_add_signed_zero_inf_nan_preserve(c->allocator, &words, &bytes, c->signed_zero_inf_nan_preserve);
     count = bytes / sizeof *words;
   }
   if (!s && !validate_words(c, words, count, &diag)) {
@@ -621,36 +623,36 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
     if (c->optimize) {
       uint32_t *plain = NULL;
       size_t plain_count = 0;
-      vkhlo_status_t plain_status = glsl_to_spirv(name, glsl, false, &plain, &plain_count);
+      vkhlo_status_t plain_status = glsl_to_spirv(c->allocator, name, glsl, false, &plain, &plain_count);
       char *plain_diag = NULL;
       if (!plain_status && validate_words(c, plain, plain_count, &plain_diag))
         optimizer_at_fault = true;
       else if (plain_diag) {
-        free(diag);
+        vkhlo_free(c->allocator, diag);
         diag = plain_diag; /* report the unoptimized module's first problem */
       }
       vkhlo_status_free(plain_status);
-      free(plain);
+      vkhlo_free(c->allocator, plain);
     }
     s = VKHLO_INTERNAL("spirv-val rejected kernel %s%s: %s", name,
                        optimizer_at_fault ? " after optimization" : "",
                        diag ? diag : "(out of memory)");
   }
-  free(diag);
+  vkhlo_free(c->allocator, diag);
   if (s) {
-    free(words);
-    free(path);
+    vkhlo_free(c->allocator, words);
+    vkhlo_free(c->allocator, path);
     return s;
   }
   c->stats.compiled++;
   if (path) cache_store(c, path, words, count * sizeof *words);
-  free(path);
+  vkhlo_free(c->allocator, path);
   *out_words = words;
   *out_size_bytes = count * sizeof *words;
   return NULL;
 }
 
-char *spirv_disassemble(const uint32_t *words, size_t size_bytes) {
+char *spirv_disassemble(const vkhlo_allocator_t *allocator, const uint32_t *words, size_t size_bytes) {
   if (!words || size_bytes < 20 || size_bytes % 4 != 0) return NULL;
   spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
   if (!context) return NULL;
@@ -662,7 +664,7 @@ char *spirv_disassemble(const uint32_t *words, size_t size_bytes) {
                                        SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES,
                                    &text, &diag);
   if (r == SPV_SUCCESS && text) {
-    out = malloc(text->length + 1);
+    out = vkhlo_malloc(allocator, text->length + 1);
     if (out) {
       memcpy(out, text->str, text->length);
       out[text->length] = '\0';

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "support/alloc.h"
 #include "support/status.h"
 
 typedef struct spirv_compiler spirv_compiler_t;
@@ -29,6 +30,9 @@ typedef struct spirv_compiler_options {
    * when it uses that width (spirv_add_signed_zero_inf_nan_preserve).  Set
    * only the widths the device honours (codegen_target_t). */
   unsigned signed_zero_inf_nan_preserve;
+  /* Every host allocation of the compiler (NULL = libc); kept by pointer.
+   * glslang and SPIRV-Tools allocate on their own. */
+  const vkhlo_allocator_t *allocator;
 } spirv_compiler_options_t;
 
 enum { SPIRV_FLOAT16 = 1u << 0, SPIRV_FLOAT32 = 1u << 1, SPIRV_FLOAT64 = 1u << 2 };
@@ -45,8 +49,9 @@ const spirv_compiler_stats_t *spirv_compiler_stats(const spirv_compiler_t *compi
 
 /* Compiles a GLSL 450 compute shader to SPIR-V (Vulkan 1.1, SPIR-V 1.3),
  * validates it with spirv-val and optimizes it.  *out_words is heap-
- * allocated (caller frees); *out_size_bytes is a multiple of 4.
- * Errors: INTERNAL with glslang's or spirv-val's log and |name|. */
+ * allocated (caller frees with the compiler's allocator); *out_size_bytes is a multiple of 4.
+ * Errors: INTERNAL with glslang's or spirv-val's log and |name|;
+ * RESOURCE_EXHAUSTED. */
 vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *compiler, const char *name, const char *glsl,
                                   uint32_t **out_words, size_t *out_size_bytes);
 
@@ -60,13 +65,14 @@ vkhlo_status_t spirv_validate(spirv_compiler_t *compiler, const char *name, cons
  * the module declares with OpTypeFloat, with the SignedZeroInfNanPreserve
  * capability and, below SPIR-V 1.4, OpExtension "SPV_KHR_float_controls".
  * Declarations already present are kept, not repeated.  *words is replaced
- * by a new heap block (the old one is freed) only when something is added;
+ * by a new heap block from |allocator| (the old one is freed with it) only when something is added;
  * *size_bytes is updated.  Errors: INVALID_ARGUMENT for a malformed module
  * (nothing changed). */
-vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(uint32_t **words, size_t *size_bytes,
-                                                      unsigned widths);
+vkhlo_status_t spirv_add_signed_zero_inf_nan_preserve(const vkhlo_allocator_t *allocator, uint32_t **words,
+                                                      size_t *size_bytes, unsigned widths);
 
-/* Disassembles SPIR-V to text (for dumps).  Caller frees.  NULL on error. */
-char *spirv_disassemble(const uint32_t *words, size_t size_bytes);
+/* Disassembles SPIR-V to text (for dumps).  Caller frees (vkhlo_free with
+ * |allocator|).  NULL on error. */
+char *spirv_disassemble(const vkhlo_allocator_t *allocator, const uint32_t *words, size_t size_bytes);
 
 #endif

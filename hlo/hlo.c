@@ -204,9 +204,9 @@ void hlo_shape_to_string(const hlo_shape_t *shape, char *buf, size_t buf_size) {
 
 /* ------------------------------------------------------ construction */
 
-hlo_module_t *hlo_module_create(const char *name) {
+hlo_module_t *hlo_module_create(const char *name, const vkhlo_allocator_t *allocator) {
   arena_t arena;
-  arena_init(&arena);
+  arena_init(&arena, allocator);
   hlo_module_t *m = arena_alloc(&arena, sizeof *m);
   if (!m) return NULL;
   m->arena = arena;

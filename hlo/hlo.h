@@ -4,7 +4,10 @@
  * An HloModule owns an arena; every computation, instruction, shape array,
  * attribute array, literal and string of the module lives there and is freed
  * with the module.  Passes allocate from the module's arena and never free
- * single nodes.
+ * single nodes.  The arena's allocator (module->arena.allocator, the host
+ * allocator of the context that parsed it) is also the one every pass and
+ * emitter uses for its temporary heap blocks: hlo/ and codegen/ know no
+ * context, only that pointer.
  *
  * Invariants (checked by hlo_verify):
  *  - A computation's |instructions| are in def-before-use order; operands
@@ -309,8 +312,10 @@ bool hlo_computation_has_side_effect(const hlo_computation_t *c);
 
 /* ------------------------------------------------------- construction */
 
-/* Creates an empty module.  Returns NULL on out-of-memory. */
-hlo_module_t *hlo_module_create(const char *name);
+/* Creates an empty module whose arena (and every host block of the passes
+ * that work on it) comes from |allocator| (NULL = libc; kept by pointer).
+ * Returns NULL on out-of-memory. */
+hlo_module_t *hlo_module_create(const char *name, const vkhlo_allocator_t *allocator);
 void hlo_module_destroy(hlo_module_t *module);
 
 hlo_computation_t *hlo_computation_create(hlo_module_t *m, const char *name);
@@ -343,12 +348,14 @@ hlo_computation_t *hlo_module_find_computation(const hlo_module_t *m, const char
  * single public function, that one is used when no "main" exists).
  * func.call is inlined.  On error returns a status whose message starts
  * with "file:line:col: " and sets *out_module to NULL.
+ * The module and the parser's scratch memory come from options->allocator.
  * options: fill_elided: 0 = error on dense_resource<__elided__>,
  *          1 = zeros, 2 = seeded random (|seed|). */
 typedef struct hlo_parse_options {
   const char *entry_name;
   int fill_elided;
   uint64_t seed;
+  const vkhlo_allocator_t *allocator; /* the module's and the parser's memory (NULL = libc) */
 } hlo_parse_options_t;
 vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
                          const hlo_parse_options_t *options, hlo_module_t **out_module);
@@ -357,7 +364,7 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
 vkhlo_status_t hlo_verify(const hlo_module_t *module);
 
 /* Prints the module in a StableHLO-like text form (for dumps and tests). */
-char *hlo_module_to_string(const hlo_module_t *module); /* caller frees */
+char *hlo_module_to_string(const hlo_module_t *module); /* caller frees (vkhlo_free(module->arena.allocator, ...)) */
 
 /* Inlining (hlo/inline.c).  Appends to |caller| a copy of every
  * instruction of |callee| except its parameters (parameter i is replaced by

@@ -2904,15 +2904,16 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
   if (!out_module) return VKHLO_INVALID("hlo_parse: out_module is NULL");
   *out_module = NULL;
   if (!text && length) return VKHLO_INVALID("hlo_parse: text is NULL");
-  static const hlo_parse_options_t default_options = {NULL, 0, 0};
-  parser_t *p = calloc(1, sizeof *p);
+  static const hlo_parse_options_t default_options = {NULL, 0, 0, NULL};
+  const vkhlo_allocator_t *allocator = options ? options->allocator : NULL;
+  parser_t *p = vkhlo_calloc(allocator, 1, sizeof *p);
   if (!p) return VKHLO_NO_MEMORY();
-  p->m = hlo_module_create("module");
+  p->m = hlo_module_create("module", allocator);
   if (!p->m) {
-    free(p);
+    vkhlo_free(allocator, p);
     return VKHLO_NO_MEMORY();
   }
-  arena_init(&p->tmp);
+  arena_init(&p->tmp, allocator);
   p->opts = options ? options : &default_options;
   p->rng_state = p->opts->seed;
   p->text = text ? text : "";
@@ -2923,7 +2924,7 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
   p->file = arena_strdup(&p->m->arena, file_name ? file_name : "<input>");
   if (!p->file) {
     hlo_module_destroy(p->m);
-    free(p);
+    vkhlo_free(allocator, p);
     return VKHLO_NO_MEMORY();
   }
   p->m->source_file = p->file;
@@ -2931,12 +2932,12 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
     vkhlo_status_t err = p->err;
     hlo_module_destroy(p->m);
     arena_free(&p->tmp);
-    free(p);
+    vkhlo_free(allocator, p);
     return err;
   }
   parse_all(p);
   *out_module = p->m;
   arena_free(&p->tmp);
-  free(p);
+  vkhlo_free(allocator, p);
   return NULL;
 }

@@ -210,7 +210,7 @@ static void print_computation(strbuf_t *sb, const hlo_module_t *m, const hlo_com
 char *hlo_module_to_string(const hlo_module_t *module) {
   if (!module) return NULL;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, module->arena.allocator);
   strbuf_printf(&sb, "module @%s {\n", module->name ? module->name : "module");
   for (int i = 0; i < module->computation_count; i++) {
     if (i) strbuf_append(&sb, "\n");

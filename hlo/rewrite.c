@@ -93,10 +93,10 @@ typedef struct comp_set {
   size_t mask;
 } comp_set_t;
 
-static bool comp_set_init(comp_set_t *s, int count) {
+static bool comp_set_init(comp_set_t *s, const vkhlo_allocator_t *allocator, int count) {
   size_t cap = 16;
   while (cap < (size_t)count * 2 + 2) cap *= 2;
-  s->slots = calloc(cap, sizeof *s->slots);
+  s->slots = vkhlo_calloc(allocator, cap, sizeof *s->slots);
   s->mask = cap - 1;
   return s->slots != NULL;
 }
@@ -131,7 +131,7 @@ vkhlo_status_t hlo_module_remove_unreachable_computations(hlo_module_t *m, int *
   *out_removed = 0;
   if (!m->entry_computation) return NULL;
   comp_set_t live;
-  if (!comp_set_init(&live, m->computation_count + 1)) return VKHLO_NO_MEMORY();
+  if (!comp_set_init(&live, m->arena.allocator, m->computation_count + 1)) return VKHLO_NO_MEMORY();
   comp_set_add(&live, m->entry_computation);
   /* Callers come after their callees: walking backwards, every caller of
    * a computation has been seen (and has marked it) before it is reached. */
@@ -148,7 +148,7 @@ vkhlo_status_t hlo_module_remove_unreachable_computations(hlo_module_t *m, int *
     if (comp_set_has(&live, m->computations[i])) m->computations[kept++] = m->computations[i];
   *out_removed = m->computation_count - kept;
   m->computation_count = kept;
-  free(live.slots);
+  vkhlo_free(m->arena.allocator, live.slots);
   return NULL;
 }
 

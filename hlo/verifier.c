@@ -1983,7 +1983,7 @@ vkhlo_status_t hlo_verify(const hlo_module_t *module) {
     return VKHLO_INVALID("module: malformed computation list");
   int id_limit = module->next_instruction_id;
   if (id_limit < 0) return VKHLO_INVALID("module: malformed instruction numbering");
-  int *defined = calloc((size_t)id_limit + 1, sizeof *defined);
+  int *defined = vkhlo_calloc(module->arena.allocator, (size_t)id_limit + 1, sizeof *defined);
   if (!defined) return VKHLO_NO_MEMORY();
   verifier_t v = {module, NULL, NULL};
   vkhlo_status_t status = NULL;
@@ -2000,6 +2000,6 @@ vkhlo_status_t hlo_verify(const hlo_module_t *module) {
   if (!status && !entry_listed)
     status = verify_computation(&v, module->entry_computation, defined, id_limit,
                                 module->computation_count + 1);
-  free(defined);
+  vkhlo_free(module->arena.allocator, defined);
   return status;
 }

@@ -11,12 +11,16 @@ struct arena_block {
   _Alignas(16) unsigned char data[];
 };
 
-void arena_init(arena_t *arena) { memset(arena, 0, sizeof *arena); }
+void arena_init(arena_t *arena, const vkhlo_allocator_t *allocator) {
+  memset(arena, 0, sizeof *arena);
+  arena->allocator = allocator;
+}
 
 void arena_free(arena_t *arena) {
+  const vkhlo_allocator_t *allocator = arena->allocator;
   for (arena_block_t *b = arena->head; b;) {
     arena_block_t *next = b->next;
-    free(b);
+    vkhlo_free(allocator, b);
     b = next;
   }
   memset(arena, 0, sizeof *arena);
@@ -28,7 +32,7 @@ void *arena_alloc(arena_t *arena, size_t size_bytes) {
   arena_block_t *b = arena->head;
   if (!b || b->capacity - b->used < size) {
     size_t cap = size > 65536 ? size : 65536;
-    b = malloc(sizeof *b + cap);
+    b = vkhlo_malloc(arena->allocator, sizeof *b + cap);
     if (!b) return NULL;
     b->used = 0;
     b->capacity = cap;

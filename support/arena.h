@@ -8,13 +8,16 @@
 
 #include <stddef.h>
 
+#include "support/alloc.h"
+
 typedef struct arena_block arena_block_t;
 typedef struct arena {
   arena_block_t *head;
   size_t total_bytes;
+  const vkhlo_allocator_t *allocator; /* blocks come from here (NULL = libc) */
 } arena_t;
 
-void arena_init(arena_t *arena);
+void arena_init(arena_t *arena, const vkhlo_allocator_t *allocator);
 void arena_free(arena_t *arena);
 void *arena_alloc(arena_t *arena, size_t size_bytes);
 char *arena_strdup(arena_t *arena, const char *s);

@@ -3,10 +3,10 @@
 
 #include <stdlib.h>
 
-bool int_array_push(int **array, int *count, int *capacity, int value) {
+bool int_array_push(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value) {
   if (*count == *capacity) {
     int cap = *capacity ? *capacity * 2 : 8;
-    int *p = realloc(*array, sizeof *p * (size_t)cap);
+    int *p = vkhlo_realloc(allocator, *array, sizeof *p * (size_t)cap);
     if (!p) return false;
     *array = p;
     *capacity = cap;
@@ -15,8 +15,8 @@ bool int_array_push(int **array, int *count, int *capacity, int value) {
   return true;
 }
 
-bool int_array_push_unique(int **array, int *count, int *capacity, int value) {
+bool int_array_push_unique(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value) {
   for (int i = 0; i < *count; i++)
     if ((*array)[i] == value) return true;
-  return int_array_push(array, count, capacity, value);
+  return int_array_push(allocator, array, count, capacity, value);
 }

@@ -2,7 +2,8 @@
  * Growable int arrays and size rounding, shared by every layer (the
  * scheduler, buffer assignment, lowering, fusion).  The array is the
  * usual triple {array, count, capacity} kept by the caller; it starts as
- * {NULL, 0, 0} and the caller frees |array|.
+ * {NULL, 0, 0} and the caller frees |array| with vkhlo_free(allocator, ...)
+ * (the allocator it was pushed with).
  */
 #ifndef VKHLO_SUPPORT_ARRAY_H
 #define VKHLO_SUPPORT_ARRAY_H
@@ -10,12 +11,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "support/alloc.h"
+
 /* Appends |value| to *array, growing it (doubling) when *count ==
  * *capacity.  False on out-of-memory, leaving the array as it was. */
-bool int_array_push(int **array, int *count, int *capacity, int value);
+bool int_array_push(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value);
 
 /* Appends |value| unless *array already holds it (O(count)). */
-bool int_array_push_unique(int **array, int *count, int *capacity, int value);
+bool int_array_push_unique(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value);
 
 /* |value| rounded up to a multiple of |alignment| (> 0; any, not only
  * powers of two). */

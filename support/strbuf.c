@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void strbuf_init(strbuf_t *sb) { memset(sb, 0, sizeof *sb); }
+void strbuf_init(strbuf_t *sb, const vkhlo_allocator_t *allocator) {
+  memset(sb, 0, sizeof *sb);
+  sb->allocator = allocator;
+}
 
 void strbuf_free(strbuf_t *sb) {
-  free(sb->data);
-  memset(sb, 0, sizeof *sb);
+  vkhlo_free(sb->allocator, sb->data);
+  strbuf_init(sb, sb->allocator);
 }
 
 static bool reserve(strbuf_t *sb, size_t extra) {
@@ -19,7 +22,7 @@ static bool reserve(strbuf_t *sb, size_t extra) {
   if (need <= sb->capacity) return true;
   size_t cap = sb->capacity ? sb->capacity : 256;
   while (cap < need) cap *= 2;
-  char *p = realloc(sb->data, cap);
+  char *p = vkhlo_realloc(sb->allocator, sb->data, cap);
   if (!p) {
     sb->failed = true;
     return false;
@@ -57,6 +60,6 @@ char *strbuf_take(strbuf_t *sb) {
   }
   if (!sb->data && !reserve(sb, 0)) return NULL;
   char *s = sb->data;
-  memset(sb, 0, sizeof *sb);
+  strbuf_init(sb, sb->allocator);
   return s;
 }

@@ -37,7 +37,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
-  f->m = hlo_module_create("test");
+  f->m = hlo_module_create("test", NULL);
   f->c = hlo_computation_create(f->m, "main");
   spirv_compiler_options_t opts = {.disable_cache = true, .optimize = false};
   vkhlo_status_t st = spirv_compiler_create(&opts, &f->sc);
@@ -136,7 +136,7 @@ static void print_numbered(const char *glsl) {
  * whenever emission does). */
 static vkhlo_status_t try_kernel(fixture_t *f, const hlo_instruction_t *in) {
   codegen_kernel_t k;
-  vkhlo_status_t st = codegen_emit_instruction(&f->target, in, &k);
+  vkhlo_status_t st = codegen_emit_instruction(&f->target, NULL, in, &k);
   if (st) return st;
   if (getenv("VKHLO_TEST_DUMP")) fprintf(stderr, "==== %s\n%s", k.name, k.glsl);
   assert_non_null(k.glsl);
@@ -167,7 +167,7 @@ static void expect_kernel(fixture_t *f, const hlo_instruction_t *in) {
 
 static void expect_unimplemented(fixture_t *f, const hlo_instruction_t *in, const char *text) {
   codegen_kernel_t k;
-  vkhlo_status_t st = codegen_emit_instruction(&f->target, in, &k);
+  vkhlo_status_t st = codegen_emit_instruction(&f->target, NULL, in, &k);
   assert_non_null(st);
   assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
   const char *msg = vkhlo_status_message(st);
@@ -611,7 +611,7 @@ static void test_group_count(void **state) {
   hlo_instruction_t *a = param(f, shp(HLO_F32, 1, 64 * 70000));
   hlo_instruction_t *in = add_instr(f, f->c, HLO_OPCODE_NEGATE, shp(HLO_F32, 1, 64 * 70000), 1, a);
   codegen_kernel_t k;
-  vkhlo_status_t st = codegen_emit_instruction(&f->target, in, &k);
+  vkhlo_status_t st = codegen_emit_instruction(&f->target, NULL, in, &k);
   assert_null(st);
   assert_int_equal(k.group_count[0], 65535);
   assert_int_equal(k.group_count[1], 2);

@@ -72,7 +72,7 @@ static void check_ok(vkhlo_status_t st) {
 static hlo_module_t *fuse(fixture_t *f, const char *text) {
   hlo_module_destroy(f->m);
   f->m = NULL;
-  hlo_parse_options_t po = {NULL, 0, 0};
+  hlo_parse_options_t po = {NULL, 0, 0, NULL};
   check_ok(hlo_parse(text, strlen(text), "test.mlir", &po, &f->m));
   bool changed = false;
   check_ok(codegen_fusion_pass(f->m, &f->target, &changed));
@@ -88,7 +88,7 @@ static hlo_module_t *fuse(fixture_t *f, const char *text) {
     const hlo_instruction_t *in = c->instructions[i];
     if (in->opcode != HLO_OPCODE_FUSION) continue;
     codegen_kernel_t k;
-    check_ok(codegen_emit_instruction(&f->target, in, &k));
+    check_ok(codegen_emit_instruction(&f->target, NULL, in, &k));
     if (dump) fprintf(stderr, "%s\n", k.glsl);
     uint32_t *words = NULL;
     size_t size = 0;

@@ -755,13 +755,13 @@ static void test_elided_constants(void **state) {
   expect_error(text,
                "t.mlir:2:27: elided constant (dense_resource<__elided__>): pass "
                "--fill-elided=zeros|random");
-  hlo_parse_options_t zeros = {NULL, 1, 0};
+  hlo_parse_options_t zeros = {NULL, 1, 0, NULL};
   hlo_module_t *m = parse_opts(text, &zeros);
   assert_non_null(m);
   const float *f = lit_of(m)->data;
   for (int i = 0; i < 64; i++) assert_true(f[i] == 0.0f);
   hlo_module_destroy(m);
-  hlo_parse_options_t rnd = {NULL, 2, 42};
+  hlo_parse_options_t rnd = {NULL, 2, 42, NULL};
   m = parse_opts(text, &rnd);
   hlo_module_t *m2 = parse_opts(text, &rnd);
   f = lit_of(m)->data;
@@ -964,7 +964,7 @@ typedef struct corpus_stats {
 
 /* Parses |text| whole, or split on lines that are exactly "// -----". */
 static void parse_corpus_text(const char *path, char *text, size_t len, bool split, corpus_stats_t *st) {
-  hlo_parse_options_t opts = {NULL, 1, 0};
+  hlo_parse_options_t opts = {NULL, 1, 0, NULL};
   char *chunk = text;
   char *end = text + len;
   while (chunk <= end) {

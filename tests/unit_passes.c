@@ -884,7 +884,7 @@ static void run_corpus_file(const char *path, corpus_stats_t *st) {
   if (!text) return;
   st->files++;
   hlo_module_t *m = NULL;
-  hlo_parse_options_t opts = {NULL, 1, 0};
+  hlo_parse_options_t opts = {NULL, 1, 0, NULL};
   vkhlo_status_t s = hlo_parse(text, len, path, &opts, &m);
   free(text);
   if (s) { /* the parser's own tests cover parse failures */

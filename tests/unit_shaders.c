@@ -71,7 +71,7 @@ static void test_prelude_table(void **state) {
 static void test_prelude_selection(void **state) {
   (void)state;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   glsl_append_prelude(&sb, GLSL_HELPERS_COMPLEX);
   assert_false(sb.failed);
   assert_non_null(strstr(sb.data, "vk_cmul"));
@@ -80,17 +80,17 @@ static void test_prelude_selection(void **state) {
   assert_null(strstr(sb.data, "#line"));
   strbuf_free(&sb);
 
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   glsl_append_prelude(&sb, GLSL_HELPERS_DOUBLE);
   assert_non_null(strstr(sb.data, "double vk_exp(double x)"));
   assert_null(strstr(sb.data, "vk_reduce_precision(double"));
   strbuf_free(&sb);
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   glsl_append_prelude(&sb, GLSL_HELPERS_DOUBLE | GLSL_FEATURE_INT64);
   assert_non_null(strstr(sb.data, "vk_reduce_precision(double"));
   strbuf_free(&sb);
 
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   /* no helpers: only the bit tests of NaN and infinity (nan.glsl) */
   glsl_append_prelude(&sb, 0);
   assert_non_null(strstr(sb.data, "bool vk_isnan(float x)"));
@@ -197,7 +197,7 @@ static void compile_expect_ok(const char *name, const char *glsl) {
 static void test_piece_compiles(void **state) {
   const piece_case_t *c = *state;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   strbuf_append(&sb, kHeader);
   const char *file;
   const glsl_define_t *defines = NULL;
@@ -234,7 +234,7 @@ static void test_piece_compiles(void **state) {
 static void test_errors_name_file_lines(void **state) {
   (void)state;
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, NULL);
   strbuf_append(&sb, kHeader);
   strbuf_append(&sb, "#line 1 \"planted.glsl\"\n");
   strbuf_append(&sb, "float vk_ok(float x) { return x; }\n"

@@ -289,12 +289,12 @@ static void test_disassemble(void **state) {
   uint32_t *w = NULL;
   size_t n = 0;
   expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
-  char *text = spirv_disassemble(w, n);
+  char *text = spirv_disassemble(NULL, w, n);
   assert_non_null(text);
   assert_non_null(strstr(text, "OpEntryPoint GLCompute"));
   assert_non_null(strstr(text, "OpFAdd"));
   free(text);
-  assert_null(spirv_disassemble(w, 6)); /* not a module */
+  assert_null(spirv_disassemble(NULL, w, 6)); /* not a module */
   free(w);
   spirv_compiler_destroy(c);
 }
@@ -327,7 +327,7 @@ static char *compile_with_preserve(const char *glsl, unsigned widths) {
   size_t n = 0;
   expect_ok(spirv_compile_glsl(c, "k", glsl, &w, &n));
   expect_ok(spirv_validate(c, "k", w, n));
-  char *text = spirv_disassemble(w, n);
+  char *text = spirv_disassemble(NULL, w, n);
   assert_non_null(text);
   free(w);
   spirv_compiler_destroy(c);
@@ -369,11 +369,11 @@ static void test_signed_zero_inf_nan_preserve(void **state) {
   size_t n = 0;
   expect_ok(spirv_compile_glsl(c, "k", kAddShader, &w, &n));
   size_t before = n;
-  expect_ok(spirv_add_signed_zero_inf_nan_preserve(&w, &n, SPIRV_FLOAT32));
+  expect_ok(spirv_add_signed_zero_inf_nan_preserve(NULL, &w, &n, SPIRV_FLOAT32));
   assert_int_equal(n, before);
   /* malformed input is rejected, not read past its end */
   size_t short_size = 8;
-  vkhlo_status_t bad = spirv_add_signed_zero_inf_nan_preserve(&w, &short_size, SPIRV_FLOAT32);
+  vkhlo_status_t bad = spirv_add_signed_zero_inf_nan_preserve(NULL, &w, &short_size, SPIRV_FLOAT32);
   assert_non_null(bad);
   vkhlo_status_free(bad);
   free(w);
@@ -395,7 +395,7 @@ static void test_preserve_is_in_cache_key(void **state) {
     expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
     assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
     assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
-    char *text = spirv_disassemble(w, n);
+    char *text = spirv_disassemble(NULL, w, n);
     assert_int_equal(strstr(text, "SignedZeroInfNanPreserve 32") != NULL, widths != 0);
     free(text);
     free(w);

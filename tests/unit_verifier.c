@@ -114,7 +114,7 @@ static void expect_valid(const char *text) {
 
 static hlo_module_t *two_param_add(hlo_computation_t **out_c, hlo_instruction_t **out_p,
                                    hlo_instruction_t **out_add) {
-  hlo_module_t *m = hlo_module_create("m");
+  hlo_module_t *m = hlo_module_create("m", NULL);
   assert_non_null(m);
   hlo_computation_t *c = hlo_computation_create(m, "main");
   int64_t dims[1] = {4};
@@ -267,7 +267,7 @@ static void test_built_random_attrs(void **state) {
   int errors = 0, oks = 0;
   for (int op = 0; op < HLO_OPCODE_COUNT; op++) {
     for (int iter = 0; iter < 60; iter++) {
-      hlo_module_t *m = hlo_module_create("fuzz");
+      hlo_module_t *m = hlo_module_create("fuzz", NULL);
       assert_non_null(m);
       hlo_computation_t *regions[3];
       int region_count = (int)(next_random(&rng) % 4);

@@ -187,14 +187,14 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
                              "buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
                              (unsigned long long)size_bytes,
                              (unsigned long long)device->caps.max_memory_allocation_size);
-  vkrt_buffer_t *b = calloc(1, sizeof *b);
+  vkrt_buffer_t *b = vkhlo_calloc(device->allocator, 1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->device = device;
   b->id = ++device->next_buffer_id;
   b->size_bytes = size_bytes;
   vkhlo_status_t s = create_raw(device, size_bytes, false, false, b);
   if (s) {
-    free(b);
+    vkhlo_free(device->allocator, b);
     return vkhlo_status_annotate(s, "creating a buffer of %llu bytes", (unsigned long long)size_bytes);
   }
   *out_buffer = b;
@@ -213,7 +213,7 @@ vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t
                          "minStorageBufferOffsetAlignment (%llu)",
                          (unsigned long long)offset_bytes, (unsigned long long)align);
   if (offset_bytes > UINT64_MAX - range_bytes) return VKHLO_INVALID("vkrt_buffer_wrap: offset + range overflows");
-  vkrt_buffer_t *b = calloc(1, sizeof *b);
+  vkrt_buffer_t *b = vkhlo_calloc(device->allocator, 1, sizeof *b);
   if (!b) return VKHLO_NO_MEMORY();
   b->device = device;
   b->id = ++device->next_buffer_id;
@@ -230,7 +230,7 @@ bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer) { return buffer->wrappe
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer) {
   if (!buffer) return;
   destroy_raw(buffer->device, buffer);
-  free(buffer);
+  vkhlo_free(buffer->device->allocator, buffer);
 }
 
 uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer) { return buffer->size_bytes; }

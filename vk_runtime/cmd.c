@@ -69,7 +69,7 @@ static vkhlo_status_t wait_in_flight(vkrt_cmd_t *c) {
 vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
   *out_cmd = NULL;
   vkrt_device_t *d = device;
-  vkrt_cmd_t *c = calloc(1, sizeof *c);
+  vkrt_cmd_t *c = vkhlo_calloc(device->allocator, 1, sizeof *c);
   if (!c) return VKHLO_NO_MEMORY();
   c->device = d;
   VkCommandBufferAllocateInfo alloc = {
@@ -105,11 +105,11 @@ void vkrt_cmd_destroy(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
   if (c->in_flight) d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX);
   for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], d->alloc);
-  free(c->pools);
+  vkhlo_free(c->device->allocator, c->pools);
   if (c->timestamps) d->vk.vkDestroyQueryPool(d->device, c->timestamps, d->alloc);
   if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, d->alloc);
   if (c->own_cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->own_cb);
-  free(c);
+  vkhlo_free(c->device->allocator, c);
 }
 
 vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
@@ -136,11 +136,11 @@ vkhlo_status_t vkrt_cmd_timestamp(vkrt_cmd_t *c, uint32_t *out_index) {
   if (!c->timestamps) {
     uint32_t n = 0;
     d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(d->physical_device, &n, NULL);
-    VkQueueFamilyProperties *families = calloc(n ? n : 1, sizeof *families);
+    VkQueueFamilyProperties *families = vkhlo_calloc(c->device->allocator, n ? n : 1, sizeof *families);
     if (!families) return VKHLO_NO_MEMORY();
     d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(d->physical_device, &n, families);
     uint32_t bits = d->queue_family_index < n ? families[d->queue_family_index].timestampValidBits : 0;
-    free(families);
+    vkhlo_free(c->device->allocator, families);
     VkPhysicalDeviceProperties props;
     d->ifn.vkGetPhysicalDeviceProperties(d->physical_device, &props);
     if (!bits || props.limits.timestampPeriod <= 0)
@@ -169,12 +169,12 @@ vkhlo_status_t vkrt_cmd_read_timestamps(vkrt_cmd_t *c, uint32_t count, double *o
     return VKHLO_INVALID("vkrt_cmd_read_timestamps: %u timestamps asked, %u recorded", count, c->timestamp_count);
   if (!count) return NULL;
   VKHLO_RETURN_IF_ERROR(wait_in_flight(c));
-  uint64_t *ticks = calloc(count, sizeof *ticks);
+  uint64_t *ticks = vkhlo_calloc(c->device->allocator, count, sizeof *ticks);
   if (!ticks) return VKHLO_NO_MEMORY();
   VkResult r = d->vk.vkGetQueryPoolResults(d->device, c->timestamps, 0, count, count * sizeof *ticks, ticks,
                                            sizeof *ticks, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   for (uint32_t i = 0; i < count && r == VK_SUCCESS; i++) out_ns[i] = (double)ticks[i] * c->timestamp_period;
-  free(ticks);
+  vkhlo_free(c->device->allocator, ticks);
   if (r != VK_SUCCESS) return vkrt_vk_status("vkGetQueryPoolResults", r);
   return NULL;
 }
@@ -183,7 +183,7 @@ static vkhlo_status_t add_pool(vkrt_cmd_t *c, uint32_t min_descriptors) {
   vkrt_device_t *d = c->device;
   if (c->pool_count == c->pool_capacity) {
     uint32_t capacity = c->pool_capacity ? c->pool_capacity * 2 : 4;
-    VkDescriptorPool *pools = realloc(c->pools, capacity * sizeof *pools);
+    VkDescriptorPool *pools = vkhlo_realloc(c->device->allocator, c->pools, capacity * sizeof *pools);
     if (!pools) return VKHLO_NO_MEMORY();
     c->pools = pools;
     c->pool_capacity = capacity;
@@ -264,11 +264,11 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
     VkDescriptorBufferInfo *infos = small_infos;
     VkWriteDescriptorSet *writes = small_writes;
     if (binding_count > 16) {
-      infos = calloc(binding_count, sizeof *infos);
-      writes = calloc(binding_count, sizeof *writes);
+      infos = vkhlo_calloc(c->device->allocator, binding_count, sizeof *infos);
+      writes = vkhlo_calloc(c->device->allocator, binding_count, sizeof *writes);
       if (!infos || !writes) {
-        free(infos);
-        free(writes);
+        vkhlo_free(c->device->allocator, infos);
+        vkhlo_free(c->device->allocator, writes);
         return VKHLO_NO_MEMORY();
       }
     }
@@ -289,8 +289,8 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
     }
     d->vk.vkUpdateDescriptorSets(d->device, binding_count, writes, 0, NULL);
     if (infos != small_infos) {
-      free(infos);
-      free(writes);
+      vkhlo_free(c->device->allocator, infos);
+      vkhlo_free(c->device->allocator, writes);
     }
     d->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
   }

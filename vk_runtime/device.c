@@ -236,14 +236,14 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(
   const char *text = data && data->pMessage ? data->pMessage : "(no message)";
   char *line = NULL;
   int n = snprintf(NULL, 0, "vulkan %s %s: %s", kind, sev, text);
-  if (n > 0 && (line = malloc((size_t)n + 1)) != NULL)
+  if (n > 0 && (line = vkhlo_malloc(d ? d->allocator : NULL, (size_t)n + 1)) != NULL)
     snprintf(line, (size_t)n + 1, "vulkan %s %s: %s", kind, sev, text);
   const char *msg = line ? line : text;
   if (d && d->message_fn)
     d->message_fn(d->message_user, msg);
   else
     fprintf(stderr, "%s\n", msg);
-  free(line);
+  vkhlo_free(d ? d->allocator : NULL, line);
   return VK_FALSE;
 }
 
@@ -270,7 +270,7 @@ static bool has_extension(const VkExtensionProperties *exts, uint32_t count, con
 }
 
 /* Instance extensions (of |layer|, or of the implementation for NULL). */
-static vkhlo_status_t instance_extensions(PFN_vkGetInstanceProcAddr gipa, const char *layer,
+static vkhlo_status_t instance_extensions(const vkhlo_allocator_t *allocator, PFN_vkGetInstanceProcAddr gipa, const char *layer,
                                           VkExtensionProperties **out, uint32_t *out_count) {
   *out = NULL;
   *out_count = 0;
@@ -280,11 +280,11 @@ static vkhlo_status_t instance_extensions(PFN_vkGetInstanceProcAddr gipa, const 
   uint32_t count = 0;
   VkResult r = enumerate(layer, &count, NULL);
   if (r != VK_SUCCESS) return vkrt_vk_status("vkEnumerateInstanceExtensionProperties", r);
-  VkExtensionProperties *exts = calloc(count ? count : 1, sizeof *exts);
+  VkExtensionProperties *exts = vkhlo_calloc(allocator, count ? count : 1, sizeof *exts);
   if (!exts) return VKHLO_NO_MEMORY();
   r = enumerate(layer, &count, exts);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    free(exts);
+    vkhlo_free(allocator, exts);
     return vkrt_vk_status("vkEnumerateInstanceExtensionProperties", r);
   }
   *out = exts;
@@ -292,7 +292,7 @@ static vkhlo_status_t instance_extensions(PFN_vkGetInstanceProcAddr gipa, const 
   return NULL;
 }
 
-static vkhlo_status_t has_validation_layer(PFN_vkGetInstanceProcAddr gipa, bool *out) {
+static vkhlo_status_t has_validation_layer(const vkhlo_allocator_t *allocator, PFN_vkGetInstanceProcAddr gipa, bool *out) {
   *out = false;
   PFN_vkEnumerateInstanceLayerProperties enumerate =
       (PFN_vkEnumerateInstanceLayerProperties)gipa(NULL, "vkEnumerateInstanceLayerProperties");
@@ -300,16 +300,16 @@ static vkhlo_status_t has_validation_layer(PFN_vkGetInstanceProcAddr gipa, bool 
   uint32_t count = 0;
   VkResult r = enumerate(&count, NULL);
   if (r != VK_SUCCESS) return vkrt_vk_status("vkEnumerateInstanceLayerProperties", r);
-  VkLayerProperties *layers = calloc(count ? count : 1, sizeof *layers);
+  VkLayerProperties *layers = vkhlo_calloc(allocator, count ? count : 1, sizeof *layers);
   if (!layers) return VKHLO_NO_MEMORY();
   r = enumerate(&count, layers);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    free(layers);
+    vkhlo_free(allocator, layers);
     return vkrt_vk_status("vkEnumerateInstanceLayerProperties", r);
   }
   for (uint32_t i = 0; i < count; i++)
     if (strcmp(layers[i].layerName, VKRT_VALIDATION_LAYER) == 0) *out = true;
-  free(layers);
+  vkhlo_free(allocator, layers);
   return NULL;
 }
 
@@ -335,7 +335,7 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
 
   VkExtensionProperties *exts = NULL, *layer_exts = NULL;
   uint32_t ext_count = 0, layer_ext_count = 0;
-  VKHLO_RETURN_IF_ERROR(instance_extensions(gipa, NULL, &exts, &ext_count));
+  VKHLO_RETURN_IF_ERROR(instance_extensions(d->allocator, gipa, NULL, &exts, &ext_count));
 
   const char *enabled[4];
   uint32_t enabled_count = 0;
@@ -357,21 +357,21 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
   };
   if (validation) {
     bool have_layer = false;
-    vkhlo_status_t s = has_validation_layer(gipa, &have_layer);
+    vkhlo_status_t s = has_validation_layer(d->allocator, gipa, &have_layer);
     if (!s && !have_layer)
       s = vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                             "Vulkan validation was requested but " VKRT_VALIDATION_LAYER
                             " is not installed (Debian: apt install vulkan-validationlayers)");
-    if (!s) s = instance_extensions(gipa, VKRT_VALIDATION_LAYER, &layer_exts, &layer_ext_count);
+    if (!s) s = instance_extensions(d->allocator, gipa, VKRT_VALIDATION_LAYER, &layer_exts, &layer_ext_count);
     if (s) {
-      free(exts);
+      vkhlo_free(d->allocator, exts);
       return s;
     }
     bool debug_utils = has_extension(exts, ext_count, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
                        has_extension(layer_exts, layer_ext_count, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     if (!debug_utils) {
-      free(exts);
-      free(layer_exts);
+      vkhlo_free(d->allocator, exts);
+      vkhlo_free(d->allocator, layer_exts);
       return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE,
                                "Vulkan validation was requested but " VK_EXT_DEBUG_UTILS_EXTENSION_NAME
                                " is not available");
@@ -404,8 +404,8 @@ static vkhlo_status_t create_instance(vkrt_device_t *d, bool validation) {
       .ppEnabledExtensionNames = enabled,
   };
   VkResult r = create(&info, d->alloc, &d->instance);
-  free(exts);
-  free(layer_exts);
+  vkhlo_free(d->allocator, exts);
+  vkhlo_free(d->allocator, layer_exts);
   if (r != VK_SUCCESS) {
     d->instance = VK_NULL_HANDLE;
     return vkrt_vk_status("vkCreateInstance", r);
@@ -423,11 +423,11 @@ static vkhlo_status_t device_extensions(vkrt_device_t *d, VkPhysicalDevice pd,
   uint32_t count = 0;
   VkResult r = d->ifn.vkEnumerateDeviceExtensionProperties(pd, NULL, &count, NULL);
   if (r != VK_SUCCESS) return vkrt_vk_status("vkEnumerateDeviceExtensionProperties", r);
-  VkExtensionProperties *exts = calloc(count ? count : 1, sizeof *exts);
+  VkExtensionProperties *exts = vkhlo_calloc(d->allocator, count ? count : 1, sizeof *exts);
   if (!exts) return VKHLO_NO_MEMORY();
   r = d->ifn.vkEnumerateDeviceExtensionProperties(pd, NULL, &count, exts);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    free(exts);
+    vkhlo_free(d->allocator, exts);
     return vkrt_vk_status("vkEnumerateDeviceExtensionProperties", r);
   }
   *out = exts;
@@ -441,11 +441,11 @@ static vkhlo_status_t physical_devices(vkrt_device_t *d, VkPhysicalDevice **out,
   uint32_t count = 0;
   VkResult r = d->ifn.vkEnumeratePhysicalDevices(d->instance, &count, NULL);
   if (r != VK_SUCCESS) return vkrt_vk_status("vkEnumeratePhysicalDevices", r);
-  VkPhysicalDevice *pds = calloc(count ? count : 1, sizeof *pds);
+  VkPhysicalDevice *pds = vkhlo_calloc(d->allocator, count ? count : 1, sizeof *pds);
   if (!pds) return VKHLO_NO_MEMORY();
   r = d->ifn.vkEnumeratePhysicalDevices(d->instance, &count, pds);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    free(pds);
+    vkhlo_free(d->allocator, pds);
     return vkrt_vk_status("vkEnumeratePhysicalDevices", r);
   }
   *out = pds;
@@ -479,12 +479,12 @@ static void fill_info(vkrt_device_t *d, VkPhysicalDevice pd, vkrt_device_info_t 
   }
 }
 
-/* Queue family with COMPUTE, preferring one without GRAPHICS; -1 if none. */
+/* Queue family with COMPUTE, preferring one without GRAPHICS; -1 if none.
+ * The first 64 families are looked at (devices have a handful), so that
+ * no allocation can fail here and turn out-of-memory into "no device". */
 static int compute_queue_family(vkrt_device_t *d, VkPhysicalDevice pd) {
-  uint32_t count = 0;
-  d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
-  VkQueueFamilyProperties *families = calloc(count ? count : 1, sizeof *families);
-  if (!families) return -1;
+  VkQueueFamilyProperties families[64];
+  uint32_t count = 64;
   d->ifn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families);
   int any = -1, compute_only = -1;
   for (uint32_t i = 0; i < count; i++) {
@@ -492,7 +492,6 @@ static int compute_queue_family(vkrt_device_t *d, VkPhysicalDevice pd) {
     if (any < 0) any = (int)i;
     if (compute_only < 0 && !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) compute_only = (int)i;
   }
-  free(families);
   return compute_only >= 0 ? compute_only : any;
 }
 
@@ -505,7 +504,7 @@ static bool usable_device(vkrt_device_t *d, VkPhysicalDevice pd) {
 static vkhlo_status_t no_match(vkrt_device_t *d, const VkPhysicalDevice *pds, uint32_t count,
                                const char *selector) {
   strbuf_t sb;
-  strbuf_init(&sb);
+  strbuf_init(&sb, d->allocator);
   for (uint32_t i = 0; i < count; i++) {
     VkPhysicalDeviceProperties props;
     d->ifn.vkGetPhysicalDeviceProperties(pds[i], &props);
@@ -515,7 +514,7 @@ static vkhlo_status_t no_match(vkrt_device_t *d, const VkPhysicalDevice *pds, ui
   vkhlo_status_t s = vkhlo_status_make(
       VKHLO_STATUS_UNAVAILABLE, "no usable Vulkan device matches \"%s\" (Vulkan >= 1.1 with a compute queue); available: %s",
       selector, count == 0 ? "none" : names ? names : "?");
-  free(names);
+  vkhlo_free(d->allocator, names);
   return s;
 }
 
@@ -554,7 +553,7 @@ static vkhlo_status_t choose_physical_device(vkrt_device_t *d, const char *selec
     s = no_match(d, pds, count, selector ? selector : "(default)");
   else
     d->physical_device = pds[chosen];
-  free(pds);
+  vkhlo_free(d->allocator, pds);
   return s;
 }
 
@@ -692,7 +691,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   bool has_float_controls =
       !api12 && !d->external &&
       has_extension(exts, ext_count, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
-  free(exts);
+  vkhlo_free(d->allocator, exts);
 
   feature_set_t have, want;
   memset(&have, 0, sizeof have);
@@ -746,7 +745,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
 vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_count) {
   *out_infos = NULL;
   *out_count = 0;
-  vkrt_device_t *d = calloc(1, sizeof *d);
+  vkrt_device_t *d = vkhlo_calloc(NULL, 1, sizeof *d);
   if (!d) return VKHLO_NO_MEMORY();
   vkhlo_status_t s = load_loader(NULL, &d->ifn.vkGetInstanceProcAddr);
   if (!s) s = create_instance(d, false);
@@ -756,7 +755,7 @@ vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_c
   if (!s) s = physical_devices(d, &pds, &count);
   vkrt_device_info_t *infos = NULL;
   if (!s) {
-    infos = calloc(count ? count : 1, sizeof *infos);
+    infos = vkhlo_calloc(NULL, count ? count : 1, sizeof *infos);
     if (!infos) s = VKHLO_NO_MEMORY();
   }
   if (!s) {
@@ -764,9 +763,9 @@ vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_c
     *out_infos = infos;
     *out_count = (int)count;
   }
-  free(pds);
+  vkhlo_free(NULL, pds);
   if (d->instance && d->ifn.vkDestroyInstance) d->ifn.vkDestroyInstance(d->instance, d->alloc);
-  free(d);
+  vkhlo_free(NULL, d);
   return s;
 }
 
@@ -810,15 +809,16 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
     return VKHLO_INVALID("vkrt_device_create: external_instance, external_physical_device, "
                          "external_device and external_queue must all be set, or none");
 
-  vkrt_device_t *d = calloc(1, sizeof *d);
+  vkrt_device_t *d = vkhlo_calloc(options->allocator, 1, sizeof *d);
   if (!d) return VKHLO_NO_MEMORY();
+  d->allocator = options->allocator;
   d->message_fn = options->message_fn;
   d->message_user = options->message_user;
   d->force_staging = options->force_staging;
   d->alloc = (const VkAllocationCallbacks *)options->vulkan_allocator;
   d->memory_allocator = options->memory_allocator;
   if (d->memory_allocator.allocate && !d->memory_allocator.free) {
-    free(d);
+    vkhlo_free(options->allocator, d);
     return VKHLO_INVALID("vkrt_device_create: a memory allocator needs both allocate and free");
   }
   d->external = external_set == 4;
@@ -892,7 +892,7 @@ void vkrt_device_destroy(vkrt_device_t *d) {
       destroy = (PFN_vkDestroyInstance)d->ifn.vkGetInstanceProcAddr(d->instance, "vkDestroyInstance");
     if (destroy) destroy(d->instance, d->alloc);
   }
-  free(d);
+  vkhlo_free(d->allocator, d);
 }
 
 const vkrt_caps_t *vkrt_device_caps(const vkrt_device_t *device) { return &device->caps; }

@@ -26,11 +26,11 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
     return VKHLO_INVALID("push constant size %u is not a multiple of 4 or exceeds the device's %u",
                          push_constant_size, d->caps.max_push_constants_size);
 
-  vkrt_pipeline_t *p = calloc(1, sizeof *p);
-  VkDescriptorSetLayoutBinding *bindings = calloc(binding_count ? binding_count : 1, sizeof *bindings);
+  vkrt_pipeline_t *p = vkhlo_calloc(device->allocator, 1, sizeof *p);
+  VkDescriptorSetLayoutBinding *bindings = vkhlo_calloc(device->allocator, binding_count ? binding_count : 1, sizeof *bindings);
   if (!p || !bindings) {
-    free(p);
-    free(bindings);
+    vkhlo_free(device->allocator, p);
+    vkhlo_free(device->allocator, bindings);
     return VKHLO_NO_MEMORY();
   }
   p->device = d;
@@ -101,7 +101,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
       s = vkrt_vk_status("vkCreateComputePipelines", r);
     }
   }
-  free(bindings);
+  vkhlo_free(device->allocator, bindings);
   if (s) {
     vkrt_pipeline_destroy(p);
     return s;
@@ -117,5 +117,5 @@ void vkrt_pipeline_destroy(vkrt_pipeline_t *p) {
   if (p->layout) d->vk.vkDestroyPipelineLayout(d->device, p->layout, d->alloc);
   if (p->set_layout) d->vk.vkDestroyDescriptorSetLayout(d->device, p->set_layout, d->alloc);
   if (p->shader_module) d->vk.vkDestroyShaderModule(d->device, p->shader_module, d->alloc);
-  free(p);
+  vkhlo_free(p->device->allocator, p);
 }

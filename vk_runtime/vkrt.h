@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/alloc.h"
 #include "support/status.h"
 
 typedef struct vkrt_device vkrt_device_t;
@@ -131,9 +132,13 @@ typedef struct vkrt_device_options {
    * uploads and downloads take the staging-buffer path that discrete GPUs
    * use. */
   bool force_staging;
+  /* Host memory of the device, its command recorders, pipelines and buffers
+   * (NULL = libc); kept by pointer.  Not passed to Vulkan. */
+  const vkhlo_allocator_t *allocator;
 } vkrt_device_options_t;
 
-/* Lists the physical devices.  *out_infos is heap-allocated (caller frees). */
+/* Lists the physical devices.  *out_infos is heap-allocated (caller frees
+ * with free(): this call takes no allocator). */
 vkhlo_status_t vkrt_enumerate_devices(vkrt_device_info_t **out_infos, int *out_count);
 
 /* Creates a device (instance, physical device, logical device, one compute

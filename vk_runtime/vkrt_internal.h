@@ -42,6 +42,7 @@ typedef struct vkrt_instance_fns {
 } vkrt_instance_fns_t;
 
 struct vkrt_device {
+  const vkhlo_allocator_t *allocator; /* host structs of the device and its objects (NULL = libc) */
   vkrt_instance_fns_t ifn;
   struct VolkDeviceTable vk;
 

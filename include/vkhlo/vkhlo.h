@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vkhlo/allocator.h"
 #include "vkhlo/status.h"
 
 #ifdef __cplusplus
@@ -178,6 +179,13 @@ typedef struct vkhlo_context_options {
   vkhlo_device_memory_allocate_fn device_memory_allocate;
   vkhlo_device_memory_free_fn device_memory_free;
   void *device_memory_user;
+  /* Host memory: NULL = the C library's malloc/realloc/free.  Every host
+   * allocation vkhlo makes for this context, its executables (compiling
+   * and executing) and its buffers goes through it; not status values,
+   * not glslang's, SPIRV-Tools' or the Vulkan driver's own memory (see
+   * vkhlo/allocator.h for the contract: lifetime, threads, failures).
+   * A failed allocation makes the call fail with RESOURCE_EXHAUSTED. */
+  const vkhlo_allocator_t *host_allocator;
 } vkhlo_context_options_t;
 
 /* Creates a context on a device vkhlo picks (see options->device);
