@@ -139,6 +139,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     return el_unimplemented(instr, "stablehlo.%s with %lld invocations (more than 2^32)",
                             hlo_opcode_name(instr->opcode), (long long)total);
   if (E->body.failed || E->functions.failed) return VKHLO_NO_MEMORY();
+  VKHLO_RETURN_IF_ERROR(glsl_builder_check(&E->glsl));
 
   strbuf_t sb;
   strbuf_init(&sb);
