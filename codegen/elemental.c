@@ -38,6 +38,8 @@ struct el_scope {
   el_scope_t *parent;
 };
 
+static void end_line(strbuf_t *sb, const void *instr);
+
 void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo_allocator_t *allocator,
              el_operand_value_fn operand_value, void *user) {
   memset(E, 0, sizeof *E);
@@ -45,9 +47,9 @@ void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo
   E->allocator = allocator;
   strbuf_init(&E->body, E->allocator);
   strbuf_init(&E->functions, E->allocator);
+  glsl_builder_init(&E->glsl, &E->body, 1, end_line);
   E->operand_value = operand_value;
   E->user = user;
-  E->indent = 1;
 }
 
 void el_free(elemental_emitter_t *E) {
@@ -107,28 +109,35 @@ static void append_comment(strbuf_t *sb, const hlo_instruction_t *instr) {
     strbuf_printf(sb, "  // %s\n", instr->name);
 }
 
+/* glsl_note_fn of the emitter's builder: the note is the instruction. */
+static void end_line(strbuf_t *sb, const void *instr) { append_comment(sb, instr); }
+
 void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...) {
-  for (int i = 0; i < E->indent; i++) strbuf_append(&E->body, "  ");
-  char small[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
+  glsl_vline(&E->glsl, instr, fmt, ap);
   va_end(ap);
-  if (n >= 0 && (size_t)n < sizeof small) {
-    strbuf_append(&E->body, small);
-  } else if (n >= 0) {
-    char *big = vkhlo_malloc(E->allocator, (size_t)n + 1);
-    if (!big) {
-      E->body.failed = true;
-      return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    strbuf_append(&E->body, big);
-    vkhlo_free(E->allocator, big);
-  }
-  append_comment(&E->body, instr);
+}
+
+glsl_scope_t el_open(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  glsl_scope_t s = glsl_vopen(&E->glsl, instr, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+glsl_scope_t el_else(elemental_emitter_t *E, const hlo_instruction_t *instr, glsl_scope_t s,
+                     const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  glsl_scope_t n = glsl_velse(&E->glsl, s, instr, fmt, ap);
+  va_end(ap);
+  return n;
+}
+
+void el_close(elemental_emitter_t *E, const hlo_instruction_t *instr, glsl_scope_t s) {
+  glsl_close(&E->glsl, s, instr);
 }
 
 void el_fresh(elemental_emitter_t *E, const char *prefix, el_name_t *out) {
@@ -1004,23 +1013,23 @@ static vkhlo_status_t emit_concatenate(elemental_emitter_t *E, const hlo_instruc
   el_name_t oi[HLO_MAX_RANK];
   for (int d = 0; d < instr->shape.rank; d++) oi[d] = index[d];
   int64_t offset = 0;
+  glsl_scope_t branch = {0};
   for (int k = 0; k < instr->operand_count; k++) {
     int64_t n = instr->operands[k]->shape.dimensions[dim];
-    if (k + 1 < instr->operand_count)
-      el_line(E, instr, "%sif (%s < %lld) {", k ? "} else " : "", index[dim].s,
-              (long long)(offset + n));
-    else if (k) el_line(E, instr, "} else {");
-    else el_line(E, instr, "{");
-    E->indent++;
+    if (k + 1 < instr->operand_count && k)
+      branch = el_else(E, instr, branch, "else if (%s < %lld) {", index[dim].s, (long long)(offset + n));
+    else if (k + 1 < instr->operand_count)
+      branch = el_open(E, instr, "if (%s < %lld) {", index[dim].s, (long long)(offset + n));
+    else if (k) branch = el_else(E, instr, branch, "else {");
+    else branch = el_open(E, instr, "{");
     if (offset) idx_def(E, instr, &oi[dim], "%s - %lld", index[dim].s, (long long)offset);
     else oi[dim] = index[dim];
     el_name_t v;
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, oi, &v));
     el_line(E, instr, "%s = %s;", out->s, v.s);
-    E->indent--;
     offset += n;
   }
-  el_line(E, instr, "}");
+  el_close(E, instr, branch);
   return NULL;
 }
 
@@ -1050,18 +1059,14 @@ static vkhlo_status_t emit_pad(elemental_emitter_t *E, const hlo_instruction_t *
     }
   }
   declare(E, instr, instr->shape.element_type, out);
-  el_line(E, instr, "if (%s) {", inb.s);
-  E->indent++;
+  glsl_scope_t branch = el_open(E, instr, "if (%s) {", inb.s);
   el_name_t v;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, oi, &v));
   el_line(E, instr, "%s = %s;", out->s, v.s);
-  E->indent--;
-  el_line(E, instr, "} else {");
-  E->indent++;
+  branch = el_else(E, instr, branch, "else {");
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, NULL, &v));
   el_line(E, instr, "%s = %s;", out->s, v.s);
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, branch);
   return NULL;
 }
 
@@ -1122,17 +1127,13 @@ static vkhlo_status_t emit_dynamic_update_slice(elemental_emitter_t *E,
   }
   declare(E, instr, instr->shape.element_type, out);
   el_name_t v;
-  el_line(E, instr, "if (%s) {", inb.s);
-  E->indent++;
+  glsl_scope_t branch = el_open(E, instr, "if (%s) {", inb.s);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ui, &v));
   el_line(E, instr, "%s = %s;", out->s, v.s);
-  E->indent--;
-  el_line(E, instr, "} else {");
-  E->indent++;
+  branch = el_else(E, instr, branch, "else {");
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
   el_line(E, instr, "%s = %s;", out->s, v.s);
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, branch);
   return NULL;
 }
 
@@ -1203,22 +1204,18 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
 /* ------------------------------------------------------- reductions */
 
 /* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|;
- * writes the counters to |vars|. */
+ * writes the counters to |vars| and their scopes to |loops|. */
 static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int count,
-                       const int64_t *dims, el_name_t *vars) {
+                       const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
   for (int i = 0; i < count; i++) {
     el_fresh(E, "r", &vars[i]);
-    el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", vars[i].s, vars[i].s,
-            (long long)dims[i], vars[i].s);
-    E->indent++;
+    loops[i] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", vars[i].s, vars[i].s,
+                       (long long)dims[i], vars[i].s);
   }
 }
 
-static void close_loops(elemental_emitter_t *E, int count) {
-  for (int i = 0; i < count; i++) {
-    E->indent--;
-    el_line(E, NULL, "}");
-  }
+static void close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops) {
+  for (int i = count - 1; i >= 0; i--) el_close(E, NULL, loops[i]);
 }
 
 /* Calls the function of |c| on |args|, results into the existing locals |res|. */
@@ -1272,7 +1269,8 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   for (int d = 0; d < is->rank; d++)
     if (hlo_dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK];
-  open_loops(E, instr, nr, rdims, vars);
+  glsl_scope_t loops[HLO_MAX_RANK];
+  open_loops(E, instr, nr, rdims, vars, loops);
   int ri = 0, oi = 0;
   for (int d = 0; d < is->rank; d++)
     ii[d] = hlo_dims_contains(instr->attrs.dimensions, d) ? vars[ri++] : index[oi++];
@@ -1280,7 +1278,7 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   for (int k = 0; k < n; k++) args[k] = acc[k];
   for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &args[n + k]));
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
-  close_loops(E, nr);
+  close_loops(E, nr, loops);
   for (int k = 0; k < n; k++) out[k] = acc[k];
   return NULL;
 }
@@ -1376,7 +1374,8 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
             zero.data ? zero.data : "0");
     strbuf_free(&zero);
   }
-  open_loops(E, instr, nc, cdims, vars);
+  glsl_scope_t loops[HLO_MAX_RANK];
+  open_loops(E, instr, nc, cdims, vars, loops);
   int o = nb;
   for (int i = 0; i < nb; i++) {
     li[lb[i]] = index[i];
@@ -1428,7 +1427,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
   for (int q = 0; q < rows; q++)
     for (int j = 0; j < lanes; j++)
       emit_mac(E, instr, rt, &acc[q * lanes + j], &a[q], ls->element_type, &b[j], rs->element_type);
-  close_loops(E, nc);
+  close_loops(E, nc, loops);
   for (int j = 0; j < rows * lanes; j++) finish_acc(E, instr, rt, &acc[j], &out[j]);
   return NULL;
 }
@@ -1483,7 +1482,8 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
   int64_t wdims[HLO_MAX_RANK];
   for (int d = 0; d < is->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK], valid;
-  open_loops(E, instr, is->rank, wdims, vars);
+  glsl_scope_t loops[HLO_MAX_RANK];
+  open_loops(E, instr, is->rank, wdims, vars, loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < is->rank; d++)
@@ -1496,21 +1496,17 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
     declare(E, instr, instr->operands[k]->shape.element_type, &x[k]);
     args[n + k] = x[k];
   }
-  el_line(E, instr, "if (%s) {", valid.s);
-  E->indent++;
+  glsl_scope_t branch = el_open(E, instr, "if (%s) {", valid.s);
   for (int k = 0; k < n; k++) {
     el_name_t v;
     VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &v));
     el_line(E, instr, "%s = %s;", x[k].s, v.s);
   }
-  E->indent--;
-  el_line(E, instr, "} else {");
-  E->indent++;
+  branch = el_else(E, instr, branch, "else {");
   for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", x[k].s, init[k].s);
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, branch);
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
-  close_loops(E, is->rank);
+  close_loops(E, is->rank, loops);
   for (int k = 0; k < n; k++) out[k] = acc[k];
   return NULL;
 }
@@ -1561,7 +1557,8 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   ldims[0] = CI;
   for (int i = 0; i < ns; i++) ldims[i + 1] = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
   el_name_t vars[HLO_MAX_RANK + 1], valid;
-  open_loops(E, instr, ns + 1, ldims, vars);
+  glsl_scope_t loops[HLO_MAX_RANK + 1];
+  open_loops(E, instr, ns + 1, ldims, vars, loops);
   ki[a->kernel_input_feature_dimension] = vars[0];
   if (fgc > 1)
     idx_def(E, instr, &li[a->input_feature_dimension], "(%s / %lld) * %lld + %s", of,
@@ -1581,15 +1578,13 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
                     dims_get(a->rhs_dilation, i, 1), dims_get(a->padding, 2 * i, 0),
                     dims_get(a->lhs_dilation, i, 1), ls->dimensions[ld], valid.s, &li[ld]);
   }
-  el_line(E, instr, "if (%s) {", valid.s);
-  E->indent++;
+  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
   el_name_t x, y;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, li, &x));
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ki, &y));
   emit_mac(E, instr, rt, &acc, &x, ls->element_type, &y, ks->element_type);
-  E->indent--;
-  el_line(E, instr, "}");
-  close_loops(E, ns + 1);
+  el_close(E, instr, inside);
+  close_loops(E, ns + 1, loops);
   finish_acc(E, instr, rt, &acc, out);
   return NULL;
 }
@@ -1623,11 +1618,11 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
     idx_def(E, instr, &hi[d], "min(%lld, vk_floor_div(%s + %lld, %lld))",
             (long long)(ss->dimensions[d] - 1), index[d].s, (long long)pl, (long long)st);
   }
+  glsl_scope_t source_loops[HLO_MAX_RANK], window_loops[HLO_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     el_fresh(E, "r", &sv[d]);
-    el_line(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s, sv[d].s, hi[d].s,
-            sv[d].s);
-    E->indent++;
+    source_loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s,
+                              sv[d].s, hi[d].s, sv[d].s);
   }
   /* selection over the window of source position sv */
   el_name_t cur, curpos[HLO_MAX_RANK], have, wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK];
@@ -1640,50 +1635,42 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   }
   int64_t wdims[HLO_MAX_RANK] = {0};
   for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  open_loops(E, instr, rank, wdims, wv);
+  open_loops(E, instr, rank, wdims, wv, window_loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < rank; d++)
     window_position(E, instr, sv[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
                     dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
-  el_line(E, instr, "if (%s) {", valid.s);
-  E->indent++;
+  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
   el_name_t x;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, ii, &x));
   el_name_t keep;
   el_fresh(E, "b", &keep);
   el_line(E, instr, "bool %s = false;", keep.s);
-  el_line(E, instr, "if (%s) {", have.s);
-  E->indent++;
+  glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have.s);
   el_name_t args[2] = {cur, x};
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
-  E->indent--;
-  el_line(E, instr, "}");
-  el_line(E, instr, "if (!%s) {", keep.s);
-  E->indent++;
+  el_close(E, instr, have_one);
+  glsl_scope_t select = el_open(E, instr, "if (!%s) {", keep.s);
   el_line(E, instr, "%s = true;", have.s);
   el_line(E, instr, "%s = %s;", cur.s, x.s);
   for (int d = 0; d < rank; d++) el_line(E, instr, "%s = %s;", curpos[d].s, ii[d].s);
-  E->indent--;
-  el_line(E, instr, "}");
-  E->indent--;
-  el_line(E, instr, "}");
-  close_loops(E, rank);
+  el_close(E, instr, select);
+  el_close(E, instr, inside);
+  close_loops(E, rank, window_loops);
   /* selected == this element? */
   strbuf_t cond;
   strbuf_init(&cond, E->allocator);
   strbuf_printf(&cond, "%s", have.s);
   for (int d = 0; d < rank; d++) strbuf_printf(&cond, " && %s == %s", curpos[d].s, index[d].s);
-  el_line(E, instr, "if (%s) {", cond.data ? cond.data : "false");
+  glsl_scope_t selected = el_open(E, instr, "if (%s) {", cond.data ? cond.data : "false");
   strbuf_free(&cond);
-  E->indent++;
   el_name_t src;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, sv, &src));
   el_name_t sargs[2] = {acc, src};
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[1], 2, sargs, 1, &acc));
-  E->indent--;
-  el_line(E, instr, "}");
-  close_loops(E, rank);
+  el_close(E, instr, selected);
+  close_loops(E, rank, source_loops);
   *out = acc;
   return NULL;
 }
@@ -1898,10 +1885,9 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
   el_scope_t scope = {c, NULL, E->scope};
   scope.values = vkhlo_calloc(E->allocator, (size_t)c->instruction_count + 1, sizeof *scope.values);
   if (!scope.values) return VKHLO_NO_MEMORY();
-  strbuf_t saved_body = E->body;
-  int saved_indent = E->indent;
-  strbuf_init(&E->body, E->allocator);
-  E->indent = 1;
+  strbuf_t body;
+  strbuf_init(&body, E->allocator);
+  glsl_scope_t function = glsl_open_function(&E->glsl, &body);
   E->scope = &scope;
   vkhlo_status_t st = NULL;
   for (int i = 0; i < c->instruction_count && !st; i++) {
@@ -1937,15 +1923,14 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
     strbuf_append(&header, ") {\n");
     for (int r = 0; r < nres && root_pos >= 0; r++)
       el_line(E, c->root, "res%d = %s;", r, scope.values[root_pos][r].s);
-    strbuf_append(&header, E->body.data ? E->body.data : "");
+    strbuf_append(&header, body.data ? body.data : "");
     strbuf_append(&header, "}\n\n");
-    if (header.failed || E->body.failed) st = VKHLO_NO_MEMORY();
+    if (header.failed || body.failed) st = VKHLO_NO_MEMORY();
     else strbuf_append(&E->functions, header.data);
   }
+  glsl_close_function(&E->glsl, function);
   strbuf_free(&header);
-  strbuf_free(&E->body);
-  E->body = saved_body;
-  E->indent = saved_indent;
+  strbuf_free(&body);
   E->scope = scope.parent;
   vkhlo_free(E->allocator, scope.values);
   if (st) return st;

@@ -28,6 +28,7 @@
 #ifndef VKHLO_CODEGEN_ELEMENTAL_H
 #define VKHLO_CODEGEN_ELEMENTAL_H
 
+#include "codegen/glsl_builder.h"
 #include "codegen/glsl_types.h"
 #include "codegen/target.h"
 #include "hlo/hlo.h"
@@ -73,9 +74,11 @@ typedef vkhlo_status_t (*el_operand_run_fn)(elemental_emitter_t *E, const hlo_in
 struct elemental_emitter {
   const codegen_target_t *target;
   const vkhlo_allocator_t *allocator; /* every allocation of the emitter (NULL = libc) */
-  strbuf_t body;      /* statements of the current function */
+  strbuf_t body;      /* statements of main() */
   strbuf_t functions; /* GLSL functions for called computations */
-  int indent;
+  /* Writes the lines into |body| (or a called computation's function)
+   * and owns their blocks and indentation: open blocks with el_open. */
+  glsl_builder_t glsl;
   int next_id;
   unsigned features; /* GLSL_FEATURE_* / GLSL_HELPERS_* used so far */
   el_operand_value_fn operand_value;
@@ -144,9 +147,20 @@ vkhlo_status_t el_operand(elemental_emitter_t *E, const hlo_instruction_t *instr
 vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user,
                            const hlo_computation_t *c, el_name_t *out_name);
 
-/* Appends one indented line "<text>  // <instr name> (<loc>)". */
+/* Appends one indented line "<text>  // <instr name> (<loc>)" (no
+ * comment when |instr| is NULL). */
 void el_line(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Blocks (glsl_builder.h): el_open appends the line printf(fmt, ...),
+ * which ends with "{", and opens a scope; el_else closes |s| and opens the
+ * next branch on the line "} <fmt>" ("else {", "else if (c) {"); el_close
+ * closes |s|, which must be the innermost scope, with "}".  |instr| names
+ * the line's comment, as in el_line. */
+glsl_scope_t el_open(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+glsl_scope_t el_else(elemental_emitter_t *E, const hlo_instruction_t *instr, glsl_scope_t s,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void el_close(elemental_emitter_t *E, const hlo_instruction_t *instr, glsl_scope_t s);
 /* A fresh local name "<prefix><n>". */
 void el_fresh(elemental_emitter_t *E, const char *prefix, el_name_t *out);
 /* Declares a fresh local of element type |t| = printf(fmt, ...), normalized

@@ -122,9 +122,9 @@ void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr
 
 /* --------------------------------------------------------- assembly */
 
+/* |wide|: the 64-bit word view of a binding (block "Buffer<binding>w"). */
 static void declare_buffer(strbuf_t *sb, int binding, const char *qualifier, const char *storage,
-                           const char *name) {
-  bool wide = name[strlen(name) - 1] == 'w';
+                           const char *name, bool wide) {
   strbuf_printf(sb, "layout(std430, set = 0, binding = %d) %sbuffer Buffer%d%s { %s data[]; } %s;\n",
                 binding, qualifier, binding, wide ? "w" : "", storage, name);
 }
@@ -139,6 +139,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     return el_unimplemented(instr, "stablehlo.%s with %lld invocations (more than 2^32)",
                             hlo_opcode_name(instr->opcode), (long long)total);
   if (E->body.failed || E->functions.failed) return VKHLO_NO_MEMORY();
+  VKHLO_RETURN_IF_ERROR(glsl_builder_check(&E->glsl));
 
   strbuf_t sb;
   strbuf_init(&sb, E->allocator);
@@ -156,7 +157,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     char name[16];
     snprintf(name, sizeof name, "in%d", k);
     declare_buffer(&sb, k, "readonly ",
-                   glsl_buffer_type_on(E->target, instr->operands[k]->shape.element_type), name);
+                   glsl_buffer_type_on(E->target, instr->operands[k]->shape.element_type), name, false);
   }
   for (int r = 0; r < nres; r++) {
     char name[16];
@@ -165,7 +166,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     /* packed stores are atomics on the word: readwrite */
     bool rw = results_readwrite || glsl_type_is_packed(E->target, rt);
     declare_buffer(&sb, instr->operand_count + r, rw ? "" : "writeonly ",
-                   glsl_buffer_type_on(E->target, rt), name);
+                   glsl_buffer_type_on(E->target, rt), name, false);
   }
   if (E->wide_lanes) { /* 64-bit word views of the same bindings */
     const char *w = E->wide_lanes == 8 ? "u64vec4" : E->wide_lanes == 4 ? "u64vec2" : "uint64_t";
@@ -173,12 +174,12 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
       if (!(E->wide_inputs >> k & 1)) continue;
       char name[16];
       snprintf(name, sizeof name, "in%dw", k);
-      declare_buffer(&sb, k, "readonly ", w, name);
+      declare_buffer(&sb, k, "readonly ", w, name, true);
     }
     for (int r = 0; r < nres; r++) {
       char name[16];
       snprintf(name, sizeof name, "out%dw", r);
-      declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name);
+      declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name, true);
     }
   }
   strbuf_append(&sb, "\n");

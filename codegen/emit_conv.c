@@ -232,13 +232,13 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
   elemental_emitter_t E;
   epilogue_ctx_t ctx = {fusion, conv};
   el_init(&E, target, defs->allocator, epilogue_operand, &ctx);
-  E.indent = 1;
   el_name_t index[HLO_MAX_RANK], vals[EL_MAX_RESULTS];
   el_delinearize(&E, fusion, &conv->shape, "idx", index);
   vkhlo_status_t st = el_emit(&E, fc->root, index, vals);
   if (!st) {
     for (int k = 0; k < fusion->operand_count; k++) el_use_type(&E, fusion->operands[k]->shape.element_type);
     if (E.body.failed || E.functions.failed) st = VKHLO_NO_MEMORY();
+    else st = glsl_builder_check(&E.glsl);
   }
   if (!st) {
     if (E.features & GLSL_FEATURE_INT64)

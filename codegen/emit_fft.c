@@ -67,6 +67,7 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
    * the exact phase numerator p_d = (k_d * n_d) mod N_d. */
   int first = r - q;
   el_name_t n[3], p[3], in_index[HLO_MAX_RANK];
+  glsl_scope_t loops[3];
   double total_length = 1;
   for (int d = 0; d < first; d++) in_index[d] = index[d];
   for (int j = 0; j < q; j++) {
@@ -77,9 +78,8 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
     el_fresh(E, "p", &p[j]);
     el_line(E, instr, "int %s = 0;", p[j].s);
     el_fresh(E, "r", &n[j]);
-    el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", n[j].s, n[j].s, (long long)extent,
-            n[j].s);
-    E->indent++;
+    loops[j] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", n[j].s, n[j].s,
+                       (long long)extent, n[j].s);
     in_index[d] = n[j];
   }
   /* turns = sum_d p_d / N_d, reduced to [-1/2, 1/2) */
@@ -117,8 +117,7 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
     int64_t N = instr->attrs.fft_length.data[j];
     el_line(E, instr, "%s += %s;", p[j].s, index[d].s);
     el_line(E, instr, "if (%s >= %lld) %s -= %lld;", p[j].s, (long long)N, p[j].s, (long long)N);
-    E->indent--;
-    el_line(E, instr, "}");
+    el_close(E, instr, loops[j]);
   }
   el_name_t result = acc;
   if (type == FFT_IFFT || type == FFT_IRFFT) {

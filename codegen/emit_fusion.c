@@ -20,10 +20,13 @@
  * Memoization.  The same (instruction, index expressions) asked twice is
  * emitted once, but only while the first definition is still in scope:
  * values defined inside a loop or branch body (a reduce's or dot's loop, a
- * pad's branch) are not visible after the block closes.  We follow the
- * blocks from the text itself: each entry records the indentation and the
- * line it was defined at, and is valid while the current indentation is at
- * least that deep and no line since then was shallower (a closing brace).
+ * pad's branch) are not visible after the block closes, nor in the next
+ * branch of an if.  Each entry records the scope it was defined in (the
+ * innermost open block of the emitter's GLSL builder, glsl_builder.h) and
+ * is valid while that scope is open.  Entries form a stack whose scopes
+ * nest (each is defined in the innermost scope, which lies inside the
+ * scopes of all valid entries), so the entries of closed scopes are always
+ * on top: memo_drop_closed pops them before every lookup and insertion.
  *
  * Loop shape.  One element per loop iteration; on CPU devices the common
  * kernel driver (emit.c) wraps the body in a grid-stride loop.
@@ -61,14 +64,12 @@
 #include "codegen/emit_internal.h"
 #include "support/status.h"
 
-#define MEMO_MAX_INDENT 64
-
 typedef struct memo_entry {
   const hlo_instruction_t *instr;
   char *key; /* the index expressions, comma-separated (heap) */
   int result_count;
   el_name_t out[EL_MAX_RESULTS];
-  int indent, line;
+  glsl_scope_t scope; /* the block the values are defined in */
 } memo_entry_t;
 
 typedef struct fusion_ctx {
@@ -87,26 +88,12 @@ typedef struct fusion_ctx {
   int lane_dot_count;
   const hlo_instruction_t *lane_dot[EL_MAX_RESULTS];
   el_name_t lane_dot_out[EL_MAX_RESULTS][EL_MAX_LANES];
-  /* Block tracking over E->body (see the essay). */
-  size_t scanned;
-  int line_count;
-  int last_break[MEMO_MAX_INDENT];
 } fusion_ctx_t;
 
-static void sync_lines(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
-  const char *s = E->body.data;
-  size_t len = E->body.length;
-  if (!s) return;
-  while (ctx->scanned < len) {
-    const char *nl = memchr(s + ctx->scanned, '\n', len - ctx->scanned);
-    if (!nl) break;
-    size_t spaces = 0;
-    while (s[ctx->scanned + spaces] == ' ') spaces++;
-    int depth = (int)(spaces / 2);
-    for (int L = depth + 1; L < MEMO_MAX_INDENT; L++) ctx->last_break[L] = ctx->line_count;
-    ctx->line_count++;
-    ctx->scanned = (size_t)(nl - s) + 1;
-  }
+/* Pops the entries whose scope has closed (see the essay). */
+static void memo_drop_closed(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
+  while (ctx->memo_count > 0 && !glsl_scope_open(&E->glsl, ctx->memo[ctx->memo_count - 1].scope))
+    vkhlo_free(E->allocator, ctx->memo[--ctx->memo_count].key);
 }
 
 static char *index_key(const vkhlo_allocator_t *allocator, const el_name_t *index, int rank) {
@@ -119,11 +106,11 @@ static char *index_key(const vkhlo_allocator_t *allocator, const el_name_t *inde
 
 static const memo_entry_t *memo_find(fusion_ctx_t *ctx, const elemental_emitter_t *E,
                                      const hlo_instruction_t *instr, const char *key) {
-  sync_lines(ctx, E);
+  memo_drop_closed(ctx, E);
   for (int i = ctx->memo_count - 1; i >= 0; i--) {
     const memo_entry_t *m = &ctx->memo[i];
     if (m->instr != instr || strcmp(m->key, key) != 0) continue;
-    if (E->indent >= m->indent && ctx->last_break[m->indent] < m->line) return m;
+    if (glsl_scope_visible(&E->glsl, m->scope)) return m;
   }
   return NULL;
 }
@@ -131,10 +118,7 @@ static const memo_entry_t *memo_find(fusion_ctx_t *ctx, const elemental_emitter_
 static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
                      const hlo_instruction_t *instr, char *key, int result_count,
                      const el_name_t *out) {
-  if (E->indent < 0 || E->indent >= MEMO_MAX_INDENT) {
-    vkhlo_free(E->allocator, key);
-    return;
-  }
+  memo_drop_closed(ctx, E);
   if (ctx->memo_count == ctx->memo_capacity) {
     int nc = ctx->memo_capacity ? ctx->memo_capacity * 2 : 32;
     memo_entry_t *nm = vkhlo_realloc(E->allocator, ctx->memo, sizeof *nm * (size_t)nc);
@@ -145,14 +129,12 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
     ctx->memo = nm;
     ctx->memo_capacity = nc;
   }
-  sync_lines(ctx, E);
   memo_entry_t *m = &ctx->memo[ctx->memo_count++];
   m->instr = instr;
   m->key = key;
   m->result_count = result_count;
   for (int r = 0; r < result_count; r++) m->out[r] = out[r];
-  m->indent = E->indent;
-  m->line = ctx->line_count;
+  m->scope = glsl_innermost(&E->glsl);
 }
 
 /* Appends the row-major position in |s| of |index| as an int expression.
@@ -549,15 +531,13 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     ctx->lane = l;
     snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "idx%d", l);
     ctx->linear = ctx->lane_linear;
-    el_line(E, fusion, "{");
-    E->indent++;
+    glsl_scope_t block = el_open(E, fusion, "{");
     el_line(E, fusion, "int idx%d = %s + %d;", l, first_of[l / W], l % W);
     el_delinearize(E, fusion, ctx->out_shape, ctx->linear, index);
     ctx->out_index = index;
     vkhlo_status_t st = emit_roots(E, ctx, roots, nroots, nout);
-    E->indent--;
-    el_line(E, fusion, "}");
     if (st) return st;
+    el_close(E, fusion, block);
   }
   for (int r = 0; r < nout; r++)
     for (int q = 0; q < R; q++) {
@@ -593,7 +573,6 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
 
   fusion_ctx_t ctx;
   memset(&ctx, 0, sizeof ctx);
-  for (int L = 0; L < MEMO_MAX_INDENT; L++) ctx.last_break[L] = -1;
   ctx.fusion = fusion;
   ctx.out_shape = s0;
   ctx.linear = "idx";

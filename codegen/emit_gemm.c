@@ -472,7 +472,6 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   elemental_emitter_t E;
   epi_ctx_t ectx = {&p};
   el_init(&E, target, out->allocator, epi_operand, &ectx);
-  E.indent = 1;
   vkhlo_status_t st = emit_epilogue(&E, &p, instr);
   if (st) {
     el_free(&E);
@@ -480,6 +479,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
      * which reports the same error if it has one */
     vkhlo_status_free(st);
     return NULL;
+  }
+  st = glsl_builder_check(&E.glsl);
+  if (st) {
+    el_free(&E);
+    return st;
   }
   int nres = el_result_count(instr);
   for (int k = 0; k < instr->operand_count; k++) el_use_type(&E, instr->operands[k]->shape.element_type);

@@ -89,20 +89,14 @@ static void sub_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
 }
 
 /* A "for (int NAME = FROM; NAME < TO; NAME++) {" loop (or counting down
- * from TO-1 to FROM when |down|); closes with el_line("}"). */
-static void open_loop(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *var,
-                      const char *from, const char *to, bool down) {
+ * from TO-1 to FROM when |down|); closes with el_close. */
+static glsl_scope_t open_loop(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *var,
+                              const char *from, const char *to, bool down) {
   el_fresh(E, "r", var);
   if (down)
-    el_line(E, instr, "for (int %s = (%s) - 1; %s >= (%s); %s--) {", var->s, to, var->s, from,
-            var->s);
-  else el_line(E, instr, "for (int %s = %s; %s < %s; %s++) {", var->s, from, var->s, to, var->s);
-  E->indent++;
-}
-
-static void close_block(elemental_emitter_t *E, const hlo_instruction_t *instr) {
-  E->indent--;
-  el_line(E, instr, "}");
+    return el_open(E, instr, "for (int %s = (%s) - 1; %s >= (%s); %s--) {", var->s, to, var->s, from,
+                   var->s);
+  return el_open(E, instr, "for (int %s = %s; %s < %s; %s++) {", var->s, from, var->s, to, var->s);
 }
 
 /* ---------------------------------------------------- triangular_solve */
@@ -157,16 +151,17 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
   char kstr[32];
   snprintf(kstr, sizeof kstr, "%lld", (long long)kdim);
   el_name_t i, j;
-  open_loop(E, instr, &i, "0", kstr, !m_lower);
+  glsl_scope_t rows = open_loop(E, instr, &i, "0", kstr, !m_lower);
   index[solve_dim] = i;
   el_name_t rhs, acc;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, index, &rhs));
   accumulator(E, instr, t, rhs.s, &acc);
   char from[EL_NAME_MAX + 8];
-  if (m_lower) open_loop(E, instr, &j, "0", i.s, false);
+  glsl_scope_t sum;
+  if (m_lower) sum = open_loop(E, instr, &j, "0", i.s, false);
   else {
     snprintf(from, sizeof from, "%s + 1", i.s);
-    open_loop(E, instr, &j, from, kstr, false);
+    sum = open_loop(E, instr, &j, from, kstr, false);
   }
   el_name_t a, x, xidx[HLO_MAX_RANK];
   VKHLO_RETURN_IF_ERROR(load_system(E, instr, index, r - 2, swap, conj, i.s, j.s, &a));
@@ -174,7 +169,7 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
   xidx[solve_dim] = j;
   codegen_load_result(E, instr, 0, xidx, &x);
   sub_product(E, instr, t, &acc, a.s, x.s);
-  close_block(E, instr);
+  el_close(E, instr, sum);
   el_name_t value = acc;
   if (!instr->attrs.unit_diagonal) {
     el_name_t d;
@@ -182,7 +177,7 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
     div_(E, instr, t, acc.s, d.s, &value);
   }
   codegen_store_result(E, instr, 0, index, value.s);
-  close_block(E, instr);
+  el_close(E, instr, rows);
   *out_total = hlo_shape_element_count(&work);
   return NULL;
 }
@@ -263,40 +258,37 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
 
   el_name_t i, j, k, zero;
   el_def(E, instr, t, false, &zero, "%s(0)", glsl_compute_type(t));
-  open_loop(E, instr, &i, "0", nstr, false);
+  glsl_scope_t rows = open_loop(E, instr, &i, "0", nstr, false);
   char ip1[EL_NAME_MAX + 8];
   snprintf(ip1, sizeof ip1, "%s + 1", i.s);
   /* the strictly upper part of row i of L is zero */
-  open_loop(E, instr, &j, ip1, nstr, false);
+  glsl_scope_t upper = open_loop(E, instr, &j, ip1, nstr, false);
   chol_store_l(E, instr, bidx, br, lower, i.s, j.s, zero.s);
-  close_block(E, instr);
-  open_loop(E, instr, &j, "0", ip1, false);
+  el_close(E, instr, upper);
+  glsl_scope_t columns = open_loop(E, instr, &j, "0", ip1, false);
   el_name_t a, acc;
   VKHLO_RETURN_IF_ERROR(chol_load_a(E, instr, bidx, br, lower, i.s, j.s, &a));
   accumulator(E, instr, t, a.s, &acc);
-  open_loop(E, instr, &k, "0", j.s, false);
+  glsl_scope_t sum = open_loop(E, instr, &k, "0", j.s, false);
   el_name_t lik, ljk, cjk;
   chol_load_l(E, instr, bidx, br, lower, i.s, k.s, &lik);
   chol_load_l(E, instr, bidx, br, lower, j.s, k.s, &ljk);
   conj_(E, instr, t, ljk.s, &cjk);
   sub_product(E, instr, t, &acc, lik.s, cjk.s);
-  close_block(E, instr);
-  el_line(E, instr, "if (%s == %s) {", i.s, j.s);
-  E->indent++;
+  el_close(E, instr, sum);
+  glsl_scope_t branch = el_open(E, instr, "if (%s == %s) {", i.s, j.s);
   el_name_t root;
   if (is_complex(t)) el_def(E, instr, t, false, &root, "vk_csqrt(%s)", acc.s);
   else el_def(E, instr, t, true, &root, "sqrt(%s)", acc.s);
   chol_store_l(E, instr, bidx, br, lower, i.s, j.s, root.s);
-  E->indent--;
-  el_line(E, instr, "} else {");
-  E->indent++;
+  branch = el_else(E, instr, branch, "else {");
   el_name_t ljj, q;
   chol_load_l(E, instr, bidx, br, lower, j.s, j.s, &ljj);
   div_(E, instr, t, acc.s, ljj.s, &q);
   chol_store_l(E, instr, bidx, br, lower, i.s, j.s, q.s);
-  close_block(E, instr);
-  close_block(E, instr);
-  close_block(E, instr);
+  el_close(E, instr, branch);
+  el_close(E, instr, columns);
+  el_close(E, instr, rows);
   *out_total = hlo_shape_element_count(&batch);
   return NULL;
 }

@@ -155,15 +155,12 @@ vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,
              block.s);
   }
   from_bits(E, instr, t, bits.s, &value);
-  el_line(E, instr, "if (idx < %lld) {", (long long)n);
-  E->indent++;
+  glsl_scope_t in_range = el_open(E, instr, "if (idx < %lld) {", (long long)n);
   codegen_store_result(E, instr, 1, index, value.s);
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, in_range);
 
   /* The new state: the key, the advanced counter, anything else unchanged. */
-  el_line(E, instr, "if (idx == 0) {");
-  E->indent++;
+  glsl_scope_t first = el_open(E, instr, "if (idx == 0) {");
   el_name_t nlo, nhi;
   el_def(E, instr, HLO_U64, false, &nlo, "%s + uint64_t(%lluul)", state[1].s,
          (unsigned long long)advance);
@@ -178,8 +175,7 @@ vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,
     else VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, &si, &v));
     codegen_store_result(E, instr, 0, &si, v.s);
   }
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, first);
   *out_total = n > 0 ? n : 1;
   return NULL;
 }

@@ -54,11 +54,11 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   }
 
   el_name_t u[HLO_MAX_RANK];
+  glsl_scope_t loops[HLO_MAX_RANK];
   for (int d = 0; d < us->rank; d++) {
     el_fresh(E, "r", &u[d]);
-    el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", u[d].s, u[d].s,
-            (long long)us->dimensions[d], u[d].s);
-    E->indent++;
+    loops[d] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", u[d].s, u[d].s,
+                       (long long)us->dimensions[d], u[d].s);
   }
   el_name_t usi[HLO_MAX_RANK];
   int nsi = 0;
@@ -112,8 +112,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   for (int d = 0; d < is->rank; d++)
     el_line(E, instr, "%s = %s && %s >= 0 && %s <= %lld;", valid.s, valid.s, start[d].s,
             start[d].s, (long long)(is->dimensions[d] - wsize[d]));
-  el_line(E, instr, "if (%s) {", valid.s);
-  E->indent++;
+  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
   el_name_t ri[HLO_MAX_RANK];
   wi = 0;
   for (int d = 0; d < is->rank; d++) {
@@ -148,11 +147,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   el_line(E, instr, "%s", call.data);
   strbuf_free(&call);
   for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, ri, res[k].s);
-  E->indent--;
-  el_line(E, instr, "}");
-  for (int d = 0; d < us->rank; d++) {
-    E->indent--;
-    el_line(E, NULL, "}");
-  }
+  el_close(E, instr, inside);
+  for (int d = us->rank - 1; d >= 0; d--) el_close(E, NULL, loops[d]);
   return NULL;
 }

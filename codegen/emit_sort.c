@@ -57,9 +57,8 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
   el_fresh(E, "i", &rank);
   el_line(E, instr, "int %s = 0;", rank.s);
   el_fresh(E, "r", &j);
-  el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s, (long long)s->dimensions[dim],
-          j.s);
-  E->indent++;
+  glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s,
+                              (long long)s->dimensions[dim], j.s);
   el_line(E, instr, "if (%s == %s) continue;", j.s, index[dim].s);
   for (int d = 0; d < s->rank; d++) jidx[d] = index[d];
   jidx[dim] = j;
@@ -75,12 +74,9 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
     args[2 * k + 1] = x[k];
   }
   VKHLO_RETURN_IF_ERROR(emit_call(E, instr, &fn, 2 * n, args, &before));
-  el_line(E, instr, "if (%s) {", before.s);
-  E->indent++;
+  glsl_scope_t branch = el_open(E, instr, "if (%s) {", before.s);
   el_line(E, instr, "%s++;", rank.s);
-  E->indent--;
-  el_line(E, instr, "} else if (%s < %s) {", j.s, index[dim].s);
-  E->indent++;
+  branch = el_else(E, instr, branch, "else if (%s < %s) {", j.s, index[dim].s);
   /* j < i and neither goes before the other: j stays first */
   el_fresh(E, "b", &after);
   el_line(E, instr, "bool %s;", after.s);
@@ -90,10 +86,8 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
   }
   VKHLO_RETURN_IF_ERROR(emit_call(E, instr, &fn, 2 * n, args, &after));
   el_line(E, instr, "if (!%s) %s++;", after.s, rank.s);
-  E->indent--;
-  el_line(E, instr, "}");
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, branch);
+  el_close(E, instr, loop);
   el_name_t oidx[HLO_MAX_RANK];
   for (int d = 0; d < s->rank; d++) oidx[d] = index[d];
   oidx[dim] = rank;
@@ -156,8 +150,7 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
   el_fresh(E, "i", &rank);
   el_line(E, instr, "int %s = 0;", rank.s);
   el_fresh(E, "r", &j);
-  el_line(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s, (long long)n, j.s);
-  E->indent++;
+  glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s, (long long)n, j.s);
   for (int d = 0; d < s->rank; d++) jidx[d] = index[d];
   jidx[dim] = j;
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, jidx, &y));
@@ -168,10 +161,8 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
   else
     el_line(E, instr, "if (%s > %s || (%s == %s && %s < %s)) %s++;", ky.s, kx.s, ky.s, kx.s, j.s,
             index[dim].s, rank.s);
-  E->indent--;
-  el_line(E, instr, "}");
-  el_line(E, instr, "if (%s < %lld) {", rank.s, (long long)k);
-  E->indent++;
+  el_close(E, instr, loop);
+  glsl_scope_t kept = el_open(E, instr, "if (%s < %lld) {", rank.s, (long long)k);
   el_name_t oidx[HLO_MAX_RANK];
   for (int d = 0; d < s->rank; d++) oidx[d] = index[d];
   oidx[dim] = rank;
@@ -179,8 +170,7 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
   el_name_t pos;
   el_convert(E, instr, HLO_S32, el_result_shape(instr, 1)->element_type, index[dim].s, &pos);
   codegen_store_result(E, instr, 1, oidx, pos.s);
-  E->indent--;
-  el_line(E, instr, "}");
+  el_close(E, instr, kept);
   *out_total = hlo_shape_element_count(s);
   return NULL;
 }

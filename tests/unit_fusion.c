@@ -352,6 +352,71 @@ static void test_while_body(void **state) {
   assert_int_equal(count_opcode(body, HLO_OPCODE_MULTIPLY), 0);
 }
 
+/* The GLSL of the first fusion's kernel (caller frees). */
+static char *fusion_glsl(fixture_t *f, const hlo_module_t *m) {
+  const hlo_instruction_t *fusion = nth_fusion(m, 0);
+  assert_non_null(fusion);
+  codegen_kernel_t k;
+  check_ok(codegen_emit_instruction(&f->target, NULL, fusion, &k));
+  char *glsl = k.glsl;
+  k.glsl = NULL;
+  codegen_kernel_free(&k);
+  return glsl;
+}
+
+static int count_text(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* The fused-kernel memo reuses a value only while the block it was
+ * defined in is open (codegen/emit_fusion.c): a negate first needed in a
+ * pad's `if` branch is emitted again after the branch closes, and in the
+ * `else` branch; one needed before the `if` is reused inside it.  Reusing
+ * a value of a closed block would name a local out of scope (glslang
+ * rejects the kernel in fuse()) and change the counts. */
+static void test_memo_scopes(void **state) {
+  fixture_t *f = *state;
+  static const char *const programs[3] = {
+      /* needed in the branch, then after it */
+      "func.func @main(%p: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.negate %p : tensor<4x4xf32>\n"
+      "  %q = stablehlo.pad %n, %z, low = [0, 0], high = [0, 2], interior = [0, 0] : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x6xf32>\n"
+      "  %s = stablehlo.slice %q [0:4, 0:4] : (tensor<4x6xf32>) -> tensor<4x4xf32>\n"
+      "  %a = stablehlo.add %s, %n : tensor<4x4xf32>\n"
+      "  return %a : tensor<4x4xf32>\n"
+      "}\n",
+      /* needed before the branch, then in it */
+      "func.func @main(%p: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.negate %p : tensor<4x4xf32>\n"
+      "  %q = stablehlo.pad %n, %z, low = [0, 0], high = [0, 2], interior = [0, 0] : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x6xf32>\n"
+      "  %s = stablehlo.slice %q [0:4, 0:4] : (tensor<4x6xf32>) -> tensor<4x4xf32>\n"
+      "  %a = stablehlo.add %n, %s : tensor<4x4xf32>\n"
+      "  return %a : tensor<4x4xf32>\n"
+      "}\n",
+      /* needed in the if branch, the else branch, then after both */
+      "func.func @main(%p: tensor<f32>) -> tensor<f32> {\n"
+      "  %n = stablehlo.negate %p : tensor<f32>\n"
+      "  %q = stablehlo.pad %n, %n, low = [], high = [], interior = [] : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+      "  %a = stablehlo.add %q, %n : tensor<f32>\n"
+      "  return %a : tensor<f32>\n"
+      "}\n",
+  };
+  static const int negates[3] = {2, 1, 3};
+  for (int i = 0; i < 3; i++) {
+    hlo_module_t *m = fuse(f, programs[i]);
+    assert_int_equal(count_opcode(m->entry_computation, HLO_OPCODE_FUSION), 1);
+    assert_int_equal(count_opcode(fused(nth_fusion(m, 0)), HLO_OPCODE_PAD), 1);
+    char *glsl = fusion_glsl(f, m);
+    if (count_text(glsl, "// negate") != negates[i]) fprintf(stderr, "program %d:\n%s\n", i, glsl);
+    assert_int_equal(count_text(glsl, "// negate"), negates[i]);
+    free(glsl);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_softmax, setup, teardown),
@@ -361,6 +426,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reduce_through_broadcast_not_fused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_elementwise_chain_and_dot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_while_body, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memo_scopes, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
