@@ -254,7 +254,14 @@ static vkhlo_status_t stage_device_objects(compile_job_t *job) {
     exe_kernel_t *k = &exe->kernels[i];
     vkhlo_status_t st = vkrt_pipeline_create(device, job->spirv[i], job->spirv_size_bytes[i], k->binding_count,
                                              k->has_push_constant ? 4 : 0, &k->pipeline);
-    free(job->spirv[i]);
+    /* The module stays with the kernel, for vkhlo_executable_save
+     * (api/vkx_write.c); user kernels hold theirs already. */
+    if (!k->spirv) {
+      k->spirv = job->spirv[i];
+      k->spirv_size_bytes = job->spirv_size_bytes[i];
+    } else {
+      free(job->spirv[i]);
+    }
     job->spirv[i] = NULL;
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }

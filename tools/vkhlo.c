@@ -3,7 +3,9 @@
  *
  *   vkhlo run FILE.mlir [options]      compile and execute; print or save results,
  *                                      evaluate check.expect_* (exit 1 on failure)
- *   vkhlo compile FILE.mlir [options]  compile only (--dump-dir, --stats)
+ *   vkhlo compile FILE.mlir [options]  compile only (--dump-dir, --stats);
+ *                                      -o FILE.vkx [--weights=FILE] saves the executable
+ *   vkhlo run FILE.vkx [options]       load a saved executable and execute it
  *   vkhlo --list-devices | --version | --help
  *
  * Files split by "// -----" lines run each split on its own (each split
@@ -50,11 +52,14 @@ typedef struct options {
   int64_t print_max;
   int repeat;
   bool profile;
+  const char *output_vkx; /* compile -o FILE.vkx */
+  const char *weights;    /* compile --weights=FILE; run: the side file of a .vkx */
 } options_t;
 
 static const char usage[] =
     "usage: vkhlo run FILE.mlir [options]\n"
-    "       vkhlo compile FILE.mlir [options]\n"
+    "       vkhlo compile FILE.mlir [options] [-o FILE.vkx [--weights=FILE]]\n"
+    "       vkhlo run FILE.vkx [options]     (a saved executable: no parsing, no shader compiles)\n"
     "       vkhlo --list-devices | --version | --help\n"
     "\n"
     "options:\n"
@@ -75,6 +80,9 @@ static const char usage[] =
     "                           every kernel's GLSL and SPIR-V disassembly, buffer assignment\n"
     "  --dump-after=PASS        with --dump-dir: IR only after PASS (expand, simplify, cse, dce, fusion)\n"
     "  --stats                  print compile statistics as 'key: value' lines\n"
+    "  -o FILE.vkx              (compile) write the compiled executable to FILE.vkx\n"
+    "  --weights=FILE           (compile -o) put the constants in FILE, mapped at load;\n"
+    "                           (run FILE.vkx) where that file is, if not beside the .vkx\n"
     "  --print-outputs          print results even when the program has checks\n"
     "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
     "  --repeat=N               execute N times (results of the last run); prints the\n"
@@ -132,6 +140,10 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
     else if (starts(a, "--repeat=", &v)) o->repeat = atoi(v) > 0 ? atoi(v) : 1;
     else if (strcmp(a, "--quiet") == 0) o->quiet = true;
+    else if (strcmp(a, "-o") == 0) {
+      if (i + 1 == argc) return fprintf(stderr, "vkhlo: -o needs a FILE\n"), 2;
+      o->output_vkx = argv[++i];
+    } else if (starts(a, "--weights=", &v)) o->weights = v;
     else if (a[0] == '-' && a[1] == '-') return fprintf(stderr, "vkhlo: unknown option %s\n%s", a, usage), 2;
     else if (!o->command) o->command = a;
     else if (!o->file) o->file = a;
@@ -143,6 +155,10 @@ static int parse_args(int argc, char **argv, options_t *o) {
     return fprintf(stderr, "vkhlo: unknown command '%s'\n%s", o->command, usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && !o->file)
     return fprintf(stderr, "vkhlo: %s needs a FILE\n", o->command), 2;
+  if ((o->output_vkx || o->weights) && strcmp(o->command, "list-devices") == 0)
+    return fprintf(stderr, "vkhlo: -o and --weights go with compile or run\n"), 2;
+  if (o->output_vkx && strcmp(o->command, "compile") != 0)
+    return fprintf(stderr, "vkhlo: -o goes with compile\n"), 2;
   return 0;
 }
 
@@ -427,6 +443,8 @@ static void print_profile(const vkhlo_executable_t *exe) {
   free(p);
 }
 
+static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t *exe, const char *label);
+
 static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, size_t len,
                    const char *label) {
   vkhlo_compile_options_t copts;
@@ -440,6 +458,12 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   vkhlo_executable_t *exe = NULL;
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
   if (st) return report(st);
+  return run_exe(ctx, o, exe, label);
+}
+
+/* Prints the stats, saves (compile -o) or executes |exe| (taking it). */
+static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t *exe, const char *label) {
+  vkhlo_status_t st = NULL;
   if (o->stats) {
     vkhlo_executable_stats_t s;
     vkhlo_executable_stats(exe, &s);
@@ -452,8 +476,9 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   }
   if (o->dump_dir) render_fusion_svg(o->dump_dir);
   if (strcmp(o->command, "compile") == 0) {
+    if (o->output_vkx) st = vkhlo_executable_save(exe, o->output_vkx, o->weights);
     vkhlo_executable_destroy(exe);
-    return 0;
+    return st ? report(st) : 0;
   }
   int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
   int rc = 0;
@@ -605,6 +630,40 @@ int main(int argc, char **argv) {
   if (st) {
     free(text);
     return report(st);
+  }
+  if (len >= 8 && memcmp(text, "VKHLOVKX", 8) == 0) { /* a saved executable */
+    free(text);
+    int rc2;
+    vkhlo_executable_t *exe = NULL;
+    vkhlo_load_options_t lopts = {o.weights};
+    if (strcmp(o.command, "run") != 0) {
+      fprintf(stderr, "vkhlo: error: %s is a compiled executable; use vkhlo run\n", o.file);
+      rc2 = 2;
+    } else {
+      st = vkhlo_executable_load_file(ctx, o.file, &lopts, &exe);
+      rc2 = st ? report(st) : run_exe(ctx, &o, exe, o.file);
+    }
+    int validation = vkhlo_context_validation_message_count(ctx);
+    vkhlo_context_destroy(ctx);
+    if (validation || sink.count) {
+      fprintf(stderr, "vkhlo: error: %d validation messages\n", validation ? validation : sink.count);
+      return 2;
+    }
+    return rc2;
+  }
+  if (o.output_vkx) { /* one program per .vkx */
+    int programs = 0;
+    for (const char *p = text; p && p < text + len; ) {
+      const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+      if (is_split_line(p, text + len)) programs++;
+      p = nl ? nl + 1 : NULL;
+    }
+    if (programs) {
+      free(text);
+      vkhlo_context_destroy(ctx);
+      fprintf(stderr, "vkhlo: error: %s has %d '// -----' splits; -o saves one program\n", o.file, programs + 1);
+      return 2;
+    }
   }
   /* Split on "// -----" lines; blank out other splits so that line numbers hold. */
   const char *end = text + len;
