@@ -68,7 +68,8 @@ static const char usage[] =
     "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros)\n"
     "  --random-inputs[=SEED]   fill every parameter with seeded random values\n"
     "                           (floats in [-1,1), integers in [0,16), i1 0/1)\n"
-    "  --output=@y.npy          write a result to a .npy file (one per result, in order)\n"
+    "  --output=@y.npy          write a result to a .npy file (one per result, in order);\n"
+    "                           @y.bin writes the raw host bytes (any element type)\n"
     "  --fill-elided=zeros|random  values for dense_resource<__elided__> constants\n"
     "  --device=ID              device index or name substring (see --list-devices;\n"
     "                           default $VKHLO_DEVICE, else discrete > integrated > cpu)\n"
@@ -563,7 +564,15 @@ static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t 
     st = vkhlo_buffer_read(results[i], data, size);
     if (!st && i < o->output_count) {
       const char *path = o->outputs[i][0] == '@' ? o->outputs[i] + 1 : o->outputs[i];
-      st = npy_write(path, &t, data);
+      size_t plen = strlen(path);
+      if (plen > 4 && strcmp(path + plen - 4, ".bin") == 0) { /* raw host bytes, any element type */
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(data, 1, size, f) == size;
+        if (f && fclose(f) != 0) ok = false;
+        if (!ok) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
+      } else {
+        st = npy_write(path, &t, data);
+      }
     } else if (!st && !o->quiet && (checks == 0 || o->print_outputs) && t.element_type != VKHLO_TOKEN) {
       char *text;
       st = vkhlo_tensor_format(&t, data, o->print_max, &text);
