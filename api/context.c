@@ -159,6 +159,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
     dopts.external_get_instance_proc_addr = external->get_instance_proc_addr;
   }
   vkhlo_status_t st = vkrt_device_create(&dopts, &ctx->device);
+  if (!st) st = context_open_pipeline_cache(ctx, options);
   if (!st) {
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);

@@ -864,7 +864,11 @@ void vkrt_device_destroy(vkrt_device_t *d) {
   if (!d) return;
   if (d->device) {
     if (d->vk.vkDeviceWaitIdle) d->vk.vkDeviceWaitIdle(d->device);
-    if (d->pipeline_cache) d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    if (d->pipeline_cache) {
+      vkhlo_status_free(vkrt_pipeline_cache_save(d)); /* best effort */
+      d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    }
+    free(d->pipeline_cache_path);
     if (d->command_pool) d->vk.vkDestroyCommandPool(d->device, d->command_pool, NULL);
     if (!d->external) {
       /* The table may not be loaded yet if creation failed right after
