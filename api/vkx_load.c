@@ -119,6 +119,24 @@ vkhlo_status_t vkx_scan_spirv(const uint32_t *w, size_t size_bytes, vkx_requirem
   return NULL;
 }
 
+/* The interface a module declares: the highest Binding decoration (-1:
+ * none), whether any DescriptorSet is not 0, whether it has a
+ * PushConstant variable.  |w| was checked by vkx_scan_spirv. */
+static void spirv_interface(const uint32_t *w, size_t size_bytes, int64_t *max_binding, bool *other_set,
+                            bool *push_constant) {
+  *max_binding = -1;
+  *other_set = *push_constant = false;
+  size_t n = size_bytes / 4;
+  for (size_t i = 5; i < n;) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xffffu;
+    if (count == 0 || count > n - i) return;
+    if (op == 71 && count >= 4 && w[i + 2] == 33 && (int64_t)w[i + 3] > *max_binding) *max_binding = w[i + 3];
+    if (op == 71 && count >= 4 && w[i + 2] == 34 && w[i + 3] != 0) *other_set = true;
+    if (op == 59 && count >= 4 && w[i + 3] == 9) *push_constant = true;
+    i += count;
+  }
+}
+
 vkhlo_status_t vkx_check_device(const vkx_requirements_t *req, const codegen_target_t *t, const vkrt_caps_t *caps) {
   uint32_t have = (t->shader_int64 ? VKX_FEATURE_INT64 : 0) | (t->shader_float64 ? VKX_FEATURE_FLOAT64 : 0) |
                   (t->shader_int16 ? VKX_FEATURE_INT16 : 0) | (t->shader_int8 ? VKX_FEATURE_INT8 : 0) |
@@ -520,7 +538,7 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
       invalid(&v, "allocation %d is parameter %d of %d", a, al->parameter_number, exe->parameter_count);
     if (al->kind == EXE_ALLOCATION_RESULT && (al->result_number < 0 || al->result_number >= exe->result_count))
       invalid(&v, "allocation %d is result %d of %d", a, al->result_number, exe->result_count);
-    if (al->kind == EXE_ALLOCATION_RESULT &&
+    else if (al->kind == EXE_ALLOCATION_RESULT &&
         al->size > vkhlo_tensor_type_size_bytes(&exe->result_types[al->result_number]))
       invalid(&v, "result allocation %d is larger than its result", a);
     if (al->size > ((uint64_t)1 << 48)) invalid(&v, "allocation %d of %llu bytes", a, (unsigned long long)al->size);
@@ -578,7 +596,15 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
     if (st) {
       invalid(&v, "kernel %d: %s", k, vkhlo_status_message(st));
       vkhlo_status_free(st);
+      break;
     }
+    int64_t max_binding;
+    bool other_set, push;
+    spirv_interface(kk->spirv, kk->spirv_size_bytes, &max_binding, &other_set, &push);
+    if (max_binding >= (int64_t)kk->binding_count || other_set)
+      invalid(&v, "kernel %d's SPIR-V uses binding %lld%s; the kernel declares %u bindings of set 0", k,
+              (long long)max_binding, other_set ? " or a set other than 0" : "", kk->binding_count);
+    if (push && !kk->has_push_constant) invalid(&v, "kernel %d's SPIR-V uses a push constant the kernel lacks", k);
   }
   if (!v.err) check_sequence(&v, &exe->main);
   if (!v.err && exe->straight_line != sequence_straight(&exe->main))
