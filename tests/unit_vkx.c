@@ -209,6 +209,64 @@ static void malformed_files(void **state) {
   free(data);
 }
 
+/* A PROG section of while loops nested |depth| deep (empty bodies),
+ * spliced into a valid file and sealed. */
+static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, size_t *out_size) {
+  size_t pos = VKX_HEADER_BYTES, prog = 0, prog_end = 0;
+  while (pos + 16 <= size) {
+    size_t n = (size_t)get64(valid + pos + 8), end = pos + 16 + (n + 7) / 8 * 8;
+    if (!memcmp(valid + pos, "PROG", 4)) prog = pos, prog_end = end;
+    pos = end;
+  }
+  assert_true(prog > 0);
+  size_t payload = 8 + (size_t)depth * 16 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
+  *out_size = size - (prog_end - prog) + 16 + padded;
+  uint8_t *out = calloc(1, *out_size), *p = out;
+  memcpy(p, valid, prog);
+  p += prog;
+  memcpy(p, "PROG", 4);
+  put64(p + 8, payload);
+  p += 16;
+  uint32_t words[4096];
+  int n = 0;
+  words[n++] = 1; /* position_count */
+  words[n++] = 0; /* not straight-line */
+  for (int d = 0; d < depth; d++) {
+    words[n++] = 1;                 /* one thunk: */
+    words[n++] = EXE_THUNK_WHILE;   /* kind */
+    words[n++] = 0;                 /* position */
+    words[n++] = 0;                 /* pred_buffer 0; then cond: */
+  }
+  words[n++] = 0; /* the innermost cond is empty; bodies unwind: */
+  for (int d = 0; d < depth; d++) words[n++] = 0;
+  for (int i = 0; i < n; i++)
+    for (int b = 0; b < 4; b++) p[4 * i + b] = (uint8_t)(words[i] >> (8 * b));
+  p += padded;
+  memcpy(p, valid + prog_end, size - prog_end);
+  reseal(out, *out_size);
+  return out;
+}
+
+static void nesting_depth(void **state) {
+  vkhlo_context_t *ctx = *state;
+  uint8_t *valid;
+  size_t size, n;
+  serialized(ctx, program, &valid, &size);
+  /* 32 deep parses (the structure is sound), 33 does not */
+  uint8_t *ok = nested_program(valid, size, VKX_MAX_DEPTH, &n);
+  vkx_parsed_t parsed;
+  expect_ok(vkx_parse(ok, n, &parsed));
+  vkx_parsed_free(&parsed);
+  free(ok);
+  uint8_t *deep = nested_program(valid, size, VKX_MAX_DEPTH + 1, &n);
+  vkhlo_status_t st = vkx_parse(deep, n, &parsed);
+  if (vkhlo_status_code(st) != VKHLO_STATUS_INVALID_ARGUMENT || !strstr(vkhlo_status_message(st), "nest deeper"))
+    fail_msg("expected a nesting error, got %s", vkhlo_status_message(st));
+  vkhlo_status_free(st);
+  free(deep);
+  free(valid);
+}
+
 static void missing_feature(void **state) {
   vkhlo_context_t *ctx = *state;
   vkhlo_context_options_t o;
@@ -410,7 +468,8 @@ static void fuzz_load(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(side_weights_file),
-      cmocka_unit_test(malformed_files),        cmocka_unit_test(missing_feature),
+      cmocka_unit_test(malformed_files),        cmocka_unit_test(nesting_depth),
+      cmocka_unit_test(missing_feature),
       cmocka_unit_test(fuzz_parse),             cmocka_unit_test(fuzz_load),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
