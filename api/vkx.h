@@ -164,6 +164,12 @@ typedef struct vkx_parsed {
   uint64_t data_size;
   int constant_count;
   vkx_constant_t *constants;
+  /* Where each record starts in the file, for messages (heap): buffers,
+   * allocations, kernels, checks, constants, thunks (pre-order), and
+   * each section's payload. */
+  size_t *buffer_at, *allocation_at, *kernel_at, *check_at, *constant_at, *thunk_at;
+  int thunk_at_count, thunk_at_capacity;
+  size_t section_at[VKX_SECTION_COUNT];
 } vkx_parsed_t;
 
 /* Parses and validates |size| bytes (see the essay above) into |*out|

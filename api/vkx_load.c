@@ -196,6 +196,7 @@ typedef struct cursor {
   size_t size, pos;
   vkhlo_status_t err;
   int depth;
+  vkx_parsed_t *parsed; /* record offsets go here */
 } cursor_t;
 
 static void fail_at(cursor_t *c, size_t at, const char *fmt, ...) {
@@ -323,6 +324,7 @@ static bool enter(cursor_t *c, int index, cursor_t *sec, size_t *next) {
   }
   *sec = *c;
   sec->size = c->pos + (size_t)size;
+  c->parsed->section_at[index] = c->pos;
   size_t end = sec->size + ((8 - size % 8) % 8);
   *next = end < c->size ? end : c->size;
   return true;
@@ -361,6 +363,18 @@ static const char *const host_ops[] = {"infeed", "outfeed", "send", "recv"};
 
 static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
   size_t at = c->pos;
+  vkx_parsed_t *pr = c->parsed;
+  if (pr->thunk_at_count == pr->thunk_at_capacity) {
+    int cap = pr->thunk_at_capacity ? 2 * pr->thunk_at_capacity : 64;
+    size_t *p = realloc(pr->thunk_at, sizeof *p * (size_t)cap);
+    if (!p) {
+      if (!c->err) c->err = VKHLO_NO_MEMORY();
+      return;
+    }
+    pr->thunk_at = p;
+    pr->thunk_at_capacity = cap;
+  }
+  pr->thunk_at[pr->thunk_at_count++] = at;
   uint32_t kind = u32(c, "thunk kind");
   t->position = i32(c, "thunk position");
   if (c->err) return;
@@ -451,6 +465,9 @@ typedef struct validator {
   const vkhlo_executable_t *exe;
   vkhlo_status_t err;
   vkx_requirements_t *req;
+  const vkx_parsed_t *parsed;
+  size_t at;       /* the record being checked */
+  int next_thunk;  /* check_sequence's pre-order index into thunk_at */
 } validator_t;
 
 static void invalid(validator_t *v, const char *fmt, ...) {
@@ -460,7 +477,7 @@ static void invalid(validator_t *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  v->err = VKHLO_INVALID("malformed .vkx file: inconsistent program: %s", msg);
+  v->err = VKHLO_INVALID("malformed .vkx file: at byte %zu: inconsistent program: %s", v->at, msg);
 }
 
 static bool buffer_ok(validator_t *v, int id, const char *what) {
@@ -475,6 +492,8 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
   const vkhlo_executable_t *exe = v->exe;
   for (int i = 0; i < seq->count && !v->err; i++) {
     const exe_thunk_t *t = &seq->thunks[i];
+    if (v->next_thunk < v->parsed->thunk_at_count) v->at = v->parsed->thunk_at[v->next_thunk];
+    v->next_thunk++;
     if (t->position < 0 || t->position >= exe->position_count)
       invalid(v, "thunk position %d outside [0, %d)", t->position, exe->position_count);
     switch (t->kind) {
@@ -529,11 +548,12 @@ static bool sequence_straight(const exe_sequence_t *seq) {
 
 /* Cross references of a parsed executable, before anything trusts them. */
 static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *parsed) {
-  validator_t v = {exe, NULL, &parsed->requirements};
+  validator_t v = {exe, NULL, &parsed->requirements, parsed, parsed->section_at[0], 0};
   uint64_t align = exe->alignment;
   if (align == 0 || (align & (align - 1)) || align > 65536) invalid(&v, "alignment %llu", (unsigned long long)align);
   for (int a = 0; a < exe->allocation_count && !v.err; a++) {
     const exe_buffer_allocation_t *al = &exe->allocations[a];
+    v.at = parsed->allocation_at[a];
     if (al->kind == EXE_ALLOCATION_PARAMETER && (al->parameter_number < 0 || al->parameter_number >= exe->parameter_count))
       invalid(&v, "allocation %d is parameter %d of %d", a, al->parameter_number, exe->parameter_count);
     if (al->kind == EXE_ALLOCATION_RESULT && (al->result_number < 0 || al->result_number >= exe->result_count))
@@ -546,6 +566,7 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
   }
   for (int i = 0; i < exe->buffer_count && !v.err; i++) {
     const exe_buffer_t *b = &exe->buffers[i];
+    v.at = parsed->buffer_at[i];
     if (b->inplace_of < -1 || b->inplace_of >= exe->buffer_count) {
       invalid(&v, "buffer %d is in place of buffer %d", i, b->inplace_of);
       break;
@@ -570,16 +591,19 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
   /* in-place chains end (exe_storage_buffer follows them) */
   for (int i = 0; i < exe->buffer_count && !v.err; i++) {
     int id = i, steps = 0;
+    v.at = parsed->buffer_at[i];
     while (exe->buffers[id].inplace_of >= 0 && steps <= exe->buffer_count) id = exe->buffers[id].inplace_of, steps++;
     if (steps > exe->buffer_count) invalid(&v, "buffer %d's in-place chain has a cycle", i);
   }
   /* every buffer the program touches has a slice */
+  v.at = parsed->section_at[2];
   for (int i = 0; i < exe->result_count && !v.err; i++)
     if (buffer_ok(&v, exe->result_buffers[i], "result") &&
         exe->buffers[exe->result_buffers[i]].size_bytes < vkhlo_tensor_type_size_bytes(&exe->result_types[i]))
       invalid(&v, "result %d's buffer is smaller than its type", i);
   for (int i = 0; i < exe->check_count && !v.err; i++) {
     const exe_check_t *ch = &exe->checks[i];
+    v.at = parsed->check_at[i];
     uint64_t s = vkhlo_tensor_type_size_bytes(&ch->type);
     if (buffer_ok(&v, ch->actual, "check") && buffer_ok(&v, ch->expected, "check") &&
         (exe->buffers[ch->actual].size_bytes < s || exe->buffers[ch->expected].size_bytes < s))
@@ -587,6 +611,7 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
   }
   for (int k = 0; k < exe->kernel_count && !v.err; k++) {
     const exe_kernel_t *kk = &exe->kernels[k];
+    v.at = parsed->kernel_at[k];
     if (kk->binding_count > parsed->requirements.max_bindings) parsed->requirements.max_bindings = kk->binding_count;
     if (kk->has_push_constant && parsed->requirements.push_constant_bytes < 4) parsed->requirements.push_constant_bytes = 4;
     for (int a = 0; a < 3; a++)
@@ -607,17 +632,20 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
     if (push && !kk->has_push_constant) invalid(&v, "kernel %d's SPIR-V uses a push constant the kernel lacks", k);
   }
   if (!v.err) check_sequence(&v, &exe->main);
+  v.at = parsed->section_at[6];
   if (!v.err && exe->straight_line != sequence_straight(&exe->main))
     invalid(&v, "straight_line flag disagrees with the program");
   /* constants: one entry per constant allocation, inside their bytes */
   int constant_allocations = 0;
   for (int a = 0; a < exe->allocation_count; a++)
     constant_allocations += exe->allocations[a].kind == EXE_ALLOCATION_CONSTANT && exe->allocations[a].size > 0;
+  v.at = parsed->section_at[8];
   if (!v.err && constant_allocations != parsed->constant_count)
     invalid(&v, "%d constant allocations, %d constant entries", constant_allocations, parsed->constant_count);
   uint64_t limit = parsed->side_weights ? parsed->weights_size : parsed->data_size;
   for (int i = 0; i < parsed->constant_count && !v.err; i++) {
     const vkx_constant_t *k = &parsed->constants[i];
+    v.at = parsed->constant_at[i];
     if (k->allocation < 0 || k->allocation >= exe->allocation_count ||
         exe->allocations[k->allocation].kind != EXE_ALLOCATION_CONSTANT ||
         exe->allocations[k->allocation].size != k->size)
@@ -650,7 +678,7 @@ static void mark_used(const vkhlo_executable_t *exe, const exe_sequence_t *seq, 
   }
 }
 
-static vkhlo_status_t validate_slices(const vkhlo_executable_t *exe) {
+static vkhlo_status_t validate_slices(const vkhlo_executable_t *exe, const vkx_parsed_t *parsed) {
   bool *used = calloc((size_t)exe->buffer_count + 1, 1);
   if (!used) return VKHLO_NO_MEMORY();
   mark_used(exe, &exe->main, used);
@@ -659,7 +687,8 @@ static vkhlo_status_t validate_slices(const vkhlo_executable_t *exe) {
   vkhlo_status_t st = NULL;
   for (int i = 0; i < exe->buffer_count && !st; i++)
     if (used[i] && exe->buffers[i].allocation < 0)
-      st = VKHLO_INVALID("malformed .vkx file: inconsistent program: buffer %d is used but has no allocation", i);
+      st = VKHLO_INVALID("malformed .vkx file: at byte %zu: inconsistent program: buffer %d is used but has no "
+                         "allocation", parsed->buffer_at[i], i);
   free(used);
   return st;
 }
@@ -671,6 +700,12 @@ void vkx_parsed_free(vkx_parsed_t *p) {
   vkhlo_executable_destroy(p->exe);
   free(p->weights_name);
   free(p->constants);
+  free(p->buffer_at);
+  free(p->allocation_at);
+  free(p->kernel_at);
+  free(p->check_at);
+  free(p->constant_at);
+  free(p->thunk_at);
   memset(p, 0, sizeof *p);
 }
 
@@ -721,10 +756,11 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
   if (enter(c, 3, &s, &next)) {
     int n = count_of(&s, 44, 1u << 26, "buffer count");
     exe->buffers = alloc(&s, (size_t)n, sizeof *exe->buffers);
+    out->buffer_at = alloc(&s, (size_t)n, sizeof(size_t));
     if (!s.err) exe->buffer_count = exe->buffer_capacity = n;
     for (int i = 0; i < n && !s.err; i++) {
       exe_buffer_t *b = &exe->buffers[i];
-      size_t at = s.pos;
+      size_t at = out->buffer_at[i] = s.pos;
       uint32_t kind = u32(&s, "buffer kind");
       if (!s.err && kind > EXE_BUFFER_TEMP) fail_at(&s, at, "buffer kind %u out of range", kind);
       b->kind = (exe_buffer_kind_t)kind;
@@ -744,10 +780,11 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
   if (enter(c, 4, &s, &next)) {
     int n = count_of(&s, 32, 1u << 26, "allocation count");
     exe->allocations = alloc(&s, (size_t)n, sizeof *exe->allocations);
+    out->allocation_at = alloc(&s, (size_t)n, sizeof(size_t));
     if (!s.err) exe->allocation_count = n;
     for (int i = 0; i < n && !s.err; i++) {
       exe_buffer_allocation_t *a = &exe->allocations[i];
-      size_t at = s.pos;
+      size_t at = out->allocation_at[i] = s.pos;
       uint32_t kind = u32(&s, "allocation kind"), flags = u32(&s, "allocation flags");
       if (!s.err && kind > EXE_ALLOCATION_RESULT) fail_at(&s, at, "allocation kind %u out of range", kind);
       a->index = i;
@@ -765,9 +802,11 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
   if (enter(c, 5, &s, &next)) {
     int n = count_of(&s, 40, 1u << 20, "kernel count");
     exe->kernels = alloc(&s, (size_t)n, sizeof *exe->kernels);
+    out->kernel_at = alloc(&s, (size_t)n, sizeof(size_t));
     if (!s.err) exe->kernel_count = exe->kernel_capacity = n;
     for (int i = 0; i < n && !s.err; i++) {
       exe_kernel_t *k = &exe->kernels[i];
+      out->kernel_at[i] = s.pos;
       k->name = str(&s, 1u << 12, "kernel name");
       size_t at = s.pos;
       k->binding_count = u32(&s, "kernel bindings");
@@ -806,10 +845,11 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
   if (enter(c, 7, &s, &next)) {
     int n = count_of(&s, 40, 1u << 20, "check count");
     exe->checks = alloc(&s, (size_t)n, sizeof *exe->checks);
+    out->check_at = alloc(&s, (size_t)n, sizeof(size_t));
     if (!s.err) exe->check_count = exe->check_capacity = n;
     for (int i = 0; i < n && !s.err; i++) {
       exe_check_t *ch = &exe->checks[i];
-      size_t at = s.pos;
+      size_t at = out->check_at[i] = s.pos;
       uint32_t kind = u32(&s, "check kind");
       if (!s.err && kind > HLO_CHECK_EXPECT_CLOSE) fail_at(&s, at, "check kind %u out of range", kind);
       ch->kind = (hlo_check_kind_t)kind;
@@ -836,8 +876,10 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
     out->weights_checksum = u64(&s, "weights checksum");
     if (!s.err && (uint64_t)n > (s.size - s.pos) / 24) fail_at(&s, s.pos, "constant count %d past the end", n);
     out->constants = alloc(&s, (size_t)n, sizeof *out->constants);
+    out->constant_at = alloc(&s, (size_t)n, sizeof(size_t));
     if (!s.err) out->constant_count = n;
     for (int i = 0; i < n && !s.err; i++) {
+      out->constant_at[i] = s.pos;
       out->constants[i].allocation = i32(&s, "constant allocation");
       (void)u32(&s, "reserved");
       out->constants[i].offset = u64(&s, "constant offset");
@@ -860,7 +902,7 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
 
 vkhlo_status_t vkx_parse(const uint8_t *bytes, size_t size, vkx_parsed_t *out) {
   memset(out, 0, sizeof *out);
-  cursor_t c = {bytes, size, 0, NULL, 0};
+  cursor_t c = {bytes, size, 0, NULL, 0, out};
   if (size < VKX_HEADER_BYTES || memcmp(bytes, VKX_MAGIC, 8) != 0)
     return VKHLO_INVALID("malformed .vkx file: at byte 0: not a vkhlo executable (no VKHLOVKX magic)");
   c.pos = 8;
@@ -891,7 +933,7 @@ vkhlo_status_t vkx_parse(const uint8_t *bytes, size_t size, vkx_parsed_t *out) {
      * may only add to them */
     st = validate(out->exe, out);
   }
-  if (!st) st = validate_slices(out->exe);
+  if (!st) st = validate_slices(out->exe, out);
   if (st) {
     vkx_parsed_free(out);
     return st;
