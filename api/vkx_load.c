@@ -1072,3 +1072,7 @@ vkhlo_status_t vkhlo_executable_load_file(vkhlo_context_t *context, const char *
   if (st) st = vkhlo_status_annotate(st, "%s", path);
   return st;
 }
+
+vkhlo_context_t *vkhlo_executable_context(const vkhlo_executable_t *executable) {
+  return executable ? executable->context : NULL;
+}

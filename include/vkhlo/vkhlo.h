@@ -285,6 +285,8 @@ typedef struct vkhlo_load_options {
 vkhlo_status_t vkhlo_executable_load(vkhlo_context_t *context, const void *data, size_t size,
                                      const vkhlo_load_options_t *options,
                                      vkhlo_executable_t **out_executable);
+/* The context |executable| was compiled or loaded on. */
+vkhlo_context_t *vkhlo_executable_context(const vkhlo_executable_t *executable);
 /* As vkhlo_executable_load, from the file |path| (mapped, not copied). */
 vkhlo_status_t vkhlo_executable_load_file(vkhlo_context_t *context, const char *path,
                                           const vkhlo_load_options_t *options,
