@@ -75,7 +75,7 @@ static void remove_dir(const char *dir) {
   char path[4200];
   while ((e = readdir(d)))
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      snprintf(path, sizeof path, "%.3000s/%.255s", dir, e->d_name);
       remove(path);
     }
   closedir(d);
@@ -90,7 +90,7 @@ static long dir_bytes(const char *dir) {
   char path[4200];
   struct stat sb;
   while ((e = readdir(d))) {
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    snprintf(path, sizeof path, "%.3000s/%.255s", dir, e->d_name);
     if (e->d_name[0] != '.' && stat(path, &sb) == 0) n += (long)sb.st_size;
   }
   closedir(d);
