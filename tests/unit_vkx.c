@@ -294,6 +294,43 @@ static void missing_feature(void **state) {
   vkhlo_context_destroy(restricted);
 }
 
+/* The pipeline cache: written to the cache directory when the context
+ * goes, named after the device, read back by the next context, and not
+ * rewritten when nothing changed. */
+static void pipeline_cache_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/unit_vkx_cache.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.cache_dir = dir;
+  for (int round = 0; round < 2; round++) {
+    vkhlo_context_t *ctx;
+    expect_ok(vkhlo_context_create(&o, &ctx));
+    vkhlo_executable_t *exe = compile(ctx, program);
+    vkhlo_executable_destroy(exe);
+    vkhlo_context_destroy(ctx);
+  }
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "ls %s | grep -c '^pipelines-[0-9a-f]*-[0-9a-f]*-[0-9a-f]*-[0-9a-f]\\{32\\}$'", dir);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  int files = 0;
+  assert_int_equal(fscanf(f, "%d", &files), 1);
+  pclose(f);
+  assert_int_equal(files, 1);
+  /* a foreign or broken file is ignored (the driver never sees it) */
+  snprintf(cmd, sizeof cmd, "for f in %s/pipelines-*; do printf 'garbage' > \"$f\"; done", dir);
+  assert_int_equal(system(cmd), 0);
+  vkhlo_context_t *ctx;
+  expect_ok(vkhlo_context_create(&o, &ctx));
+  vkhlo_executable_t *exe = compile(ctx, program);
+  vkhlo_executable_destroy(exe);
+  vkhlo_context_destroy(ctx);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* ------------------------------------------------------------- fuzzing */
 
 static uint64_t next(uint64_t *s) {
@@ -469,7 +506,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(side_weights_file),
       cmocka_unit_test(malformed_files),        cmocka_unit_test(nesting_depth),
-      cmocka_unit_test(missing_feature),
+      cmocka_unit_test(missing_feature),        cmocka_unit_test(pipeline_cache_file),
       cmocka_unit_test(fuzz_parse),             cmocka_unit_test(fuzz_load),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
