@@ -116,6 +116,75 @@ static void load_runs_like_compile(void **state) {
   free(again);
 }
 
+typedef struct feed_log {
+  int calls;
+  float outfed[4];
+  char config[16];
+} feed_log_t;
+
+static vkhlo_status_t on_host_call(void *user, const vkhlo_host_call_t *call) {
+  feed_log_t *log = user;
+  log->calls++;
+  if (strcmp(call->op, "infeed") == 0) {
+    snprintf(log->config, sizeof log->config, "%s", call->config);
+    float *x = call->data[0];
+    for (int i = 0; i < 4; i++) x[i] = 10.0f * (float)(i + 1);
+  } else if (strcmp(call->op, "outfeed") == 0) {
+    memcpy(log->outfed, call->data[0], sizeof log->outfed);
+  }
+  return NULL;
+}
+
+/* Host thunks (infeed/outfeed with their config) and a conditional
+ * survive the file: the loaded program calls the host alike. */
+static void host_calls_and_conditionals(void **state) {
+  vkhlo_context_t *ctx = *state;
+  const char *text =
+      "func.func @main(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {\n"
+      "  %t = stablehlo.create_token : !stablehlo.token\n"
+      "  %r:2 = \"stablehlo.infeed\"(%t) {infeed_config = \"q0\"} : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)\n"
+      "  %c = \"stablehlo.if\"(%p) ({\n"
+      "    %a = stablehlo.add %r#0, %x : tensor<4xf32>\n"
+      "    stablehlo.return %a : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %m = stablehlo.multiply %r#0, %x : tensor<4xf32>\n"
+      "    stablehlo.return %m : tensor<4xf32>\n"
+      "  }) : (tensor<i1>) -> tensor<4xf32>\n"
+      "  %t2 = \"stablehlo.outfeed\"(%c, %r#1) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
+      "  return %c : tensor<4xf32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, text);
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_destroy(exe);
+  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &exe));
+  free(data);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 1, {4}}, tp = {VKHLO_PRED, 0, {0}};
+  float x[4] = {1, 2, 3, 4}, out[4];
+  feed_log_t log;
+  vkhlo_context_set_host_callback(ctx, on_host_call, &log);
+  for (uint8_t pred = 0; pred < 2; pred++) {
+    memset(&log, 0, sizeof log);
+    vkhlo_buffer_t *args[2], *res;
+    expect_ok(vkhlo_buffer_create(ctx, &t, x, &args[0]));
+    expect_ok(vkhlo_buffer_create(ctx, &tp, &pred, &args[1]));
+    expect_ok(vkhlo_executable_execute(exe, 2, args, 1, &res));
+    expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+    assert_int_equal(log.calls, 2);
+    assert_string_equal(log.config, "q0");
+    for (int i = 0; i < 4; i++) {
+      float in = 10.0f * (float)(i + 1);
+      assert_true(out[i] == (pred ? in + x[i] : in * x[i]));
+      assert_true(log.outfed[i] == out[i]);
+    }
+    vkhlo_buffer_destroy(res);
+    vkhlo_buffer_destroy(args[0]);
+    vkhlo_buffer_destroy(args[1]);
+  }
+  vkhlo_context_set_host_callback(ctx, NULL, NULL);
+  vkhlo_executable_destroy(exe);
+}
+
 static void side_weights_file(void **state) {
   vkhlo_context_t *ctx = *state;
   char dir[] = "/tmp/unit_vkx.XXXXXX";
@@ -504,7 +573,8 @@ static void fuzz_load(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(side_weights_file),
+      cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(host_calls_and_conditionals),
+      cmocka_unit_test(side_weights_file),
       cmocka_unit_test(malformed_files),        cmocka_unit_test(nesting_depth),
       cmocka_unit_test(missing_feature),        cmocka_unit_test(pipeline_cache_file),
       cmocka_unit_test(fuzz_parse),             cmocka_unit_test(fuzz_load),
