@@ -184,6 +184,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   }
   embed_device_options(ctx, options, &dopts); /* allocators (api/embed.c) */
   vkhlo_status_t st = vkrt_device_create(&dopts, &ctx->device);
+  if (!st) st = context_open_pipeline_cache(ctx, options);
   if (!st) {
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);

@@ -205,9 +205,18 @@ static vkhlo_status_t stage_spirv(compile_job_t *job) {
 /* Pipelines, allocations (constants uploaded) and command buffers
  * (exe_create_device_objects, api/executable_object.c). */
 static vkhlo_status_t stage_device_objects(compile_job_t *job) {
-  vkhlo_status_t st = exe_create_device_objects(job->exe, job->spirv, job->spirv_size_bytes, job->constant_data);
-  for (int i = 0; i < job->exe->kernel_count; i++) {
-    vkhlo_free(job->context->allocator, job->spirv[i]);
+  vkhlo_executable_t *exe = job->exe;
+  vkhlo_status_t st = exe_create_device_objects(exe, job->spirv, job->spirv_size_bytes, job->constant_data);
+  for (int i = 0; i < exe->kernel_count; i++) {
+    exe_kernel_t *k = &exe->kernels[i];
+    /* The module stays with the kernel, for vkhlo_executable_save
+     * (api/vkx_write.c); user kernels hold theirs already. */
+    if (!k->spirv) {
+      k->spirv = job->spirv[i];
+      k->spirv_size_bytes = job->spirv_size_bytes[i];
+    } else {
+      vkhlo_free(job->context->allocator, job->spirv[i]);
+    }
     job->spirv[i] = NULL;
   }
   return st;

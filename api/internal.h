@@ -59,6 +59,11 @@ struct vkhlo_context_s {
   void *memory_user;
 };
 
+/* api/pipeline_cache_dir.c: loads the device's pipeline cache from the
+ * cache directory (saved again when the device is destroyed); none when
+ * the cache is off. */
+vkhlo_status_t context_open_pipeline_cache(vkhlo_context_t *context, const vkhlo_context_options_t *options);
+
 /* A buffer for |type| from the context's pool (no allocation when one of
  * the right size is pooled) or newly allocated; its contents are
  * unspecified (executions overwrite their results). */

@@ -3,7 +3,9 @@
  *
  *   vkhlo run FILE.mlir [options]      compile and execute; print or save results,
  *                                      evaluate check.expect_* (exit 1 on failure)
- *   vkhlo compile FILE.mlir [options]  compile only (--dump-dir, --stats)
+ *   vkhlo compile FILE.mlir [options]  compile only (--dump-dir, --stats);
+ *                                      -o FILE.vkx [--weights=FILE] saves the executable
+ *   vkhlo run FILE.vkx [options]       load a saved executable and execute it
  *   vkhlo --list-devices | --version | --help
  *
  * Files split by "// -----" lines run each split on its own (each split
@@ -50,11 +52,15 @@ typedef struct options {
   int64_t print_max;
   int repeat;
   bool profile;
+  const char *output_vkx; /* compile -o FILE.vkx */
+  const char *weights;    /* compile --weights=FILE; run: the side file of a .vkx */
+  const char *emit_c;     /* compile --emit-c=NAME: NAME.c / NAME.h */
 } options_t;
 
 static const char usage[] =
     "usage: vkhlo run FILE.mlir [options]\n"
-    "       vkhlo compile FILE.mlir [options]\n"
+    "       vkhlo compile FILE.mlir [options] [-o FILE.vkx [--weights=FILE]]\n"
+    "       vkhlo run FILE.vkx [options]     (a saved executable: no parsing, no shader compiles)\n"
     "       vkhlo --list-devices | --version | --help\n"
     "\n"
     "options:\n"
@@ -63,7 +69,8 @@ static const char usage[] =
     "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros)\n"
     "  --random-inputs[=SEED]   fill every parameter with seeded random values\n"
     "                           (floats in [-1,1), integers in [0,16), i1 0/1)\n"
-    "  --output=@y.npy          write a result to a .npy file (one per result, in order)\n"
+    "  --output=@y.npy          write a result to a .npy file (one per result, in order);\n"
+    "                           @y.bin writes the raw host bytes (any element type)\n"
     "  --fill-elided=zeros|random  values for dense_resource<__elided__> constants\n"
     "  --device=ID              device index or name substring (see --list-devices;\n"
     "                           default $VKHLO_DEVICE, else discrete > integrated > cpu)\n"
@@ -75,6 +82,11 @@ static const char usage[] =
     "                           every kernel's GLSL and SPIR-V disassembly, buffer assignment\n"
     "  --dump-after=PASS        with --dump-dir: IR only after PASS (expand, simplify, cse, dce, fusion)\n"
     "  --stats                  print compile statistics as 'key: value' lines\n"
+    "  -o FILE.vkx              (compile) write the compiled executable to FILE.vkx\n"
+    "  --weights=FILE           (compile -o) put the constants in FILE, mapped at load;\n"
+    "                           (run FILE.vkx) where that file is, if not beside the .vkx\n"
+    "  --emit-c=NAME            (compile) write NAME.c/NAME.h: the executable as a byte array,\n"
+    "                           NAME_load() and a typed NAME_run() (NAME: a C identifier)\n"
     "  --print-outputs          print results even when the program has checks\n"
     "  --print-max=N            print at most N elements per result (default 4096, -1 all)\n"
     "  --repeat=N               execute N times (results of the last run); prints the\n"
@@ -132,6 +144,11 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
     else if (starts(a, "--repeat=", &v)) o->repeat = atoi(v) > 0 ? atoi(v) : 1;
     else if (strcmp(a, "--quiet") == 0) o->quiet = true;
+    else if (strcmp(a, "-o") == 0) {
+      if (i + 1 == argc) return fprintf(stderr, "vkhlo: -o needs a FILE\n"), 2;
+      o->output_vkx = argv[++i];
+    } else if (starts(a, "--weights=", &v)) o->weights = v;
+    else if (starts(a, "--emit-c=", &v)) o->emit_c = v;
     else if (a[0] == '-' && a[1] == '-') return fprintf(stderr, "vkhlo: unknown option %s\n%s", a, usage), 2;
     else if (!o->command) o->command = a;
     else if (!o->file) o->file = a;
@@ -143,6 +160,10 @@ static int parse_args(int argc, char **argv, options_t *o) {
     return fprintf(stderr, "vkhlo: unknown command '%s'\n%s", o->command, usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && !o->file)
     return fprintf(stderr, "vkhlo: %s needs a FILE\n", o->command), 2;
+  if ((o->output_vkx || o->weights) && strcmp(o->command, "list-devices") == 0)
+    return fprintf(stderr, "vkhlo: -o and --weights go with compile or run\n"), 2;
+  if ((o->output_vkx || o->emit_c) && strcmp(o->command, "compile") != 0)
+    return fprintf(stderr, "vkhlo: -o and --emit-c go with compile\n"), 2;
   return 0;
 }
 
@@ -427,6 +448,143 @@ static void print_profile(const vkhlo_executable_t *exe) {
   free(p);
 }
 
+static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t *exe, const char *label);
+
+/* The C type of a host element (vkhlo.h's host representation). */
+static const char *c_type(vkhlo_element_type_t t) {
+  switch (t) {
+    case VKHLO_F32: return "float";
+    case VKHLO_F64: return "double";
+    case VKHLO_S8: return "int8_t";
+    case VKHLO_S16: return "int16_t";
+    case VKHLO_S32: return "int32_t";
+    case VKHLO_S64: return "int64_t";
+    case VKHLO_PRED: case VKHLO_U8: return "uint8_t";
+    case VKHLO_U16: case VKHLO_F16: case VKHLO_BF16: return "uint16_t";
+    case VKHLO_U32: return "uint32_t";
+    case VKHLO_U64: return "uint64_t";
+    case VKHLO_C64: return "float"; /* (real, imaginary) pairs */
+    case VKHLO_C128: return "double";
+    default: return "uint8_t";
+  }
+}
+
+static void c_type_literal(FILE *f, const vkhlo_tensor_type_t *t) {
+  fprintf(f, "{(vkhlo_element_type_t)%d, %d, {", (int)t->element_type, t->rank);
+  for (int d = 0; d < t->rank; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", t->dimensions[d]);
+  fprintf(f, "%s}}", t->rank ? "" : "0");
+}
+
+static void c_type_comment(const vkhlo_tensor_type_t *t, char *buf, size_t size) {
+  size_t k = (size_t)snprintf(buf, size, "tensor<");
+  for (int d = 0; d < t->rank && k < size; d++) k += (size_t)snprintf(buf + k, size - k, "%" PRId64 "x", t->dimensions[d]);
+  if (k < size) snprintf(buf + k, size - k, "%s>", vkhlo_element_type_name(t->element_type));
+}
+
+/* --emit-c=NAME: NAME.h declares NAME_vkx (the .vkx bytes), NAME_load and
+ * NAME_run (one typed pointer per parameter, then per result); NAME.c
+ * defines them over the public API. */
+static vkhlo_status_t emit_c(const vkhlo_executable_t *exe, const char *name, const char *source) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (!*base || (base[0] >= '0' && base[0] <= '9'))
+    return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "--emit-c=%s: not a C identifier", name);
+  for (const char *p = base; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "--emit-c=%s: not a C identifier", name);
+  void *data;
+  size_t size;
+  vkhlo_status_t st = vkhlo_executable_serialize(exe, &data, &size);
+  if (st) return st;
+  int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
+  char path[4096], comment[256];
+  /* the signature, shared by both files */
+  char *sig = NULL;
+  size_t sig_len = 0;
+  FILE *s = open_memstream(&sig, &sig_len);
+  if (!s) {
+    free(data);
+    return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  fprintf(s, "vkhlo_status_t %s_run(vkhlo_executable_t *executable", base);
+  for (int i = 0; i < np; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_executable_parameter_type(exe, i, &t);
+    c_type_comment(&t, comment, sizeof comment);
+    fprintf(s, ",\n    const %s *arg%d /* %s */", c_type(t.element_type), i, comment);
+  }
+  for (int i = 0; i < nr; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_executable_result_type(exe, i, &t);
+    c_type_comment(&t, comment, sizeof comment);
+    fprintf(s, ",\n    %s *result%d /* %s */", c_type(t.element_type), i, comment);
+  }
+  fprintf(s, ")");
+  fclose(s);
+
+  snprintf(path, sizeof path, "%s.h", name);
+  FILE *h = fopen(path, "w");
+  if (!h) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", path, strerror(errno));
+  if (h) {
+    fprintf(h, "/* Generated by vkhlo compile --emit-c from %s: the compiled executable\n"
+               " * (a .vkx file, api/vkx.h) as bytes, and a typed entry point. */\n"
+               "#ifndef %s_H\n#define %s_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"vkhlo/vkhlo.h\"\n\n"
+               "extern const unsigned char %s_vkx[];\nextern const size_t %s_vkx_size;\n\n"
+               "/* Loads the executable on |context| (vkhlo_executable_load: no parsing,\n"
+               " * no shader compilation); the caller destroys it. */\n"
+               "vkhlo_status_t %s_load(vkhlo_context_t *context, vkhlo_executable_t **out_executable);\n\n"
+               "/* Runs |executable| once: uploads each argument (host representation,\n"
+               " * dense row-major), executes, and reads each result into the caller's\n"
+               " * memory.  Errors: as vkhlo_executable_execute. */\n%s;\n\n#endif\n",
+            source, base, base, base, base, base, sig);
+    if (fclose(h) != 0) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
+  }
+  snprintf(path, sizeof path, "%s.c", name);
+  FILE *c = st ? NULL : fopen(path, "w");
+  if (!st && !c) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", path, strerror(errno));
+  if (c) {
+    fprintf(c, "/* Generated by vkhlo compile --emit-c from %s. */\n#include \"%s.h\"\n\n", source, base);
+    fprintf(c, "_Alignas(16) const unsigned char %s_vkx[%zu] = {", base, size);
+    for (size_t i = 0; i < size; i++) fprintf(c, "%s%u,", i % 24 ? "" : "\n", ((const unsigned char *)data)[i]);
+    fprintf(c, "\n};\nconst size_t %s_vkx_size = %zu;\n\n", base, size);
+    fprintf(c, "vkhlo_status_t %s_load(vkhlo_context_t *context, vkhlo_executable_t **out_executable) {\n"
+               "  return vkhlo_executable_load(context, %s_vkx, %s_vkx_size, NULL, out_executable);\n}\n\n",
+            base, base, base);
+    fprintf(c, "%s {\n", sig);
+    fprintf(c, "  static const vkhlo_tensor_type_t parameter_types[%d] = {", np ? np : 1);
+    for (int i = 0; i < np; i++) {
+      vkhlo_tensor_type_t t;
+      vkhlo_executable_parameter_type(exe, i, &t);
+      fprintf(c, "%s", i ? ", " : "");
+      c_type_literal(c, &t);
+    }
+    fprintf(c, "%s};\n  const void *args[%d] = {", np ? "" : "{0}", np ? np : 1);
+    for (int i = 0; i < np; i++) fprintf(c, "%sarg%d", i ? ", " : "", i);
+    fprintf(c, "%s};\n  void *results[%d] = {", np ? "" : "0", nr ? nr : 1);
+    for (int i = 0; i < nr; i++) fprintf(c, "%sresult%d", i ? ", " : "", i);
+    fprintf(c, "%s};\n", nr ? "" : "0");
+    fprintf(c, "  vkhlo_buffer_t *in[%d] = {0}, *out[%d] = {0};\n"
+               "  vkhlo_status_t st = NULL;\n"
+               "  for (int i = 0; i < %d && !st; i++)\n"
+               "    st = vkhlo_buffer_create(vkhlo_executable_context(executable), &parameter_types[i], args[i], &in[i]);\n"
+               "  if (!st) st = vkhlo_executable_execute(executable, %d, in, %d, out);\n"
+               "  for (int i = 0; i < %d && !st; i++) {\n"
+               "    vkhlo_tensor_type_t t;\n"
+               "    vkhlo_buffer_type(out[i], &t);\n"
+               "    st = vkhlo_buffer_read(out[i], results[i], vkhlo_tensor_type_size_bytes(&t));\n"
+               "  }\n"
+               "  for (int i = 0; i < %d; i++) vkhlo_buffer_destroy(in[i]);\n"
+               "  for (int i = 0; i < %d; i++) vkhlo_buffer_destroy(out[i]);\n"
+               "  (void)args;\n  (void)results;\n  (void)parameter_types;\n"
+               "  return st;\n}\n",
+            np ? np : 1, nr ? nr : 1, np, np, nr, nr, np, nr);
+    if (fclose(c) != 0) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
+  }
+  free(sig);
+  free(data);
+  return st;
+}
+
 static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, size_t len,
                    const char *label) {
   vkhlo_compile_options_t copts;
@@ -440,6 +598,12 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   vkhlo_executable_t *exe = NULL;
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
   if (st) return report(st);
+  return run_exe(ctx, o, exe, label);
+}
+
+/* Prints the stats, saves (compile -o) or executes |exe| (taking it). */
+static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t *exe, const char *label) {
+  vkhlo_status_t st = NULL;
   if (o->stats) {
     vkhlo_executable_stats_t s;
     vkhlo_executable_stats(exe, &s);
@@ -452,8 +616,10 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   }
   if (o->dump_dir) render_fusion_svg(o->dump_dir);
   if (strcmp(o->command, "compile") == 0) {
+    if (o->output_vkx) st = vkhlo_executable_save(exe, o->output_vkx, o->weights);
+    if (!st && o->emit_c) st = emit_c(exe, o->emit_c, o->file);
     vkhlo_executable_destroy(exe);
-    return 0;
+    return st ? report(st) : 0;
   }
   int np = vkhlo_executable_parameter_count(exe), nr = vkhlo_executable_result_count(exe);
   int rc = 0;
@@ -538,7 +704,15 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
     st = vkhlo_buffer_read(results[i], data, size);
     if (!st && i < o->output_count) {
       const char *path = o->outputs[i][0] == '@' ? o->outputs[i] + 1 : o->outputs[i];
-      st = npy_write(path, &t, data);
+      size_t plen = strlen(path);
+      if (plen > 4 && strcmp(path + plen - 4, ".bin") == 0) { /* raw host bytes, any element type */
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(data, 1, size, f) == size;
+        if (f && fclose(f) != 0) ok = false;
+        if (!ok) st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s", path);
+      } else {
+        st = npy_write(path, &t, data);
+      }
     } else if (!st && !o->quiet && (checks == 0 || o->print_outputs) && t.element_type != VKHLO_TOKEN) {
       char *text;
       st = vkhlo_tensor_format(&t, data, o->print_max, &text);
@@ -605,6 +779,40 @@ int main(int argc, char **argv) {
   if (st) {
     free(text);
     return report(st);
+  }
+  if (len >= 8 && memcmp(text, "VKHLOVKX", 8) == 0) { /* a saved executable */
+    free(text);
+    int rc2;
+    vkhlo_executable_t *exe = NULL;
+    vkhlo_load_options_t lopts = {o.weights};
+    if (strcmp(o.command, "run") != 0) {
+      fprintf(stderr, "vkhlo: error: %s is a compiled executable; use vkhlo run\n", o.file);
+      rc2 = 2;
+    } else {
+      st = vkhlo_executable_load_file(ctx, o.file, &lopts, &exe);
+      rc2 = st ? report(st) : run_exe(ctx, &o, exe, o.file);
+    }
+    int validation = vkhlo_context_validation_message_count(ctx);
+    vkhlo_context_destroy(ctx);
+    if (validation || sink.count) {
+      fprintf(stderr, "vkhlo: error: %d validation messages\n", validation ? validation : sink.count);
+      return 2;
+    }
+    return rc2;
+  }
+  if (o.output_vkx) { /* one program per .vkx */
+    int programs = 0;
+    for (const char *p = text; p && p < text + len; ) {
+      const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+      if (is_split_line(p, text + len)) programs++;
+      p = nl ? nl + 1 : NULL;
+    }
+    if (programs) {
+      free(text);
+      vkhlo_context_destroy(ctx);
+      fprintf(stderr, "vkhlo: error: %s has %d '// -----' splits; -o saves one program\n", o.file, programs + 1);
+      return 2;
+    }
   }
   /* Split on "// -----" lines; blank out other splits so that line numbers hold. */
   const char *end = text + len;

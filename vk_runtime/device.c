@@ -873,7 +873,11 @@ void vkrt_device_destroy(vkrt_device_t *d) {
      * one-shot already waited for its own fence, and the caller's queue
      * may hold the caller's work (never wait for it here). */
     if (!d->external && d->vk.vkDeviceWaitIdle) d->vk.vkDeviceWaitIdle(d->device);
-    if (d->pipeline_cache) d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, d->alloc);
+    if (d->pipeline_cache) {
+      vkhlo_status_free(vkrt_pipeline_cache_save(d)); /* best effort */
+      d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, d->alloc);
+    }
+    vkhlo_free(d->allocator, d->pipeline_cache_path);
     if (d->command_pool) d->vk.vkDestroyCommandPool(d->device, d->command_pool, d->alloc);
     if (!d->external) {
       /* The table may not be loaded yet if creation failed right after

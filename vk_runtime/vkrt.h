@@ -208,6 +208,20 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
                                     uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline);
 void vkrt_pipeline_destroy(vkrt_pipeline_t *pipeline);
 
+/* Persistent pipeline cache (vk_runtime/pipeline_cache.c).  Replaces the
+ * device's (empty) VkPipelineCache by the one saved in |dir| for this
+ * vendor, device, driver version and pipelineCacheUUID
+ * (DIR/pipelines-VVVV-DDDD-DRIVER-UUID.bin), when there is one, and makes
+ * vkrt_device_destroy save the cache there when its contents changed
+ * (written to a temporary file, then renamed).  Call before creating
+ * pipelines.  A missing, unreadable or foreign file just starts empty.
+ * Errors: RESOURCE_EXHAUSTED; a failed vkCreatePipelineCache. */
+vkhlo_status_t vkrt_pipeline_cache_open(vkrt_device_t *device, const char *dir);
+/* Saves the cache now if it changed since it was loaded or last saved
+ * (no-op without vkrt_pipeline_cache_open).  Errors: NOT_FOUND when the
+ * file cannot be written. */
+vkhlo_status_t vkrt_pipeline_cache_save(vkrt_device_t *device);
+
 /* A range of a buffer bound to one binding. */
 typedef struct vkrt_binding {
   vkrt_buffer_t *buffer;

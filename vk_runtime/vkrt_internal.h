@@ -60,6 +60,11 @@ struct vkrt_device {
 
   VkCommandPool command_pool; /* RESET_COMMAND_BUFFER: cmds and one-shots */
   VkPipelineCache pipeline_cache;
+  /* vkrt_pipeline_cache_open: the file it was loaded from (and is saved
+   * to; NULL: not persistent), and what it held then */
+  char *pipeline_cache_path;
+  size_t pipeline_cache_loaded_size;
+  uint64_t pipeline_cache_loaded_hash;
   VkPhysicalDeviceMemoryProperties memory_properties;
   VkDeviceSize non_coherent_atom_size;
   bool force_staging;

@@ -16,9 +16,14 @@
  *   use malloc/free; when even that fails, a static out-of-memory status
  *   is returned.
  * - Memory allocated inside glslang, SPIRV-Tools and the Vulkan loader and
- *   driver (vkhlo passes no VkAllocationCallbacks).
+ *   driver (the driver's host memory goes through
+ *   vkhlo_context_options_t::vulkan_allocation_callbacks when set).
  * - Functions that take no context: vkhlo_list_devices and
  *   vkhlo_tensor_format return memory the caller releases with free().
+ * - Writing .vkx files: vkhlo_executable_serialize returns memory the
+ *   caller releases with free(), and vkhlo_executable_save builds the file
+ *   in memory from the C library.  (Loading one allocates through the
+ *   hook.)
  * - The buffer and thunk tables of a compile with a dump directory, which
  *   are formatted with open_memstream.
  *

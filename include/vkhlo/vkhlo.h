@@ -305,6 +305,62 @@ typedef struct vkhlo_executable_stats {
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 
+/* -------------------------------------------- executables as files */
+
+/* Compiled executables as files (.vkx; the format is described in
+ * api/vkx.h): the SPIR-V of every kernel, the thunk program, the buffer
+ * plan, parameter/result types, checks, the device features and limits the
+ * code relies on, and the constants (embedded, or in a side file).  Loading
+ * one parses no StableHLO and compiles no shader; pipelines go through the
+ * context's pipeline cache (kept in the cache directory, see
+ * vkhlo_context_options_t::cache_dir), so a second load on the same device
+ * is fast. */
+
+/* Serializes |executable| (compiled on a context, or loaded) into
+ * |*out_data| (heap, caller frees with free(); |*out_size| bytes) with the
+ * constants embedded.  Errors: RESOURCE_EXHAUSTED; UNAVAILABLE when the
+ * constants cannot be read back from the device. */
+vkhlo_status_t vkhlo_executable_serialize(const vkhlo_executable_t *executable, void **out_data,
+                                          size_t *out_size);
+
+/* Writes |executable| to the file |path|.  With |weights_path| non-NULL
+ * the constants go to that file instead (raw bytes, each allocation at a
+ * multiple of 64), and the .vkx records its base name, size and checksum;
+ * loading then maps it (mmap).  Errors: NOT_FOUND when a file cannot be
+ * written; as vkhlo_executable_serialize. */
+vkhlo_status_t vkhlo_executable_save(const vkhlo_executable_t *executable, const char *path,
+                                     const char *weights_path);
+
+typedef struct vkhlo_load_options {
+  /* The side file of an executable saved with weights: NULL = the name
+   * recorded in the file, looked up beside the .vkx (load_file) or in the
+   * current directory (load). */
+  const char *weights_path;
+} vkhlo_load_options_t;
+
+/* Makes an executable on |context| from the |size| bytes of a .vkx file at
+ * |data| (copied where needed; the caller may free them on return).
+ * |options| may be NULL.  The executable behaves as the one compiled from
+ * the source: same results bit for bit, same checks; its stats report 0
+ * compiled SPIR-V modules and compile_ms = the load time.
+ * Environment: $VKHLO_MAX_LOOP_ITERATIONS as vkhlo_executable_compile.
+ * Errors: INVALID_ARGUMENT "malformed .vkx file: at byte N: ..." for a file
+ * that is truncated, corrupted (checksum), of another version or
+ * inconsistent (nothing is created on the device before the whole file has
+ * been checked); UNIMPLEMENTED naming the device feature or limit the code
+ * needs and |context|'s device lacks (e.g. "shaderInt64"); NOT_FOUND /
+ * INVALID_ARGUMENT for a missing or mismatched weights file;
+ * RESOURCE_EXHAUSTED; UNAVAILABLE on device errors. */
+vkhlo_status_t vkhlo_executable_load(vkhlo_context_t *context, const void *data, size_t size,
+                                     const vkhlo_load_options_t *options,
+                                     vkhlo_executable_t **out_executable);
+/* The context |executable| was compiled or loaded on. */
+vkhlo_context_t *vkhlo_executable_context(const vkhlo_executable_t *executable);
+/* As vkhlo_executable_load, from the file |path| (mapped, not copied). */
+vkhlo_status_t vkhlo_executable_load_file(vkhlo_context_t *context, const char *path,
+                                          const vkhlo_load_options_t *options,
+                                          vkhlo_executable_t **out_executable);
+
 /* ------------------------------------------------------------- buffers */
 
 typedef struct vkhlo_buffer_s vkhlo_buffer_t;
