@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "codegen/elemental.h"
+#include "codegen/kernel.h"
+
 void codegen_target_default(codegen_target_t *t) {
   memset(t, 0, sizeof *t);
   t->shader_int64 = t->shader_float64 = t->shader_int16 = t->shader_int8 = true;
@@ -15,4 +18,63 @@ void codegen_target_default(codegen_target_t *t) {
   t->max_storage_buffers_per_stage = 64;
   t->signed_zero_inf_nan_preserve_float16 = t->signed_zero_inf_nan_preserve_float32 =
       t->signed_zero_inf_nan_preserve_float64 = true;
+}
+
+static uint32_t clamp_u32(uint32_t device, uint32_t profile) {
+  return device && device < profile ? device : profile;
+}
+
+/* VP_ANDROID_baseline_2022 (Khronos Vulkan-Profiles,
+ * profiles/VP_ANDROID_baseline_2022.json): a Vulkan 1.0 profile whose
+ * VkPhysicalDeviceFeatures have shaderInt16 but neither shaderInt64 nor
+ * shaderFloat64, with no 8/16-bit storage or float16/int8 extensions and no
+ * subgroup operations, and whose limits are
+ *   maxStorageBufferRange             268435456 (256 MiB)
+ *   maxComputeSharedMemorySize        32768
+ *   maxComputeWorkGroupInvocations    128, maxComputeWorkGroupSize 128^3
+ *   maxComputeWorkGroupCount          65536^3 (the core minimum 65535 here)
+ *   maxPerStageDescriptorStorageBuffers 35 (maxPerStageResources 79)
+ *   minStorageBufferOffsetAlignment   at most 256.
+ * Features the profile has but vkhlo's restricted mode still leaves off
+ * (shaderInt16) only make it stricter. */
+void codegen_target_restrict(codegen_target_t *t) {
+  t->shader_int64 = t->shader_float64 = t->shader_int16 = t->shader_int8 = false;
+  t->shader_float16 = t->storage_buffer_8bit = t->storage_buffer_16bit = false;
+  t->subgroup_shuffle = false;
+  t->subgroup_size = 16; /* a guess for tiling only: no subgroup operation is emitted */
+  for (int i = 0; i < 3; i++) t->max_workgroup_count[i] = clamp_u32(t->max_workgroup_count[i], 65535);
+  t->max_workgroup_invocations = clamp_u32(t->max_workgroup_invocations, 128);
+  t->max_shared_memory_bytes = clamp_u32(t->max_shared_memory_bytes, 32768);
+  t->max_storage_buffer_range = clamp_u32(t->max_storage_buffer_range, 268435456u);
+  t->max_storage_buffers_per_stage = clamp_u32(t->max_storage_buffers_per_stage, 35);
+}
+
+vkhlo_status_t codegen_target_check_kernel(const codegen_target_t *t, const hlo_instruction_t *instr,
+                                           const codegen_kernel_t *k) {
+  const char *op = hlo_opcode_name(instr->opcode);
+  if (t->max_workgroup_invocations && k->local_size_x > t->max_workgroup_invocations)
+    return el_unimplemented(instr, "%s: the kernel's %u invocations per workgroup exceed the target's %u",
+                            op, k->local_size_x, t->max_workgroup_invocations);
+  for (int i = 0; i < 3; i++)
+    if (t->max_workgroup_count[i] && k->group_count[i] > t->max_workgroup_count[i])
+      return el_unimplemented(instr, "%s: the kernel's %u workgroups along %c exceed the target's %u", op,
+                              k->group_count[i], "xyz"[i], t->max_workgroup_count[i]);
+  int bindings = k->input_count + k->output_count;
+  if (t->max_storage_buffers_per_stage && (uint32_t)bindings > t->max_storage_buffers_per_stage)
+    return el_unimplemented(instr, "%s: the kernel's %d storage buffers exceed the target's %u per stage",
+                            op, bindings, t->max_storage_buffers_per_stage);
+  if (t->max_storage_buffer_range) {
+    for (int b = 0; b < bindings; b++) {
+      const hlo_shape_t *shape = b < k->input_count
+                                     ? (b < instr->operand_count ? &instr->operands[b]->shape : NULL)
+                                     : b - k->input_count < el_result_count(instr)
+                                           ? el_result_shape(instr, b - k->input_count)
+                                           : NULL;
+      size_t bytes = shape ? hlo_shape_size_bytes(shape) : 0;
+      if (bytes > t->max_storage_buffer_range)
+        return el_unimplemented(instr, "%s: binding %d holds %zu bytes, more than the target's "
+                                "maxStorageBufferRange %u", op, b, bytes, t->max_storage_buffer_range);
+    }
+  }
+  return NULL;
 }

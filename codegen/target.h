@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vkhlo/status.h"
+
 /* Which GEMM kernel dot_general gets (codegen/emit_gemm.c). */
 typedef enum codegen_gemm_kind {
   CODEGEN_GEMM_AUTO = 0, /* gemm_cpu on CPU devices, gemm_gpu on others */
@@ -45,5 +47,20 @@ typedef struct codegen_target {
 
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);
+
+/* Restricted mode (vkhlo_context_options_t.restricted): clamps |t| to the
+ * Vulkan profile VP_ANDROID_baseline_2022, so that what is compiled for it
+ * runs on any device meeting that profile (target.c lists the limits). */
+void codegen_target_restrict(codegen_target_t *t);
+
+struct codegen_kernel;
+struct hlo_instruction;
+/* Checks kernel |k| (emitted for |instr|) against |t|'s limits: workgroup
+ * invocations, workgroup counts, storage buffers per stage and the byte
+ * size of each binding (maxStorageBufferRange).  A limit of 0 is unknown and
+ * not checked.  Errors: UNIMPLEMENTED "file:line:col: ... exceeds ..." */
+vkhlo_status_t codegen_target_check_kernel(const codegen_target_t *t,
+                                           const struct hlo_instruction *instr,
+                                           const struct codegen_kernel *k);
 
 #endif

@@ -107,7 +107,10 @@ for kind in fail unsupported crash hang; do
 done
 status=0
 pct=$(awk -v p="$np" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * p / t : 0 }')
-echo "arm64 conformance sample (every ${every}th of conformance_passing.txt): $np/$total pass ($pct%), $nc crash, $nh hang, $(( $(date +%s) - start )) s"
+# CPU seconds of everything run so far (user + system, children included):
+# the machine may be shared, wall time alone says little.
+cpu() { times | tail -n 1 | awk '{ gsub(/[ms]/, " "); printf "%.0f", 60 * $1 + $2 + 60 * $3 + $4 }'; }
+echo "arm64 conformance sample (every ${every}th of conformance_passing.txt): $np/$total pass ($pct%), $nc crash, $nh hang; $(( $(date +%s) - start )) s wall, $(cpu) s CPU"
 if [ $(( total - np )) -gt $(( total / 100 )) ] || [ "$nc" -gt 0 ] || [ "$nh" -gt 0 ]; then
   echo "FAILED: the aarch64 build must pass >= 99% of the sample with no crash or hang"
   status=1
@@ -126,7 +129,7 @@ if [ -n "$x86" ] && [ -f "$chess" ]; then
   else
     cmp=$(python3 "$here/npy_compare.py" "$out/chess_arm64.npy" "$out/chess_x86.npy" 1e-5)
     rc=$?
-    echo "arm64 chess-9M (--random-inputs=$seed) vs x86-64: $cmp, $(( $(date +%s) - t0 )) s"
+    echo "arm64 chess-9M (--random-inputs=$seed) vs x86-64: $cmp; $(( $(date +%s) - t0 )) s wall (both runs)"
     [ $rc -eq 0 ] || { echo "FAILED: chess-9M outputs differ by more than 1e-5 relative"; status=1; }
   fi
 elif [ -n "$x86" ]; then
