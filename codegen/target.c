@@ -28,7 +28,7 @@ static uint32_t clamp_u32(uint32_t device, uint32_t profile) {
  * profiles/VP_ANDROID_baseline_2022.json): a Vulkan 1.0 profile whose
  * VkPhysicalDeviceFeatures have shaderInt16 but neither shaderInt64 nor
  * shaderFloat64, with no 8/16-bit storage or float16/int8 extensions and no
- * subgroup operations, and whose limits are
+ * subgroup operations or float controls, and whose limits are
  *   maxStorageBufferRange             268435456 (256 MiB)
  *   maxComputeSharedMemorySize        32768
  *   maxComputeWorkGroupInvocations    128, maxComputeWorkGroupSize 128^3
@@ -41,6 +41,10 @@ void codegen_target_restrict(codegen_target_t *t) {
   t->shader_int64 = t->shader_float64 = t->shader_int16 = t->shader_int8 = false;
   t->shader_float16 = t->storage_buffer_8bit = t->storage_buffer_16bit = false;
   t->subgroup_shuffle = false;
+  /* SignedZeroInfNanPreserve needs VK_KHR_shader_float_controls, which the
+   * profile lacks: NaN tests stay bit tests (shaders/nan.glsl). */
+  t->signed_zero_inf_nan_preserve_float16 = t->signed_zero_inf_nan_preserve_float32 =
+      t->signed_zero_inf_nan_preserve_float64 = false;
   t->subgroup_size = 16; /* a guess for tiling only: no subgroup operation is emitted */
   for (int i = 0; i < 3; i++) t->max_workgroup_count[i] = clamp_u32(t->max_workgroup_count[i], 65535);
   t->max_workgroup_invocations = clamp_u32(t->max_workgroup_invocations, 128);

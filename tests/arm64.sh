@@ -10,8 +10,9 @@
 # 2. Runs `vkhlo run FILE --quiet` under qemu-aarch64 on a fixed sample of
 #    tests/conformance_passing.txt (files that pass on x86-64): every 40th
 #    line by default (40 files), every 8th with --full (200 files).  The
-#    files are classified as in conformance.sh; the sample must pass >= 99%
-#    (at most one failure per 100 files, rounded down) with no crash/hang.
+#    files are classified as in conformance.sh; every file must pass except
+#    those in tests/arm64_known_failures.txt (driver failures, each with its
+#    reason), which are counted and reported.
 # 3. With --x86, runs ../shared/models/searchless_chess_9m.mlir with the same
 #    --random-inputs on the x86-64 binary and under qemu, and compares the
 #    outputs with tests/npy_compare.py at 1e-5 relative.
@@ -105,14 +106,25 @@ for kind in fail unsupported crash hang; do
     printf '%-12s %s: %s\n' "$kind" "$f" "$(grep -v '^$' "$out/$f.log" | head -n 2 | tr '\n' ' ' | cut -c1-220)"
   done
 done
+# Files that fail on arm64 lavapipe for reasons inside the driver (Debian
+# 12's Mesa 22.3 lavapipe with LLVM 15 on aarch64: f16 conversions abort in
+# LLVM's instruction selection or crash in the JIT-compiled shader).  They
+# are reported, and do not fail the test; any other failure does.
+known="$here/arm64_known_failures.txt"
+grep -v '^#' "$known" 2>/dev/null | cut -d' ' -f1 | grep . > "$out/known" || true
+nk=$(grep -v '^pass ' "$out/results" | cut -d' ' -f2 | grep -cxF -f "$out/known" || true)
 status=0
 pct=$(awk -v p="$np" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * p / t : 0 }')
 # CPU seconds of everything run so far (user + system, children included):
 # the machine may be shared, wall time alone says little.
 cpu() { times | tail -n 1 | awk '{ gsub(/[ms]/, " "); printf "%.0f", 60 * $1 + $2 + 60 * $3 + $4 }'; }
 echo "arm64 conformance sample (every ${every}th of conformance_passing.txt): $np/$total pass ($pct%), $nc crash, $nh hang; $(( $(date +%s) - start )) s wall, $(cpu) s CPU"
-if [ $(( total - np )) -gt $(( total / 100 )) ] || [ "$nc" -gt 0 ] || [ "$nh" -gt 0 ]; then
-  echo "FAILED: the aarch64 build must pass >= 99% of the sample with no crash or hang"
+unexpected=$(grep -v '^pass ' "$out/results" | cut -d' ' -f2 | grep -vxF -f "$out/known" || true)
+nx=$(printf '%s' "$unexpected" | grep -c . || true)
+echo "  of the $(( total - np )) not passing, $nk are known arm64 lavapipe failures ($(basename "$known")), $nx are not"
+if [ "$nx" -gt 0 ]; then
+  echo "FAILED: these files fail under qemu-aarch64 but pass on x86-64:"
+  echo "$unexpected"
   status=1
 fi
 

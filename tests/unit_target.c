@@ -30,6 +30,7 @@ static void test_restrict_clamps_to_profile(void **state) {
   codegen_target_restrict(&t);
   assert_false(t.shader_int64 || t.shader_float64 || t.shader_int16 || t.shader_int8 || t.shader_float16);
   assert_false(t.storage_buffer_8bit || t.storage_buffer_16bit || t.subgroup_shuffle);
+  assert_false(t.signed_zero_inf_nan_preserve_float32 || t.signed_zero_inf_nan_preserve_float16);
   assert_int_equal(t.max_workgroup_invocations, 128);
   assert_int_equal(t.max_workgroup_count[0], 65535);
   assert_int_equal(t.max_shared_memory_bytes, 32768);
