@@ -58,14 +58,15 @@ data="$root/../shared/conformance/testdata"
 sysroot=$(cd "$sysroot" && pwd)
 
 if [ $do_build -eq 1 ]; then
+  mkdir -p "$build"
   if [ ! -f "$build/CMakeCache.txt" ]; then
     nice -n 10 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
       -DVKHLO_AARCH64_SYSROOT="$sysroot" -DVKHLO_BUILD_TESTS=OFF -DVKHLO_BUILD_BENCH=OFF \
-      > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; echo "FAILED: configure"; exit 1; }
+      > "$build/arm64-configure.log" 2>&1 || { cat "$build/arm64-configure.log"; echo "FAILED: configure"; exit 1; }
   fi
-  nice -n 10 cmake --build "$build" -j2 --target vkhlo_cli > "$build.build.log" 2>&1 ||
-    { tail -n 40 "$build.build.log"; echo "FAILED: aarch64 build"; exit 1; }
+  nice -n 10 cmake --build "$build" -j2 --target vkhlo_cli > "$build/arm64-build.log" 2>&1 ||
+    { tail -n 40 "$build/arm64-build.log"; echo "FAILED: aarch64 build"; exit 1; }
 fi
 bin="$build/vkhlo"
 [ -x "$bin" ] || { echo "FAILED: no aarch64 vkhlo at $bin"; exit 1; }
