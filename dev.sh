@@ -5,6 +5,10 @@
 #   ./dev.sh test      install what is missing, build, run the whole test suite
 #                      (unit, end-to-end and conformance tests with the Khronos
 #                      validation layer on, then the unit tests under ASan+UBSan)
+#   ./dev.sh arm64     also install the aarch64 cross compiler and qemu-user,
+#                      unpack an arm64 sysroot (cmake/aarch64-sysroot.sh),
+#                      cross-build into build-aarch64 and run tests/arm64.sh
+#                      --full under qemu with arm64 lavapipe
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,9 +16,14 @@ PACKAGES=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glsl
           glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
           libcmocka-dev libopenblas-dev python3)
 
-install_deps() {
-  local missing=()
-  for p in "${PACKAGES[@]}"; do
+# Host packages for `./dev.sh arm64` only (the arm64 libraries themselves go
+# into a sysroot, never onto the host).
+ARM64_PACKAGES=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user debian-archive-keyring)
+
+install_deps() { # install_deps [package...]  (default: PACKAGES)
+  local missing=() want=("$@")
+  [ ${#want[@]} -eq 0 ] && want=("${PACKAGES[@]}")
+  for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -48,8 +57,17 @@ case "${1:-}" in
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
        VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure -L unit --timeout 1200)
     ;;
+  arm64)
+    install_deps
+    install_deps "${ARM64_PACKAGES[@]}"
+    [ -f build-aarch64-sysroot/packages.txt ] || cmake/aarch64-sysroot.sh build-aarch64-sysroot
+    build build
+    build build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+      -DVKHLO_AARCH64_SYSROOT="$PWD/build-aarch64-sysroot" -DVKHLO_BUILD_TESTS=OFF -DVKHLO_BUILD_BENCH=OFF
+    VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 tests/arm64.sh --full --x86=build/vkhlo --build-dir=build-aarch64
+    ;;
   *)
-    echo "usage: ./dev.sh example | test" >&2
+    echo "usage: ./dev.sh example | test | arm64" >&2
     exit 2
     ;;
 esac

@@ -148,6 +148,7 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->signed_zero_inf_nan_preserve_float16 = caps->signed_zero_inf_nan_preserve_float16;
   t->signed_zero_inf_nan_preserve_float32 = caps->signed_zero_inf_nan_preserve_float32;
   t->signed_zero_inf_nan_preserve_float64 = caps->signed_zero_inf_nan_preserve_float64;
+  if (restricted) codegen_target_restrict(t); /* VP_ANDROID_baseline_2022 (codegen/target.c) */
   const char *gemm = getenv("VKHLO_GEMM"); /* kernel choice for dot_general (codegen/emit_gemm.c) */
   t->gemm = !gemm ? CODEGEN_GEMM_AUTO : !strcmp(gemm, "cpu") ? CODEGEN_GEMM_CPU : !strcmp(gemm, "gpu") ? CODEGEN_GEMM_GPU
           : !strcmp(gemm, "off") ? CODEGEN_GEMM_OFF : CODEGEN_GEMM_AUTO;

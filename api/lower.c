@@ -456,6 +456,11 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   codegen_kernel_t k;
   memset(&k, 0, sizeof k);
   VKHLO_RETURN_IF_ERROR(codegen_emit_instruction(l->target, l->exe->allocator, instr, &k));
+  vkhlo_status_t limits = codegen_target_check_kernel(l->target, instr, &k);
+  if (limits) {
+    codegen_kernel_free(&k);
+    return limits;
+  }
   int *bindings = vkhlo_calloc(l->exe->allocator, (size_t)(k.input_count + k.output_count + 1), sizeof(int));
   bool *inplace_ok = vkhlo_calloc(l->exe->allocator, (size_t)(k.input_count + 1), sizeof(bool));
   if (!bindings || !inplace_ok) {

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vkhlo/status.h"
+
 /* Which GEMM kernel dot_general gets (codegen/emit_gemm.c). */
 typedef enum codegen_gemm_kind {
   CODEGEN_GEMM_AUTO = 0, /* gemm_cpu on CPU devices, gemm_gpu on others */
@@ -45,5 +47,54 @@ typedef struct codegen_target {
 
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);
+
+/* Restricted mode (vkhlo_context_options_t.restricted): clamps |t| to the
+ * Vulkan profile VP_ANDROID_baseline_2022, so that what is compiled for it
+ * runs on any device meeting that profile.  Inline: the runtime library
+ * (which checks loaded executables against the target) links no codegen. */
+/* The device's limit clamped to the profile's (0 = unknown: the profile's). */
+static inline uint32_t codegen_clamp_limit(uint32_t device, uint32_t profile) {
+  return device && device < profile ? device : profile;
+}
+
+/* VP_ANDROID_baseline_2022 (Khronos Vulkan-Profiles,
+ * profiles/VP_ANDROID_baseline_2022.json): a Vulkan 1.0 profile whose
+ * VkPhysicalDeviceFeatures have shaderInt16 but neither shaderInt64 nor
+ * shaderFloat64, with no 8/16-bit storage or float16/int8 extensions and no
+ * subgroup operations or float controls, and whose limits are
+ *   maxStorageBufferRange             268435456 (256 MiB)
+ *   maxComputeSharedMemorySize        32768
+ *   maxComputeWorkGroupInvocations    128, maxComputeWorkGroupSize 128^3
+ *   maxComputeWorkGroupCount          65536^3 (the core minimum 65535 here)
+ *   maxPerStageDescriptorStorageBuffers 35 (maxPerStageResources 79)
+ *   minStorageBufferOffsetAlignment   at most 256.
+ * Features the profile has but vkhlo's restricted mode still leaves off
+ * (shaderInt16) only make it stricter. */
+static inline void codegen_target_restrict(codegen_target_t *t) {
+  t->shader_int64 = t->shader_float64 = t->shader_int16 = t->shader_int8 = false;
+  t->shader_float16 = t->storage_buffer_8bit = t->storage_buffer_16bit = false;
+  t->subgroup_shuffle = false;
+  /* SignedZeroInfNanPreserve needs VK_KHR_shader_float_controls, which the
+   * profile lacks: NaN tests stay bit tests (shaders/nan.glsl). */
+  t->signed_zero_inf_nan_preserve_float16 = t->signed_zero_inf_nan_preserve_float32 =
+      t->signed_zero_inf_nan_preserve_float64 = false;
+  t->subgroup_size = 16; /* a guess for tiling only: no subgroup operation is emitted */
+  for (int i = 0; i < 3; i++) t->max_workgroup_count[i] = codegen_clamp_limit(t->max_workgroup_count[i], 65535);
+  t->max_workgroup_invocations = codegen_clamp_limit(t->max_workgroup_invocations, 128);
+  t->max_shared_memory_bytes = codegen_clamp_limit(t->max_shared_memory_bytes, 32768);
+  t->max_storage_buffer_range = codegen_clamp_limit(t->max_storage_buffer_range, 268435456u);
+  t->max_storage_buffers_per_stage = codegen_clamp_limit(t->max_storage_buffers_per_stage, 35);
+}
+
+
+struct codegen_kernel;
+struct hlo_instruction;
+/* Checks kernel |k| (emitted for |instr|) against |t|'s limits: workgroup
+ * invocations, workgroup counts, storage buffers per stage and the byte
+ * size of each binding (maxStorageBufferRange).  A limit of 0 is unknown and
+ * not checked.  Errors: UNIMPLEMENTED "file:line:col: ... exceeds ..." */
+vkhlo_status_t codegen_target_check_kernel(const codegen_target_t *t,
+                                           const struct hlo_instruction *instr,
+                                           const struct codegen_kernel *k);
 
 #endif
