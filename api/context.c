@@ -149,6 +149,14 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->signed_zero_inf_nan_preserve_float32 = caps->signed_zero_inf_nan_preserve_float32;
   t->signed_zero_inf_nan_preserve_float64 = caps->signed_zero_inf_nan_preserve_float64;
   if (restricted) codegen_target_restrict(t); /* VP_ANDROID_baseline_2022 (codegen/target.c) */
+  /* lavapipe runs shaders on the host's CPU: on aarch64 its LLVM 15 fails on
+   * f16 conversions (codegen/target.h) */
+  bool host_aarch64 = false;
+#if defined(__aarch64__)
+  host_aarch64 = true;
+#endif
+  t->f16_soft_conversions = (host_aarch64 && strncmp(info->name, "llvmpipe", 8) == 0) ||
+                            env_true("VKHLO_F16_SOFT");
   const char *gemm = getenv("VKHLO_GEMM"); /* kernel choice for dot_general (codegen/emit_gemm.c) */
   t->gemm = !gemm ? CODEGEN_GEMM_AUTO : !strcmp(gemm, "cpu") ? CODEGEN_GEMM_CPU : !strcmp(gemm, "gpu") ? CODEGEN_GEMM_GPU
           : !strcmp(gemm, "off") ? CODEGEN_GEMM_OFF : CODEGEN_GEMM_AUTO;

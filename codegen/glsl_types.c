@@ -354,7 +354,8 @@ bool glsl_type_is_packed(const codegen_target_t *target, hlo_element_type_t t) {
   glsl_type_t g;
   if (!glsl_type_lookup(t, &g)) return false;
   return ((g.features & GLSL_FEATURE_STORAGE8) && !target->storage_buffer_8bit) ||
-         ((g.features & GLSL_FEATURE_STORAGE16) && !target->storage_buffer_16bit);
+         ((g.features & GLSL_FEATURE_STORAGE16) && !target->storage_buffer_16bit) ||
+         (t == HLO_F16 && target->f16_soft_conversions);
 }
 
 bool glsl_type_lookup_on(const codegen_target_t *target, hlo_element_type_t t, glsl_type_t *out) {
@@ -366,6 +367,7 @@ bool glsl_type_lookup_on(const codegen_target_t *target, hlo_element_type_t t, g
     out->storage = "uint";
     out->features = (out->features & ~(GLSL_FEATURE_STORAGE8 | GLSL_FEATURE_STORAGE16)) |
                     GLSL_HELPERS_PACKED;
+    if (t == HLO_F16 && target->f16_soft_conversions) out->features |= GLSL_FEATURE_F16_SOFT;
   } else if (glsl_type_is_demoted(target, t)) {
     if (t == HLO_F64) *out = (glsl_type_t){"float", "uvec2", 32, 'F',
                                            GLSL_HELPERS_FLOAT | GLSL_HELPERS_F64SOFT};

@@ -41,6 +41,10 @@ enum {
   GLSL_HELPERS_COMPLEX = 1u << 14,
   GLSL_HELPERS_DCOMPLEX = 1u << 15,
   GLSL_HELPERS_INDEX = 1u << 16, /* index arithmetic (floor division) */
+  /* f16 converted in integer code (codegen_target_t.f16_soft_conversions):
+   * the prelude makes unpackHalf2x16/packHalf2x16 mean float.glsl's
+   * vk_unpack_half2x16/vk_pack_half2x16 */
+  GLSL_FEATURE_F16_SOFT = 1u << 17,
   /* emulation blocks (restricted devices; see "Emulated forms" below) */
   GLSL_HELPERS_EMU64 = 1u << 28,  /* i64_ / u64_ helpers on uvec2 */
   GLSL_HELPERS_PACKED = 1u << 29, /* VK_LOAD_* / VK_STORE_* on packed words */

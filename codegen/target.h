@@ -41,6 +41,12 @@ typedef struct codegen_target {
   bool signed_zero_inf_nan_preserve_float16;
   bool signed_zero_inf_nan_preserve_float32;
   bool signed_zero_inf_nan_preserve_float64;
+  /* A driver quirk: f16 <-> f32 conversions in integer code (packed f16
+   * storage, shaders/float.glsl's vk_half_to_float/vk_float_to_half), never
+   * the SPIR-V conversion instructions.  Set for lavapipe on aarch64, whose
+   * LLVM 15 cannot compile them ("Cannot select: fp_extend v4i16") or
+   * crashes in the shaders that use them; $VKHLO_F16_SOFT=1 forces it. */
+  bool f16_soft_conversions;
   /* GEMM kernel choice; from VKHLO_GEMM=auto|cpu|gpu|off (api/context.c). */
   codegen_gemm_kind_t gemm;
 } codegen_target_t;

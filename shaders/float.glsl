@@ -65,6 +65,35 @@ uint vk_small_encode(float v, int E, int M, int bias, int style) {
 float vk_small_round(float v, int E, int M, int bias, int style) {
   return vk_small_decode(vk_small_encode(v, E, M, bias, style), E, M, bias, style);
 }
+/* f16 <-> f32 in integer code, for drivers whose conversion instructions
+ * are broken (codegen_target_t.f16_soft_conversions): the prelude then
+ * names these for unpackHalf2x16/packHalf2x16.  Exact both ways, round to
+ * nearest even, overflow to infinity, NaN payloads kept (quieted) as the
+ * hardware conversions keep them. */
+float vk_half_to_float(uint h) {
+  uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1Fu) return uintBitsToFloat(s | 0x7F800000u | (m << 13));
+  if (e != 0u) return uintBitsToFloat(s | ((e + 112u) << 23) | (m << 13));
+  /* zero or subnormal: m * 2^-24, exact in f32 */
+  return uintBitsToFloat(s | floatBitsToUint(float(m) * 5.9604644775390625e-08));
+}
+uint vk_float_to_half(float x) {
+  uint b = floatBitsToUint(x), s = (b >> 16) & 0x8000u, a = b & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return s | 0x7E00u | ((a >> 13) & 0x3FFu); /* NaN */
+  if (a >= 0x477FF000u) return s | 0x7C00u; /* >= 65520 (and inf): inf */
+  if (a >= 0x38800000u) { /* a normal f16 (>= 2^-14): round the mantissa */
+    a += 0xFFFu + ((a >> 13) & 1u);
+    return s | ((a - 0x38000000u) >> 13);
+  }
+  /* subnormal or zero: the multiple of 2^-24, exact scaling, then round */
+  return s | uint(roundEven(uintBitsToFloat(a) * 16777216.0));
+}
+vec2 vk_unpack_half2x16(uint b) {
+  return vec2(vk_half_to_float(b & 0xFFFFu), vk_half_to_float(b >> 16));
+}
+uint vk_pack_half2x16(vec2 v) {
+  return vk_float_to_half(v.x) | (vk_float_to_half(v.y) << 16);
+}
 float vk_round_f16(float x) {
   if (isnan(x) || isinf(x)) return x;
   float a = abs(x);

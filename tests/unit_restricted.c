@@ -15,7 +15,9 @@
  *     updates, dynamic_slice with an i64 start, dot_general and reduce in
  *     i64, iota in i64;
  *   - f64 on a restricted device fails with a clear UNIMPLEMENTED unless
- *     VKHLO_DEMOTE_F64=1, which computes it as f32.
+ *     VKHLO_DEMOTE_F64=1, which computes it as f32;
+ *   - every f16 <-> f32 conversion edge, natively and in integer code
+ *     (VKHLO_F16_SOFT=1, the f16 quirk of lavapipe on aarch64).
  * The validation layer is on throughout and must stay silent.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -635,6 +637,104 @@ static void f64_needs_opt_in(void **state) {
   assert_int_equal(messages, 0);
 }
 
+/* ------------------------------------------- f16 conversions, all of them */
+
+/* Every f16 bit pattern converted to f32, and f32 values around every f16
+ * (each finite f16, the midpoints between neighbours: ties to even, and
+ * just above and below them; overflow edges, infinities, NaN) converted to
+ * f16, on the native and restricted contexts and on one with the f16
+ * conversions in integer code (VKHLO_F16_SOFT=1, the lavapipe-on-aarch64
+ * quirk).  The reference is computed here from the formats' definitions. */
+static const char f16_program[] =
+    "func.func @main(%b: tensor<65536xui16>, %x: tensor<196616xf32>) -> (tensor<65536xf32>, "
+    "tensor<196616xui16>) {\n"
+    "  %h = stablehlo.bitcast_convert %b : (tensor<65536xui16>) -> tensor<65536xf16>\n"
+    "  %f = stablehlo.convert %h : (tensor<65536xf16>) -> tensor<65536xf32>\n"
+    "  %y = stablehlo.convert %x : (tensor<196616xf32>) -> tensor<196616xf16>\n"
+    "  %yb = stablehlo.bitcast_convert %y : (tensor<196616xf16>) -> tensor<196616xui16>\n"
+    "  return %f, %yb : tensor<65536xf32>, tensor<196616xui16>\n"
+    "}\n";
+#define F16_NX 196616
+
+static double ref_f16_value(uint16_t h) { /* finite or infinite, not NaN */
+  int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  double mag = e == 0x1F ? INFINITY : e == 0 ? ldexp(m, -24) : ldexp(m | 0x400, e - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+
+/* f32 -> f16 bits, round to nearest even (x not NaN), by search: the two
+ * neighbouring f16 magnitudes and the exact midpoint between them. */
+static uint16_t ref_f16_bits(float x) {
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  double a = fabs((double)x);
+  if (a >= 65520.0) return sign | 0x7C00;
+  uint16_t lo = 0;
+  for (int step = 0x4000; step; step >>= 1) /* largest magnitude <= a */
+    if (lo + step < 0x7C00 && ref_f16_value((uint16_t)(lo + step)) <= a) lo = (uint16_t)(lo + step);
+  double vlo = ref_f16_value(lo), vhi = ref_f16_value((uint16_t)(lo + 1));
+  if (a == vlo) return sign | lo;
+  double mid = 0.5 * (vlo + vhi); /* exact in double */
+  uint16_t r = a < mid ? lo : a > mid ? (uint16_t)(lo + 1) : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+  return sign | r;
+}
+
+static void f16_conversions_all_values(void **state) {
+  fixture_t *f = *state;
+  setenv("VKHLO_F16_SOFT", "1", 1);
+  vkhlo_context_t *soft = make_context(false);
+  unsetenv("VKHLO_F16_SOFT");
+  assert_non_null(soft);
+  uint16_t *bits = malloc(65536 * sizeof *bits), *got_bits = malloc(F16_NX * sizeof *got_bits);
+  float *x = malloc(F16_NX * sizeof *x), *got_f = malloc(65536 * sizeof *got_f);
+  assert_true(bits && got_bits && x && got_f);
+  for (int i = 0; i < 65536; i++) bits[i] = (uint16_t)i;
+  int n = 0;
+  for (int h = 0; h < 0x7C00; h++) { /* positive finite f16 and its neighbourhood */
+    float v = (float)ref_f16_value((uint16_t)h);
+    float mid = (float)(0.5 * (ref_f16_value((uint16_t)h) + ref_f16_value((uint16_t)(h + 1))));
+    x[n++] = (h & 1) ? -v : v;
+    x[n++] = (h & 1) ? mid : -mid;
+    x[n++] = nextafterf(mid, (h & 2) ? INFINITY : 0.0f);
+  }
+  const float edges[] = {65519.99f, 65520.0f, 1e30f, INFINITY, -INFINITY, 1e-30f, -0.0f,
+                         2.9802322e-08f /* 2^-25: ties to zero */, 8.940697e-08f};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) x[n++] = edges[i];
+  while (n < F16_NX - 1) x[n++] = 1.0f;
+  x[n++] = NAN;
+  assert_int_equal(n, F16_NX);
+
+  fixture_t g = *f;
+  g.ctx[1] = soft; /* mode 1 here: integer-code conversions */
+  for (int m = 0; m < 2; m++) {
+    const void *args[] = {bits, x};
+    void *res[] = {got_f, got_bits};
+    run(&g, m, f16_program, 2, args, 2, res);
+    const char *mode = m ? "f16 soft" : "native";
+    for (int i = 0; i < 65536; i++) {
+      bool nan_in = ((i >> 10) & 0x1F) == 0x1F && (i & 0x3FF);
+      if (nan_in) {
+        if (!isnan(got_f[i])) fail_msg("f16 0x%04x (%s): %g, want NaN", i, mode, got_f[i]);
+      } else if (got_f[i] != (float)ref_f16_value((uint16_t)i) ||
+                 (signbit(got_f[i]) != 0) != ((i & 0x8000) != 0)) {
+        fail_msg("f16 0x%04x (%s): %.9g, want %.9g", i, mode, got_f[i], ref_f16_value((uint16_t)i));
+      }
+    }
+    for (int i = 0; i < F16_NX; i++) {
+      if (isnan(x[i])) {
+        if ((got_bits[i] & 0x7C00) != 0x7C00 || !(got_bits[i] & 0x3FF))
+          fail_msg("f32 NaN -> f16 (%s): 0x%04x", mode, got_bits[i]);
+      } else if (got_bits[i] != ref_f16_bits(x[i])) {
+        fail_msg("f32 %.9g -> f16 (%s) [%d]: 0x%04x, want 0x%04x", x[i], mode, i, got_bits[i],
+                 ref_f16_bits(x[i]));
+      }
+    }
+  }
+  int messages = vkhlo_context_validation_message_count(soft);
+  vkhlo_context_destroy(soft);
+  free(bits), free(got_bits), free(x), free(got_f);
+  assert_int_equal(messages, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(i64_binary_ops),
@@ -646,6 +746,7 @@ int main(void) {
       cmocka_unit_test(scatter_i64_indices),
       cmocka_unit_test(i64_indices_dot_reduce),
       cmocka_unit_test(f64_needs_opt_in),
+      cmocka_unit_test(f16_conversions_all_values),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
