@@ -157,9 +157,24 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
 #endif
   t->f16_soft_conversions = (host_aarch64 && strncmp(info->name, "llvmpipe", 8) == 0) ||
                             env_true("VKHLO_F16_SOFT");
-  const char *gemm = getenv("VKHLO_GEMM"); /* kernel choice for dot_general (codegen/emit_gemm.c) */
-  t->gemm = !gemm ? CODEGEN_GEMM_AUTO : !strcmp(gemm, "cpu") ? CODEGEN_GEMM_CPU : !strcmp(gemm, "gpu") ? CODEGEN_GEMM_GPU
-          : !strcmp(gemm, "off") ? CODEGEN_GEMM_OFF : CODEGEN_GEMM_AUTO;
+}
+
+/* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c). */
+static vkhlo_status_t gemm_kind_from_env(codegen_gemm_kind_t *out) {
+  static const struct {
+    const char *name;
+    codegen_gemm_kind_t kind;
+  } kinds[] = {{"auto", CODEGEN_GEMM_AUTO}, {"cpu", CODEGEN_GEMM_CPU},
+               {"gpu", CODEGEN_GEMM_GPU}, {"off", CODEGEN_GEMM_OFF}};
+  const char *v = getenv("VKHLO_GEMM");
+  *out = CODEGEN_GEMM_AUTO;
+  if (!v || !*v) return NULL;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (!strcmp(v, kinds[i].name)) {
+      *out = kinds[i].kind;
+      return NULL;
+    }
+  return VKHLO_INVALID("$VKHLO_GEMM='%s' is not one of auto, cpu, gpu, off (unset it for auto)", v);
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
@@ -197,10 +212,11 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   if (!st) {
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
+    st = gemm_kind_from_env(&ctx->target.gemm);
     /* for the compiler, created on the first compile (api/context_compile.c) */
     ctx->disable_cache = options->disable_cache ||
                          (options->cache_dir && strcmp(options->cache_dir, "off") == 0);
-    if (options->cache_dir) {
+    if (!st && options->cache_dir) {
       ctx->cache_dir = vkhlo_malloc(ctx->allocator, strlen(options->cache_dir) + 1);
       if (ctx->cache_dir) strcpy(ctx->cache_dir, options->cache_dir);
       else st = VKHLO_NO_MEMORY();

@@ -118,8 +118,10 @@ status=0
 pct=$(awk -v p="$np" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * p / t : 0 }')
 # CPU seconds of everything run so far (user + system, children included):
 # the machine may be shared, wall time alone says little.
-cpu() { times | tail -n 1 | awk '{ gsub(/[ms]/, " "); printf "%.0f", 60 * $1 + $2 + 60 * $3 + $4 }'; }
-echo "arm64 conformance sample (every ${every}th of conformance_passing.txt): $np/$total pass ($pct%), $nc crash, $nh hang; $(( $(date +%s) - start )) s wall, $(cpu) s CPU"
+# `times` runs in this shell (in a $(...) subshell it would see no children).
+cpu() { times > "$out/times"; tail -n 1 "$out/times" | awk '{ gsub(/[ms]/, " "); printf "%.0f", 60 * $1 + $2 + 60 * $3 + $4 }'; }
+cpu > "$out/cpu"
+echo "arm64 conformance sample (every ${every}th of conformance_passing.txt): $np/$total pass ($pct%), $nc crash, $nh hang; $(( $(date +%s) - start )) s wall, $(cat "$out/cpu") s CPU"
 unexpected=$(grep -v '^pass ' "$out/results" | cut -d' ' -f2 | grep -vxF -f "$out/known" || true)
 nx=$(printf '%s' "$unexpected" | grep -c . || true)
 echo "  of the $(( total - np )) not passing, $nk are known arm64 lavapipe failures ($(basename "$known")), $nx are not"

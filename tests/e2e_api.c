@@ -196,6 +196,28 @@ static void limits_from_the_environment(void **state) {
   vkhlo_buffer_destroy(arg);
 }
 
+/* $VKHLO_GEMM, read when a context is created: an unknown kernel name fails
+ * the creation with INVALID_ARGUMENT naming the variable (it used to mean
+ * auto without a word); a known one or an empty value is accepted. */
+static void gemm_kind_from_the_environment(void **state) {
+  (void)state;
+  static const char *const values[] = {"bogus", "CPU", "gpu ", "auto", "cpu", "gpu", "off", ""};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    bool good = i >= 3;
+    setenv("VKHLO_GEMM", values[i], 1);
+    vkhlo_context_t *ctx = NULL;
+    vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);
+    unsetenv("VKHLO_GEMM");
+    if (good ? st != NULL
+             : vkhlo_status_code(st) != VKHLO_STATUS_INVALID_ARGUMENT || !strstr(vkhlo_status_message(st), "VKHLO_GEMM"))
+      fail_msg("VKHLO_GEMM='%s': got %s: %s", values[i], vkhlo_status_code_name(vkhlo_status_code(st)),
+               st ? vkhlo_status_message(st) : "");
+    assert_true(good == (ctx != NULL));
+    vkhlo_status_free(st);
+    vkhlo_context_destroy(ctx);
+  }
+}
+
 /* A user kernel registered for custom_call @test.axpb: out = in0 * 2 + in1. */
 static const char axpb_glsl[] =
     "#version 450\n"
@@ -498,6 +520,7 @@ int main(void) {
       cmocka_unit_test(checks_report_pass_and_fail),
       cmocka_unit_test(while_loop_counts),
       cmocka_unit_test(limits_from_the_environment),
+      cmocka_unit_test(gemm_kind_from_the_environment),
       cmocka_unit_test(custom_call_runs_user_kernel),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
       cmocka_unit_test(effects_inside_regions_keep_their_order),
