@@ -13,6 +13,8 @@
  * result buffers (vkhlo_executable_execute_into, as a program run in a
  * loop would be), after one warm-up round; the table reports the median
  * wall time of one execution and the median of the per-round speedups.
+ * For layer_norm and softmax each round also runs vkCmdCopyBuffer over as
+ * many bytes as the program must read and write (input once, output once).
  * For the elementwise chain each round also runs the device's own
  * vkCmdCopyBuffer over the same bytes (64 MiB read, 64 MiB written), and
  * the effective bandwidth (bytes the program must read + write / time) is
@@ -127,6 +129,7 @@ typedef struct copier {
    * negate: two ops, one loop fusion), the device's ceiling for compiled
    * elementwise kernels */
   prepared_t negate;
+  bool has_negate;
 } copier_t;
 
 static const char negate16m[] =
@@ -136,10 +139,11 @@ static const char negate16m[] =
     "  return %z : tensor<16777216xf32>\n"
     "}\n";
 
-static void copier_create(vkhlo_context_t *ctx, uint64_t size, copier_t *c) {
+static void copier_create(vkhlo_context_t *ctx, uint64_t size, bool with_negate, copier_t *c) {
   vkhlo_status_t st;
   c->size = size;
-  prepare(ctx, negate16m, strlen(negate16m), false, &c->negate);
+  c->has_negate = with_negate;
+  if (with_negate) prepare(ctx, negate16m, strlen(negate16m), false, &c->negate);
   if ((st = vkrt_buffer_create(ctx->device, size, &c->a)) || (st = vkrt_buffer_create(ctx->device, size, &c->b)) ||
       (st = vkrt_cmd_create(ctx->device, &c->cmd)))
     die(st, "copy buffers");
@@ -155,7 +159,7 @@ static double copy_once(copier_t *c) {
 }
 
 static void copier_destroy(copier_t *c) {
-  release(&c->negate);
+  if (c->has_negate) release(&c->negate);
   vkrt_cmd_destroy(c->cmd);
   vkrt_buffer_destroy(c->a);
   vkrt_buffer_destroy(c->b);
@@ -182,7 +186,7 @@ static result_t measure(vkhlo_context_t *ctx, const char *text, size_t len, int 
   double *tn = calloc((size_t)repeat, sizeof *tn), *nratio = calloc((size_t)repeat, sizeof *nratio);
   for (int r = -1; r < repeat; r++) {
     double a = run_once(&u), b = run_once(&f), c = copy ? copy_once(copy) : 0;
-    double n = copy ? run_once(&copy->negate) : 1;
+    double n = copy && copy->has_negate ? run_once(&copy->negate) : 1;
     if (r < 0) continue;
     tu[r] = a;
     tf[r] = b;
@@ -309,14 +313,30 @@ int main(int argc, char **argv) {
   printf("| %-13s | %10s | %10s | %8s | %-21s |\n", "case", "unfused ms", "fused ms", "speedup",
          "dispatches unf/fused");
   printf("|---------------|------------|------------|----------|-----------------------|\n");
-  if (wanted("layer_norm")) row("layer_norm", measure(ctx, layer_norm, strlen(layer_norm), repeat, NULL));
-  if (wanted("softmax")) row("softmax", measure(ctx, softmax, strlen(softmax), repeat, NULL));
+  /* the row kernels against a copy of as many bytes as each must move (its
+   * input once, its output once; the 256-float scale and shift of the layer
+   * norm left out) */
+  const struct {
+    const char *name, *text;
+    uint64_t bytes;
+  } rows[] = {{"layer_norm", layer_norm, 2607ull * 256 * 4}, {"softmax", softmax, 33ull * 8 * 79 * 79 * 4}};
+  result_t rr[2];
+  bool have_rr[2] = {false, false};
+  for (int i = 0; i < 2; i++) {
+    if (!wanted(rows[i].name)) continue;
+    copier_t copy;
+    copier_create(ctx, rows[i].bytes, false, &copy);
+    rr[i] = measure(ctx, rows[i].text, strlen(rows[i].text), repeat, &copy);
+    copier_destroy(&copy);
+    row(rows[i].name, rr[i]);
+    have_rr[i] = true;
+  }
   result_t ew;
   bool have_ew = false;
   if (wanted("elementwise8")) {
     /* the copy moves as many bytes as the chain must: 64 MiB in, 64 MiB out */
     copier_t copy;
-    copier_create(ctx, 64ull << 20, &copy);
+    copier_create(ctx, 64ull << 20, true, &copy);
     ew = measure(ctx, elementwise8, strlen(elementwise8), repeat, &copy);
     copier_destroy(&copy);
     row("elementwise8", ew);
@@ -332,6 +352,14 @@ int main(int argc, char **argv) {
   } else {
     printf("| chess_9m      | skipped: %s not found |\n", model);
   }
+  for (int i = 0; i < 2; i++)
+    if (have_rr[i])
+      printf("\n%s effective bandwidth: fused %.2f GB/s; vkCmdCopyBuffer of the same 2 x %.2f MiB %.2f GB/s "
+             "(same rounds); fused/copy = %.0f%% (median of per-round ratios; best round %.0f%%)",
+             rows[i].name, 2.0 * rows[i].bytes / (rr[i].fused_ms * 1e6), rows[i].bytes / 1048576.0,
+             2.0 * rows[i].bytes / (rr[i].copy_ms * 1e6), 100.0 * rr[i].fused_over_copy,
+             100.0 * rr[i].best_fused_over_copy);
+  if (have_rr[0] || have_rr[1]) printf("\n");
   if (have_ew) {
     double bytes = 2.0 * 16777216.0 * 4.0; /* read x once, write y once */
     printf("\nelementwise8 effective bandwidth: fused %.2f GB/s, unfused %.2f GB/s; "
