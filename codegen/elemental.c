@@ -1270,17 +1270,40 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
     if (hlo_dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK];
   glsl_scope_t loops[HLO_MAX_RANK];
-  open_loops(E, instr, nr, rdims, vars, loops);
+  /* A row along the input's minor-most dimension may be read by words
+   * (E->reduce_row): the loops of the other reduced dimensions open here. */
+  bool try_row = n == 1 && nr >= 1 && E->reduce_row &&
+                 hlo_dims_contains(instr->attrs.dimensions, is->rank - 1);
+  int nouter = try_row ? nr - 1 : nr;
+  open_loops(E, instr, nouter, rdims, vars, loops);
   int ri = 0, oi = 0;
-  for (int d = 0; d < is->rank; d++)
-    ii[d] = hlo_dims_contains(instr->attrs.dimensions, d) ? vars[ri++] : index[oi++];
-  el_name_t args[EL_MAX_RESULTS];
-  for (int k = 0; k < n; k++) args[k] = acc[k];
-  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &args[n + k]));
-  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
-  close_loops(E, nr, loops);
+  for (int d = 0; d < is->rank; d++) {
+    if (!hlo_dims_contains(instr->attrs.dimensions, d)) ii[d] = index[oi++];
+    else if (ri < nouter) ii[d] = vars[ri++];
+    else snprintf(ii[d].s, sizeof ii[d].s, "0"); /* the row's: set below or by reduce_row */
+  }
+  bool handled = false;
+  if (try_row)
+    VKHLO_RETURN_IF_ERROR(E->reduce_row(E, instr, ii, is->rank - 1, rdims[nr - 1], acc, &handled));
+  if (try_row && !handled) {
+    open_loops(E, instr, 1, &rdims[nr - 1], &vars[nr - 1], &loops[nr - 1]);
+    ii[is->rank - 1] = vars[nr - 1];
+  }
+  if (!handled) VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, ii, acc));
+  close_loops(E, handled ? nr - 1 : nr, loops);
   for (int k = 0; k < n; k++) out[k] = acc[k];
   return NULL;
+}
+
+vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                              const el_name_t *index, el_name_t *acc) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  int n = instr->operand_count / 2;
+  if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "reduce with %d inputs", n);
+  el_name_t args[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) args[k] = acc[k];
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &args[n + k]));
+  return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
 }
 
 /* Multiply-accumulate of dot_general / convolution in the result type:

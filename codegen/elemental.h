@@ -69,6 +69,16 @@ typedef vkhlo_status_t (*el_operand_run_fn)(elemental_emitter_t *E, const hlo_in
                                             int operand_number, const el_name_t *index, int dim, int lanes,
                                             el_name_t *out, bool *handled);
 
+/* Optional: emits the innermost loop of reduce |instr| (one input) along
+ * its input's minor-most dimension |dim| (|len| elements; index[dim] is a
+ * placeholder the callee replaces) reading what the input needs by 64-bit
+ * words, and calls el_reduce_step for each element in order, so results
+ * are those of the per-element loop; sets *handled, or leaves it false
+ * (the caller then loops per element). */
+typedef vkhlo_status_t (*el_reduce_row_fn)(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           el_name_t *index, int dim, int64_t len, el_name_t *acc,
+                                           bool *handled);
+
 #define EL_MAX_LANES 32
 
 struct elemental_emitter {
@@ -84,6 +94,7 @@ struct elemental_emitter {
   el_operand_value_fn operand_value;
   el_operand_linear_fn operand_linear; /* NULL: always go through the index */
   el_operand_run_fn operand_run;       /* NULL: one el_operand per position */
+  el_reduce_row_fn reduce_row;         /* NULL: reduce rows per element */
   void *user;
   el_scope_t *scope; /* non-NULL inside a called computation */
   int function_count;
@@ -95,6 +106,9 @@ struct elemental_emitter {
    * a second view of the binding, "in<k>w"/"out<r>w", of 64-bit words. */
   int wide_lanes;
   uint64_t wide_inputs;
+  /* Operands read through a u64vec4 view "in<k>w" outside wide kernels
+   * (bit k; a reduce's rows, el_reduce_row_fn). */
+  uint64_t word_inputs;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that
    * finishes early), so the kernel cannot be wrapped in a grid-stride
@@ -136,6 +150,11 @@ vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
  * out[q * lanes + j] (rows * lanes <= EL_MAX_LANES). */
 vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                   const el_name_t *const *row_index, int rows, int lanes, el_name_t *out);
+
+/* One step of reduce |instr| at input index |index|: acc = body(acc,
+ * input values at |index|), in the existing locals |acc|. */
+vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                              const el_name_t *index, el_name_t *acc);
 
 /* The value of operand |k| of |instr| at |index| (through the scope inside
  * called computations, else E->operand_value). */

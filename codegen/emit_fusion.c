@@ -333,6 +333,131 @@ static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instru
   return NULL;
 }
 
+/* What a reduce's input |x| of shape |s| reads along its row (dimension
+ * |dim|) through elementwise ops of that shape: the fused parameters read
+ * at its own index (into |params|), and the broadcast_in_dims whose value
+ * does not change along the row (into |fixed|: a softmax's row maximum).
+ * Each once, at most ROW_MAX of each; |budget| bounds the walk. */
+#define ROW_MAX 4
+typedef struct row_reads {
+  const hlo_instruction_t *params[ROW_MAX], *fixed[ROW_MAX];
+  int param_count, fixed_count;
+} row_reads_t;
+
+static void add_once(const hlo_instruction_t **list, int *count, const hlo_instruction_t *x) {
+  for (int i = 0; i < *count; i++)
+    if (list[i] == x) return;
+  if (*count < ROW_MAX) list[(*count)++] = x;
+}
+
+static void row_reads(const hlo_instruction_t *x, const hlo_shape_t *s, int dim, row_reads_t *r, int *budget) {
+  if (--*budget < 0 || !hlo_shape_compatible_dims(&x->shape, s) || hlo_shape_is_tuple(&x->shape)) return;
+  if (x->opcode == HLO_OPCODE_PARAMETER) {
+    add_once(r->params, &r->param_count, x);
+    return;
+  }
+  if (x->opcode == HLO_OPCODE_BROADCAST_IN_DIM) {
+    const hlo_shape_t *os = &x->operands[0]->shape;
+    bool along = false;
+    for (int d = 0; d < os->rank; d++)
+      along |= os->dimensions[d] != 1 &&
+               (d < x->attrs.broadcast_dimensions.count ? x->attrs.broadcast_dimensions.data[d] : d) == dim;
+    if (!along) add_once(r->fixed, &r->fixed_count, x);
+    return;
+  }
+  if (!hlo_opcode_is_elementwise(x->opcode)) return;
+  for (int k = 0; k < x->operand_count; k++) row_reads(x->operands[k], s, dim, r, budget);
+}
+
+/* el_reduce_row_fn (CPU devices with shaderInt64, not in wide kernels).
+ * On lavapipe every storage-buffer load is a loop over the SIMD lanes, so
+ * a reduce that walks its row one element per iteration pays a load per
+ * element.  Here the row [base, base + len) of each fused parameter that
+ * the reduce's input reads at its own index is read as the 64-bit words
+ * that cover it (u64vec4, 8 elements: the first and last words may stick
+ * out of the row, never out of the buffer: element counts are multiples
+ * of 8), and the elements are given to the reduce in their order, each in
+ * its own block, through the memo: the input's producers then find the
+ * parameter's value at that index already defined.  Results are those of
+ * the per-element loop, bit for bit. */
+static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       el_name_t *index, int dim, int64_t len, el_name_t *acc,
+                                       bool *handled) {
+  fusion_ctx_t *ctx = E->user;
+  *handled = false;
+  if (ctx->wide || !E->target->is_cpu || !E->target->shader_int64 || len < 8 || instr->operand_count != 2)
+    return NULL;
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  row_reads_t reads;
+  memset(&reads, 0, sizeof reads);
+  int np = 0, budget = 256;
+  const hlo_instruction_t *params[ROW_MAX];
+  row_reads(instr->operands[0], is, dim, &reads, &budget);
+  for (int i = 0; i < reads.param_count; i++) {
+    const hlo_instruction_t *const *found = reads.params;
+    int p = found[i]->parameter_number;
+    if (p < 0 || p >= ctx->fusion->operand_count || p >= 64) continue;
+    const hlo_shape_t *ps = &ctx->fusion->operands[p]->shape;
+    if (!is_plain32(ps->element_type) || !hlo_shape_compatible_dims(ps, is) ||
+        hlo_shape_element_count(ps) % 8 != 0)
+      continue;
+    params[np++] = found[i];
+  }
+  if (np == 0) return NULL;
+
+  strbuf_t pos;
+  strbuf_init(&pos, E->allocator);
+  el_append_linear(&pos, is, index); /* index[dim] is "0": the row's first element */
+  if (pos.failed) {
+    strbuf_free(&pos);
+    return VKHLO_NO_MEMORY();
+  }
+  /* the row's fixed values before the loop (their memo entries name no
+   * row position, so every element finds them) */
+  for (int i = 0; i < reads.fixed_count; i++) {
+    el_name_t unused[EL_MAX_RESULTS];
+    VKHLO_RETURN_IF_ERROR(value_of(E, ctx, reads.fixed[i], index, unused));
+  }
+  el_name_t base, w, word[ROW_MAX];
+  el_fresh(E, "rb", &base);
+  el_line(E, instr, "int %s = %s;", base.s, pos.data ? pos.data : "0");
+  strbuf_free(&pos);
+  el_fresh(E, "rw", &w);
+  glsl_scope_t loop = el_open(E, instr, "for (int %s = %s / 8; %s <= (%s + %lld) / 8; %s++) {", w.s, base.s, w.s,
+                              base.s, (long long)(len - 1), w.s);
+  for (int i = 0; i < np; i++) {
+    el_fresh(E, "q", &word[i]);
+    el_line(E, instr, "u64vec4 %s = in%dw.data[%s];", word[i].s, params[i]->parameter_number, w.s);
+    E->word_inputs |= 1ull << params[i]->parameter_number;
+  }
+  E->features |= GLSL_FEATURE_INT64;
+  static const char *const part[4] = {".x", ".y", ".z", ".w"};
+  vkhlo_status_t st = NULL;
+  for (int j = 0; j < 8 && !st; j++) {
+    el_name_t e;
+    el_fresh(E, "re", &e);
+    el_line(E, instr, "int %s = %s * 8 + %d - %s;", e.s, w.s, j, base.s);
+    glsl_scope_t in_row = el_open(E, instr, "if (%s >= 0 && %s < %lld) {", e.s, e.s, (long long)len);
+    index[dim] = e;
+    for (int i = 0; i < np && !st; i++) {
+      const hlo_instruction_t *x = params[i];
+      hlo_element_type_t t = ctx->fusion->operands[x->parameter_number]->shape.element_type;
+      const char *conv = t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "";
+      el_name_t v;
+      el_def(E, x, t, false, &v, "%s(unpackUint2x32(%s%s)%s)", conv, word[i].s, part[j / 2],
+             j % 2 ? ".y" : ".x");
+      char *key = index_key(E->allocator, index, is->rank);
+      if (!key) st = VKHLO_NO_MEMORY();
+      else memo_add(ctx, E, x, key, 1, &v);
+    }
+    if (!st) st = el_reduce_step(E, instr, index, acc);
+    el_close(E, NULL, in_row);
+  }
+  el_close(E, NULL, loop);
+  *handled = st == NULL;
+  return st;
+}
+
 static void store_output(elemental_emitter_t *E, const fusion_ctx_t *ctx,
                          const hlo_instruction_t *root, int r, const char *v) {
   const hlo_shape_t *s = el_result_shape(ctx->fusion, r);
@@ -579,6 +704,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->operand_value = fused_operand;
   E->operand_linear = fused_operand_linear;
   E->operand_run = fused_operand_run;
+  E->reduce_row = fused_reduce_row;
   E->user = &ctx;
 
   vkhlo_status_t st;
@@ -599,6 +725,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->operand_value = codegen_load_operand;
   E->operand_linear = NULL;
   E->operand_run = NULL;
+  E->reduce_row = NULL;
   E->user = NULL;
   if (st) return st;
   *out_total = total;
