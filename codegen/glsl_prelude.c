@@ -100,7 +100,5 @@ void glsl_append_prelude(strbuf_t *sb, unsigned features) {
   strbuf_append(sb, "#define isnan(x) vk_isnan(x)\n#define isinf(x) vk_isinf(x)\n");
   glsl_append_prelude_pieces(sb, features, COUNT_OF(pieces), false);
   /* After the helpers, so that only the kernel's own code is redirected. */
-  if (features & GLSL_FEATURE_F16_SOFT)
-    strbuf_append(sb, "#define unpackHalf2x16 vk_unpack_half2x16\n"
-                      "#define packHalf2x16 vk_pack_half2x16\n");
+  if (features & GLSL_FEATURE_F16_SOFT) append_file(sb, "half_soft.glsl");
 }

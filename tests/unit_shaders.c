@@ -90,6 +90,22 @@ static void test_prelude_selection(void **state) {
   assert_non_null(strstr(sb.data, "vk_reduce_precision(double"));
   strbuf_free(&sb);
 
+  /* f16 in integer code: the builtins are redirected after the helpers
+   * (half_soft.glsl), never before float.glsl defines the replacements */
+  strbuf_init(&sb, NULL);
+  glsl_append_prelude(&sb, GLSL_HELPERS_FLOAT);
+  assert_null(strstr(sb.data, "#define unpackHalf2x16"));
+  strbuf_free(&sb);
+  strbuf_init(&sb, NULL);
+  glsl_append_prelude(&sb, GLSL_HELPERS_FLOAT | GLSL_FEATURE_F16_SOFT);
+  const char *def = strstr(sb.data, "#define unpackHalf2x16 vk_unpack_half2x16");
+  const char *fn = strstr(sb.data, "vec2 vk_unpack_half2x16(uint b)");
+  assert_non_null(def);
+  assert_non_null(fn);
+  assert_true(fn < def);
+  assert_non_null(strstr(def, "#define packHalf2x16 vk_pack_half2x16"));
+  strbuf_free(&sb);
+
   strbuf_init(&sb, NULL);
   /* no helpers: only the bit tests of NaN and infinity (nan.glsl) */
   glsl_append_prelude(&sb, 0);
