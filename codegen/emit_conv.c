@@ -261,15 +261,68 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
 
 /* ------------------------------------------------------------ driver */
 
-static void pick_tile(const conv_geometry_t *g, int *tp, int *tc) {
+/* The kernel variant of conv2d_cpu.comp (its hooks). */
+typedef struct conv_plan {
+  int tp, tc;            /* TILE_P, TILE_C */
+  int rows;              /* CONV_ROWS */
+  int lhs_words, rhs_words, out_words;
+  bool shuffle;          /* weights shared by subgroup shuffles (where the target has them) */
+} conv_plan_t;
+
+/* Every stride of |s| but s[skip] a multiple of |m|. */
+static bool all_multiple(const int64_t *s, int skip, int64_t m) {
+  for (int i = 0; i < 4; i++)
+    if (i != skip && s[i] % m) return false;
+  return true;
+}
+
+static int env_int(const char *opts, const char *key, int dflt) {
+  if (!opts) return dflt;
+  const char *p = strstr(opts, key);
+  size_t k = strlen(key);
+  if (!p || p[k] != '=') return dflt;
+  return atoi(p + k + 1);
+}
+
+static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, bool generic, conv_plan_t *pl) {
   int64_t og = g->o / g->g;
-  *tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
-  *tp = 8;
+  memset(pl, 0, sizeof *pl);
+  pl->tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
+  pl->tp = 8;
+  pl->shuffle = true;
+  const char *opts = getenv("VKHLO_CONV_OPTS"); /* experiments: rows=,lw=,rw=,ow=,sh= (0/1) */
+  if (!generic) {
+    bool words = target->shader_int64;
+    /* input features consecutive (NHWC): 8 per load */
+    if (words && g->lhs_s[1] == 1 && (g->c / g->g) % 8 == 0 && all_multiple(g->lhs_s, 1, 8) &&
+        env_int(opts, "lw", 1))
+      pl->lhs_words = 1;
+    /* weights: output features consecutive (HWIO) */
+    if (words && g->rhs_s[0] == 1 && pl->tc % 8 == 0 && all_multiple(g->rhs_s, 0, 8) && env_int(opts, "rw", 0))
+      pl->rhs_words = 1;
+    if (words && g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8) && env_int(opts, "ow", 1))
+      pl->out_words = 1;
+    /* a window wider than 1: tiles along output rows share their inputs */
+    if (g->kw > 1 && env_int(opts, "rows", 1)) {
+      pl->rows = 1;
+      pl->tp = g->ow % 8 == 0 ? 8 : g->ow % 7 == 0 ? 7 : g->ow >= 8 ? 8 : (int)g->ow;
+      pl->lhs_words = 0; /* measured slower here: the SPAN u64vec4 of a row cost more than they save */
+    }
+    /* NCHW 1x1 of stride 1 without padding: the tile's pixels consecutive */
+    if (words && !pl->rows && !pl->lhs_words && g->kh == 1 && g->kw == 1 && !g->check && g->sh == 1 && g->sw == 1 &&
+        g->dh == 1 && g->dw == 1 && g->lhs_s[3] == 1 && g->lhs_s[2] == g->w && g->ow == g->w && g->oh == g->h &&
+        (g->oh * g->ow) % pl->tp == 0 && pl->tp % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0 &&
+        g->ph == 0 && g->pw == 0 && env_int(opts, "lw", 1))
+      pl->lhs_words = 2;
+    pl->shuffle = !pl->rhs_words && env_int(opts, "sh", 1);
+  }
   const char *env = getenv("VKHLO_CONV_TILE");
   int p, c;
-  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0) {
-    *tp = p;
-    *tc = c;
+  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 &&
+      (!pl->rows || p <= g->ow) && (pl->lhs_words != 2 || (p % 8 == 0 && (g->oh * g->ow) % p == 0)) &&
+      ((!pl->rhs_words && !pl->out_words) || c % 8 == 0)) {
+    pl->tp = p;
+    pl->tc = c;
   }
 }
 
@@ -278,6 +331,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   *handled = false;
   const char *mode = getenv("VKHLO_CONV_KERNEL");
   if (!target->is_cpu || (mode && strcmp(mode, "elemental") == 0)) return NULL;
+  bool generic = mode && strcmp(mode, "generic") == 0;
   const hlo_instruction_t *conv = instr->opcode == HLO_OPCODE_CONVOLUTION ? instr
                                   : instr->opcode == HLO_OPCODE_FUSION    ? fused_conv(instr)
                                                                           : NULL;
@@ -286,14 +340,19 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   /* depthwise: one input feature per group, more than one group */
   bool depthwise = g.g > 1 && g.c == g.g;
   int tp = 0, tc = 0, lp = 0, tw = 0;
+  conv_plan_t plan = {0};
   uint64_t groups;
   if (depthwise) {
     tw = g.ow < 8 ? (int)g.ow : 8;
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
-    pick_tile(&g, &tp, &tc);
-    uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
+    pick_plan(target, &g, generic, &plan);
+    tp = plan.tp;
+    tc = plan.tc;
+    uint64_t pixel_tiles = plan.rows ? (uint64_t)g.oh * (uint64_t)((g.ow + tp - 1) / tp)
+                                     : (uint64_t)((g.oh * g.ow + tp - 1) / tp);
+    uint64_t feature_tiles = (uint64_t)(g.o / tc);
     lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
     while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
     uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
@@ -306,7 +365,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
    * tile (lp a multiple of the subgroup size) */
   uint32_t sgsz = target->subgroup_size;
   const char *shuffle = getenv("VKHLO_CONV_SHUFFLE");
-  int sgs = !depthwise && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
+  int sgs = !depthwise && plan.shuffle && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
                     !(shuffle && strcmp(shuffle, "0") == 0)
                 ? (int)sgsz
                 : 0;
@@ -352,7 +411,8 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
-      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs},
+      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
+      {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);
