@@ -17,9 +17,10 @@
  * median over REPEAT executions after one warm-up; each round runs the
  * baseline and the new kernel back to back and the ratio column is the
  * median of the per-round ratios of device time.  "cpu" is the process's
- * CPU time (user + system, all lavapipe threads) per execution, median:
- * on this shared 2-core machine wall and device time swing with the other
- * load, CPU time much less.  GFLOP/s counts
+ * CPU time (user + system, all lavapipe threads) per execution, the
+ * minimum over the rounds, and "cpu r" base cpu / new cpu: on this shared
+ * 2-core machine wall and device time swing with the other load, the
+ * least disturbed CPU time much less.  GFLOP/s counts
  * 2 * N * O * OH * OW * (C / G) * KH * KW over the device time.
  *
  *   bench_conv [REPEAT [FILTER]]   (default 3; FILTER: a substring of the
@@ -256,7 +257,7 @@ int main(int argc, char **argv) {
       prepare(ctx, text, NULL, &b);
       double *to = calloc((size_t)repeat, sizeof *to), *tn = calloc((size_t)repeat, sizeof *tn);
       double *co = calloc((size_t)repeat, sizeof *co), *cn = calloc((size_t)repeat, sizeof *cn);
-      double *ratio = calloc((size_t)repeat, sizeof *ratio), *cratio = calloc((size_t)repeat, sizeof *cratio);
+      double *ratio = calloc((size_t)repeat, sizeof *ratio);
       for (int r = -1; r < repeat; r++) {
         double xc = 0, yc = 0;
         double x = skip_old ? 0 : run_once(&a, &xc), y = run_once(&b, &yc);
@@ -266,10 +267,15 @@ int main(int argc, char **argv) {
         co[r] = xc;
         cn[r] = yc;
         ratio[r] = x / y;
-        cratio[r] = yc > 0 ? xc / yc : 0;
       }
       double mo = median(to, repeat), mn = median(tn, repeat), rt = median(ratio, repeat);
-      double mco = median(co, repeat), mcn = median(cn, repeat), crt = median(cratio, repeat);
+      /* CPU time: the minimum, the run least disturbed by the other load */
+      double mco = co[0], mcn = cn[0];
+      for (int r = 1; r < repeat; r++) {
+        mco = co[r] < mco ? co[r] : mco;
+        mcn = cn[r] < mcn ? cn[r] : mcn;
+      }
+      double crt = mcn > 0 ? mco / mcn : 0;
       double diff = skip_old ? 0 : max_rel_diff(&a, &b);
       printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %8.2f | %8.2f | %5.2fx | %5.2fx | %8.1e |\n", name,
              flop / 1e9, mo, mn, mo > 0 ? flop / (mo * 1e6) : 0, flop / (mn * 1e6), mco, mcn, rt, crt, diff);
@@ -286,7 +292,6 @@ int main(int argc, char **argv) {
       free(co);
       free(cn);
       free(ratio);
-      free(cratio);
       if (!skip_old) release(&a);
       release(&b);
       free(text);

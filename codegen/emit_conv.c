@@ -300,6 +300,10 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
     /* weights: output features consecutive (HWIO) */
     if (words && g->rhs_s[0] == 1 && pl->tc % 8 == 0 && all_multiple(g->rhs_s, 0, 8) && env_int(opts, "rw", 0))
       pl->rhs_words = 1;
+    /* or shared by the subgroup: 64-bit words, two features each */
+    else if (words && g->rhs_s[0] == 1 && target->subgroup_shuffle && target->subgroup_size >= 2 &&
+             pl->tc % (2 * (int)target->subgroup_size) == 0 && all_multiple(g->rhs_s, 0, 2) && env_int(opts, "rw2", 1))
+      pl->rhs_words = 2;
     if (words && g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8) && env_int(opts, "ow", 1))
       pl->out_words = 1;
     /* a window wider than 1: tiles along output rows share their inputs */
@@ -314,7 +318,11 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
         (g->oh * g->ow) % pl->tp == 0 && pl->tp % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0 &&
         g->ph == 0 && g->pw == 0 && env_int(opts, "lw", 1))
       pl->lhs_words = 2;
-    pl->shuffle = !pl->rhs_words && env_int(opts, "sh", 1);
+    pl->shuffle = pl->rhs_words != 1 && env_int(opts, "sh", 1);
+    /* flattened pixel tiles: 7 where that divides the pixels and 8 does not
+     * (14x14 and 7x7 images: no tile of repeated pixels) */
+    int64_t np = g->oh * g->ow;
+    if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0 && env_int(opts, "tp7", 1)) pl->tp = 7;
   }
   const char *env = getenv("VKHLO_CONV_TILE");
   int p, c;
@@ -324,6 +332,7 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
     pl->tp = p;
     pl->tc = c;
   }
+  if (pl->rhs_words == 2 && pl->tc % (2 * (int)target->subgroup_size)) pl->rhs_words = 0;
 }
 
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
@@ -355,6 +364,20 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     uint64_t feature_tiles = (uint64_t)(g.o / tc);
     lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
     while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
+    if (!generic) {
+      /* the split of the 64 lanes with the fewest idle ones (lanes past
+       * the last pixel or feature tile compute nothing): 98 pixel tiles
+       * take 8 blocks of 16, not 2 of 64; at least a subgroup of pixel
+       * tiles (the weight shuffles) */
+      uint64_t min_lp = target->subgroup_shuffle && target->subgroup_size >= 2 ? target->subgroup_size : 1;
+      double best = -1;
+      for (uint64_t cand = CODEGEN_LOCAL_SIZE_X; cand >= min_lp && cand >= 1; cand /= 2) {
+        uint64_t cl = CODEGEN_LOCAL_SIZE_X / cand;
+        double used = (double)pixel_tiles * (double)feature_tiles /
+                      ((double)((pixel_tiles + cand - 1) / cand * cand) * (double)((feature_tiles + cl - 1) / cl * cl));
+        if (used > best + 1e-9) best = used, lp = (int)cand;
+      }
+    }
     uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
     groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
   }

@@ -159,8 +159,10 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float 
 #if LHS_WORDS > 0
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec4 conv_lhs_w[]; };
 #endif
-#if RHS_WORDS > 0
+#if RHS_WORDS == 1
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { u64vec4 conv_rhs_w[]; };
+#elif RHS_WORDS == 2
+layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { uint64_t conv_rhs_w[]; };
 #endif
 #if OUT_WORDS > 0
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec4 conv_out_w[]; };
@@ -208,6 +210,18 @@ void conv_weights(int r, out float wv[TILE_C]) {
       wv[8 * v + 2 * k + 1] = f.y;
     }
   }
+#elif RHS_WORDS == 2 && CONV_SGS > 0
+  /* consecutive features (RHS_SO 1), shared by the subgroup: each lane
+   * loads TILE_C / (2 SGS) 64-bit words (two features each, r even) and the
+   * shuffles hand their halves round */
+  float lo[TILE_C / (2 * CONV_SGS)], hi[TILE_C / (2 * CONV_SGS)];
+  [[unroll]] for (int k = 0; k < TILE_C / (2 * CONV_SGS); k++) {
+    vec2 f = conv_f2(conv_rhs_w[(r >> 1) + k * CONV_SGS + int(gl_SubgroupInvocationID)]);
+    lo[k] = f.x;
+    hi[k] = f.y;
+  }
+  [[unroll]] for (int c = 0; c < TILE_C; c++)
+    wv[c] = subgroupShuffle((c & 1) != 0 ? hi[c / (2 * CONV_SGS)] : lo[c / (2 * CONV_SGS)], uint((c >> 1) % CONV_SGS));
 #elif CONV_SGS > 0
   /* the subgroup shares the feature tile: each lane loads TILE_C / SGS of
    * the weights and the shuffles hand them round (in registers), instead

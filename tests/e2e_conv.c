@@ -186,6 +186,73 @@ static void one_by_one_and_1d(void **state) {
             "pad = [[1, 1]]", 1, 1, true);
 }
 
+/* Whether some kernel of |exe| has |define| (e.g. "#define CONV_ROWS 1"). */
+static bool kernel_has(const vkhlo_executable_t *exe, const char *define) {
+  for (int i = 0; i < exe->kernel_count; i++)
+    if (strstr(exe->kernels[i].glsl, define)) return true;
+  return false;
+}
+
+/* conv_case, then (on CPU devices) checks that the kernel took the variant
+ * of conv2d_cpu.comp named by each of |defines| (NULL-terminated), and
+ * that the general kernel ($VKHLO_CONV_KERNEL=generic, the baseline of
+ * bench_conv) agrees with the per-element one too. */
+static void variant_case(void **state, const char *x, const char *w, const char *y, const char *dims,
+                         const char *window, const char *const *defines) {
+  conv_case(state, x, w, y, dims, window, 1, 1, true);
+  vkhlo_context_t *ctx = *state;
+  if (!on_cpu(ctx)) return;
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
+           " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
+           "  return %%y : %s\n}\n",
+           x, w, y, dims, window, x, w, y, y);
+  vkhlo_executable_t *exe = compile(ctx, text, false);
+  for (int i = 0; defines[i]; i++)
+    if (!kernel_has(exe, defines[i])) fail_msg("%s: the kernel lacks '%s'", x, defines[i]);
+  vkhlo_executable_destroy(exe);
+  setenv("VKHLO_CONV_KERNEL", "generic", 1);
+  compare(ctx, text, true);
+  unsetenv("VKHLO_CONV_KERNEL");
+}
+
+/* The layer-specific variants of conv2d_cpu.comp (emit_conv.c picks
+ * them from the shapes and layouts): row tiles, 64-bit words for NHWC
+ * inputs, weights and results and for NCHW 1x1 inputs, tiles of 7 pixels,
+ * partial and overlapping tiles. */
+static void layer_variants(void **state) {
+  /* NHWC 1x1, 8-feature words in and out, weights as shuffled words;
+   * 36 pixels: the last tile of 8 is partial */
+  static const char *const nhwc_1x1[] = {"#define LHS_WORDS 1", "#define RHS_WORDS 2", "#define OUT_WORDS 1", NULL};
+  variant_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x32xf32>", "tensor<2x6x6x32xf32>", NHWC, "", nhwc_1x1);
+  /* NHWC 3x3 padded, rows of 11: a tile of 8 and an overlapping one */
+  static const char *const nhwc_3x3[] = {"#define CONV_ROWS 1", "#define RHS_WORDS 2", "#define OUT_WORDS 1",
+                                         "#define CONV_CHECK 1", NULL};
+  variant_case(state, "tensor<1x10x11x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x10x11x16xf32>", NHWC,
+               "pad = [[1, 1], [1, 1]]", nhwc_3x3);
+  /* NHWC 3x3 without padding (no tap checks), rows of 7 */
+  static const char *const nhwc_valid[] = {"#define CONV_ROWS 1", "#define CONV_CHECK 0", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x9x9x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x7x7x16xf32>", NHWC, "", nhwc_valid);
+  /* NCHW 1x1 of stride 1 over 8x8: 8 consecutive pixels per load */
+  static const char *const nchw_1x1[] = {"#define LHS_WORDS 2", NULL};
+  variant_case(state, "tensor<1x12x8x8xf32>", "tensor<16x12x1x1xf32>", "tensor<1x16x8x8xf32>", NCHW, "", nchw_1x1);
+  /* NCHW 3x3 stride 2 on 14x14 -> 7x7: rows of 7 */
+  static const char *const nchw_s2[] = {"#define CONV_ROWS 1", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x8x14x14xf32>", "tensor<16x8x3x3xf32>", "tensor<1x16x7x7xf32>", NCHW,
+               "stride = [2, 2], pad = [[1, 1], [1, 1]]", nchw_s2);
+  /* NCHW 1x1 over 7x7 (49 pixels): flattened tiles of 7 */
+  static const char *const nchw_49[] = {"#define CONV_ROWS 0", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x16x7x7xf32>", "tensor<32x16x1x1xf32>", "tensor<1x32x7x7xf32>", NCHW, "", nchw_49);
+  /* rows with rhs dilation, lhs dilation and reversal */
+  static const char *const rows[] = {"#define CONV_ROWS 1", NULL};
+  variant_case(state, "tensor<1x9x12x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x9x8x16xf32>", NHWC,
+               "pad = [[2, 2], [0, 0]], rhs_dilate = [2, 2]", rows);
+  variant_case(state, "tensor<1x4x6x9xf32>", "tensor<16x4x3x3xf32>", "tensor<1x16x11x9xf32>", NCHW,
+               "pad = [[1, 1], [1, 1]], lhs_dilate = [2, 1], reverse = [true, true]", rows);
+}
+
 static void left_to_the_old_path(void **state) {
   /* batch groups */
   conv_case(state, "tensor<4x3x5x5xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x3x3xf32>", NCHW, "", 1, 2, false);
@@ -272,6 +339,7 @@ int main(void) {
       cmocka_unit_test(negative_padding_and_reversal),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(one_by_one_and_1d),
+      cmocka_unit_test(layer_variants),
       cmocka_unit_test(left_to_the_old_path),
       cmocka_unit_test(fused_epilogues),
       cmocka_unit_test(hand_computed),
