@@ -266,6 +266,7 @@ typedef struct conv_plan {
   int tp, tc;            /* TILE_P, TILE_C */
   int rows;              /* CONV_ROWS */
   int lhs_words, rhs_words, out_words;
+  int pxw;               /* LHS_PXW: pixels per load with lhs_words 2 */
   bool shuffle;          /* weights shared by subgroup shuffles (where the target has them) */
 } conv_plan_t;
 
@@ -312,22 +313,32 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
       pl->tp = g->ow % 8 == 0 ? 8 : g->ow % 7 == 0 ? 7 : g->ow >= 8 ? 8 : (int)g->ow;
       pl->lhs_words = 0; /* measured slower here: the SPAN u64vec4 of a row cost more than they save */
     }
-    /* NCHW 1x1 of stride 1 without padding: the tile's pixels consecutive */
+    /* NCHW 1x1 of stride 1 without padding: the tile's pixels consecutive,
+     * 8 per load (4 where the image's pixels are a multiple of 4 but not
+     * of 8, as 14x14, with twice the features per tile) */
+    int64_t np = g->oh * g->ow;
+    int pxw = np % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0   ? 8
+              : np % 4 == 0 && g->lhs_s[1] % 4 == 0 && g->lhs_s[0] % 4 == 0 ? 4
+                                                                              : 0;
     if (words && !pl->rows && !pl->lhs_words && g->kh == 1 && g->kw == 1 && !g->check && g->sh == 1 && g->sw == 1 &&
         g->dh == 1 && g->dw == 1 && g->lhs_s[3] == 1 && g->lhs_s[2] == g->w && g->ow == g->w && g->oh == g->h &&
-        (g->oh * g->ow) % pl->tp == 0 && pl->tp % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0 &&
-        g->ph == 0 && g->pw == 0 && env_int(opts, "lw", 1))
+        pxw > 0 && g->ph == 0 && g->pw == 0 && env_int(opts, "lw", 1)) {
       pl->lhs_words = 2;
+      pl->pxw = pxw;
+      if (pxw == 4) {
+        pl->tp = 4;
+        if (og % 32 == 0 && env_int(opts, "tc32", 1)) pl->tc = 32;
+      }
+    }
     pl->shuffle = pl->rhs_words != 1 && env_int(opts, "sh", 1);
     /* flattened pixel tiles: 7 where that divides the pixels and 8 does not
      * (14x14 and 7x7 images: no tile of repeated pixels) */
-    int64_t np = g->oh * g->ow;
     if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0 && env_int(opts, "tp7", 1)) pl->tp = 7;
   }
   const char *env = getenv("VKHLO_CONV_TILE");
   int p, c;
   if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 &&
-      (!pl->rows || p <= g->ow) && (pl->lhs_words != 2 || (p % 8 == 0 && (g->oh * g->ow) % p == 0)) &&
+      (!pl->rows || p <= g->ow) && (pl->lhs_words != 2 || (p % pl->pxw == 0 && (g->oh * g->ow) % p == 0)) &&
       ((!pl->rhs_words && !pl->out_words) || c % 8 == 0)) {
     pl->tp = p;
     pl->tc = c;
@@ -436,6 +447,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
       {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
       {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
+      {"LHS_PXW", plan.pxw ? plan.pxw : 8},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

@@ -156,8 +156,13 @@ layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
-#if LHS_WORDS > 0
+#ifndef LHS_PXW
+#define LHS_PXW 8
+#endif
+#if LHS_WORDS == 1 || (LHS_WORDS == 2 && LHS_PXW == 8)
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec4 conv_lhs_w[]; };
+#elif LHS_WORDS == 2
+layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec2 conv_lhs_w[]; };
 #endif
 #if RHS_WORDS == 1
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { u64vec4 conv_rhs_w[]; };
@@ -378,15 +383,20 @@ void main() {
           int rk = r + kk * RHS_SI;
 #elif LHS_WORDS == 2
         /* the tile's pixels are consecutive in memory (a 1x1 window of
-         * stride 1 over unpadded NCHW: LHS_SW 1, LHS_SH W), 8 per load */
+         * stride 1 over unpadded NCHW: LHS_SW 1, LHS_SH W), LHS_PXW (8 or
+         * 4) per load of a u64vec4 or u64vec2 */
         {
           float xs[TILE_P];
-          [[unroll]] for (int v = 0; v < TILE_P / 8; v++) {
+          [[unroll]] for (int v = 0; v < TILE_P / LHS_PXW; v++) {
+#if LHS_PXW == 8
             u64vec4 t = conv_lhs_w[(loff[0] >> 3) + v];
-            [[unroll]] for (int k = 0; k < 4; k++) {
+#else
+            u64vec2 t = conv_lhs_w[(loff[0] >> 2) + v];
+#endif
+            [[unroll]] for (int k = 0; k < LHS_PXW / 2; k++) {
               vec2 f = conv_f2(t[k]);
-              xs[8 * v + 2 * k] = f.x;
-              xs[8 * v + 2 * k + 1] = f.y;
+              xs[LHS_PXW * v + 2 * k] = f.x;
+              xs[LHS_PXW * v + 2 * k + 1] = f.y;
             }
           }
           loff[0] += LHS_SC;

@@ -238,6 +238,9 @@ static void layer_variants(void **state) {
   /* NCHW 1x1 of stride 1 over 8x8: 8 consecutive pixels per load */
   static const char *const nchw_1x1[] = {"#define LHS_WORDS 2", NULL};
   variant_case(state, "tensor<1x12x8x8xf32>", "tensor<16x12x1x1xf32>", "tensor<1x16x8x8xf32>", NCHW, "", nchw_1x1);
+  /* NCHW 1x1 over 6x6 (36 pixels, a multiple of 4 but not of 8): 4 per load */
+  static const char *const nchw_36[] = {"#define LHS_WORDS 2", "#define LHS_PXW 4", "#define TILE_P 4", NULL};
+  variant_case(state, "tensor<2x8x6x6xf32>", "tensor<32x8x1x1xf32>", "tensor<2x32x6x6xf32>", NCHW, "", nchw_36);
   /* NCHW 3x3 stride 2 on 14x14 -> 7x7: rows of 7 */
   static const char *const nchw_s2[] = {"#define CONV_ROWS 1", "#define TILE_P 7", NULL};
   variant_case(state, "tensor<1x8x14x14xf32>", "tensor<16x8x3x3xf32>", "tensor<1x16x7x7xf32>", NCHW,
