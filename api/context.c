@@ -160,6 +160,11 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   const char *gemm = getenv("VKHLO_GEMM"); /* kernel choice for dot_general (codegen/emit_gemm.c) */
   t->gemm = !gemm ? CODEGEN_GEMM_AUTO : !strcmp(gemm, "cpu") ? CODEGEN_GEMM_CPU : !strcmp(gemm, "gpu") ? CODEGEN_GEMM_GPU
           : !strcmp(gemm, "off") ? CODEGEN_GEMM_OFF : CODEGEN_GEMM_AUTO;
+  const char *conv = getenv("VKHLO_CONV_KERNEL"), *tile = getenv("VKHLO_CONV_TILE"); /* codegen/emit_conv.c */
+  t->conv = !conv ? CODEGEN_CONV_AUTO : !strcmp(conv, "generic") ? CODEGEN_CONV_GENERIC
+          : !strcmp(conv, "elemental") ? CODEGEN_CONV_ELEMENTAL : CODEGEN_CONV_AUTO;
+  if (!tile || sscanf(tile, "%dx%d", &t->conv_tile_p, &t->conv_tile_c) != 2) t->conv_tile_p = t->conv_tile_c = 0;
+  t->conv_no_shuffle = getenv("VKHLO_CONV_SHUFFLE") && !strcmp(getenv("VKHLO_CONV_SHUFFLE"), "0");
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,

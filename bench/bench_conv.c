@@ -3,9 +3,10 @@
  * 224x224 input, f32) in both layouts a model arrives in: NCHW activations
  * with OIHW weights (as PyTorch exports) and NHWC with HWIO (as JAX
  * exports).  Two configurations of the library compile and run each layer
- * in the same run: the baseline ("base") and the default ("new").  The
- * baseline is the library with the environment BENCH_CONV_BASE applied
- * while its context is created and its programs compile (default
+ * in the same run: the baseline ("base") and the default ("new"), each a
+ * context of its own.  The baseline's context is created with the
+ * environment BENCH_CONV_BASE added (the VKHLO_CONV_* variables are read
+ * when a context is created; default
  * "VKHLO_CONV_KERNEL=generic": the general implicit-GEMM kernel of
  * shaders/conv2d_cpu.comp without the layer-specific paths that
  * codegen/emit_conv.c picks; "VKHLO_CONV_KERNEL=elemental" is the
@@ -26,7 +27,8 @@
  *   bench_conv [REPEAT [FILTER]]   (default 3; FILTER: a substring of the
  *                                   row names, e.g. "nhwc" or "s3 3x3")
  *   $BENCH_CONV_BASE="VAR=VALUE[,VAR=VALUE]"  the baseline's environment
- *   $VKHLO_CONV_TILE etc.           the new configuration's (see emit_conv.h)
+ *   $VKHLO_CONV_TILE etc.           both configurations' (see emit_conv.h),
+ *                                   unless BENCH_CONV_BASE sets them
  *   $BENCH_CONV_SKIP_OLD=1          no baseline
  */
 #define _POSIX_C_SOURCE 200809L
@@ -149,12 +151,10 @@ typedef struct prepared {
   vkhlo_buffer_t *args[3], *res;
 } prepared_t;
 
-static void prepare(vkhlo_context_t *ctx, const char *text, const char *env, prepared_t *p) {
+static void prepare(vkhlo_context_t *ctx, const char *text, prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
-  apply_env(env, true);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench_conv.mlir", &o, &p->exe);
-  apply_env(env, false);
   if (st) die(st, "compile");
   uint64_t seed = 1;
   for (int i = 0; i < 3; i++) {
@@ -253,8 +253,8 @@ int main(int argc, char **argv) {
       double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
       char *text = program(l, layout == 1);
       prepared_t a, b;
-      if (!skip_old) prepare(base_ctx, text, base_env, &a);
-      prepare(ctx, text, NULL, &b);
+      if (!skip_old) prepare(base_ctx, text, &a);
+      prepare(ctx, text, &b);
       double *to = calloc((size_t)repeat, sizeof *to), *tn = calloc((size_t)repeat, sizeof *tn);
       double *co = calloc((size_t)repeat, sizeof *co), *cn = calloc((size_t)repeat, sizeof *cn);
       double *ratio = calloc((size_t)repeat, sizeof *ratio);

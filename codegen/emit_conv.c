@@ -37,8 +37,9 @@
  * invocation.
  *
  * Register tile (conv2d_cpu.comp): TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
- * output features per group, TILE_P = 8 pixels; $VKHLO_CONV_TILE=PxC
- * overrides (measurements).  bench_conv on lavapipe (2 cores shared with
+ * output features per group, TILE_P = 8 pixels (but see the variants
+ * below); target->conv_tile_p/c ($VKHLO_CONV_TILE=PxC) overrides
+ * (measurements).  bench_conv on lavapipe (2 cores shared with
  * other work, load 13-16, GFLOP/s of s3 3x3 256->256 / s2 1x1 256->128,
  * two sweeps): 2x8 0.8/0.5, 4x8 0.9-1.5/0.5-1.0, 16x4 1.2-2.0/0.7-1.1,
  * 4x16 1.2-1.7/0.8-1.2, 8x8 1.3-2.4/1.0-1.4, 8x16 1.4-2.3/1.4-1.7; on the
@@ -47,7 +48,37 @@
  * loads per multiply-add win.  With the weights shared by subgroup
  * shuffles (1.7-2.5x over per-lane weight loads in the same sweep), 8x16,
  * 8x32 and 4x32 measured within the machine's noise of each other (each
- * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
+ * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.
+ *
+ * Variants per layer (the hooks CONV_ROWS, LHS_WORDS, RHS_WORDS,
+ * OUT_WORDS of conv2d_cpu.comp; target->conv = CODEGEN_CONV_GENERIC keeps
+ * none of them).  What costs on lavapipe is the per-lane loop of every
+ * storage-buffer access, one bounds-checked scalar load per lane and
+ * vector component (a 64-bit component costs what a 32-bit one does);
+ * profiled with perf on the JIT code, those loops were about half of a
+ * convolution's time and the multiply-adds (mul + add: no contraction,
+ * exact f32) with their accumulator spills most of the rest.  So:
+ *  - windows wider than 1: row tiles (TILE_P = 8, or 7 where it divides
+ *    OW: 28, 14, 7), a row's window inputs loaded once per input feature
+ *    for all window columns (3x3 stride 1: 9-10 loads where the flattened
+ *    tile took 24).  The inputs stay scalar: NHWC rows as u64vec4 words
+ *    measured 0.74x of scalar rows (cpu, s3 3x3 NHWC).
+ *  - NHWC 1x1 (input features consecutive, C % 8 == 0): 8 features per
+ *    u64vec4 load.
+ *  - NCHW 1x1 of stride 1 without padding: the tile's pixels are
+ *    consecutive, 8 per u64vec4 (56x56, 28x28) or 4 per u64vec2 with 4x32
+ *    tiles (14x14).
+ *  - HWIO weights (output features consecutive): each lane of the subgroup
+ *    loads 64-bit words of two features and the shuffles hand them round
+ *    (half the weight loads).  Every lane loading its own u64vec4 words
+ *    instead (no shuffles) measured 0.8-1.0x.
+ *  - NHWC results: 8 features per u64vec4 store.
+ *  - flattened tiles of 7 pixels where 7 divides the image and 8 does not
+ *    (7x7, 14x14), and the split of a workgroup's 64 lanes into pixel and
+ *    feature tiles with the fewest idle lanes (28x28 with tiles of 8: 98
+ *    pixel tiles in 2 blocks of 64 left 23% of the lanes idle).
+ * bench_conv (both layouts, the generic kernel as the same-run baseline)
+ * has the per-layer numbers.
  */
 #include "codegen/emit_conv.h"
 
@@ -261,13 +292,15 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
 
 /* ------------------------------------------------------------ driver */
 
-/* The kernel variant of conv2d_cpu.comp (its hooks). */
+/* The variant of conv2d_cpu.comp (its hooks). */
 typedef struct conv_plan {
-  int tp, tc;            /* TILE_P, TILE_C */
-  int rows;              /* CONV_ROWS */
-  int lhs_words, rhs_words, out_words;
-  int pxw;               /* LHS_PXW: pixels per load with lhs_words 2 */
-  bool shuffle;          /* weights shared by subgroup shuffles (where the target has them) */
+  int tp, tc;    /* TILE_P, TILE_C */
+  int rows;      /* CONV_ROWS */
+  int lhs_words; /* LHS_WORDS: 1 NHWC features, 2 NCHW 1x1 pixels (pxw per load) */
+  int pxw;       /* LHS_PXW */
+  int rhs_words; /* RHS_WORDS: HWIO weights as words shared by shuffles */
+  int out_words; /* OUT_WORDS: NHWC results as words */
+  bool shuffle;  /* weights shared by subgroup shuffles (where the target has them) */
 } conv_plan_t;
 
 /* Every stride of |s| but s[skip] a multiple of |m|. */
@@ -277,81 +310,63 @@ static bool all_multiple(const int64_t *s, int skip, int64_t m) {
   return true;
 }
 
-static int env_int(const char *opts, const char *key, int dflt) {
-  if (!opts) return dflt;
-  const char *p = strstr(opts, key);
-  size_t k = strlen(key);
-  if (!p || p[k] != '=') return dflt;
-  return atoi(p + k + 1);
-}
-
-static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, bool generic, conv_plan_t *pl) {
-  int64_t og = g->o / g->g;
+static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, conv_plan_t *pl) {
+  int64_t og = g->o / g->g, np = g->oh * g->ow;
+  bool tuned = target->conv != CODEGEN_CONV_GENERIC, words = target->shader_int64;
   memset(pl, 0, sizeof *pl);
   pl->tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
   pl->tp = 8;
-  pl->shuffle = true;
-  const char *opts = getenv("VKHLO_CONV_OPTS"); /* experiments: rows=,lw=,rw=,ow=,sh= (0/1) */
-  if (!generic) {
-    bool words = target->shader_int64;
-    /* input features consecutive (NHWC): 8 per load */
-    if (words && g->lhs_s[1] == 1 && (g->c / g->g) % 8 == 0 && all_multiple(g->lhs_s, 1, 8) &&
-        env_int(opts, "lw", 1))
-      pl->lhs_words = 1;
-    /* weights: output features consecutive (HWIO) */
-    if (words && g->rhs_s[0] == 1 && pl->tc % 8 == 0 && all_multiple(g->rhs_s, 0, 8) && env_int(opts, "rw", 0))
-      pl->rhs_words = 1;
-    /* or shared by the subgroup: 64-bit words, two features each */
-    else if (words && g->rhs_s[0] == 1 && target->subgroup_shuffle && target->subgroup_size >= 2 &&
-             pl->tc % (2 * (int)target->subgroup_size) == 0 && all_multiple(g->rhs_s, 0, 2) && env_int(opts, "rw2", 1))
-      pl->rhs_words = 2;
-    if (words && g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8) && env_int(opts, "ow", 1))
-      pl->out_words = 1;
-    /* a window wider than 1: tiles along output rows share their inputs */
-    if (g->kw > 1 && env_int(opts, "rows", 1)) {
-      pl->rows = 1;
-      pl->tp = g->ow % 8 == 0 ? 8 : g->ow % 7 == 0 ? 7 : g->ow >= 8 ? 8 : (int)g->ow;
-      pl->lhs_words = 0; /* measured slower here: the SPAN u64vec4 of a row cost more than they save */
-    }
-    /* NCHW 1x1 of stride 1 without padding: the tile's pixels consecutive,
-     * 8 per load (4 where the image's pixels are a multiple of 4 but not
-     * of 8, as 14x14, with twice the features per tile) */
-    int64_t np = g->oh * g->ow;
+  pl->shuffle = !target->conv_no_shuffle;
+  if (tuned) {
     int pxw = np % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0   ? 8
               : np % 4 == 0 && g->lhs_s[1] % 4 == 0 && g->lhs_s[0] % 4 == 0 ? 4
                                                                               : 0;
-    if (words && !pl->rows && !pl->lhs_words && g->kh == 1 && g->kw == 1 && !g->check && g->sh == 1 && g->sw == 1 &&
-        g->dh == 1 && g->dw == 1 && g->lhs_s[3] == 1 && g->lhs_s[2] == g->w && g->ow == g->w && g->oh == g->h &&
-        pxw > 0 && g->ph == 0 && g->pw == 0 && env_int(opts, "lw", 1)) {
+    if (g->kw > 1) {
+      /* a window wider than 1: tiles along output rows share their inputs
+       * (scalar loads: a row's SPAN u64vec4 measured slower) */
+      pl->rows = 1;
+      pl->tp = g->ow % 8 == 0 ? 8 : g->ow % 7 == 0 ? 7 : g->ow >= 8 ? 8 : (int)g->ow;
+    } else if (words && g->lhs_s[1] == 1 && (g->c / g->g) % 8 == 0 && all_multiple(g->lhs_s, 1, 8)) {
+      /* input features consecutive (NHWC): 8 per load */
+      pl->lhs_words = 1;
+    } else if (words && g->kh == 1 && !g->check && g->sh == 1 && g->sw == 1 && g->lhs_s[3] == 1 &&
+               g->lhs_s[2] == g->w && g->ow == g->w && g->oh == g->h && pxw > 0) {
+      /* NCHW 1x1 of stride 1 without padding: the tile's pixels are
+       * consecutive, 8 per load (4 where the image's pixels are a
+       * multiple of 4 but not of 8, as 14x14, with twice the features) */
       pl->lhs_words = 2;
       pl->pxw = pxw;
       if (pxw == 4) {
         pl->tp = 4;
-        if (og % 32 == 0 && env_int(opts, "tc32", 1)) pl->tc = 32;
+        if (og % 32 == 0) pl->tc = 32;
       }
     }
-    pl->shuffle = pl->rhs_words != 1 && env_int(opts, "sh", 1);
-    /* flattened pixel tiles: 7 where that divides the pixels and 8 does not
+    /* flattened tiles of 7 where that divides the pixels and 8 does not
      * (14x14 and 7x7 images: no tile of repeated pixels) */
-    if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0 && env_int(opts, "tp7", 1)) pl->tp = 7;
+    if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0) pl->tp = 7;
   }
-  const char *env = getenv("VKHLO_CONV_TILE");
-  int p, c;
-  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 &&
-      (!pl->rows || p <= g->ow) && (pl->lhs_words != 2 || (p % pl->pxw == 0 && (g->oh * g->ow) % p == 0)) &&
-      ((!pl->rhs_words && !pl->out_words) || c % 8 == 0)) {
+  int p = target->conv_tile_p, c = target->conv_tile_c;
+  if (p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 && (!pl->rows || p <= g->ow) &&
+      (pl->lhs_words != 2 || (p % pl->pxw == 0 && np % p == 0))) {
     pl->tp = p;
     pl->tc = c;
   }
-  if (pl->rhs_words == 2 && pl->tc % (2 * (int)target->subgroup_size)) pl->rhs_words = 0;
+  if (tuned && words) {
+    /* weights with consecutive output features (HWIO) shared by the
+     * subgroup as 64-bit words, two features each */
+    uint32_t sgs = target->subgroup_size;
+    pl->rhs_words = g->rhs_s[0] == 1 && pl->shuffle && target->subgroup_shuffle && sgs >= 2 &&
+                    pl->tc % (2 * (int)sgs) == 0 && all_multiple(g->rhs_s, 0, 2);
+    /* results with consecutive output features (NHWC): 8 per store */
+    pl->out_words = g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8);
+  }
 }
 
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
-  const char *mode = getenv("VKHLO_CONV_KERNEL");
-  if (!target->is_cpu || (mode && strcmp(mode, "elemental") == 0)) return NULL;
-  bool generic = mode && strcmp(mode, "generic") == 0;
+  if (!target->is_cpu || target->conv == CODEGEN_CONV_ELEMENTAL) return NULL;
+  bool generic = target->conv == CODEGEN_CONV_GENERIC;
   const hlo_instruction_t *conv = instr->opcode == HLO_OPCODE_CONVOLUTION ? instr
                                   : instr->opcode == HLO_OPCODE_FUSION    ? fused_conv(instr)
                                                                           : NULL;
@@ -367,7 +382,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
-    pick_plan(target, &g, generic, &plan);
+    pick_plan(target, &g, &plan);
     tp = plan.tp;
     tc = plan.tc;
     uint64_t pixel_tiles = plan.rows ? (uint64_t)g.oh * (uint64_t)((g.ow + tp - 1) / tp)
@@ -398,9 +413,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   /* weights shared by subgroup shuffles: each subgroup within one feature
    * tile (lp a multiple of the subgroup size) */
   uint32_t sgsz = target->subgroup_size;
-  const char *shuffle = getenv("VKHLO_CONV_SHUFFLE");
-  int sgs = !depthwise && plan.shuffle && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
-                    !(shuffle && strcmp(shuffle, "0") == 0)
+  int sgs = !depthwise && plan.shuffle && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0
                 ? (int)sgsz
                 : 0;
   uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;

@@ -77,6 +77,34 @@
  *                                       are shared by subgroup shuffles
  *                                       (needs CONV_LP a multiple of it);
  *                                       0: every lane loads its own
+ *   CONV_ROWS                           1: a tile is TILE_P (<= OW)
+ *                                       consecutive pixels of one output
+ *                                       row (the row's last tile starts
+ *                                       early, overlapping its neighbour,
+ *                                       and stores only its own pixels);
+ *                                       per window row and input feature
+ *                                       the SPAN inputs its windows cover
+ *                                       are loaded once for all KW window
+ *                                       columns.  0: flattened tiles.
+ *   LHS_WORDS, LHS_PXW                  inputs as 64-bit words (lavapipe's
+ *                                       cost is per loaded component, two
+ *                                       floats per 64-bit one): 1, eight
+ *                                       consecutive input features per
+ *                                       u64vec4 (LHS_SC 1, CG % 8 == 0, the
+ *                                       other strides multiples of 8); 2,
+ *                                       flattened tiles of consecutive
+ *                                       pixels (1x1, stride 1, unpadded
+ *                                       NCHW), LHS_PXW (8 or 4) per
+ *                                       u64vec4 or u64vec2 (offsets and
+ *                                       TILE_P multiples of it); 0 scalars
+ *   RHS_WORDS                           1: consecutive output features
+ *                                       (RHS_SO 1, even offsets) as 64-bit
+ *                                       words shared by the subgroup
+ *                                       (TILE_C % (2 SGS) == 0)
+ *   OUT_WORDS                           1: results of consecutive features
+ *                                       (OUT_SC 1) stored 8 per u64vec4
+ *                                       (TILE_C and the other strides
+ *                                       multiples of 8)
  *   CONV_EPILOGUE(acc, pos)             the value stored at linear output
  *                                       position pos (an int) for the sum
  *                                       acc: the fused epilogue (bias,
@@ -165,8 +193,6 @@ layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec2 conv_lhs_w[]; };
 #endif
 #if RHS_WORDS == 1
-layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { u64vec4 conv_rhs_w[]; };
-#elif RHS_WORDS == 2
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { uint64_t conv_rhs_w[]; };
 #endif
 #if OUT_WORDS > 0
@@ -205,17 +231,7 @@ const int CONV_CK = 1;
 /* The TILE_C weights w[o0 + c, ci, kh', kw'] at r, the offset of
  * w[o0, ci, kh', kw']. */
 void conv_weights(int r, out float wv[TILE_C]) {
-#if RHS_WORDS == 1
-  /* consecutive features (RHS_SO 1), 8 per u64vec4, r a multiple of 8 */
-  [[unroll]] for (int v = 0; v < TILE_C / 8; v++) {
-    u64vec4 t = conv_rhs_w[(r >> 3) + v];
-    [[unroll]] for (int k = 0; k < 4; k++) {
-      vec2 f = conv_f2(t[k]);
-      wv[8 * v + 2 * k] = f.x;
-      wv[8 * v + 2 * k + 1] = f.y;
-    }
-  }
-#elif RHS_WORDS == 2 && CONV_SGS > 0
+#if RHS_WORDS == 1 && CONV_SGS > 0
   /* consecutive features (RHS_SO 1), shared by the subgroup: each lane
    * loads TILE_C / (2 SGS) 64-bit words (two features each, r even) and the
    * shuffles hand their halves round */
