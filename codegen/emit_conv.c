@@ -72,7 +72,8 @@
  *    loads 64-bit words of two features and the shuffles hand them round
  *    (half the weight loads).  Every lane loading its own u64vec4 words
  *    instead (no shuffles) measured 0.8-1.0x.
- *  - NHWC results: 8 features per u64vec4 store.
+ *  - NHWC results: 8 features per u64vec4 store; those of the NCHW 1x1
+ *    tiles above: 8 (4) consecutive pixels per store.
  *  - flattened tiles of 7 pixels where 7 divides the image and 8 does not
  *    (7x7, 14x14), and the split of a workgroup's 64 lanes into pixel and
  *    feature tiles with the fewest idle lanes (28x28 with tiles of 8: 98
@@ -299,7 +300,7 @@ typedef struct conv_plan {
   int lhs_words; /* LHS_WORDS: 1 NHWC features, 2 NCHW 1x1 pixels (pxw per load) */
   int pxw;       /* LHS_PXW */
   int rhs_words; /* RHS_WORDS: HWIO weights as words shared by shuffles */
-  int out_words; /* OUT_WORDS: NHWC results as words */
+  int out_words; /* OUT_WORDS: 1 NHWC results as words, 2 NCHW 1x1 pixels */
   bool shuffle;  /* weights shared by subgroup shuffles (where the target has them) */
 } conv_plan_t;
 
@@ -359,6 +360,10 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
                     pl->tc % (2 * (int)sgs) == 0 && all_multiple(g->rhs_s, 0, 2);
     /* results with consecutive output features (NHWC): 8 per store */
     pl->out_words = g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8);
+    /* results of a flattened NCHW tile: its pixels consecutive there too */
+    if (pl->lhs_words == 2 && g->out_s[3] == 1 && g->out_s[2] == g->ow && g->out_s[1] % pl->pxw == 0 &&
+        g->out_s[0] % pl->pxw == 0 && pl->tp % pl->pxw == 0 && np % pl->tp == 0)
+      pl->out_words = 2;
   }
 }
 

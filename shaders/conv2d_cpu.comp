@@ -104,7 +104,10 @@
  *   OUT_WORDS                           1: results of consecutive features
  *                                       (OUT_SC 1) stored 8 per u64vec4
  *                                       (TILE_C and the other strides
- *                                       multiples of 8)
+ *                                       multiples of 8); 2 (with
+ *                                       LHS_WORDS 2): the tile's
+ *                                       consecutive result pixels, LHS_PXW
+ *                                       per store
  *   CONV_EPILOGUE(acc, pos)             the value stored at linear output
  *                                       position pos (an int) for the sum
  *                                       acc: the fused epilogue (bias,
@@ -195,8 +198,10 @@ layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec
 #if RHS_WORDS == 1
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { uint64_t conv_rhs_w[]; };
 #endif
-#if OUT_WORDS > 0
+#if OUT_WORDS == 1 || (OUT_WORDS == 2 && LHS_PXW == 8)
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec4 conv_out_w[]; };
+#elif OUT_WORDS == 2
+layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec2 conv_out_w[]; };
 #endif
 #if LHS_WORDS > 0 || RHS_WORDS > 0
 /* the two floats of a 64-bit word (the lower address first) */
@@ -440,6 +445,26 @@ void main() {
   }
 #endif
 
+#if OUT_WORDS == 2
+  /* the flattened tile's pixels are consecutive in the result too (1x1,
+   * stride 1, NCHW; no partial tiles): LHS_PXW per store */
+  if (live) {
+    [[unroll]] for (int c = 0; c < TILE_C; c++) {
+      [[unroll]] for (int v = 0; v < TILE_P / LHS_PXW; v++) {
+        int pos = n * OUT_SN + (o0 + c) * OUT_SC + p0 + LHS_PXW * v;
+#if LHS_PXW == 8
+        u64vec4 t;
+#else
+        u64vec2 t;
+#endif
+        [[unroll]] for (int k = 0; k < LHS_PXW / 2; k++)
+          t[k] = conv_w2(CONV_EPILOGUE(acc[LHS_PXW * v + 2 * k][c], pos + 2 * k),
+                         CONV_EPILOGUE(acc[LHS_PXW * v + 2 * k + 1][c], pos + 2 * k + 1));
+        conv_out_w[pos / LHS_PXW] = t;
+      }
+    }
+  }
+#else
   [[unroll]] for (int p = 0; p < TILE_P; p++) {
 #if CONV_ROWS
     int ow = ow0 + p;
@@ -469,4 +494,5 @@ void main() {
 #endif
     }
   }
+#endif
 }

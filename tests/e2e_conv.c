@@ -279,10 +279,11 @@ static void layer_variants(void **state) {
   static const char *const nhwc_valid[] = {"#define CONV_ROWS 1", "#define CONV_CHECK 0", "#define TILE_P 7", NULL};
   variant_case(state, "tensor<1x9x9x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x7x7x16xf32>", NHWC, "", nhwc_valid);
   /* NCHW 1x1 of stride 1 over 8x8: 8 consecutive pixels per load */
-  static const char *const nchw_1x1[] = {"#define LHS_WORDS 2", NULL};
+  static const char *const nchw_1x1[] = {"#define LHS_WORDS 2", "#define OUT_WORDS 2", NULL};
   variant_case(state, "tensor<1x12x8x8xf32>", "tensor<16x12x1x1xf32>", "tensor<1x16x8x8xf32>", NCHW, "", nchw_1x1);
   /* NCHW 1x1 over 6x6 (36 pixels, a multiple of 4 but not of 8): 4 per load */
-  static const char *const nchw_36[] = {"#define LHS_WORDS 2", "#define LHS_PXW 4", "#define TILE_P 4", NULL};
+  static const char *const nchw_36[] = {"#define LHS_WORDS 2", "#define LHS_PXW 4", "#define TILE_P 4",
+                                        "#define OUT_WORDS 2", NULL};
   variant_case(state, "tensor<2x8x6x6xf32>", "tensor<32x8x1x1xf32>", "tensor<2x32x6x6xf32>", NCHW, "", nchw_36);
   /* NCHW 3x3 stride 2 on 14x14 -> 7x7: rows of 7 */
   static const char *const nchw_s2[] = {"#define CONV_ROWS 1", "#define TILE_P 7", NULL};
@@ -336,6 +337,18 @@ static void fused_epilogues(void **state) {
       "  %o = stablehlo.maximum %t, %z : tensor<1x7x7x8xf32>\n"
       "  return %o : tensor<1x7x7x8xf32>\n}\n";
   compare(state, bn_residual, true);
+  /* NCHW 1x1 with a residual add: the epilogue under the word stores of
+   * consecutive pixels (OUT_WORDS 2) */
+  static const char nchw_1x1_residual[] =
+      "func.func @main(%x: tensor<1x8x8x8xf32>, %w: tensor<16x8x1x1xf32>, %r: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x8x8xf32>\n"
+      "  %t = stablehlo.add %y, %r : tensor<1x16x8x8xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x8x8xf32>\n"
+      "  %o = stablehlo.maximum %t, %z : tensor<1x16x8x8xf32>\n"
+      "  return %o : tensor<1x16x8x8xf32>\n}\n";
+  compare(state, nchw_1x1_residual, true);
 }
 
 /* Values worked out by hand: x = 1..16 as a 4x4 NCHW image, w = [[1, 0],
