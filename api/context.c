@@ -157,6 +157,11 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
 #endif
   t->f16_soft_conversions = (host_aarch64 && strncmp(info->name, "llvmpipe", 8) == 0) ||
                             env_true("VKHLO_F16_SOFT");
+  const char *conv = getenv("VKHLO_CONV_KERNEL"), *tile = getenv("VKHLO_CONV_TILE"); /* codegen/emit_conv.c */
+  t->conv = !conv ? CODEGEN_CONV_AUTO : !strcmp(conv, "generic") ? CODEGEN_CONV_GENERIC
+          : !strcmp(conv, "elemental") ? CODEGEN_CONV_ELEMENTAL : CODEGEN_CONV_AUTO;
+  if (!tile || sscanf(tile, "%dx%d", &t->conv_tile_p, &t->conv_tile_c) != 2) t->conv_tile_p = t->conv_tile_c = 0;
+  t->conv_no_shuffle = getenv("VKHLO_CONV_SHUFFLE") && !strcmp(getenv("VKHLO_CONV_SHUFFLE"), "0");
 }
 
 /* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c). */

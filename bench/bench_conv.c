@@ -1,28 +1,41 @@
 /*
  * bench_conv: every distinct convolution layer of ResNet-50 v1.5 (batch 1,
- * 224x224 input, NCHW activations and OIHW weights as PyTorch exports them,
- * f32), the library's implicit-GEMM kernel (shaders/conv2d_cpu.comp,
- * codegen/emit_conv.c) against the old per-element kernel (one invocation
- * per output element, elemental.c; forced with $VKHLO_CONV_KERNEL=elemental
- * while the baseline compiles) in the same run, on the default device.
+ * 224x224 input, f32) in both layouts a model arrives in: NCHW activations
+ * with OIHW weights (as PyTorch exports) and NHWC with HWIO (as JAX
+ * exports).  Two configurations of the library compile and run each layer
+ * in the same run: the baseline ("base") and the default ("new"), each a
+ * context of its own.  The baseline's context is created with the
+ * environment BENCH_CONV_BASE added (the VKHLO_CONV_* variables are read
+ * when a context is created; default
+ * "VKHLO_CONV_KERNEL=generic": the general implicit-GEMM kernel of
+ * shaders/conv2d_cpu.comp without the layer-specific paths that
+ * codegen/emit_conv.c picks; "VKHLO_CONV_KERNEL=elemental" is the
+ * per-element kernel, minutes per sweep).
  *
  * Each layer is a one-convolution program (plus, in the "+bias+relu" rows,
  * the fused epilogue of a bias add and a relu).  Times are device time
  * (vkhlo_executable_set_profiling: timestamps around the dispatch), the
- * median over REPEAT executions after one warm-up; each round runs the old
- * and the new kernel back to back and the ratio column is the median of the
- * per-round ratios.  GFLOP/s counts 2 * N * O * OH * OW * (C / G) * KH * KW.
+ * median over REPEAT executions after one warm-up; each round runs the
+ * baseline and the new kernel back to back and the ratio column is the
+ * median of the per-round ratios of device time.  "cpu" is the process's
+ * CPU time (user + system, all lavapipe threads) per execution, the
+ * minimum over the rounds, and "cpu r" base cpu / new cpu: on this shared
+ * 2-core machine wall and device time swing with the other load, the
+ * least disturbed CPU time much less.  GFLOP/s counts
+ * 2 * N * O * OH * OW * (C / G) * KH * KW over the device time.
  *
  *   bench_conv [REPEAT [FILTER]]   (default 3; FILTER: a substring of the
- *                                   layer names to run)
- *   $VKHLO_CONV_TILE=PxC           the new kernel's register tile (for
- *                                   measuring tile shapes; see emit_conv.h)
- *   $BENCH_CONV_SKIP_OLD=1         skip the (slow) per-element baseline
+ *                                   row names, e.g. "nhwc" or "s3 3x3")
+ *   $BENCH_CONV_BASE="VAR=VALUE[,VAR=VALUE]"  the baseline's environment
+ *   $VKHLO_CONV_TILE etc.           both configurations' (see emit_conv.h),
+ *                                   unless BENCH_CONV_BASE sets them
+ *   $BENCH_CONV_SKIP_OLD=1          no baseline
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "vkhlo/vkhlo.h"
 
@@ -78,30 +91,59 @@ static double median(double *v, int n) {
 
 static int out_size(const layer_t *l) { return (l->h + 2 * l->pad - l->k) / l->stride + 1; }
 
-static char *program(const layer_t *l) {
+/* The program of layer |l| in NCHW/OIHW (nhwc false) or NHWC/HWIO. */
+static char *program(const layer_t *l, bool nhwc) {
   int oh = out_size(l);
   char *text = malloc(4096);
   char in[64], w[64], out[64];
-  snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", l->c, l->h, l->h);
-  snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", l->o, l->c, l->k, l->k);
-  snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", l->o, oh, oh);
+  if (nhwc) {
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", l->h, l->h, l->c);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", l->k, l->k, l->c, l->o);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", oh, oh, l->o);
+  } else {
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", l->c, l->h, l->h);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", l->o, l->c, l->k, l->k);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", l->o, oh, oh);
+  }
   int n = snprintf(text, 4096,
                    "func.func @main(%%x: %s, %%w: %s, %%b: tensor<%dxf32>) -> %s {\n"
-                   "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+                   "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s,"
                    " window = {stride = [%d, %d], pad = [[%d, %d], [%d, %d]]}"
                    " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n",
-                   in, w, l->o, out, l->stride, l->stride, l->pad, l->pad, l->pad, l->pad, in, w, out);
+                   in, w, l->o, out,
+                   nhwc ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]" : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
+                   l->stride, l->stride, l->pad, l->pad, l->pad, l->pad, in, w, out);
   if (l->epilogue)
     n += snprintf(text + n, 4096 - (size_t)n,
-                  "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%dxf32>) -> %s\n"
+                  "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : (tensor<%dxf32>) -> %s\n"
                   "  %%z = stablehlo.constant dense<0.0> : %s\n"
                   "  %%s = stablehlo.add %%y, %%bb : %s\n"
                   "  %%r = stablehlo.maximum %%s, %%z : %s\n"
                   "  return %%r : %s\n}\n",
-                  l->o, out, out, out, out, out);
+                  nhwc ? 3 : 1, l->o, out, out, out, out, out);
   else
     snprintf(text + n, 4096 - (size_t)n, "  return %%y : %s\n}\n", out);
   return text;
+}
+
+/* Applies (set) or removes the VAR=VALUE,... list |env|. */
+static void apply_env(const char *env, bool set) {
+  if (!env) return;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", env);
+  for (char *item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
+    char *eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = 0;
+    if (set) setenv(item, eq + 1, 1);
+    else unsetenv(item);
+  }
+}
+
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 typedef struct prepared {
@@ -109,12 +151,10 @@ typedef struct prepared {
   vkhlo_buffer_t *args[3], *res;
 } prepared_t;
 
-static void prepare(vkhlo_context_t *ctx, const char *text, bool old, prepared_t *p) {
+static void prepare(vkhlo_context_t *ctx, const char *text, prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
-  if (old) setenv("VKHLO_CONV_KERNEL", "elemental", 1);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench_conv.mlir", &o, &p->exe);
-  if (old) unsetenv("VKHLO_CONV_KERNEL");
   if (st) die(st, "compile");
   uint64_t seed = 1;
   for (int i = 0; i < 3; i++) {
@@ -141,10 +181,13 @@ static void release(prepared_t *p) {
   vkhlo_executable_destroy(p->exe);
 }
 
-/* Device time of one execution, in ms (every kernel's, summed). */
-static double run_once(prepared_t *p) {
+/* Device time of one execution, in ms (every kernel's, summed); its CPU
+ * time in *cpu. */
+static double run_once(prepared_t *p, double *cpu) {
   vkhlo_executable_set_profiling(p->exe, true); /* clears the totals */
+  double c0 = cpu_ms();
   vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 3, p->args, 1, &p->res);
+  *cpu = cpu_ms() - c0;
   if (st) die(st, "execute");
   vkhlo_kernel_profile_t prof[8];
   int n = vkhlo_executable_profile(p->exe, prof, 8);
@@ -178,58 +221,88 @@ int main(int argc, char **argv) {
   int repeat = argc > 1 ? atoi(argv[1]) : 3;
   const char *only = argc > 2 ? argv[2] : NULL;
   bool skip_old = getenv("BENCH_CONV_SKIP_OLD") && atoi(getenv("BENCH_CONV_SKIP_OLD"));
+  const char *base_env = getenv("BENCH_CONV_BASE") ? getenv("BENCH_CONV_BASE") : "VKHLO_CONV_KERNEL=generic";
   if (repeat < 1) repeat = 1;
-  vkhlo_context_t *ctx;
+  vkhlo_context_t *ctx, *base_ctx = NULL;
   vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);
   if (st) die(st, "context");
+  if (!skip_old) {
+    apply_env(base_env, true);
+    st = vkhlo_context_create(NULL, &base_ctx);
+    apply_env(base_env, false);
+    if (st) die(st, "baseline context");
+  }
   vkhlo_device_description_t dev;
   vkhlo_context_device(ctx, &dev);
   const char *tile = getenv("VKHLO_CONV_TILE");
-  printf("device: %s (%s); ResNet-50 v1.5 convolutions, batch 1, NCHW f32; device time, median of %d; "
-         "tile %s\n\n",
-         dev.name, dev.type, repeat, tile ? tile : "default");
-  printf("| %-26s | %8s | %8s | %8s | %8s | %8s | %7s | %8s |\n", "layer", "GFLOP", "old ms", "new ms", "old GF/s",
-         "new GF/s", "ratio", "max diff");
-  printf("|----------------------------|----------|----------|----------|----------|----------|---------|----------|\n");
-  double tot_old = 0, tot_new = 0, tot_flop = 0;
-  for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
-    const layer_t *l = &layers[i];
-    if (only && !strstr(l->name, only)) continue;
-    int oh = out_size(l);
-    double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
-    char *text = program(l);
-    prepared_t a, b;
-    if (!skip_old) prepare(ctx, text, true, &a);
-    prepare(ctx, text, false, &b);
-    double *to = calloc((size_t)repeat, sizeof *to), *tn = calloc((size_t)repeat, sizeof *tn);
-    double *ratio = calloc((size_t)repeat, sizeof *ratio);
-    for (int r = -1; r < repeat; r++) {
-      double x = skip_old ? 0 : run_once(&a), y = run_once(&b);
-      if (r < 0) continue;
-      to[r] = x;
-      tn[r] = y;
-      ratio[r] = x / y;
+  printf("device: %s (%s); ResNet-50 v1.5 convolutions, batch 1, f32; device time, median of %d; "
+         "base: %s; new: tile %s\n\n",
+         dev.name, dev.type, repeat, skip_old ? "none" : base_env, tile ? tile : "default");
+  printf("| %-31s | %6s | %8s | %8s | %7s | %7s | %8s | %8s | %6s | %6s | %8s |\n", "layer", "GFLOP", "base ms",
+         "new ms", "base GF", "new GF", "base cpu", "new cpu", "ratio", "cpu r", "max diff");
+  printf("|---------------------------------|--------|----------|----------|---------|---------|----------|"
+         "----------|--------|--------|----------|\n");
+  double tot_old = 0, tot_new = 0, tot_flop = 0, tot_cold = 0, tot_cnew = 0;
+  for (int layout = 0; layout < 2; layout++) {
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+      const layer_t *l = &layers[i];
+      char name[64];
+      snprintf(name, sizeof name, "%s %s", layout ? "nhwc" : "nchw", l->name);
+      if (only && !strstr(name, only)) continue;
+      int oh = out_size(l);
+      double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
+      char *text = program(l, layout == 1);
+      prepared_t a, b;
+      if (!skip_old) prepare(base_ctx, text, &a);
+      prepare(ctx, text, &b);
+      double *to = calloc((size_t)repeat, sizeof *to), *tn = calloc((size_t)repeat, sizeof *tn);
+      double *co = calloc((size_t)repeat, sizeof *co), *cn = calloc((size_t)repeat, sizeof *cn);
+      double *ratio = calloc((size_t)repeat, sizeof *ratio);
+      for (int r = -1; r < repeat; r++) {
+        double xc = 0, yc = 0;
+        double x = skip_old ? 0 : run_once(&a, &xc), y = run_once(&b, &yc);
+        if (r < 0) continue;
+        to[r] = x;
+        tn[r] = y;
+        co[r] = xc;
+        cn[r] = yc;
+        ratio[r] = x / y;
+      }
+      double mo = median(to, repeat), mn = median(tn, repeat), rt = median(ratio, repeat);
+      /* CPU time: the minimum, the run least disturbed by the other load */
+      double mco = co[0], mcn = cn[0];
+      for (int r = 1; r < repeat; r++) {
+        mco = co[r] < mco ? co[r] : mco;
+        mcn = cn[r] < mcn ? cn[r] : mcn;
+      }
+      double crt = mcn > 0 ? mco / mcn : 0;
+      double diff = skip_old ? 0 : max_rel_diff(&a, &b);
+      printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %8.2f | %8.2f | %5.2fx | %5.2fx | %8.1e |\n", name,
+             flop / 1e9, mo, mn, mo > 0 ? flop / (mo * 1e6) : 0, flop / (mn * 1e6), mco, mcn, rt, crt, diff);
+      fflush(stdout);
+      if (!l->epilogue) {
+        tot_old += mo;
+        tot_new += mn;
+        tot_cold += mco;
+        tot_cnew += mcn;
+        tot_flop += flop;
+      }
+      free(to);
+      free(tn);
+      free(co);
+      free(cn);
+      free(ratio);
+      if (!skip_old) release(&a);
+      release(&b);
+      free(text);
     }
-    double mo = median(to, repeat), mn = median(tn, repeat), rt = median(ratio, repeat);
-    double diff = skip_old ? 0 : max_rel_diff(&a, &b);
-    printf("| %-26s | %8.3f | %8.2f | %8.2f | %8.2f | %8.2f | %6.1fx | %8.1e |\n", l->name, flop / 1e9, mo, mn,
-           mo > 0 ? flop / (mo * 1e6) : 0, flop / (mn * 1e6), rt, diff);
-    fflush(stdout);
-    if (!l->epilogue) {
-      tot_old += mo;
-      tot_new += mn;
-      tot_flop += flop;
-    }
-    free(to);
-    free(tn);
-    free(ratio);
-    if (!skip_old) release(&a);
-    release(&b);
-    free(text);
   }
-  printf("\nall plain layers once each: %.3f GFLOP; old %.1f ms (%.2f GFLOP/s), new %.1f ms (%.2f GFLOP/s), %.1fx\n",
-         tot_flop / 1e9, tot_old, tot_old > 0 ? tot_flop / (tot_old * 1e6) : 0, tot_new,
-         tot_flop / (tot_new * 1e6), tot_new > 0 ? tot_old / tot_new : 0);
+  printf("\nall plain rows once each: %.3f GFLOP; base %.1f ms (%.2f GFLOP/s, cpu %.1f ms), new %.1f ms "
+         "(%.2f GFLOP/s, cpu %.1f ms); device %.2fx, cpu %.2fx\n",
+         tot_flop / 1e9, tot_old, tot_old > 0 ? tot_flop / (tot_old * 1e6) : 0, tot_cold, tot_new,
+         tot_flop / (tot_new * 1e6), tot_cnew, tot_new > 0 ? tot_old / tot_new : 0,
+         tot_cnew > 0 ? tot_cold / tot_cnew : 0);
+  if (base_ctx) vkhlo_context_destroy(base_ctx);
   vkhlo_context_destroy(ctx);
   return 0;
 }

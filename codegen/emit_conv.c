@@ -37,8 +37,9 @@
  * invocation.
  *
  * Register tile (conv2d_cpu.comp): TILE_C = the largest of 16, 8, 4, 2, 1 dividing the
- * output features per group, TILE_P = 8 pixels; $VKHLO_CONV_TILE=PxC
- * overrides (measurements).  bench_conv on lavapipe (2 cores shared with
+ * output features per group, TILE_P = 8 pixels (but see the variants
+ * below); target->conv_tile_p/c ($VKHLO_CONV_TILE=PxC) overrides
+ * (measurements).  bench_conv on lavapipe (2 cores shared with
  * other work, load 13-16, GFLOP/s of s3 3x3 256->256 / s2 1x1 256->128,
  * two sweeps): 2x8 0.8/0.5, 4x8 0.9-1.5/0.5-1.0, 16x4 1.2-2.0/0.7-1.1,
  * 4x16 1.2-1.7/0.8-1.2, 8x8 1.3-2.4/1.0-1.4, 8x16 1.4-2.3/1.4-1.7; on the
@@ -47,7 +48,38 @@
  * loads per multiply-add win.  With the weights shared by subgroup
  * shuffles (1.7-2.5x over per-lane weight loads in the same sweep), 8x16,
  * 8x32 and 4x32 measured within the machine's noise of each other (each
- * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.  $VKHLO_CONV_KERNEL=elemental turns the kernel off.
+ * 2-12 GFLOP/s from run to run at load 12), so 8x16 stays.
+ *
+ * Variants per layer (the hooks CONV_ROWS, LHS_WORDS, RHS_WORDS,
+ * OUT_WORDS of conv2d_cpu.comp; target->conv = CODEGEN_CONV_GENERIC keeps
+ * none of them).  What costs on lavapipe is the per-lane loop of every
+ * storage-buffer access, one bounds-checked scalar load per lane and
+ * vector component (a 64-bit component costs what a 32-bit one does);
+ * profiled with perf on the JIT code, those loops were about half of a
+ * convolution's time and the multiply-adds (mul + add: no contraction,
+ * exact f32) with their accumulator spills most of the rest.  So:
+ *  - windows wider than 1: row tiles (TILE_P = 8, or 7 where it divides
+ *    OW: 28, 14, 7), a row's window inputs loaded once per input feature
+ *    for all window columns (3x3 stride 1: 9-10 loads where the flattened
+ *    tile took 24).  The inputs stay scalar: NHWC rows as u64vec4 words
+ *    measured 0.74x of scalar rows (cpu, s3 3x3 NHWC).
+ *  - NHWC 1x1 (input features consecutive, C % 8 == 0): 8 features per
+ *    u64vec4 load.
+ *  - NCHW 1x1 of stride 1 without padding: the tile's pixels are
+ *    consecutive, 8 per u64vec4 (56x56, 28x28) or 4 per u64vec2 with 4x32
+ *    tiles (14x14).
+ *  - HWIO weights (output features consecutive): each lane of the subgroup
+ *    loads 64-bit words of two features and the shuffles hand them round
+ *    (half the weight loads).  Every lane loading its own u64vec4 words
+ *    instead (no shuffles) measured 0.8-1.0x.
+ *  - NHWC results: 8 features per u64vec4 store; those of the NCHW 1x1
+ *    tiles above: 8 (4) consecutive pixels per store.
+ *  - flattened tiles of 7 pixels where 7 divides the image and 8 does not
+ *    (7x7, 14x14), and the split of a workgroup's 64 lanes into pixel and
+ *    feature tiles with the fewest idle lanes (28x28 with tiles of 8: 98
+ *    pixel tiles in 2 blocks of 64 left 23% of the lanes idle).
+ * bench_conv (both layouts, the generic kernel as the same-run baseline)
+ * has the per-layer numbers.
  */
 #include "codegen/emit_conv.h"
 
@@ -261,23 +293,85 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
 
 /* ------------------------------------------------------------ driver */
 
-static void pick_tile(const conv_geometry_t *g, int *tp, int *tc) {
-  int64_t og = g->o / g->g;
-  *tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
-  *tp = 8;
-  const char *env = getenv("VKHLO_CONV_TILE");
-  int p, c;
-  if (env && sscanf(env, "%dx%d", &p, &c) == 2 && p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0) {
-    *tp = p;
-    *tc = c;
+/* The variant of conv2d_cpu.comp (its hooks). */
+typedef struct conv_plan {
+  int tp, tc;    /* TILE_P, TILE_C */
+  int rows;      /* CONV_ROWS */
+  int lhs_words; /* LHS_WORDS: 1 NHWC features, 2 NCHW 1x1 pixels (pxw per load) */
+  int pxw;       /* LHS_PXW */
+  int rhs_words; /* RHS_WORDS: HWIO weights as words shared by shuffles */
+  int out_words; /* OUT_WORDS: 1 NHWC results as words, 2 NCHW 1x1 pixels */
+  bool shuffle;  /* weights shared by subgroup shuffles (where the target has them) */
+} conv_plan_t;
+
+/* Every stride of |s| but s[skip] a multiple of |m|. */
+static bool all_multiple(const int64_t *s, int skip, int64_t m) {
+  for (int i = 0; i < 4; i++)
+    if (i != skip && s[i] % m) return false;
+  return true;
+}
+
+static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, conv_plan_t *pl) {
+  int64_t og = g->o / g->g, np = g->oh * g->ow;
+  bool tuned = target->conv != CODEGEN_CONV_GENERIC, words = target->shader_int64;
+  memset(pl, 0, sizeof *pl);
+  pl->tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
+  pl->tp = 8;
+  pl->shuffle = !target->conv_no_shuffle;
+  if (tuned) {
+    int pxw = np % 8 == 0 && g->lhs_s[1] % 8 == 0 && g->lhs_s[0] % 8 == 0   ? 8
+              : np % 4 == 0 && g->lhs_s[1] % 4 == 0 && g->lhs_s[0] % 4 == 0 ? 4
+                                                                              : 0;
+    if (g->kw > 1) {
+      /* a window wider than 1: tiles along output rows share their inputs
+       * (scalar loads: a row's SPAN u64vec4 measured slower) */
+      pl->rows = 1;
+      pl->tp = g->ow % 8 == 0 ? 8 : g->ow % 7 == 0 ? 7 : g->ow >= 8 ? 8 : (int)g->ow;
+    } else if (words && g->lhs_s[1] == 1 && (g->c / g->g) % 8 == 0 && all_multiple(g->lhs_s, 1, 8)) {
+      /* input features consecutive (NHWC): 8 per load */
+      pl->lhs_words = 1;
+    } else if (words && g->kh == 1 && !g->check && g->sh == 1 && g->sw == 1 && g->lhs_s[3] == 1 &&
+               g->lhs_s[2] == g->w && g->ow == g->w && g->oh == g->h && pxw > 0) {
+      /* NCHW 1x1 of stride 1 without padding: the tile's pixels are
+       * consecutive, 8 per load (4 where the image's pixels are a
+       * multiple of 4 but not of 8, as 14x14, with twice the features) */
+      pl->lhs_words = 2;
+      pl->pxw = pxw;
+      if (pxw == 4) {
+        pl->tp = 4;
+        if (og % 32 == 0) pl->tc = 32;
+      }
+    }
+    /* flattened tiles of 7 where that divides the pixels and 8 does not
+     * (14x14 and 7x7 images: no tile of repeated pixels) */
+    if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0) pl->tp = 7;
+  }
+  int p = target->conv_tile_p, c = target->conv_tile_c;
+  if (p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 && (!pl->rows || p <= g->ow) &&
+      (pl->lhs_words != 2 || (p % pl->pxw == 0 && np % p == 0))) {
+    pl->tp = p;
+    pl->tc = c;
+  }
+  if (tuned && words) {
+    /* weights with consecutive output features (HWIO) shared by the
+     * subgroup as 64-bit words, two features each */
+    uint32_t sgs = target->subgroup_size;
+    pl->rhs_words = g->rhs_s[0] == 1 && pl->shuffle && target->subgroup_shuffle && sgs >= 2 &&
+                    pl->tc % (2 * (int)sgs) == 0 && all_multiple(g->rhs_s, 0, 2);
+    /* results with consecutive output features (NHWC): 8 per store */
+    pl->out_words = g->out_s[1] == 1 && pl->tc % 8 == 0 && all_multiple(g->out_s, 1, 8);
+    /* results of a flattened NCHW tile: its pixels consecutive there too */
+    if (pl->lhs_words == 2 && g->out_s[3] == 1 && g->out_s[2] == g->ow && g->out_s[1] % pl->pxw == 0 &&
+        g->out_s[0] % pl->pxw == 0 && pl->tp % pl->pxw == 0 && np % pl->tp == 0)
+      pl->out_words = 2;
   }
 }
 
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
-  const char *mode = getenv("VKHLO_CONV_KERNEL");
-  if (!target->is_cpu || (mode && strcmp(mode, "elemental") == 0)) return NULL;
+  if (!target->is_cpu || target->conv == CODEGEN_CONV_ELEMENTAL) return NULL;
+  bool generic = target->conv == CODEGEN_CONV_GENERIC;
   const hlo_instruction_t *conv = instr->opcode == HLO_OPCODE_CONVOLUTION ? instr
                                   : instr->opcode == HLO_OPCODE_FUSION    ? fused_conv(instr)
                                                                           : NULL;
@@ -286,16 +380,35 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   /* depthwise: one input feature per group, more than one group */
   bool depthwise = g.g > 1 && g.c == g.g;
   int tp = 0, tc = 0, lp = 0, tw = 0;
+  conv_plan_t plan = {0};
   uint64_t groups;
   if (depthwise) {
     tw = g.ow < 8 ? (int)g.ow : 8;
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
-    pick_tile(&g, &tp, &tc);
-    uint64_t pixel_tiles = (uint64_t)((g.oh * g.ow + tp - 1) / tp), feature_tiles = (uint64_t)(g.o / tc);
+    pick_plan(target, &g, &plan);
+    tp = plan.tp;
+    tc = plan.tc;
+    uint64_t pixel_tiles = plan.rows ? (uint64_t)g.oh * (uint64_t)((g.ow + tp - 1) / tp)
+                                     : (uint64_t)((g.oh * g.ow + tp - 1) / tp);
+    uint64_t feature_tiles = (uint64_t)(g.o / tc);
     lp = CODEGEN_LOCAL_SIZE_X; /* pixel tiles per workgroup: 64 or the power of two covering them */
     while (lp > 1 && (uint64_t)lp / 2 >= pixel_tiles) lp /= 2;
+    if (!generic) {
+      /* the split of the 64 lanes with the fewest idle ones (lanes past
+       * the last pixel or feature tile compute nothing): 98 pixel tiles
+       * take 8 blocks of 16, not 2 of 64; at least a subgroup of pixel
+       * tiles (the weight shuffles) */
+      uint64_t min_lp = target->subgroup_shuffle && target->subgroup_size >= 2 ? target->subgroup_size : 1;
+      double best = -1;
+      for (uint64_t cand = CODEGEN_LOCAL_SIZE_X; cand >= min_lp && cand >= 1; cand /= 2) {
+        uint64_t cl = CODEGEN_LOCAL_SIZE_X / cand;
+        double used = (double)pixel_tiles * (double)feature_tiles /
+                      ((double)((pixel_tiles + cand - 1) / cand * cand) * (double)((feature_tiles + cl - 1) / cl * cl));
+        if (used > best + 1e-9) best = used, lp = (int)cand;
+      }
+    }
     uint64_t lc = CODEGEN_LOCAL_SIZE_X / (uint64_t)lp;
     groups = (uint64_t)g.n * ((pixel_tiles + (uint64_t)lp - 1) / (uint64_t)lp) * ((feature_tiles + lc - 1) / lc);
   }
@@ -305,9 +418,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   /* weights shared by subgroup shuffles: each subgroup within one feature
    * tile (lp a multiple of the subgroup size) */
   uint32_t sgsz = target->subgroup_size;
-  const char *shuffle = getenv("VKHLO_CONV_SHUFFLE");
-  int sgs = !depthwise && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0 &&
-                    !(shuffle && strcmp(shuffle, "0") == 0)
+  int sgs = !depthwise && plan.shuffle && target->subgroup_shuffle && sgsz >= 2 && sgsz <= (uint32_t)lp && (sgsz & (sgsz - 1)) == 0
                 ? (int)sgsz
                 : 0;
   uint64_t maxx = target->max_workgroup_count[0] ? target->max_workgroup_count[0] : 65535;
@@ -352,7 +463,9 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
-      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs},
+      {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
+      {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
+      {"LHS_PXW", plan.pxw ? plan.pxw : 8},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

@@ -18,11 +18,15 @@
  * per-element kernel.  Taken: f32 operands and result, 1 or 2 spatial
  * dimensions, batch_group_count 1, any dimension numbers, strides,
  * padding, dilations, window reversal and feature_group_count, on CPU
- * devices (target->is_cpu).  $VKHLO_CONV_KERNEL=elemental turns it off
- * (the per-element path, for comparison); $VKHLO_CONV_TILE=PxC picks the
- * register tile (TILE_P <= 16 pixels x TILE_C <= 32 features, TILE_C
- * dividing the features per group; for measurements); $VKHLO_CONV_SHUFFLE=0
- * turns off the subgroup shuffles that share the weights.
+ * devices (target->is_cpu).  target->conv (from $VKHLO_CONV_KERNEL when
+ * the context is created) = CODEGEN_CONV_ELEMENTAL turns it off (the
+ * per-element path, for comparison), CODEGEN_CONV_GENERIC keeps the
+ * general form of conv2d_cpu.comp without the per-layer variants
+ * (bench_conv's baseline); target->conv_tile_p x conv_tile_c
+ * ($VKHLO_CONV_TILE=PxC) picks the register tile (TILE_P <= 16 pixels x
+ * TILE_C <= 32 features, TILE_C dividing the features per group; for
+ * measurements); target->conv_no_shuffle ($VKHLO_CONV_SHUFFLE=0) turns off
+ * the subgroup shuffles that share the weights.
  * Errors: RESOURCE_EXHAUSTED, INTERNAL (the embedded shader is missing). */
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled);

@@ -53,7 +53,12 @@
  *    dot gets its bias add and activation as an epilogue (output fusion) and
  *    mean = sum / n becomes one kernel, but a reduce is never fused into a
  *    consumer that reads it through a broadcast, and a value used twice
- *    stays in memory.
+ *    stays in memory.  A convolution is the only contraction of its
+ *    cluster (dots may share one: emit_gemm.c computes several dots of one
+ *    lhs in a kernel): emit_conv.c takes one convolution and its epilogue,
+ *    so the second of add(bn(conv(x)), bn(conv(y))) (ResNet's projection
+ *    shortcut) is a fusion of its own instead of turning both into the
+ *    per-element kernel (4x slower on lavapipe).
  *  - Operands of contractions (dot_general, convolution, reduce_window) are
  *    read many times per element; only index-only producers (broadcast,
  *    reshape, transpose, slice, reverse, pad, concatenate, dynamic_slice,
@@ -75,7 +80,8 @@
  * non-scalar operand are merged (mean and mean of squares of the same x,
  * the Q/K/V projections of one activation), unless that would exceed the
  * limits or create a cycle (an output of one reaching an operand of the
- * merged cluster through instructions outside it).
+ * merged cluster through instructions outside it), or put a convolution
+ * beside another convolution or a dot.
  *
  * Invariants kept: def-before-use order (instructions are re-ordered
  * topologically, keeping the original order where possible), parameters
@@ -194,6 +200,7 @@ struct fuser {
   cluster_t *clusters;
   int cluster_count, cluster_capacity;
   int *root_cluster; /* per position: the cluster it is a root of, or -1 */
+  int convs, dots;   /* convolutions and dots in the cluster being formed */
 };
 
 static int pos_of(const hlo_instruction_t *in) { return (int)(intptr_t)in->scratch; }
@@ -205,6 +212,22 @@ static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f
 static void set_state(fuser_t *f, int p, int s) {
   f->stamp[p] = f->cur;
   f->state[p] = (unsigned char)s;
+}
+
+/* Dots and convolutions: the ops with library kernels.  emit_conv.c takes
+ * a fusion holding one convolution and its epilogue; emit_gemm.c takes
+ * several dots of one lhs (NDOT), so only convolutions are counted apart. */
+static bool is_dot(const hlo_instruction_t *in) {
+  return in->opcode == HLO_OPCODE_DOT || in->opcode == HLO_OPCODE_DOT_GENERAL;
+}
+
+/* May a cluster holding |convs| convolutions and |dots| dots take one more
+ * |in|?  A convolution only into a cluster with neither, a dot only into
+ * one without a convolution. */
+static bool contraction_fits(const hlo_instruction_t *in, int convs, int dots) {
+  if (in->opcode == HLO_OPCODE_CONVOLUTION) return convs + dots == 0;
+  if (is_dot(in)) return convs == 0;
+  return true;
 }
 
 static int output_count_of(const hlo_instruction_t *in) {
@@ -262,6 +285,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     if (!shape_fusible(&P->operands[k]->shape)) return false;
   if (hlo_opcode_is_expensive(P->opcode)) {
     if (!excl || !ident || contr) return false;
+    if (!contraction_fits(P, f->convs, f->dots)) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;
   } else if (!excl && full_size_reads(f, P) > 1) {
@@ -306,6 +330,8 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   f->in_contraction[r] = false;
   c->roots[0] = r;
   c->root_count = 1;
+  f->convs = R->opcode == HLO_OPCODE_CONVOLUTION;
+  f->dots = is_dot(R);
   if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
   int ext = 0, low = r;
   for (int k = 0; k < R->operand_count; k++) {
@@ -326,6 +352,8 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
     if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, p))
       return VKHLO_NO_MEMORY();
     hlo_instruction_t *P = f->ins[p];
+    f->convs += P->opcode == HLO_OPCODE_CONVOLUTION;
+    f->dots += is_dot(P);
     for (int k = 0; k < P->operand_count; k++) {
       int q = pos_of(P->operands[k]);
       if (get_state(f, q) != ST_NONE) continue;
@@ -414,6 +442,16 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->member_count; i++)
     if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
   if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
+  /* a convolution alone among the contractions of a fusion (emit_conv.c) */
+  int convs = 0, dots = 0;
+  for (int s = 0; s < 2; s++) {
+    const cluster_t *c = s ? b : a;
+    for (int i = 0; i < c->member_count; i++) {
+      convs += f->ins[c->members[i]]->opcode == HLO_OPCODE_CONVOLUTION;
+      dots += is_dot(f->ins[c->members[i]]);
+    }
+  }
+  if (convs > 0 && convs + dots > 1) return NULL;
   /* Siblings only: neither may read what the other computes (that would
    * turn an external value into a recomputed member). */
   for (int i = 0; i < a->external_count; i++)

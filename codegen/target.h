@@ -19,6 +19,14 @@ typedef enum codegen_gemm_kind {
   CODEGEN_GEMM_OFF,      /* the elemental dot (one invocation per element) */
 } codegen_gemm_kind_t;
 
+/* Which kernel a f32 stablehlo.convolution gets on CPU devices
+ * (codegen/emit_conv.c). */
+typedef enum codegen_conv_kind {
+  CODEGEN_CONV_AUTO = 0,  /* conv2d_cpu.comp (conv_depthwise_cpu.comp), the variant chosen per layer */
+  CODEGEN_CONV_GENERIC,   /* conv2d_cpu.comp's general form only (bench_conv's baseline) */
+  CODEGEN_CONV_ELEMENTAL, /* one invocation per output element (elemental.c) */
+} codegen_conv_kind_t;
+
 typedef struct codegen_target {
   bool shader_int64, shader_float64, shader_int16, shader_int8, shader_float16;
   bool storage_buffer_8bit, storage_buffer_16bit;
@@ -49,6 +57,14 @@ typedef struct codegen_target {
   bool f16_soft_conversions;
   /* GEMM kernel choice; from VKHLO_GEMM=auto|cpu|gpu|off (api/context.c). */
   codegen_gemm_kind_t gemm;
+  /* Convolution kernel choice, and for measurements its register tile
+   * (conv_tile_p pixels x conv_tile_c features; 0 x 0: chosen per layer)
+   * and conv_no_shuffle (no subgroup shuffles for the weights); from
+   * VKHLO_CONV_KERNEL=auto|generic|elemental, VKHLO_CONV_TILE=PxC and
+   * VKHLO_CONV_SHUFFLE=0 (api/context.c). */
+  codegen_conv_kind_t conv;
+  int conv_tile_p, conv_tile_c;
+  bool conv_no_shuffle;
 } codegen_target_t;
 
 /* A target with every feature, for tests that only emit GLSL. */

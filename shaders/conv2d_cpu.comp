@@ -77,6 +77,37 @@
  *                                       are shared by subgroup shuffles
  *                                       (needs CONV_LP a multiple of it);
  *                                       0: every lane loads its own
+ *   CONV_ROWS                           1: a tile is TILE_P (<= OW)
+ *                                       consecutive pixels of one output
+ *                                       row (the row's last tile starts
+ *                                       early, overlapping its neighbour,
+ *                                       and stores only its own pixels);
+ *                                       per window row and input feature
+ *                                       the SPAN inputs its windows cover
+ *                                       are loaded once for all KW window
+ *                                       columns.  0: flattened tiles.
+ *   LHS_WORDS, LHS_PXW                  inputs as 64-bit words (lavapipe's
+ *                                       cost is per loaded component, two
+ *                                       floats per 64-bit one): 1, eight
+ *                                       consecutive input features per
+ *                                       u64vec4 (LHS_SC 1, CG % 8 == 0, the
+ *                                       other strides multiples of 8); 2,
+ *                                       flattened tiles of consecutive
+ *                                       pixels (1x1, stride 1, unpadded
+ *                                       NCHW), LHS_PXW (8 or 4) per
+ *                                       u64vec4 or u64vec2 (offsets and
+ *                                       TILE_P multiples of it); 0 scalars
+ *   RHS_WORDS                           1: consecutive output features
+ *                                       (RHS_SO 1, even offsets) as 64-bit
+ *                                       words shared by the subgroup
+ *                                       (TILE_C % (2 SGS) == 0)
+ *   OUT_WORDS                           1: results of consecutive features
+ *                                       (OUT_SC 1) stored 8 per u64vec4
+ *                                       (TILE_C and the other strides
+ *                                       multiples of 8); 2 (with
+ *                                       LHS_WORDS 2): the tile's
+ *                                       consecutive result pixels, LHS_PXW
+ *                                       per store
  *   CONV_EPILOGUE(acc, pos)             the value stored at linear output
  *                                       position pos (an int) for the sum
  *                                       acc: the fused epilogue (bias,
@@ -132,18 +163,63 @@
 #ifndef CONV_SGS
 #define CONV_SGS 0
 #endif
+#ifndef CONV_ROWS
+#define CONV_ROWS 0
+#endif
+#ifndef LHS_WORDS
+#define LHS_WORDS 0
+#endif
+#ifndef RHS_WORDS
+#define RHS_WORDS 0
+#endif
+#ifndef OUT_WORDS
+#define OUT_WORDS 0
+#endif
 #if CONV_SGS > 0
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+#if LHS_WORDS > 0 || RHS_WORDS > 0 || OUT_WORDS > 0
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
+#ifndef LHS_PXW
+#define LHS_PXW 8
+#endif
+#if LHS_WORDS == 1 || (LHS_WORDS == 2 && LHS_PXW == 8)
+layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec4 conv_lhs_w[]; };
+#elif LHS_WORDS == 2
+layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec2 conv_lhs_w[]; };
+#endif
+#if RHS_WORDS == 1
+layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { uint64_t conv_rhs_w[]; };
+#endif
+#if OUT_WORDS == 1 || (OUT_WORDS == 2 && LHS_PXW == 8)
+layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec4 conv_out_w[]; };
+#elif OUT_WORDS == 2
+layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec2 conv_out_w[]; };
+#endif
+#if LHS_WORDS > 0 || RHS_WORDS > 0
+/* the two floats of a 64-bit word (the lower address first) */
+vec2 conv_f2(uint64_t u) { return uintBitsToFloat(unpackUint2x32(u)); }
+#endif
+#if OUT_WORDS > 0
+uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
+#endif
 
 const int CONV_P = CONV_OH * CONV_OW;                  /* output pixels per image */
+#if CONV_ROWS
+const int CONV_SEGS = (CONV_OW + TILE_P - 1) / TILE_P; /* pixel tiles per output row */
+const int CONV_PT = CONV_OH * CONV_SEGS;               /* pixel tiles per image */
+/* the input columns the windows of a tile's pixels cover */
+const int CONV_SPAN = (TILE_P - 1) * CONV_SW + (CONV_KW - 1) * CONV_DW + 1;
+#else
 const int CONV_PT = (CONV_P + TILE_P - 1) / TILE_P;    /* pixel tiles per image */
+#endif
 const int CONV_CG = CONV_C / CONV_G;                   /* input features per group */
 const int CONV_OG = CONV_O / CONV_G;                   /* output features per group */
 const int CONV_CT = CONV_O / TILE_C;                   /* feature tiles */
@@ -151,6 +227,39 @@ const int CONV_LC = 64 / CONV_LP;                      /* feature tiles per work
 const int CONV_PB = (CONV_PT + CONV_LP - 1) / CONV_LP; /* pixel blocks */
 const int CONV_CB = (CONV_CT + CONV_LC - 1) / CONV_LC; /* feature blocks */
 const uint CONV_GROUPS = uint(CONV_N) * uint(CONV_PB) * uint(CONV_CB);
+#if LHS_WORDS == 1
+const int CONV_CK = 8; /* input features per step of the reduction loop */
+#else
+const int CONV_CK = 1;
+#endif
+
+/* The TILE_C weights w[o0 + c, ci, kh', kw'] at r, the offset of
+ * w[o0, ci, kh', kw']. */
+void conv_weights(int r, out float wv[TILE_C]) {
+#if RHS_WORDS == 1 && CONV_SGS > 0
+  /* consecutive features (RHS_SO 1), shared by the subgroup: each lane
+   * loads TILE_C / (2 SGS) 64-bit words (two features each, r even) and the
+   * shuffles hand their halves round */
+  float lo[TILE_C / (2 * CONV_SGS)], hi[TILE_C / (2 * CONV_SGS)];
+  [[unroll]] for (int k = 0; k < TILE_C / (2 * CONV_SGS); k++) {
+    vec2 f = conv_f2(conv_rhs_w[(r >> 1) + k * CONV_SGS + int(gl_SubgroupInvocationID)]);
+    lo[k] = f.x;
+    hi[k] = f.y;
+  }
+  [[unroll]] for (int c = 0; c < TILE_C; c++)
+    wv[c] = subgroupShuffle((c & 1) != 0 ? hi[c / (2 * CONV_SGS)] : lo[c / (2 * CONV_SGS)], uint((c >> 1) % CONV_SGS));
+#elif CONV_SGS > 0
+  /* the subgroup shares the feature tile: each lane loads TILE_C / SGS of
+   * the weights and the shuffles hand them round (in registers), instead
+   * of every lane loading all TILE_C */
+  float wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
+  [[unroll]] for (int k = 0; k < (TILE_C + CONV_SGS - 1) / CONV_SGS; k++)
+    wl[k] = conv_rhs[r + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO];
+  [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = subgroupShuffle(wl[c / CONV_SGS], uint(c % CONV_SGS));
+#else
+  [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = conv_rhs[r + c * RHS_SO];
+#endif
+}
 
 void main() {
   /* workgroup (n * PB + pb) * CB + cb (the feature blocks of one pixel
@@ -179,24 +288,92 @@ void main() {
   ct = min(ct, CONV_CT - 1);
   int o0 = ct * TILE_C;
   int g = o0 / CONV_OG;
-  int p0 = pt * TILE_P;
 
-  /* the window origin of each pixel of the tile (past the end: the last pixel) */
+  float acc[TILE_P][TILE_C];
+  [[unroll]] for (int p = 0; p < TILE_P; p++)
+    [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] = 0.0;
+  int lbase = n * LHS_SN + g * CONV_CG * LHS_SC;
+
+#if CONV_ROWS
+  /* a tile is TILE_P consecutive pixels of one output row (TILE_P <= OW;
+   * the row's last tile starts early and overlaps its neighbour): per
+   * window row and input feature the SPAN inputs its windows cover are
+   * loaded once and serve every window column */
+  int oh = pt / CONV_SEGS, seg = pt % CONV_SEGS;
+  int ow0 = min(seg * TILE_P, CONV_OW - TILE_P);
+  int xbase = ow0 * CONV_SW - CONV_PW;
+  for (int kh = 0; kh < CONV_KH; kh++) {
+    int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
+    int xoff[CONV_SPAN];
+#if CONV_CHECK
+    bool yok = y >= 0 && y <= (CONV_H - 1) * CONV_LDH && y % CONV_LDH == 0;
+    y = yok ? y / CONV_LDH : 0;
+    bool xok[CONV_SPAN];
+#endif
+    [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
+      int x = xbase + j;
+#if CONV_CHECK
+      xok[j] = yok && x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
+      x = xok[j] ? x / CONV_LDW : 0;
+#endif
+      xoff[j] = lbase + y * LHS_SH + x * LHS_SW;
+    }
+    int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
+    int r = o0 * RHS_SO + khr * RHS_SH;
+    for (int ci = 0; ci < CONV_CG; ci += CONV_CK) {
+#if LHS_WORDS == 1
+      /* 8 consecutive input features per load (LHS_SC 1) */
+      u64vec4 xw[CONV_SPAN];
+      [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
+        xw[j] = conv_lhs_w[xoff[j] >> 3];
+#if CONV_CHECK
+        xw[j] = xok[j] ? xw[j] : u64vec4(0);
+#endif
+        xoff[j] += 8;
+      }
+      [[unroll]] for (int kk = 0; kk < 8; kk++) {
+        float xs[CONV_SPAN];
+        [[unroll]] for (int j = 0; j < CONV_SPAN; j++) xs[j] = conv_f2(xw[j][kk >> 1])[kk & 1];
+        int rk = r + kk * RHS_SI;
+#else
+      {
+        float xs[CONV_SPAN];
+        [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
+          xs[j] = conv_lhs[xoff[j]];
+#if CONV_CHECK
+          xs[j] = xok[j] ? xs[j] : 0.0;
+#endif
+          xoff[j] += LHS_SC;
+        }
+        int rk = r;
+#endif
+        [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
+          int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
+          float wv[TILE_C];
+          conv_weights(rk + kwr * RHS_SW, wv);
+          [[unroll]] for (int p = 0; p < TILE_P; p++)
+            [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] += xs[p * CONV_SW + kw * CONV_DW] * wv[c];
+        }
+      }
+      r += CONV_CK * RHS_SI;
+    }
+  }
+#else
+  /* a tile is TILE_P consecutive pixels of the image (row-major over
+   * OH x OW; past the end: the last pixel) */
+  int p0 = pt * TILE_P;
   int yb[TILE_P], xb[TILE_P];
   [[unroll]] for (int p = 0; p < TILE_P; p++) {
     int q = min(p0 + p, CONV_P - 1);
     yb[p] = (q / CONV_OW) * CONV_SH - CONV_PH;
     xb[p] = (q % CONV_OW) * CONV_SW - CONV_PW;
   }
-  float acc[TILE_P][TILE_C];
-  [[unroll]] for (int p = 0; p < TILE_P; p++)
-    [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] = 0.0;
-
-  int lbase = n * LHS_SN + g * CONV_CG * LHS_SC;
   for (int kh = 0; kh < CONV_KH; kh++) {
     for (int kw = 0; kw < CONV_KW; kw++) {
       int loff[TILE_P];
+#if CONV_CHECK
       bool ok[TILE_P];
+#endif
       [[unroll]] for (int p = 0; p < TILE_P; p++) {
         int y = yb[p] + kh * CONV_DH, x = xb[p] + kw * CONV_DW;
 #if CONV_CHECK
@@ -204,48 +381,118 @@ void main() {
                 y % CONV_LDH == 0 && x % CONV_LDW == 0;
         y = ok[p] ? y / CONV_LDH : 0;
         x = ok[p] ? x / CONV_LDW : 0;
-#else
-        ok[p] = true;
 #endif
         loff[p] = lbase + y * LHS_SH + x * LHS_SW;
       }
       int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
       int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-      int roff = o0 * RHS_SO + khr * RHS_SH + kwr * RHS_SW;
-      for (int ci = 0; ci < CONV_CG; ci++) {
-        float wv[TILE_C];
-#if CONV_SGS > 0
-        /* the subgroup shares the feature tile: each lane loads TILE_C /
-         * SGS of its weights and the shuffles hand them round (in
-         * registers), instead of every lane loading all TILE_C */
-        float wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
-        [[unroll]] for (int k = 0; k < (TILE_C + CONV_SGS - 1) / CONV_SGS; k++)
-          wl[k] = conv_rhs[roff + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO];
-        [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = subgroupShuffle(wl[c / CONV_SGS], uint(c % CONV_SGS));
-#else
-        [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = conv_rhs[roff + c * RHS_SO];
-#endif
+      int r = o0 * RHS_SO + khr * RHS_SH + kwr * RHS_SW;
+      for (int ci = 0; ci < CONV_CG; ci += CONV_CK) {
+#if LHS_WORDS == 1
+        /* 8 consecutive input features per load (LHS_SC 1) */
+        u64vec4 xw[TILE_P];
         [[unroll]] for (int p = 0; p < TILE_P; p++) {
-          float xv = conv_lhs[loff[p]];
+          xw[p] = conv_lhs_w[loff[p] >> 3];
 #if CONV_CHECK
-          xv = ok[p] ? xv : 0.0;
+          xw[p] = ok[p] ? xw[p] : u64vec4(0);
 #endif
-          [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] += xv * wv[c];
-          loff[p] += LHS_SC;
+          loff[p] += 8;
         }
-        roff += RHS_SI;
+        [[unroll]] for (int kk = 0; kk < 8; kk++) {
+          float xs[TILE_P];
+          [[unroll]] for (int p = 0; p < TILE_P; p++) xs[p] = conv_f2(xw[p][kk >> 1])[kk & 1];
+          int rk = r + kk * RHS_SI;
+#elif LHS_WORDS == 2
+        /* the tile's pixels are consecutive in memory (a 1x1 window of
+         * stride 1 over unpadded NCHW: LHS_SW 1, LHS_SH W), LHS_PXW (8 or
+         * 4) per load of a u64vec4 or u64vec2 */
+        {
+          float xs[TILE_P];
+          [[unroll]] for (int v = 0; v < TILE_P / LHS_PXW; v++) {
+#if LHS_PXW == 8
+            u64vec4 t = conv_lhs_w[(loff[0] >> 3) + v];
+#else
+            u64vec2 t = conv_lhs_w[(loff[0] >> 2) + v];
+#endif
+            [[unroll]] for (int k = 0; k < LHS_PXW / 2; k++) {
+              vec2 f = conv_f2(t[k]);
+              xs[LHS_PXW * v + 2 * k] = f.x;
+              xs[LHS_PXW * v + 2 * k + 1] = f.y;
+            }
+          }
+          loff[0] += LHS_SC;
+          int rk = r;
+#else
+        {
+          float xs[TILE_P];
+          [[unroll]] for (int p = 0; p < TILE_P; p++) {
+            xs[p] = conv_lhs[loff[p]];
+#if CONV_CHECK
+            xs[p] = ok[p] ? xs[p] : 0.0;
+#endif
+            loff[p] += LHS_SC;
+          }
+          int rk = r;
+#endif
+          float wv[TILE_C];
+          conv_weights(rk, wv);
+          [[unroll]] for (int p = 0; p < TILE_P; p++)
+            [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] += xs[p] * wv[c];
+        }
+        r += CONV_CK * RHS_SI;
       }
     }
   }
+#endif
 
+#if OUT_WORDS == 2
+  /* the flattened tile's pixels are consecutive in the result too (1x1,
+   * stride 1, NCHW; no partial tiles): LHS_PXW per store */
+  if (live) {
+    [[unroll]] for (int c = 0; c < TILE_C; c++) {
+      [[unroll]] for (int v = 0; v < TILE_P / LHS_PXW; v++) {
+        int pos = n * OUT_SN + (o0 + c) * OUT_SC + p0 + LHS_PXW * v;
+#if LHS_PXW == 8
+        u64vec4 t;
+#else
+        u64vec2 t;
+#endif
+        [[unroll]] for (int k = 0; k < LHS_PXW / 2; k++)
+          t[k] = conv_w2(CONV_EPILOGUE(acc[LHS_PXW * v + 2 * k][c], pos + 2 * k),
+                         CONV_EPILOGUE(acc[LHS_PXW * v + 2 * k + 1][c], pos + 2 * k + 1));
+        conv_out_w[pos / LHS_PXW] = t;
+      }
+    }
+  }
+#else
   [[unroll]] for (int p = 0; p < TILE_P; p++) {
+#if CONV_ROWS
+    int ow = ow0 + p;
+    bool mine = ow >= seg * TILE_P; /* not a pixel of the previous tile */
+    int obase = n * OUT_SN + oh * OUT_SH + ow * OUT_SW;
+#else
     int q = p0 + p;
-    if (live && q < CONV_P) {
-      int obase = n * OUT_SN + (q / CONV_OW) * OUT_SH + (q % CONV_OW) * OUT_SW;
+    bool mine = q < CONV_P;
+    int obase = n * OUT_SN + (q / CONV_OW) * OUT_SH + (q % CONV_OW) * OUT_SW;
+#endif
+    if (live && mine) {
+#if OUT_WORDS == 1
+      /* consecutive features (OUT_SC 1), 8 per u64vec4 store */
+      [[unroll]] for (int v = 0; v < TILE_C / 8; v++) {
+        int pos = obase + o0 + 8 * v;
+        u64vec4 t;
+        [[unroll]] for (int k = 0; k < 4; k++)
+          t[k] = conv_w2(CONV_EPILOGUE(acc[p][8 * v + 2 * k], pos + 2 * k),
+                         CONV_EPILOGUE(acc[p][8 * v + 2 * k + 1], pos + 2 * k + 1));
+        conv_out_w[pos >> 3] = t;
+      }
+#else
       [[unroll]] for (int c = 0; c < TILE_C; c++) {
         int pos = obase + (o0 + c) * OUT_SC;
         conv_out[pos] = CONV_EPILOGUE(acc[p][c], pos);
       }
+#endif
     }
   }
+#endif
 }

@@ -1,7 +1,7 @@
 /*
  * Convolution through the library kernel (shaders/conv2d_cpu.comp,
  * codegen/emit_conv.c) against the per-element kernel
- * ($VKHLO_CONV_KERNEL=elemental while compiling) on the same seeded inputs,
+ * (a context created with $VKHLO_CONV_KERNEL=elemental) on the same seeded inputs,
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
  * strides, padding (negative too), lhs and rhs dilation, window reversal,
  * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
@@ -24,12 +24,41 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool elemental) {
+/* The contexts: the default one, one with the per-element kernel
+ * ($VKHLO_CONV_KERNEL=elemental when it was created) and one with the
+ * general kernel only (generic: bench_conv's baseline). */
+typedef struct contexts {
+  vkhlo_context_t *ctx, *elemental, *generic;
+} contexts_t;
+
+static int with_env(void **ctx, const char *kernel) {
+  setenv("VKHLO_CONV_KERNEL", kernel, 1);
+  int r = validated_context_setup(ctx);
+  unsetenv("VKHLO_CONV_KERNEL");
+  return r;
+}
+
+static int setup(void **state) {
+  contexts_t *c = calloc(1, sizeof *c);
+  void *p = NULL, *q = NULL, *r = NULL;
+  if (!c || validated_context_setup(&p) || with_env(&q, "elemental") || with_env(&r, "generic")) return -1;
+  c->ctx = p, c->elemental = q, c->generic = r;
+  *state = c;
+  return 0;
+}
+
+static int teardown(void **state) {
+  contexts_t *c = *state;
+  void *p[3] = {c->ctx, c->elemental, c->generic};
+  int r = 0;
+  for (int i = 0; i < 3; i++) r |= validated_context_teardown(&p[i]);
+  free(c);
+  return r;
+}
+
+static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
   vkhlo_executable_t *exe = NULL;
-  if (elemental) setenv("VKHLO_CONV_KERNEL", "elemental", 1);
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "conv_test.mlir", NULL, &exe);
-  if (elemental) unsetenv("VKHLO_CONV_KERNEL");
-  expect_ok(st);
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "conv_test.mlir", NULL, &exe));
   return exe;
 }
 
@@ -65,12 +94,14 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
 /* Compiles |text| both ways, runs both on the same seeded inputs and
  * compares (relative to the largest output magnitude); |taken|: whether
  * the library kernel must be used on a CPU device. */
-static void compare(vkhlo_context_t *ctx, const char *text, bool taken) {
-  vkhlo_executable_t *a = compile(ctx, text, false), *b = compile(ctx, text, true);
+/* |text| compiled on |ctx| (taking the library kernel or not) against the
+ * per-element kernel. */
+static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *text, bool taken) {
+  vkhlo_executable_t *a = compile(ctx, text), *b = compile(c->elemental, text);
   if (on_cpu(ctx)) assert_int_equal(library_kernels(a), taken ? 1 : 0);
   assert_int_equal(library_kernels(b), 0);
   int np = vkhlo_executable_parameter_count(a);
-  vkhlo_buffer_t *args[8];
+  vkhlo_buffer_t *args[8], *eargs[8]; /* the same values on each context */
   assert_true(np <= 8);
   uint64_t seed = 12345;
   for (int i = 0; i < np; i++) {
@@ -86,13 +117,14 @@ static void compare(vkhlo_context_t *ctx, const char *text, bool taken) {
       else ((uint16_t *)data)[k] = (uint16_t)(0x3000 + (seed >> 54)); /* f16 in [0.125, 0.25) */
     }
     expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[i]));
+    expect_ok(vkhlo_buffer_create(c->elemental, &t, data, &eargs[i]));
     free(data);
   }
   int64_t na, nb;
   vkhlo_tensor_type_t rt;
   expect_ok(vkhlo_executable_result_type(a, 0, &rt));
   if (rt.element_type == VKHLO_F32) {
-    float *x = run(a, np, args, &na), *y = run(b, np, args, &nb);
+    float *x = run(a, np, args, &na), *y = run(b, np, eargs, &nb);
     assert_int_equal(na, nb);
     double scale = 0, worst = 0;
     for (int64_t i = 0; i < na; i++) scale = scale > (double)y[i] && scale > -(double)y[i] ? scale : (y[i] < 0 ? -y[i] : y[i]);
@@ -108,13 +140,21 @@ static void compare(vkhlo_context_t *ctx, const char *text, bool taken) {
   } else {
     vkhlo_buffer_t *r1 = NULL, *r2 = NULL;
     expect_ok(vkhlo_executable_execute(a, np, args, 1, &r1));
-    expect_ok(vkhlo_executable_execute(b, np, args, 1, &r2));
+    expect_ok(vkhlo_executable_execute(b, np, eargs, 1, &r2));
     vkhlo_buffer_destroy(r1);
     vkhlo_buffer_destroy(r2);
   }
-  for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
+  for (int i = 0; i < np; i++) {
+    vkhlo_buffer_destroy(args[i]);
+    vkhlo_buffer_destroy(eargs[i]);
+  }
   vkhlo_executable_destroy(a);
   vkhlo_executable_destroy(b);
+}
+
+static void compare(void **state, const char *text, bool taken) {
+  const contexts_t *c = *state;
+  compare_on(c, c->ctx, text, taken);
 }
 
 /* A program computing one convolution of parameters %x and %w. */
@@ -127,7 +167,7 @@ static void conv_case(void **state, const char *x, const char *w, const char *y,
            " {batch_group_count = %d : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
            "  return %%y : %s\n}\n",
            x, w, y, dims, window, bgc, fgc, x, w, y, y);
-  compare(*state, text, taken);
+  compare(state, text, taken);
 }
 
 #define NCHW "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
@@ -186,6 +226,85 @@ static void one_by_one_and_1d(void **state) {
             "pad = [[1, 1]]", 1, 1, true);
 }
 
+/* Whether some kernel of |exe| has |define| (e.g. "#define CONV_ROWS 1"). */
+static bool kernel_has(const vkhlo_executable_t *exe, const char *define) {
+  for (int i = 0; i < exe->kernel_count; i++)
+    if (strstr(exe->kernels[i].glsl, define)) return true;
+  return false;
+}
+
+/* conv_case, then (on CPU devices) checks that the kernel took the variant
+ * of conv2d_cpu.comp named by each of |defines| (NULL-terminated), and
+ * that the general kernel ($VKHLO_CONV_KERNEL=generic, the baseline of
+ * bench_conv) agrees with the per-element one too. */
+static void variant_case(void **state, const char *x, const char *w, const char *y, const char *dims,
+                         const char *window, const char *const *defines) {
+  conv_case(state, x, w, y, dims, window, 1, 1, true);
+  const contexts_t *c = *state;
+  vkhlo_context_t *ctx = c->ctx;
+  if (!on_cpu(ctx)) return;
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
+           " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
+           "  return %%y : %s\n}\n",
+           x, w, y, dims, window, x, w, y, y);
+  vkhlo_executable_t *exe = compile(ctx, text);
+  /* the word variants need 64-bit integers (and RHS_WORDS shuffles): not
+   * in restricted mode ($VKHLO_RESTRICTED=1), where the cases that expect
+   * them are only compared */
+  bool words = ctx->target.shader_int64 && ctx->target.subgroup_shuffle, check = true;
+  for (int i = 0; defines[i]; i++) check = check && (words || !strstr(defines[i], "WORDS"));
+  for (int i = 0; check && defines[i]; i++)
+    if (!kernel_has(exe, defines[i])) fail_msg("%s: the kernel lacks '%s'", x, defines[i]);
+  vkhlo_executable_destroy(exe);
+  exe = compile(c->generic, text);
+  for (int i = 0; defines[i]; i++)
+    if (strstr(defines[i], "WORDS") && kernel_has(exe, defines[i])) fail_msg("generic kernel with '%s'", defines[i]);
+  vkhlo_executable_destroy(exe);
+  compare_on(c, c->generic, text, true);
+}
+
+/* The layer-specific variants of conv2d_cpu.comp (emit_conv.c picks
+ * them from the shapes and layouts): row tiles, 64-bit words for NHWC
+ * inputs, weights and results and for NCHW 1x1 inputs, tiles of 7 pixels,
+ * partial and overlapping tiles. */
+static void layer_variants(void **state) {
+  /* NHWC 1x1, 8-feature words in and out, weights as shuffled words;
+   * 36 pixels: the last tile of 8 is partial */
+  static const char *const nhwc_1x1[] = {"#define LHS_WORDS 1", "#define RHS_WORDS 1", "#define OUT_WORDS 1", NULL};
+  variant_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x32xf32>", "tensor<2x6x6x32xf32>", NHWC, "", nhwc_1x1);
+  /* NHWC 3x3 padded, rows of 11: a tile of 8 and an overlapping one */
+  static const char *const nhwc_3x3[] = {"#define CONV_ROWS 1", "#define RHS_WORDS 1", "#define OUT_WORDS 1",
+                                         "#define CONV_CHECK 1", NULL};
+  variant_case(state, "tensor<1x10x11x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x10x11x16xf32>", NHWC,
+               "pad = [[1, 1], [1, 1]]", nhwc_3x3);
+  /* NHWC 3x3 without padding (no tap checks), rows of 7 */
+  static const char *const nhwc_valid[] = {"#define CONV_ROWS 1", "#define CONV_CHECK 0", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x9x9x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x7x7x16xf32>", NHWC, "", nhwc_valid);
+  /* NCHW 1x1 of stride 1 over 8x8: 8 consecutive pixels per load */
+  static const char *const nchw_1x1[] = {"#define LHS_WORDS 2", "#define OUT_WORDS 2", NULL};
+  variant_case(state, "tensor<1x12x8x8xf32>", "tensor<16x12x1x1xf32>", "tensor<1x16x8x8xf32>", NCHW, "", nchw_1x1);
+  /* NCHW 1x1 over 6x6 (36 pixels, a multiple of 4 but not of 8): 4 per load */
+  static const char *const nchw_36[] = {"#define LHS_WORDS 2", "#define LHS_PXW 4", "#define TILE_P 4",
+                                        "#define OUT_WORDS 2", NULL};
+  variant_case(state, "tensor<2x8x6x6xf32>", "tensor<32x8x1x1xf32>", "tensor<2x32x6x6xf32>", NCHW, "", nchw_36);
+  /* NCHW 3x3 stride 2 on 14x14 -> 7x7: rows of 7 */
+  static const char *const nchw_s2[] = {"#define CONV_ROWS 1", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x8x14x14xf32>", "tensor<16x8x3x3xf32>", "tensor<1x16x7x7xf32>", NCHW,
+               "stride = [2, 2], pad = [[1, 1], [1, 1]]", nchw_s2);
+  /* NCHW 1x1 over 7x7 (49 pixels): flattened tiles of 7 */
+  static const char *const nchw_49[] = {"#define CONV_ROWS 0", "#define TILE_P 7", NULL};
+  variant_case(state, "tensor<1x16x7x7xf32>", "tensor<32x16x1x1xf32>", "tensor<1x32x7x7xf32>", NCHW, "", nchw_49);
+  /* rows with rhs dilation, lhs dilation and reversal */
+  static const char *const rows[] = {"#define CONV_ROWS 1", NULL};
+  variant_case(state, "tensor<1x9x12x8xf32>", "tensor<3x3x8x16xf32>", "tensor<1x9x8x16xf32>", NHWC,
+               "pad = [[2, 2], [0, 0]], rhs_dilate = [2, 2]", rows);
+  variant_case(state, "tensor<1x4x6x9xf32>", "tensor<16x4x3x3xf32>", "tensor<1x16x11x9xf32>", NCHW,
+               "pad = [[1, 1], [1, 1]], lhs_dilate = [2, 1], reverse = [true, true]", rows);
+}
+
 static void left_to_the_old_path(void **state) {
   /* batch groups */
   conv_case(state, "tensor<4x3x5x5xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x3x3xf32>", NCHW, "", 1, 2, false);
@@ -205,7 +324,7 @@ static void fused_epilogues(void **state) {
       "  %s = stablehlo.add %y, %bb : tensor<1x16x9x9xf32>\n"
       "  %r = stablehlo.maximum %s, %z : tensor<1x16x9x9xf32>\n"
       "  return %r : tensor<1x16x9x9xf32>\n}\n";
-  compare(*state, bias_relu, true);
+  compare(state, bias_relu, true);
   /* batch-norm scale/shift and a residual add, NHWC (the conv's operands
    * are not the fusion's first parameters) */
   static const char bn_residual[] =
@@ -222,7 +341,19 @@ static void fused_epilogues(void **state) {
       "  %z = stablehlo.constant dense<0.0> : tensor<1x7x7x8xf32>\n"
       "  %o = stablehlo.maximum %t, %z : tensor<1x7x7x8xf32>\n"
       "  return %o : tensor<1x7x7x8xf32>\n}\n";
-  compare(*state, bn_residual, true);
+  compare(state, bn_residual, true);
+  /* NCHW 1x1 with a residual add: the epilogue under the word stores of
+   * consecutive pixels (OUT_WORDS 2) */
+  static const char nchw_1x1_residual[] =
+      "func.func @main(%x: tensor<1x8x8x8xf32>, %w: tensor<16x8x1x1xf32>, %r: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x8x8xf32>\n"
+      "  %t = stablehlo.add %y, %r : tensor<1x16x8x8xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x8x8xf32>\n"
+      "  %o = stablehlo.maximum %t, %z : tensor<1x16x8x8xf32>\n"
+      "  return %o : tensor<1x16x8x8xf32>\n}\n";
+  compare(state, nchw_1x1_residual, true);
 }
 
 /* Values worked out by hand: x = 1..16 as a 4x4 NCHW image, w = [[1, 0],
@@ -230,7 +361,7 @@ static void fused_epilogues(void **state) {
  * [10, 0] and relu.  Output 0 is x[i][j] - x[i+1][j+1] = -5 everywhere
  * (+10 = 5); output 1 sums 2x2 blocks: 14, 22, 46, 54. */
 static void hand_computed(void **state) {
-  vkhlo_context_t *ctx = *state;
+  vkhlo_context_t *ctx = ((const contexts_t *)*state)->ctx;
   static const char text[] =
       "func.func @main(%x: tensor<1x1x4x4xf32>, %w: tensor<2x1x2x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x2x2xf32> {\n"
       "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
@@ -241,7 +372,7 @@ static void hand_computed(void **state) {
       "  %s = stablehlo.add %y, %bb : tensor<1x2x2x2xf32>\n"
       "  %r = stablehlo.maximum %s, %z : tensor<1x2x2x2xf32>\n"
       "  return %r : tensor<1x2x2x2xf32>\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text, false);
+  vkhlo_executable_t *exe = compile(ctx, text);
   if (on_cpu(ctx)) assert_int_equal(library_kernels(exe), 1);
   float x[16], w[8] = {1, 0, 0, -1, 1, 1, 1, 1}, b[2] = {10, 0};
   for (int i = 0; i < 16; i++) x[i] = (float)(i + 1);
@@ -272,9 +403,10 @@ int main(void) {
       cmocka_unit_test(negative_padding_and_reversal),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(one_by_one_and_1d),
+      cmocka_unit_test(layer_variants),
       cmocka_unit_test(left_to_the_old_path),
       cmocka_unit_test(fused_epilogues),
       cmocka_unit_test(hand_computed),
   };
-  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

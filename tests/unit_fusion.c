@@ -262,6 +262,37 @@ static void test_dot_not_duplicated(void **state) {
   assert_int_equal(dots, 1);
 }
 
+/* add(conv(x) * s, conv(y)) (ResNet's projection shortcut, NHWC/HWIO):
+ * both convolutions are exclusive with identity paths to the add, but a
+ * fusion takes one of them (the library kernels take one contraction and
+ * its epilogue); the other is a fusion or kernel of its own. */
+static void test_one_convolution_per_fusion(void **state) {
+  hlo_module_t *m = fuse(*state,
+      "func.func @main(%x: tensor<1x8x8x16xf32>, %y: tensor<1x8x8x8xf32>, %w: tensor<1x1x16x32xf32>, %v: tensor<1x1x8x32xf32>, %s: tensor<32xf32>) -> tensor<1x8x8x32xf32> {\n"
+      "  %a = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x16xf32>, tensor<1x1x16x32xf32>) -> tensor<1x8x8x32xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<32xf32>) -> tensor<1x8x8x32xf32>\n"
+      "  %as = stablehlo.multiply %a, %sb : tensor<1x8x8x32xf32>\n"
+      "  %b = stablehlo.convolution(%y, %v) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x8xf32>, tensor<1x1x8x32xf32>) -> tensor<1x8x8x32xf32>\n"
+      "  %r = stablehlo.add %as, %b : tensor<1x8x8x32xf32>\n"
+      "  return %r : tensor<1x8x8x32xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  int convs = count_opcode(c, HLO_OPCODE_CONVOLUTION), fusions = 0;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode != HLO_OPCODE_FUSION) continue;
+    fusions++;
+    int k = count_opcode(fused(in), HLO_OPCODE_CONVOLUTION);
+    assert_true(k <= 1);
+    convs += k;
+  }
+  assert_int_equal(convs, 2);
+  assert_int_equal(c->root->opcode, HLO_OPCODE_FUSION);
+  assert_int_equal(count_opcode(fused(c->root), HLO_OPCODE_CONVOLUTION), 1);
+  assert_int_equal(count_opcode(fused(c->root), HLO_OPCODE_ADD), 1);
+  assert_true(fusions >= 1);
+}
+
 /* reduce -> broadcast -> add: the reduce is not fused into the add. */
 static void test_reduce_through_broadcast_not_fused(void **state) {
   hlo_module_t *m = fuse(*state,
@@ -423,6 +454,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_layer_norm_multi_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot_bias_relu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot_not_duplicated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_one_convolution_per_fusion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduce_through_broadcast_not_fused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_elementwise_chain_and_dot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_while_body, setup, teardown),
