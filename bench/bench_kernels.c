@@ -176,10 +176,13 @@ int main(int argc, char **argv) {
   int rounds = 3;
   bool big = false, before = false;
   const char *only = NULL;
+  const char *tunes[8];
+  int ntune = 0;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--rounds=", 9) == 0) rounds = atoi(argv[i] + 9);
     else if (strcmp(argv[i], "--big") == 0) big = true;
     else if (strcmp(argv[i], "--before") == 0) before = true;
+    else if (strncmp(argv[i], "--tune=", 7) == 0 && ntune < 8) tunes[ntune++] = argv[i] + 7;
     else if (argv[i][0] != '-') only = argv[i];
     else {
       fprintf(stderr, "usage: bench_kernels [--rounds=N] [--big] [--before] [CASE]\n");
@@ -217,6 +220,14 @@ int main(int argc, char **argv) {
     prepared_t p, e;
     prepare(ctx, text, a, b, &p);
     if (before) prepare(elem_ctx, text, a, b, &e);
+    prepared_t tv[8];
+    for (int t = 0; t < ntune; t++) {
+      setenv("VKHLO_GEMM_TUNE", tunes[t], 1);
+      prepare(ctx, text, a, b, &tv[t]);
+      unsetenv("VKHLO_GEMM_TUNE");
+      run_wall(&tv[t]);
+    }
+    double *tdev = calloc((size_t)rounds * 8, sizeof *tdev), *trat = calloc((size_t)rounds * 8, sizeof *trat);
     run_wall(&p); /* warm-up */
     run_blas(c, a, b, ref);
     double err = compare(&p, ref, no);
@@ -229,6 +240,10 @@ int main(int argc, char **argv) {
       blas[r] = run_blas(c, a, b, ref);
       if (before) elem[r] = run_device(&e);
       ratio[r] = blas[r] / dev[r];
+      for (int t = 0; t < ntune; t++) {
+        tdev[t * rounds + r] = run_device(&tv[t]);
+        trat[t * rounds + r] = blas[r] / tdev[t * rounds + r];
+      }
     }
     double flop = 2.0 * c->b * c->m * c->n * (double)c->k;
     double mw = median(wall, rounds), md = median(dev, rounds), mb = median(blas, rounds), mr = median(ratio, rounds);
@@ -243,6 +258,13 @@ int main(int argc, char **argv) {
       printf(" %9s %9s", "", "");
     }
     printf(" %8.1e\n", err);
+    for (int t = 0; t < ntune; t++) {
+      double td = median(tdev + t * rounds, rounds), tr = median(trat + t * rounds, rounds);
+      printf("  tune %-30s dev_ms %9.2f GFLOP/s %9.2f ratio %6.1f%% err %8.1e\n", tunes[t], td, flop / td / 1e6, 100 * tr,
+             compare(&tv[t], ref, no));
+      release(&tv[t]);
+    }
+    free(tdev), free(trat);
     fflush(stdout);
     free(wall), free(dev), free(blas), free(ratio), free(elem);
     release(&p);

@@ -522,11 +522,32 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
   int TMv = p.ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM, TNv = GEMM_CPU_TN;
+  int sg = 0, bpre = 1, wgmax = 64, maxgroups = GEMM_CPU_MAX_GROUPS, sgr = 1, kb = 0, kin = 0, fma = 0;
+  const char *tune = getenv("VKHLO_GEMM_TUNE"); /* EXPERIMENT */
+  if (tune) {
+    const char *q;
+    if ((q = strstr(tune, "TM="))) TMv = atoi(q + 3);
+    if ((q = strstr(tune, "TN="))) TNv = atoi(q + 3);
+    if ((q = strstr(tune, "SG="))) sg = atoi(q + 3);
+    if ((q = strstr(tune, "BPRE="))) bpre = atoi(q + 5);
+    if ((q = strstr(tune, "WG="))) wgmax = atoi(q + 3);
+    if ((q = strstr(tune, "MG="))) maxgroups = atoi(q + 3);
+    if ((q = strstr(tune, "SGR="))) sgr = atoi(q + 4);
+    if ((q = strstr(tune, "KB="))) kb = atoi(q + 3);
+    if ((q = strstr(tune, "KIN="))) kin = atoi(q + 4);
+    if ((q = strstr(tune, "FMA="))) fma = atoi(q + 4);
+  }
   while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
   while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
   if (TNv % 8 != 0) words[1] = false;
   int64_t wg = (p.n + TNv - 1) / TNv;
-  wg = wg >= 64 ? 64 : (wg + 7) / 8 * 8;
+  wg = wg >= wgmax ? wgmax : (wg + 7) / 8 * 8;
+  if (sg && sgr > 1) wg *= sgr;
+  if (gpu || !words[0] || !words[1] || !target->subgroup_shuffle || wg % (sg ? sg : 1) != 0) sg = 0;
+  if (sg) {
+    strbuf_printf(&sb, "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n#define GEMM_SG %d\n#define GEMM_BPRE %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n", sg, bpre, sgr, kb);
+  } else sgr = 1;
+  if (!gpu) strbuf_printf(&sb, "#define GEMM_KIN %d\n#define GEMM_FMA %d\n", kin, fma);
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
@@ -595,9 +616,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     groups = (uint64_t)p.batch * (uint64_t)((p.m + bm - 1) / bm) * (uint64_t)((p.n + bn - 1) / bn);
     local = 256;
   } else {
-    uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.m + TMv - 1) / TMv) *
-                     (uint64_t)((p.n + wg * TNv - 1) / (wg * TNv));
-    groups = tiles < GEMM_CPU_MAX_GROUPS ? tiles : GEMM_CPU_MAX_GROUPS;
+    uint64_t rb = (uint64_t)TMv * (uint64_t)sgr, cb = (uint64_t)(wg / sgr * TNv);
+    uint64_t tiles = (uint64_t)p.batch * (((uint64_t)p.m + rb - 1) / rb) * (((uint64_t)p.n + cb - 1) / cb);
+    groups = tiles < (uint64_t)maxgroups ? tiles : (uint64_t)maxgroups;
     local = (uint32_t)wg;
   }
   if (groups == 0) groups = 1;

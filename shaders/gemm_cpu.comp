@@ -84,6 +84,9 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #ifndef NDOT
 #define NDOT 1
 #endif
+#ifndef GEMM_FMA
+#define GEMM_FMA 0
+#endif
 
 #ifndef TM
 #define TM 16
@@ -114,8 +117,13 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #elif TM == 32
 #define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
   X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#elif TM == 64
+#define FOR_M32(X, o) X(o + 0) X(o + 1) X(o + 2) X(o + 3) X(o + 4) X(o + 5) X(o + 6) X(o + 7) X(o + 8) X(o + 9) \
+  X(o + 10) X(o + 11) X(o + 12) X(o + 13) X(o + 14) X(o + 15) X(o + 16) X(o + 17) X(o + 18) X(o + 19) X(o + 20) \
+  X(o + 21) X(o + 22) X(o + 23) X(o + 24) X(o + 25) X(o + 26) X(o + 27) X(o + 28) X(o + 29) X(o + 30) X(o + 31)
+#define FOR_M(X) FOR_M32(X, 0) FOR_M32(X, 32)
 #else
-#error TM must be 1, 2, 4, 8, 16 or 32
+#error TM must be 1, 2, 4, 8, 16, 32 or 64
 #endif
 #if TN == 4
 #define FOR_V(X, i) X(i, 0)
@@ -158,11 +166,33 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #error NDOT must be 1, 2 or 3
 #endif
 
+#if defined(GEMM_SG)
+#if !defined(LHS_LOADW) || !defined(RHS_LOADW_0) || WG % GEMM_SG != 0
+#error GEMM_SG needs both operands in words and whole subgroups
+#endif
+const int AS = (TM + GEMM_SG - 1) / GEMM_SG;
+#ifndef GEMM_KIN
+#define GEMM_KIN 0
+#endif
+#ifndef GEMM_BPRE
+#define GEMM_BPRE 1
+#endif
+#endif
+
 layout(local_size_x = WG) in;
 
 /* A workgroup's tile: TM rows by WG * TN columns. */
-const int CB = WG * TN;
-const int TILES_M = (GEMM_M + TM - 1) / TM;
+#ifndef GEMM_SGR
+#define GEMM_SGR 1
+#endif
+#ifndef GEMM_KB
+#define GEMM_KB 0
+#endif
+/* A workgroup's tile: RB rows by CB columns (GEMM_SGR subgroups down, the
+ * rest across). */
+const int RB = GEMM_SGR * TM;
+const int CB = WG / GEMM_SGR * TN;
+const int TILES_M = (GEMM_M + RB - 1) / RB;
 const int TILES_N = (GEMM_N + CB - 1) / CB;
 const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 
@@ -176,7 +206,14 @@ const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 #define COL(j) min(n0 + (j), GEMM_N - 1)
 
 void main() {
+#if defined(GEMM_SG)
+  int gsub = int(gl_SubgroupID);
+  int grow = gsub % GEMM_SGR; /* which TM rows of the workgroup's RB */
+  int lane = (gsub / GEMM_SGR) * GEMM_SG + int(gl_SubgroupInvocationID);
+#else
+  const int grow = 0;
   int lane = int(gl_LocalInvocationID.x);
+#endif
   int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
   /* uniform over the workgroup: the lhs loads below have uniform offsets */
   for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
@@ -184,7 +221,7 @@ void main() {
     int tr = t / TILES_N;
     int tm = tr % TILES_M;
     int b = tr / TILES_M;
-    int mfirst = tm * TM;
+    int mfirst = tm * RB + grow * TM;
 #if GEMM_M >= TM
     int m0 = min(mfirst, GEMM_M - TM);
 #else
@@ -223,9 +260,67 @@ void main() {
 #define LOAD_BD(d) FOR_V(LOAD_B, d)
 #endif
 #define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
+#if GEMM_FMA
+#define MAC(d, v) acc[d][I][v] = fma(vec4(a), bv[d][v], acc[d][I][v]);
+#else
 #define MAC(d, v) acc[d][I][v] += a * bv[d][v];
+#endif
 #define MAC_D(d) FOR_V(MAC, d)
-#if defined(LHS_LOADW)
+#if defined(GEMM_SG)
+    /* lhs shared by the subgroup (see "Subgroups"): this lane loads rows
+     * sl, sl + SG, .. of the tile, 8 k per word */
+    int sl = int(gl_SubgroupInvocationID);
+    int acoop[AS];
+    for (int s = 0; s < AS; s++) acoop[s] = LHS_AT(b, ROW(min(sl + GEMM_SG * s, TM - 1)));
+    for (int k = 0; k < GEMM_K; k += 8) {
+      u64vec4 aw[AS];
+      for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + k);
+#if GEMM_BPRE
+      /* the rhs words of the 8 steps first: 8 independent loads in flight */
+      u64vec4 bq[8][NDOT][TN / 8];
+#define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
+      for (int j = 0; j < 8; j++) { FOR_D(BQ_D) }
+#define LOAD_BQ(d)                                                                       \
+      for (int w = 0; w < TN / 8; w++) {                                                 \
+        u64vec4 x = bq[kk][d][w];                                                        \
+        bv[d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                 \
+        bv[d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                             \
+      }
+#define LOAD_B_SG vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BQ)
+#else
+#define LOAD_B_SG LOAD_B_STEP
+#endif
+#define MAC_ROW_SG(i) { const int I = i; float a = subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG)); FOR_D(MAC_D) }
+#define K_STEP_SG(j) { const int kk = j; int kc = k + kk; LOAD_B_SG FOR_M(MAC_ROW_SG) }
+#if GEMM_KIN
+      /* k innermost: every accumulator takes its 8 steps in a row (one
+       * load and store of a spilled accumulator per 8 FMAs) */
+      vec4 bb[8][NDOT][TN / 4];
+#define UNPACK_D(d)                                                                      \
+      for (int w = 0; w < TN / 8; w++) {                                                 \
+        u64vec4 x = bq[j][d][w];                                                         \
+        bb[j][d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                              \
+        bb[j][d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                          \
+      }
+      for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
+#define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
+#define MAC8(d, v)                                                                       \
+      acc[d][I][v] = fma(vec4(a8[7]), bb[7][d][v], fma(vec4(a8[6]), bb[6][d][v], fma(vec4(a8[5]), bb[5][d][v], \
+                     fma(vec4(a8[4]), bb[4][d][v], fma(vec4(a8[3]), bb[3][d][v], fma(vec4(a8[2]), bb[2][d][v], \
+                     fma(vec4(a8[1]), bb[1][d][v], fma(vec4(a8[0]), bb[0][d][v], acc[d][I][v]))))))));
+#define MAC8_D(d) FOR_V(MAC8, d)
+#define ROW8(i) { const int I = i; float a8[8] = float[8](A8(0), A8(1), A8(2), A8(3), A8(4), A8(5), A8(6), A8(7)); FOR_D(MAC8_D) }
+      FOR_M(ROW8)
+#else
+      K_STEP_SG(0) K_STEP_SG(1) K_STEP_SG(2) K_STEP_SG(3) K_STEP_SG(4) K_STEP_SG(5) K_STEP_SG(6) K_STEP_SG(7)
+#endif
+#if GEMM_KB > 0
+      /* the subgroups of the workgroup step through k together, so the
+       * operand panels of a KB-block stay in cache for all of them */
+      if ((k + 8) % GEMM_KB == 0) barrier();
+#endif
+    }
+#elif defined(LHS_LOADW)
     /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
     for (int k = 0; k < GEMM_K; k += 8) {
       u64vec4 aw[TM];
