@@ -63,6 +63,14 @@
 #define GEMM_CPU_TM 16
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
+/* With the lhs shared by subgroup shuffles (see "Subgroups" in
+ * gemm_cpu.comp): TM rows by 8 columns per invocation, GEMM_CPU_SG_ACROSS
+ * invocations across the columns and GEMM_CPU_SG_ROWS subgroups down the
+ * rows of a workgroup, a barrier every GEMM_CPU_SG_KB steps of k. */
+#define GEMM_CPU_SG_TM 32
+#define GEMM_CPU_SG_ACROSS 32
+#define GEMM_CPU_SG_ROWS 4
+#define GEMM_CPU_SG_KB 128
 
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
@@ -457,6 +465,66 @@ static const char *after_version(const char *text) {
   return nl ? nl + 1 : text;
 }
 
+/* The tiling of gemm_cpu.comp for one product. */
+typedef struct cpu_tiles {
+  int tm, tn; /* register tile of one invocation */
+  int wg;     /* invocations per workgroup */
+  int sg;     /* subgroup size when the lhs is shared by subgroup shuffles, else 0 */
+  int sgr;    /* subgroups down the workgroup's rows (1 without sg) */
+  int kb;     /* k steps between the workgroup's barriers (0: none) */
+} cpu_tiles_t;
+
+/* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
+ * narrow for them). */
+static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], cpu_tiles_t *c) {
+  memset(c, 0, sizeof *c);
+  c->sgr = 1;
+  uint32_t sgs = target->subgroup_size;
+  int64_t maxwg = target->max_workgroup_invocations ? target->max_workgroup_invocations : 128;
+  if (words[0] && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
+      maxwg >= (int64_t)sgs) {
+    c->sg = (int)sgs;
+    c->tm = p->ndot > 1 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
+    while (c->tm / 2 >= p->m) c->tm /= 2;
+    c->tn = 8;
+    int64_t across = (p->n + c->tn - 1) / c->tn;
+    across = (across + c->sg - 1) / c->sg * c->sg;
+    if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;
+    c->sgr = GEMM_CPU_SG_ROWS;
+    while (c->sgr > 1 && (int64_t)(c->sgr / 2) * c->tm >= p->m) c->sgr /= 2;
+    while (c->sgr > 1 && across * c->sgr > maxwg) c->sgr /= 2;
+    while (across > c->sg && across * c->sgr > maxwg) across /= 2;
+    c->wg = (int)(across * c->sgr);
+    c->kb = c->sgr * across > c->sg ? GEMM_CPU_SG_KB : 0;
+    return;
+  }
+  c->tm = p->ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM;
+  c->tn = GEMM_CPU_TN;
+  while (c->tm > 1 && c->tm / 2 >= p->m) c->tm /= 2;
+  while (c->tn > 4 && (p->n + c->tn - 1) / c->tn < 16) c->tn /= 2;
+  if (c->tn % 8 != 0) words[1] = false;
+  int64_t wg = (p->n + c->tn - 1) / c->tn;
+  c->wg = (int)(wg >= 64 ? 64 : (wg + 7) / 8 * 8);
+}
+
+/* EXPERIMENT: $VKHLO_GEMM_TUNE overrides */
+static void tune_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], cpu_tiles_t *c) {
+  const char *tune = getenv("VKHLO_GEMM_TUNE");
+  if (!tune) return;
+  const char *q;
+  if ((q = strstr(tune, "SG=")) && atoi(q + 3) == 0) {
+    codegen_target_t t = *target;
+    t.subgroup_shuffle = false;
+    choose_cpu_tiles(p, &t, words, c);
+  }
+  if (!c->sg) return;
+  if ((q = strstr(tune, "TM="))) c->tm = atoi(q + 3);
+  if ((q = strstr(tune, "TN="))) c->tn = atoi(q + 3);
+  if ((q = strstr(tune, "SGR="))) c->sgr = atoi(q + 4);
+  if ((q = strstr(tune, "KB="))) c->kb = atoi(q + 3);
+  if ((q = strstr(tune, "ACR="))) c->wg = atoi(q + 4) * c->sgr;
+}
+
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
@@ -521,33 +589,17 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * of 16 rows of a 1-row product would compute the row 16 times), TN
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
-  int TMv = p.ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM, TNv = GEMM_CPU_TN;
-  int sg = 0, bpre = 1, wgmax = 64, maxgroups = GEMM_CPU_MAX_GROUPS, sgr = 1, kb = 0, kin = 0, fma = 0;
-  const char *tune = getenv("VKHLO_GEMM_TUNE"); /* EXPERIMENT */
-  if (tune) {
-    const char *q;
-    if ((q = strstr(tune, "TM="))) TMv = atoi(q + 3);
-    if ((q = strstr(tune, "TN="))) TNv = atoi(q + 3);
-    if ((q = strstr(tune, "SG="))) sg = atoi(q + 3);
-    if ((q = strstr(tune, "BPRE="))) bpre = atoi(q + 5);
-    if ((q = strstr(tune, "WG="))) wgmax = atoi(q + 3);
-    if ((q = strstr(tune, "MG="))) maxgroups = atoi(q + 3);
-    if ((q = strstr(tune, "SGR="))) sgr = atoi(q + 4);
-    if ((q = strstr(tune, "KB="))) kb = atoi(q + 3);
-    if ((q = strstr(tune, "KIN="))) kin = atoi(q + 4);
-    if ((q = strstr(tune, "FMA="))) fma = atoi(q + 4);
-  }
-  while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
-  while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
-  if (TNv % 8 != 0) words[1] = false;
-  int64_t wg = (p.n + TNv - 1) / TNv;
-  wg = wg >= wgmax ? wgmax : (wg + 7) / 8 * 8;
-  if (sg && sgr > 1) wg *= sgr;
-  if (gpu || !words[0] || !words[1] || !target->subgroup_shuffle || wg % (sg ? sg : 1) != 0) sg = 0;
-  if (sg) {
-    strbuf_printf(&sb, "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n#define GEMM_SG %d\n#define GEMM_BPRE %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n", sg, bpre, sgr, kb);
-  } else sgr = 1;
-  if (!gpu) strbuf_printf(&sb, "#define GEMM_KIN %d\n#define GEMM_FMA %d\n", kin, fma);
+  cpu_tiles_t tl;
+  choose_cpu_tiles(&p, target, words, &tl);
+  tune_cpu_tiles(&p, target, words, &tl); /* EXPERIMENT */
+  int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
+  int64_t wg = tl.wg;
+  if (tl.sg)
+    strbuf_printf(&sb,
+                  "#extension GL_KHR_shader_subgroup_basic : require\n"
+                  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+                  "#define GEMM_SG %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n",
+                  tl.sg, tl.sgr, tl.kb);
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
@@ -618,7 +670,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   } else {
     uint64_t rb = (uint64_t)TMv * (uint64_t)sgr, cb = (uint64_t)(wg / sgr * TNv);
     uint64_t tiles = (uint64_t)p.batch * (((uint64_t)p.m + rb - 1) / rb) * (((uint64_t)p.n + cb - 1) / cb);
-    groups = tiles < (uint64_t)maxgroups ? tiles : (uint64_t)maxgroups;
+    groups = tiles < GEMM_CPU_MAX_GROUPS ? tiles : GEMM_CPU_MAX_GROUPS;
     local = (uint32_t)wg;
   }
   if (groups == 0) groups = 1;

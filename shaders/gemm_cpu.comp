@@ -84,9 +84,6 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #ifndef NDOT
 #define NDOT 1
 #endif
-#ifndef GEMM_FMA
-#define GEMM_FMA 0
-#endif
 
 #ifndef TM
 #define TM 16
@@ -170,18 +167,11 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #if !defined(LHS_LOADW) || !defined(RHS_LOADW_0) || WG % GEMM_SG != 0
 #error GEMM_SG needs both operands in words and whole subgroups
 #endif
-const int AS = (TM + GEMM_SG - 1) / GEMM_SG;
-#ifndef GEMM_KIN
-#define GEMM_KIN 0
-#endif
-#ifndef GEMM_BPRE
-#define GEMM_BPRE 1
-#endif
+const int AS = (TM + GEMM_SG - 1) / GEMM_SG; /* lhs words per lane per 8 k */
 #endif
 
 layout(local_size_x = WG) in;
 
-/* A workgroup's tile: TM rows by WG * TN columns. */
 #ifndef GEMM_SGR
 #define GEMM_SGR 1
 #endif
@@ -260,41 +250,22 @@ void main() {
 #define LOAD_BD(d) FOR_V(LOAD_B, d)
 #endif
 #define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
-#if GEMM_FMA
-#define MAC(d, v) acc[d][I][v] = fma(vec4(a), bv[d][v], acc[d][I][v]);
-#else
 #define MAC(d, v) acc[d][I][v] += a * bv[d][v];
-#endif
 #define MAC_D(d) FOR_V(MAC, d)
 #if defined(GEMM_SG)
-    /* lhs shared by the subgroup (see "Subgroups"): this lane loads rows
-     * sl, sl + SG, .. of the tile, 8 k per word */
+    /* The lhs shared by the subgroup (see "Subgroups"): this lane loads
+     * rows sl, sl + SG, .. of the TM, 8 k per word, and row I's value at
+     * step kk comes from lane I % SG. */
     int sl = int(gl_SubgroupInvocationID);
     int acoop[AS];
     for (int s = 0; s < AS; s++) acoop[s] = LHS_AT(b, ROW(min(sl + GEMM_SG * s, TM - 1)));
     for (int k = 0; k < GEMM_K; k += 8) {
       u64vec4 aw[AS];
       for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + k);
-#if GEMM_BPRE
-      /* the rhs words of the 8 steps first: 8 independent loads in flight */
+      /* the rhs words of all 8 steps first (independent loads in flight) */
       u64vec4 bq[8][NDOT][TN / 8];
 #define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
       for (int j = 0; j < 8; j++) { FOR_D(BQ_D) }
-#define LOAD_BQ(d)                                                                       \
-      for (int w = 0; w < TN / 8; w++) {                                                 \
-        u64vec4 x = bq[kk][d][w];                                                        \
-        bv[d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                 \
-        bv[d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                             \
-      }
-#define LOAD_B_SG vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BQ)
-#else
-#define LOAD_B_SG LOAD_B_STEP
-#endif
-#define MAC_ROW_SG(i) { const int I = i; float a = subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG)); FOR_D(MAC_D) }
-#define K_STEP_SG(j) { const int kk = j; int kc = k + kk; LOAD_B_SG FOR_M(MAC_ROW_SG) }
-#if GEMM_KIN
-      /* k innermost: every accumulator takes its 8 steps in a row (one
-       * load and store of a spilled accumulator per 8 FMAs) */
       vec4 bb[8][NDOT][TN / 4];
 #define UNPACK_D(d)                                                                      \
       for (int w = 0; w < TN / 8; w++) {                                                 \
@@ -303,21 +274,19 @@ void main() {
         bb[j][d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                          \
       }
       for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
+      /* k innermost: each accumulator takes its 8 steps in a row, in k
+       * order (one load and store per 8 steps where it is spilled) */
 #define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
-#define MAC8(d, v)                                                                       \
-      acc[d][I][v] = fma(vec4(a8[7]), bb[7][d][v], fma(vec4(a8[6]), bb[6][d][v], fma(vec4(a8[5]), bb[5][d][v], \
-                     fma(vec4(a8[4]), bb[4][d][v], fma(vec4(a8[3]), bb[3][d][v], fma(vec4(a8[2]), bb[2][d][v], \
-                     fma(vec4(a8[1]), bb[1][d][v], fma(vec4(a8[0]), bb[0][d][v], acc[d][I][v]))))))));
+#define MAC8(d, v)                                                                                           \
+      acc[d][I][v] = acc[d][I][v] + a8[0] * bb[0][d][v] + a8[1] * bb[1][d][v] + a8[2] * bb[2][d][v] +        \
+                     a8[3] * bb[3][d][v] + a8[4] * bb[4][d][v] + a8[5] * bb[5][d][v] + a8[6] * bb[6][d][v] + \
+                     a8[7] * bb[7][d][v];
 #define MAC8_D(d) FOR_V(MAC8, d)
 #define ROW8(i) { const int I = i; float a8[8] = float[8](A8(0), A8(1), A8(2), A8(3), A8(4), A8(5), A8(6), A8(7)); FOR_D(MAC8_D) }
       FOR_M(ROW8)
-#else
-      K_STEP_SG(0) K_STEP_SG(1) K_STEP_SG(2) K_STEP_SG(3) K_STEP_SG(4) K_STEP_SG(5) K_STEP_SG(6) K_STEP_SG(7)
-#endif
 #if GEMM_KB > 0
-      /* the subgroups of the workgroup step through k together, so the
-       * operand panels of a KB-block stay in cache for all of them */
-      if ((k + 8) % GEMM_KB == 0) barrier();
+      /* the subgroups step through k together (see "Subgroups") */
+      if ((k + 8) % GEMM_KB == 0 && k + 8 < GEMM_K) barrier();
 #endif
     }
 #elif defined(LHS_LOADW)
