@@ -38,6 +38,10 @@
  * at a time (lavapipe pays per loaded component, whatever its width).
  * Tiles shrink for small products (TM <= M, at least 16 invocations
  * across N when N allows), and to 8 rows when NDOT > 1 (registers).
+ * Where both operands are in words, M >= 16 and the device has subgroup
+ * shuffles (lavapipe: 8 lanes), the lhs is shared by the subgroup's lanes
+ * and the workgroup's subgroups step through k in blocks behind barriers
+ * ("Subgroups" in gemm_cpu.comp; choose_cpu_tiles).
  *
  * Kernel choice: target->gemm (filled from VKHLO_GEMM by the API layer):
  * auto picks gemm_cpu on CPU devices (target->is_cpu) and gemm_gpu
@@ -64,9 +68,15 @@
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
 /* With the lhs shared by subgroup shuffles (see "Subgroups" in
- * gemm_cpu.comp): TM rows by 8 columns per invocation, GEMM_CPU_SG_ACROSS
- * invocations across the columns and GEMM_CPU_SG_ROWS subgroups down the
- * rows of a workgroup, a barrier every GEMM_CPU_SG_KB steps of k. */
+ * gemm_cpu.comp): TM rows by 8 columns per invocation (16 rows for three
+ * products), GEMM_CPU_SG_ACROSS invocations across the columns and
+ * GEMM_CPU_SG_ROWS subgroups down the rows of a workgroup, a barrier every
+ * GEMM_CPU_SG_KB steps of k.  Measured on lavapipe (2 shared cores, ratio
+ * to OpenBLAS in the same run, bench/bench_kernels gemm_1024; the machine
+ * was loaded, +-20% between runs): without the k-block barriers 11-13%,
+ * with them (KB 32/64/128/256) 15-27%; TM 64 slower than 32 (16%, and
+ * slow LLVM compiles); across 16/32 and 4/8/16 subgroups down within the
+ * noise; 16 columns per invocation within the noise. */
 #define GEMM_CPU_SG_TM 32
 #define GEMM_CPU_SG_ACROSS 32
 #define GEMM_CPU_SG_ROWS 4
@@ -484,7 +494,7 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   if (words[0] && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
       maxwg >= (int64_t)sgs) {
     c->sg = (int)sgs;
-    c->tm = p->ndot > 1 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
+    c->tm = p->ndot > 2 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
     while (c->tm / 2 >= p->m) c->tm /= 2;
     c->tn = 8;
     int64_t across = (p->n + c->tn - 1) / c->tn;
@@ -505,24 +515,6 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   if (c->tn % 8 != 0) words[1] = false;
   int64_t wg = (p->n + c->tn - 1) / c->tn;
   c->wg = (int)(wg >= 64 ? 64 : (wg + 7) / 8 * 8);
-}
-
-/* EXPERIMENT: $VKHLO_GEMM_TUNE overrides */
-static void tune_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], cpu_tiles_t *c) {
-  const char *tune = getenv("VKHLO_GEMM_TUNE");
-  if (!tune) return;
-  const char *q;
-  if ((q = strstr(tune, "SG=")) && atoi(q + 3) == 0) {
-    codegen_target_t t = *target;
-    t.subgroup_shuffle = false;
-    choose_cpu_tiles(p, &t, words, c);
-  }
-  if (!c->sg) return;
-  if ((q = strstr(tune, "TM="))) c->tm = atoi(q + 3);
-  if ((q = strstr(tune, "TN="))) c->tn = atoi(q + 3);
-  if ((q = strstr(tune, "SGR="))) c->sgr = atoi(q + 4);
-  if ((q = strstr(tune, "KB="))) c->kb = atoi(q + 3);
-  if ((q = strstr(tune, "ACR="))) c->wg = atoi(q + 4) * c->sgr;
 }
 
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
@@ -591,10 +583,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
   cpu_tiles_t tl;
   choose_cpu_tiles(&p, target, words, &tl);
-  tune_cpu_tiles(&p, target, words, &tl); /* EXPERIMENT */
   int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
   int64_t wg = tl.wg;
-  if (tl.sg)
+  if (!gpu && tl.sg)
     strbuf_printf(&sb,
                   "#extension GL_KHR_shader_subgroup_basic : require\n"
                   "#extension GL_KHR_shader_subgroup_shuffle : require\n"

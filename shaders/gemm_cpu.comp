@@ -17,6 +17,25 @@
  * A elements.  Invocations loop over the tiles with a grid stride (as the
  * other CPU kernels of codegen/emit.c): a capped number of workgroups.
  *
+ * Subgroups.  With GEMM_SG (the subgroup size; both operands in words, see
+ * "Words") the lanes of a subgroup, which share their TM rows, stop loading
+ * the same A elements each: lane l loads rows l, l + SG, .. (8 k per word)
+ * and the others get them by subgroupShuffle with a constant lane, one
+ * vector permute on lavapipe, so A costs TM / SG loads per lane instead of
+ * TM.  Each 8-step block of k then loads the rhs words of all 8 steps
+ * first (8 independent loads in flight) and runs k innermost: every
+ * accumulator takes its 8 steps in a row, in k order (one load and store
+ * per 8 steps where the accumulators are spilled, as 256 of them are).  A
+ * workgroup is GEMM_SGR subgroups down (TM rows each) by WG / GEMM_SGR
+ * invocations across, and with GEMM_KB a barrier every GEMM_KB steps of k
+ * keeps its subgroups, which lavapipe runs one after another on one
+ * thread, on the same block of k: the block's B panel (GEMM_KB rows by the
+ * workgroup's columns) and A panel are read from L2 by all of them.
+ * Without it each subgroup streamed all of K x its columns of B once per
+ * row tile, a 4 KiB-strided walk at N = 1024 that leaves a new page at
+ * every step (no hardware prefetch) and aliases a few cache sets: at
+ * 1024^3 a third of the time waited on the first B load of each step.
+ *
  * Edges.  When M >= TM the last row tile is shifted back to end at row M
  * (its rows overlap the previous tile's and are not stored twice: a row is
  * stored by the tile that first covers it), so loads never need a clamp;
@@ -60,7 +79,9 @@
  * the kernels are already specialized per shape and compiled in process):
  *   TM   rows per invocation: 1, 2, 4 or 8 (default 8);
  *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
- *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each).
+ *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each);
+ *   GEMM_SG, GEMM_SGR, GEMM_KB  see "Subgroups" (GEMM_KB a multiple of 8;
+ *                  the generated part enables GL_KHR_shader_subgroup_shuffle).
  * Without GEMM_GENERATED the defaults below make a 64^3 problem on
  * bindings 0, 1 (A, B) and 2 (C), which is what the build compiles and
  * spirv-val checks.
