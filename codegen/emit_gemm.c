@@ -14,7 +14,8 @@
  * (NDOT in gemm_cpu.comp), each lhs element loaded once.  Conditions:
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
- *     dense view) and f32 convert: such a chain is a strided view of the
+ *     dense view, or one whose merged dimensions form a progression) and
+ *     f32 convert: such a chain is a strided view of the
  *     parameter, its strides go into the kernel's LHS_AT/RHS_AT/..._KS
  *     macros (operand fusion stays: no transposed copy is made);
  *   - the contracting dimensions of each operand merge into one stride in
@@ -125,6 +126,53 @@ static bool dense(const hlo_shape_t *s, const int64_t *stride) {
   return true;
 }
 
+/* The strides |out| of a reshape to |os| of a strided view (|is|,
+ * |stride|): false unless each group of input dimensions that the reshape
+ * merges (and splits again) is one arithmetic progression, as a transpose
+ * of a dense array followed by a reshape that merges dimensions kept
+ * together (attention's heads x head size back to the model width). */
+static bool reshape_view(const hlo_shape_t *is, const int64_t *stride, const hlo_shape_t *os, int64_t *out) {
+  int i = 0, o = 0;
+  for (int d = 0; d < is->rank; d++)
+    if (is->dimensions[d] <= 0) return false;
+  for (int d = 0; d < os->rank; d++)
+    if (os->dimensions[d] <= 0) return false;
+  while (i < is->rank || o < os->rank) {
+    if (o < os->rank && os->dimensions[o] == 1) {
+      out[o++] = 0;
+      continue;
+    }
+    if (i < is->rank && is->dimensions[i] == 1) {
+      i++;
+      continue;
+    }
+    if (i >= is->rank || o >= os->rank) return false;
+    int i0 = i, o0 = o;
+    int64_t pi = is->dimensions[i++], po = os->dimensions[o++];
+    while (pi != po) {
+      if (pi < po) {
+        if (i >= is->rank) return false;
+        pi *= is->dimensions[i++];
+      } else {
+        if (o >= os->rank) return false;
+        po *= os->dimensions[o++];
+      }
+    }
+    int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
+    for (int d = i - 1; d >= i0; d--) {
+      if (is->dimensions[d] == 1) continue;
+      if (st < 0) st = stride[d];
+      else if (stride[d] != inner) return false;
+      inner = stride[d] * is->dimensions[d];
+    }
+    for (int d = o - 1; d >= o0; d--) {
+      out[d] = os->dimensions[d] == 1 ? 0 : st;
+      st *= os->dimensions[d];
+    }
+  }
+  return true;
+}
+
 /* |x| (inside |fc|, or operand |k| of a lone dot when fc is NULL) as a
  * strided view of a binding. */
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
@@ -163,11 +211,13 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       return true;
     }
     case HLO_OPCODE_RESHAPE:
-      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || !dense(&x->operands[0]->shape, in.stride))
-        return false;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       v->binding = in.binding;
-      row_major(s, v->stride);
-      return true;
+      if (dense(&x->operands[0]->shape, in.stride)) {
+        row_major(s, v->stride);
+        return true;
+      }
+      return reshape_view(&x->operands[0]->shape, in.stride, s, v->stride);
     default: return false;
   }
 }

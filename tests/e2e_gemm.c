@@ -262,6 +262,32 @@ static void unmergeable_falls_back(void **state) {
         false, 24);
 }
 
+/* attention's output projection: the heads' results [b, h, d, m] transposed
+ * to [b, m, h, d] and reshaped to [b, m, h * d]: a strided view (h and d
+ * merge, stride d's), no copy */
+static void reshape_of_transpose(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<2x3x4x5xf32>, %w: tensor<12x7xf32>) -> tensor<2x5x7xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [0, 3, 1, 2] : (tensor<2x3x4x5xf32>) -> tensor<2x5x3x4xf32>\n"
+        "  %r = stablehlo.reshape %t : (tensor<2x5x3x4xf32>) -> tensor<2x5x12xf32>\n"
+        "  %c = stablehlo.dot_general %r, %w, contracting_dims = [2] x [0] :"
+        " (tensor<2x5x12xf32>, tensor<12x7xf32>) -> tensor<2x5x7xf32>\n"
+        "  return %c : tensor<2x5x7xf32>\n}\n",
+        true, 12);
+}
+
+/* a reshape of a transposed view that no strides express: elemental */
+static void reshape_unmergeable_falls_back(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<4x6xf32>, %w: tensor<12x5xf32>) -> tensor<2x5xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>\n"
+        "  %r = stablehlo.reshape %t : (tensor<6x4xf32>) -> tensor<2x12xf32>\n"
+        "  %c = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] :"
+        " (tensor<2x12xf32>, tensor<12x5xf32>) -> tensor<2x5xf32>\n"
+        "  return %c : tensor<2x5xf32>\n}\n",
+        false, 12);
+}
+
 /* relu(x @ transpose(w) + bias + residual): the transpose is an operand
  * prologue (strides), the rest the epilogue */
 static void fused_epilogue(void **state) {
@@ -357,6 +383,7 @@ int main(void) {
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
+      cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
