@@ -39,7 +39,7 @@
  * at a time (lavapipe pays per loaded component, whatever its width).
  * Tiles shrink for small products (TM <= M, at least 16 invocations
  * across N when N allows), and to 8 rows when NDOT > 1 (registers).
- * Where both operands are in words, M >= 16 and the device has subgroup
+ * Where the rhs is in words, K % 8 == 0, M >= 16 and the device has subgroup
  * shuffles (lavapipe: 8 lanes), the lhs is shared by the subgroup's lanes
  * and the workgroup's subgroups step through k in blocks behind barriers
  * ("Subgroups" in gemm_cpu.comp; choose_cpu_tiles).
@@ -541,7 +541,7 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   c->sgr = 1;
   uint32_t sgs = target->subgroup_size;
   int64_t maxwg = target->max_workgroup_invocations ? target->max_workgroup_invocations : 128;
-  if (words[0] && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
+  if ((words[0] || p->k % 8 == 0) && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
       maxwg >= (int64_t)sgs) {
     c->sg = (int)sgs;
     c->tm = p->ndot > 2 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;

@@ -17,10 +17,10 @@
  * A elements.  Invocations loop over the tiles with a grid stride (as the
  * other CPU kernels of codegen/emit.c): a capped number of workgroups.
  *
- * Subgroups.  With GEMM_SG (the subgroup size; both operands in words, see
- * "Words") the lanes of a subgroup, which share their TM rows, stop loading
- * the same A elements each: lane l loads rows l, l + SG, .. (8 k per word)
- * and the others get them by subgroupShuffle with a constant lane, one
+ * Subgroups.  With GEMM_SG (the subgroup size; the rhs in words, see
+ * "Words", and K a multiple of 8) the lanes of a subgroup, which share
+ * their TM rows, stop loading the same A elements each: lane l loads rows
+ * l, l + SG, .. (8 k at a time) and the others get them by subgroupShuffle with a constant lane, one
  * vector permute on lavapipe, so A costs TM / SG loads per lane instead of
  * TM.  Each 8-step block of k then loads the rhs words of all 8 steps
  * first (8 independent loads in flight) and runs k innermost: every
@@ -185,8 +185,8 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #endif
 
 #if defined(GEMM_SG)
-#if !defined(LHS_LOADW) || !defined(RHS_LOADW_0) || WG % GEMM_SG != 0
-#error GEMM_SG needs both operands in words and whole subgroups
+#if !defined(RHS_LOADW_0) || GEMM_K % 8 != 0 || WG % GEMM_SG != 0
+#error GEMM_SG needs the rhs in words, K a multiple of 8 and whole subgroups
 #endif
 const int AS = (TM + GEMM_SG - 1) / GEMM_SG; /* lhs words per lane per 8 k */
 #endif
@@ -275,14 +275,23 @@ void main() {
 #define MAC_D(d) FOR_V(MAC, d)
 #if defined(GEMM_SG)
     /* The lhs shared by the subgroup (see "Subgroups"): this lane loads
-     * rows sl, sl + SG, .. of the TM, 8 k per word, and row I's value at
-     * step kk comes from lane I % SG. */
+     * rows sl, sl + SG, .. of the TM, 8 k at a time (one word, or 8
+     * elements when the lhs is not in words), and row I's value at step kk
+     * comes from lane I % SG. */
     int sl = int(gl_SubgroupInvocationID);
     int acoop[AS];
     for (int s = 0; s < AS; s++) acoop[s] = LHS_AT(b, ROW(min(sl + GEMM_SG * s, TM - 1)));
     for (int k = 0; k < GEMM_K; k += 8) {
+#if defined(LHS_LOADW)
       u64vec4 aw[AS];
       for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + k);
+#define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
+#else
+      float af[AS][8];
+      for (int s = 0; s < AS; s++)
+        for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + (k + j) * LHS_KS);
+#define A8(kk) subgroupShuffle(af[I / GEMM_SG][kk], uint(I % GEMM_SG))
+#endif
       /* the rhs words of all 8 steps first (independent loads in flight) */
       u64vec4 bq[8][NDOT][TN / 8];
 #define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
@@ -297,7 +306,6 @@ void main() {
       for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
       /* k innermost: each accumulator takes its 8 steps in a row, in k
        * order (one load and store per 8 steps where it is spilled) */
-#define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
 #define MAC8(d, v)                                                                                           \
       acc[d][I][v] = acc[d][I][v] + a8[0] * bb[0][d][v] + a8[1] * bb[1][d][v] + a8[2] * bb[2][d][v] +        \
                      a8[3] * bb[3][d][v] + a8[4] * bb[4][d][v] + a8[5] * bb[5][d][v] + a8[6] * bb[6][d][v] + \

@@ -191,6 +191,16 @@ static void wide_70x200x64(void **state) { check(state, DOT2(70, 64, 200), true,
  * past two barriers and not a multiple of their spacing, N past one
  * workgroup's columns and not a multiple of them. */
 static void subgroups_300x280x264(void **state) { check(state, DOT2(300, 264, 280), true, 264); }
+/* the subgroup kernel with the lhs not in words (k stride 40) */
+static void subgroups_lhs_transposed(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<48x40xf32>, %b: tensor<48x24xf32>) -> tensor<40x24xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<48x40xf32>) -> tensor<40x48xf32>\n"
+        "  %c = stablehlo.dot_general %t, %b, contracting_dims = [1] x [0] :"
+        " (tensor<40x48xf32>, tensor<48x24xf32>) -> tensor<40x24xf32>\n"
+        "  return %c : tensor<40x24xf32>\n}\n",
+        true, 48);
+}
 static void subgroups_batched(void **state) {
   check(state,
         "func.func @main(%a: tensor<3x45x136xf32>, %b: tensor<3x136x24xf32>) -> tensor<3x45x24xf32> {\n"
@@ -383,6 +393,7 @@ int main(void) {
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
+      cmocka_unit_test(subgroups_lhs_transposed),
       cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
