@@ -20,9 +20,9 @@
  * Subgroups.  With GEMM_SG (the subgroup size; the rhs in words, see
  * "Words", and K a multiple of 8) the lanes of a subgroup, which share
  * their TM rows, stop loading the same A elements each: lane l loads rows
- * l, l + SG, .. (8 k at a time) and the others get them by subgroupShuffle with a constant lane, one
- * vector permute on lavapipe, so A costs TM / SG loads per lane instead of
- * TM.  Each 8-step block of k then loads the rhs words of all 8 steps
+ * l, l + SG, .. (8 k at a time) and the others get them by subgroupShuffle
+ * with a constant lane, one vector permute on lavapipe, so A costs TM / SG
+ * loads per lane instead of TM.  Each 8-step block of k then loads the rhs words of all 8 steps
  * first (8 independent loads in flight) and runs k innermost: every
  * accumulator takes its 8 steps in a row, in k order (one load and store
  * per 8 steps where the accumulators are spilled, as 256 of them are).  A
@@ -77,7 +77,7 @@
  * Tile sizes are #defines the emitter may set (not specialization
  * constants: they size register arrays that the preprocessor unrolls, and
  * the kernels are already specialized per shape and compiled in process):
- *   TM   rows per invocation: 1, 2, 4 or 8 (default 8);
+ *   TM   rows per invocation: 1, 2, 4, .. 64 (default 16);
  *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
  *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each);
  *   GEMM_SG, GEMM_SGR, GEMM_KB  see "Subgroups" (GEMM_KB a multiple of 8;
