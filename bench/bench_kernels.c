@@ -11,6 +11,11 @@
  *                      on its last dimension: q k^T)
  *   attn_values        264 x (79x79 @ 79x32) f32
  *   skinny             1x4096 @ 4096x4096 f32 (decode)
+ *   ffn_gated          (2607x256 @ 256x1024) * (2607x256 @ 256x1024): two
+ *                      products of the same lhs and their elementwise
+ *                      product, one fused kernel (a SwiGLU's gate and up
+ *                      projections, as in chess-9M); OpenBLAS: two sgemm
+ *                      calls (the flops count both products)
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -62,16 +67,18 @@ typedef struct gemm_case {
   int b, m, n, k;
   bool rhs_t; /* rhs given as [b, n, k] (contracted on its last dimension) */
   bool big;   /* only with --big */
+  bool gated; /* two products of the same lhs, multiplied (a SwiGLU's gate and up) */
 } gemm_case_t;
 
 static const gemm_case_t cases[] = {
-    {"gemm_1024", 1, 1024, 1024, 1024, false, false},
-    {"gemm_4096", 1, 4096, 4096, 4096, false, true},
-    {"ffn_up", 1, 2607, 1024, 256, false, false},
-    {"ffn_down", 1, 2607, 256, 1024, false, false},
-    {"attn_scores", 264, 79, 79, 32, true, false},
-    {"attn_values", 264, 79, 32, 79, false, false},
-    {"skinny", 1, 1, 4096, 4096, false, false},
+    {"gemm_1024", 1, 1024, 1024, 1024, false, false, false},
+    {"gemm_4096", 1, 4096, 4096, 4096, false, true, false},
+    {"ffn_up", 1, 2607, 1024, 256, false, false, false},
+    {"ffn_down", 1, 2607, 256, 1024, false, false, false},
+    {"attn_scores", 264, 79, 79, 32, true, false, false},
+    {"attn_values", 264, 79, 32, 79, false, false, false},
+    {"skinny", 1, 1, 4096, 4096, false, false, false},
+    {"ffn_gated", 1, 2607, 1024, 256, false, false, true},
 };
 
 /* The StableHLO program of |c|. */
@@ -90,8 +97,18 @@ static char *program(const gemm_case_t *c) {
     snprintf(ot, sizeof ot, "tensor<%dx%dxf32>", c->m, c->n);
     snprintf(dims, sizeof dims, "contracting_dims = [1] x [%d]", c->rhs_t ? 1 : 0);
   }
-  size_t size = 1024;
+  size_t size = 2048;
   char *text = malloc(size);
+  if (c->gated) {
+    snprintf(text, size,
+             "func.func @main(%%a: %s, %%b: %s, %%b2: %s) -> %s {\n"
+             "  %%c = stablehlo.dot_general %%a, %%b, %s : (%s, %s) -> %s\n"
+             "  %%c2 = stablehlo.dot_general %%a, %%b2, %s : (%s, %s) -> %s\n"
+             "  %%y = stablehlo.multiply %%c, %%c2 : %s\n"
+             "  return %%y : %s\n}\n",
+             lt, rt, rt, ot, dims, lt, rt, ot, dims, lt, rt, ot, ot, ot);
+    return text;
+  }
   snprintf(text, size,
            "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
            "  %%c = stablehlo.dot_general %%a, %%b, %s : (%s, %s) -> %s\n"
@@ -102,7 +119,8 @@ static char *program(const gemm_case_t *c) {
 
 typedef struct prepared {
   vkhlo_executable_t *exe;
-  vkhlo_buffer_t *args[2], *res[1];
+  int nargs;
+  vkhlo_buffer_t *args[3], *res[1];
 } prepared_t;
 
 static void prepare(vkhlo_context_t *ctx, const char *text, const float *a, const float *b, prepared_t *p) {
@@ -110,7 +128,8 @@ static void prepare(vkhlo_context_t *ctx, const char *text, const float *a, cons
   memset(&o, 0, sizeof o);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench.mlir", &o, &p->exe);
   if (st) die(st, "compile");
-  for (int i = 0; i < 2; i++) {
+  p->nargs = vkhlo_executable_parameter_count(p->exe);
+  for (int i = 0; i < p->nargs && i < 3; i++) { /* the second rhs is the first's data */
     vkhlo_tensor_type_t t;
     vkhlo_executable_parameter_type(p->exe, i, &t);
     if ((st = vkhlo_buffer_create(ctx, &t, i ? b : a, &p->args[i]))) die(st, "buffer");
@@ -121,21 +140,21 @@ static void prepare(vkhlo_context_t *ctx, const char *text, const float *a, cons
 }
 
 static void release(prepared_t *p) {
-  for (int i = 0; i < 2; i++) vkhlo_buffer_destroy(p->args[i]);
+  for (int i = 0; i < p->nargs; i++) vkhlo_buffer_destroy(p->args[i]);
   vkhlo_buffer_destroy(p->res[0]);
   vkhlo_executable_destroy(p->exe);
 }
 
 static double run_wall(prepared_t *p) {
   double t0 = now_ms();
-  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 2, p->args, 1, p->res);
+  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, p->nargs, p->args, 1, p->res);
   if (st) die(st, "execute");
   return now_ms() - t0;
 }
 
 static double run_device(prepared_t *p) {
   vkhlo_executable_set_profiling(p->exe, true);
-  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 2, p->args, 1, p->res);
+  vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, p->nargs, p->args, 1, p->res);
   if (st) die(st, "execute (profiled)");
   vkhlo_kernel_profile_t prof[64];
   int n = vkhlo_executable_profile(p->exe, prof, 64);
@@ -152,6 +171,13 @@ static double run_blas(const gemm_case_t *c, const float *a, const float *b, flo
     float *ci = out + (size_t)i * c->m * c->n;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, c->rhs_t ? CblasTrans : CblasNoTrans, c->m, c->n, c->k, 1.0f, ai, c->k,
                 bi, c->rhs_t ? c->k : c->n, 0.0f, ci, c->n);
+  }
+  if (c->gated) { /* the second product (the same rhs data) and the elementwise product */
+    size_t n = (size_t)c->b * c->m * c->n;
+    float *tmp = malloc(n * sizeof *tmp);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->m, c->n, c->k, 1.0f, a, c->k, b, c->n, 0.0f, tmp, c->n);
+    for (size_t i = 0; i < n; i++) out[i] *= tmp[i];
+    free(tmp);
   }
   return now_ms() - t0;
 }
@@ -176,6 +202,7 @@ int main(int argc, char **argv) {
   int rounds = 3;
   bool big = false, before = false;
   const char *only = NULL;
+
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--rounds=", 9) == 0) rounds = atoi(argv[i] + 9);
     else if (strcmp(argv[i], "--big") == 0) big = true;
@@ -217,6 +244,7 @@ int main(int argc, char **argv) {
     prepared_t p, e;
     prepare(ctx, text, a, b, &p);
     if (before) prepare(elem_ctx, text, a, b, &e);
+
     run_wall(&p); /* warm-up */
     run_blas(c, a, b, ref);
     double err = compare(&p, ref, no);
@@ -229,8 +257,9 @@ int main(int argc, char **argv) {
       blas[r] = run_blas(c, a, b, ref);
       if (before) elem[r] = run_device(&e);
       ratio[r] = blas[r] / dev[r];
+
     }
-    double flop = 2.0 * c->b * c->m * c->n * (double)c->k;
+    double flop = 2.0 * c->b * c->m * c->n * (double)c->k * (c->gated ? 2 : 1);
     double mw = median(wall, rounds), md = median(dev, rounds), mb = median(blas, rounds), mr = median(ratio, rounds);
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%dx%dx%d", c->b, c->m, c->n, c->k);
@@ -243,6 +272,7 @@ int main(int argc, char **argv) {
       printf(" %9s %9s", "", "");
     }
     printf(" %8.1e\n", err);
+
     fflush(stdout);
     free(wall), free(dev), free(blas), free(ratio), free(elem);
     release(&p);

@@ -14,7 +14,8 @@
  * (NDOT in gemm_cpu.comp), each lhs element loaded once.  Conditions:
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
- *     dense view) and f32 convert: such a chain is a strided view of the
+ *     dense view, or one whose merged dimensions form a progression) and
+ *     f32 convert: such a chain is a strided view of the
  *     parameter, its strides go into the kernel's LHS_AT/RHS_AT/..._KS
  *     macros (operand fusion stays: no transposed copy is made);
  *   - the contracting dimensions of each operand merge into one stride in
@@ -38,6 +39,10 @@
  * at a time (lavapipe pays per loaded component, whatever its width).
  * Tiles shrink for small products (TM <= M, at least 16 invocations
  * across N when N allows), and to 8 rows when NDOT > 1 (registers).
+ * Where the rhs is in words, K % 8 == 0, M >= 16 and the device has subgroup
+ * shuffles (lavapipe: 8 lanes), the lhs is shared by the subgroup's lanes
+ * and the workgroup's subgroups step through k in blocks behind barriers
+ * ("Subgroups" in gemm_cpu.comp; choose_cpu_tiles).
  *
  * Kernel choice: target->gemm (filled from VKHLO_GEMM by the API layer):
  * auto picks gemm_cpu on CPU devices (target->is_cpu) and gemm_gpu
@@ -63,6 +68,20 @@
 #define GEMM_CPU_TM 16
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
+/* With the lhs shared by subgroup shuffles (see "Subgroups" in
+ * gemm_cpu.comp): TM rows by 8 columns per invocation (16 rows for three
+ * products), GEMM_CPU_SG_ACROSS invocations across the columns and
+ * GEMM_CPU_SG_ROWS subgroups down the rows of a workgroup, a barrier every
+ * GEMM_CPU_SG_KB steps of k.  Measured on lavapipe (2 shared cores, ratio
+ * to OpenBLAS in the same run, bench/bench_kernels gemm_1024; the machine
+ * was loaded, +-20% between runs): without the k-block barriers 11-13%,
+ * with them (KB 32/64/128/256) 15-27%; TM 64 slower than 32 (16%, and
+ * slow LLVM compiles); across 16/32 and 4/8/16 subgroups down within the
+ * noise; 16 columns per invocation within the noise. */
+#define GEMM_CPU_SG_TM 32
+#define GEMM_CPU_SG_ACROSS 32
+#define GEMM_CPU_SG_ROWS 4
+#define GEMM_CPU_SG_KB 128
 
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
@@ -107,6 +126,53 @@ static bool dense(const hlo_shape_t *s, const int64_t *stride) {
   return true;
 }
 
+/* The strides |out| of a reshape to |os| of a strided view (|is|,
+ * |stride|): false unless each group of input dimensions that the reshape
+ * merges (and splits again) is one arithmetic progression, as a transpose
+ * of a dense array followed by a reshape that merges dimensions kept
+ * together (attention's heads x head size back to the model width). */
+static bool reshape_view(const hlo_shape_t *is, const int64_t *stride, const hlo_shape_t *os, int64_t *out) {
+  int i = 0, o = 0;
+  for (int d = 0; d < is->rank; d++)
+    if (is->dimensions[d] <= 0) return false;
+  for (int d = 0; d < os->rank; d++)
+    if (os->dimensions[d] <= 0) return false;
+  while (i < is->rank || o < os->rank) {
+    if (o < os->rank && os->dimensions[o] == 1) {
+      out[o++] = 0;
+      continue;
+    }
+    if (i < is->rank && is->dimensions[i] == 1) {
+      i++;
+      continue;
+    }
+    if (i >= is->rank || o >= os->rank) return false;
+    int i0 = i, o0 = o;
+    int64_t pi = is->dimensions[i++], po = os->dimensions[o++];
+    while (pi != po) {
+      if (pi < po) {
+        if (i >= is->rank) return false;
+        pi *= is->dimensions[i++];
+      } else {
+        if (o >= os->rank) return false;
+        po *= os->dimensions[o++];
+      }
+    }
+    int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
+    for (int d = i - 1; d >= i0; d--) {
+      if (is->dimensions[d] == 1) continue;
+      if (st < 0) st = stride[d];
+      else if (stride[d] != inner) return false;
+      inner = stride[d] * is->dimensions[d];
+    }
+    for (int d = o - 1; d >= o0; d--) {
+      out[d] = os->dimensions[d] == 1 ? 0 : st;
+      st *= os->dimensions[d];
+    }
+  }
+  return true;
+}
+
 /* |x| (inside |fc|, or operand |k| of a lone dot when fc is NULL) as a
  * strided view of a binding. */
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
@@ -145,11 +211,13 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       return true;
     }
     case HLO_OPCODE_RESHAPE:
-      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || !dense(&x->operands[0]->shape, in.stride))
-        return false;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       v->binding = in.binding;
-      row_major(s, v->stride);
-      return true;
+      if (dense(&x->operands[0]->shape, in.stride)) {
+        row_major(s, v->stride);
+        return true;
+      }
+      return reshape_view(&x->operands[0]->shape, in.stride, s, v->stride);
     default: return false;
   }
 }
@@ -457,6 +525,48 @@ static const char *after_version(const char *text) {
   return nl ? nl + 1 : text;
 }
 
+/* The tiling of gemm_cpu.comp for one product. */
+typedef struct cpu_tiles {
+  int tm, tn; /* register tile of one invocation */
+  int wg;     /* invocations per workgroup */
+  int sg;     /* subgroup size when the lhs is shared by subgroup shuffles, else 0 */
+  int sgr;    /* subgroups down the workgroup's rows (1 without sg) */
+  int kb;     /* k steps between the workgroup's barriers (0: none) */
+} cpu_tiles_t;
+
+/* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
+ * narrow for them). */
+static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], cpu_tiles_t *c) {
+  memset(c, 0, sizeof *c);
+  c->sgr = 1;
+  uint32_t sgs = target->subgroup_size;
+  int64_t maxwg = target->max_workgroup_invocations ? target->max_workgroup_invocations : 128;
+  if ((words[0] || p->k % 8 == 0) && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
+      maxwg >= (int64_t)sgs) {
+    c->sg = (int)sgs;
+    c->tm = p->ndot > 2 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
+    while (c->tm / 2 >= p->m) c->tm /= 2;
+    c->tn = 8;
+    int64_t across = (p->n + c->tn - 1) / c->tn;
+    across = (across + c->sg - 1) / c->sg * c->sg;
+    if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;
+    c->sgr = GEMM_CPU_SG_ROWS;
+    while (c->sgr > 1 && (int64_t)(c->sgr / 2) * c->tm >= p->m) c->sgr /= 2;
+    while (c->sgr > 1 && across * c->sgr > maxwg) c->sgr /= 2;
+    while (across > c->sg && across * c->sgr > maxwg) across /= 2;
+    c->wg = (int)(across * c->sgr);
+    c->kb = c->sgr * across > c->sg ? GEMM_CPU_SG_KB : 0;
+    return;
+  }
+  c->tm = p->ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM;
+  c->tn = GEMM_CPU_TN;
+  while (c->tm > 1 && c->tm / 2 >= p->m) c->tm /= 2;
+  while (c->tn > 4 && (p->n + c->tn - 1) / c->tn < 16) c->tn /= 2;
+  if (c->tn % 8 != 0) words[1] = false;
+  int64_t wg = (p->n + c->tn - 1) / c->tn;
+  c->wg = (int)(wg >= 64 ? 64 : (wg + 7) / 8 * 8);
+}
+
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
@@ -521,12 +631,16 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * of 16 rows of a 1-row product would compute the row 16 times), TN
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
-  int TMv = p.ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM, TNv = GEMM_CPU_TN;
-  while (TMv > 1 && TMv / 2 >= p.m) TMv /= 2;
-  while (TNv > 4 && (p.n + TNv - 1) / TNv < 16) TNv /= 2;
-  if (TNv % 8 != 0) words[1] = false;
-  int64_t wg = (p.n + TNv - 1) / TNv;
-  wg = wg >= 64 ? 64 : (wg + 7) / 8 * 8;
+  cpu_tiles_t tl;
+  choose_cpu_tiles(&p, target, words, &tl);
+  int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
+  int64_t wg = tl.wg;
+  if (!gpu && tl.sg)
+    strbuf_printf(&sb,
+                  "#extension GL_KHR_shader_subgroup_basic : require\n"
+                  "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+                  "#define GEMM_SG %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n",
+                  tl.sg, tl.sgr, tl.kb);
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
@@ -595,8 +709,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     groups = (uint64_t)p.batch * (uint64_t)((p.m + bm - 1) / bm) * (uint64_t)((p.n + bn - 1) / bn);
     local = 256;
   } else {
-    uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.m + TMv - 1) / TMv) *
-                     (uint64_t)((p.n + wg * TNv - 1) / (wg * TNv));
+    uint64_t rb = (uint64_t)TMv * (uint64_t)sgr, cb = (uint64_t)(wg / sgr * TNv);
+    uint64_t tiles = (uint64_t)p.batch * (((uint64_t)p.m + rb - 1) / rb) * (((uint64_t)p.n + cb - 1) / cb);
     groups = tiles < GEMM_CPU_MAX_GROUPS ? tiles : GEMM_CPU_MAX_GROUPS;
     local = (uint32_t)wg;
   }

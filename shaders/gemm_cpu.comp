@@ -17,6 +17,25 @@
  * A elements.  Invocations loop over the tiles with a grid stride (as the
  * other CPU kernels of codegen/emit.c): a capped number of workgroups.
  *
+ * Subgroups.  With GEMM_SG (the subgroup size; the rhs in words, see
+ * "Words", and K a multiple of 8) the lanes of a subgroup, which share
+ * their TM rows, stop loading the same A elements each: lane l loads rows
+ * l, l + SG, .. (8 k at a time) and the others get them by subgroupShuffle
+ * with a constant lane, one vector permute on lavapipe, so A costs TM / SG
+ * loads per lane instead of TM.  Each 8-step block of k then loads the rhs words of all 8 steps
+ * first (8 independent loads in flight) and runs k innermost: every
+ * accumulator takes its 8 steps in a row, in k order (one load and store
+ * per 8 steps where the accumulators are spilled, as 256 of them are).  A
+ * workgroup is GEMM_SGR subgroups down (TM rows each) by WG / GEMM_SGR
+ * invocations across, and with GEMM_KB a barrier every GEMM_KB steps of k
+ * keeps its subgroups, which lavapipe runs one after another on one
+ * thread, on the same block of k: the block's B panel (GEMM_KB rows by the
+ * workgroup's columns) and A panel are read from L2 by all of them.
+ * Without it each subgroup streamed all of K x its columns of B once per
+ * row tile, a 4 KiB-strided walk at N = 1024 that leaves a new page at
+ * every step (no hardware prefetch) and aliases a few cache sets: at
+ * 1024^3 a third of the time waited on the first B load of each step.
+ *
  * Edges.  When M >= TM the last row tile is shifted back to end at row M
  * (its rows overlap the previous tile's and are not stored twice: a row is
  * stored by the tile that first covers it), so loads never need a clamp;
@@ -58,9 +77,11 @@
  * Tile sizes are #defines the emitter may set (not specialization
  * constants: they size register arrays that the preprocessor unrolls, and
  * the kernels are already specialized per shape and compiled in process):
- *   TM   rows per invocation: 1, 2, 4 or 8 (default 8);
+ *   TM   rows per invocation: 1, 2, 4, .. 64 (default 16);
  *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
- *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each).
+ *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each);
+ *   GEMM_SG, GEMM_SGR, GEMM_KB  see "Subgroups" (GEMM_KB a multiple of 8;
+ *                  the generated part enables GL_KHR_shader_subgroup_shuffle).
  * Without GEMM_GENERATED the defaults below make a 64^3 problem on
  * bindings 0, 1 (A, B) and 2 (C), which is what the build compiles and
  * spirv-val checks.
@@ -114,8 +135,13 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #elif TM == 32
 #define FOR_M(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
   X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#elif TM == 64
+#define FOR_M32(X, o) X(o + 0) X(o + 1) X(o + 2) X(o + 3) X(o + 4) X(o + 5) X(o + 6) X(o + 7) X(o + 8) X(o + 9) \
+  X(o + 10) X(o + 11) X(o + 12) X(o + 13) X(o + 14) X(o + 15) X(o + 16) X(o + 17) X(o + 18) X(o + 19) X(o + 20) \
+  X(o + 21) X(o + 22) X(o + 23) X(o + 24) X(o + 25) X(o + 26) X(o + 27) X(o + 28) X(o + 29) X(o + 30) X(o + 31)
+#define FOR_M(X) FOR_M32(X, 0) FOR_M32(X, 32)
 #else
-#error TM must be 1, 2, 4, 8, 16 or 32
+#error TM must be 1, 2, 4, 8, 16, 32 or 64
 #endif
 #if TN == 4
 #define FOR_V(X, i) X(i, 0)
@@ -158,11 +184,26 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #error NDOT must be 1, 2 or 3
 #endif
 
+#if defined(GEMM_SG)
+#if !defined(RHS_LOADW_0) || GEMM_K % 8 != 0 || WG % GEMM_SG != 0
+#error GEMM_SG needs the rhs in words, K a multiple of 8 and whole subgroups
+#endif
+const int AS = (TM + GEMM_SG - 1) / GEMM_SG; /* lhs words per lane per 8 k */
+#endif
+
 layout(local_size_x = WG) in;
 
-/* A workgroup's tile: TM rows by WG * TN columns. */
-const int CB = WG * TN;
-const int TILES_M = (GEMM_M + TM - 1) / TM;
+#ifndef GEMM_SGR
+#define GEMM_SGR 1
+#endif
+#ifndef GEMM_KB
+#define GEMM_KB 0
+#endif
+/* A workgroup's tile: RB rows by CB columns (GEMM_SGR subgroups down, the
+ * rest across). */
+const int RB = GEMM_SGR * TM;
+const int CB = WG / GEMM_SGR * TN;
+const int TILES_M = (GEMM_M + RB - 1) / RB;
 const int TILES_N = (GEMM_N + CB - 1) / CB;
 const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 
@@ -176,7 +217,14 @@ const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 #define COL(j) min(n0 + (j), GEMM_N - 1)
 
 void main() {
+#if defined(GEMM_SG)
+  int gsub = int(gl_SubgroupID);
+  int grow = gsub % GEMM_SGR; /* which TM rows of the workgroup's RB */
+  int lane = (gsub / GEMM_SGR) * GEMM_SG + int(gl_SubgroupInvocationID);
+#else
+  const int grow = 0;
   int lane = int(gl_LocalInvocationID.x);
+#endif
   int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
   /* uniform over the workgroup: the lhs loads below have uniform offsets */
   for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
@@ -184,7 +232,7 @@ void main() {
     int tr = t / TILES_N;
     int tm = tr % TILES_M;
     int b = tr / TILES_M;
-    int mfirst = tm * TM;
+    int mfirst = tm * RB + grow * TM;
 #if GEMM_M >= TM
     int m0 = min(mfirst, GEMM_M - TM);
 #else
@@ -225,7 +273,52 @@ void main() {
 #define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
 #define MAC(d, v) acc[d][I][v] += a * bv[d][v];
 #define MAC_D(d) FOR_V(MAC, d)
+#if defined(GEMM_SG)
+    /* The lhs shared by the subgroup (see "Subgroups"): this lane loads
+     * rows sl, sl + SG, .. of the TM, 8 k at a time (one word, or 8
+     * elements when the lhs is not in words), and row I's value at step kk
+     * comes from lane I % SG. */
+    int sl = int(gl_SubgroupInvocationID);
+    int acoop[AS];
+    for (int s = 0; s < AS; s++) acoop[s] = LHS_AT(b, ROW(min(sl + GEMM_SG * s, TM - 1)));
+    for (int k = 0; k < GEMM_K; k += 8) {
 #if defined(LHS_LOADW)
+      u64vec4 aw[AS];
+      for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + k);
+#define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
+#else
+      float af[AS][8];
+      for (int s = 0; s < AS; s++)
+        for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + (k + j) * LHS_KS);
+#define A8(kk) subgroupShuffle(af[I / GEMM_SG][kk], uint(I % GEMM_SG))
+#endif
+      /* the rhs words of all 8 steps first (independent loads in flight) */
+      u64vec4 bq[8][NDOT][TN / 8];
+#define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
+      for (int j = 0; j < 8; j++) { FOR_D(BQ_D) }
+      vec4 bb[8][NDOT][TN / 4];
+#define UNPACK_D(d)                                                                      \
+      for (int w = 0; w < TN / 8; w++) {                                                 \
+        u64vec4 x = bq[j][d][w];                                                         \
+        bb[j][d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                              \
+        bb[j][d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                          \
+      }
+      for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
+      /* k innermost: each accumulator takes its 8 steps in a row, in k
+       * order (one load and store per 8 steps where it is spilled) */
+#define MAC8(d, v)                                                                                           \
+      acc[d][I][v] = acc[d][I][v] + a8[0] * bb[0][d][v] + a8[1] * bb[1][d][v] + a8[2] * bb[2][d][v] +        \
+                     a8[3] * bb[3][d][v] + a8[4] * bb[4][d][v] + a8[5] * bb[5][d][v] + a8[6] * bb[6][d][v] + \
+                     a8[7] * bb[7][d][v];
+#define MAC8_D(d) FOR_V(MAC8, d)
+#define ROW8(i) { const int I = i; float a8[8] = float[8](A8(0), A8(1), A8(2), A8(3), A8(4), A8(5), A8(6), A8(7)); FOR_D(MAC8_D) }
+      FOR_M(ROW8)
+#if GEMM_KB > 0
+      /* the subgroups step through k together (see "Subgroups") */
+      if ((k + 8) % GEMM_KB == 0 && k + 8 < GEMM_K) barrier();
+#endif
+    }
+#elif defined(LHS_LOADW)
     /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
     for (int k = 0; k < GEMM_K; k += 8) {
       u64vec4 aw[TM];

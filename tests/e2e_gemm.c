@@ -186,6 +186,29 @@ static void odd_33x65x17(void **state) { check(state, DOT2(33, 17, 65), true, 17
 /* K and N multiples of 8 (64-bit-word loads), N not a multiple of 16 */
 static void words_24x40x48(void **state) { check(state, DOT2(24, 48, 40), true, 48); }
 static void wide_70x200x64(void **state) { check(state, DOT2(70, 64, 200), true, 64); }
+/* The subgroup kernel on CPU devices ("Subgroups" in gemm_cpu.comp): M not
+ * a multiple of a workgroup's rows (some subgroups wholly past the end), K
+ * past two barriers and not a multiple of their spacing, N past one
+ * workgroup's columns and not a multiple of them. */
+static void subgroups_300x280x264(void **state) { check(state, DOT2(300, 264, 280), true, 264); }
+/* the subgroup kernel with the lhs not in words (k stride 40) */
+static void subgroups_lhs_transposed(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<48x40xf32>, %b: tensor<48x24xf32>) -> tensor<40x24xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<48x40xf32>) -> tensor<40x48xf32>\n"
+        "  %c = stablehlo.dot_general %t, %b, contracting_dims = [1] x [0] :"
+        " (tensor<40x48xf32>, tensor<48x24xf32>) -> tensor<40x24xf32>\n"
+        "  return %c : tensor<40x24xf32>\n}\n",
+        true, 48);
+}
+static void subgroups_batched(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<3x45x136xf32>, %b: tensor<3x136x24xf32>) -> tensor<3x45x24xf32> {\n"
+        "  %c = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] :"
+        " (tensor<3x45x136xf32>, tensor<3x136x24xf32>) -> tensor<3x45x24xf32>\n"
+        "  return %c : tensor<3x45x24xf32>\n}\n",
+        true, 136);
+}
 
 /* 7x13x5 also against values computed here. */
 static void hand_7x13x5(void **state) {
@@ -249,6 +272,32 @@ static void unmergeable_falls_back(void **state) {
         false, 24);
 }
 
+/* attention's output projection: the heads' results [b, h, d, m] transposed
+ * to [b, m, h, d] and reshaped to [b, m, h * d]: a strided view (h and d
+ * merge, stride d's), no copy */
+static void reshape_of_transpose(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<2x3x4x5xf32>, %w: tensor<12x7xf32>) -> tensor<2x5x7xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [0, 3, 1, 2] : (tensor<2x3x4x5xf32>) -> tensor<2x5x3x4xf32>\n"
+        "  %r = stablehlo.reshape %t : (tensor<2x5x3x4xf32>) -> tensor<2x5x12xf32>\n"
+        "  %c = stablehlo.dot_general %r, %w, contracting_dims = [2] x [0] :"
+        " (tensor<2x5x12xf32>, tensor<12x7xf32>) -> tensor<2x5x7xf32>\n"
+        "  return %c : tensor<2x5x7xf32>\n}\n",
+        true, 12);
+}
+
+/* a reshape of a transposed view that no strides express: elemental */
+static void reshape_unmergeable_falls_back(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<4x6xf32>, %w: tensor<12x5xf32>) -> tensor<2x5xf32> {\n"
+        "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>\n"
+        "  %r = stablehlo.reshape %t : (tensor<6x4xf32>) -> tensor<2x12xf32>\n"
+        "  %c = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] :"
+        " (tensor<2x12xf32>, tensor<12x5xf32>) -> tensor<2x5xf32>\n"
+        "  return %c : tensor<2x5xf32>\n}\n",
+        false, 12);
+}
+
 /* relu(x @ transpose(w) + bias + residual): the transpose is an operand
  * prologue (strides), the rest the epilogue */
 static void fused_epilogue(void **state) {
@@ -297,6 +346,24 @@ static void swiglu_two_dots(void **state) {
         true, 32);
 }
 
+/* three products of the same lhs in words (q, k, v projections), an
+ * epilogue over all three: NDOT = 3 in the subgroup kernel */
+static void three_dots_words(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<70x144xf32>, %a: tensor<144x40xf32>, %b: tensor<144x40xf32>,"
+        " %c: tensor<144x40xf32>) -> tensor<70x40xf32> {\n"
+        "  %p = stablehlo.dot_general %x, %a, contracting_dims = [1] x [0] :"
+        " (tensor<70x144xf32>, tensor<144x40xf32>) -> tensor<70x40xf32>\n"
+        "  %q = stablehlo.dot_general %x, %b, contracting_dims = [1] x [0] :"
+        " (tensor<70x144xf32>, tensor<144x40xf32>) -> tensor<70x40xf32>\n"
+        "  %r = stablehlo.dot_general %x, %c, contracting_dims = [1] x [0] :"
+        " (tensor<70x144xf32>, tensor<144x40xf32>) -> tensor<70x40xf32>\n"
+        "  %s = stablehlo.add %p, %q : tensor<70x40xf32>\n"
+        "  %t = stablehlo.multiply %s, %r : tensor<70x40xf32>\n"
+        "  return %t : tensor<70x40xf32>\n}\n",
+        true, 3 * 144);
+}
+
 /* three products of the same lhs (q, k, v projections), summed: NDOT = 3,
  * one of them through a transposed weight */
 static void three_dots(void **state) {
@@ -324,7 +391,10 @@ int main(void) {
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
-      cmocka_unit_test(three_dots),
+      cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
+      cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
+      cmocka_unit_test(subgroups_lhs_transposed),
+      cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
