@@ -555,20 +555,7 @@ vkhlo_status_t exe_remember_recording(vkhlo_executable_t *exe, vkhlo_buffer_t *c
 vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_count,
                                              vkhlo_buffer_t *const *args, int result_count,
                                              vkhlo_buffer_t *const *results) {
-  if (arg_count != exe->parameter_count)
-    return VKHLO_INVALID("executable takes %d arguments, %d given", exe->parameter_count, arg_count);
-  if (result_count != exe->result_count || (result_count && !results))
-    return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
-  for (int i = 0; i < arg_count; i++)
-    VKHLO_RETURN_IF_ERROR(check_type("argument", i, args[i], &exe->parameter_types[i]));
-  for (int i = 0; i < result_count; i++) {
-    VKHLO_RETURN_IF_ERROR(check_type("result", i, results[i], &exe->result_types[i]));
-    for (int j = 0; j < arg_count; j++)
-      if (results[i] == args[j])
-        return VKHLO_INVALID("result %d is argument %d's buffer; results must not alias arguments", i, j);
-    for (int j = 0; j < i; j++)
-      if (results[i] == results[j]) return VKHLO_INVALID("results %d and %d are the same buffer", j, i);
-  }
+  VKHLO_RETURN_IF_ERROR(exe_check_buffers(exe, arg_count, args, result_count, results));
   for (int i = 0; i < exe->check_count; i++) memset(&exe->checks[i].result, 0, sizeof exe->checks[i].result);
   run_t r;
   memset(&r, 0, sizeof r);
