@@ -19,11 +19,6 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", NULL, &exe));
-  return exe;
-}
 
 static const char add_program[] =
     "func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
@@ -34,7 +29,7 @@ static const char add_program[] =
 
 static void add_multiply_runs(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(ctx, add_program);
   assert_int_equal(vkhlo_executable_parameter_count(exe), 2);
   assert_int_equal(vkhlo_executable_result_count(exe), 1);
   vkhlo_tensor_type_t t;
@@ -61,7 +56,7 @@ static void add_multiply_runs(void **state) {
 
 static void execute_rejects_wrong_arguments(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(ctx, add_program);
   vkhlo_tensor_type_t t = {VKHLO_S32, 2, {2, 3}};
   vkhlo_buffer_t *arg, *res = (vkhlo_buffer_t *)1;
   expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &arg));
@@ -101,7 +96,7 @@ static void checks_report_pass_and_fail(void **state) {
       "  check.expect_eq_const %1, dense<[2, 4, 6]> : tensor<3xi32>\n"
       "  check.expect_eq_const %1, dense<[2, 5, 6]> : tensor<3xi32>\n"
       "  func.return\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_executable_t *exe = test_compile(ctx, text);
   assert_int_equal(vkhlo_executable_check_count(exe), 2);
   expect_ok(vkhlo_executable_execute(exe, 0, NULL, 0, NULL));
   vkhlo_check_result_t r;
@@ -132,7 +127,7 @@ static const char while_program[] =
 
 static void while_loop_counts(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, while_program);
+  vkhlo_executable_t *exe = test_compile(ctx, while_program);
   vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
   int32_t n = 10, i = -1, acc = -1;
   vkhlo_buffer_t *arg, *res[2];
@@ -182,7 +177,7 @@ static void limits_from_the_environment(void **state) {
     char value[8];
     snprintf(value, sizeof value, "%d", limit);
     setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
-    exe = compile(ctx, while_program);
+    exe = test_compile(ctx, while_program);
     unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
     st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
     assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
@@ -248,7 +243,7 @@ static void custom_call_runs_user_kernel(void **state) {
 
   vkhlo_custom_call_kernel_t k = {"test.axpb", axpb_glsl, NULL, 0, 32};
   expect_ok(vkhlo_context_register_custom_call(ctx, &k));
-  exe = compile(ctx, text);
+  exe = test_compile(ctx, text);
   vkhlo_tensor_type_t t = {VKHLO_F32, 1, {100}};
   float a[100], b[100], out[100];
   for (int i = 0; i < 100; i++) {
@@ -314,7 +309,7 @@ static void infeed_and_outfeed_reach_the_host(void **state) {
       "  %s = stablehlo.add %r#0, %x : tensor<4xf32>\n"
       "  %t2 = \"stablehlo.outfeed\"(%s, %r#1) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
       "  return %s : tensor<4xf32>\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_executable_t *exe = test_compile(ctx, text);
   vkhlo_tensor_type_t t = {VKHLO_F32, 1, {4}};
   float x[4] = {1, 2, 3, 4}, out[4];
   vkhlo_buffer_t *arg, *res = NULL;
@@ -363,7 +358,7 @@ static void effects_inside_regions_keep_their_order(void **state) {
       "      stablehlo.return %j : tensor<i32>\n"
       "    }\n"
       "  return %w, %r#0 : tensor<i32>, tensor<1024xf32>\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text);
+  vkhlo_executable_t *exe = test_compile(ctx, text);
   vkhlo_tensor_type_t tx = {VKHLO_F32, 1, {1024}}, tn = {VKHLO_S32, 0, {0}};
   static float x[1024];
   for (int i = 0; i < 1024; i++) x[i] = (float)i;
@@ -393,7 +388,7 @@ static void effects_inside_regions_keep_their_order(void **state) {
  * and allocates no device memory. */
 static void fresh_results_come_from_the_pool(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(ctx, add_program);
   vkhlo_tensor_type_t t;
   expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
   float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {-1, 0.5f, 2, 8, -3, 1}, out[6];
@@ -470,7 +465,7 @@ static bool bits_are_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 
 static void float_semantics_are_ieee(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, float_semantics_program);
+  vkhlo_executable_t *exe = test_compile(ctx, float_semantics_program);
   vkhlo_tensor_type_t t;
   expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
   const uint32_t neg_zero = 0x80000000u, pos_inf = 0x7f800000u, neg_inf = 0xff800000u;

@@ -187,11 +187,6 @@ static void destroy_buffer(app_t *a, app_buffer_t *b) {
   vkFreeMemory(a->device, b->memory, NULL);
 }
 
-static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "embed.mlir", NULL, &exe));
-  return exe;
-}
 
 /* 2x3xf32: 24 bytes, not a multiple of 16 (the result slot's rounding). */
 static const char add_program[] =
@@ -241,7 +236,7 @@ static void wrap_rejects_bad_ranges(void **state) {
 
 static void submit_waits_and_signals_a_timeline(void **state) {
   app_t *a = *state;
-  vkhlo_executable_t *exe = compile(a->ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(a->ctx, add_program);
   uint64_t align = vkhlo_context_buffer_offset_alignment(a->ctx);
   uint64_t slot = (64 + align - 1) / align * align; /* argument 0 at 0, 1 at slot, the result at 2*slot */
   app_buffer_t b = make_buffer(a, 3 * slot + 64);
@@ -314,7 +309,7 @@ static void submit_waits_and_signals_a_timeline(void **state) {
 
 static void result_that_is_an_argument_is_copied(void **state) {
   app_t *a = *state;
-  vkhlo_executable_t *exe = compile(a->ctx,
+  vkhlo_executable_t *exe = test_compile(a->ctx,
                                     "func.func @main(%a: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {\n"
                                     "  %0 = stablehlo.negate %a : tensor<2x3xf32>\n"
                                     "  return %a, %0 : tensor<2x3xf32>, tensor<2x3xf32>\n"
@@ -349,7 +344,7 @@ static void result_that_is_an_argument_is_copied(void **state) {
  * range of 8 bytes; the caller's bytes after the range stay untouched. */
 static void sub_word_results_stay_inside_their_words(void **state) {
   app_t *a = *state;
-  vkhlo_executable_t *exe = compile(a->ctx,
+  vkhlo_executable_t *exe = test_compile(a->ctx,
                                     "func.func @main(%a: tensor<5xi8>) -> tensor<5xi8> {\n"
                                     "  %0 = stablehlo.add %a, %a : tensor<5xi8>\n"
                                     "  %1 = stablehlo.negate %0 : tensor<5xi8>\n"
@@ -380,7 +375,7 @@ static void sub_word_results_stay_inside_their_words(void **state) {
 
 static void record_into_the_callers_command_buffer(void **state) {
   app_t *a = *state;
-  vkhlo_executable_t *exe = compile(a->ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(a->ctx, add_program);
   uint64_t align = vkhlo_context_buffer_offset_alignment(a->ctx);
   uint64_t slot = (32 + align - 1) / align * align;
   app_buffer_t b = make_buffer(a, 3 * slot);
@@ -435,7 +430,7 @@ static void record_into_the_callers_command_buffer(void **state) {
 
 static void loops_cannot_be_submitted(void **state) {
   app_t *a = *state;
-  vkhlo_executable_t *exe = compile(a->ctx,
+  vkhlo_executable_t *exe = test_compile(a->ctx,
                                     "func.func @main(%n: tensor<i32>) -> tensor<i32> {\n"
                                     "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
                                     "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
@@ -524,7 +519,7 @@ static void allocation_callbacks_balance(void **state) {
   o.enable_validation = true;
   vkhlo_context_t *ctx;
   expect_ok(vkhlo_context_create(&o, &ctx));
-  vkhlo_executable_t *exe = compile(ctx, add_program);
+  vkhlo_executable_t *exe = test_compile(ctx, add_program);
   float x[6] = {1, 2, 3, 4, 5, 6}, out[6];
   vkhlo_buffer_t *args[2], *res;
   expect_ok(vkhlo_buffer_create(ctx, &t23, x, &args[0]));

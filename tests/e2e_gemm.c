@@ -21,9 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <math.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -72,40 +70,6 @@ static int teardown(void **state) {
   return messages == 0 ? 0 : -1;
 }
 
-/* True when a kernel GLSL file in |dir| names a shaders/gemm_ kernel. */
-static bool dump_uses_gemm(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return false;
-  bool found = false;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 5, ".comp") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t size;
-    char *text = test_read_file(path, &size);
-    if (text && strstr(text, "as shaders/gemm_")) found = true;
-    free(text);
-  }
-  closedir(d);
-  return found;
-}
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* Runs |text| in every mode on seeded inputs; results in out[mode] (heap),
  * element count in *count.  Asserts whether the default mode used GEMM. */
 static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *out[MODES], size_t *count,
@@ -121,8 +85,8 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
     vkhlo_executable_t *exe = NULL;
     expect_ok(vkhlo_executable_compile(f->ctx[m], text, strlen(text), "gemm_test.mlir", &o, &exe));
     if (m == MODE_AUTO) {
-      assert_int_equal(dump_uses_gemm(dir), expect_gemm);
-      remove_dir(dir);
+      assert_int_equal(test_dump_contains(dir, "as shaders/gemm_"), expect_gemm);
+      test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
     vkhlo_buffer_t *args[8], *res;

@@ -17,7 +17,6 @@
  * is on throughout and must stay silent.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -26,46 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
-
-/* True when some kernel in |dir| reads a binding through a word view. */
-static bool dump_reads_words(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return false;
-  bool found = false;
-  struct dirent *e;
-  while ((e = readdir(d)) && !found) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 5, ".comp") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t size = 0;
-    char *text = test_read_file(path, &size);
-    found = text && strstr(text, "u64vec4") && strstr(text, "w.data[");
-    free(text);
-  }
-  closedir(d);
-  return found;
-}
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
 
 /* Compiles |text| (fused or not), runs it on |x| (|n| floats, the only
  * parameter) and reads the single f32 result into |out| (|m| floats).
@@ -114,8 +78,10 @@ static float *fused_equals_unfused(vkhlo_context_t *ctx, const char *text, const
   char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
   assert_non_null(mkdtemp(dir));
   run(ctx, text, false, x, n, fused, m, dir);
-  if (words_expected(ctx) && !dump_reads_words(dir)) fail_msg("the fused reduce did not read words:\n%s", text);
-  remove_dir(dir);
+  /* the word loop's loads: "u64vec4 qN = in<k>w.data[rwM];" */
+  if (words_expected(ctx) && !test_dump_contains(dir, "w.data[rw"))
+    fail_msg("the fused reduce did not read words:\n%s", text);
+  test_remove_dir(dir);
   run(ctx, text, true, x, n, unfused, m, NULL);
   if (memcmp(fused, unfused, m * sizeof *fused) != 0)
     for (size_t i = 0; i < m; i++)

@@ -10,6 +10,7 @@
  * It also holds the helpers of tests/test_support.h.
  */
 #define _GNU_SOURCE /* RTLD_NODELETE */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,13 +19,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tests/test_support.h"
 
+bool test_dump_contains(const char *dir, const char *needle) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  struct dirent *e;
+  while (!found && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".comp") != 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    size_t size;
+    char *text = test_read_file(path, &size);
+    found = text && strstr(text, needle);
+    free(text);
+  }
+  closedir(d);
+  return found;
+}
+
+void test_remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
 void expect_ok(vkhlo_status_t st) {
   if (st) fail_msg("%s", vkhlo_status_message(st));
+}
+
+vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text) {
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", NULL, &exe));
+  return exe;
 }
 
 int validated_context_setup(void **state) {

@@ -5,6 +5,7 @@
 #ifndef VKHLO_TESTS_TEST_SUPPORT_H
 #define VKHLO_TESTS_TEST_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vkhlo/vkhlo.h"
@@ -12,6 +13,17 @@
 /* The whole file at |path|, NUL-terminated (heap; caller frees), its size
  * in *out_size; NULL when it cannot be read. */
 char *test_read_file(const char *path, size_t *out_size);
+
+/* True when some kernel GLSL file (*.comp) in |dir| (a compile's
+ * dump_dir) contains |needle|. */
+bool test_dump_contains(const char *dir, const char *needle);
+
+/* Removes |dir| and the files in it (a dump_dir; not recursive). */
+void test_remove_dir(const char *dir);
+
+/* |text| compiled on |ctx| (as "test.mlir", default options); fails the
+ * current test on an error.  The caller destroys the executable. */
+vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text);
 
 /* Fails the current test with the status's message when |st| is not OK. */
 void expect_ok(vkhlo_status_t st);
