@@ -391,17 +391,16 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
   row_reads_t reads;
   memset(&reads, 0, sizeof reads);
   int np = 0, budget = 256;
-  const hlo_instruction_t *params[ROW_MAX];
   row_reads(instr->operands[0], is, dim, &reads, &budget);
+  const hlo_instruction_t **params = reads.params; /* kept in place: those readable as words */
   for (int i = 0; i < reads.param_count; i++) {
-    const hlo_instruction_t *const *found = reads.params;
-    int p = found[i]->parameter_number;
+    int p = params[i]->parameter_number;
     if (p < 0 || p >= ctx->fusion->operand_count || p >= 64) continue;
     const hlo_shape_t *ps = &ctx->fusion->operands[p]->shape;
     if (!is_plain32(ps->element_type) || !hlo_shape_compatible_dims(ps, is) ||
         hlo_shape_element_count(ps) % 8 != 0)
       continue;
-    params[np++] = found[i];
+    params[np++] = params[i];
   }
   if (np == 0) return NULL;
 
