@@ -126,6 +126,29 @@ static bool env_true(const char *name) {
   return v && *v && strcmp(v, "0") != 0;
 }
 
+/* Kernel choices named by environment variables: names[i] selects value i
+ * (the first, value 0, is the default). */
+static const char *const gemm_kinds[] = {"auto", "cpu", "gpu", "off", NULL};
+static const char *const conv_kinds[] = {"auto", "generic", "elemental", NULL};
+_Static_assert(CODEGEN_GEMM_AUTO == 0 && CODEGEN_GEMM_CPU == 1 && CODEGEN_GEMM_GPU == 2 &&
+                   CODEGEN_GEMM_OFF == 3, "gemm_kinds follows codegen_gemm_kind_t");
+_Static_assert(CODEGEN_CONV_AUTO == 0 && CODEGEN_CONV_GENERIC == 1 && CODEGEN_CONV_ELEMENTAL == 2,
+               "conv_kinds follows codegen_conv_kind_t");
+
+/* The value $|name| selects from |names| in *out (0 when unset or empty);
+ * false, with *out 0, for a value not in the list. */
+static bool env_choice(const char *name, const char *const *names, int *out) {
+  const char *v = getenv(name);
+  *out = 0;
+  if (!v || !*v) return true;
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(v, names[i])) {
+      *out = i;
+      return true;
+    }
+  return false;
+}
+
 static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *info,
                              bool restricted, bool demote_f64, codegen_target_t *t) {
   memset(t, 0, sizeof *t);
@@ -157,29 +180,23 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
 #endif
   t->f16_soft_conversions = (host_aarch64 && strncmp(info->name, "llvmpipe", 8) == 0) ||
                             env_true("VKHLO_F16_SOFT");
-  const char *conv = getenv("VKHLO_CONV_KERNEL"), *tile = getenv("VKHLO_CONV_TILE"); /* codegen/emit_conv.c */
-  t->conv = !conv ? CODEGEN_CONV_AUTO : !strcmp(conv, "generic") ? CODEGEN_CONV_GENERIC
-          : !strcmp(conv, "elemental") ? CODEGEN_CONV_ELEMENTAL : CODEGEN_CONV_AUTO;
+  /* codegen/emit_conv.c; an unknown kernel name means auto */
+  int conv;
+  t->conv = env_choice("VKHLO_CONV_KERNEL", conv_kinds, &conv) ? (codegen_conv_kind_t)conv : CODEGEN_CONV_AUTO;
+  const char *tile = getenv("VKHLO_CONV_TILE"), *shuffle = getenv("VKHLO_CONV_SHUFFLE");
   if (!tile || sscanf(tile, "%dx%d", &t->conv_tile_p, &t->conv_tile_c) != 2) t->conv_tile_p = t->conv_tile_c = 0;
-  t->conv_no_shuffle = getenv("VKHLO_CONV_SHUFFLE") && !strcmp(getenv("VKHLO_CONV_SHUFFLE"), "0");
+  t->conv_no_shuffle = shuffle && !strcmp(shuffle, "0");
 }
 
-/* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c). */
+/* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c); an
+ * unknown name is an error. */
 static vkhlo_status_t gemm_kind_from_env(codegen_gemm_kind_t *out) {
-  static const struct {
-    const char *name;
-    codegen_gemm_kind_t kind;
-  } kinds[] = {{"auto", CODEGEN_GEMM_AUTO}, {"cpu", CODEGEN_GEMM_CPU},
-               {"gpu", CODEGEN_GEMM_GPU}, {"off", CODEGEN_GEMM_OFF}};
-  const char *v = getenv("VKHLO_GEMM");
-  *out = CODEGEN_GEMM_AUTO;
-  if (!v || !*v) return NULL;
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    if (!strcmp(v, kinds[i].name)) {
-      *out = kinds[i].kind;
-      return NULL;
-    }
-  return VKHLO_INVALID("$VKHLO_GEMM='%s' is not one of auto, cpu, gpu, off (unset it for auto)", v);
+  int kind;
+  if (!env_choice("VKHLO_GEMM", gemm_kinds, &kind))
+    return VKHLO_INVALID("$VKHLO_GEMM='%s' is not one of auto, cpu, gpu, off (unset it for auto)",
+                         getenv("VKHLO_GEMM"));
+  *out = (codegen_gemm_kind_t)kind;
+  return NULL;
 }
 
 static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
