@@ -69,6 +69,18 @@ bool el_is_elemental(hlo_opcode_t op) {
   return c == HLO_EMITTER_ELEMENTAL || c == HLO_EMITTER_MOVE;
 }
 
+bool el_is_row_reduce(const hlo_instruction_t *x, const hlo_shape_t *out) {
+  if (x->opcode != HLO_OPCODE_REDUCE || x->operand_count != 2 || hlo_shape_is_tuple(&x->shape) || !out ||
+      hlo_shape_is_tuple(out))
+    return false;
+  const hlo_shape_t *is = &x->operands[0]->shape;
+  if (is->rank < 1 || !hlo_shape_compatible_dims(is, out) || x->attrs.dimensions.count != 1 ||
+      x->attrs.dimensions.data[0] != is->rank - 1)
+    return false;
+  int64_t c = is->dimensions[is->rank - 1];
+  return c >= 2 && c <= EL_ROW_MAX;
+}
+
 int el_result_count(const hlo_instruction_t *instr) {
   return hlo_shape_is_tuple(&instr->shape) ? instr->shape.tuple_count : 1;
 }
@@ -938,6 +950,17 @@ static vkhlo_status_t emit_reshape(elemental_emitter_t *E, const hlo_instruction
                                    const el_name_t *index, el_name_t *out) {
   const hlo_shape_t *os = &instr->operands[0]->shape;
   if (hlo_shape_compatible_dims(os, &instr->shape)) return el_operand(E, instr, 0, index, out);
+  /* Only dimensions of size 1 added or removed (JAX's keepdims): the
+   * operand's index is the result's without them, no arithmetic. */
+  int a = 0, b = 0;
+  el_name_t si[HLO_MAX_RANK];
+  for (;;) {
+    while (a < os->rank && os->dimensions[a] == 1) el_const_index(&si[a++], 0);
+    while (b < instr->shape.rank && instr->shape.dimensions[b] == 1) b++;
+    if (a == os->rank || b == instr->shape.rank || os->dimensions[a] != instr->shape.dimensions[b]) break;
+    si[a++] = index[b++];
+  }
+  if (a == os->rank && b == instr->shape.rank) return el_operand(E, instr, 0, si, out);
   strbuf_t lin;
   strbuf_init(&lin, E->allocator);
   el_append_linear(&lin, &instr->shape, index);

@@ -109,6 +109,9 @@ struct elemental_emitter {
   /* Operands read through a u64vec4 view "in<k>w" outside wide kernels
    * (bit k; a reduce's rows, el_reduce_row_fn). */
   uint64_t word_inputs;
+  /* Results written through u64vec4 views "out<r>w" outside wide kernels
+   * (row kernels, emit_fusion.c). */
+  bool word_outputs;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that
    * finishes early), so the kernel cannot be wrapped in a grid-stride
@@ -130,6 +133,21 @@ bool el_is_data_movement(hlo_opcode_t op);
 /* True if el_emit computes |op| at an index (elementwise, data movement,
  * reductions, contractions, windows, elementwise CHLO functions). */
 bool el_is_elemental(hlo_opcode_t op);
+
+/* Row fusions (CPU devices; codegen/fusion.c forms them, emit_fusion.c
+ * emits them): a fusion whose outputs have dimensions [rows..., C] and
+ * which holds row reduces, reduces over the last dimension that the
+ * fusion reads back through a broadcast along that dimension (a
+ * softmax's max and sum, a layer norm's mean and variance).  Its kernel
+ * takes one row per invocation, unrolled along the row, so each input
+ * element is read once and every reduce runs once per row.  EL_ROW_MAX
+ * bounds C (the unrolled code grows with it). */
+#define EL_ROW_MAX 256
+
+/* True if |x| is a row reduce of a fusion whose outputs have dimensions
+ * |out|: one input, of |out|'s dimensions, reduced over its last
+ * dimension alone, 2 <= C <= EL_ROW_MAX elements long. */
+bool el_is_row_reduce(const hlo_instruction_t *x, const hlo_shape_t *out);
 
 /* Number of results of |instr| (tuple_count for tuple shapes, else 1) and
  * the shape of result |k|. */

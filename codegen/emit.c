@@ -182,6 +182,11 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
       declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name, true);
     }
   }
+  for (int r = 0; E->word_outputs && !E->wide_lanes && r < nres; r++) { /* a row kernel's stores */
+    char name[16];
+    snprintf(name, sizeof name, "out%dw", r);
+    declare_buffer(&sb, instr->operand_count + r, "writeonly ", "u64vec4", name, true);
+  }
   for (int k = 0; k < instr->operand_count && k < 64; k++) { /* a reduce's rows read by words */
     if (!(E->word_inputs >> k & 1) || (E->wide_lanes && (E->wide_inputs >> k & 1))) continue;
     char name[16];

@@ -28,6 +28,11 @@
  * scopes of all valid entries), so the entries of closed scopes are always
  * on top: memo_drop_closed pops them before every lookup and insertion.
  *
+ * Row kernels (emit_rows; elemental.h, "Row fusions"): one row per
+ * invocation on CPU devices, unrolled along the row, the row reduces
+ * computed once per row at the top level and every value along the row
+ * kept in the memo for the outputs' elements.
+ *
  * Loop shape.  One element per loop iteration; on CPU devices the common
  * kernel driver (emit.c) wraps the body in a grid-stride loop.
  *
@@ -83,7 +88,13 @@ typedef struct fusion_ctx {
    * emitted, and the operands loaded as words (bit k). */
   int wide, rows, lane; /* lane = row * wide + column */
   uint64_t wide_inputs;
-  char lane_linear[16];
+  char lane_linear[32];
+  /* Row kernels (emit_rows): the row's index (the output index without
+   * its last dimension) and length; row_pack: results collected as bits
+   * "o<r>_<lane>" (lane = position in the row) and stored by words. */
+  const el_name_t *row_index;
+  int64_t row_len;
+  bool row_pack;
   /* dots computed for all lanes at once (lane_dot_out[i][lane]) */
   int lane_dot_count;
   const hlo_instruction_t *lane_dot[EL_MAX_RESULTS];
@@ -145,7 +156,9 @@ static void append_position(strbuf_t *sb, const fusion_ctx_t *ctx, const hlo_sha
                             const el_name_t *index) {
   const hlo_shape_t *o = ctx->out_shape;
   int first = -1, last = -1;
-  bool ok = ctx->out_index != NULL;
+  /* (row kernels: the row's positions are literals, el_append_linear's
+   * expressions fold) */
+  bool ok = ctx->out_index != NULL && !ctx->row_index;
   for (int d = 0; d < s->rank && ok; d++) {
     if (s->dimensions[d] == 1) continue;
     int od = -1;
@@ -263,6 +276,9 @@ static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
     out[0] = ctx->lane_dot_out[i][ctx->lane];
     return NULL;
   }
+  /* a row kernel's row reduce is only ever read at the row (fusion.c):
+   * whatever index names it, it is the one computed for the row */
+  if (ctx->row_index && el_is_row_reduce(x, ctx->out_shape)) index = ctx->row_index;
   char *key = index_key(E->allocator, index, el_result_shape(x, 0)->rank);
   if (!key) return VKHLO_NO_MEMORY();
   const memo_entry_t *hit = memo_find(ctx, E, x, key);
@@ -457,10 +473,32 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
   return st;
 }
 
+/* el_reduce_row_fn of row kernels (emit_rows): a row reduce at the row's
+ * index, unrolled along the row, its steps in order (so results are those
+ * of the per-element loop).  The input's values at each position of the
+ * row are defined at the kernel's top level, where the memo keeps them for
+ * the outputs' elements at the same positions. */
+static vkhlo_status_t row_reduce_steps(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                       el_name_t *index, int dim, int64_t len, el_name_t *acc,
+                                       bool *handled) {
+  fusion_ctx_t *ctx = E->user;
+  *handled = false;
+  if (!ctx->row_index || dim != ctx->out_shape->rank - 1 || len != ctx->row_len ||
+      !same_index(index, ctx->row_index, dim) || instr->operand_count != 2)
+    return NULL;
+  vkhlo_status_t st = NULL;
+  for (int64_t j = 0; j < len && !st; j++) {
+    el_const_index(&index[dim], j);
+    st = el_reduce_step(E, instr, index, acc);
+  }
+  *handled = st == NULL;
+  return st;
+}
+
 static void store_output(elemental_emitter_t *E, const fusion_ctx_t *ctx,
                          const hlo_instruction_t *root, int r, const char *v) {
   const hlo_shape_t *s = el_result_shape(ctx->fusion, r);
-  if (ctx->wide) { /* the lane's bits, stored with the others after the lanes */
+  if (ctx->wide || ctx->row_pack) { /* the lane's bits, stored with the others after the lanes */
     hlo_element_type_t t = s->element_type;
     el_line(E, root, "o%d_%d = %s(%s);", r, ctx->lane, t == HLO_F32 ? "floatBitsToUint" : "uint", v);
     return;
@@ -580,6 +618,109 @@ static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, cons
       store_output(E, ctx, roots[i], r, vals[k].s);
   }
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", ctx->fusion->name, r, nout);
+  return NULL;
+}
+
+/* Does |fc| make a row kernel (elemental.h, "Row fusions")? */
+static bool has_row_reduce(const hlo_computation_t *fc, const hlo_shape_t *out) {
+  for (int i = 0; i < fc->instruction_count; i++)
+    if (el_is_row_reduce(fc->instructions[i], out)) return true;
+  return false;
+}
+
+/* A row kernel's body (elemental.h, "Row fusions"): one row of the outputs
+ * per invocation, |total| elements in rows of C.  The row's index comes
+ * from gid; with 64-bit words (C % 8 == 0), the inputs of the outputs'
+ * dimensions are loaded along the row and those of dimensions [C] whole,
+ * as C / 8 u64vec4 each, and their elements entered in the memo; then the
+ * row reduces run, unrolled (row_reduce_steps), and the outputs' C
+ * elements are emitted in order at the top level, so every value defined
+ * along the way (x - max, exp of it) is computed once and reused.
+ * Outputs go out by words when C % 8 == 0, else per element.  lavapipe
+ * keeps the row in SIMD registers (spilled to the stack as whole
+ * vectors), while every storage-buffer access is a loop over the lanes:
+ * the row is read from memory once instead of once per pass. */
+static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
+                                int nroots, int nout, int64_t total) {
+  const hlo_instruction_t *fusion = ctx->fusion;
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  const hlo_shape_t *o = ctx->out_shape;
+  int rank = o->rank;
+  int64_t C = o->dimensions[rank - 1];
+  hlo_shape_t rs = *o;
+  rs.rank = rank - 1;
+  el_name_t index[HLO_MAX_RANK];
+  el_delinearize(E, fusion, &rs, "int(gid)", index);
+  el_line(E, fusion, "int rb = int(gid) * %lld;", (long long)C);
+  ctx->row_index = index;
+  ctx->row_len = C;
+  static const char *const part[4] = {".x", ".y", ".z", ".w"};
+  bool words = E->target->shader_int64 && C % 8 == 0;
+  for (int i = 0; words && i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    int k = x->parameter_number;
+    if (x->opcode != HLO_OPCODE_PARAMETER || k < 0 || k >= fusion->operand_count || k >= 64) continue;
+    const hlo_shape_t *ps = &fusion->operands[k]->shape;
+    bool full = hlo_shape_compatible_dims(ps, o);
+    if (!is_plain32(ps->element_type) || !(full || (ps->rank == 1 && ps->dimensions[0] == C))) continue;
+    const char *conv = ps->element_type == HLO_F32 ? "uintBitsToFloat" : ps->element_type == HLO_S32 ? "int" : "";
+    el_name_t at[HLO_MAX_RANK];
+    for (int d = 0; d < rank - 1; d++) at[d] = index[d];
+    for (int64_t w = 0; w < C / 8; w++) {
+      el_name_t q;
+      el_fresh(E, "q", &q);
+      if (full) el_line(E, x, "u64vec4 %s = in%dw.data[int(gid) * %lld + %lld];", q.s, k, (long long)(C / 8), (long long)w);
+      else el_line(E, x, "u64vec4 %s = in%dw.data[%lld];", q.s, k, (long long)w);
+      for (int j = 0; j < 8; j++) {
+        el_name_t v;
+        el_def(E, x, ps->element_type, false, &v, "%s(unpackUint2x32(%s%s)%s)", conv, q.s, part[j / 2],
+               j % 2 ? ".y" : ".x");
+        el_const_index(&at[full ? rank - 1 : 0], w * 8 + j);
+        char *key = index_key(E->allocator, at, full ? rank : 1);
+        if (!key) return VKHLO_NO_MEMORY();
+        memo_add(ctx, E, x, key, 1, &v);
+      }
+    }
+    E->word_inputs |= 1ull << k;
+    E->features |= GLSL_FEATURE_INT64;
+  }
+  /* the row reduces first, at the top level (the memo keeps their values
+   * and their inputs' for the elements below) */
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (!el_is_row_reduce(x, o)) continue;
+    el_name_t vals[EL_MAX_RESULTS];
+    VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x, index, vals));
+  }
+  bool pack = words;
+  for (int r = 0; r < nout; r++) pack = pack && is_plain32(el_result_shape(fusion, r)->element_type);
+  ctx->row_pack = pack;
+  if (pack) {
+    E->word_outputs = true;
+    E->features |= GLSL_FEATURE_INT64;
+    for (int r = 0; r < nout; r++)
+      for (int64_t c = 0; c < C; c++) el_line(E, fusion, "uint o%d_%lld;", r, (long long)c);
+  }
+  el_name_t full[HLO_MAX_RANK];
+  for (int d = 0; d < rank - 1; d++) full[d] = index[d];
+  for (int64_t c = 0; c < C; c++) {
+    el_const_index(&full[rank - 1], c);
+    snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "(rb + %lld)", (long long)c);
+    ctx->linear = ctx->lane_linear;
+    ctx->out_index = full;
+    ctx->lane = (int)c;
+    VKHLO_RETURN_IF_ERROR(emit_roots(E, ctx, roots, nroots, nout));
+    if (!pack || c % 8 != 7) continue;
+    for (int r = 0; r < nout; r++) {
+      long long b = (long long)(c - 7);
+      el_line(E, fusion,
+              "out%dw.data[int(gid) * %lld + %lld] = u64vec4(packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
+              "packUint2x32(uvec2(o%d_%lld, o%d_%lld)), packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
+              "packUint2x32(uvec2(o%d_%lld, o%d_%lld)));",
+              r, (long long)(C / 8), b / 8, r, b, r, b + 1, r, b + 2, r, b + 3, r, b + 4, r, b + 5, r, b + 6, r,
+              b + 7);
+    }
+  }
   return NULL;
 }
 
@@ -707,8 +848,13 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
-  ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
-  if (ctx.wide) {
+  bool rows = s0->rank >= 1 && has_row_reduce(fc, s0);
+  if (!rows) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
+  if (rows) {
+    E->reduce_row = row_reduce_steps;
+    st = emit_rows(E, &ctx, roots, nroots, nout, total);
+    total /= s0->dimensions[s0->rank - 1];
+  } else if (ctx.wide) {
     st = emit_wide(E, &ctx, roots, nroots, nout, total);
     int64_t n = s0->dimensions[s0->rank - 1], rows = total / n;
     total = ctx.rows > 1 ? (rows + ctx.rows - 1) / ctx.rows * (n / ctx.wide) : total / ctx.wide;

@@ -51,9 +51,15 @@
  *    ("exclusive"), and the path from the producer to the cluster's output
  *    is elementwise over the same dimensions ("identity" indexing).  So a
  *    dot gets its bias add and activation as an epilogue (output fusion) and
- *    mean = sum / n becomes one kernel, but a reduce is never fused into a
+ *    mean = sum / n becomes one kernel, but a reduce is not fused into a
  *    consumer that reads it through a broadcast, and a value used twice
- *    stays in memory.  A convolution is the only contraction of its
+ *    stays in memory.  Except row fusions on CPU devices (elemental.h): a
+ *    reduce over the last dimension of a value of the root's dimensions
+ *    [rows..., C], C <= EL_ROW_MAX, whose result reaches the root only
+ *    through ops on row values ([rows...] or [rows..., 1]) and a broadcast
+ *    back along the row ("row" indexing, row_read), is fused; its kernel
+ *    computes it once per row (a softmax, a layer norm: one kernel).  Such
+ *    a cluster takes no dot or convolution.  A convolution is the only contraction of its
  *    cluster (dots may share one: emit_gemm.c computes several dots of one
  *    lhs in a kernel): emit_conv.c takes one convolution and its epilogue,
  *    so the second of add(bn(conv(x)), bn(conv(y))) (ResNet's projection
@@ -158,6 +164,36 @@ static bool reads_identity(const hlo_instruction_t *user, const hlo_instruction_
          hlo_shape_compatible_dims(&user->shape, &producer->shape);
 }
 
+/* Row fusions (elemental.h).  Is |s| row-shaped for a cluster whose root
+ * has dimensions |root| = [rows..., C]: 1 for [rows...], 2 for [rows..., 1]
+ * (the keepdims form JAX exports), 0 for neither. */
+static int row_shape(const hlo_shape_t *root, const hlo_shape_t *s) {
+  if (!root || hlo_shape_is_tuple(s) || root->rank < 1) return 0;
+  int r = root->rank;
+  if (s->rank != r - 1 && s->rank != r) return 0;
+  for (int d = 0; d < r - 1; d++)
+    if (s->dimensions[d] != root->dimensions[d]) return 0;
+  if (s->rank == r - 1) return 1;
+  return s->dimensions[r - 1] == 1 && root->dimensions[r - 1] != 1 ? 2 : 0;
+}
+
+/* Does |user| read row-shaped |producer| at the row of its own index: a
+ * broadcast_in_dim that keeps the row's dimensions in place (to the root's
+ * dimensions, or from [rows...] to [rows..., 1]), or a reshape between the
+ * two row shapes? */
+static bool reads_row(const hlo_shape_t *root, const hlo_instruction_t *user, const hlo_instruction_t *producer) {
+  const hlo_shape_t *ps = &producer->shape;
+  int pk = row_shape(root, ps);
+  if (!pk) return false;
+  if (user->opcode == HLO_OPCODE_RESHAPE) return row_shape(root, &user->shape) != 0;
+  if (user->opcode != HLO_OPCODE_BROADCAST_IN_DIM || user->attrs.broadcast_dimensions.count != ps->rank ||
+      !(hlo_shape_compatible_dims(&user->shape, root) || row_shape(root, &user->shape) == 2))
+    return false;
+  for (int d = 0; d < ps->rank; d++)
+    if (user->attrs.broadcast_dimensions.data[d] != d) return false;
+  return true;
+}
+
 static const char *kind_name(hlo_fusion_kind_t k) {
   switch (k) {
     case HLO_FUSION_LOOP: return "kLoop";
@@ -177,6 +213,7 @@ typedef struct cluster {
   int roots[FUSION_MAX_OUTPUTS];
   int root_count;
   bool alive;
+  bool rows; /* holds a row reduce (a row fusion, elemental.h) */
 } cluster_t;
 
 enum { ST_NONE = 0, ST_CAND, ST_MEMBER, ST_EXT };
@@ -188,6 +225,7 @@ struct fuser {
   hlo_instruction_t **ins; /* snapshot of comp->instructions */
   int max_buffers;
   bool wide_singles; /* the target has wide loop kernels (emit_fusion.c) */
+  bool row_fusions;  /* the target takes row fusions (elemental.h) */
   bool *needed, *kept;
   bool *splat; /* per position: a splat constant (hlo_constant_is_splat) */
   /* Per-position state for the cluster being formed / queried. */
@@ -195,12 +233,17 @@ struct fuser {
   unsigned char *state;
   int cur;
   bool *exclusive, *identity, *in_contraction;
+  /* per position: read only at the cluster root's row (its index without
+   * the last dimension), through a broadcast back along the row */
+  bool *row_read;
+  const hlo_shape_t *root_dims; /* the cluster root's shape, NULL if a tuple */
   int *mark; /* second stamp array (externals, DFS) */
   int mark_cur;
   cluster_t *clusters;
   int cluster_count, cluster_capacity;
   int *root_cluster; /* per position: the cluster it is a root of, or -1 */
   int convs, dots;   /* convolutions and dots in the cluster being formed */
+  int row_reduces;   /* row reduces in it */
 };
 
 static int pos_of(const hlo_instruction_t *in) { return (int)(intptr_t)in->scratch; }
@@ -264,28 +307,43 @@ static int full_size_reads(const fuser_t *f, const hlo_instruction_t *P) {
  * scalar constants. */
 static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   hlo_instruction_t *P = f->ins[p];
-  bool excl = !f->needed[p], ident = true, contr = false;
+  bool excl = !f->needed[p], ident = true, contr = false, row = f->row_fusions && f->root_dims;
   for (int u = 0; u < P->user_count; u++) {
-    int up = pos_of(P->users[u]);
+    const hlo_instruction_t *U = P->users[u];
+    int up = pos_of(U);
     if (get_state(f, up) != ST_MEMBER) {
       excl = false;
       continue;
     }
     excl = excl && f->exclusive[up];
-    ident = ident && f->identity[up] && reads_identity(P->users[u], P);
-    contr = contr || f->in_contraction[up] || hlo_opcode_is_contraction(P->users[u]->opcode);
+    /* a row reduce reads its input along the row, at the root's index */
+    bool row_input = f->row_read[up] && el_is_row_reduce(U, f->root_dims) && U->operands[0] == P &&
+                     U->operands[1] != P;
+    ident = ident && ((f->identity[up] && reads_identity(U, P)) || row_input);
+    /* read at the row: from an element (a broadcast back along the row)
+     * or from another row value */
+    row = row && ((f->identity[up] && hlo_shape_compatible_dims(&U->shape, f->root_dims) &&
+                   reads_row(f->root_dims, U, P)) ||
+                  (f->row_read[up] && (reads_identity(U, P) || reads_row(f->root_dims, U, P))));
+    contr = contr || f->in_contraction[up] || hlo_opcode_is_contraction(U->opcode);
   }
   f->exclusive[p] = excl;
   f->identity[p] = ident;
+  f->row_read[p] = row;
   f->in_contraction[p] = contr;
   if (is_splat(f, P)) return true;
   if (!op_fusible(f, P) || hlo_shape_is_tuple(&P->shape) || !shape_fusible(&P->shape)) return false;
   if (member_count >= FUSION_MAX_INSTRUCTIONS) return false;
   for (int k = 0; k < P->operand_count; k++)
     if (!shape_fusible(&P->operands[k]->shape)) return false;
+  bool row_reduce = false;
   if (hlo_opcode_is_expensive(P->opcode)) {
-    if (!excl || !ident || contr) return false;
+    /* a row reduce: computed once per row by the row kernel (no
+     * contraction shares its cluster) */
+    row_reduce = !ident && row && el_is_row_reduce(P, f->root_dims) && f->convs + f->dots == 0;
+    if (!excl || !(ident || row_reduce) || contr) return false;
     if (!contraction_fits(P, f->convs, f->dots)) return false;
+    if (f->row_reduces > 0 && (is_dot(P) || P->opcode == HLO_OPCODE_CONVOLUTION)) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;
   } else if (!excl && full_size_reads(f, P) > 1) {
@@ -301,6 +359,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   }
   if (new_ext + outputs > f->max_buffers) return false;
   *ext = new_ext;
+  f->row_reduces += row_reduce;
   return true;
 }
 
@@ -327,7 +386,9 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   int outputs = output_count_of(R);
   set_state(f, r, ST_MEMBER);
   f->exclusive[r] = f->identity[r] = true;
-  f->in_contraction[r] = false;
+  f->in_contraction[r] = f->row_read[r] = false;
+  f->root_dims = hlo_shape_is_tuple(&R->shape) ? NULL : &R->shape;
+  f->row_reduces = 0;
   c->roots[0] = r;
   c->root_count = 1;
   f->convs = R->opcode == HLO_OPCODE_CONVOLUTION;
@@ -361,6 +422,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
       if (q < low) low = q;
     }
   }
+  c->rows = f->row_reduces > 0;
   return NULL;
 }
 
@@ -452,6 +514,8 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
     }
   }
   if (convs > 0 && convs + dots > 1) return NULL;
+  /* a row kernel computes no contraction (elemental.h) */
+  if ((a->rows || b->rows) && convs + dots > 0) return NULL;
   /* Siblings only: neither may read what the other computes (that would
    * turn an external value into a recomputed member). */
   for (int i = 0; i < a->external_count; i++)
@@ -485,6 +549,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
     f->root_cluster[b->roots[i]] = ai;
   }
   qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
+  a->rows = a->rows || b->rows;
   b->alive = false;
   *merged = true;
   return compute_externals(f, a);
@@ -760,7 +825,7 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
 /* -------------------------------------------------- one computation */
 
 static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp, int max_buffers,
-                                       bool wide_singles, bool *changed) {
+                                       bool wide_singles, bool row_fusions, bool *changed) {
   *changed = false;
   if (!comp->root || comp->instruction_count < 2) return NULL;
   if (!hlo_compute_users(m, comp)) return VKHLO_NO_MEMORY();
@@ -772,6 +837,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->n = comp->instruction_count;
   f->max_buffers = max_buffers;
   f->wide_singles = wide_singles;
+  f->row_fusions = row_fusions;
   size_t n = (size_t)f->n;
   f->ins = vkhlo_malloc(m->arena.allocator, sizeof(void *) * n);
   f->needed = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
@@ -782,11 +848,12 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->exclusive = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
   f->identity = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
   f->in_contraction = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
+  f->row_read = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
   f->mark = vkhlo_calloc(m->arena.allocator, n, sizeof(int));
   f->root_cluster = vkhlo_malloc(m->arena.allocator, sizeof(int) * n);
   vkhlo_status_t st = NULL;
   if (!f->ins || !f->needed || !f->kept || !f->splat || !f->stamp || !f->state || !f->exclusive ||
-      !f->identity || !f->in_contraction || !f->mark || !f->root_cluster)
+      !f->identity || !f->in_contraction || !f->row_read || !f->mark || !f->root_cluster)
     st = VKHLO_NO_MEMORY();
   for (int p = 0; p < f->n && !st; p++) {
     f->ins[p] = comp->instructions[p];
@@ -823,6 +890,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   vkhlo_free(m->arena.allocator, f->exclusive);
   vkhlo_free(m->arena.allocator, f->identity);
   vkhlo_free(m->arena.allocator, f->in_contraction);
+  vkhlo_free(m->arena.allocator, f->row_read);
   vkhlo_free(m->arena.allocator, f->mark);
   vkhlo_free(m->arena.allocator, f->root_cluster);
   return st;
@@ -858,7 +926,8 @@ vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t 
   vkhlo_status_t st = NULL;
   for (int i = 0; i < count && !st; i++) {
     bool ch = false;
-    st = fuse_computation(module, todo[i], max_buffers, target && target->is_cpu && target->shader_int64, &ch);
+    st = fuse_computation(module, todo[i], max_buffers, target && target->is_cpu && target->shader_int64,
+                          target && target->is_cpu, &ch);
     *changed = *changed || ch;
   }
   vkhlo_free(module->arena.allocator, todo);

@@ -8,6 +8,16 @@
  * softmax (its row maximum hoisted out of the row loop) and a layer norm's
  * variance (x - mean squared).
  *
+ * Row kernels (elemental.h, "Row fusions"): on CPU devices a softmax or a
+ * layer norm whose rows are at most EL_ROW_MAX long is one kernel, one row
+ * per invocation, unrolled along the row: softmax over rows of 79 (loads
+ * per element) with NaN, infinities and -0 among the inputs, layer norms
+ * over rows of 13 (per element), 24 and 256 (64-bit words, with the [C]
+ * scale and shift read as words), a log-softmax with x - max as a second
+ * output (a row kernel of two outputs), each fused and unfused:
+ * bit-identical, and on CPU devices one dispatch (two for the
+ * log-softmax, whose max an output needs).
+ *
  * Each program runs fused and with no_fusion (one kernel per instruction,
  * the per-element loop) on the same seeded inputs, and the results must be
  * bit-identical; sums are also checked against a sequential f32 sum
@@ -23,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +43,12 @@
 #include "vkhlo/vkhlo.h"
 
 /* Compiles |text| (fused or not), runs it on |x| (|n| floats, the only
- * parameter) and reads the single f32 result into |out| (|m| floats).
- * With |words_dir| the kernels are dumped there. */
-static void run(vkhlo_context_t *ctx, const char *text, bool no_fusion, const float *x, size_t n, float *out,
-                size_t m, const char *words_dir) {
+ * parameter) and reads its one or two f32 results of equal size into
+ * |out| (|m| floats in all, one result after the other).  With
+ * |words_dir| the kernels are dumped there.  Returns the dispatches per
+ * execution. */
+static int64_t run(vkhlo_context_t *ctx, const char *text, bool no_fusion, const float *x, size_t n, float *out,
+                   size_t m, const char *words_dir) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.no_fusion = no_fusion;
@@ -45,13 +58,20 @@ static void run(vkhlo_context_t *ctx, const char *text, bool no_fusion, const fl
   vkhlo_tensor_type_t t;
   expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
   assert_int_equal(vkhlo_tensor_type_element_count(&t), (int64_t)n);
-  vkhlo_buffer_t *arg, *res;
+  vkhlo_buffer_t *arg, *res[2];
+  int nres = vkhlo_executable_result_count(exe);
+  assert_true(nres == 1 || nres == 2);
   expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
-  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
-  expect_ok(vkhlo_buffer_read(res, out, m * sizeof *out));
-  vkhlo_buffer_destroy(res);
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, nres, res));
+  for (int r = 0; r < nres; r++) { /* the results one after another, m floats in all */
+    expect_ok(vkhlo_buffer_read(res[r], out + r * (m / (size_t)nres), m / (size_t)nres * sizeof *out));
+    vkhlo_buffer_destroy(res[r]);
+  }
   vkhlo_buffer_destroy(arg);
+  vkhlo_executable_stats_t stats;
+  vkhlo_executable_stats(exe, &stats);
   vkhlo_executable_destroy(exe);
+  return stats.dispatches;
 }
 
 /* Seeded values of mixed magnitudes (so that any change of order shows in
@@ -70,17 +90,21 @@ static bool words_expected(vkhlo_context_t *ctx) {
   return strcmp(d.type, "cpu") == 0;
 }
 
-/* Runs |text| fused (checking the word path ran where expected) and
- * unfused; the two results must be identical; returns the fused one. */
-static float *fused_equals_unfused(vkhlo_context_t *ctx, const char *text, const float *x, size_t n, size_t m) {
+/* Runs |text| fused (checking that the kernel's GLSL holds |needle| where
+ * the CPU paths are expected, and that it took |dispatches| dispatches
+ * there, unless 0) and unfused; the two results must be identical (NaNs
+ * included); returns the fused one. */
+static float *fused_equals_unfused(vkhlo_context_t *ctx, const char *text, const float *x, size_t n, size_t m,
+                                   const char *needle, int64_t dispatches) {
   float *fused = malloc(m * sizeof *fused), *unfused = malloc(m * sizeof *unfused);
   assert_true(fused && unfused);
   char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
   assert_non_null(mkdtemp(dir));
-  run(ctx, text, false, x, n, fused, m, dir);
-  /* the word loop's loads: "u64vec4 qN = in<k>w.data[rwM];" */
-  if (words_expected(ctx) && !test_dump_contains(dir, "w.data[rw"))
-    fail_msg("the fused reduce did not read words:\n%s", text);
+  int64_t got = run(ctx, text, false, x, n, fused, m, dir);
+  if (words_expected(ctx) && !test_dump_contains(dir, needle))
+    fail_msg("the fused kernel has no \"%s\":\n%s", needle, text);
+  if (words_expected(ctx) && dispatches && got != dispatches)
+    fail_msg("%lld dispatches, want %lld:\n%s", (long long)got, (long long)dispatches, text);
   test_remove_dir(dir);
   run(ctx, text, true, x, n, unfused, m, NULL);
   if (memcmp(fused, unfused, m * sizeof *fused) != 0)
@@ -90,6 +114,9 @@ static float *fused_equals_unfused(vkhlo_context_t *ctx, const char *text, const
   free(unfused);
   return fused;
 }
+
+/* the word loop's loads: "u64vec4 qN = in<k>w.data[rwM];" */
+#define WORD_LOOP "w.data[rw"
 
 /* Row sums of R x L, also against a sequential sum here. */
 static void row_sums(void **state) {
@@ -110,7 +137,7 @@ static void row_sums(void **state) {
     float *x = malloc(n * sizeof *x);
     assert_non_null(x);
     fill(x, n, 7u + (uint32_t)s);
-    float *got = fused_equals_unfused(ctx, text, x, n, (size_t)r);
+    float *got = fused_equals_unfused(ctx, text, x, n, (size_t)r, WORD_LOOP, 0);
     for (int i = 0; i < r; i++) {
       volatile float acc = 0.0f; /* f32 adds in row order, no contraction */
       for (int j = 0; j < l; j++) acc = acc + x[(size_t)i * (size_t)l + (size_t)j];
@@ -135,7 +162,7 @@ static void two_dimensions(void **state) {
       "}\n";
   float x[192];
   fill(x, 192, 11);
-  float *got = fused_equals_unfused(ctx, text, x, 192, 4);
+  float *got = fused_equals_unfused(ctx, text, x, 192, 4, WORD_LOOP, 0);
   for (int i = 0; i < 4; i++) {
     volatile float acc = 0.0f;
     for (int j = 0; j < 48; j++) acc = acc + x[i * 48 + j];
@@ -145,8 +172,8 @@ static void two_dimensions(void **state) {
   free(got);
 }
 
-/* Softmax over rows of 79 (the row maximum, a broadcast, is read once per
- * row before the words), and a layer norm's variance. */
+/* A layer norm's variance (its mean, a broadcast, is read once per row
+ * before the words), and a softmax, a row kernel. */
 static void softmax_and_variance(void **state) {
   vkhlo_context_t *ctx = *state;
   static const char softmax[] =
@@ -180,14 +207,134 @@ static void softmax_and_variance(void **state) {
       "}\n";
   float x[632];
   fill(x, 632, 5);
-  float *got = fused_equals_unfused(ctx, softmax, x, 632, 632);
+  float *got = fused_equals_unfused(ctx, softmax, x, 632, 632, "(rb + 78)", 1);
   for (int row = 0; row < 8; row++) { /* rows of a softmax sum to 1 */
     double sum = 0;
     for (int j = 0; j < 79; j++) sum += got[row * 79 + j];
     if (sum < 0.9999 || sum > 1.0001) fail_msg("softmax row %d sums to %.9g", row, sum);
   }
   free(got);
-  got = fused_equals_unfused(ctx, variance, x, 384, 16);
+  got = fused_equals_unfused(ctx, variance, x, 384, 16, WORD_LOOP, 0);
+  free(got);
+}
+
+/* Layer norms over R x C (mean, variance, normalize, scale and shift by
+ * [C] parameters given here as constants of the program), a softmax with
+ * NaN, infinities and signed zeros among its inputs, and a log-softmax
+ * with two outputs: row kernels. */
+static void row_kernels(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const int shapes[][2] = {{40, 13}, {67, 24}, {9, 256}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int r = shapes[s][0], c = shapes[s][1];
+    char text[4096];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%1$dx%2$dxf32>) -> tensor<%1$dx%2$dxf32> {\n"
+             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+             "  %%n = stablehlo.constant dense<%2$d.0> : tensor<%1$dxf32>\n"
+             "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<%1$dxf32>\n"
+             "  %%i = stablehlo.iota dim = 0 : tensor<%2$dxf32>\n"
+             "  %%h = stablehlo.constant dense<0.5> : tensor<%2$dxf32>\n"
+             "  %%g = stablehlo.multiply %%i, %%h : tensor<%2$dxf32>\n"
+             "  %%b = stablehlo.subtract %%h, %%i : tensor<%2$dxf32>\n"
+             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1] : "
+             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+             "  %%mean = stablehlo.divide %%s, %%n : tensor<%1$dxf32>\n"
+             "  %%mb = stablehlo.broadcast_in_dim %%mean, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%d = stablehlo.subtract %%x, %%mb : tensor<%1$dx%2$dxf32>\n"
+             "  %%d2 = stablehlo.multiply %%d, %%d : tensor<%1$dx%2$dxf32>\n"
+             "  %%v = stablehlo.reduce(%%d2 init: %%z) applies stablehlo.add across dimensions = [1] : "
+             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+             "  %%var = stablehlo.divide %%v, %%n : tensor<%1$dxf32>\n"
+             "  %%ve = stablehlo.add %%var, %%eps : tensor<%1$dxf32>\n"
+             "  %%rs = stablehlo.rsqrt %%ve : tensor<%1$dxf32>\n"
+             "  %%rb = stablehlo.broadcast_in_dim %%rs, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%y = stablehlo.multiply %%d, %%rb : tensor<%1$dx%2$dxf32>\n"
+             "  %%gb = stablehlo.broadcast_in_dim %%g, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%yg = stablehlo.multiply %%y, %%gb : tensor<%1$dx%2$dxf32>\n"
+             "  %%out = stablehlo.add %%yg, %%bb : tensor<%1$dx%2$dxf32>\n"
+             "  return %%out : tensor<%1$dx%2$dxf32>\n"
+             "}\n",
+             r, c);
+    size_t n = (size_t)r * (size_t)c;
+    float *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    fill(x, n, 21u + (uint32_t)s);
+    /* rows of 8k elements are read and written by words */
+    float *got = fused_equals_unfused(ctx, text, x, n, n, c % 8 == 0 ? "out0w.data[" : "(rb + ", 1);
+    for (int i = 0; i < r; i++) { /* against the formula in double */
+      const float *xi = x + (size_t)i * (size_t)c;
+      double mean = 0, var = 0;
+      for (int j = 0; j < c; j++) mean += xi[j];
+      mean /= c;
+      for (int j = 0; j < c; j++) var += (xi[j] - mean) * (xi[j] - mean);
+      double rs = 1.0 / sqrt(var / c + 1e-5);
+      for (int j = 0; j < c; j++) {
+        double want = (xi[j] - mean) * rs * (0.5 * j) + (0.5 - j), have = got[(size_t)i * (size_t)c + (size_t)j];
+        if (fabs(have - want) > 1e-4 * (1.0 + fabs(want)))
+          fail_msg("%dx%d layer norm [%d, %d]: %.9g, want %.9g", r, c, i, j, have, want);
+      }
+    }
+    free(got);
+    free(x);
+  }
+  static const char softmax[] =
+      "func.func @main(%x: tensor<6x79xf32>) -> tensor<6x79xf32> {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<6x79xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %y = stablehlo.divide %e, %sb : tensor<6x79xf32>\n"
+      "  return %y : tensor<6x79xf32>\n"
+      "}\n";
+  float x[474];
+  fill(x, 474, 3);
+  x[79 + 5] = 0.0f / 0.0f;      /* row 1: NaN (the whole row's softmax is NaN) */
+  x[158 + 7] = 1.0f / 0.0f;     /* row 2: +inf (NaN from inf - inf) */
+  x[237 + 3] = -1.0f / 0.0f;    /* row 3: -inf (its exp is 0) */
+  for (int j = 0; j < 79; j++) /* row 4: zeros of both signs */
+    x[316 + j] = j % 2 ? -0.0f : 0.0f;
+  float *got = fused_equals_unfused(ctx, softmax, x, 474, 474, "(rb + 78)", 1);
+  for (int j = 0; j < 79; j++) {
+    if (got[79 + j] == got[79 + j]) fail_msg("softmax of a row with a NaN: element %d is %g", j, got[79 + j]);
+    if (got[316 + j] != 1.0f / 79.0f && fabsf(got[316 + j] - 1.0f / 79.0f) > 1e-7f)
+      fail_msg("softmax of zeros: element %d is %.9g", j, got[316 + j]);
+  }
+  if (got[237 + 3] != 0.0f) fail_msg("softmax of -inf: %g", got[237 + 3]);
+  free(got);
+  /* log-softmax: x - max - log(sum(exp(x - max))), and x - max as a
+   * second output: the max, which an output needs, is a kernel of its own,
+   * and both outputs come from one row kernel (its sum a row reduce) */
+  static const char log_softmax[] =
+      "func.func @main(%x: tensor<6x79xf32>) -> (tensor<6x79xf32>, tensor<6x79xf32>) {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<6x79xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %l = stablehlo.log %s : tensor<6xf32>\n"
+      "  %lb = stablehlo.broadcast_in_dim %l, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %y = stablehlo.subtract %d, %lb : tensor<6x79xf32>\n"
+      "  return %y, %d : tensor<6x79xf32>, tensor<6x79xf32>\n"
+      "}\n";
+  fill(x, 474, 4);
+  got = fused_equals_unfused(ctx, log_softmax, x, 474, 948, "(rb + 78)", 2);
+  for (int i = 0; i < 6; i++) { /* exp of a log-softmax row sums to 1 */
+    double sum = 0;
+    for (int j = 0; j < 79; j++) sum += exp(got[i * 79 + j]);
+    if (sum < 0.9999 || sum > 1.0001) fail_msg("log-softmax row %d: exp sums to %.9g", i, sum);
+  }
   free(got);
 }
 
@@ -196,6 +343,7 @@ int main(void) {
       cmocka_unit_test(row_sums),
       cmocka_unit_test(two_dimensions),
       cmocka_unit_test(softmax_and_variance),
+      cmocka_unit_test(row_kernels),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
