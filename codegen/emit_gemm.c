@@ -391,7 +391,10 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view
  * in gemm_cpu.comp): the lhs along k (k stride 1), the rhs along n (its
  * innermost free dimension of stride 1), every other stride a multiple of
  * 8, so each word starts at a multiple of 8. */
-static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64_t ks) {
+/* Can operand |k| be read in 64-bit words: along n for the rhs (k == 1,
+ * !along_k), along k for the lhs or, with |along_k|, the rhs (stride 1
+ * and K % 8 == 0, every other stride a multiple of 8)? */
+static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64_t ks, bool along_k) {
   const hlo_shape_t *s = &p->dot->operands[k]->shape;
   const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = view->stride;
   int inner = -1; /* the innermost free dimension of size > 1 */
@@ -405,13 +408,13 @@ static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64
     bool contracting = false;
     for (int i = 0; i < p->nc; i++) contracting |= cd[i] == d;
     if (s->dimensions[d] == 1 || contracting) continue;
-    if (k == 1 && d == inner) {
+    if (k == 1 && d == inner && !along_k) {
       if (st[d] != 1 || s->dimensions[d] % 8 != 0) return false;
     } else if (st[d] % 8 != 0) {
       return false;
     }
   }
-  if (k == 0) return ks == 1 && p->k % 8 == 0;
+  if (k == 0 || along_k) return ks == 1 && p->k % 8 == 0;
   return inner >= 0 && ks % 8 == 0;
 }
 
@@ -532,26 +535,42 @@ typedef struct cpu_tiles {
   int sg;     /* subgroup size when the lhs is shared by subgroup shuffles, else 0 */
   int sgr;    /* subgroups down the workgroup's rows (1 without sg) */
   int kb;     /* k steps between the workgroup's barriers (0: none) */
+  bool rhs_k_words; /* the rhs read in words along k (RHS_LOADWK) */
 } cpu_tiles_t;
 
 /* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
- * narrow for them). */
-static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], cpu_tiles_t *c) {
+ * narrow for them); |rhs_k_words|: the rhs could be read in words along k
+ * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
+ * the subgroup path takes when words[1] is false. */
+static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
+                             cpu_tiles_t *c) {
   memset(c, 0, sizeof *c);
   c->sgr = 1;
   uint32_t sgs = target->subgroup_size;
   int64_t maxwg = target->max_workgroup_invocations ? target->max_workgroup_invocations : 128;
-  if ((words[0] || p->k % 8 == 0) && words[1] && target->subgroup_shuffle && (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 &&
-      maxwg >= (int64_t)sgs) {
+  if ((words[0] || p->k % 8 == 0) && (words[1] || rhs_k_words) && target->subgroup_shuffle &&
+      (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 && maxwg >= (int64_t)sgs) {
     c->sg = (int)sgs;
     c->tm = p->ndot > 2 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
     while (c->tm / 2 >= p->m) c->tm /= 2;
-    c->tn = 8;
+    c->rhs_k_words = !words[1];
+    /* words along k: any TN; 4 where 8 would leave a third of the lanes
+     * past N (N = 79: 24 lanes of 4 columns instead of 16 of 8) */
+    c->tn = c->rhs_k_words && (p->n + 7) / 8 < 16 ? 4 : 8;
     int64_t across = (p->n + c->tn - 1) / c->tn;
     across = (across + c->sg - 1) / c->sg * c->sg;
     if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;
     c->sgr = GEMM_CPU_SG_ROWS;
     while (c->sgr > 1 && (int64_t)(c->sgr / 2) * c->tm >= p->m) c->sgr /= 2;
+    /* rows computed past M (the last tile's, shifted back) cost as much as
+     * real ones: fewer subgroups down, then half the rows, while more than
+     * a tenth are wasted (M = 79: 128 rows -> 80) */
+#define ROWS_COMPUTED(tm, sgr) (((p->m + (int64_t)(tm) * (sgr) - 1) / ((int64_t)(tm) * (sgr))) * (tm) * (sgr))
+    while (c->sgr > 1 && ROWS_COMPUTED(c->tm, c->sgr) * 10 > p->m * 11) c->sgr /= 2;
+    if (ROWS_COMPUTED(c->tm, c->sgr) * 10 > p->m * 11 && c->tm > 8 &&
+        ROWS_COMPUTED(c->tm / 2, c->sgr) < ROWS_COMPUTED(c->tm, c->sgr))
+      c->tm /= 2;
+#undef ROWS_COMPUTED
     while (c->sgr > 1 && across * c->sgr > maxwg) c->sgr /= 2;
     while (across > c->sg && across * c->sgr > maxwg) across /= 2;
     c->wg = (int)(across * c->sgr);
@@ -608,13 +627,16 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   strbuf_t sb;
   strbuf_init(&sb, out->allocator);
   /* CPU: operands read in 64-bit words where they can be */
-  bool words[2] = {false, false};
+  bool words[2] = {false, false}, rhs_k_words = false;
   if (!gpu && target->shader_int64) {
-    words[0] = words_ok(&p, 0, &p.view[0], p.lks);
-    words[1] = true;
-    for (int d = 0; d < p.ndot; d++) words[1] = words[1] && words_ok(&p, 1, &p.rview[d], p.rks_of[d]);
+    words[0] = words_ok(&p, 0, &p.view[0], p.lks, false);
+    words[1] = rhs_k_words = true;
+    for (int d = 0; d < p.ndot; d++) {
+      words[1] = words[1] && words_ok(&p, 1, &p.rview[d], p.rks_of[d], false);
+      rhs_k_words = rhs_k_words && words_ok(&p, 1, &p.rview[d], p.rks_of[d], true);
+    }
   }
-  if (words[0] || words[1]) E.features |= GLSL_FEATURE_INT64;
+  if (words[0] || words[1] || rhs_k_words) E.features |= GLSL_FEATURE_INT64;
   strbuf_append(&sb, "#version 450\n");
   if (E.features & GLSL_FEATURE_INT64)
     strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
@@ -632,7 +654,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
   cpu_tiles_t tl;
-  choose_cpu_tiles(&p, target, words, &tl);
+  choose_cpu_tiles(&p, target, words, rhs_k_words, &tl);
   int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
   int64_t wg = tl.wg;
   if (!gpu && tl.sg)
@@ -657,7 +679,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d.data[off]\n", suffix, (long long)p.rks_of[d],
                   suffix, p.rview[d].binding);
     if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
-    if (words[1] && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
+    if (!gpu && tl.rhs_k_words)
+      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
+    if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
   /* v is the accumulators of every product, comma-separated (ACCS) */
   strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");

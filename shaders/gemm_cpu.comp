@@ -162,8 +162,12 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
  * 64-bit component costs what a 32-bit one does.  The emitter defines them
  * only when the offsets are multiples of 8 and the 8 elements consecutive
  * (B: N stride 1, N % 8 == 0; A: k stride 1, K % 8 == 0), and enables
- * GL_EXT_shader_explicit_arithmetic_types_int64. */
-#if defined(RHS_LOADW_0) || defined(LHS_LOADW)
+ * GL_EXT_shader_explicit_arithmetic_types_int64.  In the subgroup path the
+ * rhs may instead come in words along k (RHS_LOADWK_d(off): B's k stride
+ * 1, K % 8 == 0, column offsets multiples of 8, as attention's q k^T has
+ * it): one word then holds 8 steps of one column, TN words per 8 steps,
+ * the same count as 8 steps of TN / 8 words along n. */
+#if defined(RHS_LOADW_0) || defined(LHS_LOADW) || defined(RHS_LOADWK_0)
 #define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
 #endif
 #if defined(RHS_LOADW_0) && TN % 8 != 0
@@ -185,7 +189,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #endif
 
 #if defined(GEMM_SG)
-#if !defined(RHS_LOADW_0) || GEMM_K % 8 != 0 || WG % GEMM_SG != 0
+#if !(defined(RHS_LOADW_0) || defined(RHS_LOADWK_0)) || GEMM_K % 8 != 0 || WG % GEMM_SG != 0
 #error GEMM_SG needs the rhs in words, K a multiple of 8 and whole subgroups
 #endif
 const int AS = (TM + GEMM_SG - 1) / GEMM_SG; /* lhs words per lane per 8 k */
@@ -292,6 +296,19 @@ void main() {
         for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + (k + j) * LHS_KS);
 #define A8(kk) subgroupShuffle(af[I / GEMM_SG][kk], uint(I % GEMM_SG))
 #endif
+#if defined(RHS_LOADWK_0)
+      /* the rhs in words along k (RHS_LOADWK_d, B's k stride 1): one word
+       * holds a column's 8 steps */
+      u64vec4 bk[NDOT][TN];
+#define BK_D(d) for (int c = 0; c < TN; c++) bk[d][c] = RHS_LOADWK_##d(bcols[d][c] + k);
+      FOR_D(BK_D)
+      vec4 bb[8][NDOT][TN / 4];
+#define KCOL(d, c, j) WORD_F2(bk[d][c][(j) >> 1])[(j) & 1]
+#define UNPACKK_D(d)                                                                                      \
+      for (int v = 0; v < TN / 4; v++)                                                                    \
+        bb[j][d][v] = vec4(KCOL(d, 4 * v, j), KCOL(d, 4 * v + 1, j), KCOL(d, 4 * v + 2, j), KCOL(d, 4 * v + 3, j));
+      for (int j = 0; j < 8; j++) { FOR_D(UNPACKK_D) }
+#else
       /* the rhs words of all 8 steps first (independent loads in flight) */
       u64vec4 bq[8][NDOT][TN / 8];
 #define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
@@ -304,6 +321,7 @@ void main() {
         bb[j][d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                          \
       }
       for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
+#endif
       /* k innermost: each accumulator takes its 8 steps in a row, in k
        * order (one load and store per 8 steps where it is spilled) */
 #define MAC8(d, v)                                                                                           \

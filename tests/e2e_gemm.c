@@ -33,6 +33,9 @@ static const char *const mode_env[MODES] = {NULL, "gpu", "off"};
 
 typedef struct fixture {
   vkhlo_context_t *ctx[MODES];
+  /* when set, the default mode's GLSL must contain it on CPU devices (a
+   * kernel path) */
+  const char *cpu_needle;
 } fixture_t;
 
 static int setup(void **state) {
@@ -86,6 +89,10 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
     expect_ok(vkhlo_executable_compile(f->ctx[m], text, strlen(text), "gemm_test.mlir", &o, &exe));
     if (m == MODE_AUTO) {
       assert_int_equal(test_dump_contains(dir, "as shaders/gemm_"), expect_gemm);
+      vkhlo_device_description_t d;
+      vkhlo_context_device(f->ctx[m], &d);
+      if (f->cpu_needle && strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, f->cpu_needle))
+        fail_msg("the kernel has no %s:\n%s", f->cpu_needle, text);
       test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
@@ -290,6 +297,21 @@ static void scores_transposed_rhs(void **state) {
         true, 16);
 }
 
+/* attention's scores at chess-9M's sizes (79 positions, heads of 32): k^T
+ * has n stride 32 and k stride 1, so on CPU devices the subgroup kernel
+ * reads it in words along k (RHS_LOADWK); 4 columns per invocation */
+static void scores_rhs_words_along_k(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "#define RHS_LOADWK_0";
+  check(state,
+        "func.func @main(%q: tensor<3x79x32xf32>, %k: tensor<3x79x32xf32>) -> tensor<3x79x79xf32> {\n"
+        "  %c = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
+        " (tensor<3x79x32xf32>, tensor<3x79x32xf32>) -> tensor<3x79x79xf32>\n"
+        "  return %c : tensor<3x79x79xf32>\n}\n",
+        true, 32);
+  f->cpu_needle = NULL;
+}
+
 /* two products of the same lhs in one fusion (a SwiGLU MLP's gate and up
  * projections): NDOT = 2, epilogue silu(g) * u */
 static void swiglu_two_dots(void **state) {
@@ -354,7 +376,8 @@ int main(void) {
       cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
-      cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(swiglu_two_dots),
+      cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
+      cmocka_unit_test(swiglu_two_dots),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
       cmocka_unit_test(subgroups_lhs_transposed),
