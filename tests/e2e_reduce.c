@@ -218,6 +218,19 @@ static void softmax_and_variance(void **state) {
   free(got);
 }
 
+/* The shared start of softmax and log-softmax over rows of 79: %m the row
+ * maximum, %d = x - max, %e = exp(%d), %s the row sum of %e. */
+#define SUM_OF_EXP_6X79 \
+  "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n" \
+  "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n" \
+  "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : " \
+  "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n" \
+  "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n" \
+  "  %d = stablehlo.subtract %x, %mb : tensor<6x79xf32>\n" \
+  "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n" \
+  "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : " \
+  "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+
 /* Layer norms over R x C (mean, variance, normalize, scale and shift by
  * [C] parameters given here as constants of the program), a softmax with
  * NaN, infinities and signed zeros among its inputs, and a log-softmax
@@ -281,15 +294,7 @@ static void row_kernels(void **state) {
   }
   static const char softmax[] =
       "func.func @main(%x: tensor<6x79xf32>) -> tensor<6x79xf32> {\n"
-      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
-      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
-      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
-      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
-      "  %d = stablehlo.subtract %x, %mb : tensor<6x79xf32>\n"
-      "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n"
-      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
-      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      SUM_OF_EXP_6X79
       "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
       "  %y = stablehlo.divide %e, %sb : tensor<6x79xf32>\n"
       "  return %y : tensor<6x79xf32>\n"
@@ -314,15 +319,7 @@ static void row_kernels(void **state) {
    * and both outputs come from one row kernel (its sum a row reduce) */
   static const char log_softmax[] =
       "func.func @main(%x: tensor<6x79xf32>) -> (tensor<6x79xf32>, tensor<6x79xf32>) {\n"
-      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
-      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
-      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
-      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
-      "  %d = stablehlo.subtract %x, %mb : tensor<6x79xf32>\n"
-      "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n"
-      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
-      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      SUM_OF_EXP_6X79
       "  %l = stablehlo.log %s : tensor<6xf32>\n"
       "  %lb = stablehlo.broadcast_in_dim %l, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
       "  %y = stablehlo.subtract %d, %lb : tensor<6x79xf32>\n"
