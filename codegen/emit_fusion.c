@@ -628,54 +628,81 @@ static bool has_row_reduce(const hlo_computation_t *fc, const hlo_shape_t *out) 
   return false;
 }
 
-/* A row kernel's body (elemental.h, "Row fusions"): one row of the outputs
- * per invocation, |total| elements in rows of C.  The row's index comes
- * from gid; with 64-bit words (C % 8 == 0), the inputs of the outputs'
- * dimensions are loaded along the row and those of dimensions [C] whole,
- * as C / 8 u64vec4 each, and their elements entered in the memo; then the
- * row reduces run, unrolled (row_reduce_steps), and the outputs' C
- * elements are emitted in order at the top level, so every value defined
- * along the way (x - max, exp of it) is computed once and reused.
- * Outputs go out by words when C % 8 == 0, else per element.  lavapipe
- * keeps the row in SIMD registers (spilled to the stack as whole
- * vectors), while every storage-buffer access is a loop over the lanes:
- * the row is read from memory once instead of once per pass. */
+/* Rows per invocation of a row kernel: G consecutive rows make a block of
+ * G * C elements, a whole number of 64-bit words (C = 79: 8 rows, 79
+ * words), so that rows whose length is not a multiple of 8 are still read
+ * and written by words; 1 where that does not fit (no 64-bit words, a row
+ * count G does not divide, blocks past EL_ROW_BLOCK_MAX elements). */
+#define EL_ROW_BLOCK_MAX 1024
+static int64_t row_block(const codegen_target_t *target, int64_t C, int64_t rows) {
+  if (!target->shader_int64 || C % 8 == 0) return 1;
+  int64_t g = C % 2 ? 8 : C % 4 ? 4 : 2; /* 8 / gcd(C, 8) */
+  return rows % g == 0 && g * C <= EL_ROW_BLOCK_MAX ? g : 1;
+}
+
+/* A row kernel's body (elemental.h, "Row fusions"): G rows of the outputs
+ * per invocation (row_block), |total| elements in rows of C.  The rows'
+ * indices come from gid; with 64-bit words (G * C % 8 == 0) the inputs of
+ * the outputs' dimensions are loaded along the block, and those of
+ * dimensions [C] whole (C % 8 == 0), as u64vec4 each, and their elements
+ * entered in the memo; then, row by row, the row reduces run, unrolled
+ * (row_reduce_steps), and the outputs' C elements are emitted in order at
+ * the top level, so every value defined along the way (x - max, exp of
+ * it) is computed once and reused.  Outputs go out by words when the block
+ * is a whole number of them, else per element.  lavapipe keeps the rows in
+ * SIMD registers (spilled to the stack as whole vectors), while every
+ * storage-buffer access is a loop over the lanes: the rows are read from
+ * memory once instead of once per pass, 8 elements per access. */
 static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
-                                int nroots, int nout, int64_t total) {
+                                int nroots, int nout, int64_t total, int64_t G) {
   const hlo_instruction_t *fusion = ctx->fusion;
   const hlo_computation_t *fc = fusion->called_computations[0];
   const hlo_shape_t *o = ctx->out_shape;
   int rank = o->rank;
-  int64_t C = o->dimensions[rank - 1];
+  int64_t C = o->dimensions[rank - 1], B = G * C; /* elements per block */
   hlo_shape_t rs = *o;
   rs.rank = rank - 1;
-  el_name_t index[HLO_MAX_RANK];
-  el_delinearize(E, fusion, &rs, "int(gid)", index);
-  el_line(E, fusion, "int rb = int(gid) * %lld;", (long long)C);
-  ctx->row_index = index;
+  el_name_t index[8][HLO_MAX_RANK];
+  if (G == 1) {
+    el_delinearize(E, fusion, &rs, "int(gid)", index[0]);
+  } else {
+    for (int64_t q = 0; q < G; q++) {
+      char row[32];
+      snprintf(row, sizeof row, "row%lld", (long long)q);
+      el_line(E, fusion, "int %s = int(gid) * %lld + %lld;", row, (long long)G, (long long)q);
+      el_delinearize(E, fusion, &rs, row, index[q]);
+    }
+  }
+  el_line(E, fusion, "int rb = int(gid) * %lld;", (long long)B);
   ctx->row_len = C;
   static const char *const part[4] = {".x", ".y", ".z", ".w"};
-  bool words = E->target->shader_int64 && C % 8 == 0;
+  bool words = E->target->shader_int64 && B % 8 == 0;
   for (int i = 0; words && i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
     int k = x->parameter_number;
     if (x->opcode != HLO_OPCODE_PARAMETER || k < 0 || k >= fusion->operand_count || k >= 64) continue;
     const hlo_shape_t *ps = &fusion->operands[k]->shape;
     bool full = hlo_shape_compatible_dims(ps, o);
-    if (!is_plain32(ps->element_type) || !(full || (ps->rank == 1 && ps->dimensions[0] == C))) continue;
+    if (!is_plain32(ps->element_type) || !(full || (ps->rank == 1 && ps->dimensions[0] == C && C % 8 == 0)))
+      continue;
     const char *conv = ps->element_type == HLO_F32 ? "uintBitsToFloat" : ps->element_type == HLO_S32 ? "int" : "";
-    el_name_t at[HLO_MAX_RANK];
-    for (int d = 0; d < rank - 1; d++) at[d] = index[d];
-    for (int64_t w = 0; w < C / 8; w++) {
+    int64_t n = full ? B : C;
+    for (int64_t w = 0; w < n / 8; w++) {
       el_name_t q;
       el_fresh(E, "q", &q);
-      if (full) el_line(E, x, "u64vec4 %s = in%dw.data[int(gid) * %lld + %lld];", q.s, k, (long long)(C / 8), (long long)w);
+      if (full) el_line(E, x, "u64vec4 %s = in%dw.data[int(gid) * %lld + %lld];", q.s, k, (long long)(B / 8), (long long)w);
       else el_line(E, x, "u64vec4 %s = in%dw.data[%lld];", q.s, k, (long long)w);
       for (int j = 0; j < 8; j++) {
-        el_name_t v;
+        el_name_t v, at[HLO_MAX_RANK];
         el_def(E, x, ps->element_type, false, &v, "%s(unpackUint2x32(%s%s)%s)", conv, q.s, part[j / 2],
                j % 2 ? ".y" : ".x");
-        el_const_index(&at[full ? rank - 1 : 0], w * 8 + j);
+        int64_t e = w * 8 + j; /* row e / C of the block, element e % C */
+        if (full) {
+          for (int d = 0; d < rank - 1; d++) at[d] = index[e / C][d];
+          el_const_index(&at[rank - 1], e % C);
+        } else {
+          el_const_index(&at[0], e);
+        }
         char *key = index_key(E->allocator, at, full ? rank : 1);
         if (!key) return VKHLO_NO_MEMORY();
         memo_add(ctx, E, x, key, 1, &v);
@@ -684,14 +711,6 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     E->word_inputs |= 1ull << k;
     E->features |= GLSL_FEATURE_INT64;
   }
-  /* the row reduces first, at the top level (the memo keeps their values
-   * and their inputs' for the elements below) */
-  for (int i = 0; i < fc->instruction_count; i++) {
-    const hlo_instruction_t *x = fc->instructions[i];
-    if (!el_is_row_reduce(x, o)) continue;
-    el_name_t vals[EL_MAX_RESULTS];
-    VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x, index, vals));
-  }
   bool pack = words;
   for (int r = 0; r < nout; r++) pack = pack && is_plain32(el_result_shape(fusion, r)->element_type);
   ctx->row_pack = pack;
@@ -699,26 +718,39 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     E->word_outputs = true;
     E->features |= GLSL_FEATURE_INT64;
     for (int r = 0; r < nout; r++)
-      for (int64_t c = 0; c < C; c++) el_line(E, fusion, "uint o%d_%lld;", r, (long long)c);
+      for (int64_t e = 0; e < B; e++) el_line(E, fusion, "uint o%d_%lld;", r, (long long)e);
   }
-  el_name_t full[HLO_MAX_RANK];
-  for (int d = 0; d < rank - 1; d++) full[d] = index[d];
-  for (int64_t c = 0; c < C; c++) {
-    el_const_index(&full[rank - 1], c);
-    snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "(rb + %lld)", (long long)c);
-    ctx->linear = ctx->lane_linear;
-    ctx->out_index = full;
-    ctx->lane = (int)c;
-    VKHLO_RETURN_IF_ERROR(emit_roots(E, ctx, roots, nroots, nout));
-    if (!pack || c % 8 != 7) continue;
-    for (int r = 0; r < nout; r++) {
-      long long b = (long long)(c - 7);
-      el_line(E, fusion,
-              "out%dw.data[int(gid) * %lld + %lld] = u64vec4(packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
-              "packUint2x32(uvec2(o%d_%lld, o%d_%lld)), packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
-              "packUint2x32(uvec2(o%d_%lld, o%d_%lld)));",
-              r, (long long)(C / 8), b / 8, r, b, r, b + 1, r, b + 2, r, b + 3, r, b + 4, r, b + 5, r, b + 6, r,
-              b + 7);
+  for (int64_t q = 0; q < G; q++) {
+    /* the row's reduces first, at the top level (the memo keeps their
+     * values and their inputs' for the elements below) */
+    ctx->row_index = index[q];
+    ctx->out_index = NULL;
+    for (int i = 0; i < fc->instruction_count; i++) {
+      const hlo_instruction_t *x = fc->instructions[i];
+      if (!el_is_row_reduce(x, o)) continue;
+      el_name_t vals[EL_MAX_RESULTS];
+      VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x, index[q], vals));
+    }
+    el_name_t full[HLO_MAX_RANK];
+    for (int d = 0; d < rank - 1; d++) full[d] = index[q][d];
+    for (int64_t c = 0; c < C; c++) {
+      int64_t e = q * C + c;
+      el_const_index(&full[rank - 1], c);
+      snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "(rb + %lld)", (long long)e);
+      ctx->linear = ctx->lane_linear;
+      ctx->out_index = full;
+      ctx->lane = (int)e;
+      VKHLO_RETURN_IF_ERROR(emit_roots(E, ctx, roots, nroots, nout));
+      if (!pack || e % 8 != 7) continue;
+      for (int r = 0; r < nout; r++) {
+        long long b = (long long)(e - 7);
+        el_line(E, fusion,
+                "out%dw.data[int(gid) * %lld + %lld] = u64vec4(packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
+                "packUint2x32(uvec2(o%d_%lld, o%d_%lld)), packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
+                "packUint2x32(uvec2(o%d_%lld, o%d_%lld)));",
+                r, (long long)(B / 8), b / 8, r, b, r, b + 1, r, b + 2, r, b + 3, r, b + 4, r, b + 5, r, b + 6, r,
+                b + 7);
+      }
     }
   }
   return NULL;
@@ -851,9 +883,10 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   bool rows = s0->rank >= 1 && has_row_reduce(fc, s0);
   if (!rows) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
   if (rows) {
+    int64_t C = s0->dimensions[s0->rank - 1], G = row_block(E->target, C, total / C);
     E->reduce_row = row_reduce_steps;
-    st = emit_rows(E, &ctx, roots, nroots, nout, total);
-    total /= s0->dimensions[s0->rank - 1];
+    st = emit_rows(E, &ctx, roots, nroots, nout, total, G);
+    total /= G * C;
   } else if (ctx.wide) {
     st = emit_wide(E, &ctx, roots, nroots, nout, total);
     int64_t n = s0->dimensions[s0->rank - 1], rows = total / n;

@@ -10,10 +10,12 @@
  *
  * Row kernels (elemental.h, "Row fusions"): on CPU devices a softmax or a
  * layer norm whose rows are at most EL_ROW_MAX long is one kernel, one row
- * per invocation, unrolled along the row: softmax over rows of 79 (loads
- * per element) with NaN, infinities and -0 among the inputs, layer norms
- * over rows of 13 (per element), 24 and 256 (64-bit words, with the [C]
- * scale and shift read as words), a log-softmax with x - max as a second
+ * per invocation (8 rows of 79, 2 of 12: blocks of whole 64-bit words),
+ * unrolled along the row: softmax over 6 rows of 79 (per element) with
+ * NaN, infinities and -0 among the inputs and over 8 (a block), layer norms
+ * over rows of 13 (40 rows: blocks of 8; 41: per element), 12 (blocks of
+ * 2), 24 and 256 (64-bit words, with the [C] scale and shift read as
+ * words), a log-softmax with x - max as a second
  * output (a row kernel of two outputs), each fused and unfused:
  * bit-identical, and on CPU devices one dispatch (two for the
  * log-softmax, whose max an output needs).
@@ -207,7 +209,8 @@ static void softmax_and_variance(void **state) {
       "}\n";
   float x[632];
   fill(x, 632, 5);
-  float *got = fused_equals_unfused(ctx, softmax, x, 632, 632, "(rb + 78)", 1);
+  /* 8 rows of 79: one block of 79 words per invocation, stored by words */
+  float *got = fused_equals_unfused(ctx, softmax, x, 632, 632, "out0w.data[int(gid) * 79 + 78]", 1);
   for (int row = 0; row < 8; row++) { /* rows of a softmax sum to 1 */
     double sum = 0;
     for (int j = 0; j < 79; j++) sum += got[row * 79 + j];
@@ -237,7 +240,7 @@ static void softmax_and_variance(void **state) {
  * with two outputs: row kernels. */
 static void row_kernels(void **state) {
   vkhlo_context_t *ctx = *state;
-  static const int shapes[][2] = {{40, 13}, {67, 24}, {9, 256}};
+  static const int shapes[][2] = {{40, 13}, {41, 13}, {30, 12}, {67, 24}, {9, 256}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int r = shapes[s][0], c = shapes[s][1];
     char text[4096];
@@ -274,8 +277,11 @@ static void row_kernels(void **state) {
     float *x = malloc(n * sizeof *x);
     assert_non_null(x);
     fill(x, n, 21u + (uint32_t)s);
-    /* rows of 8k elements are read and written by words */
-    float *got = fused_equals_unfused(ctx, text, x, n, n, c % 8 == 0 ? "out0w.data[" : "(rb + ", 1);
+    /* rows of 8k elements are read and written by words, and so are
+     * blocks of g = 8 / gcd(c, 8) rows where g divides the row count (13:
+     * 8 rows, 12: 2); 41 rows of 13 go per element */
+    int g = c % 2 ? 8 : c % 4 ? 4 : c % 8 ? 2 : 1;
+    float *got = fused_equals_unfused(ctx, text, x, n, n, r % g == 0 ? "out0w.data[" : "(rb + ", 1);
     for (int i = 0; i < r; i++) { /* against the formula in double */
       const float *xi = x + (size_t)i * (size_t)c;
       double mean = 0, var = 0;
