@@ -1920,12 +1920,20 @@ vkhlo_status_t el_function(elemental_emitter_t *E, const hlo_instruction_t *user
       VKHLO_RETURN_IF_ERROR(glsl_type_check(E->target, s->element_type, in->loc));
     }
   }
+  /* "f<k>_<name>" without the name's trailing number ("reduce_body.4"):
+   * k makes it unique in the kernel, and the same kernel of another layer
+   * (another numbered copy of the computation) stays the same GLSL, one
+   * SPIR-V compilation for all of them */
   el_name_t name;
   snprintf(name.s, sizeof name.s, "f%d_", E->function_count);
-  size_t len = strlen(name.s);
-  for (const char *p = c->name; *p && len + 1 < 32; p++)
-    name.s[len++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                     (*p >= '0' && *p <= '9')) ? *p : '_';
+  size_t len = strlen(name.s), end = strlen(c->name);
+  while (end > 0 && c->name[end - 1] >= '0' && c->name[end - 1] <= '9') end--;
+  if (end > 1 && end < strlen(c->name) && (c->name[end - 1] == '.' || c->name[end - 1] == '_')) end--;
+  else end = strlen(c->name);
+  for (size_t i = 0; i < end && len + 1 < 32; i++) {
+    char ch = c->name[i];
+    name.s[len++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) ? ch : '_';
+  }
   name.s[len] = 0;
 
   el_scope_t scope = {c, NULL, E->scope};

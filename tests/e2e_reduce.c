@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,12 +342,85 @@ static void row_kernels(void **state) {
   free(got);
 }
 
+/* |path|'s text without its // comments (heap). */
+static char *kernel_code(const char *path) {
+  size_t size;
+  char *text = test_read_file(path, &size), *out = text;
+  assert_non_null(text);
+  char *w = text;
+  for (const char *r = text; *r;) {
+    if (r[0] == '/' && r[1] == '/') {
+      while (*r && *r != '\n') r++;
+      continue;
+    }
+    *w++ = *r++;
+  }
+  *w = 0;
+  return out;
+}
+
+/* Two softmaxes of the same shape (two layers of a model): their kernels
+ * are the same GLSL but for comments, so SPIR-V is compiled once for both
+ * (the reducers' functions are named without their computations' numbers). */
+static void layers_share_kernels(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<6x79xf32>, %w: tensor<6x79xf32>) -> (tensor<6x79xf32>, tensor<6x79xf32>) {\n"
+      SUM_OF_EXP_6X79
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %y = stablehlo.divide %e, %sb : tensor<6x79xf32>\n"
+      "  %m2 = stablehlo.reduce(%w init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %mb2 = stablehlo.broadcast_in_dim %m2, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %d2 = stablehlo.subtract %w, %mb2 : tensor<6x79xf32>\n"
+      "  %e2 = stablehlo.exponential %d2 : tensor<6x79xf32>\n"
+      "  %s2 = stablehlo.reduce(%e2 init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %sb2 = stablehlo.broadcast_in_dim %s2, dims = [0] : (tensor<6xf32>) -> tensor<6x79xf32>\n"
+      "  %y2 = stablehlo.divide %e2, %sb2 : tensor<6x79xf32>\n"
+      "  return %y, %y2 : tensor<6x79xf32>, tensor<6x79xf32>\n"
+      "}\n";
+  char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dump_dir = dir;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "layers.mlir", &o, &exe));
+  vkhlo_executable_stats_t stats;
+  vkhlo_executable_stats(exe, &stats);
+  vkhlo_executable_destroy(exe);
+  if (words_expected(ctx)) { /* row kernels: one per softmax */
+    assert_int_equal(stats.kernels, 2);
+    char *code[2] = {NULL, NULL};
+    int n = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      size_t len = strlen(e->d_name);
+      if (len < 5 || strcmp(e->d_name + len - 5, ".comp") != 0) continue;
+      assert_true(n < 2);
+      char path[1024];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      code[n++] = kernel_code(path);
+    }
+    closedir(d);
+    assert_int_equal(n, 2);
+    if (strcmp(code[0], code[1]) != 0) fail_msg("the two softmax kernels differ beyond comments");
+    free(code[0]);
+    free(code[1]);
+  }
+  test_remove_dir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(row_sums),
       cmocka_unit_test(two_dimensions),
       cmocka_unit_test(softmax_and_variance),
       cmocka_unit_test(row_kernels),
+      cmocka_unit_test(layers_share_kernels),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
