@@ -168,24 +168,19 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     declare_buffer(&sb, instr->operand_count + r, rw ? "" : "writeonly ",
                    glsl_buffer_type_on(E->target, rt), name, false);
   }
-  if (E->wide_lanes) { /* 64-bit word views of the same bindings */
-    const char *w = E->wide_lanes == 8 ? "u64vec4" : E->wide_lanes == 4 ? "u64vec2" : "uint64_t";
-    for (int k = 0; k < instr->operand_count && k < 64; k++) {
-      if (!(E->wide_inputs >> k & 1)) continue;
-      char name[16];
-      snprintf(name, sizeof name, "in%dw", k);
-      declare_buffer(&sb, k, "readonly ", w, name, true);
-    }
-    for (int r = 0; r < nres; r++) {
-      char name[16];
-      snprintf(name, sizeof name, "out%dw", r);
-      declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name, true);
-    }
+  /* 64-bit word views of the same bindings: a wide kernel's words of
+   * wide_lanes elements, a row kernel's (word_outputs) of 8 */
+  const char *w = E->wide_lanes == 4 ? "u64vec2" : E->wide_lanes == 2 ? "uint64_t" : "u64vec4";
+  for (int k = 0; E->wide_lanes && k < instr->operand_count && k < 64; k++) {
+    if (!(E->wide_inputs >> k & 1)) continue;
+    char name[16];
+    snprintf(name, sizeof name, "in%dw", k);
+    declare_buffer(&sb, k, "readonly ", w, name, true);
   }
-  for (int r = 0; E->word_outputs && !E->wide_lanes && r < nres; r++) { /* a row kernel's stores */
+  for (int r = 0; (E->wide_lanes || E->word_outputs) && r < nres; r++) {
     char name[16];
     snprintf(name, sizeof name, "out%dw", r);
-    declare_buffer(&sb, instr->operand_count + r, "writeonly ", "u64vec4", name, true);
+    declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name, true);
   }
   for (int k = 0; k < instr->operand_count && k < 64; k++) { /* a reduce's rows read by words */
     if (!(E->word_inputs >> k & 1) || (E->wide_lanes && (E->wide_inputs >> k & 1))) continue;

@@ -90,10 +90,9 @@ typedef struct fusion_ctx {
   uint64_t wide_inputs;
   char lane_linear[32];
   /* Row kernels (emit_rows): the row's index (the output index without
-   * its last dimension) and length; row_pack: results collected as bits
-   * "o<r>_<lane>" (lane = position in the row) and stored by words. */
+   * its last dimension); row_pack: results collected as bits "o<r>_<lane>"
+   * (lane = position in the block) and stored by words. */
   const el_name_t *row_index;
-  int64_t row_len;
   bool row_pack;
   /* dots computed for all lanes at once (lane_dot_out[i][lane]) */
   int lane_dot_count;
@@ -311,6 +310,31 @@ static vkhlo_status_t fused_operand(elemental_emitter_t *E, const hlo_instructio
 
 static bool is_plain32(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_S32 || t == HLO_U32; }
 
+/* 64-bit words (wide kernels, row reads, row kernels).  Writes into |buf|
+ * the GLSL expression of 32-bit element |j| of the word named |w| (a
+ * u64vec2/u64vec4, or a uint64_t when |one|), as plain 32-bit type |t|. */
+static void word_element(char *buf, size_t size, hlo_element_type_t t, const char *w, int j, bool one) {
+  static const char *const part[4] = {".x", ".y", ".z", ".w"};
+  const char *conv = t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "";
+  snprintf(buf, size, "%s(unpackUint2x32(%s%s)%s)", conv, w, one ? "" : part[j / 2], j % 2 ? ".y" : ".x");
+}
+
+/* Stores result |r|'s lanes |first| .. |first| + |W| - 1 (the bits in
+ * "o<r>_<lane>") as one word at word index |at| of "out<r>w", after
+ * |guard| (a condition's "if (...) ", or ""). */
+static void store_word(elemental_emitter_t *E, const hlo_instruction_t *fusion, int r, const char *at, int W,
+                       long long first, const char *guard) {
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  strbuf_printf(&sb, "%sout%dw.data[%s] = %s(", guard, r, at, W == 8 ? "u64vec4" : W == 4 ? "u64vec2" : "uint64_t");
+  for (int j = 0; j < W; j += 2)
+    strbuf_printf(&sb, "%spackUint2x32(uvec2(o%d_%lld, o%d_%lld))", j ? ", " : "", r, first + j, r, first + j + 1);
+  strbuf_append(&sb, ");");
+  if (sb.failed) E->body.failed = true;
+  else el_line(E, fusion, "%s", sb.data);
+  strbuf_free(&sb);
+}
+
 /* el_operand_run_fn: |lanes| consecutive elements of a fused parameter
  * along its minor-most dimension, from one 64-bit-word load (wide kernels;
  * the first position is a multiple of |lanes|, see lane_dot_ok). */
@@ -338,11 +362,11 @@ static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instru
   el_line(E, instr, "%s %s = in%dw.data[(%s) / %d];", lanes == 8 ? "u64vec4" : "u64vec2", w.s, p,
           pos.data ? pos.data : "0", lanes);
   strbuf_free(&pos);
-  static const char *const part[4] = {".x", ".y", ".z", ".w"};
-  const char *conv = s->element_type == HLO_F32 ? "uintBitsToFloat" : s->element_type == HLO_S32 ? "int" : "";
-  for (int j = 0; j < lanes; j++)
-    el_def(E, x, s->element_type, false, &out[j], "%s(unpackUint2x32(%s%s)%s)", conv, w.s, part[j / 2],
-           j % 2 ? ".y" : ".x");
+  for (int j = 0; j < lanes; j++) {
+    char v[96];
+    word_element(v, sizeof v, s->element_type, w.s, j, false);
+    el_def(E, x, s->element_type, false, &out[j], "%s", v);
+  }
   E->wide_inputs |= 1ull << p;
   E->features |= GLSL_FEATURE_INT64;
   *handled = true;
@@ -446,7 +470,6 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
     E->word_inputs |= 1ull << params[i]->parameter_number;
   }
   E->features |= GLSL_FEATURE_INT64;
-  static const char *const part[4] = {".x", ".y", ".z", ".w"};
   vkhlo_status_t st = NULL;
   for (int j = 0; j < 8 && !st; j++) {
     el_name_t e;
@@ -457,10 +480,10 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
     for (int i = 0; i < np && !st; i++) {
       const hlo_instruction_t *x = params[i];
       hlo_element_type_t t = ctx->fusion->operands[x->parameter_number]->shape.element_type;
-      const char *conv = t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "";
+      char text[96];
+      word_element(text, sizeof text, t, word[i].s, j, false);
       el_name_t v;
-      el_def(E, x, t, false, &v, "%s(unpackUint2x32(%s%s)%s)", conv, word[i].s, part[j / 2],
-             j % 2 ? ".y" : ".x");
+      el_def(E, x, t, false, &v, "%s", text);
       char *key = index_key(E->allocator, index, is->rank);
       if (!key) st = VKHLO_NO_MEMORY();
       else memo_add(ctx, E, x, key, 1, &v);
@@ -483,8 +506,9 @@ static vkhlo_status_t row_reduce_steps(elemental_emitter_t *E, const hlo_instruc
                                        bool *handled) {
   fusion_ctx_t *ctx = E->user;
   *handled = false;
-  if (!ctx->row_index || dim != ctx->out_shape->rank - 1 || len != ctx->row_len ||
-      !same_index(index, ctx->row_index, dim) || instr->operand_count != 2)
+  const hlo_shape_t *o = ctx->out_shape;
+  if (!ctx->row_index || dim != o->rank - 1 || len != o->dimensions[o->rank - 1] ||
+      !same_index(index, ctx->row_index, dim))
     return NULL;
   vkhlo_status_t st = NULL;
   for (int64_t j = 0; j < len && !st; j++) {
@@ -674,8 +698,6 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     }
   }
   el_line(E, fusion, "int rb = int(gid) * %lld;", (long long)B);
-  ctx->row_len = C;
-  static const char *const part[4] = {".x", ".y", ".z", ".w"};
   bool words = E->target->shader_int64 && B % 8 == 0;
   for (int i = 0; words && i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
@@ -685,7 +707,6 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     bool full = hlo_shape_compatible_dims(ps, o);
     if (!is_plain32(ps->element_type) || !(full || (ps->rank == 1 && ps->dimensions[0] == C && C % 8 == 0)))
       continue;
-    const char *conv = ps->element_type == HLO_F32 ? "uintBitsToFloat" : ps->element_type == HLO_S32 ? "int" : "";
     int64_t n = full ? B : C;
     for (int64_t w = 0; w < n / 8; w++) {
       el_name_t q;
@@ -694,8 +715,9 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
       else el_line(E, x, "u64vec4 %s = in%dw.data[%lld];", q.s, k, (long long)w);
       for (int j = 0; j < 8; j++) {
         el_name_t v, at[HLO_MAX_RANK];
-        el_def(E, x, ps->element_type, false, &v, "%s(unpackUint2x32(%s%s)%s)", conv, q.s, part[j / 2],
-               j % 2 ? ".y" : ".x");
+        char text[96];
+        word_element(text, sizeof text, ps->element_type, q.s, j, false);
+        el_def(E, x, ps->element_type, false, &v, "%s", text);
         int64_t e = w * 8 + j; /* row e / C of the block, element e % C */
         if (full) {
           for (int d = 0; d < rank - 1; d++) at[d] = index[e / C][d];
@@ -742,15 +764,9 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
       ctx->lane = (int)e;
       VKHLO_RETURN_IF_ERROR(emit_roots(E, ctx, roots, nroots, nout));
       if (!pack || e % 8 != 7) continue;
-      for (int r = 0; r < nout; r++) {
-        long long b = (long long)(e - 7);
-        el_line(E, fusion,
-                "out%dw.data[int(gid) * %lld + %lld] = u64vec4(packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
-                "packUint2x32(uvec2(o%d_%lld, o%d_%lld)), packUint2x32(uvec2(o%d_%lld, o%d_%lld)), "
-                "packUint2x32(uvec2(o%d_%lld, o%d_%lld)));",
-                r, (long long)(B / 8), b / 8, r, b, r, b + 1, r, b + 2, r, b + 3, r, b + 4, r, b + 5, r, b + 6, r,
-                b + 7);
-      }
+      char at[64];
+      snprintf(at, sizeof at, "int(gid) * %lld + %lld", (long long)(B / 8), (long long)(e / 8));
+      for (int r = 0; r < nout; r++) store_word(E, fusion, r, at, 8, (long long)(e - 7), "");
     }
   }
   return NULL;
@@ -765,7 +781,6 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
   int W = ctx->wide, R = ctx->rows;
   int64_t N = ctx->out_shape->dimensions[ctx->out_shape->rank - 1], NW = N / W, M = total / N;
   const char *word = W == 8 ? "u64vec4" : W == 4 ? "u64vec2" : "uint64_t";
-  static const char *const part[4] = {".x", ".y", ".z", ".w"};
   E->features |= GLSL_FEATURE_INT64;
   E->wide_lanes = W;
   /* word index of row q, and the first element of row q */
@@ -788,13 +803,14 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     const hlo_shape_t *s = &fusion->operands[k]->shape;
     if (!is_plain32(s->element_type) || hlo_shape_element_count(s) != total) continue;
     ctx->wide_inputs |= 1ull << k;
-    const char *conv = s->element_type == HLO_F32 ? "uintBitsToFloat" : s->element_type == HLO_S32 ? "int" : "";
     for (int q = 0; q < R; q++) {
       el_line(E, fusion, "%s w%d_%d = in%dw.data[%s];", word, k, q, k, word_of[q]);
-      for (int j = 0; j < W; j++)
-        el_line(E, fusion, "%s p%d_%d = %s(unpackUint2x32(w%d_%d%s)%s);",
-                glsl_compute_type_on(E->target, s->element_type), k, q * W + j, conv, k, q,
-                W == 2 ? "" : part[j / 2], j % 2 ? ".y" : ".x");
+      char w[32], v[96];
+      snprintf(w, sizeof w, "w%d_%d", k, q);
+      for (int j = 0; j < W; j++) {
+        word_element(v, sizeof v, s->element_type, w, j, W == 2);
+        el_line(E, fusion, "%s p%d_%d = %s;", glsl_compute_type_on(E->target, s->element_type), k, q * W + j, v);
+      }
     }
   }
   E->wide_inputs = ctx->wide_inputs;
@@ -838,16 +854,9 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
   }
   for (int r = 0; r < nout; r++)
     for (int q = 0; q < R; q++) {
-      strbuf_t sb;
-      strbuf_init(&sb, E->allocator);
-      if (R > 1 && q > 0 && M % R != 0) strbuf_printf(&sb, "if (rb * %d + %d < %lld) ", R, q, (long long)M);
-      strbuf_printf(&sb, "out%dw.data[%s] = %s(", r, word_of[q], word);
-      for (int j = 0; j < W; j += 2)
-        strbuf_printf(&sb, "%spackUint2x32(uvec2(o%d_%d, o%d_%d))", j ? ", " : "", r, q * W + j, r, q * W + j + 1);
-      strbuf_append(&sb, ");");
-      if (sb.failed) E->body.failed = true;
-      else el_line(E, fusion, "%s", sb.data);
-      strbuf_free(&sb);
+      char guard[64] = "";
+      if (R > 1 && q > 0 && M % R != 0) snprintf(guard, sizeof guard, "if (rb * %d + %d < %lld) ", R, q, (long long)M);
+      store_word(E, fusion, r, word_of[q], W, (long long)q * W, guard);
     }
   return NULL;
 }
@@ -880,9 +889,9 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
-  bool rows = s0->rank >= 1 && has_row_reduce(fc, s0);
-  if (!rows) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
-  if (rows) {
+  bool row_kernel = s0->rank >= 1 && has_row_reduce(fc, s0);
+  if (!row_kernel) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
+  if (row_kernel) {
     int64_t C = s0->dimensions[s0->rank - 1], G = row_block(E->target, C, total / C);
     E->reduce_row = row_reduce_steps;
     st = emit_rows(E, &ctx, roots, nroots, nout, total, G);

@@ -59,12 +59,13 @@
  *    through ops on row values ([rows...] or [rows..., 1]) and a broadcast
  *    back along the row ("row" indexing, row_read), is fused; its kernel
  *    computes it once per row (a softmax, a layer norm: one kernel).  Such
- *    a cluster takes no dot or convolution.  A convolution is the only contraction of its
- *    cluster (dots may share one: emit_gemm.c computes several dots of one
- *    lhs in a kernel): emit_conv.c takes one convolution and its epilogue,
- *    so the second of add(bn(conv(x)), bn(conv(y))) (ResNet's projection
- *    shortcut) is a fusion of its own instead of turning both into the
- *    per-element kernel (4x slower on lavapipe).
+ *    a cluster takes no dot or convolution.  A convolution is the only
+ *    contraction of its cluster (dots may share one: emit_gemm.c computes
+ *    several dots of one lhs in a kernel): emit_conv.c takes one
+ *    convolution and its epilogue, so the second of add(bn(conv(x)),
+ *    bn(conv(y))) (ResNet's projection shortcut) is a fusion of its own
+ *    instead of turning both into the per-element kernel (4x slower on
+ *    lavapipe).
  *  - Operands of contractions (dot_general, convolution, reduce_window) are
  *    read many times per element; only index-only producers (broadcast,
  *    reshape, transpose, slice, reverse, pad, concatenate, dynamic_slice,
@@ -183,8 +184,7 @@ static int row_shape(const hlo_shape_t *root, const hlo_shape_t *s) {
  * two row shapes? */
 static bool reads_row(const hlo_shape_t *root, const hlo_instruction_t *user, const hlo_instruction_t *producer) {
   const hlo_shape_t *ps = &producer->shape;
-  int pk = row_shape(root, ps);
-  if (!pk) return false;
+  if (!row_shape(root, ps)) return false;
   if (user->opcode == HLO_OPCODE_RESHAPE) return row_shape(root, &user->shape) != 0;
   if (user->opcode != HLO_OPCODE_BROADCAST_IN_DIM || user->attrs.broadcast_dimensions.count != ps->rank ||
       !(hlo_shape_compatible_dims(&user->shape, root) || row_shape(root, &user->shape) == 2))
@@ -264,12 +264,13 @@ static bool is_dot(const hlo_instruction_t *in) {
   return in->opcode == HLO_OPCODE_DOT || in->opcode == HLO_OPCODE_DOT_GENERAL;
 }
 
-/* May a cluster holding |convs| convolutions and |dots| dots take one more
- * |in|?  A convolution only into a cluster with neither, a dot only into
- * one without a convolution. */
-static bool contraction_fits(const hlo_instruction_t *in, int convs, int dots) {
-  if (in->opcode == HLO_OPCODE_CONVOLUTION) return convs + dots == 0;
-  if (is_dot(in)) return convs == 0;
+/* May a cluster holding |convs| convolutions, |dots| dots and |row_reduces|
+ * row reduces take one more |in|?  A convolution only into a cluster with
+ * none of them, a dot only into one without a convolution or a row reduce
+ * (a row kernel computes no contraction). */
+static bool contraction_fits(const hlo_instruction_t *in, int convs, int dots, int row_reduces) {
+  if (in->opcode == HLO_OPCODE_CONVOLUTION) return convs + dots + row_reduces == 0;
+  if (is_dot(in)) return convs + row_reduces == 0;
   return true;
 }
 
@@ -342,8 +343,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
      * contraction shares its cluster) */
     row_reduce = !ident && row && el_is_row_reduce(P, f->root_dims) && f->convs + f->dots == 0;
     if (!excl || !(ident || row_reduce) || contr) return false;
-    if (!contraction_fits(P, f->convs, f->dots)) return false;
-    if (f->row_reduces > 0 && (is_dot(P) || P->opcode == HLO_OPCODE_CONVOLUTION)) return false;
+    if (!contraction_fits(P, f->convs, f->dots, f->row_reduces)) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;
   } else if (!excl && full_size_reads(f, P) > 1) {
