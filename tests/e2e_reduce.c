@@ -35,7 +35,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,12 +341,16 @@ static void row_kernels(void **state) {
   free(got);
 }
 
-/* |path|'s text without its // comments (heap). */
-static char *kernel_code(const char *path) {
-  size_t size;
-  char *text = test_read_file(path, &size), *out = text;
-  assert_non_null(text);
-  char *w = text;
+/* test_file_fn: appends the kernel's text without its // comments (heap)
+ * to |user|, an array of two, counted in its third entry. */
+static bool kernel_code(const char *path, const char *text, size_t size, void *user) {
+  (void)path;
+  char **code = user;
+  intptr_t n = (intptr_t)code[2];
+  assert_true(n < 2);
+  char *w = malloc(size + 1);
+  assert_non_null(w);
+  code[n] = w;
   for (const char *r = text; *r;) {
     if (r[0] == '/' && r[1] == '/') {
       while (*r && *r != '\n') r++;
@@ -356,7 +359,8 @@ static char *kernel_code(const char *path) {
     *w++ = *r++;
   }
   *w = 0;
-  return out;
+  code[2] = (char *)(n + 1);
+  return true;
 }
 
 /* Two softmaxes of the same shape (two layers of a model): their kernels
@@ -392,21 +396,8 @@ static void layers_share_kernels(void **state) {
   vkhlo_executable_destroy(exe);
   if (words_expected(ctx)) { /* row kernels: one per softmax */
     assert_int_equal(stats.kernels, 2);
-    char *code[2] = {NULL, NULL};
-    int n = 0;
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      size_t len = strlen(e->d_name);
-      if (len < 5 || strcmp(e->d_name + len - 5, ".comp") != 0) continue;
-      assert_true(n < 2);
-      char path[1024];
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      code[n++] = kernel_code(path);
-    }
-    closedir(d);
-    assert_int_equal(n, 2);
+    char *code[3] = {NULL, NULL, NULL};
+    assert_int_equal(test_for_each_file(dir, ".comp", kernel_code, code), 2);
     if (strcmp(code[0], code[1]) != 0) fail_msg("the two softmax kernels differ beyond comments");
     free(code[0]);
     free(code[1]);

@@ -25,23 +25,41 @@
 
 #include "tests/test_support.h"
 
-bool test_dump_contains(const char *dir, const char *needle) {
+int test_for_each_file(const char *dir, const char *suffix, test_file_fn fn, void *user) {
   DIR *d = opendir(dir);
-  if (!d) return false;
-  bool found = false;
+  if (!d) return -1;
+  int files = 0;
+  size_t ns = strlen(suffix);
   struct dirent *e;
-  while (!found && (e = readdir(d)) != NULL) {
+  bool go_on = true;
+  while (go_on && (e = readdir(d)) != NULL) {
     size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 5, ".comp") != 0) continue;
-    char path[1024];
+    if (n < ns || strcmp(e->d_name + n - ns, suffix) != 0) continue;
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     size_t size;
     char *text = test_read_file(path, &size);
-    found = text && strstr(text, needle);
+    if (!text) continue;
+    go_on = fn(path, text, size, user);
     free(text);
+    files++;
   }
   closedir(d);
-  return found;
+  return files;
+}
+
+/* test_file_fn of test_dump_contains: |user| is the needle, set to NULL
+ * once found. */
+static bool find_needle(const char *path, const char *text, size_t size, void *user) {
+  (void)path, (void)size;
+  const char **needle = user;
+  if (strstr(text, *needle)) *needle = NULL;
+  return *needle != NULL;
+}
+
+bool test_dump_contains(const char *dir, const char *needle) {
+  test_for_each_file(dir, ".comp", find_needle, &needle);
+  return needle == NULL;
 }
 
 void test_remove_dir(const char *dir) {

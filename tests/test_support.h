@@ -14,6 +14,14 @@
  * in *out_size; NULL when it cannot be read. */
 char *test_read_file(const char *path, size_t *out_size);
 
+/* Calls |fn| on each file in |dir| whose name ends with |suffix|, with its
+ * path and whole text (NUL-terminated, |size| bytes; freed after the
+ * call), until |fn| returns false.  Files that cannot be read are skipped.
+ * Returns how many files |fn| was given, or -1 when |dir| cannot be
+ * opened. */
+typedef bool (*test_file_fn)(const char *path, const char *text, size_t size, void *user);
+int test_for_each_file(const char *dir, const char *suffix, test_file_fn fn, void *user);
+
 /* True when some kernel GLSL file (*.comp) in |dir| (a compile's
  * dump_dir) contains |needle|. */
 bool test_dump_contains(const char *dir, const char *needle);

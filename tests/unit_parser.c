@@ -963,15 +963,15 @@ typedef struct corpus_stats {
 } corpus_stats_t;
 
 /* Parses |text| whole, or split on lines that are exactly "// -----". */
-static void parse_corpus_text(const char *path, char *text, size_t len, bool split, corpus_stats_t *st) {
+static void parse_corpus_text(const char *path, const char *text, size_t len, bool split, corpus_stats_t *st) {
   hlo_parse_options_t opts = {NULL, 1, 0, NULL};
-  char *chunk = text;
-  char *end = text + len;
+  const char *chunk = text;
+  const char *end = text + len;
   while (chunk <= end) {
-    char *next = NULL;
-    char *stop = end;
+    const char *next = NULL;
+    const char *stop = end;
     if (split) {
-      for (char *q = chunk; q < end; q++) {
+      for (const char *q = chunk; q < end; q++) {
         if ((q == text || q[-1] == '\n') && strncmp(q, "// -----", 8) == 0 &&
             (q + 8 == end || q[8] == '\n' || q[8] == '\r')) {
           stop = q;
@@ -984,7 +984,7 @@ static void parse_corpus_text(const char *path, char *text, size_t len, bool spl
      * passing an offset pointer. */
     hlo_module_t *m = NULL;
     char *copy = malloc((size_t)(stop - text) + 1);
-    for (char *q = text; q < chunk; q++) copy[q - text] = *q == '\n' ? '\n' : ' ';
+    for (const char *q = text; q < chunk; q++) copy[q - text] = *q == '\n' ? '\n' : ' ';
     memcpy(copy + (chunk - text), chunk, (size_t)(stop - chunk));
     vkhlo_status_t s = hlo_parse(copy, (size_t)(stop - text), path, &opts, &m);
     free(copy);
@@ -1008,25 +1008,20 @@ static void parse_corpus_text(const char *path, char *text, size_t len, bool spl
   }
 }
 
+typedef struct parse_dir_ctx {
+  bool split;
+  corpus_stats_t *st;
+} parse_dir_ctx_t;
+
+static bool parse_file(const char *path, const char *text, size_t len, void *user) {
+  parse_dir_ctx_t *c = user;
+  parse_corpus_text(path, text, len, c->split, c->st);
+  return true;
+}
+
 static int parse_dir(const char *dir, bool split, corpus_stats_t *st) {
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  struct dirent *e;
-  int files = 0;
-  while ((e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 5, ".mlir") != 0) continue;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t len;
-    char *text = test_read_file(path, &len);
-    if (!text) continue;
-    parse_corpus_text(path, text, len, split, st);
-    free(text);
-    files++;
-  }
-  closedir(d);
-  return files;
+  parse_dir_ctx_t c = {split, st};
+  return test_for_each_file(dir, ".mlir", parse_file, &c);
 }
 
 static void test_corpus(void **state) {
