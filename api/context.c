@@ -126,6 +126,12 @@ static bool env_true(const char *name) {
   return v && *v && strcmp(v, "0") != 0;
 }
 
+/* $name is "0" (an opt-out). */
+static bool env_false(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
 /* Kernel choices named by environment variables: names[i] selects value i
  * (the first, value 0, is the default). */
 static const char *const gemm_kinds[] = {"auto", "cpu", "gpu", "off", NULL};
@@ -167,6 +173,8 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffer_range = caps->max_storage_buffer_range;
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
+  t->texel_words = t->is_cpu && caps->texel_buffer_rgba32ui && !restricted && !env_false("VKHLO_TEXEL_WORDS");
+  t->max_texel_buffer_elements = caps->max_texel_buffer_elements;
   t->demote_f64 = demote_f64; /* only matters without shader_float64 */
   t->signed_zero_inf_nan_preserve_float16 = caps->signed_zero_inf_nan_preserve_float16;
   t->signed_zero_inf_nan_preserve_float32 = caps->signed_zero_inf_nan_preserve_float32;

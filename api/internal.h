@@ -188,6 +188,9 @@ typedef struct exe_kernel {
   char *glsl;
   vkrt_pipeline_t *pipeline;
   uint32_t binding_count;
+  /* bit i: binding i is also read as texels (vkrt_pipeline_create; the
+   * texel bindings follow the binding_count storage buffers) */
+  uint64_t texel_views;
   uint32_t group_count[3];
   /* user kernels (custom_call): SPIR-V instead of GLSL, and a push
    * constant holding the element count of result 0 */

@@ -628,9 +628,10 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
     int64_t max_binding;
     bool other_set, push;
     spirv_interface(kk->spirv, kk->spirv_size_bytes, &max_binding, &other_set, &push);
-    if (max_binding >= (int64_t)kk->binding_count || other_set)
+    uint32_t declared = kk->binding_count + (uint32_t)__builtin_popcountll(kk->texel_views);
+    if (max_binding >= (int64_t)declared || other_set)
       invalid(&v, "kernel %d's SPIR-V uses binding %lld%s; the kernel declares %u bindings of set 0", k,
-              (long long)max_binding, other_set ? " or a set other than 0" : "", kk->binding_count);
+              (long long)max_binding, other_set ? " or a set other than 0" : "", declared);
     if (push && !kk->has_push_constant) invalid(&v, "kernel %d's SPIR-V uses a push constant the kernel lacks", k);
   }
   if (!v.err) check_sequence(&v, &exe->main);
@@ -817,6 +818,10 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
       k->has_push_constant = u32(&s, "kernel flags") & 1;
       k->push_constant = u32(&s, "kernel push constant");
       at = s.pos;
+      k->texel_views = u64(&s, "kernel texel views");
+      if (!s.err && k->binding_count < 64 && k->texel_views >> k->binding_count)
+        fail_at(&s, at, "texel views of bindings past the kernel's %u", k->binding_count);
+      at = s.pos;
       uint64_t size = u64(&s, "SPIR-V size");
       if (s.err) break;
       if (size < 20 || size % 4 || size > s.size - s.pos) {
@@ -993,7 +998,7 @@ static vkhlo_status_t create_device_objects(vkhlo_executable_t *exe, const vkx_p
   vkrt_device_t *device = exe->context->device;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
-    vkhlo_status_t st = vkrt_pipeline_create(device, k->spirv, k->spirv_size_bytes, k->binding_count,
+    vkhlo_status_t st = vkrt_pipeline_create(device, k->spirv, k->spirv_size_bytes, k->binding_count, k->texel_views,
                                              k->has_push_constant ? 4 : 0, &k->pipeline);
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }

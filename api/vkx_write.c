@@ -268,6 +268,7 @@ static vkhlo_status_t serialize(const vkhlo_executable_t *exe, bool side_weights
     for (int a = 0; a < 3; a++) put_u32(&w, k->group_count[a]);
     put_u32(&w, k->has_push_constant ? 1u : 0u);
     put_u32(&w, k->push_constant);
+    put_u64(&w, k->texel_views);
     put_u64(&w, k->spirv_size_bytes);
     put(&w, k->spirv, k->spirv_size_bytes);
   }

@@ -129,6 +129,29 @@ static void declare_buffer(strbuf_t *sb, int binding, const char *qualifier, con
                 binding, qualifier, binding, wide ? "w" : "", storage, name);
 }
 
+/* At most this many texel views per kernel (the rest of its word views
+ * stay storage buffers): every device allows 16 sampled images per stage. */
+enum { MAX_TEXEL_VIEWS = 16 };
+
+void codegen_declare_word_view(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr, int k,
+                               const char *word, int first_texel_binding, uint64_t *texel_inputs,
+                               unsigned *features) {
+  int texels = strcmp(word, "u64vec4") == 0 ? 2 : strcmp(word, "u64vec2") == 0 ? 1 : 0;
+  uint64_t bytes = hlo_shape_size_bytes(&instr->operands[k]->shape);
+  int views = __builtin_popcountll(*texel_inputs);
+  if (target->texel_words && texels && k < 64 && bytes >= 16 && bytes / 16 <= target->max_texel_buffer_elements &&
+      views < MAX_TEXEL_VIEWS) {
+    strbuf_printf(sb, "layout(set = 0, binding = %d) uniform usamplerBuffer in%dt;\n", first_texel_binding + views, k);
+    strbuf_printf(sb, "#define in%dw_at(i) VK_TEXEL_WORD%d(in%dt, i)\n", k, 2 * texels, k);
+    *texel_inputs |= 1ull << k;
+    *features |= GLSL_HELPERS_TEXEL;
+    return;
+  }
+  strbuf_printf(sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%dw { %s data[]; } in%dw;\n", k, k,
+                word, k);
+  strbuf_printf(sb, "#define in%dw_at(i) in%dw.data[i]\n", k, k);
+}
+
 vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 int64_t total, bool results_readwrite, codegen_kernel_t *out) {
   int nres = el_result_count(instr);
@@ -171,12 +194,11 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   /* 64-bit word views of the same bindings: a wide kernel's words of
    * wide_lanes elements, a row kernel's (word_outputs) of 8 */
   const char *w = E->wide_lanes == 4 ? "u64vec2" : E->wide_lanes == 2 ? "uint64_t" : "u64vec4";
-  for (int k = 0; E->wide_lanes && k < instr->operand_count && k < 64; k++) {
-    if (!(E->wide_inputs >> k & 1)) continue;
-    char name[16];
-    snprintf(name, sizeof name, "in%dw", k);
-    declare_buffer(&sb, k, "readonly ", w, name, true);
-  }
+  uint64_t texel_inputs = 0;
+  int first_texel = instr->operand_count + nres;
+  for (int k = 0; E->wide_lanes && k < instr->operand_count && k < 64; k++)
+    if (E->wide_inputs >> k & 1)
+      codegen_declare_word_view(&sb, E->target, instr, k, w, first_texel, &texel_inputs, &E->features);
   for (int r = 0; (E->wide_lanes || E->word_outputs) && r < nres; r++) {
     char name[16];
     snprintf(name, sizeof name, "out%dw", r);
@@ -184,9 +206,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   }
   for (int k = 0; k < instr->operand_count && k < 64; k++) { /* a reduce's rows read by words */
     if (!(E->word_inputs >> k & 1) || (E->wide_lanes && (E->wide_inputs >> k & 1))) continue;
-    char name[16];
-    snprintf(name, sizeof name, "in%dw", k);
-    declare_buffer(&sb, k, "readonly ", "u64vec4", name, true);
+    codegen_declare_word_view(&sb, E->target, instr, k, "u64vec4", first_texel, &texel_inputs, &E->features);
   }
   strbuf_append(&sb, "\n");
   glsl_append_prelude(&sb, E->features);
@@ -253,6 +273,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   out->group_count[2] = 1;
   out->input_count = instr->operand_count;
   out->output_count = nres;
+  out->texel_inputs = texel_inputs;
   return NULL;
 }
 

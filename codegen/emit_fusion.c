@@ -359,7 +359,7 @@ static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instru
   }
   el_name_t w;
   el_fresh(E, "w", &w);
-  el_line(E, instr, "%s %s = in%dw.data[(%s) / %d];", lanes == 8 ? "u64vec4" : "u64vec2", w.s, p,
+  el_line(E, instr, "%s %s = in%dw_at((%s) / %d);", lanes == 8 ? "u64vec4" : "u64vec2", w.s, p,
           pos.data ? pos.data : "0", lanes);
   strbuf_free(&pos);
   for (int j = 0; j < lanes; j++) {
@@ -466,7 +466,7 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
                               base.s, (long long)(len - 1), w.s);
   for (int i = 0; i < np; i++) {
     el_fresh(E, "q", &word[i]);
-    el_line(E, instr, "u64vec4 %s = in%dw.data[%s];", word[i].s, params[i]->parameter_number, w.s);
+    el_line(E, instr, "u64vec4 %s = in%dw_at(%s);", word[i].s, params[i]->parameter_number, w.s);
     E->word_inputs |= 1ull << params[i]->parameter_number;
   }
   E->features |= GLSL_FEATURE_INT64;
@@ -711,8 +711,8 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     for (int64_t w = 0; w < n / 8; w++) {
       el_name_t q;
       el_fresh(E, "q", &q);
-      if (full) el_line(E, x, "u64vec4 %s = in%dw.data[int(gid) * %lld + %lld];", q.s, k, (long long)(B / 8), (long long)w);
-      else el_line(E, x, "u64vec4 %s = in%dw.data[%lld];", q.s, k, (long long)w);
+      if (full) el_line(E, x, "u64vec4 %s = in%dw_at(int(gid) * %lld + %lld);", q.s, k, (long long)(B / 8), (long long)w);
+      else el_line(E, x, "u64vec4 %s = in%dw_at(%lld);", q.s, k, (long long)w);
       for (int j = 0; j < 8; j++) {
         el_name_t v, at[HLO_MAX_RANK];
         char text[96];
@@ -804,7 +804,7 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     if (!is_plain32(s->element_type) || hlo_shape_element_count(s) != total) continue;
     ctx->wide_inputs |= 1ull << k;
     for (int q = 0; q < R; q++) {
-      el_line(E, fusion, "%s w%d_%d = in%dw.data[%s];", word, k, q, k, word_of[q]);
+      el_line(E, fusion, "%s w%d_%d = in%dw_at(%s);", word, k, q, k, word_of[q]);
       char w[32], v[96];
       snprintf(w, sizeof w, "w%d_%d", k, q);
       for (int j = 0; j < W; j++) {

@@ -668,7 +668,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   p.ndot);
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
   strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d.data[off]\n", (long long)p.lks, p.view[0].binding);
-  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw.data[(off) / 8]\n", p.view[0].binding);
+  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) / 8)\n", p.view[0].binding);
   bool word_view[64] = {false};
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
   for (int d = 0; d < p.ndot; d++) {
@@ -678,20 +678,18 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     define_at(&sb, &p, 1, &p.rview[d], at, "n");
     strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d.data[off]\n", suffix, (long long)p.rks_of[d],
                   suffix, p.rview[d].binding);
-    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
+    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
     if (!gpu && tl.rhs_k_words)
-      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw.data[(off) / 8]\n", suffix, p.rview[d].binding);
+      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
   /* v is the accumulators of every product, comma-separated (ACCS) */
   strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
-  for (int k = 0; k < instr->operand_count; k++) {
-    if (k >= 64 || !word_view[k]) continue;
-    char name[16];
-    snprintf(name, sizeof name, "in%dw", k);
-    strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%dw { u64vec4 data[]; } %s;\n", k,
-                  k, name);
-  }
+  uint64_t texel_inputs = 0;
+  for (int k = 0; k < instr->operand_count && k < 64; k++)
+    if (word_view[k])
+      codegen_declare_word_view(&sb, target, instr, k, "u64vec4", instr->operand_count + nres, &texel_inputs,
+                                &E.features);
   for (int k = 0; k < instr->operand_count; k++) {
     char name[16];
     snprintf(name, sizeof name, "in%d", k);
@@ -756,6 +754,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   out->group_count[2] = 1;
   out->input_count = instr->operand_count;
   out->output_count = nres;
+  out->texel_inputs = texel_inputs;
   *handled = true;
   return NULL;
 }

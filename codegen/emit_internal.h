@@ -39,6 +39,19 @@ void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr,
 void codegen_store_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
                           const el_name_t *index, const char *v);
 
+/* Declares the 64-bit word view of operand |k|'s binding, words of |word|
+ * ("u64vec4", "u64vec2" or "uint64_t"), which the kernel reads as
+ * in<k>w_at(i) (word i): a storage buffer "in<k>w" at binding k, or, where
+ * the target has texel_words and the words are 2 or 4 components, a
+ * uniform texel buffer "in<k>t" (RGBA32UI texels, shaders/texel_words.glsl)
+ * at binding |first_texel_binding| + the texel views before it; then
+ * *texel_inputs gains bit k and *features GLSL_HELPERS_TEXEL.  lavapipe
+ * reads a texel with one vector load per lane where it reads each
+ * component of a storage buffer in a loop over the lanes. */
+void codegen_declare_word_view(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr, int k,
+                               const char *word, int first_texel_binding, uint64_t *texel_inputs,
+                               unsigned *features);
+
 /* Builds the complete kernel for |instr| around the main() statements in
  * E->body (which run after `uint gid = ...; if (gid >= total) return;`),
  * with |total| invocations.  |results_readwrite|: results are read too. */

@@ -30,6 +30,7 @@ static const glsl_prelude_piece_t pieces[] = {
     {"int64_emulated.glsl", GLSL_HELPERS_EMU64, 0, 0, {{0}}},
     {"f64_soft.glsl", GLSL_HELPERS_F64SOFT, 0, GLSL_HELPERS_EMU64, {{0}}},
     {"index.glsl", GLSL_HELPERS_INDEX, 0, 0, {{0}}},
+    {"texel_words.glsl", GLSL_HELPERS_TEXEL, GLSL_FEATURE_INT64, 0, {{0}}},
     {"int_generic.glsl", GLSL_HELPERS_INT | GLSL_HELPERS_UINT, 0, 0, INT32_TYPES},
     {"int32.glsl", GLSL_HELPERS_INT | GLSL_HELPERS_UINT, 0, 0, {{0}}},
     {"int_generic.glsl", GLSL_HELPERS_INT64 | GLSL_HELPERS_UINT64, 0, 0, INT64_TYPES},

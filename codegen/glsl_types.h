@@ -45,6 +45,9 @@ enum {
    * the prelude makes unpackHalf2x16/packHalf2x16 mean float.glsl's
    * vk_unpack_half2x16/vk_pack_half2x16 */
   GLSL_FEATURE_F16_SOFT = 1u << 17,
+  /* words read from uniform texel buffers (shaders/texel_words.glsl,
+   * codegen_declare_word_view) */
+  GLSL_HELPERS_TEXEL = 1u << 18,
   /* emulation blocks (restricted devices; see "Emulated forms" below) */
   GLSL_HELPERS_EMU64 = 1u << 28,  /* i64_ / u64_ helpers on uvec2 */
   GLSL_HELPERS_PACKED = 1u << 29, /* VK_LOAD_* / VK_STORE_* on packed words */

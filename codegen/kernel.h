@@ -1,11 +1,13 @@
 /*
  * Per-instruction kernels: one GLSL compute shader for one HLO instruction.
  *
- * Binding convention (set 0, all std430 storage buffers):
+ * Binding convention (set 0, std430 storage buffers, then texel views):
  *   bindings 0..n-1  : the instruction's operands in order, each a dense
  *                      row-major array of the operand's element type in host
  *                      representation (see hlo/element_types.def);
- *   bindings n..n+r-1: the results (one per tuple element for tuple shapes).
+ *   bindings n..n+r-1: the results (one per tuple element for tuple shapes);
+ *   then one uniform texel buffer per bit of |texel_inputs|: the same bytes
+ *   as that operand's binding, read as RGBA32UI texels (CPU devices).
  * Special cases:
  *   - scatter: before the dispatch the caller has copied each input operand
  *     into the matching result buffer; the kernel updates results in place.
@@ -29,6 +31,11 @@ typedef struct codegen_kernel {
   uint32_t group_count[3];
   int input_count;  /* bindings 0..input_count-1 */
   int output_count; /* bindings input_count..input_count+output_count-1 */
+  /* Texel views (vk_runtime/vkrt.h, vkrt_pipeline_create): bit k, operand
+   * k's binding is also a uniform texel buffer of 16-byte RGBA32UI texels
+   * at binding input_count + output_count + (the lower bits set), which
+   * the kernel reads its words through (CPU devices; codegen/emit.c). */
+  uint64_t texel_inputs;
 } codegen_kernel_t;
 
 void codegen_kernel_free(codegen_kernel_t *k);

@@ -38,6 +38,11 @@ typedef struct codegen_target {
   uint32_t max_storage_buffer_range;
   uint32_t max_storage_buffers_per_stage;
   bool is_cpu; /* lavapipe/llvmpipe and other CPU devices */
+  /* Kernels read their 64-bit word views of operands through uniform
+   * texel buffers (codegen_declare_word_view): CPU devices with RGBA32UI
+   * texel buffers, unless $VKHLO_TEXEL_WORDS=0 (api/context.c). */
+  bool texel_words;
+  uint32_t max_texel_buffer_elements;
   /* Without shader_float64: compute f64 (c128) as f32 (c64), keeping 8-byte
    * storage (glsl_types.h, "Emulated forms"); opt-in, it loses precision.
    * Off: f64 programs fail with UNIMPLEMENTED on such devices. */

@@ -117,8 +117,8 @@ static float *fused_equals_unfused(vkhlo_context_t *ctx, const char *text, const
   return fused;
 }
 
-/* the word loop's loads: "u64vec4 qN = in<k>w.data[rwM];" */
-#define WORD_LOOP "w.data[rw"
+/* the word loop's loads: "u64vec4 qN = in<k>w_at(rwM);" */
+#define WORD_LOOP "w_at(rw"
 
 /* Row sums of R x L, also against a sequential sum here. */
 static void row_sums(void **state) {

@@ -23,6 +23,7 @@
 
 #include "codegen/spirv.h"
 #include "vk_runtime/vkrt.h"
+#include "vk_runtime/vkrt_internal.h" /* a vkrt buffer's VkBuffer, to wrap it */
 
 static const char *kAddShader =
     "#version 450\n"
@@ -129,6 +130,95 @@ static void test_enumerate(void **state) {
   free(infos);
 }
 
+/* out[i] = the i-th 32-bit word of binding 0, read through its texel view
+ * (binding 2, RGBA32UI texels), for i < n. */
+static const char *kTexelShader =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(std430, set = 0, binding = 0) readonly buffer A { uint a[]; };\n"
+    "layout(std430, set = 0, binding = 1) writeonly buffer C { uint c[]; };\n"
+    "layout(set = 0, binding = 2) uniform usamplerBuffer at;\n"
+    "layout(push_constant) uniform P { uint n; };\n"
+    "void main() {\n"
+    "  uint i = gl_GlobalInvocationID.x;\n"
+    "  if (i < n) c[i] = texelFetch(at, int(i / 4u))[i % 4u];\n"
+    "}\n";
+
+/* Texel views (vkrt_pipeline_create's texel_views): of a vkrt buffer at
+ * offset 0 and at the storage alignment, and of a wrapped buffer (which
+ * vkrt views through a copy, not knowing its usage); a range of 8 bytes
+ * has no whole texel; a texel view of a binding the pipeline lacks. */
+static void test_texel_views(void **state) {
+  (void)state;
+  message_log_t log = {0};
+  vkrt_device_t *d = make_device(&log, false);
+  const vkrt_caps_t *caps = vkrt_device_caps(d);
+  if (!caps->texel_buffer_rgba32ui) {
+    vkrt_pipeline_t *p = NULL;
+    size_t size = 0;
+    uint32_t *spirv = compile("texel", kTexelShader, &size);
+    expect_code(vkrt_pipeline_create(d, spirv, size, 2, 1, 4, &p), VKHLO_STATUS_UNIMPLEMENTED, "texel");
+    free(spirv);
+    vkrt_device_destroy(d);
+    skip(); /* the device has no RGBA32UI texel buffers: nothing else to test */
+  }
+  size_t spirv_size = 0;
+  uint32_t *spirv = compile("texel", kTexelShader, &spirv_size);
+  vkrt_pipeline_t *p = NULL;
+  expect_code(vkrt_pipeline_create(d, spirv, spirv_size, 2, 4, 4, &p), VKHLO_STATUS_INVALID_ARGUMENT,
+              "texel view of binding 2 of 2");
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 2, 1, 4, &p));
+  free(spirv);
+
+  enum { N = 1000 };
+  uint64_t align = caps->min_storage_buffer_offset_alignment;
+  uint32_t *a = malloc((N + align) * sizeof *a), *c = malloc(N * sizeof *c);
+  for (uint64_t i = 0; i < N + align; i++) a[i] = (uint32_t)(i * 2654435761u);
+  vkrt_buffer_t *ba = NULL, *bc = NULL, *wrapped = NULL;
+  expect_ok(vkrt_buffer_create(d, (N + align) * sizeof *a, &ba));
+  expect_ok(vkrt_buffer_create(d, N * sizeof *c, &bc));
+  expect_ok(vkrt_buffer_upload(ba, 0, a, (N + align) * sizeof *a));
+  expect_ok(vkrt_buffer_wrap(d, (void *)ba->buffer, 0, (N + align) * sizeof *a, &wrapped));
+  vkrt_cmd_t *cmd = NULL;
+  expect_ok(vkrt_cmd_create(d, &cmd));
+  const struct {
+    vkrt_buffer_t *buffer;
+    uint64_t offset_words;
+  } cases[] = {{ba, 0}, {ba, align}, {wrapped, 0}, {wrapped, align}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    uint64_t off = cases[k].offset_words * sizeof *a; /* a multiple of the alignment */
+    expect_ok(vkrt_cmd_begin(cmd));
+    expect_ok(vkrt_cmd_fill(cmd, bc, 0, N * sizeof *c, 0));
+    vkrt_cmd_barrier(cmd);
+    vkrt_binding_t bindings[2] = {{cases[k].buffer, off, N * sizeof *a}, {bc, 0, N * sizeof *c}};
+    uint32_t n = N, groups[3] = {(N + 63) / 64, 1, 1};
+    expect_ok(vkrt_cmd_dispatch(cmd, p, 2, bindings, &n, sizeof n, groups));
+    expect_ok(vkrt_cmd_submit_and_wait(cmd));
+    expect_ok(vkrt_buffer_download(bc, 0, c, N * sizeof *c));
+    for (int i = 0; i < N; i++)
+      if (c[i] != a[cases[k].offset_words + (uint64_t)i])
+        fail_msg("case %zu (%s, offset %llu): word %d is %u, not %u", k, k < 2 ? "own" : "wrapped",
+                 (unsigned long long)off, i, c[i], a[cases[k].offset_words + (uint64_t)i]);
+  }
+  /* no whole texel */
+  expect_ok(vkrt_cmd_begin(cmd));
+  vkrt_binding_t small[2] = {{ba, 0, 8}, {bc, 0, N * sizeof *c}};
+  uint32_t n = 2, groups[3] = {1, 1, 1};
+  expect_code(vkrt_cmd_dispatch(cmd, p, 2, small, &n, sizeof n, groups), VKHLO_STATUS_INVALID_ARGUMENT,
+              "too small for a texel view");
+  expect_ok(vkrt_cmd_end(cmd));
+
+  vkrt_cmd_destroy(cmd);
+  vkrt_buffer_destroy(wrapped);
+  vkrt_buffer_destroy(ba);
+  vkrt_buffer_destroy(bc);
+  vkrt_pipeline_destroy(p);
+  free(a);
+  free(c);
+  vkrt_device_destroy(d);
+  assert_int_equal(log.count, 0);
+}
+
 static void test_device_caps(void **state) {
   (void)state;
   message_log_t log = {0};
@@ -167,7 +257,7 @@ static void run_add(bool force_staging) {
   size_t spirv_size = 0;
   uint32_t *spirv = compile("add", kAddShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
-  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 3, 4, &p));
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 4, &p));
   free(spirv);
 
   enum { N = 1000 };
@@ -293,7 +383,7 @@ static void test_many_dispatches(void **state) {
   size_t spirv_size = 0;
   uint32_t *spirv = compile("increment", kIncrementShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
-  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 1, 4, &p));
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 1, 0, 4, &p));
   free(spirv);
 
   enum { N = 100, DISPATCHES = 600 };
@@ -383,7 +473,7 @@ static void test_bad_pipeline(void **state) {
   vkrt_device_t *d = make_device(&log, false);
   uint32_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   vkrt_pipeline_t *p = NULL;
-  expect_code(vkrt_pipeline_create(d, junk, sizeof junk, 1, 0, &p), VKHLO_STATUS_INVALID_ARGUMENT,
+  expect_code(vkrt_pipeline_create(d, junk, sizeof junk, 1, 0, 0, &p), VKHLO_STATUS_INVALID_ARGUMENT,
               "SPIR-V");
   assert_null(p);
   vkrt_device_destroy(d);
@@ -400,7 +490,7 @@ static void test_validation_messages_arrive(void **state) {
   uint32_t *spirv = compile("add", kAddShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
   fprintf(stderr, "(a validation error is expected next)\n");
-  vkhlo_status_t s = vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, &p);
+  vkhlo_status_t s = vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 0, &p);
   vkhlo_status_free(s);
   vkrt_pipeline_destroy(p);
   free(spirv);
@@ -464,7 +554,7 @@ int main(void) {
       cmocka_unit_test(test_copy_fill),       cmocka_unit_test(test_many_dispatches),
       cmocka_unit_test(test_select_device),   cmocka_unit_test(test_bad_pipeline),
       cmocka_unit_test(test_validation_messages_arrive),
-      cmocka_unit_test(test_external_device),
+      cmocka_unit_test(test_external_device),   cmocka_unit_test(test_texel_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,7 +262,7 @@ static void malformed_files(void **state) {
   expect_malformed(ctx, copy, size - 1, "at byte 16");
   copy[8] = 9;
   expect_malformed(ctx, copy, size, "version 9");
-  copy[8] = 1;
+  copy[8] = data[8];
   copy[size - 1] ^= 1;
   expect_malformed(ctx, copy, size, "checksum mismatch");
   copy[size - 1] ^= 1;

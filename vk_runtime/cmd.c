@@ -47,6 +47,12 @@ struct vkrt_cmd {
   VkDescriptorPool *pools;
   uint32_t pool_count, pool_capacity;
   uint32_t current_pool;
+  /* texel views of this recording's dispatches, and the copies some of
+   * them view (vkrt_cmd_dispatch); released at the next begin */
+  VkBufferView *views;
+  uint32_t view_count, view_capacity;
+  vkrt_buffer_t **copies;
+  uint32_t copy_count, copy_capacity;
   bool recording;
   bool ended;     /* recorded and ended: submittable */
   bool in_flight; /* submitted, fence not waited for yet */
@@ -64,6 +70,27 @@ static vkhlo_status_t wait_in_flight(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
   VKRT_CHECK("vkWaitForFences", d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX));
   return NULL;
+}
+
+/* Destroys the texel views and copies of the previous recording (whose
+ * submission has completed). */
+static void release_views(vkrt_cmd_t *c) {
+  vkrt_device_t *d = c->device;
+  for (uint32_t i = 0; i < c->view_count; i++) d->vk.vkDestroyBufferView(d->device, c->views[i], d->alloc);
+  for (uint32_t i = 0; i < c->copy_count; i++) vkrt_buffer_destroy(c->copies[i]);
+  c->view_count = c->copy_count = 0;
+}
+
+/* Makes room for one more element of a vkhlo_realloc'd array. */
+static bool reserve_one(const vkhlo_allocator_t *allocator, void **array, uint32_t count, uint32_t *capacity,
+                        size_t size) {
+  if (count < *capacity) return true;
+  uint32_t cap = *capacity ? *capacity * 2 : 16;
+  void *p = vkhlo_realloc(allocator, *array, cap * size);
+  if (!p) return false;
+  *array = p;
+  *capacity = cap;
+  return true;
 }
 
 vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd) {
@@ -106,6 +133,9 @@ void vkrt_cmd_destroy(vkrt_cmd_t *c) {
   if (c->in_flight) d->vk.vkWaitForFences(d->device, 1, &c->fence, VK_TRUE, UINT64_MAX);
   for (uint32_t i = 0; i < c->pool_count; i++) d->vk.vkDestroyDescriptorPool(d->device, c->pools[i], d->alloc);
   vkhlo_free(c->device->allocator, c->pools);
+  release_views(c);
+  vkhlo_free(c->device->allocator, c->views);
+  vkhlo_free(c->device->allocator, c->copies);
   if (c->timestamps) d->vk.vkDestroyQueryPool(d->device, c->timestamps, d->alloc);
   if (c->fence) d->vk.vkDestroyFence(d->device, c->fence, d->alloc);
   if (c->own_cb) d->vk.vkFreeCommandBuffers(d->device, d->command_pool, 1, &c->own_cb);
@@ -121,6 +151,7 @@ vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
   for (uint32_t i = 0; i < c->pool_count; i++)
     VKRT_CHECK("vkResetDescriptorPool", d->vk.vkResetDescriptorPool(d->device, c->pools[i], 0));
   c->current_pool = 0;
+  release_views(c);
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKRT_CHECK("vkBeginCommandBuffer", d->vk.vkBeginCommandBuffer(c->cb, &begin));
   c->recording = true;
@@ -190,12 +221,15 @@ static vkhlo_status_t add_pool(vkrt_cmd_t *c, uint32_t min_descriptors) {
   }
   uint32_t descriptors = SETS_PER_POOL * DESCRIPTORS_PER_SET_ESTIMATE;
   if (descriptors < min_descriptors) descriptors = min_descriptors;
-  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors};
+  VkDescriptorPoolSize sizes[2] = {
+      {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors},
+      {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = descriptors},
+  };
   VkDescriptorPoolCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
       .maxSets = SETS_PER_POOL,
-      .poolSizeCount = 1,
-      .pPoolSizes = &size,
+      .poolSizeCount = d->caps.texel_buffer_rgba32ui ? 2 : 1,
+      .pPoolSizes = sizes,
   };
   VkDescriptorPool pool;
   VKRT_CHECK("vkCreateDescriptorPool", d->vk.vkCreateDescriptorPool(d->device, &info, d->alloc, &pool));
@@ -208,7 +242,7 @@ static vkhlo_status_t allocate_set(vkrt_cmd_t *c, vkrt_pipeline_t *p, VkDescript
   bool fresh = false;
   for (;;) {
     if (c->current_pool == c->pool_count) {
-      VKHLO_RETURN_IF_ERROR(add_pool(c, p->binding_count));
+      VKHLO_RETURN_IF_ERROR(add_pool(c, p->binding_count + p->texel_count));
       fresh = true;
     }
     VkDescriptorSetAllocateInfo info = {
@@ -223,6 +257,46 @@ static vkhlo_status_t allocate_set(vkrt_cmd_t *c, vkrt_pipeline_t *p, VkDescript
       return vkrt_vk_status("vkAllocateDescriptorSets", r);
     c->current_pool++;
   }
+}
+
+/* The texel view of binding |i| (vkrt_pipeline_create), appended to
+ * c->views: of the binding's range in place, or of a copy recorded now
+ * when the buffer lacks the usage (wrapped) or the offset is misaligned. */
+static vkhlo_status_t texel_view(vkrt_cmd_t *c, uint32_t i, const vkrt_binding_t *b) {
+  vkrt_device_t *d = c->device;
+  const vkrt_caps_t *caps = &d->caps;
+  uint64_t range = b->size_bytes / 16 * 16;
+  if (range == 0)
+    return VKHLO_INVALID("vkrt_cmd_dispatch: binding %u (%llu bytes) is too small for a texel view", i,
+                         (unsigned long long)b->size_bytes);
+  if (range / 16 > caps->max_texel_buffer_elements)
+    return VKHLO_UNIMPLEMENTED("vkrt_cmd_dispatch: binding %u is %llu texels; the device views at most %u", i,
+                               (unsigned long long)(range / 16), caps->max_texel_buffer_elements);
+  if (!reserve_one(d->allocator, (void **)&c->views, c->view_count, &c->view_capacity, sizeof *c->views) ||
+      !reserve_one(d->allocator, (void **)&c->copies, c->copy_count, &c->copy_capacity, sizeof *c->copies))
+    return VKHLO_NO_MEMORY();
+  uint64_t align = caps->min_texel_buffer_offset_alignment ? caps->min_texel_buffer_offset_alignment : 1;
+  VkBuffer buffer = b->buffer->buffer;
+  uint64_t offset = b->buffer->base_offset + b->offset_bytes;
+  if (!b->buffer->texel_usage || offset % align != 0) {
+    vkrt_buffer_t *copy;
+    VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(d, range, &copy));
+    c->copies[c->copy_count++] = copy;
+    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(c, b->buffer, b->offset_bytes, copy, 0, range));
+    vkrt_cmd_barrier(c);
+    buffer = copy->buffer;
+    offset = copy->base_offset;
+  }
+  VkBufferViewCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+      .buffer = buffer,
+      .format = VK_FORMAT_R32G32B32A32_UINT,
+      .offset = offset,
+      .range = range,
+  };
+  VKRT_CHECK("vkCreateBufferView", d->vk.vkCreateBufferView(d->device, &info, d->alloc, &c->views[c->view_count]));
+  c->view_count++;
+  return NULL;
 }
 
 vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t binding_count,
@@ -256,22 +330,37 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
                                  i, (unsigned long long)b->size_bytes, caps->max_storage_buffer_range);
   }
 
+  /* texel views: made before the set's writes (a copy is recorded first) */
+  uint32_t first_view = c->view_count;
+  for (uint32_t i = 0; i < binding_count && i < 64; i++)
+    if (p->texel_views >> i & 1) VKHLO_RETURN_IF_ERROR(texel_view(c, i, &bindings[i]));
+
   if (binding_count > 0) {
+    uint32_t total = binding_count + p->texel_count;
     VkDescriptorSet set;
     VKHLO_RETURN_IF_ERROR(allocate_set(c, p, &set));
     VkDescriptorBufferInfo small_infos[16];
-    VkWriteDescriptorSet small_writes[16];
+    VkWriteDescriptorSet small_writes[24];
     VkDescriptorBufferInfo *infos = small_infos;
     VkWriteDescriptorSet *writes = small_writes;
-    if (binding_count > 16) {
+    if (binding_count > 16 || total > 24) {
       infos = vkhlo_calloc(c->device->allocator, binding_count, sizeof *infos);
-      writes = vkhlo_calloc(c->device->allocator, binding_count, sizeof *writes);
+      writes = vkhlo_calloc(c->device->allocator, total, sizeof *writes);
       if (!infos || !writes) {
         vkhlo_free(c->device->allocator, infos);
         vkhlo_free(c->device->allocator, writes);
         return VKHLO_NO_MEMORY();
       }
     }
+    for (uint32_t j = 0; j < p->texel_count; j++)
+      writes[binding_count + j] = (VkWriteDescriptorSet){
+          .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+          .dstSet = set,
+          .dstBinding = binding_count + j,
+          .descriptorCount = 1,
+          .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+          .pTexelBufferView = &c->views[first_view + j],
+      };
     for (uint32_t i = 0; i < binding_count; i++) {
       infos[i] = (VkDescriptorBufferInfo){
           .buffer = bindings[i].buffer->buffer,
@@ -287,7 +376,7 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
           .pBufferInfo = &infos[i],
       };
     }
-    d->vk.vkUpdateDescriptorSets(d->device, binding_count, writes, 0, NULL);
+    d->vk.vkUpdateDescriptorSets(d->device, total, writes, 0, NULL);
     if (infos != small_infos) {
       vkhlo_free(c->device->allocator, infos);
       vkhlo_free(c->device->allocator, writes);
@@ -442,6 +531,7 @@ vkhlo_status_t vkrt_cmd_begin_external(vkrt_cmd_t *c, void *command_buffer) {
   for (uint32_t i = 0; i < c->pool_count; i++)
     VKRT_CHECK("vkResetDescriptorPool", d->vk.vkResetDescriptorPool(d->device, c->pools[i], 0));
   c->current_pool = 0;
+  release_views(c);
   c->cb = (VkCommandBuffer)command_buffer;
   c->external = true;
   c->recording = true;

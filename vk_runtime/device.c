@@ -206,6 +206,7 @@ static vkhlo_status_t load_instance_fns(vkrt_device_t *d) {
   LOAD_INSTANCE_FN(d, vkGetPhysicalDeviceFeatures2);
   LOAD_INSTANCE_FN(d, vkGetPhysicalDeviceQueueFamilyProperties);
   LOAD_INSTANCE_FN(d, vkGetPhysicalDeviceMemoryProperties);
+  LOAD_INSTANCE_FN(d, vkGetPhysicalDeviceFormatProperties);
   LOAD_INSTANCE_FN(d, vkEnumerateDeviceExtensionProperties);
   LOAD_INSTANCE_FN(d, vkCreateDevice);
   LOAD_INSTANCE_FN(d, vkGetDeviceProcAddr);
@@ -668,6 +669,14 @@ static void caps_from_properties(vkrt_device_t *d, bool float_controls) {
   c->max_per_stage_descriptor_storage_buffers = l->maxPerStageDescriptorStorageBuffers;
   c->max_push_constants_size = l->maxPushConstantsSize;
   c->max_bound_descriptor_sets = l->maxBoundDescriptorSets;
+  c->min_texel_buffer_offset_alignment = l->minTexelBufferOffsetAlignment;
+  c->max_texel_buffer_elements = l->maxTexelBufferElements;
+  c->max_per_stage_descriptor_sampled_images = l->maxPerStageDescriptorSampledImages;
+  if (d->ifn.vkGetPhysicalDeviceFormatProperties) {
+    VkFormatProperties format;
+    d->ifn.vkGetPhysicalDeviceFormatProperties(d->physical_device, VK_FORMAT_R32G32B32A32_UINT, &format);
+    c->texel_buffer_rgba32ui = (format.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  }
   d->non_coherent_atom_size = l->nonCoherentAtomSize ? l->nonCoherentAtomSize : 1;
   c->signed_zero_inf_nan_preserve_float16 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat16;
   c->signed_zero_inf_nan_preserve_float32 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat32;

@@ -1,7 +1,8 @@
 /*
  * Compute pipelines.  One per kernel: a shader module from SPIR-V with
  * entry point "main", a descriptor set layout with |binding_count| storage
- * buffers at bindings 0..n-1 of set 0 (compute stage), a pipeline layout
+ * buffers at bindings 0..n-1 of set 0 (compute stage) followed by one
+ * uniform texel buffer per texel view (vkrt.h), a pipeline layout
  * with one push-constant range [0, push_constant_size) when that is > 0,
  * and the compute pipeline, created through the device's VkPipelineCache.
  *
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 
 vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv,
-                                    size_t spirv_size_bytes, uint32_t binding_count,
+                                    size_t spirv_size_bytes, uint32_t binding_count, uint64_t texel_views,
                                     uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline) {
   *out_pipeline = NULL;
   vkrt_device_t *d = device;
@@ -22,12 +23,22 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
   if (binding_count > d->caps.max_per_stage_descriptor_storage_buffers)
     return VKHLO_UNIMPLEMENTED("kernel needs %u storage buffers; the device allows %u per stage",
                                binding_count, d->caps.max_per_stage_descriptor_storage_buffers);
+  if (binding_count < 64 && texel_views >> binding_count)
+    return VKHLO_INVALID("vkrt_pipeline_create: texel view of binding %d of %u",
+                         63 - __builtin_clzll(texel_views), binding_count);
+  uint32_t texel_count = (uint32_t)__builtin_popcountll(texel_views);
+  if (texel_count && !d->caps.texel_buffer_rgba32ui)
+    return VKHLO_UNIMPLEMENTED("kernel reads texel buffers (VK_FORMAT_R32G32B32A32_UINT), which the device lacks");
+  if (texel_count > d->caps.max_per_stage_descriptor_sampled_images)
+    return VKHLO_UNIMPLEMENTED("kernel needs %u texel buffers; the device allows %u per stage", texel_count,
+                               d->caps.max_per_stage_descriptor_sampled_images);
   if (push_constant_size % 4 != 0 || push_constant_size > d->caps.max_push_constants_size)
     return VKHLO_INVALID("push constant size %u is not a multiple of 4 or exceeds the device's %u",
                          push_constant_size, d->caps.max_push_constants_size);
 
   vkrt_pipeline_t *p = vkhlo_calloc(device->allocator, 1, sizeof *p);
-  VkDescriptorSetLayoutBinding *bindings = vkhlo_calloc(device->allocator, binding_count ? binding_count : 1, sizeof *bindings);
+  uint32_t total = binding_count + texel_count;
+  VkDescriptorSetLayoutBinding *bindings = vkhlo_calloc(device->allocator, total ? total : 1, sizeof *bindings);
   if (!p || !bindings) {
     vkhlo_free(device->allocator, p);
     vkhlo_free(device->allocator, bindings);
@@ -35,10 +46,13 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
   }
   p->device = d;
   p->binding_count = binding_count;
+  p->texel_views = texel_views;
+  p->texel_count = texel_count;
   p->push_constant_size = push_constant_size;
-  for (uint32_t i = 0; i < binding_count; i++) {
+  for (uint32_t i = 0; i < total; i++) {
     bindings[i].binding = i;
-    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType =
+        i < binding_count ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
@@ -57,8 +71,8 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
   if (!s) {
     VkDescriptorSetLayoutCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = binding_count,
-        .pBindings = binding_count ? bindings : NULL,
+        .bindingCount = total,
+        .pBindings = total ? bindings : NULL,
     };
     if ((r = d->vk.vkCreateDescriptorSetLayout(d->device, &info, d->alloc, &p->set_layout)) != VK_SUCCESS) {
       p->set_layout = VK_NULL_HANDLE;

@@ -59,6 +59,13 @@ typedef struct vkrt_caps {
   uint32_t max_per_stage_descriptor_storage_buffers;
   uint32_t max_push_constants_size;
   uint32_t max_bound_descriptor_sets;
+  /* Uniform texel buffers of VK_FORMAT_R32G32B32A32_UINT (the format's
+   * bufferFeatures), and their limits: a pipeline's texel views
+   * (vkrt_pipeline_create) need texel_buffer_rgba32ui. */
+  bool texel_buffer_rgba32ui;
+  uint64_t min_texel_buffer_offset_alignment;
+  uint32_t max_texel_buffer_elements;
+  uint32_t max_per_stage_descriptor_sampled_images; /* texel buffers count here */
   /* Float controls (Vulkan 1.2 core, or VK_KHR_shader_float_controls which
    * vkrt then enables): the device honours the SPIR-V execution mode
    * SignedZeroInfNanPreserve for 16/32/64-bit floats
@@ -181,7 +188,8 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
  * [offset_bytes, offset_bytes + range_bytes) of it becomes a vkrt buffer of
  * range_bytes bytes whose offsets count from offset_bytes.  The VkBuffer
  * must have been created with STORAGE_BUFFER usage (and TRANSFER_SRC/DST
- * for copies, uploads and downloads) and stay alive and bound to memory
+ * for copies, uploads and downloads, TRANSFER_SRC for texel views, which
+ * read a copy of a wrapped range) and stay alive and bound to memory
  * until the wrapper is destroyed; vkrt_buffer_destroy never destroys it.
  * Host access always goes through a staging buffer.
  * Errors: INVALID_ARGUMENT for a null handle, a zero range, or an offset
@@ -202,9 +210,20 @@ vkhlo_status_t vkrt_buffer_download(vkrt_buffer_t *buffer, uint64_t offset_bytes
 
 /* A compute pipeline for a SPIR-V module with entry point "main" whose
  * bindings 0..binding_count-1 of set 0 are storage buffers, and
- * |push_constant_size| bytes of push constants (0 for none). */
+ * |push_constant_size| bytes of push constants (0 for none).
+ *
+ * Texel views: bit i of |texel_views| (i < binding_count, i < 64) binds
+ * storage binding i's range a second time, as a uniform texel buffer of
+ * VK_FORMAT_R32G32B32A32_UINT texels (16 bytes; the range's last
+ * size % 16 bytes are not in the view), at binding binding_count + the
+ * number of lower bits set.  CPU devices (lavapipe) read a texel buffer
+ * with straight-line vector loads where a storage buffer read is a loop
+ * over the SIMD lanes.  vkrt_cmd_dispatch makes the views (see there).
+ * Errors: UNIMPLEMENTED when the device lacks texel_buffer_rgba32ui or
+ * the binding counts exceed its per-stage limits; INVALID_ARGUMENT for a
+ * bit at or above binding_count. */
 vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv,
-                                    size_t spirv_size_bytes, uint32_t binding_count,
+                                    size_t spirv_size_bytes, uint32_t binding_count, uint64_t texel_views,
                                     uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline);
 void vkrt_pipeline_destroy(vkrt_pipeline_t *pipeline);
 
@@ -230,7 +249,11 @@ typedef struct vkrt_binding {
 } vkrt_binding_t;
 
 /* Command recording.  A vkrt_cmd_t owns a command buffer and the descriptor
- * sets its dispatches use.  begin -> record... -> submit_and_wait; it can
+ * sets its dispatches use (and the buffer views of their texel views: a
+ * view of a range that cannot be viewed in place, in a wrapped buffer
+ * created without VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT or at an offset
+ * that is not a multiple of min_texel_buffer_offset_alignment, views a
+ * copy of it the dispatch records first, into a buffer the cmd owns).  begin -> record... -> submit_and_wait; it can
  * be begun again after the wait (descriptor sets are recycled). */
 vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd);
 void vkrt_cmd_destroy(vkrt_cmd_t *cmd);

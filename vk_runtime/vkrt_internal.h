@@ -34,6 +34,7 @@ typedef struct vkrt_instance_fns {
   PFN_vkGetPhysicalDeviceFeatures2 vkGetPhysicalDeviceFeatures2;
   PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties;
   PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties;
+  PFN_vkGetPhysicalDeviceFormatProperties vkGetPhysicalDeviceFormatProperties; /* may be NULL */
   PFN_vkEnumerateDeviceExtensionProperties vkEnumerateDeviceExtensionProperties;
   PFN_vkCreateDevice vkCreateDevice;
   PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
@@ -93,6 +94,7 @@ struct vkrt_buffer {
   uint32_t memory_type_index;
   bool host_coherent;
   void *mapped; /* persistent mapping when host-visible (and not forced to stage) */
+  bool texel_usage; /* created with VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT */
   /* vkrt_buffer_wrap: the caller's VkBuffer; offsets vkrt is given are
    * relative to |base_offset| within it, and it is never destroyed. */
   bool wrapped;
@@ -110,6 +112,8 @@ struct vkrt_pipeline {
   VkPipelineLayout layout;
   VkPipeline pipeline;
   uint32_t binding_count;
+  uint64_t texel_views; /* vkrt_pipeline_create */
+  uint32_t texel_count;
   uint32_t push_constant_size;
 };
 

@@ -450,7 +450,10 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *executable, int
  * an argument, a constant, or a value returned twice is still copied in,
  * inside the same submission).  The VkBuffer must have been created with
  * VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (and TRANSFER_SRC / TRANSFER_DST for
- * vkhlo_buffer_read and result copy-outs), be bound to memory, and outlive
+ * vkhlo_buffer_read and result copy-outs; on CPU devices also TRANSFER_SRC
+ * for an argument that a kernel reads through a texel view, which then
+ * reads a copy made in the same submission, vkhlo not knowing whether the
+ * buffer allows texel views), be bound to memory, and outlive
  * the wrapper and every submission using it; vkhlo_buffer_destroy destroys
  * the wrapper only, never the VkBuffer or its memory.  Host access
  * (vkhlo_buffer_read) goes through a staging copy on the context's queue.
