@@ -191,6 +191,7 @@ typedef struct exe_kernel {
   /* bit i: binding i is also read as texels (vkrt_pipeline_create; the
    * texel bindings follow the binding_count storage buffers) */
   uint64_t texel_views;
+  uint64_t scalar_views; /* likewise as R32UI texels, after those */
   uint32_t group_count[3];
   /* user kernels (custom_call): SPIR-V instead of GLSL, and a push
    * constant holding the element count of result 0 */

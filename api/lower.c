@@ -180,6 +180,7 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
   e->glsl = k->glsl;
   e->binding_count = (uint32_t)(k->input_count + k->output_count);
   e->texel_views = k->texel_inputs;
+  e->scalar_views = k->scalar_inputs;
   memcpy(e->group_count, k->group_count, sizeof e->group_count);
   l->kernel_hashes[exe->kernel_count] = h;
   *out_index = exe->kernel_count++;

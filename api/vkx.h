@@ -48,9 +48,10 @@
  *         u64 constant_data_offset
  *   KERN  u32 count; per kernel: str name, u32 binding_count,
  *         u32 group_count[3], u32 flags (bit 0 has_push_constant),
- *         u32 push_constant, u64 texel_views (bit i: binding i is also
- *         bound as a uniform texel buffer, exe_kernel_t), u64
- *         spirv_size_bytes, the SPIR-V words
+ *         u32 push_constant, u64 texel_views, u64 scalar_views (bit i:
+ *         binding i is also bound as a uniform texel buffer of RGBA32UI,
+ *         R32UI texels, exe_kernel_t), u64 spirv_size_bytes, the SPIR-V
+ *         words
  *   PROG  u32 position_count, u32 flags (bit 0 straight_line), the main
  *         sequence.  A sequence is u32 count and that many thunks; a thunk
  *         is u32 kind (exe_thunk_kind_t), i32 position, then

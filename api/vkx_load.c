@@ -628,7 +628,8 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
     int64_t max_binding;
     bool other_set, push;
     spirv_interface(kk->spirv, kk->spirv_size_bytes, &max_binding, &other_set, &push);
-    uint32_t declared = kk->binding_count + (uint32_t)__builtin_popcountll(kk->texel_views);
+    uint32_t declared = kk->binding_count + (uint32_t)__builtin_popcountll(kk->texel_views) +
+                        (uint32_t)__builtin_popcountll(kk->scalar_views);
     if (max_binding >= (int64_t)declared || other_set)
       invalid(&v, "kernel %d's SPIR-V uses binding %lld%s; the kernel declares %u bindings of set 0", k,
               (long long)max_binding, other_set ? " or a set other than 0" : "", declared);
@@ -819,7 +820,8 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
       k->push_constant = u32(&s, "kernel push constant");
       at = s.pos;
       k->texel_views = u64(&s, "kernel texel views");
-      if (!s.err && k->binding_count < 64 && k->texel_views >> k->binding_count)
+      k->scalar_views = u64(&s, "kernel scalar views");
+      if (!s.err && k->binding_count < 64 && (k->texel_views | k->scalar_views) >> k->binding_count)
         fail_at(&s, at, "texel views of bindings past the kernel's %u", k->binding_count);
       at = s.pos;
       uint64_t size = u64(&s, "SPIR-V size");
@@ -998,7 +1000,7 @@ static vkhlo_status_t create_device_objects(vkhlo_executable_t *exe, const vkx_p
   vkrt_device_t *device = exe->context->device;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
-    vkhlo_status_t st = vkrt_pipeline_create(device, k->spirv, k->spirv_size_bytes, k->binding_count, k->texel_views,
+    vkhlo_status_t st = vkrt_pipeline_create(device, k->spirv, k->spirv_size_bytes, k->binding_count, k->texel_views, k->scalar_views,
                                              k->has_push_constant ? 4 : 0, &k->pipeline);
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }

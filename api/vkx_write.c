@@ -269,6 +269,7 @@ static vkhlo_status_t serialize(const vkhlo_executable_t *exe, bool side_weights
     put_u32(&w, k->has_push_constant ? 1u : 0u);
     put_u32(&w, k->push_constant);
     put_u64(&w, k->texel_views);
+    put_u64(&w, k->scalar_views);
     put_u64(&w, k->spirv_size_bytes);
     put(&w, k->spirv, k->spirv_size_bytes);
   }

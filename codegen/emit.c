@@ -152,6 +152,21 @@ void codegen_declare_word_view(strbuf_t *sb, const codegen_target_t *target, con
   strbuf_printf(sb, "#define in%dw_at(i) in%dw.data[i]\n", k, k);
 }
 
+void codegen_declare_element_view(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
+                                  int k, bool texel, int first_texel_binding, uint64_t texel_inputs,
+                                  uint64_t *scalar_inputs) {
+  uint64_t bytes = hlo_shape_size_bytes(&instr->operands[k]->shape);
+  int views = __builtin_popcountll(texel_inputs) + __builtin_popcountll(*scalar_inputs);
+  if (texel && target->texel_words && k < 64 && instr->operands[k]->shape.element_type == HLO_F32 && bytes >= 4 &&
+      bytes / 4 <= target->max_texel_buffer_elements && views < MAX_TEXEL_VIEWS) {
+    strbuf_printf(sb, "layout(set = 0, binding = %d) uniform usamplerBuffer in%ds;\n", first_texel_binding + views, k);
+    strbuf_printf(sb, "#define in%d_at(i) uintBitsToFloat(texelFetch(in%ds, int(i)).x)\n", k, k);
+    *scalar_inputs |= 1ull << k;
+  } else {
+    strbuf_printf(sb, "#define in%d_at(i) in%d.data[i]\n", k, k);
+  }
+}
+
 vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 int64_t total, bool results_readwrite, codegen_kernel_t *out) {
   int nres = el_result_count(instr);

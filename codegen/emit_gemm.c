@@ -667,7 +667,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
-  strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d.data[off]\n", (long long)p.lks, p.view[0].binding);
+  strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d_at(off)\n", (long long)p.lks, p.view[0].binding);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) / 8)\n", p.view[0].binding);
   bool word_view[64] = {false};
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
@@ -676,7 +676,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
     snprintf(at, sizeof at, "RHS_AT%s", suffix);
     define_at(&sb, &p, 1, &p.rview[d], at, "n");
-    strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d.data[off]\n", suffix, (long long)p.rks_of[d],
+    strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d_at(off)\n", suffix, (long long)p.rks_of[d],
                   suffix, p.rview[d].binding);
     if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
     if (!gpu && tl.rhs_k_words)
@@ -690,6 +690,21 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if (word_view[k])
       codegen_declare_word_view(&sb, target, instr, k, "u64vec4", instr->operand_count + nres, &texel_inputs,
                                 &E.features);
+  /* the operands' element loads (LHS_LOAD, RHS_LOAD_d): through texel
+   * views on the CPU kernel where they are not read by words */
+  uint64_t scalar_inputs = 0;
+  for (int k = 0; k < instr->operand_count; k++) {
+    bool used = false, texel = false;
+    for (int d = -1; d < p.ndot; d++) {
+      bool lhs = d < 0;
+      if ((lhs ? p.view[0].binding : p.rview[d].binding) != k) continue;
+      used = true;
+      texel |= !gpu && (lhs ? !words[0] : !words[1] && !tl.rhs_k_words);
+    }
+    if (used)
+      codegen_declare_element_view(&sb, target, instr, k, texel, instr->operand_count + nres, texel_inputs,
+                                   &scalar_inputs);
+  }
   for (int k = 0; k < instr->operand_count; k++) {
     char name[16];
     snprintf(name, sizeof name, "in%d", k);
@@ -755,6 +770,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   out->input_count = instr->operand_count;
   out->output_count = nres;
   out->texel_inputs = texel_inputs;
+  out->scalar_inputs = scalar_inputs;
   *handled = true;
   return NULL;
 }

@@ -52,6 +52,17 @@ void codegen_declare_word_view(strbuf_t *sb, const codegen_target_t *target, con
                                const char *word, int first_texel_binding, uint64_t *texel_inputs,
                                unsigned *features);
 
+/* Declares in<k>_at(i), the float element i of operand |k| (f32): where
+ * |texel| and the target has texel_words, read through a uniform texel
+ * buffer "in<k>s" of R32UI texels at binding |first_texel_binding| + the
+ * texel views before it (*scalar_inputs gains bit k; lavapipe gathers the
+ * lanes' elements with one instruction instead of a loop over the lanes),
+ * else from the storage buffer "in<k>" (declared by the caller).  Once per
+ * operand. */
+void codegen_declare_element_view(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
+                                  int k, bool texel, int first_texel_binding, uint64_t texel_inputs,
+                                  uint64_t *scalar_inputs);
+
 /* Builds the complete kernel for |instr| around the main() statements in
  * E->body (which run after `uint gid = ...; if (gid >= total) return;`),
  * with |total| invocations.  |results_readwrite|: results are read too. */

@@ -7,7 +7,8 @@
  *                      representation (see hlo/element_types.def);
  *   bindings n..n+r-1: the results (one per tuple element for tuple shapes);
  *   then one uniform texel buffer per bit of |texel_inputs|: the same bytes
- *   as that operand's binding, read as RGBA32UI texels (CPU devices).
+ *   as that operand's binding, read as RGBA32UI texels (CPU devices), then
+ *   one per bit of |scalar_inputs|, as R32UI texels.
  * Special cases:
  *   - scatter: before the dispatch the caller has copied each input operand
  *     into the matching result buffer; the kernel updates results in place.
@@ -36,6 +37,10 @@ typedef struct codegen_kernel {
    * at binding input_count + output_count + (the lower bits set), which
    * the kernel reads its words through (CPU devices; codegen/emit.c). */
   uint64_t texel_inputs;
+  /* Likewise as R32UI texels (one element each), at the bindings after
+   * those: 32-bit elements a kernel reads one by one (the CPU GEMM's
+   * operands that are not read by words, codegen/emit_gemm.c). */
+  uint64_t scalar_inputs;
 } codegen_kernel_t;
 
 void codegen_kernel_free(codegen_kernel_t *k);

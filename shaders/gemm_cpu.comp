@@ -60,7 +60,11 @@
  *   LHS_KS         the stride of A along k (contracting dimensions merged);
  *   LHS_LOAD(off)  the float value of A at offset off (the operand prologue:
  *                  a convert, or a load through a transpose/broadcast/
- *                  reshape, which the strides already express);
+ *                  reshape, which the strides already express; on CPU
+ *                  devices through an R32UI texel view of the binding,
+ *                  codegen_declare_element_view: one gather per load where
+ *                  a storage buffer costs a loop over the lanes, 1.7x on
+ *                  chess-9M's attention output projection);
  *   RHS_AT_d(b, n), RHS_KS_d, RHS_LOAD_d(off)  the same for B_d[b, k, n],
  *                  d = 0 .. NDOT - 1;
  *   NDOT           how many products share A (1 to 3; default 1): an output

@@ -130,21 +130,23 @@ static void test_enumerate(void **state) {
   free(infos);
 }
 
-/* out[i] = the i-th 32-bit word of binding 0, read through its texel view
- * (binding 2, RGBA32UI texels), for i < n. */
+/* out[i] = the i-th 32-bit word of binding 0, read through its texel
+ * views (binding 2: RGBA32UI texels, binding 3: R32UI) and directly, xor'd
+ * (so a view that reads 0 or a wrong word shows), for i < n. */
 static const char *kTexelShader =
     "#version 450\n"
     "layout(local_size_x = 64) in;\n"
     "layout(std430, set = 0, binding = 0) readonly buffer A { uint a[]; };\n"
     "layout(std430, set = 0, binding = 1) writeonly buffer C { uint c[]; };\n"
     "layout(set = 0, binding = 2) uniform usamplerBuffer at;\n"
+    "layout(set = 0, binding = 3) uniform usamplerBuffer as;\n"
     "layout(push_constant) uniform P { uint n; };\n"
     "void main() {\n"
     "  uint i = gl_GlobalInvocationID.x;\n"
-    "  if (i < n) c[i] = texelFetch(at, int(i / 4u))[i % 4u];\n"
+    "  if (i < n) c[i] = texelFetch(at, int(i / 4u))[i % 4u] ^ texelFetch(as, int(i)).x ^ a[i];\n"
     "}\n";
 
-/* Texel views (vkrt_pipeline_create's texel_views): of a vkrt buffer at
+/* Texel views (vkrt_pipeline_create's texel_views, scalar_views): of a vkrt buffer at
  * offset 0 and at the storage alignment, and of a wrapped buffer (which
  * vkrt views through a copy, not knowing its usage); a range of 8 bytes
  * has no whole texel; a texel view of a binding the pipeline lacks. */
@@ -153,11 +155,11 @@ static void test_texel_views(void **state) {
   message_log_t log = {0};
   vkrt_device_t *d = make_device(&log, false);
   const vkrt_caps_t *caps = vkrt_device_caps(d);
-  if (!caps->texel_buffer_rgba32ui) {
+  if (!caps->texel_buffer_rgba32ui || !caps->texel_buffer_r32ui) {
     vkrt_pipeline_t *p = NULL;
     size_t size = 0;
     uint32_t *spirv = compile("texel", kTexelShader, &size);
-    expect_code(vkrt_pipeline_create(d, spirv, size, 2, 1, 4, &p), VKHLO_STATUS_UNIMPLEMENTED, "texel");
+    expect_code(vkrt_pipeline_create(d, spirv, size, 2, 1, 1, 4, &p), VKHLO_STATUS_UNIMPLEMENTED, "texel");
     free(spirv);
     vkrt_device_destroy(d);
     skip(); /* the device has no RGBA32UI texel buffers: nothing else to test */
@@ -165,9 +167,11 @@ static void test_texel_views(void **state) {
   size_t spirv_size = 0;
   uint32_t *spirv = compile("texel", kTexelShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
-  expect_code(vkrt_pipeline_create(d, spirv, spirv_size, 2, 4, 4, &p), VKHLO_STATUS_INVALID_ARGUMENT,
+  expect_code(vkrt_pipeline_create(d, spirv, spirv_size, 2, 4, 1, 4, &p), VKHLO_STATUS_INVALID_ARGUMENT,
               "texel view of binding 2 of 2");
-  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 2, 1, 4, &p));
+  expect_code(vkrt_pipeline_create(d, spirv, spirv_size, 2, 1, 8, 4, &p), VKHLO_STATUS_INVALID_ARGUMENT,
+              "texel view of binding 3 of 2");
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 2, 1, 1, 4, &p));
   free(spirv);
 
   enum { N = 1000 };
@@ -257,7 +261,7 @@ static void run_add(bool force_staging) {
   size_t spirv_size = 0;
   uint32_t *spirv = compile("add", kAddShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
-  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 4, &p));
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 0, 4, &p));
   free(spirv);
 
   enum { N = 1000 };
@@ -383,7 +387,7 @@ static void test_many_dispatches(void **state) {
   size_t spirv_size = 0;
   uint32_t *spirv = compile("increment", kIncrementShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
-  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 1, 0, 4, &p));
+  expect_ok(vkrt_pipeline_create(d, spirv, spirv_size, 1, 0, 0, 4, &p));
   free(spirv);
 
   enum { N = 100, DISPATCHES = 600 };
@@ -473,7 +477,7 @@ static void test_bad_pipeline(void **state) {
   vkrt_device_t *d = make_device(&log, false);
   uint32_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   vkrt_pipeline_t *p = NULL;
-  expect_code(vkrt_pipeline_create(d, junk, sizeof junk, 1, 0, 0, &p), VKHLO_STATUS_INVALID_ARGUMENT,
+  expect_code(vkrt_pipeline_create(d, junk, sizeof junk, 1, 0, 0, 0, &p), VKHLO_STATUS_INVALID_ARGUMENT,
               "SPIR-V");
   assert_null(p);
   vkrt_device_destroy(d);
@@ -490,7 +494,7 @@ static void test_validation_messages_arrive(void **state) {
   uint32_t *spirv = compile("add", kAddShader, &spirv_size);
   vkrt_pipeline_t *p = NULL;
   fprintf(stderr, "(a validation error is expected next)\n");
-  vkhlo_status_t s = vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 0, &p);
+  vkhlo_status_t s = vkrt_pipeline_create(d, spirv, spirv_size, 3, 0, 0, 0, &p);
   vkhlo_status_free(s);
   vkrt_pipeline_destroy(p);
   free(spirv);

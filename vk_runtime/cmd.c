@@ -259,19 +259,21 @@ static vkhlo_status_t allocate_set(vkrt_cmd_t *c, vkrt_pipeline_t *p, VkDescript
   }
 }
 
-/* The texel view of binding |i| (vkrt_pipeline_create), appended to
- * c->views: of the binding's range in place, or of a copy recorded now
- * when the buffer lacks the usage (wrapped) or the offset is misaligned. */
-static vkhlo_status_t texel_view(vkrt_cmd_t *c, uint32_t i, const vkrt_binding_t *b) {
+/* The texel view of binding |i| (vkrt_pipeline_create) in |format|
+ * (texels of |texel_bytes|), appended to c->views: of the binding's range
+ * in place, or of a copy recorded now when the buffer lacks the usage
+ * (wrapped) or the offset is misaligned. */
+static vkhlo_status_t texel_view(vkrt_cmd_t *c, uint32_t i, const vkrt_binding_t *b, VkFormat format,
+                                 uint64_t texel_bytes) {
   vkrt_device_t *d = c->device;
   const vkrt_caps_t *caps = &d->caps;
-  uint64_t range = b->size_bytes / 16 * 16;
+  uint64_t range = b->size_bytes / texel_bytes * texel_bytes;
   if (range == 0)
     return VKHLO_INVALID("vkrt_cmd_dispatch: binding %u (%llu bytes) is too small for a texel view", i,
                          (unsigned long long)b->size_bytes);
-  if (range / 16 > caps->max_texel_buffer_elements)
+  if (range / texel_bytes > caps->max_texel_buffer_elements)
     return VKHLO_UNIMPLEMENTED("vkrt_cmd_dispatch: binding %u is %llu texels; the device views at most %u", i,
-                               (unsigned long long)(range / 16), caps->max_texel_buffer_elements);
+                               (unsigned long long)(range / texel_bytes), caps->max_texel_buffer_elements);
   if (!reserve_one(d->allocator, (void **)&c->views, c->view_count, &c->view_capacity, sizeof *c->views) ||
       !reserve_one(d->allocator, (void **)&c->copies, c->copy_count, &c->copy_capacity, sizeof *c->copies))
     return VKHLO_NO_MEMORY();
@@ -290,7 +292,7 @@ static vkhlo_status_t texel_view(vkrt_cmd_t *c, uint32_t i, const vkrt_binding_t
   VkBufferViewCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
       .buffer = buffer,
-      .format = VK_FORMAT_R32G32B32A32_UINT,
+      .format = format,
       .offset = offset,
       .range = range,
   };
@@ -333,7 +335,10 @@ vkhlo_status_t vkrt_cmd_dispatch(vkrt_cmd_t *c, vkrt_pipeline_t *p, uint32_t bin
   /* texel views: made before the set's writes (a copy is recorded first) */
   uint32_t first_view = c->view_count;
   for (uint32_t i = 0; i < binding_count && i < 64; i++)
-    if (p->texel_views >> i & 1) VKHLO_RETURN_IF_ERROR(texel_view(c, i, &bindings[i]));
+    if (p->texel_views >> i & 1)
+      VKHLO_RETURN_IF_ERROR(texel_view(c, i, &bindings[i], VK_FORMAT_R32G32B32A32_UINT, 16));
+  for (uint32_t i = 0; i < binding_count && i < 64; i++)
+    if (p->scalar_views >> i & 1) VKHLO_RETURN_IF_ERROR(texel_view(c, i, &bindings[i], VK_FORMAT_R32_UINT, 4));
 
   if (binding_count > 0) {
     uint32_t total = binding_count + p->texel_count;

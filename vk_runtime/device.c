@@ -676,6 +676,8 @@ static void caps_from_properties(vkrt_device_t *d, bool float_controls) {
     VkFormatProperties format;
     d->ifn.vkGetPhysicalDeviceFormatProperties(d->physical_device, VK_FORMAT_R32G32B32A32_UINT, &format);
     c->texel_buffer_rgba32ui = (format.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+    d->ifn.vkGetPhysicalDeviceFormatProperties(d->physical_device, VK_FORMAT_R32_UINT, &format);
+    c->texel_buffer_r32ui = (format.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   }
   d->non_coherent_atom_size = l->nonCoherentAtomSize ? l->nonCoherentAtomSize : 1;
   c->signed_zero_inf_nan_preserve_float16 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat16;

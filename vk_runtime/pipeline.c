@@ -15,7 +15,8 @@
 
 vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv,
                                     size_t spirv_size_bytes, uint32_t binding_count, uint64_t texel_views,
-                                    uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline) {
+                                    uint64_t scalar_views, uint32_t push_constant_size,
+                                    vkrt_pipeline_t **out_pipeline) {
   *out_pipeline = NULL;
   vkrt_device_t *d = device;
   if (!spirv || spirv_size_bytes < 20 || spirv_size_bytes % 4 != 0 || spirv[0] != 0x07230203u)
@@ -23,12 +24,14 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
   if (binding_count > d->caps.max_per_stage_descriptor_storage_buffers)
     return VKHLO_UNIMPLEMENTED("kernel needs %u storage buffers; the device allows %u per stage",
                                binding_count, d->caps.max_per_stage_descriptor_storage_buffers);
-  if (binding_count < 64 && texel_views >> binding_count)
-    return VKHLO_INVALID("vkrt_pipeline_create: texel view of binding %d of %u",
-                         63 - __builtin_clzll(texel_views), binding_count);
-  uint32_t texel_count = (uint32_t)__builtin_popcountll(texel_views);
-  if (texel_count && !d->caps.texel_buffer_rgba32ui)
-    return VKHLO_UNIMPLEMENTED("kernel reads texel buffers (VK_FORMAT_R32G32B32A32_UINT), which the device lacks");
+  uint64_t viewed = texel_views | scalar_views;
+  if (binding_count < 64 && viewed >> binding_count)
+    return VKHLO_INVALID("vkrt_pipeline_create: texel view of binding %d of %u", 63 - __builtin_clzll(viewed),
+                         binding_count);
+  uint32_t texel_count = (uint32_t)(__builtin_popcountll(texel_views) + __builtin_popcountll(scalar_views));
+  if ((texel_views && !d->caps.texel_buffer_rgba32ui) || (scalar_views && !d->caps.texel_buffer_r32ui))
+    return VKHLO_UNIMPLEMENTED("kernel reads texel buffers (VK_FORMAT_%s), which the device lacks",
+                               texel_views && !d->caps.texel_buffer_rgba32ui ? "R32G32B32A32_UINT" : "R32_UINT");
   if (texel_count > d->caps.max_per_stage_descriptor_sampled_images)
     return VKHLO_UNIMPLEMENTED("kernel needs %u texel buffers; the device allows %u per stage", texel_count,
                                d->caps.max_per_stage_descriptor_sampled_images);
@@ -47,6 +50,7 @@ vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv
   p->device = d;
   p->binding_count = binding_count;
   p->texel_views = texel_views;
+  p->scalar_views = scalar_views;
   p->texel_count = texel_count;
   p->push_constant_size = push_constant_size;
   for (uint32_t i = 0; i < total; i++) {

@@ -63,6 +63,7 @@ typedef struct vkrt_caps {
    * bufferFeatures), and their limits: a pipeline's texel views
    * (vkrt_pipeline_create) need texel_buffer_rgba32ui. */
   bool texel_buffer_rgba32ui;
+  bool texel_buffer_r32ui; /* VK_FORMAT_R32_UINT likewise (scalar views) */
   uint64_t min_texel_buffer_offset_alignment;
   uint32_t max_texel_buffer_elements;
   uint32_t max_per_stage_descriptor_sampled_images; /* texel buffers count here */
@@ -216,15 +217,19 @@ vkhlo_status_t vkrt_buffer_download(vkrt_buffer_t *buffer, uint64_t offset_bytes
  * storage binding i's range a second time, as a uniform texel buffer of
  * VK_FORMAT_R32G32B32A32_UINT texels (16 bytes; the range's last
  * size % 16 bytes are not in the view), at binding binding_count + the
- * number of lower bits set.  CPU devices (lavapipe) read a texel buffer
- * with straight-line vector loads where a storage buffer read is a loop
- * over the SIMD lanes.  vkrt_cmd_dispatch makes the views (see there).
- * Errors: UNIMPLEMENTED when the device lacks texel_buffer_rgba32ui or
- * the binding counts exceed its per-stage limits; INVALID_ARGUMENT for a
- * bit at or above binding_count. */
+ * number of lower bits set; bit i of |scalar_views| likewise as
+ * VK_FORMAT_R32_UINT texels (4 bytes), at the bindings after those.  CPU
+ * devices (lavapipe) read a texel buffer with straight-line vector loads
+ * (or a gather) where a storage buffer read is a loop over the SIMD
+ * lanes.  vkrt_cmd_dispatch makes the views (see there).
+ * Errors: UNIMPLEMENTED when the device lacks the format
+ * (texel_buffer_rgba32ui, texel_buffer_r32ui) or the binding counts
+ * exceed its per-stage limits; INVALID_ARGUMENT for a bit at or above
+ * binding_count. */
 vkhlo_status_t vkrt_pipeline_create(vkrt_device_t *device, const uint32_t *spirv,
                                     size_t spirv_size_bytes, uint32_t binding_count, uint64_t texel_views,
-                                    uint32_t push_constant_size, vkrt_pipeline_t **out_pipeline);
+                                    uint64_t scalar_views, uint32_t push_constant_size,
+                                    vkrt_pipeline_t **out_pipeline);
 void vkrt_pipeline_destroy(vkrt_pipeline_t *pipeline);
 
 /* Persistent pipeline cache (vk_runtime/pipeline_cache.c).  Replaces the

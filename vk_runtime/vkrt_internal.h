@@ -112,8 +112,8 @@ struct vkrt_pipeline {
   VkPipelineLayout layout;
   VkPipeline pipeline;
   uint32_t binding_count;
-  uint64_t texel_views; /* vkrt_pipeline_create */
-  uint32_t texel_count;
+  uint64_t texel_views, scalar_views; /* vkrt_pipeline_create */
+  uint32_t texel_count;                /* both kinds */
   uint32_t push_constant_size;
 };
 
