@@ -46,6 +46,7 @@ void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo
   E->target = target;
   E->allocator = allocator;
   strbuf_init(&E->body, E->allocator);
+  strbuf_init(&E->preamble, E->allocator);
   strbuf_init(&E->functions, E->allocator);
   glsl_builder_init(&E->glsl, &E->body, 1, end_line);
   E->operand_value = operand_value;
@@ -54,6 +55,7 @@ void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo
 
 void el_free(elemental_emitter_t *E) {
   strbuf_free(&E->body);
+  strbuf_free(&E->preamble);
   strbuf_free(&E->functions);
 }
 

@@ -85,6 +85,11 @@ struct elemental_emitter {
   const codegen_target_t *target;
   const vkhlo_allocator_t *allocator; /* every allocation of the emitter (NULL = libc) */
   strbuf_t body;      /* statements of main() */
+  /* Statements of main() before the grid-stride loop, with every
+   * invocation of the workgroup active (CPU kernels; codegen_assemble):
+   * a row kernel's [C] vectors, read once per invocation and shared by
+   * subgroup shuffles. */
+  strbuf_t preamble;
   strbuf_t functions; /* GLSL functions for called computations */
   /* Writes the lines into |body| (or a called computation's function)
    * and owns their blocks and indentation: open blocks with el_open. */

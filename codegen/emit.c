@@ -176,7 +176,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   if (total > 0xFFFFFFFFll)
     return el_unimplemented(instr, "stablehlo.%s with %lld invocations (more than 2^32)",
                             hlo_opcode_name(instr->opcode), (long long)total);
-  if (E->body.failed || E->functions.failed) return VKHLO_NO_MEMORY();
+  if (E->body.failed || E->functions.failed || E->preamble.failed) return VKHLO_NO_MEMORY();
   VKHLO_RETURN_IF_ERROR(glsl_builder_check(&E->glsl));
 
   strbuf_t sb;
@@ -188,6 +188,9 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
   if (E->features & GLSL_FEATURE_STORAGE16)
     strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  if (E->features & GLSL_FEATURE_SUBGROUP_SHUFFLE)
+    strbuf_append(&sb, "#extension GL_KHR_shader_subgroup_basic : require\n"
+                       "#extension GL_KHR_shader_subgroup_shuffle : require\n");
   strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
   if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
   strbuf_printf(&sb, "\nlayout(local_size_x = %u) in;\n", CODEGEN_LOCAL_SIZE_X);
@@ -235,6 +238,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
    * and so does a body that returns early (it would leave the loop). */
   bool grid_stride = E->target->is_cpu && !E->early_return;
   strbuf_append(&sb, "void main() {\n");
+  if (E->preamble.data) strbuf_append(&sb, E->preamble.data);
   if (grid_stride) {
     strbuf_printf(&sb,
                   "  uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * %uu;\n"

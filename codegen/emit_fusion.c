@@ -668,8 +668,10 @@ static int64_t row_block(const codegen_target_t *target, int64_t C, int64_t rows
  * per invocation (row_block), |total| elements in rows of C.  The rows'
  * indices come from gid; with 64-bit words (G * C % 8 == 0) the inputs of
  * the outputs' dimensions are loaded along the block, and those of
- * dimensions [C] whole (C % 8 == 0), as u64vec4 each, and their elements
- * entered in the memo; then, row by row, the row reduces run, unrolled
+ * dimensions [C] whole (C % 8 == 0), as u64vec4 each (before the row
+ * loop and shared by subgroup shuffles where the target has them:
+ * shared_vector), and their elements entered in the memo; then, row by
+ * row, the row reduces run, unrolled
  * (row_reduce_steps), and the outputs' C elements are emitted in order at
  * the top level, so every value defined along the way (x - max, exp of
  * it) is computed once and reused.  Outputs go out by words when the block
@@ -677,6 +679,43 @@ static int64_t row_block(const codegen_target_t *target, int64_t C, int64_t rows
  * SIMD registers (spilled to the stack as whole vectors), while every
  * storage-buffer access is a loop over the lanes: the rows are read from
  * memory once instead of once per pass, 8 elements per access. */
+/* A row kernel's [C] operand |k| (parameter |x|; a layer norm's scale or
+ * shift), read the same for every row: in E->preamble, before the
+ * grid-stride loop, lane l of each subgroup loads words l, l + SG, .. and
+ * each element comes to every lane by a subgroupShuffle (one vector
+ * permute on lavapipe), instead of every lane fetching every word for
+ * every row; the elements enter the memo like the row loads'.  False
+ * (nothing emitted) without subgroup shuffles. */
+static bool shared_vector(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *x, int k,
+                          hlo_element_type_t t, int64_t C) {
+  int sg = (int)E->target->subgroup_size;
+  int64_t nw = C / 8, per = sg ? (nw + sg - 1) / sg : 0;
+  if (!E->target->subgroup_shuffle || sg < 2 || sg > 64 || (sg & (sg - 1)) || per > EL_ROW_MAX / 8) return false;
+  el_name_t cw[EL_ROW_MAX / 8];
+  for (int64_t s = 0; s < per; s++) {
+    el_fresh(E, "cw", &cw[s]);
+    strbuf_printf(&E->preamble, "  u64vec4 %s = in%dw_at(min(%lld + int(gl_SubgroupInvocationID), %lld));\n",
+                  cw[s].s, k, (long long)(s * sg), (long long)(nw - 1));
+  }
+  for (int64_t e = 0; e < C; e++) {
+    el_name_t v, at;
+    char text[96];
+    word_element(text, sizeof text, t, cw[e / 8 / sg].s, (int)(e % 8), false);
+    el_fresh(E, "cv", &v);
+    strbuf_printf(&E->preamble, "  %s %s = subgroupShuffle(%s, %uu);\n", glsl_compute_type_on(E->target, t), v.s,
+                  text, (unsigned)(e / 8 % sg));
+    el_const_index(&at, e);
+    char *key = index_key(E->allocator, &at, 1);
+    if (!key) {
+      E->preamble.failed = true;
+      return true;
+    }
+    memo_add(ctx, E, x, key, 1, &v);
+  }
+  E->features |= GLSL_FEATURE_SUBGROUP_SHUFFLE;
+  return true;
+}
+
 static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
                                 int nroots, int nout, int64_t total, int64_t G) {
   const hlo_instruction_t *fusion = ctx->fusion;
@@ -708,6 +747,7 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     if (!is_plain32(ps->element_type) || !(full || (ps->rank == 1 && ps->dimensions[0] == C && C % 8 == 0)))
       continue;
     int64_t n = full ? B : C;
+    if (!full && shared_vector(E, ctx, x, k, ps->element_type, C)) n = 0; /* in E->preamble */
     for (int64_t w = 0; w < n / 8; w++) {
       el_name_t q;
       el_fresh(E, "q", &q);

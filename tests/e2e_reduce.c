@@ -44,11 +44,22 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-/* Compiles |text| (fused or not), runs it on |x| (|n| floats, the only
- * parameter) and reads its one or two f32 results of equal size into
+/* Compiles |text| (fused or not), runs it on |x| (|n| floats, parameter
+ * 0; any further f32 parameter k gets param_values(k)) and reads its one
+ * or two f32 results of equal size into
  * |out| (|m| floats in all, one result after the other).  With
  * |words_dir| the kernels are dumped there.  Returns the dispatches per
  * execution. */
+static void fill(float *x, size_t n, uint32_t seed);
+
+/* The values of parameter k > 0 (|n| floats), as run gives them. */
+static float *param_values(int k, size_t n) {
+  float *v = malloc(n * sizeof *v);
+  assert_non_null(v);
+  fill(v, n, 1000u + (uint32_t)k);
+  return v;
+}
+
 static int64_t run(vkhlo_context_t *ctx, const char *text, bool no_fusion, const float *x, size_t n, float *out,
                    size_t m, const char *words_dir) {
   vkhlo_compile_options_t o;
@@ -60,16 +71,24 @@ static int64_t run(vkhlo_context_t *ctx, const char *text, bool no_fusion, const
   vkhlo_tensor_type_t t;
   expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
   assert_int_equal(vkhlo_tensor_type_element_count(&t), (int64_t)n);
-  vkhlo_buffer_t *arg, *res[2];
-  int nres = vkhlo_executable_result_count(exe);
+  vkhlo_buffer_t *args[4], *res[2];
+  int nres = vkhlo_executable_result_count(exe), np = vkhlo_executable_parameter_count(exe);
   assert_true(nres == 1 || nres == 2);
-  expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
-  expect_ok(vkhlo_executable_execute(exe, 1, &arg, nres, res));
+  assert_true(np >= 1 && np <= 4);
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &args[0]));
+  for (int k = 1; k < np; k++) {
+    vkhlo_tensor_type_t tk;
+    expect_ok(vkhlo_executable_parameter_type(exe, k, &tk));
+    float *v = param_values(k, (size_t)vkhlo_tensor_type_element_count(&tk));
+    expect_ok(vkhlo_buffer_create(ctx, &tk, v, &args[k]));
+    free(v);
+  }
+  expect_ok(vkhlo_executable_execute(exe, np, args, nres, res));
   for (int r = 0; r < nres; r++) { /* the results one after another, m floats in all */
     expect_ok(vkhlo_buffer_read(res[r], out + r * (m / (size_t)nres), m / (size_t)nres * sizeof *out));
     vkhlo_buffer_destroy(res[r]);
   }
-  vkhlo_buffer_destroy(arg);
+  for (int k = 0; k < np; k++) vkhlo_buffer_destroy(args[k]);
   vkhlo_executable_stats_t stats;
   vkhlo_executable_stats(exe, &stats);
   vkhlo_executable_destroy(exe);
@@ -233,6 +252,68 @@ static void softmax_and_variance(void **state) {
   "  %e = stablehlo.exponential %d : tensor<6x79xf32>\n" \
   "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : " \
   "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
+
+/* A layer norm whose scale and shift are parameters (as models give
+ * them): on CPU devices with subgroup shuffles the row kernel reads them
+ * once per invocation before its row loop, every lane a share of the
+ * words, and hands the elements round by subgroupShuffle (emit_fusion.c,
+ * shared_vector); bit for bit the --no-fusion result, and the formula. */
+static void layer_norm_parameters(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const int shapes[][2] = {{37, 256}, {20, 24}, {9, 80}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int r = shapes[s][0], c = shapes[s][1];
+    char text[4096];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%1$dx%2$dxf32>, %%g: tensor<%2$dxf32>, %%b: tensor<%2$dxf32>)"
+             " -> tensor<%1$dx%2$dxf32> {\n"
+             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+             "  %%n = stablehlo.constant dense<%2$d.0> : tensor<%1$dxf32>\n"
+             "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<%1$dxf32>\n"
+             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1] : "
+             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+             "  %%mean = stablehlo.divide %%s, %%n : tensor<%1$dxf32>\n"
+             "  %%mb = stablehlo.broadcast_in_dim %%mean, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%d = stablehlo.subtract %%x, %%mb : tensor<%1$dx%2$dxf32>\n"
+             "  %%d2 = stablehlo.multiply %%d, %%d : tensor<%1$dx%2$dxf32>\n"
+             "  %%v = stablehlo.reduce(%%d2 init: %%z) applies stablehlo.add across dimensions = [1] : "
+             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+             "  %%var = stablehlo.divide %%v, %%n : tensor<%1$dxf32>\n"
+             "  %%ve = stablehlo.add %%var, %%eps : tensor<%1$dxf32>\n"
+             "  %%rs = stablehlo.rsqrt %%ve : tensor<%1$dxf32>\n"
+             "  %%rb = stablehlo.broadcast_in_dim %%rs, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%y = stablehlo.multiply %%d, %%rb : tensor<%1$dx%2$dxf32>\n"
+             "  %%gb = stablehlo.broadcast_in_dim %%g, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+             "  %%yg = stablehlo.multiply %%y, %%gb : tensor<%1$dx%2$dxf32>\n"
+             "  %%out = stablehlo.add %%yg, %%bb : tensor<%1$dx%2$dxf32>\n"
+             "  return %%out : tensor<%1$dx%2$dxf32>\n"
+             "}\n",
+             r, c);
+    size_t n = (size_t)r * (size_t)c;
+    float *x = malloc(n * sizeof *x), *g = param_values(1, (size_t)c), *b = param_values(2, (size_t)c);
+    assert_non_null(x);
+    fill(x, n, 77u + (uint32_t)s);
+    float *got = fused_equals_unfused(ctx, text, x, n, n, "= subgroupShuffle(", 1);
+    for (int i = 0; i < r; i++) {
+      const float *xi = x + (size_t)i * (size_t)c;
+      double mean = 0, var = 0;
+      for (int j = 0; j < c; j++) mean += xi[j];
+      mean /= c;
+      for (int j = 0; j < c; j++) var += (xi[j] - mean) * (xi[j] - mean);
+      double rs = 1.0 / sqrt(var / c + 1e-5);
+      for (int j = 0; j < c; j++) {
+        double want = (xi[j] - mean) * rs * g[j] + b[j], have = got[(size_t)i * (size_t)c + (size_t)j];
+        if (fabs(have - want) > 1e-3 * (1.0 + fabs(want)))
+          fail_msg("%dx%d layer norm [%d, %d]: %.9g, want %.9g", r, c, i, j, have, want);
+      }
+    }
+    free(got);
+    free(x);
+    free(g);
+    free(b);
+  }
+}
 
 /* Layer norms over R x C (mean, variance, normalize, scale and shift by
  * [C] parameters given here as constants of the program), a softmax with
@@ -411,6 +492,7 @@ int main(void) {
       cmocka_unit_test(two_dimensions),
       cmocka_unit_test(softmax_and_variance),
       cmocka_unit_test(row_kernels),
+      cmocka_unit_test(layer_norm_parameters),
       cmocka_unit_test(layers_share_kernels),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
