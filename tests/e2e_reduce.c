@@ -253,6 +253,72 @@ static void softmax_and_variance(void **state) {
   "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : " \
   "(tensor<6x79xf32>, tensor<f32>) -> tensor<6xf32>\n"
 
+/* A layer norm over R x C in |text|: mean, variance, normalize, then
+ * scale and shift by [C] vectors, which are parameters %g and %b with
+ * |gb_parameters| (as models give them), else computed in the program
+ * (g[j] = 0.5 * j, b[j] = 0.5 - j). */
+static void layer_norm_program(char *text, size_t size, int r, int c, bool gb_parameters) {
+  char head[256], gb[512];
+  if (gb_parameters) {
+    snprintf(head, sizeof head, "%%x: tensor<%1$dx%2$dxf32>, %%g: tensor<%2$dxf32>, %%b: tensor<%2$dxf32>", r, c);
+    gb[0] = 0;
+  } else {
+    snprintf(head, sizeof head, "%%x: tensor<%dx%dxf32>", r, c);
+    snprintf(gb, sizeof gb,
+             "  %%i = stablehlo.iota dim = 0 : tensor<%1$dxf32>\n"
+             "  %%h = stablehlo.constant dense<0.5> : tensor<%1$dxf32>\n"
+             "  %%g = stablehlo.multiply %%i, %%h : tensor<%1$dxf32>\n"
+             "  %%b = stablehlo.subtract %%h, %%i : tensor<%1$dxf32>\n",
+             c);
+  }
+  snprintf(text, size,
+           "func.func @main(%3$s) -> tensor<%1$dx%2$dxf32> {\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%n = stablehlo.constant dense<%2$d.0> : tensor<%1$dxf32>\n"
+           "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<%1$dxf32>\n"
+           "%4$s"
+           "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1] : "
+           "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+           "  %%mean = stablehlo.divide %%s, %%n : tensor<%1$dxf32>\n"
+           "  %%mb = stablehlo.broadcast_in_dim %%mean, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+           "  %%d = stablehlo.subtract %%x, %%mb : tensor<%1$dx%2$dxf32>\n"
+           "  %%d2 = stablehlo.multiply %%d, %%d : tensor<%1$dx%2$dxf32>\n"
+           "  %%v = stablehlo.reduce(%%d2 init: %%z) applies stablehlo.add across dimensions = [1] : "
+           "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
+           "  %%var = stablehlo.divide %%v, %%n : tensor<%1$dxf32>\n"
+           "  %%ve = stablehlo.add %%var, %%eps : tensor<%1$dxf32>\n"
+           "  %%rs = stablehlo.rsqrt %%ve : tensor<%1$dxf32>\n"
+           "  %%rb = stablehlo.broadcast_in_dim %%rs, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+           "  %%y = stablehlo.multiply %%d, %%rb : tensor<%1$dx%2$dxf32>\n"
+           "  %%gb = stablehlo.broadcast_in_dim %%g, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
+           "  %%yg = stablehlo.multiply %%y, %%gb : tensor<%1$dx%2$dxf32>\n"
+           "  %%out = stablehlo.add %%yg, %%bb : tensor<%1$dx%2$dxf32>\n"
+           "  return %%out : tensor<%1$dx%2$dxf32>\n"
+           "}\n",
+           r, c, head, gb);
+}
+
+/* |got| against the layer norm of |x| computed in double (g, b NULL: the
+ * program's computed vectors). */
+static void check_layer_norm(const float *got, const float *x, int r, int c, const float *g, const float *b,
+                             double tolerance) {
+  for (int i = 0; i < r; i++) {
+    const float *xi = x + (size_t)i * (size_t)c;
+    double mean = 0, var = 0;
+    for (int j = 0; j < c; j++) mean += xi[j];
+    mean /= c;
+    for (int j = 0; j < c; j++) var += (xi[j] - mean) * (xi[j] - mean);
+    double rs = 1.0 / sqrt(var / c + 1e-5);
+    for (int j = 0; j < c; j++) {
+      double gj = g ? g[j] : 0.5 * j, bj = b ? b[j] : 0.5 - j;
+      double want = (xi[j] - mean) * rs * gj + bj, have = got[(size_t)i * (size_t)c + (size_t)j];
+      if (fabs(have - want) > tolerance * (1.0 + fabs(want)))
+        fail_msg("%dx%d layer norm [%d, %d]: %.9g, want %.9g", r, c, i, j, have, want);
+    }
+  }
+}
+
 /* A layer norm whose scale and shift are parameters (as models give
  * them): on CPU devices with subgroup shuffles the row kernel reads them
  * once per invocation before its row loop, every lane a share of the
@@ -264,50 +330,13 @@ static void layer_norm_parameters(void **state) {
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int r = shapes[s][0], c = shapes[s][1];
     char text[4096];
-    snprintf(text, sizeof text,
-             "func.func @main(%%x: tensor<%1$dx%2$dxf32>, %%g: tensor<%2$dxf32>, %%b: tensor<%2$dxf32>)"
-             " -> tensor<%1$dx%2$dxf32> {\n"
-             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-             "  %%n = stablehlo.constant dense<%2$d.0> : tensor<%1$dxf32>\n"
-             "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<%1$dxf32>\n"
-             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1] : "
-             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
-             "  %%mean = stablehlo.divide %%s, %%n : tensor<%1$dxf32>\n"
-             "  %%mb = stablehlo.broadcast_in_dim %%mean, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%d = stablehlo.subtract %%x, %%mb : tensor<%1$dx%2$dxf32>\n"
-             "  %%d2 = stablehlo.multiply %%d, %%d : tensor<%1$dx%2$dxf32>\n"
-             "  %%v = stablehlo.reduce(%%d2 init: %%z) applies stablehlo.add across dimensions = [1] : "
-             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
-             "  %%var = stablehlo.divide %%v, %%n : tensor<%1$dxf32>\n"
-             "  %%ve = stablehlo.add %%var, %%eps : tensor<%1$dxf32>\n"
-             "  %%rs = stablehlo.rsqrt %%ve : tensor<%1$dxf32>\n"
-             "  %%rb = stablehlo.broadcast_in_dim %%rs, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%y = stablehlo.multiply %%d, %%rb : tensor<%1$dx%2$dxf32>\n"
-             "  %%gb = stablehlo.broadcast_in_dim %%g, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%yg = stablehlo.multiply %%y, %%gb : tensor<%1$dx%2$dxf32>\n"
-             "  %%out = stablehlo.add %%yg, %%bb : tensor<%1$dx%2$dxf32>\n"
-             "  return %%out : tensor<%1$dx%2$dxf32>\n"
-             "}\n",
-             r, c);
+    layer_norm_program(text, sizeof text, r, c, true);
     size_t n = (size_t)r * (size_t)c;
     float *x = malloc(n * sizeof *x), *g = param_values(1, (size_t)c), *b = param_values(2, (size_t)c);
     assert_non_null(x);
     fill(x, n, 77u + (uint32_t)s);
     float *got = fused_equals_unfused(ctx, text, x, n, n, "= subgroupShuffle(", 1);
-    for (int i = 0; i < r; i++) {
-      const float *xi = x + (size_t)i * (size_t)c;
-      double mean = 0, var = 0;
-      for (int j = 0; j < c; j++) mean += xi[j];
-      mean /= c;
-      for (int j = 0; j < c; j++) var += (xi[j] - mean) * (xi[j] - mean);
-      double rs = 1.0 / sqrt(var / c + 1e-5);
-      for (int j = 0; j < c; j++) {
-        double want = (xi[j] - mean) * rs * g[j] + b[j], have = got[(size_t)i * (size_t)c + (size_t)j];
-        if (fabs(have - want) > 1e-3 * (1.0 + fabs(want)))
-          fail_msg("%dx%d layer norm [%d, %d]: %.9g, want %.9g", r, c, i, j, have, want);
-      }
-    }
+    check_layer_norm(got, x, r, c, g, b, 1e-3);
     free(got);
     free(x);
     free(g);
@@ -325,35 +354,7 @@ static void row_kernels(void **state) {
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int r = shapes[s][0], c = shapes[s][1];
     char text[4096];
-    snprintf(text, sizeof text,
-             "func.func @main(%%x: tensor<%1$dx%2$dxf32>) -> tensor<%1$dx%2$dxf32> {\n"
-             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-             "  %%n = stablehlo.constant dense<%2$d.0> : tensor<%1$dxf32>\n"
-             "  %%eps = stablehlo.constant dense<1.0e-5> : tensor<%1$dxf32>\n"
-             "  %%i = stablehlo.iota dim = 0 : tensor<%2$dxf32>\n"
-             "  %%h = stablehlo.constant dense<0.5> : tensor<%2$dxf32>\n"
-             "  %%g = stablehlo.multiply %%i, %%h : tensor<%2$dxf32>\n"
-             "  %%b = stablehlo.subtract %%h, %%i : tensor<%2$dxf32>\n"
-             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1] : "
-             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
-             "  %%mean = stablehlo.divide %%s, %%n : tensor<%1$dxf32>\n"
-             "  %%mb = stablehlo.broadcast_in_dim %%mean, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%d = stablehlo.subtract %%x, %%mb : tensor<%1$dx%2$dxf32>\n"
-             "  %%d2 = stablehlo.multiply %%d, %%d : tensor<%1$dx%2$dxf32>\n"
-             "  %%v = stablehlo.reduce(%%d2 init: %%z) applies stablehlo.add across dimensions = [1] : "
-             "(tensor<%1$dx%2$dxf32>, tensor<f32>) -> tensor<%1$dxf32>\n"
-             "  %%var = stablehlo.divide %%v, %%n : tensor<%1$dxf32>\n"
-             "  %%ve = stablehlo.add %%var, %%eps : tensor<%1$dxf32>\n"
-             "  %%rs = stablehlo.rsqrt %%ve : tensor<%1$dxf32>\n"
-             "  %%rb = stablehlo.broadcast_in_dim %%rs, dims = [0] : (tensor<%1$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%y = stablehlo.multiply %%d, %%rb : tensor<%1$dx%2$dxf32>\n"
-             "  %%gb = stablehlo.broadcast_in_dim %%g, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<%2$dxf32>) -> tensor<%1$dx%2$dxf32>\n"
-             "  %%yg = stablehlo.multiply %%y, %%gb : tensor<%1$dx%2$dxf32>\n"
-             "  %%out = stablehlo.add %%yg, %%bb : tensor<%1$dx%2$dxf32>\n"
-             "  return %%out : tensor<%1$dx%2$dxf32>\n"
-             "}\n",
-             r, c);
+    layer_norm_program(text, sizeof text, r, c, false);
     size_t n = (size_t)r * (size_t)c;
     float *x = malloc(n * sizeof *x);
     assert_non_null(x);
@@ -363,19 +364,7 @@ static void row_kernels(void **state) {
      * 8 rows, 12: 2); 41 rows of 13 go per element */
     int g = c % 2 ? 8 : c % 4 ? 4 : c % 8 ? 2 : 1;
     float *got = fused_equals_unfused(ctx, text, x, n, n, r % g == 0 ? "out0w.data[" : "(rb + ", 1);
-    for (int i = 0; i < r; i++) { /* against the formula in double */
-      const float *xi = x + (size_t)i * (size_t)c;
-      double mean = 0, var = 0;
-      for (int j = 0; j < c; j++) mean += xi[j];
-      mean /= c;
-      for (int j = 0; j < c; j++) var += (xi[j] - mean) * (xi[j] - mean);
-      double rs = 1.0 / sqrt(var / c + 1e-5);
-      for (int j = 0; j < c; j++) {
-        double want = (xi[j] - mean) * rs * (0.5 * j) + (0.5 - j), have = got[(size_t)i * (size_t)c + (size_t)j];
-        if (fabs(have - want) > 1e-4 * (1.0 + fabs(want)))
-          fail_msg("%dx%d layer norm [%d, %d]: %.9g, want %.9g", r, c, i, j, have, want);
-      }
-    }
+    check_layer_norm(got, x, r, c, NULL, NULL, 1e-4); /* against the formula in double */
     free(got);
     free(x);
   }
