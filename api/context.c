@@ -173,7 +173,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->max_storage_buffer_range = caps->max_storage_buffer_range;
   t->max_storage_buffers_per_stage = caps->max_per_stage_descriptor_storage_buffers;
   t->is_cpu = info->type == VKRT_DEVICE_CPU;
-  t->texel_words = t->is_cpu && caps->texel_buffer_rgba32ui && !restricted && !env_false("VKHLO_TEXEL_WORDS");
+  /* word views are RGBA32UI texels, the GEMM's element views R32UI */
+  t->texel_words = t->is_cpu && caps->texel_buffer_rgba32ui && caps->texel_buffer_r32ui && !restricted &&
+                   !env_false("VKHLO_TEXEL_WORDS");
   t->max_texel_buffer_elements = caps->max_texel_buffer_elements;
   t->demote_f64 = demote_f64; /* only matters without shader_float64 */
   t->signed_zero_inf_nan_preserve_float16 = caps->signed_zero_inf_nan_preserve_float16;

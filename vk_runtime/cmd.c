@@ -228,7 +228,7 @@ static vkhlo_status_t add_pool(vkrt_cmd_t *c, uint32_t min_descriptors) {
   VkDescriptorPoolCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
       .maxSets = SETS_PER_POOL,
-      .poolSizeCount = d->caps.texel_buffer_rgba32ui ? 2 : 1,
+      .poolSizeCount = vkrt_texel_views_supported(&d->caps) ? 2 : 1,
       .pPoolSizes = sizes,
   };
   VkDescriptorPool pool;

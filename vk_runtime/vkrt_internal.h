@@ -117,6 +117,12 @@ struct vkrt_pipeline {
   uint32_t push_constant_size;
 };
 
+/* The device can bind uniform texel buffers of a format texel views use
+ * (vkrt_pipeline_create): buffers get the usage, pools the descriptors. */
+static inline bool vkrt_texel_views_supported(const vkrt_caps_t *c) {
+  return c->texel_buffer_rgba32ui || c->texel_buffer_r32ui;
+}
+
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc.; "VK_RESULT(<n>)" is not possible
  * without storage, so unknown values give "VK_ERROR_UNKNOWN_RESULT". */
 const char *vkrt_result_name(VkResult result);
