@@ -61,8 +61,8 @@ vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *cons
   vkrt_device_t *device = exe->context->device;
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
-    vkhlo_status_t st = vkrt_pipeline_create(device, spirv[i], spirv_size_bytes[i], k->binding_count, k->texel_views, k->scalar_views,
-                                             k->has_push_constant ? 4 : 0, &k->pipeline);
+    vkhlo_status_t st = vkrt_pipeline_create(device, spirv[i], spirv_size_bytes[i], k->binding_count, k->texel_views,
+                                             k->scalar_views, k->has_push_constant ? 4 : 0, &k->pipeline);
     if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
   }
   for (int i = 0; i < exe->allocation_count; i++) {

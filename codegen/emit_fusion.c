@@ -664,21 +664,6 @@ static int64_t row_block(const codegen_target_t *target, int64_t C, int64_t rows
   return rows % g == 0 && g * C <= EL_ROW_BLOCK_MAX ? g : 1;
 }
 
-/* A row kernel's body (elemental.h, "Row fusions"): G rows of the outputs
- * per invocation (row_block), |total| elements in rows of C.  The rows'
- * indices come from gid; with 64-bit words (G * C % 8 == 0) the inputs of
- * the outputs' dimensions are loaded along the block, and those of
- * dimensions [C] whole (C % 8 == 0), as u64vec4 each (before the row
- * loop and shared by subgroup shuffles where the target has them:
- * shared_vector), and their elements entered in the memo; then, row by
- * row, the row reduces run, unrolled
- * (row_reduce_steps), and the outputs' C elements are emitted in order at
- * the top level, so every value defined along the way (x - max, exp of
- * it) is computed once and reused.  Outputs go out by words when the block
- * is a whole number of them, else per element.  lavapipe keeps the rows in
- * SIMD registers (spilled to the stack as whole vectors), while every
- * storage-buffer access is a loop over the lanes: the rows are read from
- * memory once instead of once per pass, 8 elements per access. */
 /* A row kernel's [C] operand |k| (parameter |x|; a layer norm's scale or
  * shift), read the same for every row: in E->preamble, before the
  * grid-stride loop, lane l of each subgroup loads words l, l + SG, .. and
@@ -716,6 +701,21 @@ static bool shared_vector(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_i
   return true;
 }
 
+/* A row kernel's body (elemental.h, "Row fusions"): G rows of the outputs
+ * per invocation (row_block), |total| elements in rows of C.  The rows'
+ * indices come from gid; with 64-bit words (G * C % 8 == 0) the inputs of
+ * the outputs' dimensions are loaded along the block, and those of
+ * dimensions [C] whole (C % 8 == 0), as u64vec4 each (before the row
+ * loop and shared by subgroup shuffles where the target has them:
+ * shared_vector), and their elements entered in the memo; then, row by
+ * row, the row reduces run, unrolled (row_reduce_steps), and the
+ * outputs' C elements are emitted in order at
+ * the top level, so every value defined along the way (x - max, exp of
+ * it) is computed once and reused.  Outputs go out by words when the block
+ * is a whole number of them, else per element.  lavapipe keeps the rows in
+ * SIMD registers (spilled to the stack as whole vectors), while every
+ * storage-buffer access is a loop over the lanes: the rows are read from
+ * memory once instead of once per pass, 8 elements per access. */
 static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
                                 int nroots, int nout, int64_t total, int64_t G) {
   const hlo_instruction_t *fusion = ctx->fusion;
@@ -751,7 +751,8 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
     for (int64_t w = 0; w < n / 8; w++) {
       el_name_t q;
       el_fresh(E, "q", &q);
-      if (full) el_line(E, x, "u64vec4 %s = in%dw_at(int(gid) * %lld + %lld);", q.s, k, (long long)(B / 8), (long long)w);
+      if (full)
+        el_line(E, x, "u64vec4 %s = in%dw_at(int(gid) * %lld + %lld);", q.s, k, (long long)(B / 8), (long long)w);
       else el_line(E, x, "u64vec4 %s = in%dw_at(%lld);", q.s, k, (long long)w);
       for (int j = 0; j < 8; j++) {
         el_name_t v, at[HLO_MAX_RANK];

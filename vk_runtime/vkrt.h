@@ -258,8 +258,9 @@ typedef struct vkrt_binding {
  * view of a range that cannot be viewed in place, in a wrapped buffer
  * created without VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT or at an offset
  * that is not a multiple of min_texel_buffer_offset_alignment, views a
- * copy of it the dispatch records first, into a buffer the cmd owns).  begin -> record... -> submit_and_wait; it can
- * be begun again after the wait (descriptor sets are recycled). */
+ * copy of it the dispatch records first, into a buffer the cmd owns).
+ * begin -> record... -> submit_and_wait; it can be begun again after the
+ * wait (descriptor sets are recycled). */
 vkhlo_status_t vkrt_cmd_create(vkrt_device_t *device, vkrt_cmd_t **out_cmd);
 void vkrt_cmd_destroy(vkrt_cmd_t *cmd);
 vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *cmd);
