@@ -196,6 +196,8 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   const char *tile = getenv("VKHLO_CONV_TILE"), *shuffle = getenv("VKHLO_CONV_SHUFFLE");
   if (!tile || sscanf(tile, "%dx%d", &t->conv_tile_p, &t->conv_tile_c) != 2) t->conv_tile_p = t->conv_tile_c = 0;
   t->conv_no_shuffle = shuffle && !strcmp(shuffle, "0");
+  const char *gtile = getenv("VKHLO_GEMM_TILE");
+  if (!gtile || sscanf(gtile, "%dx%d", &t->gemm_tile_m, &t->gemm_tile_n) != 2) t->gemm_tile_m = t->gemm_tile_n = 0;
 }
 
 /* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c); an

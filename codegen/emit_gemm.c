@@ -69,15 +69,24 @@
 #define GEMM_CPU_TN 16
 #define GEMM_CPU_MAX_GROUPS 256
 /* With the lhs shared by subgroup shuffles (see "Subgroups" in
- * gemm_cpu.comp): TM rows by 8 columns per invocation (16 rows for three
- * products), GEMM_CPU_SG_ACROSS invocations across the columns and
+ * gemm_cpu.comp): TM rows by 8 columns per invocation (GEMM_CPU_SG_TM rows
+ * for two products, half as many for one or three; $VKHLO_GEMM_TILE=MxN
+ * overrides), GEMM_CPU_SG_ACROSS invocations across the columns and
  * GEMM_CPU_SG_ROWS subgroups down the rows of a workgroup, a barrier every
  * GEMM_CPU_SG_KB steps of k.  Measured on lavapipe (2 shared cores, ratio
  * to OpenBLAS in the same run, bench/bench_kernels gemm_1024; the machine
  * was loaded, +-20% between runs): without the k-block barriers 11-13%,
  * with them (KB 32/64/128/256) 15-27%; TM 64 slower than 32 (16%, and
  * slow LLVM compiles); across 16/32 and 4/8/16 subgroups down within the
- * noise; 16 columns per invocation within the noise. */
+ * noise; 16 columns per invocation within the noise.  One product with 16
+ * rows against 32 (texel views, bench_kernels alternating, 2026-11-24):
+ * gemm_1024 38-39% vs 32-34% of OpenBLAS, ffn_up 27-28% vs 23%, ffn_down
+ * 39-42% vs 22-33%; two products (ffn_gated) 28-30% vs 31-35%, so 32 there.
+ * From variants timed in a standalone harness at 1024^3: with its loads
+ * taken out of the k loop the 32-row kernel takes 1.5x longer per flop
+ * than the 16-row one (28.7 vs 19.4 ms) with the same instruction mix per
+ * flop in twice the code (133 against 67 KB of x86 in the loop), while
+ * its loads cost half as much (5 vs 10 ms). */
 #define GEMM_CPU_SG_TM 32
 #define GEMM_CPU_SG_ACROSS 32
 #define GEMM_CPU_SG_ROWS 4
@@ -551,12 +560,20 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   if ((words[0] || p->k % 8 == 0) && (words[1] || rhs_k_words) && target->subgroup_shuffle &&
       (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 && maxwg >= (int64_t)sgs) {
     c->sg = (int)sgs;
-    c->tm = p->ndot > 2 ? GEMM_CPU_SG_TM / 2 : GEMM_CPU_SG_TM;
+    c->tm = p->ndot == 2 ? GEMM_CPU_SG_TM : GEMM_CPU_SG_TM / 2;
     while (c->tm / 2 >= p->m) c->tm /= 2;
     c->rhs_k_words = !words[1];
     /* words along k: any TN; 4 where 8 would leave a third of the lanes
      * past N (N = 79: 24 lanes of 4 columns instead of 16 of 8) */
     c->tn = c->rhs_k_words && (p->n + 7) / 8 < 16 ? 4 : 8;
+    /* $VKHLO_GEMM_TILE (measurements): rows a power of two up to 64,
+     * columns 4 (words along k only), 8 or 16 */
+    int om = target->gemm_tile_m, on = target->gemm_tile_n;
+    if (om >= 1 && om <= 64 && (om & (om - 1)) == 0 && (on == 8 || on == 16 || (on == 4 && c->rhs_k_words))) {
+      c->tm = om;
+      while (c->tm / 2 >= p->m) c->tm /= 2;
+      c->tn = on;
+    }
     int64_t across = (p->n + c->tn - 1) / c->tn;
     across = (across + c->sg - 1) / c->sg * c->sg;
     if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;

@@ -62,6 +62,10 @@ typedef struct codegen_target {
   bool f16_soft_conversions;
   /* GEMM kernel choice; from VKHLO_GEMM=auto|cpu|gpu|off (api/context.c). */
   codegen_gemm_kind_t gemm;
+  /* For measurements: gemm_cpu.comp's register tile where the lhs is shared
+   * by subgroup shuffles (gemm_tile_m rows x gemm_tile_n columns per
+   * invocation; 0 x 0: chosen per product); from VKHLO_GEMM_TILE=MxN. */
+  int gemm_tile_m, gemm_tile_n;
   /* Convolution kernel choice, and for measurements its register tile
    * (conv_tile_p pixels x conv_tile_c features; 0 x 0: chosen per layer)
    * and conv_no_shuffle (no subgroup shuffles for the weights); from
