@@ -113,6 +113,22 @@
  *                                       acc: the fused epilogue (bias,
  *                                       batch-norm, residual, relu) as a
  *                                       generated function; default acc.
+ *   CONV_LHS_AT(i), CONV_RHS_AT(i)      the float input / weight at element
+ *                                       i; CONV_LHS_W_AT(i) the input word
+ *                                       i (u64vec4 or u64vec2, as LHS_WORDS
+ *                                       and LHS_PXW say), CONV_RHS_W_AT(i)
+ *                                       the weight word i (uint64_t).
+ *                                       Default: the storage buffers below;
+ *                                       where the device has texel buffers
+ *                                       the emitter reads them through
+ *                                       texel views of the same bindings
+ *                                       (codegen_declare_word_view and
+ *                                       codegen_declare_element_view), one
+ *                                       vector load or gather per lane on
+ *                                       lavapipe instead of a loop over the
+ *                                       lanes.  Taps in the padding are
+ *                                       read at index 0 and dropped: no
+ *                                       read leaves its binding.
  */
 #extension GL_EXT_control_flow_attributes : require
 
@@ -210,6 +226,18 @@ vec2 conv_f2(uint64_t u) { return uintBitsToFloat(unpackUint2x32(u)); }
 #if OUT_WORDS > 0
 uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
 #endif
+#ifndef CONV_LHS_AT
+#define CONV_LHS_AT(i) conv_lhs[i]
+#endif
+#ifndef CONV_RHS_AT
+#define CONV_RHS_AT(i) conv_rhs[i]
+#endif
+#ifndef CONV_LHS_W_AT
+#define CONV_LHS_W_AT(i) conv_lhs_w[i]
+#endif
+#ifndef CONV_RHS_W_AT
+#define CONV_RHS_W_AT(i) conv_rhs_w[i]
+#endif
 
 const int CONV_P = CONV_OH * CONV_OW;                  /* output pixels per image */
 #if CONV_ROWS
@@ -242,7 +270,7 @@ void conv_weights(int r, out float wv[TILE_C]) {
    * shuffles hand their halves round */
   float lo[TILE_C / (2 * CONV_SGS)], hi[TILE_C / (2 * CONV_SGS)];
   [[unroll]] for (int k = 0; k < TILE_C / (2 * CONV_SGS); k++) {
-    vec2 f = conv_f2(conv_rhs_w[(r >> 1) + k * CONV_SGS + int(gl_SubgroupInvocationID)]);
+    vec2 f = conv_f2(CONV_RHS_W_AT((r >> 1) + k * CONV_SGS + int(gl_SubgroupInvocationID)));
     lo[k] = f.x;
     hi[k] = f.y;
   }
@@ -254,10 +282,10 @@ void conv_weights(int r, out float wv[TILE_C]) {
    * of every lane loading all TILE_C */
   float wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
   [[unroll]] for (int k = 0; k < (TILE_C + CONV_SGS - 1) / CONV_SGS; k++)
-    wl[k] = conv_rhs[r + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO];
+    wl[k] = CONV_RHS_AT(r + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO);
   [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = subgroupShuffle(wl[c / CONV_SGS], uint(c % CONV_SGS));
 #else
-  [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = conv_rhs[r + c * RHS_SO];
+  [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = CONV_RHS_AT(r + c * RHS_SO);
 #endif
 }
 
@@ -325,9 +353,11 @@ void main() {
       /* 8 consecutive input features per load (LHS_SC 1) */
       u64vec4 xw[CONV_SPAN];
       [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
-        xw[j] = conv_lhs_w[xoff[j] >> 3];
 #if CONV_CHECK
+        xw[j] = CONV_LHS_W_AT(xok[j] ? xoff[j] >> 3 : 0);
         xw[j] = xok[j] ? xw[j] : u64vec4(0);
+#else
+        xw[j] = CONV_LHS_W_AT(xoff[j] >> 3);
 #endif
         xoff[j] += 8;
       }
@@ -339,9 +369,11 @@ void main() {
       {
         float xs[CONV_SPAN];
         [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
-          xs[j] = conv_lhs[xoff[j]];
 #if CONV_CHECK
+          xs[j] = CONV_LHS_AT(xok[j] ? xoff[j] : 0);
           xs[j] = xok[j] ? xs[j] : 0.0;
+#else
+          xs[j] = CONV_LHS_AT(xoff[j]);
 #endif
           xoff[j] += LHS_SC;
         }
@@ -392,9 +424,11 @@ void main() {
         /* 8 consecutive input features per load (LHS_SC 1) */
         u64vec4 xw[TILE_P];
         [[unroll]] for (int p = 0; p < TILE_P; p++) {
-          xw[p] = conv_lhs_w[loff[p] >> 3];
 #if CONV_CHECK
+          xw[p] = CONV_LHS_W_AT(ok[p] ? loff[p] >> 3 : 0);
           xw[p] = ok[p] ? xw[p] : u64vec4(0);
+#else
+          xw[p] = CONV_LHS_W_AT(loff[p] >> 3);
 #endif
           loff[p] += 8;
         }
@@ -410,9 +444,9 @@ void main() {
           float xs[TILE_P];
           [[unroll]] for (int v = 0; v < TILE_P / LHS_PXW; v++) {
 #if LHS_PXW == 8
-            u64vec4 t = conv_lhs_w[(loff[0] >> 3) + v];
+            u64vec4 t = CONV_LHS_W_AT((loff[0] >> 3) + v);
 #else
-            u64vec2 t = conv_lhs_w[(loff[0] >> 2) + v];
+            u64vec2 t = CONV_LHS_W_AT((loff[0] >> 2) + v);
 #endif
             [[unroll]] for (int k = 0; k < LHS_PXW / 2; k++) {
               vec2 f = conv_f2(t[k]);
@@ -426,9 +460,11 @@ void main() {
         {
           float xs[TILE_P];
           [[unroll]] for (int p = 0; p < TILE_P; p++) {
-            xs[p] = conv_lhs[loff[p]];
 #if CONV_CHECK
+            xs[p] = CONV_LHS_AT(ok[p] ? loff[p] : 0);
             xs[p] = ok[p] ? xs[p] : 0.0;
+#else
+            xs[p] = CONV_LHS_AT(loff[p]);
 #endif
             loff[p] += LHS_SC;
           }

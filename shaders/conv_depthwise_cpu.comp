@@ -86,6 +86,15 @@ layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
+/* reads of the input and the weights: the storage buffers, or texel views
+ * of them that the emitter declares (CONV_LHS_AT / CONV_RHS_AT, as in
+ * conv2d_cpu.comp) */
+#ifndef CONV_LHS_AT
+#define CONV_LHS_AT(i) conv_lhs[i]
+#endif
+#ifndef CONV_RHS_AT
+#define CONV_RHS_AT(i) conv_rhs[i]
+#endif
 
 const int CONV_SEGS = (CONV_OW + TILE_W - 1) / TILE_W;            /* row segments */
 const int CONV_SPAN = (TILE_W - 1) * CONV_SW + (CONV_KW - 1) * CONV_DW + 1; /* inputs a segment's windows cover */
@@ -132,16 +141,16 @@ void main() {
       int x = xb + j;
 #if CONV_CHECK
       bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
-      float v = conv_lhs[lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW];
+      float v = CONV_LHS_AT(lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW);
       xs[j] = ok ? v : 0.0;
 #else
-      xs[j] = conv_lhs[lbase + y * LHS_SH + x * LHS_SW];
+      xs[j] = CONV_LHS_AT(lbase + y * LHS_SH + x * LHS_SW);
 #endif
     }
     int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
     [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
       int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-      float wv = conv_rhs[o * RHS_SO + khr * RHS_SH + kwr * RHS_SW];
+      float wv = CONV_RHS_AT(o * RHS_SO + khr * RHS_SH + kwr * RHS_SW);
       [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] += xs[p * CONV_SW + kw * CONV_DW] * wv;
     }
   }
