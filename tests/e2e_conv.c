@@ -305,6 +305,59 @@ static void layer_variants(void **state) {
                "pad = [[1, 1], [1, 1]], lhs_dilate = [2, 1], reverse = [true, true]", rows);
 }
 
+/* One convolution (|fgc| feature groups) compared against the per-element
+ * kernel; on CPU devices whose target reads kernels through texel views
+ * (codegen_declare_word_view; not under $VKHLO_TEXEL_WORDS=0, the
+ * e2e_conv_storage_words run, nor in restricted mode) the library kernel
+ * must also declare each of |views|, otherwise no texel view at all. */
+static void texel_case(void **state, const char *x, const char *w, const char *y, const char *dims,
+                       const char *window, int fgc, const char *const *views) {
+  conv_case(state, x, w, y, dims, window, fgc, 1, true);
+  const contexts_t *c = *state;
+  if (!on_cpu(c->ctx)) return;
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
+           " {batch_group_count = 1 : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
+           "  return %%y : %s\n}\n",
+           x, w, y, dims, window, fgc, x, w, y, y);
+  vkhlo_executable_t *exe = compile(c->ctx, text);
+  if (c->ctx->target.texel_words) {
+    for (int i = 0; views[i]; i++)
+      if (!kernel_has(exe, views[i])) fail_msg("%s: the kernel lacks '%s'", x, views[i]);
+  } else if (kernel_has(exe, "usamplerBuffer")) {
+    fail_msg("%s: a texel view without texel_words", x);
+  }
+  vkhlo_executable_destroy(exe);
+}
+
+/* The input and the weights read through texel views (declare_conv_views
+ * in emit_conv.c): words through RGBA32UI views, scalar reads through
+ * R32UI views, bound after the storage bindings in operand order. */
+static void texel_views(void **state) {
+  /* NHWC 1x1: input words (two texels each), the weights' uint64_t words
+   * as halves of u64vec2 texels */
+  static const char *const nhwc_words[] = {"uniform usamplerBuffer in0t;", "uniform usamplerBuffer in1t;",
+                                           "conv_word_half(in1w_at(", NULL};
+  texel_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x32xf32>", "tensor<2x6x6x32xf32>", NHWC, "", 1,
+             nhwc_words);
+  /* NCHW 3x3 padded: scalar reads of both, taps in the padding included */
+  static const char *const nchw_elements[] = {"layout(set = 0, binding = 3) uniform usamplerBuffer in0s;",
+                                              "layout(set = 0, binding = 4) uniform usamplerBuffer in1s;", NULL};
+  texel_case(state, "tensor<1x5x9x7xf32>", "tensor<12x5x3x3xf32>", "tensor<1x12x9x7xf32>", NCHW,
+             "pad = [[1, 1], [1, 1]]", 1, nchw_elements);
+  /* NCHW 1x1 over 6x6: 4 pixels per u64vec2 word, one texel each; the
+   * weights by elements, bound after the word view */
+  static const char *const nchw_pairs[] = {"#define in0w_at(i) VK_TEXEL_WORD2(in0t, i)",
+                                           "layout(set = 0, binding = 4) uniform usamplerBuffer in1s;", NULL};
+  texel_case(state, "tensor<2x8x6x6xf32>", "tensor<32x8x1x1xf32>", "tensor<2x32x6x6xf32>", NCHW, "", 1, nchw_pairs);
+  /* depthwise, padded */
+  static const char *const depthwise[] = {"uniform usamplerBuffer in0s;", "uniform usamplerBuffer in1s;", NULL};
+  texel_case(state, "tensor<1x8x9x9xf32>", "tensor<8x1x3x3xf32>", "tensor<1x8x9x9xf32>", NCHW,
+             "pad = [[1, 1], [1, 1]]", 8, depthwise);
+}
+
 static void left_to_the_old_path(void **state) {
   /* batch groups */
   conv_case(state, "tensor<4x3x5x5xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x3x3xf32>", NCHW, "", 1, 2, false);
@@ -404,6 +457,7 @@ int main(void) {
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(one_by_one_and_1d),
       cmocka_unit_test(layer_variants),
+      cmocka_unit_test(texel_views),
       cmocka_unit_test(left_to_the_old_path),
       cmocka_unit_test(fused_epilogues),
       cmocka_unit_test(hand_computed),
