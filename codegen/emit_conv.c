@@ -386,15 +386,16 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
  * storage ones, word views then element views, each in operand order
  * (codegen_declare_word_view).  |lhs_word| / |rhs_word|: the word type the
  * kernel reads the operand in, or NULL where it reads elements.  Nothing
- * is declared when both operands are one binding. */
+ * is declared when both operands are one binding.  *texel_inputs and
+ * *scalar_inputs (zeroed by the caller) get the views' operand bits, as in
+ * codegen_kernel_t. */
 static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
                                bool fused, int lhs_b, int rhs_b, const char *lhs_word, const char *rhs_word,
-                               codegen_kernel_t *out) {
+                               uint64_t *texel_inputs, uint64_t *scalar_inputs) {
   if (!target->texel_words || lhs_b == rhs_b) return;
   int first = instr->operand_count + 1;
   int ks[2] = {lhs_b < rhs_b ? lhs_b : rhs_b, lhs_b < rhs_b ? rhs_b : lhs_b};
   unsigned features = 0;
-  uint64_t texel_inputs = 0, scalar_inputs = 0;
   strbuf_t decl;
   strbuf_init(&decl, sb->allocator);
   for (int i = 0; i < 2; i++) {
@@ -403,7 +404,7 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     if (!word) continue;
     bool rhs = k == rhs_b;
     /* the weights' uint64_t words as halves of u64vec2 ones */
-    codegen_declare_word_view(&decl, target, instr, k, rhs ? "u64vec2" : word, first, &texel_inputs, &features);
+    codegen_declare_word_view(&decl, target, instr, k, rhs ? "u64vec2" : word, first, texel_inputs, &features);
     if (rhs) strbuf_printf(&decl, "#define CONV_RHS_W_AT(i) conv_word_half(in%dw_at((i) >> 1), (i))\n", k);
     else strbuf_printf(&decl, "#define CONV_LHS_W_AT(i) in%dw_at(i)\n", k);
   }
@@ -412,8 +413,10 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     if ((k == lhs_b ? lhs_word : rhs_word) != NULL) continue;
     /* the storage-buffer form codegen_declare_element_view falls back on
      * (a fusion's epilogue has declared its operands already) */
-    if (!fused) strbuf_printf(&decl, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { float data[]; } in%d;\n", k, k, k);
-    codegen_declare_element_view(&decl, target, instr, k, true, first, texel_inputs, &scalar_inputs);
+    if (!fused)
+      strbuf_printf(&decl, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { float data[]; } in%d;\n",
+                    k, k, k);
+    codegen_declare_element_view(&decl, target, instr, k, true, first, *texel_inputs, scalar_inputs);
     strbuf_printf(&decl, "#define CONV_%s_AT(i) in%d_at(i)\n", k == lhs_b ? "LHS" : "RHS", k);
   }
   if (lhs_word || rhs_word) { /* words: the kernel enables int64 too */
@@ -425,8 +428,6 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
   if (decl.data) strbuf_append(sb, decl.data);
   if (decl.failed) sb->failed = true;
   strbuf_free(&decl);
-  out->texel_inputs = texel_inputs;
-  out->scalar_inputs = scalar_inputs;
 }
 
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
@@ -512,12 +513,12 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     }
   }
   /* the depthwise kernel reads elements only (its plan is all zero) */
-  codegen_kernel_t views = {0};
+  uint64_t texel_inputs = 0, scalar_inputs = 0;
   const char *lw = plan.lhs_words == 1 || (plan.lhs_words == 2 && plan.pxw != 4) ? "u64vec4"
                    : plan.lhs_words == 2                                        ? "u64vec2"
                                                                                 : NULL;
   declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
-                     &views);
+                     &texel_inputs, &scalar_inputs);
   const struct {
     const char *name;
     int64_t v;
@@ -560,8 +561,8 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   out->group_count[2] = 1;
   out->input_count = instr->operand_count;
   out->output_count = 1;
-  out->texel_inputs = views.texel_inputs;
-  out->scalar_inputs = views.scalar_inputs;
+  out->texel_inputs = texel_inputs;
+  out->scalar_inputs = scalar_inputs;
   *handled = true;
   return NULL;
 }
