@@ -81,7 +81,9 @@
  * noise; 16 columns per invocation within the noise.  One product with 16
  * rows against 32 (texel views, bench_kernels alternating, 2026-11-24):
  * gemm_1024 38-39% vs 32-34% of OpenBLAS, ffn_up 27-28% vs 23%, ffn_down
- * 39-42% vs 22-33%; two products (ffn_gated) 28-30% vs 31-35%, so 32 there.
+ * 39-42% vs 22-33%; two products (ffn_gated) 28-30% vs 31-35%, so 32 there;
+ * three (chess-9M's q, k, v projections, --profile) 195-197 ms per
+ * execution with 16 rows, 216-228 ms with 8 or 32.
  * From variants timed in a standalone harness at 1024^3: with its loads
  * taken out of the k loop the 32-row kernel takes 1.5x longer per flop
  * than the 16-row one (28.7 vs 19.4 ms) with the same instruction mix per
