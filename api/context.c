@@ -132,6 +132,13 @@ static bool env_false(const char *name) {
   return v && strcmp(v, "0") == 0;
 }
 
+/* $name as "AxB" (a register tile, for measurements) in *a and *b; both 0
+ * when unset or not of that form. */
+static void env_tile(const char *name, int *a, int *b) {
+  const char *v = getenv(name);
+  if (!v || sscanf(v, "%dx%d", a, b) != 2) *a = *b = 0;
+}
+
 /* Kernel choices named by environment variables: names[i] selects value i
  * (the first, value 0, is the default). */
 static const char *const gemm_kinds[] = {"auto", "cpu", "gpu", "off", NULL};
@@ -193,11 +200,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   /* codegen/emit_conv.c; an unknown kernel name means auto */
   int conv;
   t->conv = env_choice("VKHLO_CONV_KERNEL", conv_kinds, &conv) ? (codegen_conv_kind_t)conv : CODEGEN_CONV_AUTO;
-  const char *tile = getenv("VKHLO_CONV_TILE"), *shuffle = getenv("VKHLO_CONV_SHUFFLE");
-  if (!tile || sscanf(tile, "%dx%d", &t->conv_tile_p, &t->conv_tile_c) != 2) t->conv_tile_p = t->conv_tile_c = 0;
-  t->conv_no_shuffle = shuffle && !strcmp(shuffle, "0");
-  const char *gtile = getenv("VKHLO_GEMM_TILE");
-  if (!gtile || sscanf(gtile, "%dx%d", &t->gemm_tile_m, &t->gemm_tile_n) != 2) t->gemm_tile_m = t->gemm_tile_n = 0;
+  env_tile("VKHLO_CONV_TILE", &t->conv_tile_p, &t->conv_tile_c);
+  t->conv_no_shuffle = env_false("VKHLO_CONV_SHUFFLE");
+  env_tile("VKHLO_GEMM_TILE", &t->gemm_tile_m, &t->gemm_tile_n);
 }
 
 /* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c); an

@@ -423,8 +423,8 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     strbuf_append(sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
     if (features & GLSL_HELPERS_TEXEL)
       glsl_append_prelude_pieces(sb, GLSL_HELPERS_TEXEL | GLSL_FEATURE_INT64, (size_t)-1, false);
-    strbuf_append(sb, "uint64_t conv_word_half(u64vec2 w, int i) { return (i & 1) != 0 ? w.y : w.x; }\n");
   }
+  if (rhs_word) strbuf_append(sb, "uint64_t conv_word_half(u64vec2 w, int i) { return (i & 1) != 0 ? w.y : w.x; }\n");
   if (decl.data) strbuf_append(sb, decl.data);
   if (decl.failed) sb->failed = true;
   strbuf_free(&decl);

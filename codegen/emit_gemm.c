@@ -563,7 +563,6 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
       (sgs == 4 || sgs == 8 || sgs == 16) && p->m >= 16 && maxwg >= (int64_t)sgs) {
     c->sg = (int)sgs;
     c->tm = p->ndot == 2 ? GEMM_CPU_SG_TM : GEMM_CPU_SG_TM / 2;
-    while (c->tm / 2 >= p->m) c->tm /= 2;
     c->rhs_k_words = !words[1];
     /* words along k: any TN; 4 where 8 would leave a third of the lanes
      * past N (N = 79: 24 lanes of 4 columns instead of 16 of 8) */
@@ -573,9 +572,9 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     int om = target->gemm_tile_m, on = target->gemm_tile_n;
     if (om >= 1 && om <= 64 && (om & (om - 1)) == 0 && (on == 8 || on == 16 || (on == 4 && c->rhs_k_words))) {
       c->tm = om;
-      while (c->tm / 2 >= p->m) c->tm /= 2;
       c->tn = on;
     }
+    while (c->tm / 2 >= p->m) c->tm /= 2;
     int64_t across = (p->n + c->tn - 1) / c->tn;
     across = (across + c->sg - 1) / c->sg * c->sg;
     if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;
