@@ -157,16 +157,22 @@ static void compare(void **state, const char *text, bool taken) {
   compare_on(c, c->ctx, text, taken);
 }
 
-/* A program computing one convolution of parameters %x and %w. */
-static void conv_case(void **state, const char *x, const char *w, const char *y, const char *dims, const char *window,
-                      int fgc, int bgc, bool taken) {
-  char text[2048];
-  snprintf(text, sizeof text,
+/* In |text| (2048 bytes), a program computing one convolution of
+ * parameters %x and %w. */
+static void conv_program(char text[2048], const char *x, const char *w, const char *y, const char *dims,
+                         const char *window, int fgc, int bgc) {
+  snprintf(text, 2048,
            "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
            "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
            " {batch_group_count = %d : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
            "  return %%y : %s\n}\n",
            x, w, y, dims, window, bgc, fgc, x, w, y, y);
+}
+
+static void conv_case(void **state, const char *x, const char *w, const char *y, const char *dims, const char *window,
+                      int fgc, int bgc, bool taken) {
+  char text[2048];
+  conv_program(text, x, w, y, dims, window, fgc, bgc);
   compare(state, text, taken);
 }
 
@@ -244,12 +250,7 @@ static void variant_case(void **state, const char *x, const char *w, const char 
   vkhlo_context_t *ctx = c->ctx;
   if (!on_cpu(ctx)) return;
   char text[2048];
-  snprintf(text, sizeof text,
-           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
-           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
-           " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
-           "  return %%y : %s\n}\n",
-           x, w, y, dims, window, x, w, y, y);
+  conv_program(text, x, w, y, dims, window, 1, 1);
   vkhlo_executable_t *exe = compile(ctx, text);
   /* the word variants need 64-bit integers (and RHS_WORDS shuffles): not
    * in restricted mode ($VKHLO_RESTRICTED=1), where the cases that expect
@@ -316,12 +317,7 @@ static void texel_case(void **state, const char *x, const char *w, const char *y
   const contexts_t *c = *state;
   if (!on_cpu(c->ctx)) return;
   char text[2048];
-  snprintf(text, sizeof text,
-           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
-           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, window = {%s}"
-           " {batch_group_count = 1 : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
-           "  return %%y : %s\n}\n",
-           x, w, y, dims, window, fgc, x, w, y, y);
+  conv_program(text, x, w, y, dims, window, fgc, 1);
   vkhlo_executable_t *exe = compile(c->ctx, text);
   if (c->ctx->target.texel_words) {
     for (int i = 0; views[i]; i++)
