@@ -395,7 +395,8 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
   size_t size = vkhlo_tensor_type_size_bytes(type);
   vkhlo_status_t st = NULL;
   void *zeros = NULL;
-  if (!host_data && reused && size) { /* new memory is zeroed; pooled memory is not */
+  (void)reused;
+  if (!host_data && size) { /* Vulkan leaves new memory undefined, and pooled memory holds old values */
     zeros = vkhlo_calloc(context->allocator, 1, size);
     if (!zeros) st = VKHLO_NO_MEMORY();
     host_data = zeros;
