@@ -295,6 +295,9 @@ void vkhlo_context_destroy(vkhlo_context_t *context) {
   vkhlo_free(context->allocator, context->custom_kernels);
   if (context->compiler) context->compiler_destroy(context->compiler);
   vkhlo_free(context->allocator, context->cache_dir);
+  vkhlo_free(context->allocator, context->tuning_path);
+  for (int i = 0; i < context->tuning_count; i++) vkhlo_free(context->allocator, context->tuning[i].key);
+  vkhlo_free(context->allocator, context->tuning);
   vkrt_device_destroy(context->device);
   vkhlo_free(context->allocator, context);
 }

@@ -86,6 +86,7 @@ typedef struct compile_job {
   size_t length;
   const char *file_name;
   const vkhlo_compile_options_t *options;
+  const codegen_target_t *target; /* the context's, with tuning choices (api/tune.c) */
   hlo_module_t *module;          /* parse .. lower (lower releases it) */
   codegen_pass_stats_t pass_stats;
   exe_schedule_t schedule;       /* schedule .. lower */
@@ -121,7 +122,7 @@ static vkhlo_status_t stage_verify(compile_job_t *job) { return hlo_verify(job->
 static vkhlo_status_t stage_passes(compile_job_t *job) {
   codegen_pass_options_t popts;
   memset(&popts, 0, sizeof popts);
-  popts.target = &job->context->target;
+  popts.target = job->target;
   popts.no_fusion = job->options->no_fusion;
   popts.dump_dir = job->options->dump_dir;
   popts.dump_after = job->options->dump_after;
@@ -141,7 +142,7 @@ static vkhlo_status_t stage_lower(compile_job_t *job) {
   job->exe->allocator = context->allocator;
   VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &job->exe->max_loop_iterations));
   VKHLO_RETURN_IF_ERROR(exe_buffer_limits_for_device(context->device, &job->limits));
-  vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, &context->target,
+  vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, job->target,
                                        job->limits.alignment, &job->constant_data);
   exe_schedule_free(&job->schedule);
   hlo_module_destroy(job->module);
@@ -398,21 +399,19 @@ static void fill_stats(compile_job_t *job, double t0) {
   exe->stats.compile_ms = now_ms() - t0;
 }
 
-vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
-                                        const char *file_name,
-                                        const vkhlo_compile_options_t *options,
-                                        vkhlo_executable_t **out_executable) {
+vkhlo_status_t exe_compile(vkhlo_context_t *context, const char *text, size_t length, const char *file_name,
+                           const vkhlo_compile_options_t *options, const codegen_target_t *target,
+                           vkhlo_executable_t **out_executable) {
   *out_executable = NULL;
   double t0 = now_ms();
-  vkhlo_compile_options_t defaults;
-  memset(&defaults, 0, sizeof defaults);
   compile_job_t job;
   memset(&job, 0, sizeof job);
   job.context = context;
   job.text = text;
   job.length = length;
   job.file_name = file_name;
-  job.options = options ? options : &defaults;
+  job.options = options;
+  job.target = target;
   /* the context's SPIR-V compiler, made on its first compile: first, so
    * that a failure there leaves nothing of the job behind */
   spirv_compiler_t *compiler;
@@ -427,5 +426,27 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
     job.exe = NULL;
   }
   compile_job_free(&job);
+  return st;
+}
+
+vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *text, size_t length,
+                                        const char *file_name, const vkhlo_compile_options_t *options,
+                                        vkhlo_executable_t **out_executable) {
+  *out_executable = NULL;
+  vkhlo_compile_options_t defaults;
+  memset(&defaults, 0, sizeof defaults);
+  if (!options) options = &defaults;
+  /* the tuning file's choices (api/tune.c), first timing the kernels' candidates where asked */
+  VKHLO_RETURN_IF_ERROR(context_tuning_load(context));
+  if (options->tune || options->retune)
+    return exe_tune_compile(context, text, length, file_name, options, out_executable);
+  codegen_target_t target;
+  context_tuned_target(context, &target);
+  VKHLO_RETURN_IF_ERROR(exe_compile(context, text, length, file_name, options, &target, out_executable));
+  vkhlo_status_t st = exe_tuning_report(*out_executable, NULL);
+  if (st) {
+    vkhlo_executable_destroy(*out_executable);
+    *out_executable = NULL;
+  }
   return st;
 }

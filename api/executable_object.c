@@ -42,7 +42,9 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
     vkhlo_free(exe->allocator, exe->kernels[i].name);
     vkhlo_free(exe->allocator, exe->kernels[i].glsl);
     vkhlo_free(exe->allocator, exe->kernels[i].spirv);
+    vkhlo_free(exe->allocator, exe->kernels[i].tune_key);
   }
+  vkhlo_free(exe->allocator, exe->tuning);
   vkhlo_free(exe->allocator, exe->kernels);
   exe_free_sequence(exe->allocator, &exe->main);
   for (int i = 0; i < exe->allocation_count; i++) vkrt_buffer_destroy(exe->allocations[i].buffer);
@@ -108,4 +110,9 @@ vkhlo_status_t vkhlo_executable_check_result(const vkhlo_executable_t *exe, int 
     return VKHLO_INVALID("check index %d out of range [0, %d)", index, exe->check_count);
   *out = exe->checks[index].result;
   return NULL;
+}
+
+int vkhlo_executable_tuning(const vkhlo_executable_t *exe, vkhlo_kernel_tuning_t *out, int capacity) {
+  for (int i = 0; i < exe->tuning_count && i < capacity; i++) out[i] = exe->tuning[i];
+  return exe->tuning_count;
 }

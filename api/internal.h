@@ -24,6 +24,13 @@ typedef struct custom_kernel {
   uint32_t local_size_x;
 } custom_kernel_t;
 
+/* A tuned configuration (api/tune.c): the kernel with tune key |key|
+ * (codegen_kernel_t) takes configuration a x b. */
+typedef struct tune_choice {
+  char *key; /* owned */
+  int a, b;
+} tune_choice_t;
+
 struct vkhlo_context_s {
   const vkhlo_allocator_t *allocator; /* options->host_allocator: all host memory (NULL = libc) */
   vkrt_device_t *device;
@@ -35,6 +42,13 @@ struct vkhlo_context_s {
   void (*compiler_destroy)(spirv_compiler_t *compiler);
   char *cache_dir; /* owned; NULL: the default directory */
   bool disable_cache;
+  /* Tuning (api/tune.c): the device's tuning file in the cache directory
+   * (owned; NULL when the cache is off), and its choices, read on the
+   * first compile (tuning_loaded) and kept sorted by key. */
+  char *tuning_path;
+  bool tuning_loaded;
+  int tuning_count;
+  tune_choice_t *tuning;
   codegen_target_t target;
   vkhlo_message_fn message_fn;
   void *message_user;
@@ -199,6 +213,10 @@ typedef struct exe_kernel {
   size_t spirv_size_bytes;
   uint32_t push_constant;
   bool has_push_constant;
+  /* codegen_kernel_t's tuning fields (compiled executables only): the
+   * key (owned; NULL: no choices), the configuration and candidates */
+  char *tune_key;
+  int tune_a, tune_b, tune_candidates;
 } exe_kernel_t;
 
 typedef struct exe_check {
@@ -254,6 +272,10 @@ struct vkhlo_executable_s {
   bool profiling;
   int64_t *profile_dispatches;
   double *profile_ms;
+  /* vkhlo_executable_tuning (api/tune.c): one entry per tune key of the
+   * kernels, keys owned by the kernels */
+  int tuning_count;
+  vkhlo_kernel_tuning_t *tuning;
 };
 
 /* api/schedule.c: the order in which lowering runs the instructions of
@@ -307,6 +329,27 @@ void exe_decide_inplace(vkhlo_executable_t *exe);
  * context's SPIR-V compiler, created on the first call from the context's
  * options and target.  Errors: those of spirv_compiler_create. */
 vkhlo_status_t context_compiler(vkhlo_context_t *context, spirv_compiler_t **out_compiler);
+
+/* api/executable.c: compiles |text| for |target| (the context's, with
+ * tuning fields of its own); vkhlo_executable_compile without tuning. */
+vkhlo_status_t exe_compile(vkhlo_context_t *context, const char *text, size_t length, const char *file_name,
+                           const vkhlo_compile_options_t *options, const codegen_target_t *target,
+                           vkhlo_executable_t **out_executable);
+
+/* api/tune.c.  Reads the context's tuning file once (a missing or
+ * unreadable file is an empty one; malformed lines are skipped). */
+vkhlo_status_t context_tuning_load(vkhlo_context_t *context);
+/* The context's target taking the tuning file's choices. */
+void context_tuned_target(const vkhlo_context_t *context, codegen_target_t *out);
+/* vkhlo_executable_compile with options->tune or retune: times the
+ * candidates of the kernels that have some, records the fastest, then
+ * compiles with them. */
+vkhlo_status_t exe_tune_compile(vkhlo_context_t *context, const char *text, size_t length, const char *file_name,
+                                const vkhlo_compile_options_t *options, vkhlo_executable_t **out_executable);
+/* Fills exe->tuning from its kernels' tune keys; |timing| (NULL: none)
+ * adds what tuning measured. */
+struct tune_timing;
+vkhlo_status_t exe_tuning_report(vkhlo_executable_t *exe, const struct tune_timing *timing);
 
 /* api/context.c: the positive decimal integer in environment variable
  * |name|, or |default_value| when it is unset.  Errors: INVALID_ARGUMENT

@@ -181,6 +181,18 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
   e->binding_count = (uint32_t)(k->input_count + k->output_count);
   e->texel_views = k->texel_inputs;
   e->scalar_views = k->scalar_inputs;
+  if (k->tune_key[0]) {
+    size_t n = strlen(k->tune_key) + 1;
+    e->tune_key = vkhlo_malloc(l->exe->allocator, n);
+    if (!e->tune_key) {
+      codegen_kernel_free(k);
+      return VKHLO_NO_MEMORY();
+    }
+    memcpy(e->tune_key, k->tune_key, n);
+    e->tune_a = k->tune_a;
+    e->tune_b = k->tune_b;
+    e->tune_candidates = k->tune_candidates;
+  }
   memcpy(e->group_count, k->group_count, sizeof e->group_count);
   l->kernel_hashes[exe->kernel_count] = h;
   *out_index = exe->kernel_count++;

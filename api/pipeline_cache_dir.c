@@ -2,7 +2,8 @@
  * Where the context keeps its pipeline cache: the SPIR-V cache's directory
  * (options->cache_dir, else $VKHLO_CACHE_DIR, else $XDG_CACHE_HOME/vkhlo,
  * else ~/.cache/vkhlo; "off", "" or disable_cache: none), so that one
- * switch governs both caches.  Runtime-side (no compiler needed).
+ * switch governs both caches, and the path of the tuning file there
+ * (api/tune.c).  Runtime-side (no compiler needed).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
@@ -28,5 +29,12 @@ vkhlo_status_t context_open_pipeline_cache(vkhlo_context_t *ctx, const vkhlo_con
   } else {
     return NULL;
   }
+  /* the tuning file beside it (api/tune.c): one per device and driver */
+  const vkrt_device_info_t *info = vkrt_device_info(ctx->device);
+  size_t n = strlen(dir) + 64;
+  ctx->tuning_path = vkhlo_malloc(ctx->allocator, n);
+  if (!ctx->tuning_path) return VKHLO_NO_MEMORY();
+  snprintf(ctx->tuning_path, n, "%s/tuning-%04x-%04x-%08x.txt", dir, info->vendor_id, info->device_id,
+           info->driver_version);
   return vkrt_pipeline_cache_open(ctx->device, dir);
 }

@@ -349,6 +349,8 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   bool gemm = false;
   VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
   if (gemm) return NULL;
+  out->tune_key[0] = 0; /* a library kernel tried and given up: no choices */
+  out->tune_candidates = 0;
   elemental_emitter_t E;
   el_init(&E, target, allocator, codegen_load_operand, NULL);
   int64_t total = 0;

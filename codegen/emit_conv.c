@@ -322,7 +322,22 @@ static bool all_multiple(const int64_t *s, int skip, int64_t m) {
   return true;
 }
 
-static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, conv_plan_t *pl) {
+/* |out|'s tune key for a convolution of |g| (codegen_kernel_t). */
+static void conv_tune_key(const conv_geometry_t *g, codegen_kernel_t *out) {
+  const int64_t *l = g->lhs_s, *r = g->rhs_s, *o = g->out_s;
+  snprintf(out->tune_key, sizeof out->tune_key,
+           "conv_cpu n=%lld c=%lld %lldx%lld o=%lld %lldx%lld k=%lldx%lld g=%lld s=%lldx%lld d=%lldx%lld "
+           "ld=%lldx%lld p=%lldx%lld ls=%lld,%lld,%lld,%lld rs=%lld,%lld,%lld,%lld os=%lld,%lld,%lld,%lld",
+           (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w, (long long)g->o, (long long)g->oh,
+           (long long)g->ow, (long long)g->kh, (long long)g->kw, (long long)g->g, (long long)g->sh,
+           (long long)g->sw, (long long)g->dh, (long long)g->dw, (long long)g->ldh, (long long)g->ldw,
+           (long long)g->ph, (long long)g->pw, (long long)l[0], (long long)l[1], (long long)l[2], (long long)l[3],
+           (long long)r[0], (long long)r[1], (long long)r[2], (long long)r[3], (long long)o[0], (long long)o[1],
+           (long long)o[2], (long long)o[3]);
+}
+
+static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, conv_plan_t *pl,
+                      codegen_kernel_t *out) {
   int64_t og = g->o / g->g, np = g->oh * g->ow;
   bool tuned = target->conv != CODEGEN_CONV_GENERIC, words = target->shader_int64;
   memset(pl, 0, sizeof *pl);
@@ -357,12 +372,26 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
      * (14x14 and 7x7 images: no tile of repeated pixels) */
     if (!pl->rows && pl->lhs_words != 2 && np % 8 != 0 && np % 7 == 0) pl->tp = 7;
   }
+  /* a tuning candidate (features; 0 pixels: the default's), else
+   * $VKHLO_CONV_TILE (measurements), else a tuned choice, where valid */
+  static const int features[][2] = {{0, 8}, {0, 16}, {0, 32}};
   int p = target->conv_tile_p, c = target->conv_tile_c;
+  if (tuned) { /* not the generic baseline */
+    conv_tune_key(g, out);
+    out->tune_candidates = 3;
+    bool candidate = codegen_tune_candidate(target, features, 3, &p, &c);
+    if (candidate && p == 0) p = pl->tp;
+    if (!candidate && p == 0 && c == 0 && target->tuned_config &&
+        !target->tuned_config(target->tuning_user, out->tune_key, &p, &c))
+      p = c = 0;
+  }
   if (p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 && (!pl->rows || p <= g->ow) &&
       (pl->lhs_words != 2 || (p % pl->pxw == 0 && np % p == 0))) {
     pl->tp = p;
     pl->tc = c;
   }
+  out->tune_a = pl->tp;
+  out->tune_b = pl->tc;
   if (tuned && words) {
     /* weights with consecutive output features (HWIO) shared by the
      * subgroup as 64-bit words, two features each */
@@ -450,7 +479,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
-    pick_plan(target, &g, &plan);
+    pick_plan(target, &g, &plan, out);
     tp = plan.tp;
     tc = plan.tc;
     uint64_t pixel_tiles = plan.rows ? (uint64_t)g.oh * (uint64_t)((g.ow + tp - 1) / tp)
@@ -552,7 +581,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   for (const char *p = instr->name; *p; p++)
     name[i++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_';
   name[i] = 0;
-  *out = (codegen_kernel_t){.allocator = out->allocator};
+  /* |out| was zeroed by codegen_emit_instruction; the tune fields are set */
   out->name = name;
   out->glsl = glsl;
   out->local_size_x = CODEGEN_LOCAL_SIZE_X;

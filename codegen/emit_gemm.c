@@ -554,7 +554,7 @@ typedef struct cpu_tiles {
  * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
  * the subgroup path takes when words[1] is false. */
 static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
-                             cpu_tiles_t *c) {
+                             cpu_tiles_t *c, codegen_kernel_t *out) {
   memset(c, 0, sizeof *c);
   c->sgr = 1;
   uint32_t sgs = target->subgroup_size;
@@ -567,13 +567,28 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     /* words along k: any TN; 4 where 8 would leave a third of the lanes
      * past N (N = 79: 24 lanes of 4 columns instead of 16 of 8) */
     c->tn = c->rhs_k_words && (p->n + 7) / 8 < 16 ? 4 : 8;
-    /* $VKHLO_GEMM_TILE (measurements): rows a power of two up to 64,
-     * columns 4 (words along k only), 8 or 16 */
+    /* a tuning candidate (rows; 0 columns: the default's), else
+     * $VKHLO_GEMM_TILE (measurements), else a tuned choice: rows a power
+     * of two up to 64, columns 4 (words along k only), 8 or 16 */
+    static const int rows[][2] = {{8, 0}, {16, 0}, {32, 0}};
+    snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu sg b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%d",
+             (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
+             rhs_k_words);
+    out->tune_candidates = 3;
     int om = target->gemm_tile_m, on = target->gemm_tile_n;
-    if (om >= 1 && om <= 64 && (om & (om - 1)) == 0 && (on == 8 || on == 16 || (on == 4 && c->rhs_k_words))) {
+    bool candidate = codegen_tune_candidate(target, rows, 3, &om, &on);
+    if (candidate && on == 0) on = c->tn;
+#define TILE_OK(m, n) ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
+    if (!candidate && !TILE_OK(om, on) && target->tuned_config &&
+        !target->tuned_config(target->tuning_user, out->tune_key, &om, &on))
+      om = on = 0;
+    if (TILE_OK(om, on)) {
       c->tm = om;
       c->tn = on;
     }
+#undef TILE_OK
+    out->tune_a = c->tm;
+    out->tune_b = c->tn;
     while (c->tm / 2 >= p->m) c->tm /= 2;
     int64_t across = (p->n + c->tn - 1) / c->tn;
     across = (across + c->sg - 1) / c->sg * c->sg;
@@ -597,6 +612,22 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   }
   c->tm = p->ndot > 1 ? GEMM_CPU_TM / 2 : GEMM_CPU_TM;
   c->tn = GEMM_CPU_TN;
+  /* a tuning candidate or a tuned choice: rows a power of two up to 32,
+   * columns 8, 16 or 32 (before the shrinking below) */
+  static const int tiles[][2] = {{8, 16}, {16, 16}, {16, 8}, {16, 32}};
+  snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d",
+           (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1]);
+  out->tune_candidates = 4;
+  int om = 0, on = 0;
+  if (codegen_tune_candidate(target, tiles, 4, &om, &on) ||
+      (target->tuned_config && target->tuned_config(target->tuning_user, out->tune_key, &om, &on))) {
+    if (om >= 1 && om <= 32 && (om & (om - 1)) == 0 && (on == 8 || on == 16 || on == 32)) {
+      c->tm = om;
+      c->tn = on;
+    }
+  }
+  out->tune_a = c->tm;
+  out->tune_b = c->tn;
   while (c->tm > 1 && c->tm / 2 >= p->m) c->tm /= 2;
   while (c->tn > 4 && (p->n + c->tn - 1) / c->tn < 16) c->tn /= 2;
   if (c->tn % 8 != 0) words[1] = false;
@@ -672,7 +703,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * down to 4 while fewer than 16 invocations would cover N (attention's
    * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
   cpu_tiles_t tl;
-  choose_cpu_tiles(&p, target, words, rhs_k_words, &tl);
+  choose_cpu_tiles(&p, target, words, rhs_k_words, &tl, out);
+  if (gpu) { /* gemm_gpu.comp has one configuration */
+    out->tune_key[0] = 0;
+    out->tune_candidates = 0;
+  }
   int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
   int64_t wg = tl.wg;
   if (!gpu && tl.sg)
@@ -778,7 +813,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     vkhlo_free(out->allocator, name);
     return NULL;
   }
-  *out = (codegen_kernel_t){.allocator = out->allocator};
+  /* |out| was zeroed by codegen_emit_instruction; the tune fields are set */
   out->name = name;
   out->glsl = glsl;
   out->local_size_x = local;

@@ -41,6 +41,15 @@ typedef struct codegen_kernel {
    * those: 32-bit elements a kernel reads one by one (the CPU GEMM's
    * operands that are not read by words, codegen/emit_gemm.c). */
   uint64_t scalar_inputs;
+  /* Tuning (codegen_target_t's tune_candidate, api/tune.c): a kernel with
+   * a choice of configurations names it by |tune_key| (the library kernel,
+   * its variant and the shape, e.g. "gemm_cpu sg b=1 m=64 n=64 k=64 ndot=1
+   * w=011"; "" for none); |tune_a| x |tune_b| is the configuration it
+   * asked for (what tuned_config returns to get this kernel again) and
+   * |tune_candidates| how many candidates it has. */
+  char tune_key[192];
+  int tune_a, tune_b;
+  int tune_candidates;
 } codegen_kernel_t;
 
 void codegen_kernel_free(codegen_kernel_t *k);

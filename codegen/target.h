@@ -74,7 +74,27 @@ typedef struct codegen_target {
   codegen_conv_kind_t conv;
   int conv_tile_p, conv_tile_c;
   bool conv_no_shuffle;
+  /* Tuning (api/tune.c, `vkhlo tune`).  A kernel with a choice of
+   * configurations (codegen_kernel_t's tune_key: the CPU GEMM's rows per
+   * invocation, the CPU convolution's features per invocation) takes, in
+   * this order: its tune_candidate-th candidate when tune_candidate >= 1
+   * and it has that many, the measurement knobs above, the configuration
+   * tuned_config(tuning_user, key, &a, &b) returns (true: found; NULL:
+   * none), its default.  Choices a kernel cannot take are ignored. */
+  int tune_candidate;
+  bool (*tuned_config)(const void *user, const char *key, int *a, int *b);
+  const void *tuning_user;
 } codegen_target_t;
+
+/* The tune_candidate-th of a kernel's |count| candidates (pairs a, b)
+ * into *a, *b: false when tune_candidate is 0 or past |count|. */
+static inline bool codegen_tune_candidate(const codegen_target_t *t, const int (*cand)[2], int count, int *a,
+                                          int *b) {
+  if (t->tune_candidate < 1 || t->tune_candidate > count) return false;
+  *a = cand[t->tune_candidate - 1][0];
+  *b = cand[t->tune_candidate - 1][1];
+  return true;
+}
 
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);

@@ -52,6 +52,7 @@ typedef struct options {
   int64_t print_max;
   int repeat;
   bool profile;
+  bool tune, retune;      /* vkhlo tune, --tune, --retune */
   const char *output_vkx; /* compile -o FILE.vkx */
   const char *weights;    /* compile --weights=FILE; run: the side file of a .vkx */
   const char *emit_c;     /* compile --emit-c=NAME: NAME.c / NAME.h */
@@ -61,6 +62,9 @@ static const char usage[] =
     "usage: vkhlo run FILE.mlir [options]\n"
     "       vkhlo compile FILE.mlir [options] [-o FILE.vkx [--weights=FILE]]\n"
     "       vkhlo run FILE.vkx [options]     (a saved executable: no parsing, no shader compiles)\n"
+    "       vkhlo tune FILE.mlir [options]   time the candidate configurations of the kernels\n"
+    "                                        that have some on the device; keep the fastest in\n"
+    "                                        the cache directory (used by every later compile)\n"
     "       vkhlo --list-devices | --version | --help\n"
     "\n"
     "options:\n"
@@ -93,6 +97,9 @@ static const char usage[] =
     "                           wall time per execution (and device time with --profile)\n"
     "  --profile                time every dispatch on the device; print the kernels\n"
     "                           by total device time (all --repeat runs)\n"
+    "  --tune                   (run, compile) tune first, as vkhlo tune does\n"
+    "  --retune                 (tune, run, compile) time every kernel's candidates again,\n"
+    "                           also those the tuning file has\n"
     "  --quiet                  print only failures\n";
 
 static bool starts(const char *s, const char *prefix, const char **rest) {
@@ -144,6 +151,8 @@ static int parse_args(int argc, char **argv, options_t *o) {
     else if (starts(a, "--print-max=", &v)) o->print_max = strtoll(v, NULL, 10);
     else if (starts(a, "--repeat=", &v)) o->repeat = atoi(v) > 0 ? atoi(v) : 1;
     else if (strcmp(a, "--quiet") == 0) o->quiet = true;
+    else if (strcmp(a, "--tune") == 0) o->tune = true;
+    else if (strcmp(a, "--retune") == 0) o->retune = true;
     else if (strcmp(a, "-o") == 0) {
       if (i + 1 == argc) return fprintf(stderr, "vkhlo: -o needs a FILE\n"), 2;
       o->output_vkx = argv[++i];
@@ -156,7 +165,7 @@ static int parse_args(int argc, char **argv, options_t *o) {
   }
   if (!o->command) return fprintf(stderr, "%s", usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && strcmp(o->command, "run") != 0 &&
-      strcmp(o->command, "compile") != 0)
+      strcmp(o->command, "compile") != 0 && strcmp(o->command, "tune") != 0)
     return fprintf(stderr, "vkhlo: unknown command '%s'\n%s", o->command, usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && !o->file)
     return fprintf(stderr, "vkhlo: %s needs a FILE\n", o->command), 2;
@@ -595,10 +604,38 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   copts.no_fusion = o->no_fusion;
   copts.dump_dir = o->dump_dir;
   copts.dump_after = o->dump_after;
+  copts.tune = o->tune || strcmp(o->command, "tune") == 0;
+  copts.retune = o->retune;
   vkhlo_executable_t *exe = NULL;
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
   if (st) return report(st);
   return run_exe(ctx, o, exe, label);
+}
+
+/* vkhlo tune: the kernels with choices, what was timed and taken. */
+static void print_tuning(vkhlo_context_t *ctx, const vkhlo_executable_t *exe, const char *label) {
+  int n = vkhlo_executable_tuning(exe, NULL, 0);
+  vkhlo_kernel_tuning_t *t = calloc((size_t)n + 1, sizeof *t);
+  if (!t) return;
+  vkhlo_executable_tuning(exe, t, n);
+  vkhlo_device_description_t d;
+  vkhlo_context_device(ctx, &d);
+  int timed = 0;
+  for (int i = 0; i < n; i++) timed += t[i].candidates_timed > 0;
+  printf("%s: %d kernel shapes with choices, %d timed now, on %s\n", label, n, timed, d.name);
+  if (n) {
+    printf("| choice | from | kernels | candidates | default us/dispatch | chosen us/dispatch | speedup | key |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  }
+  for (int i = 0; i < n; i++) {
+    printf("| %dx%d | %s | %d | %d |", t[i].a, t[i].b, t[i].tuned ? "tuned" : "default", t[i].kernels,
+           t[i].candidates_timed);
+    if (t[i].candidates_timed && t[i].chosen_us > 0)
+      printf(" %.1f | %.1f | %.2fx |", t[i].default_us, t[i].chosen_us, t[i].default_us / t[i].chosen_us);
+    else printf(" | | |");
+    printf(" %s |\n", t[i].key);
+  }
+  free(t);
 }
 
 /* Prints the stats, saves (compile -o) or executes |exe| (taking it). */
@@ -615,6 +652,11 @@ static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t 
            s.compile_ms, s.bytes_moved, s.peak_intermediate_bytes, s.liveness_lower_bound_bytes, s.barriers);
   }
   if (o->dump_dir) render_fusion_svg(o->dump_dir);
+  if (strcmp(o->command, "tune") == 0) {
+    print_tuning(ctx, exe, label);
+    vkhlo_executable_destroy(exe);
+    return 0;
+  }
   if (strcmp(o->command, "compile") == 0) {
     if (o->output_vkx) st = vkhlo_executable_save(exe, o->output_vkx, o->weights);
     if (!st && o->emit_c) st = emit_c(exe, o->emit_c, o->file);

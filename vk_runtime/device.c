@@ -469,6 +469,7 @@ static void fill_info(vkrt_device_t *d, VkPhysicalDevice pd, vkrt_device_info_t 
   info->device_id = props.deviceID;
   info->type = device_type_of(props.deviceType);
   info->api_version = props.apiVersion;
+  info->driver_version = props.driverVersion;
   if (usable_api(d, &props) >= VK_API_VERSION_1_2) {
     VkPhysicalDeviceDriverProperties driver = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};

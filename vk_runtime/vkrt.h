@@ -38,6 +38,7 @@ typedef struct vkrt_device_info {
   uint32_t vendor_id, device_id;
   vkrt_device_type_t type;
   uint32_t api_version; /* VK_MAKE_API_VERSION encoding */
+  uint32_t driver_version; /* VkPhysicalDeviceProperties::driverVersion (vendor encoding) */
   char driver_name[256];
   char driver_info[256];
 } vkrt_device_info_t;

@@ -237,6 +237,26 @@ typedef struct vkhlo_compile_options {
   /* With dump_dir: write the IR only after this pass ("expand", "simplify",
    * "cse", "dce", "fusion"); NULL = after every pass. */
   const char *dump_after;
+  /* Tuning (`vkhlo tune`).  Some kernels have a choice of configurations
+   * (on CPU devices: the GEMM's rows or columns per invocation, the
+   * convolution's output features per invocation; see
+   * vkhlo_executable_tuning).  Every compile takes the choices recorded
+   * for this device in the cache directory's tuning file
+   * (tuning-VENDOR-DEVICE-DRIVER.txt, one "A B KEY" line per kernel
+   * shape), else per-device-class defaults.  With |tune|, the compile
+   * first times, on the device, each candidate configuration of every
+   * kernel whose key the file lacks (|retune|: of every kernel): the
+   * program is compiled once per candidate index and run 3 to 15 times
+   * each (rounds of one run each, alternating, until 3 rounds have taken
+   * 2 s) on zero-filled arguments with per-dispatch timestamps;
+   * the fastest per key (least device time per dispatch) is recorded in
+   * the file (kept in the context only when the cache is off) and used.
+   * Costs a compile and 3-15 executions per candidate (at most 4 today).
+   * Errors: as vkhlo_executable_execute for those executions (a program
+   * that cannot run on zeros cannot be tuned); NOT_FOUND when the file
+   * cannot be written. */
+  bool tune;
+  bool retune;
 } vkhlo_compile_options_t;
 
 /* Parses, verifies and compiles StableHLO text (pretty or generic form,
@@ -577,6 +597,30 @@ void vkhlo_executable_set_profiling(vkhlo_executable_t *executable, bool on);
 /* Writes min(kernel count, |capacity|) entries, in kernel order, to |out|
  * and returns the kernel count. */
 int vkhlo_executable_profile(const vkhlo_executable_t *executable, vkhlo_kernel_profile_t *out, int capacity);
+
+/* The kernels of a compiled executable that have a choice of
+ * configurations (vkhlo_compile_options_t's tune), one entry per key. */
+typedef struct vkhlo_kernel_tuning {
+  /* The library kernel, its variant and the shape, as the tuning file
+   * names it, e.g. "gemm_cpu sg b=1 m=2607 n=256 k=1024 ndot=1 w=110"
+   * (owned by the executable). */
+  const char *key;
+  int kernels; /* kernels of the executable with this key */
+  /* The configuration taken (GEMM: rows x columns per invocation;
+   * convolution: pixels x output features per invocation), and whether
+   * it is a tuned choice (the tuning file's; the context's own when the
+   * cache is off) rather than the default. */
+  int a, b;
+  bool tuned;
+  /* Filled when this compile tuned the key: the candidates timed
+   * (the default included) and the least device time per dispatch, in
+   * microseconds, of the default and of the configuration taken. */
+  int candidates_timed;
+  double default_us, chosen_us;
+} vkhlo_kernel_tuning_t;
+/* Writes min(entry count, |capacity|) entries to |out| and returns the
+ * entry count (0 for a loaded executable). */
+int vkhlo_executable_tuning(const vkhlo_executable_t *executable, vkhlo_kernel_tuning_t *out, int capacity);
 
 /* ------------------------------------------------------ custom calls */
 
