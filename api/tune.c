@@ -15,7 +15,8 @@
  * a program with many tunable kernels costs as many compiles as the
  * largest candidate count, not one per kernel.  The executables then run
  * on zero-filled arguments, in rounds of one execution each (alternating;
- * 3 rounds, more up to 15 while they take less than 2 s), with per-dispatch timestamps (vkhlo_executable_set_profiling);
+ * 3 rounds, more up to 15 while they take less than 2 s), with
+ * per-dispatch timestamps (vkhlo_executable_set_profiling);
  * a key's time for a candidate is the least, over rounds, of its kernels'
  * device time per dispatch (kernels sharing a key are summed).  Lavapipe
  * and shared machines are noisy: the alternation and the minimum are what
@@ -86,9 +87,9 @@ static vkhlo_status_t set_choice(vkhlo_context_t *ctx, const char *key, int a, i
   return NULL;
 }
 
-vkhlo_status_t context_tuning_load(vkhlo_context_t *ctx) {
-  if (ctx->tuning_loaded) return NULL;
-  ctx->tuning_loaded = true;
+/* Adds the tuning file's lines to the table; |replace|: over the table's
+ * own choices for the same keys (else those stay). */
+static vkhlo_status_t read_tuning_file(vkhlo_context_t *ctx, bool replace) {
   FILE *f = ctx->tuning_path ? fopen(ctx->tuning_path, "r") : NULL;
   if (!f) return NULL;
   char line[512];
@@ -98,14 +99,23 @@ vkhlo_status_t context_tuning_load(vkhlo_context_t *ctx) {
     if (n && line[n - 1] == '\n') line[--n] = 0;
     int a, b, off = 0;
     if (line[0] == '#' || sscanf(line, "%d %d %n", &a, &b, &off) != 2 || !line[off] || a < 0 || b < 0) continue;
-    st = set_choice(ctx, line + off, a, b);
+    if (replace || find_choice(ctx, line + off) < 0) st = set_choice(ctx, line + off, a, b);
   }
   fclose(f);
   return st;
 }
 
-static vkhlo_status_t save_tuning(const vkhlo_context_t *ctx) {
+vkhlo_status_t context_tuning_load(vkhlo_context_t *ctx) {
+  if (ctx->tuning_loaded) return NULL;
+  ctx->tuning_loaded = true;
+  return read_tuning_file(ctx, true);
+}
+
+/* Writes the table to the tuning file, keeping the lines another process
+ * added since this context read it. */
+static vkhlo_status_t save_tuning(vkhlo_context_t *ctx) {
   if (!ctx->tuning_path) return NULL;
+  VKHLO_RETURN_IF_ERROR(read_tuning_file(ctx, false));
   size_t n = strlen(ctx->tuning_path) + 32;
   char *tmp = vkhlo_malloc(ctx->allocator, n);
   if (!tmp) return VKHLO_NO_MEMORY();
@@ -304,8 +314,8 @@ vkhlo_status_t exe_tune_compile(vkhlo_context_t *ctx, const char *text, size_t l
     for (int r = 0; r < TUNE_ROUNDS_MAX && !st; r++) {
       for (int c = 0; c <= max_candidates && !st; c++) st = time_candidate(exes[c], args, &timing, c);
       clock_gettime(CLOCK_MONOTONIC, &t1);
-      if (r + 1 >= TUNE_ROUNDS_MIN && (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > TUNE_SECONDS)
-        break;
+      double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+      if (r + 1 >= TUNE_ROUNDS_MIN && seconds > TUNE_SECONDS) break;
     }
     if (st) {
       vkhlo_status_t wrapped = vkhlo_status_make(vkhlo_status_code(st),
@@ -319,8 +329,17 @@ vkhlo_status_t exe_tune_compile(vkhlo_context_t *ctx, const char *text, size_t l
     for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args ? args[i] : NULL);
   }
   vkhlo_free(a, args);
+  /* nothing timed and no kernel with a recorded choice: the defaults'
+   * executable is the program (unless the caller wants the dumps) */
+  bool recorded = false;
+  for (int i = 0; !st && exes[0] && i < exes[0]->kernel_count; i++)
+    recorded |= exes[0]->kernels[i].tune_key && find_choice(ctx, exes[0]->kernels[i].tune_key) >= 0;
+  if (!st && !timing.count && !recorded && !options->dump_dir) {
+    *out_executable = exes[0];
+    exes[0] = NULL;
+  }
   for (int c = 0; c <= TUNE_MAX_CANDIDATES; c++) vkhlo_executable_destroy(exes[c]);
-  if (!st) {
+  if (!st && !*out_executable) {
     context_tuned_target(ctx, &target);
     o.dump_dir = options->dump_dir;
     st = exe_compile(ctx, text, length, file_name, &o, &target, out_executable);

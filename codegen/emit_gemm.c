@@ -578,7 +578,8 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     int om = target->gemm_tile_m, on = target->gemm_tile_n;
     bool candidate = codegen_tune_candidate(target, rows, 3, &om, &on);
     if (candidate && on == 0) on = c->tn;
-#define TILE_OK(m, n) ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
+#define TILE_OK(m, n) \
+  ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
     if (!candidate && !TILE_OK(om, on) && target->tuned_config &&
         !target->tuned_config(target->tuning_user, out->tune_key, &om, &on))
       om = on = 0;

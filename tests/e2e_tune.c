@@ -6,7 +6,7 @@
  * with it.  Checked: the report (candidates timed, the choice no slower
  * than the default), the file's lines, results equal to an untuned
  * context's, a later context taking the file's choices without timing,
- * retune timing again, a hand-edited choice reaching the kernel's GLSL
+ * retune timing again (keeping lines another process added), a hand-edited choice reaching the kernel's GLSL
  * (and malformed lines skipped), tuning with the cache off, and a program
  * that cannot run on zero arguments failing with a clear error.  Every
  * context runs with the validation layer on; any message fails.  On a GPU
@@ -210,12 +210,21 @@ static void tune_times_records_and_reuses(void **state) {
   for (int i = 0; i < n2; i++) assert_int_equal(t2[i].candidates_timed, 0);
   free(t2);
   vkhlo_executable_destroy(exe);
+  /* a line another process added since this context read the file stays */
+  FILE *f = fopen(path, "a");
+  assert_non_null(f);
+  fputs("4 4 gemm_cpu b=1 m=3 n=5 k=7 ndot=1 w=00\n", f);
+  fclose(f);
   exe = compile(ctx, program, false, true, NULL);
   t2 = report(exe, &n2);
   assert_int_equal(n2, 3);
   for (int i = 0; i < n2; i++) assert_true(t2[i].tuned && t2[i].candidates_timed >= 3);
   free(t2);
   vkhlo_executable_destroy(exe);
+  file = test_read_file(path, &size);
+  assert_non_null(file);
+  assert_non_null(strstr(file, "\n4 4 gemm_cpu b=1 m=3 n=5 k=7 ndot=1 w=00\n"));
+  free(file);
   free(t);
   destroy_context(ctx);
   test_remove_dir(dir);
