@@ -1844,9 +1844,14 @@ static vkhlo_status_t emit_chlo(elemental_emitter_t *E, const hlo_instruction_t 
     el_def(E, instr, rt, false, out, "(isinf(%s) && %s < 0.0)", v[0].s, v[0].s);
     return NULL;
   }
-  /* Special functions in float lose several ulps (GPU exp/log are not
-   * correctly rounded); where the device has doubles, evaluate them in
-   * double and round once. */
+  /* erf of a float: float.glsl's vk_erff (about 1 ulp, in float) */
+  if (instr->opcode == HLO_OPCODE_CHLO_ERF && !dbl) {
+    el_def(E, instr, rt, true, out, "vk_erff(%s)", v[0].s);
+    return NULL;
+  }
+  /* Other special functions in float lose several ulps (GPU exp/log are
+   * not correctly rounded); where the device has doubles, evaluate them
+   * in double and round once. */
   bool via_double = !dbl && E->target->shader_float64 && rt != HLO_PRED &&
                     instr->opcode != HLO_OPCODE_CHLO_NEXT_AFTER;
   if (via_double) {

@@ -234,3 +234,37 @@ float vk_pow(float x, float y) {
   float r = exp2(y * log2(abs(x)));
   return (x < 0.0 && yodd) ? -r : r;
 }
+/* erf for float results (f32, and f16/bf16 computed in float), in float:
+ *   |x| < 1:      x + x s(x^2)         s ~ erf(sqrt t)/sqrt t - 1
+ *   1 <= |x| < 4: 1 - exp(-x^2) r(1/x)  r ~ erfc(x) exp(x^2)
+ *   |x| >= 4:     +-1 (1 - erf(4) is below half an ulp of 1)
+ * s (degree 6) and r (degree 8) are least-squares fits made by
+ * tools/fit_erf.py, which also measures the formulas in float32: at most
+ * 1.2 ulp from the correctly rounded erf with a correctly rounded exp
+ * (the device's exp adds its own error, times erfc(x) <= 0.16).  About
+ * 20 float operations and one exp, against a double series of up to 200
+ * terms or a 160-step continued fraction (math_generic.glsl's vk_erf,
+ * which f64 keeps). */
+float vk_erff(float x) {
+  precise float a = abs(x), t = x * x;
+  precise float s = 7.957699563e-05;
+  s = s * t - 8.035623468e-04;
+  s = s * t + 5.190381315e-03;
+  s = s * t - 2.685433626e-02;
+  s = s * t + 1.128358021e-01;
+  s = s * t - 3.761262298e-01;
+  s = s * t + 1.283791661e-01;
+  precise float v = 1.0 / max(a, 1.0);
+  precise float r = -1.207988430e-02;
+  r = r * v + 4.147293419e-02;
+  r = r * v - 3.256680677e-03;
+  r = r * v - 2.105932236e-01;
+  r = r * v + 4.749651551e-01;
+  r = r * v - 4.620603919e-01;
+  r = r * v + 3.947317228e-02;
+  r = r * v + 5.594154596e-01;
+  r = r * v + 2.469873580e-04;
+  precise float small = x + x * s, e = a < 4.0 ? 1.0 - exp(-(a * a)) * r : 1.0;
+  if (a < 1.0) return small;
+  return isnan(x) ? x : (x < 0.0 ? -e : e);
+}
