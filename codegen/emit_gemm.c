@@ -98,6 +98,12 @@
 typedef struct gemm_view {
   int binding;
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
+  /* A split dimension (split_dim >= 0): index i of that dimension is at
+   * (i / split_inner) * split_stride + (i % split_inner) * stride[split_dim]:
+   * a reshape that merged two dimensions whose strides are no progression
+   * (PyTorch's heads x head size, transposed, back to the model width). */
+  int split_dim;
+  int64_t split_inner, split_stride;
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -115,6 +121,9 @@ typedef struct gemm_plan {
   int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
   int64_t batch, m, n, k;
   int64_t lks, rks; /* merged contracting strides */
+  /* the lhs's contracting dimension split (gemm_view_t): k at
+   * (k / lk_inner) * lk_outer + (k % lk_inner) * lks; lk_inner 0: not */
+  int64_t lk_inner, lk_outer;
 } gemm_plan_t;
 
 static bool is_dot(const hlo_instruction_t *x) {
@@ -142,7 +151,10 @@ static bool dense(const hlo_shape_t *s, const int64_t *stride) {
  * merges (and splits again) is one arithmetic progression, as a transpose
  * of a dense array followed by a reshape that merges dimensions kept
  * together (attention's heads x head size back to the model width). */
-static bool reshape_view(const hlo_shape_t *is, const int64_t *stride, const hlo_shape_t *os, int64_t *out) {
+static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo_shape_t *os, gemm_view_t *v) {
+  const int64_t *stride = in->stride;
+  int64_t *out = v->stride;
+  v->split_dim = -1;
   int i = 0, o = 0;
   for (int d = 0; d < is->rank; d++)
     if (is->dimensions[d] <= 0) return false;
@@ -169,12 +181,33 @@ static bool reshape_view(const hlo_shape_t *is, const int64_t *stride, const hlo
         po *= os->dimensions[o++];
       }
     }
+    for (int d = i0; d < i; d++)
+      if (d == in->split_dim) return false;
     int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
+    int nonunit_in = 0, nonunit_out = 0, last = -1, first = -1;
+    for (int d = i - 1; d >= i0; d--)
+      if (is->dimensions[d] != 1) nonunit_in++, first = d, last = last < 0 ? d : last;
+    for (int d = o0; d < o; d++) nonunit_out += os->dimensions[d] != 1;
+    bool progression = true;
     for (int d = i - 1; d >= i0; d--) {
       if (is->dimensions[d] == 1) continue;
       if (st < 0) st = stride[d];
-      else if (stride[d] != inner) return false;
+      else if (stride[d] != inner) progression = false;
       inner = stride[d] * is->dimensions[d];
+    }
+    if (!progression) {
+      /* two input dimensions merged into one: a split dimension */
+      if (nonunit_in != 2 || nonunit_out != 1 || v->split_dim >= 0) return false;
+      for (int d = o0; d < o; d++) {
+        out[d] = 0;
+        if (os->dimensions[d] != 1) {
+          out[d] = stride[last];
+          v->split_dim = d;
+          v->split_inner = is->dimensions[last];
+          v->split_stride = stride[first];
+        }
+      }
+      continue;
     }
     for (int d = o - 1; d >= o0; d--) {
       out[d] = os->dimensions[d] == 1 ? 0 : st;
@@ -192,10 +225,12 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
   if (x->shape.element_type != HLO_F32 || s->rank > HLO_MAX_RANK || depth > 16) return false;
   if (!fc) {
     v->binding = k;
+    v->split_dim = -1;
     row_major(s, v->stride);
     return true;
   }
   gemm_view_t in;
+  v->split_dim = -1;
   switch (x->opcode) {
     case HLO_OPCODE_PARAMETER:
       v->binding = (int)x->parameter_number;
@@ -205,12 +240,17 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       return trace_view(fc, x->operands[0], 0, depth + 1, v);
     case HLO_OPCODE_TRANSPOSE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
-      v->binding = in.binding;
-      for (int d = 0; d < s->rank; d++) v->stride[d] = in.stride[x->attrs.permutation.data[d]];
+      *v = in;
+      for (int d = 0; d < s->rank; d++) {
+        int64_t from = x->attrs.permutation.data[d];
+        v->stride[d] = in.stride[from];
+        if (from == in.split_dim) v->split_dim = d;
+      }
       return true;
     case HLO_OPCODE_BROADCAST_IN_DIM: {
       const hlo_shape_t *is = &x->operands[0]->shape;
-      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank)
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank ||
+          in.split_dim >= 0)
         return false;
       v->binding = in.binding;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
@@ -224,11 +264,11 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_RESHAPE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       v->binding = in.binding;
-      if (dense(&x->operands[0]->shape, in.stride)) {
+      if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
       }
-      return reshape_view(&x->operands[0]->shape, in.stride, s, v->stride);
+      return reshape_view(&x->operands[0]->shape, &in, s, v);
     default: return false;
   }
 }
@@ -249,7 +289,9 @@ static bool merge(const hlo_shape_t *s, const int64_t *stride, const int64_t *di
 }
 
 /* True when every use of |x| in |fc| is an elementwise op over the dot's
- * dimensions (or a root), so it is only asked for at its own index. */
+ * dimensions, a reshape that only adds or drops 1s, or a root, so it is
+ * only asked for at its own index (a row-major position shared by every
+ * such shape). */
 static bool own_index_only(const hlo_computation_t *fc, const hlo_instruction_t *x, const hlo_shape_t *dims,
                            int depth) {
   if (depth > 64) return false;
@@ -258,8 +300,8 @@ static bool own_index_only(const hlo_computation_t *fc, const hlo_instruction_t 
     for (int k = 0; k < u->operand_count; k++) {
       if (u->operands[k] != x) continue;
       if (u->opcode == HLO_OPCODE_TUPLE && u == fc->root) continue;
-      if (!hlo_opcode_is_elementwise(u->opcode) || !hlo_shape_compatible_dims(&u->shape, dims) ||
-          !own_index_only(fc, u, dims, depth + 1))
+      if (!(hlo_opcode_is_elementwise(u->opcode) || u->opcode == HLO_OPCODE_RESHAPE) ||
+          !hlo_shape_dims_equal_but_ones(&u->shape, dims) || !own_index_only(fc, u, dims, depth + 1))
         return false;
     }
   }
@@ -305,7 +347,7 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
       }
     }
     for (int r = 0; r < el_result_count(instr); r++)
-      if (!hlo_shape_compatible_dims(el_result_shape(instr, r), &dot->shape)) return false;
+      if (!hlo_shape_dims_equal_but_ones(el_result_shape(instr, r), &dot->shape)) return false;
     p->fc = fc;
   } else {
     return false;
@@ -338,12 +380,19 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
   }
   for (int k = 0; k < 2; k++)
     if (!trace_view(p->fc, dot->operands[k], k, 0, &p->view[k])) return false;
+  /* a split dimension: the lhs's one contracting dimension only (LHS_KOFF) */
+  if (p->view[1].split_dim >= 0) return false;
+  if (p->view[0].split_dim >= 0) {
+    if (p->nc != 1 || p->lc[0] != p->view[0].split_dim) return false;
+    p->lk_inner = p->view[0].split_inner;
+    p->lk_outer = p->view[0].split_stride;
+  }
   if (!merge(ls, p->view[0].stride, p->lc, p->nc, &p->lks) || !merge(rs, p->view[1].stride, p->rc, p->nc, &p->rks))
     return false;
   p->rview[0] = p->view[1];
   p->rks_of[0] = p->rks;
   for (int d = 1; d < p->ndot; d++)
-    if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) ||
+    if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) || p->rview[d].split_dim >= 0 ||
         !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
       return false;
   p->batch = p->k = 1;
@@ -425,6 +474,7 @@ static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64
       return false;
     }
   }
+  if (k == 0 && p->lk_inner) return ks == 1 && p->lk_inner % 8 == 0 && p->lk_outer % 8 == 0;
   if (k == 0 || along_k) return ks == 1 && p->k % 8 == 0;
   return inner >= 0 && ks % 8 == 0;
 }
@@ -727,6 +777,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   p.ndot);
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
   strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d_at(off)\n", (long long)p.lks, p.view[0].binding);
+  if (p.lk_inner)
+    strbuf_printf(&sb, "#define LHS_KOFF(k) (((k) / %lld) * %lld + ((k) %% %lld) * LHS_KS)\n", (long long)p.lk_inner,
+                  (long long)p.lk_outer, (long long)p.lk_inner);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) / 8)\n", p.view[0].binding);
   bool word_view[64] = {false};
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;

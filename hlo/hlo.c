@@ -156,6 +156,19 @@ bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b) {
   return true;
 }
 
+bool hlo_shape_dims_equal_but_ones(const hlo_shape_t *a, const hlo_shape_t *b) {
+  if (hlo_shape_is_tuple(a) || hlo_shape_is_tuple(b)) return false;
+  if (a->rank == 0 || b->rank == 0) return a->rank == b->rank;
+  if (a->dimensions[a->rank - 1] != b->dimensions[b->rank - 1]) return false;
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < a->rank && a->dimensions[i] == 1) i++;
+    while (j < b->rank && b->dimensions[j] == 1) j++;
+    if (i == a->rank || j == b->rank) return i == a->rank && j == b->rank;
+    if (a->dimensions[i++] != b->dimensions[j++]) return false;
+  }
+}
+
 bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b) {
   if (a->element_type != b->element_type) return false;
   if (a->element_type == HLO_TUPLE) {

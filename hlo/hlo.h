@@ -78,6 +78,10 @@ size_t hlo_shape_size_bytes(const hlo_shape_t *shape); /* host bytes; 0 for tupl
 bool hlo_shape_is_tuple(const hlo_shape_t *shape);
 bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b); /* type and dims, not layout */
 bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b);
+/* The same dimensions once the 1s are dropped, and the same last one: a
+ * reshape between them keeps every element's row-major position and each
+ * row's elements (e.g. 128x3072 and 1x128x3072). */
+bool hlo_shape_dims_equal_but_ones(const hlo_shape_t *a, const hlo_shape_t *b);
 /* Writes "tensor<2x3xf32>" (or "tuple<...>") into |buf| (always NUL-terminated). */
 void hlo_shape_to_string(const hlo_shape_t *shape, char *buf, size_t buf_size);
 

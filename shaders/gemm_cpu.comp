@@ -58,6 +58,11 @@
  *                  their strides, or div/mod for unmergeable dimensions;
  *                  evaluated outside the k loop);
  *   LHS_KS         the stride of A along k (contracting dimensions merged);
+ *   LHS_KOFF(k)    optional: the offset of A[b, m, k] from LHS_AT(b, m)
+ *                  (default k * LHS_KS), for a contracting dimension split
+ *                  in two strided parts (a reshape merging attention heads
+ *                  x head size after a transpose); with LHS_LOADW, 8
+ *                  consecutive k from a multiple of 8 stay consecutive;
  *   LHS_LOAD(off)  the float value of A at offset off (the operand prologue:
  *                  a convert, or a load through a transpose/broadcast/
  *                  reshape, which the strides already express; on CPU
@@ -108,6 +113,9 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #endif
 #ifndef NDOT
 #define NDOT 1
+#endif
+#ifndef LHS_KOFF
+#define LHS_KOFF(k) ((k) * LHS_KS)
 #endif
 
 #ifndef TM
@@ -297,12 +305,12 @@ void main() {
     for (int k = 0; k < GEMM_K; k += 8) {
 #if defined(LHS_LOADW)
       u64vec4 aw[AS];
-      for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + k);
+      for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + LHS_KOFF(k));
 #define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
 #else
       float af[AS][8];
       for (int s = 0; s < AS; s++)
-        for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + (k + j) * LHS_KS);
+        for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + LHS_KOFF(k + j));
 #define A8(kk) subgroupShuffle(af[I / GEMM_SG][kk], uint(I % GEMM_SG))
 #endif
 #if defined(RHS_LOADWK_0)
@@ -349,7 +357,7 @@ void main() {
     /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
     for (int k = 0; k < GEMM_K; k += 8) {
       u64vec4 aw[TM];
-#define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + k);
+#define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + LHS_KOFF(k));
       FOR_M(LOAD_AW)
 #define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][kk >> 1])[kk & 1]; FOR_D(MAC_D) }
 #ifdef GEMM_UNROLL_K8
@@ -368,7 +376,7 @@ void main() {
 #else
     for (int kc = 0; kc < GEMM_K; kc++) {
       LOAD_B_STEP
-#define MAC_ROW(i) { const int I = i; float a = LHS_LOAD(arow[i] + kc * LHS_KS); FOR_D(MAC_D) }
+#define MAC_ROW(i) { const int I = i; float a = LHS_LOAD(arow[i] + LHS_KOFF(kc)); FOR_D(MAC_D) }
       FOR_M(MAC_ROW)
     }
 #endif

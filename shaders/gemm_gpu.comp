@@ -23,7 +23,7 @@
  * (gl_NumWorkGroups.x per row), tiles past the end return at once.
  *
  * Hooks: the same as gemm_cpu.comp (GEMM_BATCH, GEMM_M, GEMM_N, GEMM_K,
- * LHS_AT, LHS_KS, LHS_LOAD, RHS_AT, RHS_KS, RHS_LOAD, GEMM_STORE; see
+ * LHS_AT, LHS_KS, LHS_KOFF, LHS_LOAD, RHS_AT, RHS_KS, RHS_LOAD, GEMM_STORE; see
  * there); the generated part defines GEMM_GENERATED.  The tile shape is
  * fixed here (codegen/emit_gemm.c computes the group count from BM, BN);
  * it is what an untuned GPU default should be, not a measured optimum:
@@ -45,6 +45,9 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #define RHS_KS GEMM_N
 #define RHS_LOAD(off) in1.data[off]
 #define GEMM_STORE(idx, v) out0.data[idx] = (v)
+#endif
+#ifndef LHS_KOFF
+#define LHS_KOFF(k) ((k) * LHS_KS)
 #endif
 
 #define BM 64
@@ -79,7 +82,7 @@ void main() {
   bcol = RHS_AT(b, min(n0 + bn, GEMM_N - 1));
   float ra[4], rb[4];
   for (int e = 0; e < 4; e++) {
-    ra[e] = ak < GEMM_K ? LHS_LOAD(arow[e] + ak * LHS_KS) : 0.0;
+    ra[e] = ak < GEMM_K ? LHS_LOAD(arow[e] + LHS_KOFF(ak)) : 0.0;
     rb[e] = bk[e] < GEMM_K ? RHS_LOAD(bcol + bk[e] * RHS_KS) : 0.0;
   }
   for (int e = 0; e < 4; e++) {
@@ -95,7 +98,7 @@ void main() {
     if (more) { /* the next slice, into registers */
       int k1 = (s + 1) * BK;
       for (int e = 0; e < 4; e++) {
-        ra[e] = k1 + ak < GEMM_K ? LHS_LOAD(arow[e] + (k1 + ak) * LHS_KS) : 0.0;
+        ra[e] = k1 + ak < GEMM_K ? LHS_LOAD(arow[e] + LHS_KOFF(k1 + ak)) : 0.0;
         rb[e] = k1 + bk[e] < GEMM_K ? RHS_LOAD(bcol + (k1 + bk[e]) * RHS_KS) : 0.0;
       }
     }

@@ -288,6 +288,35 @@ static void reshape_unmergeable_falls_back(void **state) {
         false, 12);
 }
 
+/* PyTorch's attention output projection: the heads' results [h, s, d]
+ * transposed to [s, h, d] and reshaped to [s, h * d]: h and d do not merge
+ * (strides s * d and 1), so the contracting dimension is split in two
+ * (LHS_KOFF); the product then reshaped to [1, s, n] and given a bias and
+ * a residual in its epilogue.  Head size 8 (words) and 5 (elements). */
+static void split_contracting(void **state, int h, int d) {
+  char text[2048];
+  int s = 21, n = 19, k = h * d;
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dx%dx%dxf32>, %%w: tensor<%dx%dxf32>, %%bias: tensor<%dxf32>,"
+           " %%r: tensor<1x%dx%dxf32>) -> tensor<1x%dx%dxf32> {\n"
+           "  %%t = stablehlo.transpose %%x, dims = [1, 0, 2] : (tensor<%dx%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
+           "  %%m = stablehlo.reshape %%t : (tensor<%dx%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+           "  %%p = stablehlo.dot_general %%m, %%w, contracting_dims = [1] x [0] :"
+           " (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+           "  %%q = stablehlo.reshape %%p : (tensor<%dx%dxf32>) -> tensor<1x%dx%dxf32>\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%bias, dims = [2] : (tensor<%dxf32>) -> tensor<1x%dx%dxf32>\n"
+           "  %%y = stablehlo.add %%q, %%bb : tensor<1x%dx%dxf32>\n"
+           "  %%z = stablehlo.add %%y, %%r : tensor<1x%dx%dxf32>\n"
+           "  return %%z : tensor<1x%dx%dxf32>\n}\n",
+           h, s, d, k, n, n, s, n, s, n, h, s, d, s, h, d, s, h, d, s, k, s, k, k, n, s, n, s, n, s, n, n, s, n, s,
+           n, s, n, s, n);
+  ((fixture_t *)*state)->cpu_needle = "#define LHS_KOFF(k) (((k) / ";
+  check(state, text, true, k + 2);
+  ((fixture_t *)*state)->cpu_needle = NULL;
+}
+static void split_contracting_words(void **state) { split_contracting(state, 3, 8); }
+static void split_contracting_elements(void **state) { split_contracting(state, 4, 5); }
+
 /* relu(x @ transpose(w) + bias + residual): the transpose is an operand
  * prologue (strides), the rest the epilogue */
 static void fused_epilogue(void **state) {
@@ -401,6 +430,7 @@ int main(void) {
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
       cmocka_unit_test(subgroups_lhs_transposed),
       cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
+      cmocka_unit_test(split_contracting_words), cmocka_unit_test(split_contracting_elements),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
