@@ -249,8 +249,10 @@ typedef struct vkhlo_compile_options {
    * program is compiled once per candidate index and run 3 to 15 times
    * each (rounds of one run each, alternating, until 3 rounds have taken
    * 2 s) on zero-filled arguments with per-dispatch timestamps;
-   * the fastest per key (least device time per dispatch) is recorded in
-   * the file (kept in the context only when the cache is off) and used.
+   * the fastest per key (least device time per dispatch; the default
+   * unless another is 3% faster) is recorded in the file (kept in the
+   * context only when the cache is off) and used.  Tune on an idle
+   * machine: load favours larger tiles.
    * Costs a compile and 3-15 executions per candidate (at most 4 today).
    * Errors: as vkhlo_executable_execute for those executions (a program
    * that cannot run on zeros cannot be tuned); NOT_FOUND when the file
