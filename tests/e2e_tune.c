@@ -58,10 +58,19 @@ static void destroy_context(vkhlo_context_t *ctx) {
   vkhlo_context_destroy(ctx);
 }
 
-static bool on_cpu(vkhlo_context_t *ctx) {
+/* A context on |cache_dir|; on a device that is not a CPU the test is
+ * skipped (no kernel has choices on GPUs yet), after removing the
+ * directories |dir1| and |dir2| (NULL: none). */
+static vkhlo_context_t *cpu_context(const char *cache_dir, const char *dir1, const char *dir2) {
+  vkhlo_context_t *ctx = context_on(cache_dir);
   vkhlo_device_description_t d;
   vkhlo_context_device(ctx, &d);
-  return strcmp(d.type, "cpu") == 0;
+  if (strcmp(d.type, "cpu") == 0) return ctx;
+  destroy_context(ctx);
+  if (dir1) test_remove_dir(dir1);
+  if (dir2) test_remove_dir(dir2);
+  skip();
+  return NULL;
 }
 
 static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text, bool tune, bool retune,
@@ -154,12 +163,7 @@ static void tune_times_records_and_reuses(void **state) {
   (void)state;
   char dir[] = "/tmp/vkhlo_tune_testXXXXXX";
   assert_non_null(mkdtemp(dir));
-  vkhlo_context_t *ctx = context_on(dir);
-  if (!on_cpu(ctx)) {
-    destroy_context(ctx);
-    test_remove_dir(dir);
-    skip(); /* no kernel has choices on GPUs yet */
-  }
+  vkhlo_context_t *ctx = cpu_context(dir, dir, NULL);
   vkhlo_executable_t *exe = compile(ctx, program, true, false, NULL);
   int n;
   vkhlo_kernel_tuning_t *t = report(exe, &n);
@@ -241,13 +245,7 @@ static void tuning_file_choice_reaches_the_kernel(void **state) {
   char dir[] = "/tmp/vkhlo_tune_testXXXXXX", dump[] = "/tmp/vkhlo_tune_dumpXXXXXX";
   assert_non_null(mkdtemp(dir));
   assert_non_null(mkdtemp(dump));
-  vkhlo_context_t *ctx = context_on(dir);
-  if (!on_cpu(ctx)) {
-    destroy_context(ctx);
-    test_remove_dir(dir);
-    test_remove_dir(dump);
-    skip(); /* no kernel has choices on GPUs yet */
-  }
+  vkhlo_context_t *ctx = cpu_context(dir, dir, dump);
   vkhlo_executable_t *exe = compile(ctx, one_gemm, true, false, NULL);
   int n;
   vkhlo_kernel_tuning_t *t = report(exe, &n);
@@ -283,11 +281,7 @@ static void tuning_file_choice_reaches_the_kernel(void **state) {
 
 static void tuning_with_the_cache_off(void **state) {
   (void)state;
-  vkhlo_context_t *ctx = context_on("off");
-  if (!on_cpu(ctx)) {
-    destroy_context(ctx);
-    skip(); /* no kernel has choices on GPUs yet */
-  }
+  vkhlo_context_t *ctx = cpu_context("off", NULL, NULL);
   vkhlo_executable_t *exe = compile(ctx, one_gemm, true, false, NULL);
   int n;
   vkhlo_kernel_tuning_t *t = report(exe, &n);
@@ -325,11 +319,7 @@ static const char loops_on_zero[] =
 
 static void untunable_program_fails_clearly(void **state) {
   (void)state;
-  vkhlo_context_t *ctx = context_on("off");
-  if (!on_cpu(ctx)) {
-    destroy_context(ctx);
-    skip(); /* no kernel has choices on GPUs yet: nothing would run */
-  }
+  vkhlo_context_t *ctx = cpu_context("off", NULL, NULL); /* on GPUs nothing would run */
   setenv("VKHLO_MAX_LOOP_ITERATIONS", "1000", 1);
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
