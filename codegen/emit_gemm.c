@@ -300,7 +300,7 @@ static bool own_index_only(const hlo_computation_t *fc, const hlo_instruction_t 
     for (int k = 0; k < u->operand_count; k++) {
       if (u->operands[k] != x) continue;
       if (u->opcode == HLO_OPCODE_TUPLE && u == fc->root) continue;
-      if (!(hlo_opcode_is_elementwise(u->opcode) || u->opcode == HLO_OPCODE_RESHAPE) ||
+      if (!(hlo_opcode_is_pointwise(u->opcode) || u->opcode == HLO_OPCODE_RESHAPE) ||
           !hlo_shape_dims_equal_but_ones(&u->shape, dims) || !own_index_only(fc, u, dims, depth + 1))
         return false;
     }
@@ -321,7 +321,7 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
         if (p->ndot == GEMM_MAX_DOTS) return false;
         p->dots[p->ndot++] = x;
         dot = p->dots[0];
-      } else if (!hlo_opcode_is_elementwise(x->opcode) && !el_is_data_movement(x->opcode) &&
+      } else if (!hlo_opcode_is_pointwise(x->opcode) && !el_is_data_movement(x->opcode) &&
                  x->opcode != HLO_OPCODE_PARAMETER && x->opcode != HLO_OPCODE_CONSTANT &&
                  x->opcode != HLO_OPCODE_TUPLE) {
         return false;

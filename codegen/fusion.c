@@ -161,7 +161,7 @@ static bool reads_identity(const hlo_instruction_t *user, const hlo_instruction_
   /* a reshape that only adds or drops 1s (128x3072 -> 1x128x3072 after a
    * PyTorch export's dot) reads each element at its own position too */
   if (user->opcode == HLO_OPCODE_RESHAPE) return hlo_shape_dims_equal_but_ones(&user->shape, &producer->shape);
-  bool elementwise = hlo_opcode_is_elementwise(user->opcode) || user->opcode == HLO_OPCODE_MAP;
+  bool elementwise = hlo_opcode_is_pointwise(user->opcode) || user->opcode == HLO_OPCODE_MAP;
   return elementwise && !hlo_shape_is_tuple(&user->shape) &&
          hlo_shape_compatible_dims(&user->shape, &producer->shape);
 }

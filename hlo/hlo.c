@@ -94,6 +94,11 @@ bool hlo_element_type_from_name(const char *name, size_t len, hlo_element_type_t
 
 const char *hlo_opcode_name(hlo_opcode_t op) { return opcode_info(op)->name; }
 bool hlo_opcode_is_elementwise(hlo_opcode_t op) { return opcode_info(op)->kind == 'E'; }
+bool hlo_opcode_is_pointwise(hlo_opcode_t op) {
+  const opcode_info_t *info = opcode_info(op);
+  return info->kind == 'E' ||
+         (info->kind == 'C' && info->emitter == HLO_EMITTER_ELEMENTAL && info->cost == HLO_COST_CHEAP);
+}
 bool hlo_opcode_is_chlo(hlo_opcode_t op) { return opcode_info(op)->kind == 'C'; }
 hlo_emitter_class_t hlo_opcode_emitter(hlo_opcode_t op) { return opcode_info(op)->emitter; }
 hlo_op_cost_t hlo_opcode_cost(hlo_opcode_t op) { return opcode_info(op)->cost; }

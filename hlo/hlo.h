@@ -103,6 +103,10 @@ typedef enum hlo_opcode_e {
 
 const char *hlo_opcode_name(hlo_opcode_t op); /* "add", "dot_general", ... */
 bool hlo_opcode_is_elementwise(hlo_opcode_t op);
+/* Elementwise, or a CHLO function of its operands' elements at the same
+ * index (erf, lgamma, is_inf, next_after, ...): what may read a producer
+ * at its own index. */
+bool hlo_opcode_is_pointwise(hlo_opcode_t op);
 bool hlo_opcode_is_chlo(hlo_opcode_t op);
 /* Opcodes whose every instance has a side effect (the effect column of
  * opcodes.def: check, infeed, outfeed, send, recv, rng).  (custom_call has one when its has_side_effect
