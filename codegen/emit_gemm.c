@@ -784,7 +784,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool word_view[64] = {false};
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
   for (int d = 0; d < p.ndot; d++) {
-    char at[16], suffix[8] = "";
+    char at[24], suffix[16] = "";
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
     snprintf(at, sizeof at, "RHS_AT%s", suffix);
     define_at(&sb, &p, 1, &p.rview[d], at, "n");
