@@ -33,14 +33,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
+#include "support/file.h"
+#include "support/strbuf.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* rounds of one execution per candidate: at least TUNE_ROUNDS_MIN, more
  * (up to TUNE_ROUNDS_MAX) while all of them took less than TUNE_SECONDS */
@@ -122,24 +122,14 @@ vkhlo_status_t context_tuning_load(vkhlo_context_t *ctx) {
 static vkhlo_status_t save_tuning(vkhlo_context_t *ctx) {
   if (!ctx->tuning_path) return NULL;
   VKHLO_RETURN_IF_ERROR(read_tuning_file(ctx, false));
-  size_t n = strlen(ctx->tuning_path) + 32;
-  char *tmp = vkhlo_malloc(ctx->allocator, n);
-  if (!tmp) return VKHLO_NO_MEMORY();
-  snprintf(tmp, n, "%s.tmp.%ld", ctx->tuning_path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  bool ok = f != NULL;
-  if (ok) {
-    fprintf(f, "# vkhlo tuning choices for one device and driver (vkhlo tune): A B KEY\n");
-    for (int i = 0; i < ctx->tuning_count; i++)
-      fprintf(f, "%d %d %s\n", ctx->tuning[i].a, ctx->tuning[i].b, ctx->tuning[i].key);
-    ok = fclose(f) == 0;
-  }
-  vkhlo_status_t st = NULL;
-  if (!ok || rename(tmp, ctx->tuning_path) != 0) {
-    st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", ctx->tuning_path, strerror(errno));
-    remove(tmp);
-  }
-  vkhlo_free(ctx->allocator, tmp);
+  strbuf_t text;
+  strbuf_init(&text, ctx->allocator);
+  strbuf_append(&text, "# vkhlo tuning choices for one device and driver (vkhlo tune): A B KEY\n");
+  for (int i = 0; i < ctx->tuning_count; i++)
+    strbuf_printf(&text, "%d %d %s\n", ctx->tuning[i].a, ctx->tuning[i].b, ctx->tuning[i].key);
+  vkhlo_status_t st = text.failed ? VKHLO_NO_MEMORY()
+                                  : support_write_file(ctx->allocator, ctx->tuning_path, text.data, text.length);
+  strbuf_free(&text);
   return st;
 }
 

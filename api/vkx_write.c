@@ -9,8 +9,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api/vkx.h"
+#include "support/file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,20 +341,6 @@ vkhlo_status_t vkhlo_executable_serialize(const vkhlo_executable_t *exe, void **
   return NULL;
 }
 
-static vkhlo_status_t write_all(const char *path, const vkx_bytes_t *b) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", tmp, strerror(errno));
-  bool ok = fwrite(b->data ? (const void *)b->data : "", 1, b->size, f) == b->size;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", path, strerror(errno));
-  }
-  return NULL;
-}
-
 vkhlo_status_t vkhlo_executable_save(const vkhlo_executable_t *exe, const char *path, const char *weights_path) {
   if (!exe || !path) return VKHLO_INVALID("vkhlo_executable_save: executable or path is NULL");
   const char *base = NULL;
@@ -365,8 +351,9 @@ vkhlo_status_t vkhlo_executable_save(const vkhlo_executable_t *exe, const char *
   }
   vkx_bytes_t file, weights;
   VKHLO_RETURN_IF_ERROR(serialize(exe, weights_path != NULL, base, &file, &weights));
-  vkhlo_status_t st = weights_path ? write_all(weights_path, &weights) : NULL;
-  if (!st) st = write_all(path, &file);
+  vkhlo_status_t st =
+      weights_path ? support_write_file(exe->allocator, weights_path, weights.data, weights.size) : NULL;
+  if (!st) st = support_write_file(exe->allocator, path, file.data, file.size);
   free(file.data);
   free(weights.data);
   return st;

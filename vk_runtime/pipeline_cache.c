@@ -12,13 +12,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_runtime/vkrt_internal.h"
+#include "support/file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static uint64_t fnv1a(const void *data, size_t n) {
   const unsigned char *p = data;
@@ -130,24 +129,11 @@ vkhlo_status_t vkrt_pipeline_cache_save(vkrt_device_t *d) {
   uint64_t hash = fnv1a(data, size);
   vkhlo_status_t st = NULL;
   if (size != d->pipeline_cache_loaded_size || hash != d->pipeline_cache_loaded_hash) {
-    size_t len = strlen(d->pipeline_cache_path) + 32;
-    char *tmp = vkhlo_malloc(d->allocator, len);
-    if (!tmp) {
-      vkhlo_free(d->allocator, data);
-      return VKHLO_NO_MEMORY();
-    }
-    snprintf(tmp, len, "%s.tmp.%ld", d->pipeline_cache_path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size;
-    if (f && fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, d->pipeline_cache_path) == 0) {
+    st = support_write_file(d->allocator, d->pipeline_cache_path, data, size);
+    if (!st) {
       d->pipeline_cache_loaded_size = size;
       d->pipeline_cache_loaded_hash = hash;
-    } else {
-      remove(tmp);
-      st = vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot write %s: %s", d->pipeline_cache_path, strerror(errno));
     }
-    vkhlo_free(d->allocator, tmp);
   }
   vkhlo_free(d->allocator, data);
   return st;
