@@ -379,11 +379,7 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
   if (tuned) { /* not the generic baseline */
     conv_tune_key(g, out);
     out->tune_candidates = 3;
-    bool candidate = codegen_tune_candidate(target, features, 3, &p, &c);
-    if (candidate && p == 0) p = pl->tp;
-    if (!candidate && p == 0 && c == 0 && target->tuned_config &&
-        !target->tuned_config(target->tuning_user, out->tune_key, &p, &c))
-      p = c = 0;
+    if (!codegen_tile_request(target, out->tune_key, features, 3, pl->tp, pl->tc, p, c, &p, &c)) p = c = 0;
   }
   if (p >= 1 && p <= 16 && c >= 1 && c <= 32 && og % c == 0 && (!pl->rows || p <= g->ow) &&
       (pl->lhs_words != 2 || (p % pl->pxw == 0 && np % p == 0))) {

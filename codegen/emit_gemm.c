@@ -181,20 +181,20 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
         po *= os->dimensions[o++];
       }
     }
-    for (int d = i0; d < i; d++)
-      if (d == in->split_dim) return false;
+    if (in->split_dim >= i0 && in->split_dim < i) return false;
     int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
-    int nonunit_in = 0, nonunit_out = 0, last = -1, first = -1;
-    for (int d = i - 1; d >= i0; d--)
-      if (is->dimensions[d] != 1) nonunit_in++, first = d, last = last < 0 ? d : last;
-    for (int d = o0; d < o; d++) nonunit_out += os->dimensions[d] != 1;
+    int nonunit_in = 0, nonunit_out = 0, last = -1, first = -1; /* innermost, outermost */
     bool progression = true;
     for (int d = i - 1; d >= i0; d--) {
       if (is->dimensions[d] == 1) continue;
+      nonunit_in++;
+      if (last < 0) last = d;
+      first = d;
       if (st < 0) st = stride[d];
       else if (stride[d] != inner) progression = false;
       inner = stride[d] * is->dimensions[d];
     }
+    for (int d = o0; d < o; d++) nonunit_out += os->dimensions[d] != 1;
     if (!progression) {
       /* two input dimensions merged into one: a split dimension */
       if (nonunit_in != 2 || nonunit_out != 1 || v->split_dim >= 0) return false;
@@ -625,15 +625,13 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
              (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
              rhs_k_words);
     out->tune_candidates = 3;
-    int om = target->gemm_tile_m, on = target->gemm_tile_n;
-    bool candidate = codegen_tune_candidate(target, rows, 3, &om, &on);
-    if (candidate && on == 0) on = c->tn;
 #define TILE_OK(m, n) \
   ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
-    if (!candidate && !TILE_OK(om, on) && target->tuned_config &&
-        !target->tuned_config(target->tuning_user, out->tune_key, &om, &on))
-      om = on = 0;
-    if (TILE_OK(om, on)) {
+    bool knob = TILE_OK(target->gemm_tile_m, target->gemm_tile_n);
+    int om, on;
+    if (codegen_tile_request(target, out->tune_key, rows, 3, c->tm, c->tn, knob ? target->gemm_tile_m : 0,
+                             knob ? target->gemm_tile_n : 0, &om, &on) &&
+        TILE_OK(om, on)) {
       c->tm = om;
       c->tn = on;
     }
@@ -674,13 +672,11 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d",
            (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1]);
   out->tune_candidates = 4;
-  int om = 0, on = 0;
-  if (codegen_tune_candidate(target, tiles, 4, &om, &on) ||
-      (target->tuned_config && target->tuned_config(target->tuning_user, out->tune_key, &om, &on))) {
-    if (om >= 1 && om <= 32 && (om & (om - 1)) == 0 && (on == 8 || on == 16 || on == 32)) {
-      c->tm = om;
-      c->tn = on;
-    }
+  int om, on;
+  if (codegen_tile_request(target, out->tune_key, tiles, 4, c->tm, c->tn, 0, 0, &om, &on) && om >= 1 && om <= 32 &&
+      (om & (om - 1)) == 0 && (on == 8 || on == 16 || on == 32)) {
+    c->tm = om;
+    c->tn = on;
   }
   out->tune_a = c->tm;
   out->tune_b = c->tn;

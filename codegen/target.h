@@ -86,14 +86,25 @@ typedef struct codegen_target {
   const void *tuning_user;
 } codegen_target_t;
 
-/* The tune_candidate-th of a kernel's |count| candidates (pairs a, b)
- * into *a, *b: false when tune_candidate is 0 or past |count|. */
-static inline bool codegen_tune_candidate(const codegen_target_t *t, const int (*cand)[2], int count, int *a,
-                                          int *b) {
-  if (t->tune_candidate < 1 || t->tune_candidate > count) return false;
-  *a = cand[t->tune_candidate - 1][0];
-  *b = cand[t->tune_candidate - 1][1];
-  return true;
+/* The configuration a kernel with tune key |key| asks for, in the order
+ * above: its tune_candidate-th of |count| candidates |cand| (a 0 in a pair
+ * stands for |dflt_a| / |dflt_b|), else the measurement knob |knob_a| x
+ * |knob_b| (0 x 0: unset), else tuned_config's choice, into *a, *b.  False
+ * when none applies; the caller checks that the kernel can take it. */
+static inline bool codegen_tile_request(const codegen_target_t *t, const char *key, const int (*cand)[2], int count,
+                                        int dflt_a, int dflt_b, int knob_a, int knob_b, int *a, int *b) {
+  if (t->tune_candidate >= 1 && t->tune_candidate <= count) {
+    const int *c = cand[t->tune_candidate - 1];
+    *a = c[0] ? c[0] : dflt_a;
+    *b = c[1] ? c[1] : dflt_b;
+    return true;
+  }
+  if (knob_a || knob_b) {
+    *a = knob_a;
+    *b = knob_b;
+    return true;
+  }
+  return t->tuned_config && t->tuned_config(t->tuning_user, key, a, b);
 }
 
 /* A target with every feature, for tests that only emit GLSL. */
