@@ -483,6 +483,10 @@ static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64
 
 typedef struct epi_ctx {
   const gemm_plan_t *plan;
+  /* bit k: the epilogue reads f32 operand k element by element through
+   * in<k>_at (an R32UI texel view on the CPU kernel: one gather per load
+   * where a storage buffer costs lavapipe a loop over the lanes) */
+  uint64_t element_reads;
 } epi_ctx_t;
 
 /* The product |x| is, or -1. */
@@ -494,7 +498,7 @@ static int dot_number(const gemm_plan_t *p, const hlo_instruction_t *x) {
 
 static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
                                   const el_name_t *index, el_name_t *out) {
-  const epi_ctx_t *ctx = E->user;
+  epi_ctx_t *ctx = E->user;
   const hlo_instruction_t *x = instr->operands[k];
   int d = dot_number(ctx->plan, x);
   if (d >= 0) {
@@ -509,8 +513,15 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
     strbuf_init(&ref, E->allocator);
     if (hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
     else el_append_linear(&ref, s, index);
-    vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
-                                   : codegen_load_element(E, x, s->element_type, buffer, ref.data ? ref.data : "0", out);
+    vkhlo_status_t st = NULL;
+    if (ref.failed) {
+      st = VKHLO_NO_MEMORY();
+    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && x->parameter_number < 64) {
+      ctx->element_reads |= 1ull << x->parameter_number;
+      el_def(E, x, HLO_F32, false, out, "%s_at(%s)", buffer, ref.data ? ref.data : "0");
+    } else {
+      st = codegen_load_element(E, x, s->element_type, buffer, ref.data ? ref.data : "0", out);
+    }
     strbuf_free(&ref);
     return st;
   }
@@ -529,12 +540,15 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
 }
 
 /* The body of gemm_epilogue(int idx, float v) into E->body: every root's
- * value at output position idx, stored. */
-static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p, const hlo_instruction_t *instr) {
+ * value at output position idx, stored; with |values|, the body of
+ * gemm_values instead: result r's value into gemm_r<r> (f32 results,
+ * stored 8 at a time by gemm_epilogue8). */
+static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p, const hlo_instruction_t *instr,
+                                    bool values) {
   const hlo_shape_t *s0 = el_result_shape(instr, 0);
   int nout = el_result_count(instr);
   if (!p->fc) {
-    el_line(E, instr, "out0.data[idx] = gemm_v0;");
+    el_line(E, instr, values ? "gemm_r0 = gemm_v0;" : "out0.data[idx] = gemm_v0;");
     return NULL;
   }
   el_name_t index[HLO_MAX_RANK];
@@ -566,7 +580,8 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
       strbuf_init(&line, E->allocator);
       char buffer[16];
       snprintf(buffer, sizeof buffer, "out%d", r);
-      glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", vals[j].s);
+      if (values) strbuf_printf(&line, "gemm_r%d = %s;", r, vals[j].s);
+      else glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", vals[j].s);
       if (line.failed) E->body.failed = true;
       else el_line(E, roots[i], "%s", line.data);
       strbuf_free(&line);
@@ -574,6 +589,31 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   }
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", instr->name, r, nout);
   return NULL;
+}
+
+/* gemm_epilogue8(idx, a0, b0[, a1, b1, ..]): the 8 outputs from idx (a
+ * multiple of 8) of every result, product d's accumulators in the vec4s
+ * a<d> (columns 0-3) and b<d> (4-7), through gemm_values, stored as one
+ * u64vec4 word per result. */
+static void append_epilogue8(strbuf_t *sb, int ndot, int nres) {
+  strbuf_append(sb, "void gemm_epilogue8(int idx");
+  for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", vec4 gemm_a%d, vec4 gemm_b%d", d, d);
+  strbuf_append(sb, ") {\n");
+  for (int r = 0; r < nres; r++) strbuf_printf(sb, "  float r%d[8];\n", r);
+  for (int j = 0; j < 8; j++) {
+    strbuf_printf(sb, "  gemm_values(idx + %d", j);
+    for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", gemm_%c%d.%c", j < 4 ? 'a' : 'b', d, "xyzw"[j % 4]);
+    for (int r = 0; r < nres; r++) strbuf_printf(sb, ", r%d[%d]", r, j);
+    strbuf_append(sb, ");\n");
+  }
+  for (int r = 0; r < nres; r++) {
+    strbuf_printf(sb, "  out%dw.data[idx / 8] = u64vec4(", r);
+    for (int w = 0; w < 4; w++)
+      strbuf_printf(sb, "%spackUint2x32(floatBitsToUint(vec2(r%d[%d], r%d[%d])))", w ? ", " : "", r, 2 * w, r,
+                    2 * w + 1);
+    strbuf_append(sb, ");\n");
+  }
+  strbuf_append(sb, "}\n");
 }
 
 /* ---------------------------------------------------------------- kernel */
@@ -705,28 +745,6 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (p.batch * p.m * p.n > 0x7FFFFFFF) return NULL;
 
-  elemental_emitter_t E;
-  epi_ctx_t ectx = {&p};
-  el_init(&E, target, out->allocator, epi_operand, &ectx);
-  vkhlo_status_t st = emit_epilogue(&E, &p, instr);
-  if (st) {
-    el_free(&E);
-    /* an epilogue the elemental emitter cannot make: keep the old path,
-     * which reports the same error if it has one */
-    vkhlo_status_free(st);
-    return NULL;
-  }
-  st = glsl_builder_check(&E.glsl);
-  if (st) {
-    el_free(&E);
-    return st;
-  }
-  int nres = el_result_count(instr);
-  for (int k = 0; k < instr->operand_count; k++) el_use_type(&E, instr->operands[k]->shape.element_type);
-  for (int r = 0; r < nres; r++) el_use_type(&E, el_result_shape(instr, r)->element_type);
-
-  strbuf_t sb;
-  strbuf_init(&sb, out->allocator);
   /* CPU: operands read in 64-bit words where they can be */
   bool words[2] = {false, false}, rhs_k_words = false;
   if (!gpu && target->shader_int64) {
@@ -737,17 +755,6 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       rhs_k_words = rhs_k_words && words_ok(&p, 1, &p.rview[d], p.rks_of[d], true);
     }
   }
-  if (words[0] || words[1] || rhs_k_words) E.features |= GLSL_FEATURE_INT64;
-  strbuf_append(&sb, "#version 450\n");
-  if (E.features & GLSL_FEATURE_INT64)
-    strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
-  if (E.features & GLSL_FEATURE_STORAGE8) strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
-  if (E.features & GLSL_FEATURE_STORAGE16) strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
-  strbuf_printf(&sb, "// %s: stablehlo.%s as shaders/%s", instr->name, hlo_opcode_name(instr->opcode), file->name);
-  if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
-  strbuf_append(&sb, "\n#define GEMM_GENERATED 1\n");
-  strbuf_printf(&sb, "#define GEMM_BATCH %lld\n#define GEMM_M %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n",
-                (long long)p.batch, (long long)p.m, (long long)p.n, (long long)p.k);
   /* CPU: a workgroup covers WG * TN columns; narrow products get a
    * narrower workgroup (a multiple of 8, the SIMD width of lavapipe on AVX2) */
   /* Small products take smaller tiles: TM no more rows than M has (a tile
@@ -760,6 +767,49 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     out->tune_key[0] = 0;
     out->tune_candidates = 0;
   }
+  int nres = el_result_count(instr);
+  /* CPU: the results stored in words of 8 (GEMM_STORE8): an f32 store
+   * costs lavapipe a loop over the lanes per component, as a load does,
+   * and a 64-bit component what a 32-bit one does (ffn_up 2607x1024x256:
+   * 39 -> 28 ms, where no stores at all would take 22.5) */
+  bool words_out = !gpu && target->shader_int64 && tl.tn % 8 == 0 && p.n % 8 == 0;
+  for (int r = 0; r < nres && words_out; r++) {
+    hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
+    words_out = rt == HLO_F32 && !glsl_type_is_packed(target, rt);
+  }
+
+  elemental_emitter_t E;
+  epi_ctx_t ectx = {&p, 0};
+  el_init(&E, target, out->allocator, epi_operand, &ectx);
+  vkhlo_status_t st = emit_epilogue(&E, &p, instr, words_out);
+  if (st) {
+    el_free(&E);
+    /* an epilogue the elemental emitter cannot make: keep the old path,
+     * which reports the same error if it has one */
+    vkhlo_status_free(st);
+    return NULL;
+  }
+  st = glsl_builder_check(&E.glsl);
+  if (st) {
+    el_free(&E);
+    return st;
+  }
+  for (int k = 0; k < instr->operand_count; k++) el_use_type(&E, instr->operands[k]->shape.element_type);
+  for (int r = 0; r < nres; r++) el_use_type(&E, el_result_shape(instr, r)->element_type);
+
+  strbuf_t sb;
+  strbuf_init(&sb, out->allocator);
+  if (words[0] || words[1] || rhs_k_words || words_out) E.features |= GLSL_FEATURE_INT64;
+  strbuf_append(&sb, "#version 450\n");
+  if (E.features & GLSL_FEATURE_INT64)
+    strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+  if (E.features & GLSL_FEATURE_STORAGE8) strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (E.features & GLSL_FEATURE_STORAGE16) strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  strbuf_printf(&sb, "// %s: stablehlo.%s as shaders/%s", instr->name, hlo_opcode_name(instr->opcode), file->name);
+  if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
+  strbuf_append(&sb, "\n#define GEMM_GENERATED 1\n");
+  strbuf_printf(&sb, "#define GEMM_BATCH %lld\n#define GEMM_M %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n",
+                (long long)p.batch, (long long)p.m, (long long)p.n, (long long)p.k);
   int TMv = tl.tm, TNv = tl.tn, sgr = tl.sgr;
   int64_t wg = tl.wg;
   if (!gpu && tl.sg)
@@ -791,8 +841,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
-  /* v is the accumulators of every product, comma-separated (ACCS) */
-  strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
+  /* v is the accumulators of every product, comma-separated (ACCS, ACCS8) */
+  if (words_out) strbuf_append(&sb, "#define GEMM_STORE8(idx, v) gemm_epilogue8(idx, v)\n");
+  else strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
   uint64_t texel_inputs = 0;
   for (int k = 0; k < instr->operand_count && k < 64; k++)
     if (word_view[k])
@@ -802,7 +853,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * views on the CPU kernel where they are not read by words */
   uint64_t scalar_inputs = 0;
   for (int k = 0; k < instr->operand_count; k++) {
-    bool used = false, texel = false;
+    bool used = k < 64 && (ectx.element_reads >> k & 1), texel = used && !gpu;
     for (int d = -1; d < p.ndot; d++) {
       bool lhs = d < 0;
       if ((lhs ? p.view[0].binding : p.rview[d].binding) != k) continue;
@@ -824,14 +875,19 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
     declare_buffer(&sb, instr->operand_count + r, glsl_type_is_packed(target, rt) ? "" : "writeonly ",
                    glsl_buffer_type_on(target, rt), name);
+    if (words_out)
+      strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) writeonly buffer Buffer%dw { u64vec4 data[]; } out%dw;\n",
+                    instr->operand_count + r, instr->operand_count + r, r);
   }
   glsl_append_prelude(&sb, E.features);
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
-  strbuf_append(&sb, "void gemm_epilogue(int idx");
+  strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
   for (int d = 0; d < p.ndot; d++) strbuf_printf(&sb, ", float gemm_v%d", d);
+  for (int r = 0; words_out && r < nres; r++) strbuf_printf(&sb, ", out float gemm_r%d", r);
   strbuf_append(&sb, ") {\n");
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
+  if (words_out) append_epilogue8(&sb, p.ndot, nres);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);

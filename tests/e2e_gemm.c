@@ -96,7 +96,7 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
       test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
-    vkhlo_buffer_t *args[8], *res;
+    vkhlo_buffer_t *args[8];
     assert_true(np <= 8);
     uint32_t seed = 99;
     for (int i = 0; i < np; i++) {
@@ -111,13 +111,24 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
       else free(data);
     }
     if (m == 0 && ninputs) *ninputs = np;
-    expect_ok(vkhlo_executable_execute(exe, np, args, 1, &res));
-    vkhlo_tensor_type_t rt;
-    expect_ok(vkhlo_executable_result_type(exe, 0, &rt));
-    *count = (size_t)vkhlo_tensor_type_element_count(&rt);
-    out[m] = malloc(*count * sizeof(float) + 4);
-    expect_ok(vkhlo_buffer_read(res, out[m], *count * sizeof(float)));
-    vkhlo_buffer_destroy(res);
+    /* every result (f32), one after another */
+    int nr = vkhlo_executable_result_count(exe);
+    vkhlo_buffer_t *res[4];
+    assert_true(nr >= 1 && nr <= 4);
+    expect_ok(vkhlo_executable_execute(exe, np, args, nr, res));
+    size_t counts[4], total = 0;
+    for (int r = 0; r < nr; r++) {
+      vkhlo_tensor_type_t rt;
+      expect_ok(vkhlo_executable_result_type(exe, r, &rt));
+      counts[r] = (size_t)vkhlo_tensor_type_element_count(&rt);
+      total += counts[r];
+    }
+    *count = total;
+    out[m] = malloc(total * sizeof(float) + 4);
+    for (int r = 0, at = 0; r < nr; at += (int)counts[r], r++) {
+      expect_ok(vkhlo_buffer_read(res[r], out[m] + at, counts[r] * sizeof(float)));
+      vkhlo_buffer_destroy(res[r]);
+    }
     for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
     vkhlo_executable_destroy(exe);
   }
@@ -335,6 +346,44 @@ static void fused_epilogue(void **state) {
         true, 36);
 }
 
+/* The same epilogue with the rhs read in words along n (N = 72, a
+ * multiple of 8): the results are stored 8 at a time (gemm_epilogue8 in
+ * codegen/emit_gemm.c) and the residual read through its texel view. */
+static void fused_epilogue_words(void **state) {
+  ((fixture_t *)*state)->cpu_needle = "out0w.data[idx / 8] = u64vec4(";
+  expect_texel_view(*state, "uniform usamplerBuffer in3s;");
+  check(state,
+        "func.func @main(%x: tensor<37x32xf32>, %w: tensor<32x72xf32>, %bias: tensor<72xf32>,"
+        " %r: tensor<37x72xf32>) -> tensor<37x72xf32> {\n"
+        "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
+        " (tensor<37x32xf32>, tensor<32x72xf32>) -> tensor<37x72xf32>\n"
+        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<72xf32>) -> tensor<37x72xf32>\n"
+        "  %s = stablehlo.add %d, %bb : tensor<37x72xf32>\n"
+        "  %t = stablehlo.add %s, %r : tensor<37x72xf32>\n"
+        "  %z = stablehlo.constant dense<0.0> : tensor<37x72xf32>\n"
+        "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"
+        "  return %y : tensor<37x72xf32>\n}\n",
+        true, 36);
+  ((fixture_t *)*state)->cpu_needle = NULL;
+}
+
+/* Two results of one GEMM fusion (sibling products of the same lhs, one
+ * with a residual): NDOT = 2, each result stored 8 at a time. */
+static void two_results_words(void **state) {
+  ((fixture_t *)*state)->cpu_needle = "out1w.data[idx / 8] = u64vec4(";
+  check(state,
+        "func.func @main(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>, %w2: tensor<24x48xf32>,"
+        " %r: tensor<40x48xf32>) -> (tensor<40x48xf32>, tensor<40x48xf32>) {\n"
+        "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
+        " (tensor<40x24xf32>, tensor<24x48xf32>) -> tensor<40x48xf32>\n"
+        "  %t = stablehlo.add %d, %r : tensor<40x48xf32>\n"
+        "  %e = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] :"
+        " (tensor<40x24xf32>, tensor<24x48xf32>) -> tensor<40x48xf32>\n"
+        "  return %t, %e : tensor<40x48xf32>, tensor<40x48xf32>\n}\n",
+        true, 24);
+  ((fixture_t *)*state)->cpu_needle = NULL;
+}
+
 /* attention-like: q k^T with the rhs contracted on its last dimension */
 static void scores_transposed_rhs(void **state) {
   check(state,
@@ -424,6 +473,7 @@ int main(void) {
       cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
+      cmocka_unit_test(fused_epilogue_words), cmocka_unit_test(two_results_words),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
       cmocka_unit_test(swiglu_two_dots),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
