@@ -182,11 +182,16 @@ static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
 
 typedef struct epilogue_ctx {
   const hlo_instruction_t *fusion, *conv;
+  /* bit p: the epilogue reads f32 operand p element by element through
+   * in<p>_at (declare_conv_views: an R32UI texel view where the target
+   * has them, one gather per load where a storage buffer costs lavapipe
+   * a loop over the lanes) */
+  uint64_t element_reads;
 } epilogue_ctx_t;
 
 static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
                                        const el_name_t *index, el_name_t *out) {
-  const epilogue_ctx_t *ctx = E->user;
+  epilogue_ctx_t *ctx = E->user;
   const hlo_instruction_t *x = instr->operands[k];
   if (x == ctx->conv) {
     snprintf(out->s, sizeof out->s, "acc");
@@ -202,8 +207,15 @@ static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruc
     else el_append_linear(&pos, s, index);
     char buffer[16];
     snprintf(buffer, sizeof buffer, "in%d", p);
-    vkhlo_status_t st = pos.failed ? VKHLO_NO_MEMORY()
-                                   : codegen_load_element(E, x, s->element_type, buffer, pos.data ? pos.data : "0", out);
+    vkhlo_status_t st = NULL;
+    if (pos.failed) {
+      st = VKHLO_NO_MEMORY();
+    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && p < 64) {
+      ctx->element_reads |= 1ull << p;
+      el_def(E, x, HLO_F32, false, out, "%s_at(%s)", buffer, pos.data ? pos.data : "0");
+    } else {
+      st = codegen_load_element(E, x, s->element_type, buffer, pos.data ? pos.data : "0", out);
+    }
     strbuf_free(&pos);
     return st;
   }
@@ -266,14 +278,17 @@ static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
   return conv;
 }
 
-/* Declarations of the fusion's operands and the epilogue function. */
+/* Declarations of the fusion's operands into |defs|, the epilogue function
+ * into |tail| (after the views, whose in<p>_at macros it reads the
+ * operands in |*element_reads| through). */
 static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_instruction_t *fusion,
-                                    const hlo_instruction_t *conv, strbuf_t *defs) {
+                                    const hlo_instruction_t *conv, strbuf_t *defs, strbuf_t *tail,
+                                    uint64_t *element_reads) {
   const hlo_computation_t *fc = fusion->called_computations[0];
   for (int i = 0; i < fc->instruction_count; i++)
     VKHLO_RETURN_IF_ERROR(codegen_check_element_types(target, fc->instructions[i]));
   elemental_emitter_t E;
-  epilogue_ctx_t ctx = {fusion, conv};
+  epilogue_ctx_t ctx = {fusion, conv, 0};
   el_init(&E, target, defs->allocator, epilogue_operand, &ctx);
   el_name_t index[HLO_MAX_RANK], vals[EL_MAX_RESULTS];
   el_delinearize(&E, fusion, &conv->shape, "idx", index);
@@ -292,11 +307,12 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
     for (int k = 0; k < fusion->operand_count; k++)
       strbuf_printf(defs, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { %s data[]; } in%d;\n", k, k,
                     glsl_buffer_type_on(target, fusion->operands[k]->shape.element_type), k);
-    glsl_append_prelude(defs, E.features);
-    if (E.functions.data) strbuf_append(defs, E.functions.data);
-    strbuf_printf(defs, "float vk_conv_epilogue(float acc, int idx) {\n%s  return %s;\n}\n",
+    glsl_append_prelude(tail, E.features);
+    if (E.functions.data) strbuf_append(tail, E.functions.data);
+    strbuf_printf(tail, "float vk_conv_epilogue(float acc, int idx) {\n%s  return %s;\n}\n",
                   E.body.data ? E.body.data : "", vals[0].s);
-    strbuf_append(defs, "#define CONV_EPILOGUE(acc, pos) vk_conv_epilogue(acc, pos)\n");
+    strbuf_append(tail, "#define CONV_EPILOGUE(acc, pos) vk_conv_epilogue(acc, pos)\n");
+    *element_reads = ctx.element_reads;
   }
   el_free(&E);
   return st;
@@ -410,14 +426,20 @@ static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, 
  * texels), elements through R32UI views.  The views' bindings follow the
  * storage ones, word views then element views, each in operand order
  * (codegen_declare_word_view).  |lhs_word| / |rhs_word|: the word type the
- * kernel reads the operand in, or NULL where it reads elements.  Nothing
- * is declared when both operands are one binding.  *texel_inputs and
- * *scalar_inputs (zeroed by the caller) get the views' operand bits, as in
- * codegen_kernel_t. */
+ * kernel reads the operand in, or NULL where it reads elements.  No view
+ * of the input and weights is declared when both are one binding.  The
+ * operands in |epilogue_reads| (a fusion's epilogue, emit_epilogue) get
+ * their in<p>_at macros here too, element views where the others have
+ * them.  *texel_inputs and *scalar_inputs (zeroed by the caller) get the
+ * views' operand bits, as in codegen_kernel_t. */
 static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
                                bool fused, int lhs_b, int rhs_b, const char *lhs_word, const char *rhs_word,
-                               uint64_t *texel_inputs, uint64_t *scalar_inputs) {
-  if (!target->texel_words || lhs_b == rhs_b) return;
+                               uint64_t epilogue_reads, uint64_t *texel_inputs, uint64_t *scalar_inputs) {
+  if (!target->texel_words || lhs_b == rhs_b) {
+    for (int k = 0; k < instr->operand_count && k < 64; k++)
+      if (epilogue_reads >> k & 1) codegen_declare_element_view(sb, target, instr, k, false, 0, 0, scalar_inputs);
+    return;
+  }
   int first = instr->operand_count + 1;
   int ks[2] = {lhs_b < rhs_b ? lhs_b : rhs_b, lhs_b < rhs_b ? rhs_b : lhs_b};
   unsigned features = 0;
@@ -433,9 +455,14 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     if (rhs) strbuf_printf(&decl, "#define CONV_RHS_W_AT(i) conv_word_half(in%dw_at((i) >> 1), (i))\n", k);
     else strbuf_printf(&decl, "#define CONV_LHS_W_AT(i) in%dw_at(i)\n", k);
   }
-  for (int i = 0; i < 2; i++) {
-    int k = ks[i];
-    if ((k == lhs_b ? lhs_word : rhs_word) != NULL) continue;
+  /* element views in operand order (their bindings follow that order) */
+  for (int k = 0; k < instr->operand_count && k < 64; k++) {
+    bool conv_operand = (k == lhs_b || k == rhs_b) && (k == lhs_b ? lhs_word : rhs_word) == NULL;
+    if (!conv_operand) {
+      if (epilogue_reads >> k & 1) /* also an operand read in words (a view of each kind) */
+        codegen_declare_element_view(&decl, target, instr, k, true, first, *texel_inputs, scalar_inputs);
+      continue;
+    }
     /* the storage-buffer form codegen_declare_element_view falls back on
      * (a fusion's epilogue has declared its operands already) */
     if (!fused)
@@ -530,10 +557,14 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
   if (conv->loc.file) strbuf_printf(&sb, " (convolution at %s:%d:%d)", conv->loc.file, conv->loc.line, conv->loc.col);
   strbuf_printf(&sb, ", shaders/%s\n", file_name);
+  strbuf_t tail; /* the epilogue function, after the views */
+  strbuf_init(&tail, out->allocator);
+  uint64_t epilogue_reads = 0;
   if (fused) {
-    vkhlo_status_t st = emit_epilogue(target, instr, conv, &sb);
+    vkhlo_status_t st = emit_epilogue(target, instr, conv, &sb, &tail, &epilogue_reads);
     if (st) {
       strbuf_free(&sb);
+      strbuf_free(&tail);
       return st;
     }
   }
@@ -543,7 +574,10 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
                    : plan.lhs_words == 2                                        ? "u64vec2"
                                                                                 : NULL;
   declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
-                     &texel_inputs, &scalar_inputs);
+                     epilogue_reads, &texel_inputs, &scalar_inputs);
+  if (tail.data) strbuf_append(&sb, tail.data);
+  if (tail.failed) sb.failed = true;
+  strbuf_free(&tail);
   const struct {
     const char *name;
     int64_t v;

@@ -361,6 +361,17 @@ static void left_to_the_old_path(void **state) {
   conv_case(state, "tensor<1x4x5x5xf16>", "tensor<4x4x3x3xf16>", "tensor<1x4x3x3xf16>", NCHW, "", 1, 1, false);
 }
 
+/* On CPU devices whose target has texel views, |text|'s kernels declare
+ * every one of |views|. */
+static void expect_views(void **state, const char *text, const char *const *views) {
+  const contexts_t *c = *state;
+  if (!on_cpu(c->ctx) || !c->ctx->target.texel_words) return;
+  vkhlo_executable_t *exe = compile(c->ctx, text);
+  for (int i = 0; views[i]; i++)
+    if (!kernel_has(exe, views[i])) fail_msg("the kernel lacks '%s':\n%s", views[i], text);
+  vkhlo_executable_destroy(exe);
+}
+
 /* Output fusions: the epilogue runs inside the kernel. */
 static void fused_epilogues(void **state) {
   static const char bias_relu[] =
@@ -391,6 +402,23 @@ static void fused_epilogues(void **state) {
       "  %o = stablehlo.maximum %t, %z : tensor<1x7x7x8xf32>\n"
       "  return %o : tensor<1x7x7x8xf32>\n}\n";
   compare(state, bn_residual, true);
+  /* the epilogue's operands read through R32UI texel views where the
+   * target has them (epilogue_reads in emit_conv.c): %r, %g, %h */
+  static const char *const bn_views[] = {"uniform usamplerBuffer in0s;", "uniform usamplerBuffer in1s;",
+                                         "uniform usamplerBuffer in3s;", NULL};
+  expect_views(state, bn_residual, bn_views);
+  /* NHWC 1x1 adding its own input: the input read in words by the
+   * convolution and element by element by the epilogue (a view of each) */
+  static const char self_residual[] =
+      "func.func @main(%x: tensor<1x6x6x16xf32>, %w: tensor<1x1x16x16xf32>) -> tensor<1x6x6x16xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+      " window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x6x6x16xf32>, tensor<1x1x16x16xf32>) -> tensor<1x6x6x16xf32>\n"
+      "  %t = stablehlo.add %y, %x : tensor<1x6x6x16xf32>\n"
+      "  return %t : tensor<1x6x6x16xf32>\n}\n";
+  compare(state, self_residual, true);
+  static const char *const self_views[] = {"uniform usamplerBuffer in0t;", "uniform usamplerBuffer in0s;", NULL};
+  expect_views(state, self_residual, self_views);
   /* NCHW 1x1 with a residual add: the epilogue under the word stores of
    * consecutive pixels (OUT_WORDS 2) */
   static const char nchw_1x1_residual[] =
