@@ -31,7 +31,14 @@
  * each dot's value at output position idx given as gemm_v<d>: every root's
  * value there is computed and stored, as the fusion kernel would have.
  * The GPU kernel takes one dot per fusion (fusions of several dots keep
- * the elemental path there).
+ * the elemental path there).  On the CPU kernel, where TN and N are
+ * multiples of 8 and every result is f32, the epilogue is gemm_values
+ * (the values without storing them) under gemm_epilogue8, which stores
+ * each result's 8 columns as one u64vec4 (GEMM_STORE8 in gemm_cpu.comp)
+ * and reads an f32 operand used at the output's own position (a
+ * residual) as one word for the 8; other f32 operand reads go through
+ * R32UI texel views (in<k>_at): lavapipe pays per access and component,
+ * not per byte.
  *
  * Operands in words (CPU): where the lhs has k stride 1 and K % 8 == 0,
  * or the rhs n stride 1 and N % 8 == 0 (and every other stride a multiple
@@ -487,7 +494,25 @@ typedef struct epi_ctx {
    * in<k>_at (an R32UI texel view on the CPU kernel: one gather per load
    * where a storage buffer costs lavapipe a loop over the lanes) */
   uint64_t element_reads;
+  /* With |words| (gemm_values, stored 8 at a time): bit k, f32 operand k
+   * is read at the output's own position (same dimensions, the root's
+   * index |root|), so gemm_epilogue8 loads its 8 values as one word and
+   * passes them to gemm_values as gemm_p<k>. */
+  bool words;
+  const el_name_t *root;
+  const hlo_shape_t *out_shape;
+  uint64_t word_reads;
 } epi_ctx_t;
+
+/* True when |index| is the output's own index |ctx->root| over a tensor
+ * of |s|'s dimensions (the read is at position idx). */
+static bool own_position(const epi_ctx_t *ctx, const hlo_shape_t *s, const el_name_t *index) {
+  if (!ctx->words || !ctx->root || s->rank != ctx->out_shape->rank || !hlo_shape_compatible_dims(s, ctx->out_shape))
+    return false;
+  for (int i = 0; i < s->rank; i++)
+    if (strcmp(index[i].s, ctx->root[i].s) != 0) return false;
+  return true;
+}
 
 /* The product |x| is, or -1. */
 static int dot_number(const gemm_plan_t *p, const hlo_instruction_t *x) {
@@ -516,6 +541,10 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
     vkhlo_status_t st = NULL;
     if (ref.failed) {
       st = VKHLO_NO_MEMORY();
+    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && x->parameter_number < 64 &&
+               hlo_shape_element_count(s) > 1 && own_position(ctx, s, index)) {
+      ctx->word_reads |= 1ull << x->parameter_number;
+      snprintf(out->s, sizeof out->s, "gemm_p%lld", (long long)x->parameter_number);
     } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && x->parameter_number < 64) {
       ctx->element_reads |= 1ull << x->parameter_number;
       el_def(E, x, HLO_F32, false, out, "%s_at(%s)", buffer, ref.data ? ref.data : "0");
@@ -553,6 +582,10 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   }
   el_name_t index[HLO_MAX_RANK];
   el_delinearize(E, instr, s0, "idx", index);
+  epi_ctx_t *ctx = E->user;
+  ctx->words = values;
+  ctx->root = index;
+  ctx->out_shape = s0;
   const hlo_instruction_t *roots[EL_MAX_RESULTS];
   int nroots = 1;
   roots[0] = p->fc->root;
@@ -587,6 +620,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
       strbuf_free(&line);
     }
   }
+  ctx->root = NULL;
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", instr->name, r, nout);
   return NULL;
 }
@@ -595,14 +629,19 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
  * multiple of 8) of every result, product d's accumulators in the vec4s
  * a<d> (columns 0-3) and b<d> (4-7), through gemm_values, stored as one
  * u64vec4 word per result. */
-static void append_epilogue8(strbuf_t *sb, int ndot, int nres) {
+static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_reads) {
   strbuf_append(sb, "void gemm_epilogue8(int idx");
   for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", vec4 gemm_a%d, vec4 gemm_b%d", d, d);
   strbuf_append(sb, ") {\n");
   for (int r = 0; r < nres; r++) strbuf_printf(sb, "  float r%d[8];\n", r);
+  for (int k = 0; k < 64; k++)
+    if (word_reads >> k & 1) strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(idx / 8);\n", k, k);
   for (int j = 0; j < 8; j++) {
     strbuf_printf(sb, "  gemm_values(idx + %d", j);
     for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", gemm_%c%d.%c", j < 4 ? 'a' : 'b', d, "xyzw"[j % 4]);
+    for (int k = 0; k < 64; k++)
+      if (word_reads >> k & 1)
+        strbuf_printf(sb, ", uintBitsToFloat(unpackUint2x32(p%d.%c).%c)", k, "xyzw"[j / 2], "xy"[j % 2]);
     for (int r = 0; r < nres; r++) strbuf_printf(sb, ", r%d[%d]", r, j);
     strbuf_append(sb, ");\n");
   }
@@ -779,7 +818,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
 
   elemental_emitter_t E;
-  epi_ctx_t ectx = {&p, 0};
+  epi_ctx_t ectx = {&p, 0, false, NULL, NULL, 0};
   el_init(&E, target, out->allocator, epi_operand, &ectx);
   vkhlo_status_t st = emit_epilogue(&E, &p, instr, words_out);
   if (st) {
@@ -828,6 +867,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   (long long)p.lk_outer, (long long)p.lk_inner);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) / 8)\n", p.view[0].binding);
   bool word_view[64] = {false};
+  for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's own-position reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
   for (int d = 0; d < p.ndot; d++) {
     char at[24], suffix[16] = "";
@@ -883,11 +923,13 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
   for (int d = 0; d < p.ndot; d++) strbuf_printf(&sb, ", float gemm_v%d", d);
+  for (int k = 0; k < 64; k++)
+    if (ectx.word_reads >> k & 1) strbuf_printf(&sb, ", float gemm_p%d", k);
   for (int r = 0; words_out && r < nres; r++) strbuf_printf(&sb, ", out float gemm_r%d", r);
   strbuf_append(&sb, ") {\n");
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
-  if (words_out) append_epilogue8(&sb, p.ndot, nres);
+  if (words_out) append_epilogue8(&sb, p.ndot, nres, ectx.word_reads);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);

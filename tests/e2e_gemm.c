@@ -35,7 +35,7 @@ typedef struct fixture {
   vkhlo_context_t *ctx[MODES];
   /* when set, the default mode's GLSL must contain it on CPU devices (a
    * kernel path) */
-  const char *cpu_needle;
+  const char *cpu_needle, *cpu_needle2; /* the second one too, when set */
 } fixture_t;
 
 static int setup(void **state) {
@@ -91,8 +91,10 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
       assert_int_equal(test_dump_contains(dir, "as shaders/gemm_"), expect_gemm);
       vkhlo_device_description_t d;
       vkhlo_context_device(f->ctx[m], &d);
-      if (f->cpu_needle && strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, f->cpu_needle))
-        fail_msg("the kernel has no %s:\n%s", f->cpu_needle, text);
+      const char *needles[2] = {f->cpu_needle, f->cpu_needle2};
+      for (int i = 0; i < 2; i++)
+        if (needles[i] && strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, needles[i]))
+          fail_msg("the kernel has no %s:\n%s", needles[i], text);
       test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
@@ -348,10 +350,14 @@ static void fused_epilogue(void **state) {
 
 /* The same epilogue with the rhs read in words along n (N = 72, a
  * multiple of 8): the results are stored 8 at a time (gemm_epilogue8 in
- * codegen/emit_gemm.c) and the residual read through its texel view. */
+ * codegen/emit_gemm.c), the residual, read at each output's own position,
+ * 8 at a time too, and the bias through its texel view. */
 static void fused_epilogue_words(void **state) {
-  ((fixture_t *)*state)->cpu_needle = "out0w.data[idx / 8] = u64vec4(";
-  expect_texel_view(*state, "uniform usamplerBuffer in3s;");
+  fixture_t *f = *state;
+  /* p3 is gemm_epilogue8's word of the residual (emitted with the word
+   * stores only) */
+  f->cpu_needle2 = "u64vec4 p3 = in3w_at(idx / 8);";
+  expect_texel_view(f, "uniform usamplerBuffer in2s;");
   check(state,
         "func.func @main(%x: tensor<37x32xf32>, %w: tensor<32x72xf32>, %bias: tensor<72xf32>,"
         " %r: tensor<37x72xf32>) -> tensor<37x72xf32> {\n"
@@ -364,7 +370,7 @@ static void fused_epilogue_words(void **state) {
         "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"
         "  return %y : tensor<37x72xf32>\n}\n",
         true, 36);
-  ((fixture_t *)*state)->cpu_needle = NULL;
+  f->cpu_needle = f->cpu_needle2 = NULL;
 }
 
 /* Two results of one GEMM fusion (sibling products of the same lhs, one
