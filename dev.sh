@@ -4,7 +4,8 @@
 #   ./dev.sh example   install what is missing, build, run examples/mlp.mlir
 #   ./dev.sh test      install what is missing, build, run the whole test suite
 #                      (unit, end-to-end and conformance tests with the Khronos
-#                      validation layer on, then the unit tests under ASan+UBSan)
+#                      validation layer on, then the unit tests and the
+#                      in-process end-to-end tests under ASan+UBSan)
 #   ./dev.sh arm64     also install the aarch64 cross compiler and qemu-user,
 #                      unpack an arm64 sysroot (cmake/aarch64-sysroot.sh),
 #                      cross-build into build-aarch64 and run tests/arm64.sh
@@ -55,7 +56,7 @@ case "${1:-}" in
     (cd build && VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure --timeout 3000)
     build build-asan -DVKHLO_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp \
-       VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure -L unit --timeout 1200)
+       VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 ctest --output-on-failure -L '^(unit|api)$' --timeout 1200)
     ;;
   arm64)
     install_deps
