@@ -72,6 +72,17 @@ vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instructio
   return failed ? VKHLO_NO_MEMORY() : NULL;
 }
 
+vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                       int k, const char *position, uint64_t *element_reads, el_name_t *out) {
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", k);
+  if (t != HLO_F32 || glsl_type_is_packed(E->target, HLO_F32) || k < 0 || k >= 64)
+    return codegen_load_element(E, instr, t, buffer, position, out);
+  *element_reads |= 1ull << k;
+  el_def(E, instr, HLO_F32, false, out, "%s_at(%s)", buffer, position);
+  return NULL;
+}
+
 /* Loads binding |buffer|, a tensor of shape |s|, at the row-major position
  * of |index|. */
 static vkhlo_status_t load_at_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,

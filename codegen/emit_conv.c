@@ -205,17 +205,9 @@ static vkhlo_status_t epilogue_operand(elemental_emitter_t *E, const hlo_instruc
     strbuf_init(&pos, E->allocator);
     if (hlo_shape_element_count(s) == 1) strbuf_append(&pos, "0");
     else el_append_linear(&pos, s, index);
-    char buffer[16];
-    snprintf(buffer, sizeof buffer, "in%d", p);
-    vkhlo_status_t st = NULL;
-    if (pos.failed) {
-      st = VKHLO_NO_MEMORY();
-    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && p < 64) {
-      ctx->element_reads |= 1ull << p;
-      el_def(E, x, HLO_F32, false, out, "%s_at(%s)", buffer, pos.data ? pos.data : "0");
-    } else {
-      st = codegen_load_element(E, x, s->element_type, buffer, pos.data ? pos.data : "0", out);
-    }
+    vkhlo_status_t st = pos.failed ? VKHLO_NO_MEMORY()
+                                   : codegen_load_element_at(E, x, s->element_type, p, pos.data ? pos.data : "0",
+                                                             &ctx->element_reads, out);
     strbuf_free(&pos);
     return st;
   }

@@ -494,11 +494,11 @@ typedef struct epi_ctx {
    * in<k>_at (an R32UI texel view on the CPU kernel: one gather per load
    * where a storage buffer costs lavapipe a loop over the lanes) */
   uint64_t element_reads;
-  /* With |words| (gemm_values, stored 8 at a time): bit k, f32 operand k
-   * is read at the output's own position (same dimensions, the root's
-   * index |root|), so gemm_epilogue8 loads its 8 values as one word and
-   * passes them to gemm_values as gemm_p<k>. */
-  bool words;
+  /* While gemm_values is emitted (stored 8 at a time; NULL otherwise) the
+   * root's index: bit k of |word_reads|, f32 operand k is read at the
+   * output's own position (same dimensions, that index), so
+   * gemm_epilogue8 loads its 8 values as one word and passes them to
+   * gemm_values as gemm_p<k>. */
   const el_name_t *root;
   const hlo_shape_t *out_shape;
   uint64_t word_reads;
@@ -507,7 +507,7 @@ typedef struct epi_ctx {
 /* True when |index| is the output's own index |ctx->root| over a tensor
  * of |s|'s dimensions (the read is at position idx). */
 static bool own_position(const epi_ctx_t *ctx, const hlo_shape_t *s, const el_name_t *index) {
-  if (!ctx->words || !ctx->root || s->rank != ctx->out_shape->rank || !hlo_shape_compatible_dims(s, ctx->out_shape))
+  if (!ctx->root || s->rank != ctx->out_shape->rank || !hlo_shape_compatible_dims(s, ctx->out_shape))
     return false;
   for (int i = 0; i < s->rank; i++)
     if (strcmp(index[i].s, ctx->root[i].s) != 0) return false;
@@ -532,24 +532,20 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
   }
   if (x->opcode == HLO_OPCODE_PARAMETER) {
     const hlo_shape_t *s = &x->shape;
-    char buffer[16];
-    snprintf(buffer, sizeof buffer, "in%lld", (long long)x->parameter_number);
     strbuf_t ref;
     strbuf_init(&ref, E->allocator);
     if (hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
     else el_append_linear(&ref, s, index);
+    int pn = (int)x->parameter_number;
     vkhlo_status_t st = NULL;
     if (ref.failed) {
       st = VKHLO_NO_MEMORY();
-    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && x->parameter_number < 64 &&
+    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && pn < 64 &&
                hlo_shape_element_count(s) > 1 && own_position(ctx, s, index)) {
-      ctx->word_reads |= 1ull << x->parameter_number;
-      snprintf(out->s, sizeof out->s, "gemm_p%lld", (long long)x->parameter_number);
-    } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && x->parameter_number < 64) {
-      ctx->element_reads |= 1ull << x->parameter_number;
-      el_def(E, x, HLO_F32, false, out, "%s_at(%s)", buffer, ref.data ? ref.data : "0");
+      ctx->word_reads |= 1ull << pn;
+      snprintf(out->s, sizeof out->s, "gemm_p%d", pn);
     } else {
-      st = codegen_load_element(E, x, s->element_type, buffer, ref.data ? ref.data : "0", out);
+      st = codegen_load_element_at(E, x, s->element_type, pn, ref.data ? ref.data : "0", &ctx->element_reads, out);
     }
     strbuf_free(&ref);
     return st;
@@ -583,8 +579,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   el_name_t index[HLO_MAX_RANK];
   el_delinearize(E, instr, s0, "idx", index);
   epi_ctx_t *ctx = E->user;
-  ctx->words = values;
-  ctx->root = index;
+  ctx->root = values ? index : NULL;
   ctx->out_shape = s0;
   const hlo_instruction_t *roots[EL_MAX_RESULTS];
   int nroots = 1;
@@ -818,7 +813,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
 
   elemental_emitter_t E;
-  epi_ctx_t ectx = {&p, 0, false, NULL, NULL, 0};
+  epi_ctx_t ectx = {&p, 0, NULL, NULL, 0};
   el_init(&E, target, out->allocator, epi_operand, &ectx);
   vkhlo_status_t st = emit_epilogue(&E, &p, instr, words_out);
   if (st) {

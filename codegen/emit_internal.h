@@ -27,6 +27,14 @@
 vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
                                     const char *buffer, const char *position, el_name_t *out);
 
+/* codegen_load_element of operand |k|'s binding ("in<k>") for a library
+ * kernel's epilogue: an f32 element (k < 64) through the in<k>_at macro,
+ * which the kernel defines with codegen_declare_element_view for every
+ * bit it finds set in *element_reads (an R32UI texel view on CPU
+ * devices); other types from the storage buffer. */
+vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                       int k, const char *position, uint64_t *element_reads, el_name_t *out);
+
 /* el_operand_value_fn that loads operand |k| from binding k ("in<k>") at
  * the row-major linear position of |index|. */
 vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,

@@ -330,6 +330,15 @@ static void split_contracting(void **state, int h, int d) {
 static void split_contracting_words(void **state) { split_contracting(state, 3, 8); }
 static void split_contracting_elements(void **state) { split_contracting(state, 4, 5); }
 
+/* The epilogue of the two cases below: relu(%d + bias + %r), 37x72. */
+#define BIAS_RESIDUAL_RELU_37x72                                                                        \
+  "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<72xf32>) -> tensor<37x72xf32>\n"      \
+  "  %s = stablehlo.add %d, %bb : tensor<37x72xf32>\n"                                                  \
+  "  %t = stablehlo.add %s, %r : tensor<37x72xf32>\n"                                                   \
+  "  %z = stablehlo.constant dense<0.0> : tensor<37x72xf32>\n"                                          \
+  "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"                                               \
+  "  return %y : tensor<37x72xf32>\n}\n"
+
 /* relu(x @ transpose(w) + bias + residual): the transpose is an operand
  * prologue (strides), the rest the epilogue */
 static void fused_epilogue(void **state) {
@@ -339,12 +348,7 @@ static void fused_epilogue(void **state) {
         "  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<72x32xf32>) -> tensor<32x72xf32>\n"
         "  %d = stablehlo.dot_general %x, %wt, contracting_dims = [1] x [0] :"
         " (tensor<37x32xf32>, tensor<32x72xf32>) -> tensor<37x72xf32>\n"
-        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<72xf32>) -> tensor<37x72xf32>\n"
-        "  %s = stablehlo.add %d, %bb : tensor<37x72xf32>\n"
-        "  %t = stablehlo.add %s, %r : tensor<37x72xf32>\n"
-        "  %z = stablehlo.constant dense<0.0> : tensor<37x72xf32>\n"
-        "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"
-        "  return %y : tensor<37x72xf32>\n}\n",
+        BIAS_RESIDUAL_RELU_37x72,
         true, 36);
 }
 
@@ -363,12 +367,7 @@ static void fused_epilogue_words(void **state) {
         " %r: tensor<37x72xf32>) -> tensor<37x72xf32> {\n"
         "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
         " (tensor<37x32xf32>, tensor<32x72xf32>) -> tensor<37x72xf32>\n"
-        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<72xf32>) -> tensor<37x72xf32>\n"
-        "  %s = stablehlo.add %d, %bb : tensor<37x72xf32>\n"
-        "  %t = stablehlo.add %s, %r : tensor<37x72xf32>\n"
-        "  %z = stablehlo.constant dense<0.0> : tensor<37x72xf32>\n"
-        "  %y = stablehlo.maximum %t, %z : tensor<37x72xf32>\n"
-        "  return %y : tensor<37x72xf32>\n}\n",
+        BIAS_RESIDUAL_RELU_37x72,
         true, 36);
   f->cpu_needle = f->cpu_needle2 = NULL;
 }
