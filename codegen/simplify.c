@@ -44,6 +44,8 @@
  *   select(constant pred, a, b) and select(p, a, a); convert to the same
  *   type; reshape to the same shape, reshape(reshape(x)); transpose with the
  *   identity permutation, transpose(transpose(x)) -> one transpose;
+ *   transpose(dot_general(a, b)) -> transpose(dot_general(b, a)) when that
+ *   makes the transpose keep its minor dimension (swap_dot_operands);
  *   broadcast_in_dim to the same shape with identity dimensions,
  *   broadcast_in_dim(broadcast_in_dim(x)) -> one broadcast_in_dim; slice of
  *   the full range; slice of an iota that keeps the iota dimension's start
@@ -84,6 +86,8 @@
 
 typedef struct simplifier {
   hlo_module_t *m;
+  hlo_computation_t *c; /* the computation being walked */
+  bool users_known;     /* its instructions' users as they were before the walk */
   hlo_instruction_t **out; /* the computation's new instruction list */
   int out_count, out_capacity;
   bool changed;
@@ -833,6 +837,59 @@ static hlo_instruction_t *dynamic_slice_to_slice(simplifier_t *S, hlo_instructio
   return add_new(S, sl, in, depth);
 }
 
+/* transpose(dot_general(a, b)) -> transpose(dot_general(b, a)) where the
+ * transpose's minor dimension is a's last free dimension: the new dot's
+ * result is [batch, b's free, a's free], whose minor dimension is then
+ * the transpose's, so the transpose keeps rows contiguous (the identity
+ * when nothing else moves).  XLA's algebraic simplifier does the same for
+ * rank-2 dots.  Every element is the same sum of the same products in the
+ * same order (products commute exactly), so the result is unchanged; the
+ * kernels gain contiguous stores and loads (attention's probabilities x
+ * values exported as dot_general(v, p) then transposed: [b, h, d, s] ->
+ * [b, s, h, d]).  Only when the dot has no other user (|in| is its one
+ * recorded user, S->users_known) and its layout is the default. */
+static hlo_instruction_t *swap_dot_operands(simplifier_t *S, hlo_instruction_t *in, hlo_instruction_t *x,
+                                            int depth) {
+  const hlo_attrs_t *d = &x->attrs;
+  int rank = x->shape.rank, nb = d->lhs_batching_dimensions.count;
+  if (!S->users_known || x->user_count != 1 || x->users[0] != in || x == S->c->root || x->operand_count != 2)
+    return NULL;
+  hlo_instruction_t *l = x->operands[0], *rt = x->operands[1];
+  int nl = l->shape.rank - nb - d->lhs_contracting_dimensions.count;
+  int nr = rank - nb - nl;
+  if (nl < 1 || nr < 1 || d->rhs_batching_dimensions.count != nb ||
+      in->attrs.permutation.data[rank - 1] != nb + nl - 1)
+    return NULL;
+  hlo_shape_t def = x->shape;
+  hlo_shape_init(&def, x->shape.element_type, rank, x->shape.dimensions);
+  if (!same_shape(&def, &x->shape)) return NULL;
+  /* new dot dim j <- old dot dim from[j]; old dim i -> new dim to[i] */
+  int64_t dims[HLO_MAX_RANK], from[HLO_MAX_RANK], to[HLO_MAX_RANK], q[HLO_MAX_RANK];
+  for (int j = 0; j < rank; j++) {
+    from[j] = j < nb ? j : j < nb + nr ? nb + nl + (j - nb) : nb + (j - nb - nr);
+    dims[j] = x->shape.dimensions[from[j]];
+    to[from[j]] = j;
+  }
+  for (int j = 0; j < rank; j++) q[j] = to[in->attrs.permutation.data[j]];
+  hlo_shape_t s;
+  hlo_shape_init(&s, x->shape.element_type, rank, dims);
+  hlo_instruction_t *ops[2] = {rt, l};
+  hlo_instruction_t *dot = hlo_instruction_create(S->m, HLO_OPCODE_DOT_GENERAL, &s, 2, ops);
+  if (!dot) return add_new(S, NULL, in, depth);
+  dot->attrs.lhs_batching_dimensions = d->rhs_batching_dimensions;
+  dot->attrs.rhs_batching_dimensions = d->lhs_batching_dimensions;
+  dot->attrs.lhs_contracting_dimensions = d->rhs_contracting_dimensions;
+  dot->attrs.rhs_contracting_dimensions = d->lhs_contracting_dimensions;
+  dot->loc = x->loc;
+  emit(S, dot);
+  hlo_instruction_t *t = make_unary(S, HLO_OPCODE_TRANSPOSE, in, dot);
+  if (t) {
+    t->attrs.permutation = hlo_dims_make(S->m, q, rank);
+    if (!dims_ok(t->attrs.permutation, rank)) t = NULL;
+  }
+  return add_new(S, t, in, depth);
+}
+
 /* The algebraic rules; returns the replacement or NULL. */
 static hlo_instruction_t *simplify_algebraic(simplifier_t *S, hlo_instruction_t *in, int depth) {
   const hlo_attrs_t *a = &in->attrs;
@@ -868,6 +925,10 @@ static hlo_instruction_t *simplify_algebraic(simplifier_t *S, hlo_instruction_t 
       if (is_identity(p)) {
         r = x;
         break;
+      }
+      if (x->opcode == HLO_OPCODE_DOT_GENERAL) {
+        hlo_instruction_t *sw = swap_dot_operands(S, in, x, depth);
+        if (sw || S->oom) return sw;
       }
       if (x->opcode == HLO_OPCODE_TRANSPOSE && x->attrs.permutation.count == p->count) {
         /* transpose(transpose(y, p1), p2) = transpose(y, q), q[i] = p1[p2[i]] */
@@ -985,6 +1046,8 @@ static hlo_instruction_t *replacement(hlo_instruction_t *in) {
 
 static vkhlo_status_t simplify_computation(simplifier_t *S, hlo_computation_t *c) {
   S->out_count = 0;
+  S->c = c;
+  S->users_known = hlo_compute_users(S->m, c);
   for (int i = 0; i < c->instruction_count; i++) c->instructions[i]->scratch = NULL;
   for (int i = 0; i < c->instruction_count; i++) {
     hlo_instruction_t *in = c->instructions[i];

@@ -98,7 +98,12 @@
  *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
  *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each);
  *   GEMM_SG, GEMM_SGR, GEMM_KB  see "Subgroups" (GEMM_KB a multiple of 8;
- *                  the generated part enables GL_KHR_shader_subgroup_shuffle).
+ *                  the generated part enables GL_KHR_shader_subgroup_shuffle);
+ *                  without GEMM_SG, GEMM_SGR (default 1) still stacks that
+ *                  many tiles of TM rows down the workgroup, WG / GEMM_SGR
+ *                  invocations across: a narrow product (N = 32, TN = 16)
+ *                  fills a SIMD group without narrowing TN below the 8
+ *                  columns that words need.
  * Without GEMM_GENERATED the defaults below make a 64^3 problem on
  * bindings 0, 1 (A, B) and 2 (C), which is what the build compiles and
  * spirv-val checks.
@@ -272,11 +277,11 @@ void main() {
   int grow = gsub % GEMM_SGR; /* which TM rows of the workgroup's RB */
   int lane = (gsub / GEMM_SGR) * GEMM_SG + int(gl_SubgroupInvocationID);
 #else
-  const int grow = 0;
-  int lane = int(gl_LocalInvocationID.x);
+  int grow = int(gl_LocalInvocationID.x) / (WG / GEMM_SGR);
+  int lane = int(gl_LocalInvocationID.x) % (WG / GEMM_SGR);
 #endif
   int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
-  /* uniform over the workgroup: the lhs loads below have uniform offsets */
+  /* uniform over the workgroup (t; the rows too where GEMM_SGR is 1) */
   for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
     int tn = t % TILES_N;
     int tr = t / TILES_N;

@@ -414,6 +414,47 @@ static void scores_rhs_words_along_k(void **state) {
   f->cpu_needle = NULL;
 }
 
+/* attention's probabilities x values as exported (chess-9M): dot_general(v,
+ * p) gives [b, h, d, s] and a transpose makes it [b, s, h, d].  The
+ * simplifier swaps the operands (p x v, then a transpose that keeps d
+ * minor), so on CPU devices the narrow product (N = d = 32, K = 17 not a
+ * multiple of 8) keeps 16 columns in words and stacks row tiles down the
+ * workgroup (GEMM_SGR).  Checked against sums computed here in every mode. */
+static void attention_values_transposed(void **state) {
+  fixture_t *f = *state;
+  enum { B = 2, H = 3, S = 19, T = 17, D = 32 };
+  f->cpu_needle = "#define GEMM_SGR";
+  f->cpu_needle2 = "#define GEMM_STORE8";
+  float *out[MODES], *in[2] = {NULL, NULL};
+  int nin = 2;
+  size_t n = 0;
+  run_modes(f,
+            "func.func @main(%v: tensor<2x17x3x32xf32>, %p: tensor<2x3x19x17xf32>) -> tensor<2x19x3x32xf32> {\n"
+            "  %o = stablehlo.dot_general %v, %p, batching_dims = [0, 2] x [0, 1], contracting_dims = [1] x [3] :"
+            " (tensor<2x17x3x32xf32>, tensor<2x3x19x17xf32>) -> tensor<2x3x32x19xf32>\n"
+            "  %r = stablehlo.transpose %o, dims = [0, 3, 1, 2] : (tensor<2x3x32x19xf32>) -> tensor<2x19x3x32xf32>\n"
+            "  return %r : tensor<2x19x3x32xf32>\n}\n",
+            true, out, &n, in, &nin);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+  assert_int_equal(n, B * S * H * D);
+  assert_int_equal(nin, 2);
+  float *want = malloc(n * sizeof *want);
+  for (int b = 0; b < B; b++)
+    for (int s = 0; s < S; s++)
+      for (int h = 0; h < H; h++)
+        for (int d = 0; d < D; d++) {
+          double sum = 0;
+          for (int t = 0; t < T; t++)
+            sum += (double)in[0][((b * T + t) * H + h) * D + d] * in[1][((b * H + h) * S + s) * T + t];
+          want[((b * S + s) * H + h) * D + d] = (float)sum;
+        }
+  for (int m = 0; m < MODES; m++) assert_close(out[m], want, n, T, mode_env[m] ? mode_env[m] : "default");
+  for (int m = 0; m < MODES; m++) free(out[m]);
+  free(want);
+  free(in[0]);
+  free(in[1]);
+}
+
 /* two products of the same lhs in one fusion (a SwiGLU MLP's gate and up
  * projections): NDOT = 2, epilogue silu(g) * u */
 static void swiglu_two_dots(void **state) {
@@ -480,7 +521,7 @@ int main(void) {
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
       cmocka_unit_test(fused_epilogue_words), cmocka_unit_test(two_results_words),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
-      cmocka_unit_test(swiglu_two_dots),
+      cmocka_unit_test(swiglu_two_dots),    cmocka_unit_test(attention_values_transposed),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
       cmocka_unit_test(subgroups_lhs_transposed),

@@ -367,6 +367,74 @@ static void test_compose_transposes(void **state) {
   hlo_module_destroy(m);
 }
 
+/* transpose(dot_general(a, b)) whose minor dimension is a's last free one
+ * becomes transpose(dot_general(b, a)) (swap_dot_operands): attention's
+ * dot_general(v, p) -> [b, h, d, s] transposed to [b, s, h, d]; a rank-2
+ * product's transpose disappears; a dot with a second user, or a transpose
+ * that keeps the rhs's free dimension minor, stays. */
+static void test_transpose_of_dot_swaps_operands(void **state) {
+  (void)state;
+  hlo_module_t *m = simp("%v: tensor<2x5x3x4xf32>, %p: tensor<2x3x6x5xf32>",
+                         "  %o = stablehlo.dot_general %v, %p, batching_dims = [0, 2] x [0, 1], contracting_dims = [1] x"
+                         " [3] : (tensor<2x5x3x4xf32>, tensor<2x3x6x5xf32>) -> tensor<2x3x4x6xf32>\n"
+                         "  %r = stablehlo.transpose %o, dims = [0, 3, 1, 2] : (tensor<2x3x4x6xf32>) -> tensor<2x6x3x4xf32>\n",
+                         "tensor<2x6x3x4xf32>");
+  hlo_instruction_t *t = root(m), *d = t->operands[0];
+  assert_int_equal(t->opcode, HLO_OPCODE_TRANSPOSE);
+  assert_dims(&t->attrs.permutation, 4, 0, 2, 1, 3);
+  assert_int_equal(d->opcode, HLO_OPCODE_DOT_GENERAL);
+  assert_int_equal(d->operands[0]->parameter_number, 1);
+  assert_int_equal(d->operands[1]->parameter_number, 0);
+  assert_dims(&d->attrs.lhs_batching_dimensions, 2, 0, 1);
+  assert_dims(&d->attrs.rhs_batching_dimensions, 2, 0, 2);
+  assert_dims(&d->attrs.lhs_contracting_dimensions, 1, 3);
+  assert_dims(&d->attrs.rhs_contracting_dimensions, 1, 1);
+  int64_t want[4] = {2, 3, 6, 4};
+  assert_int_equal(d->shape.rank, 4);
+  for (int i = 0; i < 4; i++) assert_int_equal(d->shape.dimensions[i], want[i]);
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_DOT_GENERAL), 1);
+  hlo_module_destroy(m);
+
+  m = simp("%a: tensor<3x4xf32>, %b: tensor<4x5xf32>",
+           "  %o = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] :"
+           " (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>\n"
+           "  %r = stablehlo.transpose %o, dims = [1, 0] : (tensor<3x5xf32>) -> tensor<5x3xf32>\n",
+           "tensor<5x3xf32>");
+  d = root(m);
+  assert_int_equal(d->opcode, HLO_OPCODE_DOT_GENERAL);
+  assert_int_equal(d->operands[0]->parameter_number, 1);
+  assert_dims(&d->attrs.lhs_contracting_dimensions, 1, 0);
+  assert_dims(&d->attrs.rhs_contracting_dimensions, 1, 1);
+  assert_int_equal(d->shape.dimensions[0], 5);
+  assert_int_equal(d->shape.dimensions[1], 3);
+  assert_int_equal(count_non_params(entry(m)), 1);
+  hlo_module_destroy(m);
+
+  /* the dot is also returned: two users, nothing changes */
+  const char *text = "func.func @main(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> (tensor<5x3xf32>, tensor<3x5xf32>) {\n"
+               "  %o = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] :"
+               " (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>\n"
+               "  %r = stablehlo.transpose %o, dims = [1, 0] : (tensor<3x5xf32>) -> tensor<5x3xf32>\n"
+               "  return %r, %o : tensor<5x3xf32>, tensor<3x5xf32>\n}\n";
+  m = simplified(text);
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_TRANSPOSE), 1);
+  for (int i = 0; i < entry(m)->instruction_count; i++)
+    if (entry(m)->instructions[i]->opcode == HLO_OPCODE_DOT_GENERAL)
+      assert_int_equal(entry(m)->instructions[i]->operands[0]->parameter_number, 0);
+  hlo_module_destroy(m);
+
+  /* [b, m, n] -> [m, b, n]: n (the rhs's) stays minor, nothing changes */
+  m = simp("%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>",
+           "  %o = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] :"
+           " (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>\n"
+           "  %r = stablehlo.transpose %o, dims = [1, 0, 2] : (tensor<2x3x5xf32>) -> tensor<3x2x5xf32>\n",
+           "tensor<3x2x5xf32>");
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_TRANSPOSE);
+  assert_int_equal(root(m)->operands[0]->operands[0]->parameter_number, 0);
+  assert_dims(&root(m)->attrs.permutation, 3, 1, 0, 2);
+  hlo_module_destroy(m);
+}
+
 static void test_compose_reshapes_and_broadcasts(void **state) {
   (void)state;
   hlo_module_t *m = simp("%x: tensor<2x3xf32>",
@@ -994,6 +1062,7 @@ int main(void) {
       cmocka_unit_test(test_select_false_picks_on_false),
       cmocka_unit_test(test_identities_must_not_fire),
       cmocka_unit_test(test_compose_transposes),
+      cmocka_unit_test(test_transpose_of_dot_swaps_operands),
       cmocka_unit_test(test_compose_reshapes_and_broadcasts),
       cmocka_unit_test(test_slice_of_iota),
       cmocka_unit_test(test_dynamic_slice_constant_indices),
