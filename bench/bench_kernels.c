@@ -10,6 +10,9 @@
  *   attn_scores        264 x (79x32 @ (79x32)^T) f32 (batch 264, rhs contracted
  *                      on its last dimension: q k^T)
  *   attn_values        264 x (79x79 @ 79x32) f32
+ *   attn_values_heads  the same as chess-9M reads it: batch 33 x 8 heads, the
+ *                      values a [33, 79, 256] activation reshaped to
+ *                      [33, 79, 8, 32] (rhs rows 256 apart)
  *   skinny             1x4096 @ 4096x4096 f32 (decode)
  *   ffn_gated          (2607x256 @ 256x1024) * (2607x256 @ 256x1024): two
  *                      products of the same lhs and their elementwise
@@ -68,17 +71,19 @@ typedef struct gemm_case {
   bool rhs_t; /* rhs given as [b, n, k] (contracted on its last dimension) */
   bool big;   /* only with --big */
   bool gated; /* two products of the same lhs, multiplied (a SwiGLU's gate and up) */
+  int heads;  /* > 0: batch = b / heads x heads, rhs [b / heads, k, heads * n] (attention's values) */
 } gemm_case_t;
 
 static const gemm_case_t cases[] = {
-    {"gemm_1024", 1, 1024, 1024, 1024, false, false, false},
-    {"gemm_4096", 1, 4096, 4096, 4096, false, true, false},
-    {"ffn_up", 1, 2607, 1024, 256, false, false, false},
-    {"ffn_down", 1, 2607, 256, 1024, false, false, false},
-    {"attn_scores", 264, 79, 79, 32, true, false, false},
-    {"attn_values", 264, 79, 32, 79, false, false, false},
-    {"skinny", 1, 1, 4096, 4096, false, false, false},
-    {"ffn_gated", 1, 2607, 1024, 256, false, false, true},
+    {"gemm_1024", 1, 1024, 1024, 1024, false, false, false, 0},
+    {"gemm_4096", 1, 4096, 4096, 4096, false, true, false, 0},
+    {"ffn_up", 1, 2607, 1024, 256, false, false, false, 0},
+    {"ffn_down", 1, 2607, 256, 1024, false, false, false, 0},
+    {"attn_scores", 264, 79, 79, 32, true, false, false, 0},
+    {"attn_values", 264, 79, 32, 79, false, false, false, 0},
+    {"attn_values_heads", 264, 79, 32, 79, false, false, false, 8},
+    {"skinny", 1, 1, 4096, 4096, false, false, false, 0},
+    {"ffn_gated", 1, 2607, 1024, 256, false, false, true, 0},
 };
 
 /* The StableHLO program of |c|. */
@@ -99,6 +104,18 @@ static char *program(const gemm_case_t *c) {
   }
   size_t size = 2048;
   char *text = malloc(size);
+  if (c->heads) {
+    int b0 = c->b / c->heads, h = c->heads;
+    snprintf(text, size,
+             "func.func @main(%%a: tensor<%dx%dx%dx%dxf32>, %%b: tensor<%dx%dx%dxf32>) -> tensor<%dx%dx%dx%dxf32> {\n"
+             "  %%v = stablehlo.reshape %%b : (tensor<%dx%dx%dxf32>) -> tensor<%dx%dx%dx%dxf32>\n"
+             "  %%c = stablehlo.dot_general %%a, %%v, batching_dims = [0, 1] x [0, 2], contracting_dims = [3] x [1] :"
+             " (tensor<%dx%dx%dx%dxf32>, tensor<%dx%dx%dx%dxf32>) -> tensor<%dx%dx%dx%dxf32>\n"
+             "  return %%c : tensor<%dx%dx%dx%dxf32>\n}\n",
+             b0, h, c->m, c->k, b0, c->k, h * c->n, b0, h, c->m, c->n, b0, c->k, h * c->n, b0, c->k, h, c->n, b0, h,
+             c->m, c->k, b0, c->k, h, c->n, b0, h, c->m, c->n, b0, h, c->m, c->n);
+    return text;
+  }
   if (c->gated) {
     snprintf(text, size,
              "func.func @main(%%a: %s, %%b: %s, %%b2: %s) -> %s {\n"
@@ -168,9 +185,14 @@ static double run_blas(const gemm_case_t *c, const float *a, const float *b, flo
   double t0 = now_ms();
   for (int i = 0; i < c->b; i++) {
     const float *ai = a + (size_t)i * c->m * c->k, *bi = b + (size_t)i * c->k * c->n;
+    int ldb = c->rhs_t ? c->k : c->n;
+    if (c->heads) { /* head i % heads of batch i / heads: columns 32 h .. of rows heads * n apart */
+      bi = b + (size_t)(i / c->heads) * c->k * c->heads * c->n + (size_t)(i % c->heads) * c->n;
+      ldb = c->heads * c->n;
+    }
     float *ci = out + (size_t)i * c->m * c->n;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, c->rhs_t ? CblasTrans : CblasNoTrans, c->m, c->n, c->k, 1.0f, ai, c->k,
-                bi, c->rhs_t ? c->k : c->n, 0.0f, ci, c->n);
+                bi, ldb, 0.0f, ci, c->n);
   }
   if (c->gated) { /* the second product (the same rhs data) and the elementwise product */
     size_t n = (size_t)c->b * c->m * c->n;
@@ -230,7 +252,7 @@ int main(int argc, char **argv) {
   }
   printf("device: %s; OpenBLAS %s, %d threads; %d rounds, medians\n", vkrt_device_info(ctx->device)->name,
          openblas_get_config(), openblas_get_num_threads(), rounds);
-  printf("%-12s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "BxMxNxK", "wall_ms", "dev_ms", "GFLOP/s",
+  printf("%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "BxMxNxK", "wall_ms", "dev_ms", "GFLOP/s",
          "blas_ms", "blasGF/s", "ratio", before ? "elem_ms" : "", before ? "elemGF/s" : "", "max_err");
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     const gemm_case_t *c = &cases[ci];
@@ -263,7 +285,7 @@ int main(int argc, char **argv) {
     double mw = median(wall, rounds), md = median(dev, rounds), mb = median(blas, rounds), mr = median(ratio, rounds);
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%dx%dx%d", c->b, c->m, c->n, c->k);
-    printf("%-12s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%%", c->name, shape, mw, md, flop / md / 1e6, mb,
+    printf("%-18s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%%", c->name, shape, mw, md, flop / md / 1e6, mb,
            flop / mb / 1e6, 100 * mr);
     if (before) {
       double me = median(elem, rounds);
