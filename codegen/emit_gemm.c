@@ -677,6 +677,13 @@ typedef struct cpu_tiles {
  * narrow for them); |rhs_k_words|: the rhs could be read in words along k
  * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
  * the subgroup path takes when words[1] is false. */
+/* Rows a product of |m| rows computes in workgroups of |sgr| tiles of |tm|
+ * rows (the last one's rows past M cost as much as real ones). */
+static int64_t rows_computed(int64_t m, int tm, int sgr) {
+  int64_t rb = (int64_t)tm * sgr;
+  return (m + rb - 1) / rb * rb;
+}
+
 static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
                              cpu_tiles_t *c, codegen_kernel_t *out) {
   memset(c, 0, sizeof *c);
@@ -721,12 +728,10 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     /* rows computed past M (the last tile's, shifted back) cost as much as
      * real ones: fewer subgroups down, then half the rows, while more than
      * a tenth are wasted (M = 79: 128 rows -> 80) */
-#define ROWS_COMPUTED(tm, sgr) (((p->m + (int64_t)(tm) * (sgr) - 1) / ((int64_t)(tm) * (sgr))) * (tm) * (sgr))
-    while (c->sgr > 1 && ROWS_COMPUTED(c->tm, c->sgr) * 10 > p->m * 11) c->sgr /= 2;
-    if (ROWS_COMPUTED(c->tm, c->sgr) * 10 > p->m * 11 && c->tm > 8 &&
-        ROWS_COMPUTED(c->tm / 2, c->sgr) < ROWS_COMPUTED(c->tm, c->sgr))
+    while (c->sgr > 1 && rows_computed(p->m, c->tm, c->sgr) * 10 > p->m * 11) c->sgr /= 2;
+    if (rows_computed(p->m, c->tm, c->sgr) * 10 > p->m * 11 && c->tm > 8 &&
+        rows_computed(p->m, c->tm / 2, c->sgr) < rows_computed(p->m, c->tm, c->sgr))
       c->tm /= 2;
-#undef ROWS_COMPUTED
     while (c->sgr > 1 && across * c->sgr > maxwg) c->sgr /= 2;
     while (across > c->sg && across * c->sgr > maxwg) across /= 2;
     c->wg = (int)(across * c->sgr);
@@ -766,11 +771,9 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     across = (p->n + c->tn - 1) / c->tn;
     c->sgr = (int)(8 / across);
     while (c->sgr > 1 && (int64_t)(c->sgr / 2) * c->tm >= p->m) c->sgr /= 2;
-#define ROWS_COMPUTED(tm, sgr) (((p->m + (int64_t)(tm) * (sgr) - 1) / ((int64_t)(tm) * (sgr))) * (tm) * (sgr))
-    while (c->tm > 8 && ROWS_COMPUTED(c->tm, c->sgr) * 10 > p->m * 11 &&
-           ROWS_COMPUTED(c->tm / 2, c->sgr) < ROWS_COMPUTED(c->tm, c->sgr))
+    while (c->tm > 8 && rows_computed(p->m, c->tm, c->sgr) * 10 > p->m * 11 &&
+           rows_computed(p->m, c->tm / 2, c->sgr) < rows_computed(p->m, c->tm, c->sgr))
       c->tm /= 2;
-#undef ROWS_COMPUTED
     c->wg = (int)(across * c->sgr);
     return;
   }
