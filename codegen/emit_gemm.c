@@ -766,7 +766,8 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
      * values, N = 32) keep 8 or 16 columns per invocation, so the rhs
      * stays in words and the stores go out by words, and fill a SIMD
      * group of 8 with GEMM_SGR tiles of rows down the workgroup instead:
-     * 264 x 79x32x79 from 12.7-15.1 to 8-11 ms on lavapipe (noisy) */
+     * 264 x 79x32x79 as chess-9M reads it (rhs rows 256 apart) from
+     * 14.2-15.4 to 9.1-9.8 ms on lavapipe */
     c->tn = p->n <= 8 ? 8 : c->tn >= 16 ? 16 : c->tn;
     across = (p->n + c->tn - 1) / c->tn;
     c->sgr = (int)(8 / across);
@@ -814,9 +815,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   /* CPU: a workgroup covers WG * TN columns; narrow products get a
    * narrower workgroup (a multiple of 8, the SIMD width of lavapipe on AVX2) */
   /* Small products take smaller tiles: TM no more rows than M has (a tile
-   * of 16 rows of a 1-row product would compute the row 16 times), TN
-   * down to 4 while fewer than 16 invocations would cover N (attention's
-   * 79x32 products: lanes of lavapipe's SIMD groups would idle). */
+   * of 16 rows of a 1-row product would compute the row 16 times); narrow
+   * ones (fewer than 8 invocations across N, rhs in words: attention's
+   * 79x32 values product) stack GEMM_SGR row tiles down the workgroup,
+   * others take TN down to 4 while fewer than 16 invocations would cover N
+   * (lanes of lavapipe's SIMD groups would idle). */
   cpu_tiles_t tl;
   choose_cpu_tiles(&p, target, words, rhs_k_words, &tl, out);
   if (gpu) { /* gemm_gpu.comp has one configuration */

@@ -860,7 +860,7 @@ static hlo_instruction_t *swap_dot_operands(simplifier_t *S, hlo_instruction_t *
   if (nl < 1 || nr < 1 || d->rhs_batching_dimensions.count != nb ||
       in->attrs.permutation.data[rank - 1] != nb + nl - 1)
     return NULL;
-  hlo_shape_t def = x->shape;
+  hlo_shape_t def;
   hlo_shape_init(&def, x->shape.element_type, rank, x->shape.dimensions);
   if (!same_shape(&def, &x->shape)) return NULL;
   /* new dot dim j <- old dot dim from[j]; old dim i -> new dim to[i] */

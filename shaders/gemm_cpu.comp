@@ -95,7 +95,8 @@
  * constants: they size register arrays that the preprocessor unrolls, and
  * the kernels are already specialized per shape and compiled in process):
  *   TM   rows per invocation: 1, 2, 4, .. 64 (default 16);
- *   TN   columns per invocation: 4, 8 or 16 (default 16), as TN / 4 vec4s.
+ *   TN   columns per invocation: 4, 8, 16 or 32 (default 8 here; the
+ *        emitter sets it), as TN / 4 vec4s.
  *   GEMM_MAX_GROUPS  workgroups in the grid-stride loop (64 invocations each);
  *   GEMM_SG, GEMM_SGR, GEMM_KB  see "Subgroups" (GEMM_KB a multiple of 8;
  *                  the generated part enables GL_KHR_shader_subgroup_shuffle);
@@ -177,7 +178,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #elif TN == 32
 #define FOR_V(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3) X(i, 4) X(i, 5) X(i, 6) X(i, 7)
 #else
-#error TN must be 4, 8 or 16
+#error TN must be 4, 8, 16 or 32
 #endif
 /* FOR_W(X, i) is X(i, 0) .. X(i, TN / 8 - 1): the words of a row's TN
  * columns (GEMM_STORE8) */
