@@ -78,6 +78,20 @@ static bool on_cpu(vkhlo_context_t *ctx) {
   return strcmp(d.type, "cpu") == 0;
 }
 
+/* Whether the weights of the cases below (16 or 32 output features per
+ * tile) can be shared as 64-bit words: emit_conv.c needs the tile's
+ * features to be a multiple of 2 x the subgroup size, which holds for
+ * lavapipe's 8 lanes (256-bit) but not for 16 (LP_NATIVE_VECTOR_WIDTH=512).
+ * Where it does not, the needles that name the weight words are not
+ * expected (said on stdout) and the results are still compared. */
+static bool weight_words_expected(vkhlo_context_t *ctx, const char *needle) {
+  bool named = strstr(needle, "RHS_WORDS") || strstr(needle, "in1t;") || strstr(needle, "conv_word_half");
+  if (!named || ctx->target.subgroup_size <= 8) return true;
+  printf("e2e_conv: subgroup size %u: no weight words expected, '%s' not checked\n", ctx->target.subgroup_size,
+         needle);
+  return false;
+}
+
 /* Runs |exe| on |args|, returning result 0 as floats (heap) and its count. */
 static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int64_t *count) {
   vkhlo_buffer_t *res = NULL;
@@ -258,7 +272,8 @@ static void variant_case(void **state, const char *x, const char *w, const char 
   bool words = ctx->target.shader_int64 && ctx->target.subgroup_shuffle, check = true;
   for (int i = 0; defines[i]; i++) check = check && (words || !strstr(defines[i], "WORDS"));
   for (int i = 0; check && defines[i]; i++)
-    if (!kernel_has(exe, defines[i])) fail_msg("%s: the kernel lacks '%s'", x, defines[i]);
+    if (weight_words_expected(ctx, defines[i]) && !kernel_has(exe, defines[i]))
+      fail_msg("%s: the kernel lacks '%s'", x, defines[i]);
   vkhlo_executable_destroy(exe);
   exe = compile(c->generic, text);
   for (int i = 0; defines[i]; i++)
@@ -321,7 +336,8 @@ static void texel_case(void **state, const char *x, const char *w, const char *y
   vkhlo_executable_t *exe = compile(c->ctx, text);
   if (c->ctx->target.texel_words) {
     for (int i = 0; views[i]; i++)
-      if (!kernel_has(exe, views[i])) fail_msg("%s: the kernel lacks '%s'", x, views[i]);
+      if (weight_words_expected(c->ctx, views[i]) && !kernel_has(exe, views[i]))
+        fail_msg("%s: the kernel lacks '%s'", x, views[i]);
   } else if (kernel_has(exe, "usamplerBuffer")) {
     fail_msg("%s: a texel view without texel_words", x);
   }
