@@ -673,10 +673,6 @@ typedef struct cpu_tiles {
   bool rhs_k_words; /* the rhs read in words along k (RHS_LOADWK) */
 } cpu_tiles_t;
 
-/* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
- * narrow for them); |rhs_k_words|: the rhs could be read in words along k
- * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
- * the subgroup path takes when words[1] is false. */
 /* Rows a product of |m| rows computes in workgroups of |sgr| tiles of |tm|
  * rows (the last one's rows past M cost as much as real ones). */
 static int64_t rows_computed(int64_t m, int tm, int sgr) {
@@ -684,6 +680,10 @@ static int64_t rows_computed(int64_t m, int tm, int sgr) {
   return (m + rb - 1) / rb * rb;
 }
 
+/* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
+ * narrow for them); |rhs_k_words|: the rhs could be read in words along k
+ * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
+ * the subgroup path takes when words[1] is false. */
 static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
                              cpu_tiles_t *c, codegen_kernel_t *out) {
   memset(c, 0, sizeof *c);
