@@ -680,6 +680,13 @@ static int64_t rows_computed(int64_t m, int tm, int sgr) {
   return (m + rb - 1) / rb * rb;
 }
 
+/* Columns that whole subgroups of |sgs| lanes of |tn| columns each
+ * compute to cover |n| (those past N cost as much as real ones). */
+static int64_t covered_columns(int64_t n, int tn, uint32_t sgs) {
+  int64_t lanes = (n + tn - 1) / tn;
+  return (lanes + sgs - 1) / sgs * sgs * tn;
+}
+
 /* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
  * narrow for them); |rhs_k_words|: the rhs could be read in words along k
  * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
@@ -695,9 +702,12 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     c->sg = (int)sgs;
     c->tm = p->ndot == 2 ? GEMM_CPU_SG_TM : GEMM_CPU_SG_TM / 2;
     c->rhs_k_words = !words[1];
-    /* words along k: any TN; 4 where 8 would leave a third of the lanes
-     * past N (N = 79: 24 lanes of 4 columns instead of 16 of 8) */
-    c->tn = c->rhs_k_words && (p->n + 7) / 8 < 16 ? 4 : 8;
+    /* words along k: any TN; 4 where whole subgroups of 4 columns cover
+     * fewer columns past N than of 8 (N = 79 on 8 lanes: 24 lanes of 4
+     * columns, 96, instead of 16 of 8, 128; on 16 lanes both cover 128,
+     * and 8 columns per lane take 264 x 79x79x32 from 8.2 to 4.5 ms on
+     * lavapipe at 512 bits, bench_kernels attn_scores) */
+    c->tn = c->rhs_k_words && covered_columns(p->n, 4, sgs) < covered_columns(p->n, 8, sgs) ? 4 : 8;
     /* a tuning candidate (rows; 0 columns: the default's), else
      * $VKHLO_GEMM_TILE (measurements), else a tuned choice: rows a power
      * of two up to 64, columns 4 (words along k only), 8 or 16 */
