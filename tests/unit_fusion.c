@@ -448,34 +448,39 @@ static void test_memo_scopes(void **state) {
   }
 }
 
-/* Attention's scores q k^T at chess-9M's sizes (79 keys, heads of 32) on a
- * CPU target: the subgroup kernel reads k in words along d and takes 4
- * columns per invocation where whole subgroups of 4 cover fewer columns
- * past N = 79 than of 8 (8 lanes: 96 against 128), else 8 (16 lanes: 128
- * both ways, and 8 columns per lane measured 1.7x faster on lavapipe at
- * 512 bits).  The product is a lone dot (N = 79 is not a multiple of 8). */
+/* Attention's scores q k^T (heads of 32) on a CPU target: the subgroup
+ * kernel reads k in words along d, 8 columns per invocation, or 4 for a
+ * narrow product (fewer than 16 words across N) where whole subgroups of 4
+ * cover fewer columns past N than of 8: chess-9M's 79 keys on 8 lanes (96
+ * against 128), not on 16 (128 both ways), nor 64 keys (64 both ways), nor
+ * 200 (not narrow).  Lone dots (N is not a multiple of 8, or fused alone). */
 static void test_scores_columns_per_subgroup_size(void **state) {
   fixture_t *f = *state;
   f->target.is_cpu = f->target.subgroup_shuffle = f->target.texel_words = true;
   f->target.max_workgroup_invocations = 256;
   static const struct {
     uint32_t lanes;
+    int keys;
     const char *tn;
-  } cases[] = {{8, "#define TN 4\n"}, {16, "#define TN 8\n"}};
+  } cases[] = {{8, 79, "#define TN 4\n"}, {16, 79, "#define TN 8\n"}, {8, 64, "#define TN 8\n"},
+               {8, 200, "#define TN 8\n"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     f->target.subgroup_size = cases[i].lanes;
-    hlo_module_t *m =
-        fuse(f, "func.func @main(%q: tensor<3x79x32xf32>, %k: tensor<3x79x32xf32>) -> tensor<3x79x79xf32> {\n"
-                "  %c = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
-                " (tensor<3x79x32xf32>, tensor<3x79x32xf32>) -> tensor<3x79x79xf32>\n"
-                "  return %c : tensor<3x79x79xf32>\n}\n");
+    int n = cases[i].keys;
+    char text[512];
+    snprintf(text, sizeof text,
+             "func.func @main(%%q: tensor<3x%dx32xf32>, %%k: tensor<3x%dx32xf32>) -> tensor<3x%dx%dxf32> {\n"
+             "  %%c = stablehlo.dot_general %%q, %%k, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
+             " (tensor<3x%dx32xf32>, tensor<3x%dx32xf32>) -> tensor<3x%dx%dxf32>\n"
+             "  return %%c : tensor<3x%dx%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n, n);
+    hlo_module_t *m = fuse(f, text);
     const hlo_instruction_t *dot = m->entry_computation->root;
-    assert_int_equal(dot->opcode, HLO_OPCODE_DOT_GENERAL);
     codegen_kernel_t k;
     check_ok(codegen_emit_instruction(&f->target, NULL, dot, &k));
     assert_non_null(strstr(k.glsl, "#define RHS_LOADWK_0"));
     if (!strstr(k.glsl, cases[i].tn)) {
-      fprintf(stderr, "%u lanes: expected %s", cases[i].lanes, cases[i].tn);
+      fprintf(stderr, "%u lanes, %d keys: expected %s", cases[i].lanes, n, cases[i].tn);
       fail();
     }
     uint32_t *words = NULL;
