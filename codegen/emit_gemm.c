@@ -702,15 +702,16 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     c->sg = (int)sgs;
     c->tm = p->ndot == 2 ? GEMM_CPU_SG_TM : GEMM_CPU_SG_TM / 2;
     c->rhs_k_words = !words[1];
-    /* words along k: any TN; 4 for narrow products (fewer than 16 words
-     * across N) where whole subgroups of 4 columns cover fewer columns
-     * past N than of 8 (N = 79 on 8 lanes: 24 lanes of 4 columns, 96,
-     * instead of 16 of 8, 128), else 8.  Measured on lavapipe, scores
-     * q k^T with heads of 32: 264 x 79x79 at 512 bits (16 lanes, 128
-     * columns both ways) 8.2 -> 4.5 ms with 8 columns (bench_kernels
-     * attn_scores); 264 x 64x64 at 256 bits (64 both ways) 3.0-4.1 ->
-     * 1.9-2.6 ms; 64 x 200x200 at 256 bits, 8 columns against 4 (256
-     * columns against 224): 5.4 against 12-13 ms, hence narrow only. */
+    /* words along k: any TN; 4 for narrow products (N <= 120: fewer than
+     * 16 groups of 8 columns) where whole subgroups of 4 columns cover
+     * fewer columns past N than of 8 (N = 79 on 8 lanes: 24 lanes of 4
+     * columns, 96, instead of 16 of 8, 128), else 8.  Measured on
+     * lavapipe, scores q k^T with heads of 32: 264 x 79x79 at 512 bits
+     * (16 lanes, 128 columns both ways) 8.2 -> 4.5 ms with 8 columns
+     * (bench_kernels attn_scores); 264 x 64x64 at 256 bits (64 both ways)
+     * 3.0-4.1 -> 1.9-2.6 ms; 64 x 200x200 at 256 bits, 8 columns against
+     * 4 (256 columns against 224): 5.4 against 12-13 ms, hence narrow
+     * only. */
     c->tn = c->rhs_k_words && (p->n + 7) / 8 < 16 && covered_columns(p->n, 4, sgs) < covered_columns(p->n, 8, sgs)
                 ? 4
                 : 8;

@@ -450,10 +450,11 @@ static void test_memo_scopes(void **state) {
 
 /* Attention's scores q k^T (heads of 32) on a CPU target: the subgroup
  * kernel reads k in words along d, 8 columns per invocation, or 4 for a
- * narrow product (fewer than 16 words across N) where whole subgroups of 4
- * cover fewer columns past N than of 8: chess-9M's 79 keys on 8 lanes (96
- * against 128), not on 16 (128 both ways), nor 64 keys (64 both ways), nor
- * 200 (not narrow).  Lone dots (N is not a multiple of 8, or fused alone). */
+ * narrow product (N <= 120) where whole subgroups of 4 cover fewer columns
+ * past N than of 8: chess-9M's 79 keys on 8 lanes (96 against 128), not on
+ * 16 (128 both ways), nor 64 keys (64 both ways), nor 200 (not narrow).
+ * The product is the program's root: a lone dot, or (N a multiple of 8) a
+ * fusion of the dot alone. */
 static void test_scores_columns_per_subgroup_size(void **state) {
   fixture_t *f = *state;
   f->target.is_cpu = f->target.subgroup_shuffle = f->target.texel_words = true;
