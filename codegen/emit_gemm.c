@@ -63,6 +63,7 @@
 #include "codegen/emit_internal.h"
 #include "codegen/glsl_types.h"
 #include "codegen/shaders.h"
+#include "support/array.h"
 #include "support/status.h"
 
 /* Register tile of gemm_cpu.comp (rows x columns per invocation).
@@ -676,15 +677,14 @@ typedef struct cpu_tiles {
 /* Rows a product of |m| rows computes in workgroups of |sgr| tiles of |tm|
  * rows (the last one's rows past M cost as much as real ones). */
 static int64_t rows_computed(int64_t m, int tm, int sgr) {
-  int64_t rb = (int64_t)tm * sgr;
-  return (m + rb - 1) / rb * rb;
+  return (int64_t)align_up((uint64_t)m, (uint64_t)tm * (uint64_t)sgr);
 }
 
 /* Columns that whole subgroups of |sgs| lanes of |tn| columns each
  * compute to cover |n| (those past N cost as much as real ones). */
 static int64_t covered_columns(int64_t n, int tn, uint32_t sgs) {
   int64_t lanes = (n + tn - 1) / tn;
-  return (lanes + sgs - 1) / sgs * sgs * tn;
+  return (int64_t)align_up((uint64_t)lanes, sgs) * tn;
 }
 
 /* |words| as in codegen_emit_gemm (words[1] is cleared when the tile is too
@@ -738,7 +738,7 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     out->tune_b = c->tn;
     while (c->tm / 2 >= p->m) c->tm /= 2;
     int64_t across = (p->n + c->tn - 1) / c->tn;
-    across = (across + c->sg - 1) / c->sg * c->sg;
+    across = (int64_t)align_up((uint64_t)across, (uint64_t)c->sg);
     if (across > GEMM_CPU_SG_ACROSS) across = GEMM_CPU_SG_ACROSS > c->sg ? GEMM_CPU_SG_ACROSS : c->sg;
     c->sgr = GEMM_CPU_SG_ROWS;
     while (c->sgr > 1 && (int64_t)(c->sgr / 2) * c->tm >= p->m) c->sgr /= 2;
