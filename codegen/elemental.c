@@ -83,6 +83,71 @@ bool el_is_row_reduce(const hlo_instruction_t *x, const hlo_shape_t *out) {
   return c >= 2 && c <= EL_ROW_MAX;
 }
 
+static bool all_f32(const hlo_instruction_t *x) {
+  if (x->shape.element_type != HLO_F32 || hlo_shape_is_tuple(&x->shape)) return false;
+  for (int k = 0; k < x->operand_count; k++)
+    if (x->operands[k]->shape.element_type != HLO_F32 || hlo_shape_is_tuple(&x->operands[k]->shape)) return false;
+  return true;
+}
+
+/* |dims| is 0, 1, .., n - 1 */
+static bool leading_dims(const hlo_dims_t *dims, int n) {
+  if (dims->count != n) return false;
+  for (int i = 0; i < n; i++)
+    if (dims->data[i] != i) return false;
+  return true;
+}
+
+bool el_attention_match(const codegen_target_t *target, const hlo_instruction_t *values,
+                        const hlo_instruction_t *scores, const hlo_instruction_t *const *chain, int count,
+                        el_attention_t *out) {
+  uint32_t sg = target ? target->subgroup_size : 0;
+  if (!target || !target->is_cpu || !target->subgroup_shuffle || sg < 4 || sg > 64 || (sg & (sg - 1)))
+    return false;
+  if (values->opcode != HLO_OPCODE_DOT_GENERAL || scores->opcode != HLO_OPCODE_DOT_GENERAL || values == scores ||
+      !all_f32(values) || !all_f32(scores))
+    return false;
+  const hlo_instruction_t *p = values->operands[0], *v = values->operands[1];
+  const hlo_instruction_t *q = scores->operands[0], *k = scores->operands[1];
+  int r = p->shape.rank, nb = r - 2;
+  if (r < 2 || !hlo_shape_compatible_dims(&p->shape, &scores->shape) || v->shape.rank != r ||
+      q->shape.rank != r || k->shape.rank != r)
+    return false;
+  const hlo_attrs_t *va = &values->attrs, *sa = &scores->attrs;
+  if (!leading_dims(&va->lhs_batching_dimensions, nb) || va->lhs_contracting_dimensions.count != 1 ||
+      va->lhs_contracting_dimensions.data[0] != r - 1 || va->rhs_batching_dimensions.count != nb ||
+      va->rhs_contracting_dimensions.count != 1 || sa->lhs_batching_dimensions.count != nb ||
+      sa->rhs_batching_dimensions.count != nb || sa->lhs_contracting_dimensions.count != 1 ||
+      sa->rhs_contracting_dimensions.count != 1)
+    return false;
+  int64_t M = p->shape.dimensions[r - 2], L = p->shape.dimensions[r - 1];
+  int64_t K = q->shape.dimensions[sa->lhs_contracting_dimensions.data[0]];
+  int64_t E = values->shape.dimensions[r - 1];
+  int64_t per = (L + sg - 1) / sg;
+  if (M < 1 || L < 1 || K < 1 || E < 1 || per > EL_ATTENTION_MAX_KEYS_PER_LANE || K > EL_ATTENTION_MAX_HEAD ||
+      E > EL_ATTENTION_MAX_HEAD || per * (K + E) > EL_ATTENTION_MAX_KEPT)
+    return false;
+  for (int i = 0; i < count; i++) {
+    const hlo_instruction_t *x = chain[i];
+    bool reads = false;
+    for (int j = 0; j < x->operand_count; j++) reads = reads || x->operands[j] == scores;
+    bool row = el_is_row_reduce(x, &p->shape) && x->shape.element_type == HLO_F32;
+    if (x->opcode == HLO_OPCODE_REDUCE && !row) return false;
+    if (!reads || x == values) continue;
+    bool own = hlo_opcode_is_elementwise(x->opcode) && hlo_shape_compatible_dims(&x->shape, &p->shape);
+    if (!own && !(row && x->operands[0] == scores && x->operands[1] != scores)) return false;
+  }
+  out->scores = scores;
+  out->values = values;
+  out->batch_rank = nb;
+  out->M = M;
+  out->L = L;
+  out->K = K;
+  out->E = E;
+  out->keys_per_lane = (int)per;
+  return true;
+}
+
 int el_result_count(const hlo_instruction_t *instr) {
   return hlo_shape_is_tuple(&instr->shape) ? instr->shape.tuple_count : 1;
 }

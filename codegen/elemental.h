@@ -154,6 +154,38 @@ bool el_is_elemental(hlo_opcode_t op);
  * dimension alone, 2 <= C <= EL_ROW_MAX elements long. */
 bool el_is_row_reduce(const hlo_instruction_t *x, const hlo_shape_t *out);
 
+/* Attention (CPU devices with subgroup shuffles; codegen/fusion.c forms
+ * the fusion, emit_fusion.c emits it): values = dot_general(P, V), where
+ * P [B..., M, L] is computed elementwise and through row reduces (a
+ * softmax, elemental.h "Row fusions") from scores = dot_general(Q, K)
+ * [B..., M, L]: M queries, L keys, K the contracted head size, E the
+ * values' size.  One kernel computes values from Q, K and V without
+ * storing scores or P: each subgroup takes the query rows of one batch
+ * index, each lane keeps ceil(L / subgroup size) keys' K and V rows.
+ * All f32; P's batch dimensions are both dots' batch dimensions, in
+ * order; each dot has one contracting and one free dimension per
+ * operand.  EL_ATTENTION_* bound what the lanes keep in registers. */
+#define EL_ATTENTION_MAX_KEYS_PER_LANE 16
+#define EL_ATTENTION_MAX_HEAD 128
+#define EL_ATTENTION_MAX_KEPT 1024 /* keys per lane x (K + E) */
+
+typedef struct el_attention {
+  const hlo_instruction_t *scores, *values;
+  int batch_rank;       /* rank of B */
+  int64_t M, L, K, E;   /* queries, keys, head size, value size */
+  int keys_per_lane;    /* ceil(L / subgroup size) */
+} el_attention_t;
+
+/* True if |values| and |scores| make an attention |target| takes (above);
+ * |chain| (|count| instructions) are those that compute P from scores:
+ * each reduce among them must be an f32 row reduce of P's dimensions,
+ * and each user of |scores| among them an elementwise op of P's
+ * dimensions or such a row reduce (scores are read at the element's own
+ * position only).  Fills *out. */
+bool el_attention_match(const codegen_target_t *target, const hlo_instruction_t *values,
+                        const hlo_instruction_t *scores, const hlo_instruction_t *const *chain, int count,
+                        el_attention_t *out);
+
 /* Number of results of |instr| (tuple_count for tuple shapes, else 1) and
  * the shape of result |k|. */
 int el_result_count(const hlo_instruction_t *instr);

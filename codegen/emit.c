@@ -352,13 +352,15 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
         return el_unimplemented(instr, "stablehlo.%s on a tensor of 2^31 or more elements",
                                 hlo_opcode_name(instr->opcode));
   }
-  if (instr->opcode == HLO_OPCODE_CONVOLUTION || instr->opcode == HLO_OPCODE_FUSION) {
+  el_attention_t shape; /* attention: a kernel of emit_fusion.c, not a GEMM */
+  bool attention = codegen_attention_fusion(target, instr, &shape);
+  if (!attention && (instr->opcode == HLO_OPCODE_CONVOLUTION || instr->opcode == HLO_OPCODE_FUSION)) {
     bool handled = false; /* library kernel from shaders/ (emit_conv.c) */
     vkhlo_status_t cst = codegen_emit_conv(target, instr, out, &handled);
     if (cst || handled) return cst;
   }
   bool gemm = false;
-  VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
+  if (!attention) VKHLO_RETURN_IF_ERROR(codegen_emit_gemm(target, instr, out, &gemm));
   if (gemm) return NULL;
   out->tune_key[0] = 0; /* a library kernel tried and given up: no choices */
   out->tune_candidates = 0;

@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "codegen/emit_internal.h"
+#include "support/array.h"
 #include "support/status.h"
 
 typedef struct memo_entry {
@@ -902,6 +903,324 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
   return NULL;
 }
 
+/* ------------------------------------------------------- attention */
+
+bool codegen_attention_fusion(const codegen_target_t *target, const hlo_instruction_t *fusion, el_attention_t *a) {
+  if (fusion->opcode != HLO_OPCODE_FUSION || fusion->called_count < 1 || !fusion->called_computations[0]->root)
+    return false;
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  const hlo_instruction_t *values = fc->root, *scores = NULL;
+  if (values->opcode != HLO_OPCODE_DOT_GENERAL) return false;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (x == values || !is_dot(x->opcode)) continue;
+    if (scores) return false; /* two dots besides the root */
+    scores = x;
+  }
+  return scores && el_attention_match(target, values, scores, (const hlo_instruction_t *const *)fc->instructions,
+                                      fc->instruction_count, a);
+}
+
+/* The index of a dot_general operand |k| (0 lhs, 1 rhs) with one free and
+ * one contracting dimension: the batch dimensions from |batch| (in the
+ * dot's batch order), the free one |free|, the contracting one |contr|. */
+static void dot_operand_index(const hlo_instruction_t *dot, int k, const el_name_t *batch, const el_name_t *free,
+                              const el_name_t *contr, el_name_t *out) {
+  const hlo_dims_t *bd = k ? &dot->attrs.rhs_batching_dimensions : &dot->attrs.lhs_batching_dimensions;
+  const hlo_dims_t *cd = k ? &dot->attrs.rhs_contracting_dimensions : &dot->attrs.lhs_contracting_dimensions;
+  int rank = dot->operands[k]->shape.rank;
+  for (int d = 0; d < rank; d++) out[d] = *free;
+  for (int i = 0; i < bd->count; i++) out[bd->data[i]] = batch[i];
+  out[cd->data[0]] = *contr;
+}
+
+/* An attention operand (operand |k| of |dot|) read by 64-bit words: a
+ * strided view of binding *binding whose dimension |along| has stride 1
+ * and whose other strides are multiples of 8, so that a run of |run|
+ * elements along it (run | 8 or 8 | run) starting at an index multiple
+ * of |run| lies in whole u64vec4 words; its strides in |stride|. */
+static bool attention_words(const elemental_emitter_t *E, const fusion_ctx_t *ctx, const hlo_instruction_t *dot,
+                            int k, int along, int64_t run, int *binding, int64_t *stride) {
+  const hlo_instruction_t *x = dot->operands[k];
+  if (!E->target->shader_int64 || !(run % 8 == 0 || 8 % run == 0) ||
+      !codegen_strided_view(ctx->fusion->called_computations[0], x, binding, stride) || *binding < 0 ||
+      *binding >= 64 || *binding >= ctx->fusion->operand_count || stride[along] != 1)
+    return false;
+  for (int d = 0; d < x->shape.rank; d++)
+    if (d != along && x->shape.dimensions[d] != 1 && stride[d] % 8 != 0) return false;
+  return true;
+}
+
+/* Appends sum(index[d] * stride[d]) over the dimensions of |x| whose
+ * index is not |skip| (-1: none). */
+static void append_offset(strbuf_t *sb, const hlo_instruction_t *x, const el_name_t *index, const int64_t *stride,
+                          int skip) {
+  strbuf_append(sb, "0");
+  for (int d = 0; d < x->shape.rank; d++)
+    if (d != skip && x->shape.dimensions[d] != 1 && stride[d] != 0)
+      strbuf_printf(sb, " + %s * %lld", index[d].s, (long long)stride[d]);
+}
+
+/* A row reduce of an attention kernel over the lanes' keys: each lane
+ * folds its valid keys' inputs |xv| (validity "ok<t>"; key 0 of lane l
+ * is valid when l < L) with the reducer, then every lane folds the
+ * lanes' partial values in lane order, each brought by a subgroupShuffle
+ * of a constant lane (one vector permute on lavapipe), so that all lanes
+ * compute the same value, and the init value comes in last.  The order
+ * of the reduction is implementation-defined (spec 'reduce'). */
+static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *x,
+                                   const el_name_t *xv, int T, int64_t L, el_name_t *out) {
+  el_name_t fn, acc, total, init;
+  VKHLO_RETURN_IF_ERROR(el_function(E, x, x->called_computations[0], &fn));
+  const char *ty = glsl_compute_type_on(E->target, x->shape.element_type);
+  el_fresh(E, "ra", &acc);
+  el_line(E, x, "%s %s = %s;", ty, acc.s, xv[0].s);
+  for (int t = 1; t < T; t++) {
+    el_name_t r;
+    el_fresh(E, "rr", &r);
+    el_line(E, x, "%s %s;", ty, r.s);
+    el_line(E, x, "%s(%s, %s, %s);", fn.s, acc.s, xv[t].s, r.s);
+    el_line(E, x, "%s = ok%d ? %s : %s;", acc.s, t, r.s, acc.s);
+  }
+  int lanes = (int)E->target->subgroup_size;
+  if (lanes > L) lanes = (int)L;
+  el_fresh(E, "rt", &total);
+  el_line(E, x, "%s %s = subgroupShuffle(%s, 0u);", ty, total.s, acc.s);
+  for (int l = 1; l < lanes; l++) {
+    el_name_t r;
+    el_fresh(E, "rr", &r);
+    el_line(E, x, "%s %s;", ty, r.s);
+    el_line(E, x, "%s(%s, subgroupShuffle(%s, %du), %s);", fn.s, total.s, acc.s, l, r.s);
+    total = r;
+  }
+  VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x->operands[1], NULL, &init));
+  el_fresh(E, "rv", out);
+  el_line(E, x, "%s %s;", ty, out->s);
+  el_line(E, x, "%s(%s, %s, %s);", fn.s, init.s, total.s, out->s);
+  return NULL;
+}
+
+/* An attention kernel (elemental.h, el_attention_match).  A subgroup of
+ * SG lanes takes one batch index and a block of query rows (blocks only
+ * where there are fewer than 64 batch indices).  Lane l owns keys l,
+ * l + SG, .. (T = ceil(L / SG); past L they repeat the last key and are
+ * masked out) and keeps their rows of K, and columns l * C .. l * C + C - 1
+ * (C = ceil(E / SG)) of every key's row of V, loaded once, by 64-bit
+ * words where the views allow (attention_words).  Per query row: the row
+ * of Q comes in SG-element parts, one per lane, each element reaching
+ * every lane by a subgroupShuffle of a constant lane; each lane computes
+ * its keys' scores (entered in the memo at the keys' positions), the row
+ * reduces run over the lanes (lanes_reduce) and are entered at the row,
+ * and P at each key comes from the elemental emitter over the fused
+ * softmax like any fused value; then each lane sums P x V for its C
+ * columns over the keys in order, each key's P shuffled from the lane
+ * that owns it, and stores them.  Scores and P never reach memory.
+ * Measured on lavapipe (2 cores, 256-bit lanes, README): chess-9M's
+ * attention per layer 3.5-4.1 ms against 15 ms for its scores, softmax
+ * and values kernels.  Loading V per query row instead of once (fewer
+ * live values) measured 12.5 ms against 3.2 for 264 heads of 79 x 32:
+ * lavapipe's loads cost more than its spills. */
+static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, const el_attention_t *a,
+                                     int64_t *out_total) {
+  const hlo_instruction_t *fusion = ctx->fusion, *d1 = a->scores, *d2 = a->values;
+  const hlo_computation_t *fc = fusion->called_computations[0];
+  const hlo_shape_t *ps = &d2->operands[0]->shape;
+  int nb = a->batch_rank, SG = (int)E->target->subgroup_size, T = a->keys_per_lane;
+  int64_t M = a->M, L = a->L, K = a->K, EV = a->E, C = (EV + SG - 1) / SG; /* columns per lane */
+  int64_t batches = 1;
+  for (int d = 0; d < nb; d++) batches *= ps->dimensions[d];
+  /* enough subgroups to keep the cores busy: query blocks where the batch is small */
+  int64_t blocks = batches >= 64 ? 1 : (64 + batches - 1) / batches;
+  if (blocks > M) blocks = M;
+  int64_t MB = (M + blocks - 1) / blocks;
+  blocks = (M + MB - 1) / MB;
+  size_t cache = sizeof(el_name_t) * ((size_t)T * (size_t)K + (size_t)L * (size_t)C);
+  el_name_t *kc = vkhlo_malloc(E->allocator, cache), *vc = kc ? kc + (size_t)T * (size_t)K : NULL;
+  el_name_t *o = vkhlo_malloc(E->allocator, sizeof(el_name_t) * (size_t)(C + K));
+  el_name_t *q = o ? o + C : NULL;
+  if (!kc || !o) {
+    vkhlo_free(E->allocator, kc);
+    vkhlo_free(E->allocator, o);
+    return VKHLO_NO_MEMORY();
+  }
+  vkhlo_status_t st = NULL;
+  el_name_t row[HLO_MAX_RANK], kk[EL_ATTENTION_MAX_KEYS_PER_LANE], at[HLO_MAX_RANK], c;
+  el_line(E, fusion, "int lane = int(gl_SubgroupInvocationID);");
+  el_line(E, fusion, "int prob = int(gid) / %d;", SG);
+  el_line(E, fusion, "int bflat = prob / %lld;", (long long)blocks);
+  el_line(E, fusion, "int m0 = (prob %% %lld) * %lld;", (long long)blocks, (long long)MB);
+  hlo_shape_t bs = *ps;
+  bs.rank = nb;
+  el_delinearize(E, fusion, &bs, "bflat", row);
+  snprintf(row[nb].s, sizeof row[nb].s, "m");
+  ctx->out_shape = ps;
+  ctx->out_index = NULL;
+  ctx->row_index = row;
+  for (int t = 0; t < T; t++) {
+    snprintf(kk[t].s, sizeof kk[t].s, "kk%d", t);
+    el_line(E, fusion, "int kk%d = min(lane + %d, %lld);", t, t * SG, (long long)(L - 1));
+    el_line(E, fusion, "bool ok%d = lane + %d < %lld;", t, t * SG, (long long)L);
+  }
+  /* the lane's keys' rows of K, by words where they are whole words */
+  int kb, vb;
+  int64_t ks[HLO_MAX_RANK], vs[HLO_MAX_RANK];
+  int kdim = (int)d1->attrs.rhs_contracting_dimensions.data[0], vdim = 0;
+  for (int d = 0; d < d2->operands[1]->shape.rank; d++)
+    if (!hlo_dims_contains(d2->attrs.rhs_batching_dimensions, d) &&
+        !hlo_dims_contains(d2->attrs.rhs_contracting_dimensions, d))
+      vdim = d; /* V's free dimension */
+  bool kwords = K % 8 == 0 && attention_words(E, ctx, d1, 1, kdim, K, &kb, ks);
+  bool vwords = EV % SG == 0 && attention_words(E, ctx, d2, 1, vdim, C, &vb, vs);
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  for (int t = 0; t < T && !st; t++) {
+    if (kwords) {
+      el_const_index(&c, 0);
+      dot_operand_index(d1, 1, row, &kk[t], &c, at);
+      strbuf_free(&sb);
+      strbuf_init(&sb, E->allocator);
+      append_offset(&sb, d1->operands[1], at, ks, kdim);
+      el_name_t base;
+      el_fresh(E, "kb", &base);
+      el_line(E, d1, "int %s = (%s) >> 3;", base.s, sb.data ? sb.data : "0");
+      for (int64_t w = 0; w < K / 8; w++) {
+        el_name_t word;
+        el_fresh(E, "kw", &word);
+        el_line(E, d1, "u64vec4 %s = in%dw_at(%s + %lld);", word.s, kb, base.s, (long long)w);
+        for (int j = 0; j < 8; j++) {
+          char text[96];
+          word_element(text, sizeof text, HLO_F32, word.s, j, false);
+          el_def(E, d1, HLO_F32, false, &kc[t * K + w * 8 + j], "%s", text);
+        }
+      }
+      continue;
+    }
+    for (int64_t k = 0; k < K && !st; k++) {
+      el_const_index(&c, k);
+      dot_operand_index(d1, 1, row, &kk[t], &c, at);
+      st = el_operand(E, d1, 1, at, &kc[t * K + k]);
+    }
+  }
+  if (kwords) E->word_inputs |= 1ull << kb;
+  /* the lane's C columns of V, every key's */
+  el_name_t col[EL_ATTENTION_MAX_HEAD];
+  for (int64_t j = 0; j < C; j++) {
+    el_fresh(E, "vcol", &col[j]);
+    el_line(E, d2, "int %s = min(lane * %lld + %lld, %lld);", col[j].s, (long long)C, (long long)j,
+            (long long)(EV - 1));
+  }
+  if (vwords) el_line(E, d2, "int voff = (lane * %lld) & 7;", (long long)C);
+  for (int64_t key = 0; key < L && !st; key++) {
+    el_const_index(&c, key);
+    if (vwords) { /* the word holding the lane's C columns (C | 8), at voff */
+      el_name_t zero, word;
+      el_const_index(&zero, 0);
+      dot_operand_index(d2, 1, row, &zero, &c, at);
+      strbuf_free(&sb);
+      strbuf_init(&sb, E->allocator);
+      append_offset(&sb, d2->operands[1], at, vs, vdim);
+      el_fresh(E, "vw", &word);
+      el_line(E, d2, "u64vec4 %s = in%dw_at((%s + lane * %lld) >> 3);", word.s, vb, sb.data ? sb.data : "0",
+              (long long)C);
+      for (int64_t j = 0; j < C; j++)
+        el_def(E, d2, HLO_F32, false, &vc[key * C + j],
+               "uintBitsToFloat(unpackUint2x32(%s[(voff + %lld) >> 1])[(voff + %lld) & 1])", word.s, (long long)j,
+               (long long)j);
+      continue;
+    }
+    for (int64_t j = 0; j < C && !st; j++) {
+      dot_operand_index(d2, 1, row, &col[j], &c, at);
+      st = el_operand(E, d2, 1, at, &vc[key * C + j]);
+    }
+  }
+  if (vwords) E->word_inputs |= 1ull << vb;
+  if (kwords || vwords) E->features |= GLSL_FEATURE_INT64;
+  if (sb.failed) st = VKHLO_NO_MEMORY();
+  strbuf_free(&sb);
+  glsl_scope_t loop = el_open(E, fusion, "for (int m = m0; m < min(m0 + %lld, %lld); m++) {", (long long)MB,
+                              (long long)M);
+  /* Q's row: part u of it in lane l is element u * SG + l */
+  int U = (int)((K + SG - 1) / SG);
+  el_name_t qp[EL_ATTENTION_MAX_HEAD];
+  for (int u = 0; u < U && !st; u++) {
+    el_name_t qk;
+    el_fresh(E, "qk", &qk);
+    el_line(E, d1, "int %s = min(lane + %d, %lld);", qk.s, u * SG, (long long)(K - 1));
+    dot_operand_index(d1, 0, row, &row[nb], &qk, at);
+    st = el_operand(E, d1, 0, at, &qp[u]);
+  }
+  for (int64_t k = 0; k < K && !st; k++)
+    el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qp[k / SG].s, (unsigned)(k % SG));
+  /* the lane's keys' scores, in the memo at their positions */
+  el_name_t xv[EL_ATTENTION_MAX_KEYS_PER_LANE], pz[EL_ATTENTION_MAX_KEYS_PER_LANE];
+  for (int t = 0; t < T && !st; t++) {
+    el_name_t s;
+    el_fresh(E, "s", &s);
+    el_line(E, d1, "float %s = 0.0;", s.s);
+    for (int64_t k = 0; k < K; k++) el_line(E, d1, "%s += %s * %s;", s.s, q[k].s, kc[t * K + k].s);
+    for (int d = 0; d <= nb; d++) at[d] = row[d];
+    at[nb + 1] = kk[t];
+    char *key = index_key(E->allocator, at, nb + 2);
+    if (!key) st = VKHLO_NO_MEMORY();
+    else memo_add(ctx, E, d1, key, 1, &s);
+  }
+  /* the row reduces, in order (a softmax's sum reads its max) */
+  for (int i = 0; i < fc->instruction_count && !st; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    if (!el_is_row_reduce(x, ps)) continue;
+    for (int t = 0; t < T && !st; t++) {
+      for (int d = 0; d <= nb; d++) at[d] = row[d];
+      at[nb + 1] = kk[t];
+      st = value_of(E, ctx, x->operands[0], at, &xv[t]);
+    }
+    el_name_t r;
+    if (!st) st = lanes_reduce(E, ctx, x, xv, T, L, &r);
+    if (st) break;
+    char *key = index_key(E->allocator, row, nb + 1);
+    if (!key) st = VKHLO_NO_MEMORY();
+    else memo_add(ctx, E, x, key, 1, &r);
+  }
+  /* P at the lane's keys (0 past L) */
+  for (int t = 0; t < T && !st; t++) {
+    el_name_t p;
+    for (int d = 0; d <= nb; d++) at[d] = row[d];
+    at[nb + 1] = kk[t];
+    st = value_of(E, ctx, d2->operands[0], at, &p);
+    if (!st) el_def(E, d2, HLO_F32, false, &pz[t], "ok%d ? %s : 0.0", t, p.s);
+  }
+  /* the lane's columns of P x V, over the keys in order, each key's P
+   * from the lane that owns it */
+  for (int64_t j = 0; j < C && !st; j++) {
+    el_fresh(E, "o", &o[j]);
+    el_line(E, d2, "float %s = 0.0;", o[j].s);
+  }
+  for (int64_t key = 0; key < L && !st; key++) {
+    el_name_t pk;
+    el_def(E, d2, HLO_F32, false, &pk, "subgroupShuffle(%s, %uu)", pz[key / SG].s, (unsigned)(key % SG));
+    for (int64_t j = 0; j < C; j++) el_line(E, d2, "%s += %s * %s;", o[j].s, pk.s, vc[key * C + j].s);
+  }
+  for (int64_t j = 0; j < C && !st; j++) {
+    el_name_t e;
+    el_fresh(E, "e", &e);
+    el_line(E, d2, "int %s = lane * %lld + %lld;", e.s, (long long)C, (long long)j);
+    for (int d = 0; d <= nb; d++) at[d] = row[d];
+    at[nb + 1] = e;
+    if (EV % SG) {
+      glsl_scope_t guard = el_open(E, d2, "if (%s < %lld) {", e.s, (long long)EV);
+      codegen_store_result(E, fusion, 0, at, o[j].s);
+      el_close(E, d2, guard);
+    } else {
+      codegen_store_result(E, fusion, 0, at, o[j].s);
+    }
+  }
+  el_close(E, fusion, loop);
+  E->features |= GLSL_FEATURE_SUBGROUP_SHUFFLE;
+  vkhlo_free(E->allocator, kc);
+  vkhlo_free(E->allocator, o);
+  *out_total = batches * blocks * SG;
+  return st;
+}
+
 vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
                                    int64_t *out_total) {
   if (fusion->called_count < 1 || !fusion->called_computations[0]->root)
@@ -930,9 +1249,14 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
-  bool row_kernel = s0->rank >= 1 && has_row_reduce(fc, s0);
-  if (!row_kernel) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
-  if (row_kernel) {
+  el_attention_t attention;
+  bool attention_kernel = nout == 1 && codegen_attention_fusion(E->target, fusion, &attention);
+  bool row_kernel = !attention_kernel && s0->rank >= 1 && has_row_reduce(fc, s0);
+  if (!row_kernel && !attention_kernel) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
+  if (attention_kernel) {
+    E->reduce_row = NULL;
+    st = emit_attention(E, &ctx, &attention, &total);
+  } else if (row_kernel) {
     int64_t C = s0->dimensions[s0->rank - 1], G = row_block(E->target, C, total / C);
     E->reduce_row = row_reduce_steps;
     st = emit_rows(E, &ctx, roots, nroots, nout, total, G);

@@ -281,6 +281,14 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
   }
 }
 
+bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride) {
+  gemm_view_t v;
+  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0) return false;
+  *binding = v.binding;
+  for (int d = 0; d < x->shape.rank; d++) stride[d] = v.stride[d];
+  return true;
+}
+
 /* Merges dimensions |dims| (in order, outermost first) of a view into one
  * stride; false when they do not form one arithmetic progression. */
 static bool merge(const hlo_shape_t *s, const int64_t *stride, const int64_t *dims, int n, int64_t *out) {

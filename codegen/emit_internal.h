@@ -85,12 +85,22 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
 /* The kernel of a fusion instruction (emit_fusion.c). */
 vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
                                    int64_t *out_total);
+/* Is |fusion| an attention fusion the fusion kernel emits as one
+ * (elemental.h, el_attention_match)?  Fills *a. */
+bool codegen_attention_fusion(const codegen_target_t *target, const hlo_instruction_t *fusion, el_attention_t *a);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
 /* The GEMM kernel (shaders/gemm_*.comp) of a dot_general or of an output
  * fusion around one (emit_gemm.c); *handled false: not a GEMM it takes. */
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled);
+/* |x| inside fused computation |fc| as a strided view of a kernel binding
+ * (emit_gemm.c): a fused parameter through reshapes, transposes,
+ * broadcast_in_dim and f32 converts; its binding (the fusion operand)
+ * and the element stride of each of x's dimensions.  False where it is
+ * none (other ops, not f32, a reshape merging dimensions that are no
+ * progression). */
+bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride);
 /* Kernels that own a whole problem per invocation (results readwrite):
  * emit_linalg.c, emit_fft.c, emit_rng.c. */
 vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,

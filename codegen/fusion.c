@@ -90,6 +90,14 @@
  * merged cluster through instructions outside it), or put a convolution
  * beside another convolution or a dot.
  *
+ * Attention (CPU devices with subgroup shuffles, elemental.h
+ * el_attention_match).  Last, the cluster of a values dot whose lhs is
+ * the only output of a row cluster (a softmax) that reads the only output
+ * of a scores dot's cluster (every use of the scores in it elementwise or
+ * a row reduce), each used there alone, takes both: one kernel
+ * (emit_fusion.c) computes q k^T, the softmax and the product with v per
+ * query row without writing the scores or the probabilities.
+ *
  * Invariants kept: def-before-use order (instructions are re-ordered
  * topologically, keeping the original order where possible), parameters
  * untouched, the computation's root replaced by the value that now computes
@@ -227,6 +235,7 @@ struct fuser {
   int max_buffers;
   bool wide_singles; /* the target has wide loop kernels (emit_fusion.c) */
   bool row_fusions;  /* the target takes row fusions (elemental.h) */
+  const codegen_target_t *target; /* NULL: none given (no attention fusions) */
   bool *needed, *kept;
   bool *splat; /* per position: a splat constant (hlo_constant_is_splat) */
   /* Per-position state for the cluster being formed / queried. */
@@ -575,6 +584,75 @@ static vkhlo_status_t merge_siblings(fuser_t *f) {
   return st;
 }
 
+/* ------------------------------------------------------- attention */
+
+/* Attention (elemental.h, el_attention_match): the cluster of the values
+ * dot |c3| (its only root), the row cluster computing its lhs P (|c2|,
+ * P its only root and the dot its only user) and the cluster of the
+ * scores dot that c2 reads (|c1|, its only root, every user in c2)
+ * become one cluster, whose kernel never stores the scores or P. */
+static vkhlo_status_t merge_attention(fuser_t *f) {
+  if (!f->target || !f->row_fusions) return NULL;
+  for (int i = 0; i < f->cluster_count; i++) {
+    cluster_t *c3 = &f->clusters[i];
+    if (!c3->alive || c3->root_count != 1) continue;
+    hlo_instruction_t *values = f->ins[c3->roots[0]];
+    if (values->opcode != HLO_OPCODE_DOT_GENERAL || values->operand_count != 2) continue;
+    hlo_instruction_t *p = values->operands[0];
+    int i2 = f->root_cluster[pos_of(p)];
+    if (i2 < 0 || i2 == i || p->user_count != 1) continue;
+    cluster_t *c2 = &f->clusters[i2];
+    if (!c2->alive || !c2->rows || c2->root_count != 1) continue;
+    const hlo_instruction_t *chain[FUSION_MAX_INSTRUCTIONS];
+    int count = 0;
+    for (int j = 0; j < c2->member_count && count < FUSION_MAX_INSTRUCTIONS; j++) chain[count++] = f->ins[c2->members[j]];
+    for (int e = 0; e < c2->external_count; e++) {
+      hlo_instruction_t *scores = f->ins[c2->externals[e]];
+      int i1 = f->root_cluster[c2->externals[e]];
+      if (i1 < 0 || i1 == i || i1 == i2 || !f->clusters[i1].alive || f->clusters[i1].root_count != 1) continue;
+      el_attention_t a;
+      if (!el_attention_match(f->target, values, scores, chain, count, &a)) continue;
+      cluster_t *c1 = &f->clusters[i1];
+      f->cur++;
+      for (int j = 0; j < c2->member_count; j++) set_state(f, c2->members[j], ST_MEMBER);
+      bool inside = true;
+      for (int u = 0; u < scores->user_count; u++) inside = inside && get_state(f, pos_of(scores->users[u])) == ST_MEMBER;
+      if (!inside || c1->member_count + c2->member_count + c3->member_count > FUSION_MAX_INSTRUCTIONS) continue;
+      /* the union's buffers: its external operands and one result */
+      for (int j = 0; j < c1->member_count; j++) set_state(f, c1->members[j], ST_MEMBER);
+      for (int j = 0; j < c3->member_count; j++) set_state(f, c3->members[j], ST_MEMBER);
+      int ext = 0;
+      const cluster_t *all[3] = {c1, c2, c3};
+      for (int s = 0; s < 3; s++)
+        for (int j = 0; j < all[s]->external_count; j++) {
+          int q = all[s]->externals[j];
+          if (get_state(f, q) != ST_NONE) continue;
+          set_state(f, q, ST_EXT);
+          if (!is_splat(f, f->ins[q])) ext++;
+        }
+      if (ext + 1 > f->max_buffers) continue;
+      for (int s = 0; s < 2; s++) {
+        cluster_t *from = s ? c2 : c1;
+        for (int j = 0; j < from->member_count; j++) {
+          bool dup = false;
+          for (int t = 0; t < c3->member_count && !dup; t++) dup = c3->members[t] == from->members[j];
+          if (!dup && !int_array_push(f->m->arena.allocator, &c3->members, &c3->member_count, &c3->member_capacity,
+                                      from->members[j]))
+            return VKHLO_NO_MEMORY();
+        }
+        from->alive = false;
+      }
+      /* the scores and P are no longer results of any cluster */
+      f->root_cluster[pos_of(scores)] = -1;
+      f->root_cluster[pos_of(p)] = -1;
+      c3->rows = true;
+      VKHLO_RETURN_IF_ERROR(compute_externals(f, c3));
+      break;
+    }
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------- rewriting */
 
 static hlo_fusion_kind_t cluster_kind(const fuser_t *f, const cluster_t *c) {
@@ -826,7 +904,7 @@ static vkhlo_status_t rewrite(fuser_t *f, bool *changed) {
 /* -------------------------------------------------- one computation */
 
 static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp, int max_buffers,
-                                       bool wide_singles, bool row_fusions, bool *changed) {
+                                       const codegen_target_t *target, bool *changed) {
   *changed = false;
   if (!comp->root || comp->instruction_count < 2) return NULL;
   if (!hlo_compute_users(m, comp)) return VKHLO_NO_MEMORY();
@@ -837,8 +915,9 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->comp = comp;
   f->n = comp->instruction_count;
   f->max_buffers = max_buffers;
-  f->wide_singles = wide_singles;
-  f->row_fusions = row_fusions;
+  f->wide_singles = target && target->is_cpu && target->shader_int64;
+  f->row_fusions = target && target->is_cpu;
+  f->target = target;
   size_t n = (size_t)f->n;
   f->ins = vkhlo_malloc(m->arena.allocator, sizeof(void *) * n);
   f->needed = vkhlo_calloc(m->arena.allocator, n, sizeof(bool));
@@ -876,6 +955,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   }
   for (int i = 0; i < f->cluster_count && !st; i++) st = compute_externals(f, &f->clusters[i]);
   if (!st) st = merge_siblings(f);
+  if (!st) st = merge_attention(f);
   if (!st) st = rewrite(f, changed);
   for (int i = 0; i < f->cluster_count; i++) {
     vkhlo_free(m->arena.allocator, f->clusters[i].members);
@@ -927,8 +1007,7 @@ vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t 
   vkhlo_status_t st = NULL;
   for (int i = 0; i < count && !st; i++) {
     bool ch = false;
-    st = fuse_computation(module, todo[i], max_buffers, target && target->is_cpu && target->shader_int64,
-                          target && target->is_cpu, &ch);
+    st = fuse_computation(module, todo[i], max_buffers, target, &ch);
     *changed = *changed || ch;
   }
   vkhlo_free(module->arena.allocator, todo);
