@@ -4,12 +4,13 @@
  * on CPU devices with subgroup shuffles.  Each program runs fused and with
  * no_fusion (one kernel per instruction), and both results are checked
  * against a softmax attention computed here in double precision, to f32
- * rounding: the fused kernel sums in another order than the unfused
- * kernels.  Shapes: chess-9M's layout (heads split from the model width by
+ * rounding.  Shapes: chess-9M's layout (heads split from the model width by
  * a reshape, keys not a multiple of the subgroup size, K and V read by
  * words), and one without batch dimensions with fewer keys than lanes, a
  * value width that is not a multiple of the subgroup size and an additive
- * mask.  On CPU devices the fused program must be one dispatch whose GLSL
+ * mask.  The fused kernel computes each sum in the unfused kernels' order
+ * (scores along the head, the row reduces and P x V along the keys), so
+ * the two must also agree bit for bit.  On CPU devices the fused program must be one dispatch whose GLSL
  * holds the lanes' keys ("int kk0"), so that the path is known to have
  * run.  The validation layer is on throughout and must stay silent.
  */
@@ -75,8 +76,9 @@ static bool cpu_device(vkhlo_context_t *ctx) {
  * the attention kernel's lanes' keys and holds |needle| too. */
 static void check(vkhlo_context_t *ctx, const char *text, float **in, int np, const double *want, size_t m,
                   const char *needle) {
-  float *got = malloc(m * sizeof *got);
+  float *got = malloc(m * sizeof *got), *fused = malloc(m * sizeof *fused);
   assert_non_null(got);
+  assert_non_null(fused);
   for (int mode = 0; mode < 2; mode++) {
     char dir[] = "/tmp/vkhlo_attention_testXXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -90,7 +92,14 @@ static void check(vkhlo_context_t *ctx, const char *text, float **in, int np, co
     for (size_t i = 0; i < m; i++)
       if (!(fabs(got[i] - want[i]) <= 1e-5 * (1.0 + fabs(want[i]))))
         fail_msg("%s, element %zu: %.9g, want %.9g", mode ? "unfused" : "fused", i, got[i], want[i]);
+    if (mode == 0) memcpy(fused, got, m * sizeof *got);
   }
+  /* the same sums in the same order: the fused kernel gives the unfused
+   * kernels' bits */
+  for (size_t i = 0; i < m; i++)
+    if (memcmp(&fused[i], &got[i], sizeof(float)) != 0)
+      fail_msg("element %zu: fused %.9g, unfused %.9g:\n%s", i, fused[i], got[i], text);
+  free(fused);
   free(got);
 }
 
