@@ -981,14 +981,13 @@ static bool order_free(const hlo_computation_t *body) {
  * (up to the sign of a zero maximum, which x - max cannot tell). */
 static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *x,
                                    const el_name_t *xv, int T, int64_t L, el_name_t *out) {
-  el_name_t fn, acc;
+  el_name_t fn, acc, part;
   const hlo_computation_t *body = x->called_computations[0];
   VKHLO_RETURN_IF_ERROR(el_function(E, x, body, &fn));
   VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x->operands[1], NULL, &acc));
   const char *ty = glsl_compute_type_on(E->target, x->shape.element_type);
   int SG = (int)E->target->subgroup_size;
   if (order_free(body)) {
-    el_name_t part;
     el_fresh(E, "rp", &part);
     el_line(E, x, "%s %s = %s;", ty, part.s, xv[0].s);
     for (int t = 1; t < T; t++) {
