@@ -504,6 +504,18 @@ static bool merge_creates_cycle(fuser_t *f, const cluster_t *a, const cluster_t 
   return false;
 }
 
+/* Adds |from|'s members that |into| lacks to |into|; false when out of memory. */
+static bool absorb_members(fuser_t *f, cluster_t *into, const cluster_t *from) {
+  for (int i = 0; i < from->member_count; i++) {
+    bool dup = false;
+    for (int j = 0; j < into->member_count && !dup; j++) dup = into->members[j] == from->members[i];
+    if (!dup && !int_array_push(f->m->arena.allocator, &into->members, &into->member_count, &into->member_capacity,
+                                from->members[i]))
+      return false;
+  }
+  return true;
+}
+
 static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
   *merged = false;
   if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
@@ -547,12 +559,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->root_count; i++) outputs += output_count_of(f->ins[b->roots[i]]);
   if (ext + outputs > f->max_buffers) return NULL;
   if (merge_creates_cycle(f, a, b, max_ext, stack)) return NULL;
-  for (int i = 0; i < b->member_count; i++) {
-    bool dup = false;
-    for (int j = 0; j < a->member_count && !dup; j++) dup = a->members[j] == b->members[i];
-    if (!dup && !int_array_push(f->m->arena.allocator, &a->members, &a->member_count, &a->member_capacity, b->members[i]))
-      return VKHLO_NO_MEMORY();
-  }
+  if (!absorb_members(f, a, b)) return VKHLO_NO_MEMORY();
   int ai = (int)(a - f->clusters);
   for (int i = 0; i < b->root_count; i++) {
     a->roots[a->root_count++] = b->roots[i];
@@ -631,17 +638,8 @@ static vkhlo_status_t merge_attention(fuser_t *f) {
           if (!is_splat(f, f->ins[q])) ext++;
         }
       if (ext + 1 > f->max_buffers) continue;
-      for (int s = 0; s < 2; s++) {
-        cluster_t *from = s ? c2 : c1;
-        for (int j = 0; j < from->member_count; j++) {
-          bool dup = false;
-          for (int t = 0; t < c3->member_count && !dup; t++) dup = c3->members[t] == from->members[j];
-          if (!dup && !int_array_push(f->m->arena.allocator, &c3->members, &c3->member_count, &c3->member_capacity,
-                                      from->members[j]))
-            return VKHLO_NO_MEMORY();
-        }
-        from->alive = false;
-      }
+      if (!absorb_members(f, c3, c1) || !absorb_members(f, c3, c2)) return VKHLO_NO_MEMORY();
+      c1->alive = c2->alive = false;
       /* the scores and P are no longer results of any cluster */
       f->root_cluster[pos_of(scores)] = -1;
       f->root_cluster[pos_of(p)] = -1;
