@@ -1022,16 +1022,16 @@ static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, co
  * every lane by a subgroupShuffle of a constant lane; each lane computes
  * its keys' scores (entered in the memo at the keys' positions), the row
  * reduces fold every key in order on every lane (lanes_reduce) and are
- * entered at the row,
- * and P at each key comes from the elemental emitter over the fused
- * softmax like any fused value; then each lane sums P x V for its C
- * columns over the keys in order, each key's P shuffled from the lane
- * that owns it, and stores them.  Scores and P never reach memory.
- * Measured on lavapipe (2 cores, 256-bit lanes, README): chess-9M's
- * attention per layer 3.5-4.1 ms against 15 ms for its scores, softmax
- * and values kernels (with lane-first row sums, since made exact).  Loading V per query row instead of once (fewer
- * live values) measured 12.5 ms against 3.2 for 264 heads of 79 x 32:
- * lavapipe's loads cost more than its spills. */
+ * entered at the row, and P at each key comes from the elemental emitter
+ * over the fused softmax like any fused value; then each lane sums P x V
+ * for its C columns over the keys in order, each key's P shuffled from
+ * the lane that owns it, and stores them.  Scores and P never reach
+ * memory.  Measured on lavapipe (2 cores, 256-bit lanes, README):
+ * chess-9M's attention per layer 3.5-4.1 ms against 15 ms for its
+ * scores, softmax and values kernels (lane-first row sums; in the exact
+ * order, 3.2 ms against 3.0 for 264 heads of 79 x 32).  Loading V per
+ * query row instead of once (fewer live values) measured 12.5 ms against
+ * 3.2: lavapipe's loads cost more than its spills. */
 static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, const el_attention_t *a,
                                      int64_t *out_total) {
   const hlo_instruction_t *fusion = ctx->fusion, *d1 = a->scores, *d2 = a->values;
@@ -1114,9 +1114,10 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
     }
   }
   if (kwords) E->word_inputs |= 1ull << kb;
-  /* the lane's C columns of V, every key's */
+  /* the lane's C columns of V, every key's (their indices only where
+   * V is not read by words) */
   el_name_t col[EL_ATTENTION_MAX_HEAD];
-  for (int64_t j = 0; j < C; j++) {
+  for (int64_t j = 0; j < C && !vwords; j++) {
     el_fresh(E, "vcol", &col[j]);
     el_line(E, d2, "int %s = min(lane * %lld + %lld, %lld);", col[j].s, (long long)C, (long long)j,
             (long long)(EV - 1));
