@@ -428,16 +428,26 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
 }
 
 /* Appends the offset expression of the operand's dimensions |dims| (n of
- * them, row-major over their sizes) at linear index |var|. */
+ * them, row-major over their sizes) at linear index |var|.
+ *
+ * Unsigned division.  Every index here (and in the LHS_KOFF and word macros
+ * below, and the tile arithmetic of gemm_cpu.comp) is non-negative, and the
+ * divisions are unsigned or shifts: in this kernel lavapipe (Mesa 22.3,
+ * LLVM 15) compiled the signed ones, `(m) / 79` and `(m) % 79` of
+ * chess-9M's batch x sequence rows and the epilogue's `idx / 8`, to one
+ * x86 idiv per lane (seen in the JIT code: 64 to 448 idiv per kernel;
+ * 9% of chess-9M's CPU samples fell in that code).  The unsigned forms
+ * compile to multiplies and shifts (no idiv left in any kernel of
+ * chess-9M, BERT or ResNet-50); chess-9M 1.10-1.15x (README). */
 static void append_offset(strbuf_t *sb, const hlo_shape_t *s, const int64_t *stride, const int64_t *dims, int n,
                           const char *var) {
   int64_t inner = 1;
   for (int i = n - 1; i >= 0; i--) {
     int64_t size = s->dimensions[dims[i]], st = stride[dims[i]];
     if (size != 1 && st != 0) {
-      strbuf_printf(sb, " + ((%s)", var);
-      if (inner != 1) strbuf_printf(sb, " / %lld", (long long)inner);
-      if (i != 0) strbuf_printf(sb, " %% %lld", (long long)size);
+      strbuf_printf(sb, " + int(uint(%s)", var);
+      if (inner != 1) strbuf_printf(sb, " / %lluu", (unsigned long long)inner);
+      if (i != 0) strbuf_printf(sb, " %% %lluu", (unsigned long long)size);
       strbuf_printf(sb, ") * %lld", (long long)st);
     }
     inner *= size;
@@ -639,7 +649,7 @@ static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_rea
   strbuf_append(sb, ") {\n");
   for (int r = 0; r < nres; r++) strbuf_printf(sb, "  float r%d[8];\n", r);
   for (int k = 0; k < 64; k++)
-    if (word_reads >> k & 1) strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(idx / 8);\n", k, k);
+    if (word_reads >> k & 1) strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(idx >> 3);\n", k, k);
   for (int j = 0; j < 8; j++) {
     strbuf_printf(sb, "  gemm_values(idx + %d", j);
     for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", gemm_%c%d.%c", j < 4 ? 'a' : 'b', d, "xyzw"[j % 4]);
@@ -650,7 +660,7 @@ static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_rea
     strbuf_append(sb, ");\n");
   }
   for (int r = 0; r < nres; r++) {
-    strbuf_printf(sb, "  out%dw.data[idx / 8] = u64vec4(", r);
+    strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec4(", r);
     for (int w = 0; w < 4; w++)
       strbuf_printf(sb, "%spackUint2x32(floatBitsToUint(vec2(r%d[%d], r%d[%d])))", w ? ", " : "", r, 2 * w, r,
                     2 * w + 1);
@@ -909,9 +919,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
   strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d_at(off)\n", (long long)p.lks, p.view[0].binding);
   if (p.lk_inner)
-    strbuf_printf(&sb, "#define LHS_KOFF(k) (((k) / %lld) * %lld + ((k) %% %lld) * LHS_KS)\n", (long long)p.lk_inner,
+    strbuf_printf(&sb, "#define LHS_KOFF(k) (int(uint(k) / %lldu) * %lld + int(uint(k) %% %lldu) * LHS_KS)\n", (long long)p.lk_inner,
                   (long long)p.lk_outer, (long long)p.lk_inner);
-  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) / 8)\n", p.view[0].binding);
+  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) >> 3)\n", p.view[0].binding);
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's own-position reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
@@ -922,9 +932,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     define_at(&sb, &p, 1, &p.rview[d], at, "n");
     strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d_at(off)\n", suffix, (long long)p.rks_of[d],
                   suffix, p.rview[d].binding);
-    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
+    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw_at((off) >> 3)\n", suffix, p.rview[d].binding);
     if (!gpu && tl.rhs_k_words)
-      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw_at((off) / 8)\n", suffix, p.rview[d].binding);
+      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw_at((off) >> 3)\n", suffix, p.rview[d].binding);
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
   /* v is the accumulators of every product, comma-separated (ACCS, ACCS8) */

@@ -274,20 +274,21 @@ const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 
 void main() {
 #if defined(GEMM_SG)
-  int gsub = int(gl_SubgroupID);
-  int grow = gsub % GEMM_SGR; /* which TM rows of the workgroup's RB */
-  int lane = (gsub / GEMM_SGR) * GEMM_SG + int(gl_SubgroupInvocationID);
+  uint gsub = gl_SubgroupID;
+  int grow = int(gsub % uint(GEMM_SGR)); /* which TM rows of the workgroup's RB */
+  int lane = int(gsub / uint(GEMM_SGR)) * GEMM_SG + int(gl_SubgroupInvocationID);
 #else
-  int grow = int(gl_LocalInvocationID.x) / (WG / GEMM_SGR);
-  int lane = int(gl_LocalInvocationID.x) % (WG / GEMM_SGR);
+  int grow = int(gl_LocalInvocationID.x / uint(WG / GEMM_SGR));
+  int lane = int(gl_LocalInvocationID.x % uint(WG / GEMM_SGR));
 #endif
-  int groups = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
+  /* unsigned tile arithmetic: see "Unsigned division" in codegen/emit_gemm.c */
+  uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
   /* uniform over the workgroup (t; the rows too where GEMM_SGR is 1) */
-  for (int t = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x); t < TILES; t += groups) {
-    int tn = t % TILES_N;
-    int tr = t / TILES_N;
-    int tm = tr % TILES_M;
-    int b = tr / TILES_M;
+  for (uint t = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; t < uint(TILES); t += groups) {
+    int tn = int(t % uint(TILES_N));
+    uint tr = t / uint(TILES_N);
+    int tm = int(tr % uint(TILES_M));
+    int b = int(tr / uint(TILES_M));
     int mfirst = tm * RB + grow * TM;
 #if GEMM_M >= TM
     int m0 = min(mfirst, GEMM_M - TM);

@@ -323,7 +323,7 @@ static void split_contracting(void **state, int h, int d) {
            "  return %%z : tensor<1x%dx%dxf32>\n}\n",
            h, s, d, k, n, n, s, n, s, n, h, s, d, s, h, d, s, h, d, s, k, s, k, k, n, s, n, s, n, s, n, n, s, n, s,
            n, s, n, s, n);
-  ((fixture_t *)*state)->cpu_needle = "#define LHS_KOFF(k) (((k) / ";
+  ((fixture_t *)*state)->cpu_needle = "#define LHS_KOFF(k) (int(uint(k) / ";
   check(state, text, true, k + 2);
   ((fixture_t *)*state)->cpu_needle = NULL;
 }
@@ -360,7 +360,7 @@ static void fused_epilogue_words(void **state) {
   fixture_t *f = *state;
   /* p3 is gemm_epilogue8's word of the residual (emitted with the word
    * stores only) */
-  f->cpu_needle2 = "u64vec4 p3 = in3w_at(idx / 8);";
+  f->cpu_needle2 = "u64vec4 p3 = in3w_at(idx >> 3);";
   expect_texel_view(f, "uniform usamplerBuffer in2s;");
   check(state,
         "func.func @main(%x: tensor<37x32xf32>, %w: tensor<32x72xf32>, %bias: tensor<72xf32>,"
@@ -375,7 +375,7 @@ static void fused_epilogue_words(void **state) {
 /* Two results of one GEMM fusion (sibling products of the same lhs, one
  * with a residual): NDOT = 2, each result stored 8 at a time. */
 static void two_results_words(void **state) {
-  ((fixture_t *)*state)->cpu_needle = "out1w.data[idx / 8] = u64vec4(";
+  ((fixture_t *)*state)->cpu_needle = "out1w.data[idx >> 3] = u64vec4(";
   check(state,
         "func.func @main(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>, %w2: tensor<24x48xf32>,"
         " %r: tensor<40x48xf32>) -> (tensor<40x48xf32>, tensor<40x48xf32>) {\n"
