@@ -919,8 +919,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
   strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d_at(off)\n", (long long)p.lks, p.view[0].binding);
   if (p.lk_inner)
-    strbuf_printf(&sb, "#define LHS_KOFF(k) (int(uint(k) / %lldu) * %lld + int(uint(k) %% %lldu) * LHS_KS)\n", (long long)p.lk_inner,
-                  (long long)p.lk_outer, (long long)p.lk_inner);
+    strbuf_printf(&sb, "#define LHS_KOFF(k) (int(uint(k) / %lldu) * %lld + int(uint(k) %% %lldu) * LHS_KS)\n",
+                  (long long)p.lk_inner, (long long)p.lk_outer, (long long)p.lk_inner);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) >> 3)\n", p.view[0].binding);
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's own-position reads */
