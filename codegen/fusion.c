@@ -235,6 +235,7 @@ struct fuser {
   int max_buffers;
   bool wide_singles; /* the target has wide loop kernels (emit_fusion.c) */
   bool row_fusions;  /* the target takes row fusions (elemental.h) */
+  bool multi_dots;   /* a cluster may hold several dots (see is_dot) */
   const codegen_target_t *target; /* NULL: none given (no attention fusions) */
   bool *needed, *kept;
   bool *splat; /* per position: a splat constant (hlo_constant_is_splat) */
@@ -268,19 +269,29 @@ static void set_state(fuser_t *f, int p, int s) {
 }
 
 /* Dots and convolutions: the ops with library kernels.  emit_conv.c takes
- * a fusion holding one convolution and its epilogue; emit_gemm.c takes
- * several dots of one lhs (NDOT), so only convolutions are counted apart. */
+ * a fusion holding one convolution and its epilogue.  emit_gemm.c's CPU
+ * kernel takes several dots of one lhs (NDOT), each lhs element loaded
+ * once for all of them; its GPU kernel takes one.  A cluster takes a
+ * second dot only where codegen_target_multi_dots says so: not on GPUs,
+ * nor on CPU devices of 8 lanes (lavapipe's default, 256 bits), where
+ * separate kernels measured faster: their k loop is a half or a third of
+ * the straight-line code, and a 2-core AMD EPYC (Zen 5) decodes a loop of
+ * more than ~6000 instructions, past its micro-op cache, at 60% of the
+ * multiply/add rate of one that fits (README, "One product per GEMM
+ * kernel").  (A cluster of two dots of different lhs falls back to one
+ * invocation per output, which one dot per cluster also avoids.) */
 static bool is_dot(const hlo_instruction_t *in) {
   return in->opcode == HLO_OPCODE_DOT || in->opcode == HLO_OPCODE_DOT_GENERAL;
 }
 
-/* May a cluster holding |convs| convolutions, |dots| dots and |row_reduces|
- * row reduces take one more |in|?  A convolution only into a cluster with
- * none of them, a dot only into one without a convolution or a row reduce
- * (a row kernel computes no contraction). */
-static bool contraction_fits(const hlo_instruction_t *in, int convs, int dots, int row_reduces) {
-  if (in->opcode == HLO_OPCODE_CONVOLUTION) return convs + dots + row_reduces == 0;
-  if (is_dot(in)) return convs + row_reduces == 0;
+/* May the cluster being formed (f->convs convolutions, f->dots dots,
+ * f->row_reduces row reduces) take one more |in|?  A convolution only into
+ * a cluster with none of them, a dot only into one without a convolution
+ * or a row reduce (a row kernel computes no contraction), nor another dot
+ * unless f->multi_dots. */
+static bool contraction_fits(const fuser_t *f, const hlo_instruction_t *in) {
+  if (in->opcode == HLO_OPCODE_CONVOLUTION) return f->convs + f->dots + f->row_reduces == 0;
+  if (is_dot(in)) return f->convs + f->row_reduces == 0 && (f->multi_dots || f->dots == 0);
   return true;
 }
 
@@ -353,7 +364,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
      * contraction shares its cluster) */
     row_reduce = !ident && row && el_is_row_reduce(P, f->root_dims) && f->convs + f->dots == 0;
     if (!excl || !(ident || row_reduce) || contr) return false;
-    if (!contraction_fits(P, f->convs, f->dots, f->row_reduces)) return false;
+    if (!contraction_fits(f, P)) return false;
   } else if (contr && !is_index_only(f, P)) {
     return false;
   } else if (!excl && full_size_reads(f, P) > 1) {
@@ -536,6 +547,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
     }
   }
   if (convs > 0 && convs + dots > 1) return NULL;
+  if (dots > 1 && !f->multi_dots) return NULL;
   /* a row kernel computes no contraction (elemental.h) */
   if ((a->rows || b->rows) && convs + dots > 0) return NULL;
   /* Siblings only: neither may read what the other computes (that would
@@ -915,6 +927,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->max_buffers = max_buffers;
   f->wide_singles = target && target->is_cpu && target->shader_int64;
   f->row_fusions = target && target->is_cpu;
+  f->multi_dots = !target || codegen_target_multi_dots(target);
   f->target = target;
   size_t n = (size_t)f->n;
   f->ins = vkhlo_malloc(m->arena.allocator, sizeof(void *) * n);

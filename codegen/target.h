@@ -107,6 +107,18 @@ static inline bool codegen_tile_request(const codegen_target_t *t, const char *k
   return t->tuned_config && t->tuned_config(t->tuning_user, key, a, b);
 }
 
+/* Whether a fusion may hold several dots (codegen/fusion.c).  The
+ * elemental kernels (VKHLO_GEMM=off) load the lhs once for all of a
+ * fusion's dots, gemm_cpu.comp's NDOT products too; gemm_gpu.comp computes
+ * one product, and on CPU devices whose subgroup kernel runs 8 lanes
+ * (lavapipe's default) separate kernels, one product each, measured
+ * faster (README, "One product per GEMM kernel"). */
+static inline bool codegen_target_multi_dots(const codegen_target_t *t) {
+  if (t->gemm == CODEGEN_GEMM_OFF) return true;
+  if (!t->is_cpu || t->gemm == CODEGEN_GEMM_GPU) return false;
+  return !(t->subgroup_shuffle && t->subgroup_size < 16);
+}
+
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);
 
