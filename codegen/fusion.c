@@ -254,6 +254,7 @@ struct fuser {
   int cluster_count, cluster_capacity;
   int *root_cluster; /* per position: the cluster it is a root of, or -1 */
   int convs, dots;   /* convolutions and dots in the cluster being formed */
+  const hlo_instruction_t *dot_lhs; /* the lhs of its first dot */
   int row_reduces;   /* row reduces in it */
 };
 
@@ -278,8 +279,9 @@ static void set_state(fuser_t *f, int p, int s) {
  * the straight-line code, and a 2-core AMD EPYC (Zen 5) decodes a loop of
  * more than ~6000 instructions, past its micro-op cache, at 60% of the
  * multiply/add rate of one that fits (README, "One product per GEMM
- * kernel").  (A cluster of two dots of different lhs falls back to one
- * invocation per output, which one dot per cluster also avoids.) */
+ * kernel").  Where it may, the dots share their lhs: the GEMM kernel
+ * cannot take two of different lhs, whose fusion then ran one invocation
+ * per output. */
 static bool is_dot(const hlo_instruction_t *in) {
   return in->opcode == HLO_OPCODE_DOT || in->opcode == HLO_OPCODE_DOT_GENERAL;
 }
@@ -288,10 +290,11 @@ static bool is_dot(const hlo_instruction_t *in) {
  * f->row_reduces row reduces) take one more |in|?  A convolution only into
  * a cluster with none of them, a dot only into one without a convolution
  * or a row reduce (a row kernel computes no contraction), nor another dot
- * unless f->multi_dots. */
+ * unless f->multi_dots and it has the first one's lhs. */
 static bool contraction_fits(const fuser_t *f, const hlo_instruction_t *in) {
   if (in->opcode == HLO_OPCODE_CONVOLUTION) return f->convs + f->dots + f->row_reduces == 0;
-  if (is_dot(in)) return f->convs + f->row_reduces == 0 && (f->multi_dots || f->dots == 0);
+  if (is_dot(in))
+    return f->convs + f->row_reduces == 0 && (f->dots == 0 || (f->multi_dots && in->operands[0] == f->dot_lhs));
   return true;
 }
 
@@ -414,6 +417,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   c->root_count = 1;
   f->convs = R->opcode == HLO_OPCODE_CONVOLUTION;
   f->dots = is_dot(R);
+  f->dot_lhs = is_dot(R) ? R->operands[0] : NULL;
   if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
   int ext = 0, low = r;
   for (int k = 0; k < R->operand_count; k++) {
@@ -436,6 +440,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
     hlo_instruction_t *P = f->ins[p];
     f->convs += P->opcode == HLO_OPCODE_CONVOLUTION;
     f->dots += is_dot(P);
+    if (is_dot(P) && !f->dot_lhs) f->dot_lhs = P->operands[0];
     for (int k = 0; k < P->operand_count; k++) {
       int q = pos_of(P->operands[k]);
       if (get_state(f, q) != ST_NONE) continue;
@@ -548,6 +553,18 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   }
   if (convs > 0 && convs + dots > 1) return NULL;
   if (dots > 1 && !f->multi_dots) return NULL;
+  if (dots > 1) { /* several dots only of one lhs (see is_dot) */
+    const hlo_instruction_t *lhs = NULL;
+    for (int s = 0; s < 2; s++) {
+      const cluster_t *c = s ? b : a;
+      for (int i = 0; i < c->member_count; i++) {
+        const hlo_instruction_t *x = f->ins[c->members[i]];
+        if (!is_dot(x)) continue;
+        if (lhs && x->operands[0] != lhs) return NULL;
+        lhs = x->operands[0];
+      }
+    }
+  }
   /* a row kernel computes no contraction (elemental.h) */
   if ((a->rows || b->rows) && convs + dots > 0) return NULL;
   /* Siblings only: neither may read what the other computes (that would

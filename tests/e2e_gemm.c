@@ -489,6 +489,22 @@ static void swiglu_two_dots(void **state) {
   ((fixture_t *)*state)->cpu_needle = NULL;
 }
 
+/* two products of different lhs combined elementwise: separate GEMM
+ * fusions at any lane count (the GEMM kernel takes one lhs; a fusion of
+ * both ran one invocation per output at 16 lanes) */
+static void two_dots_two_lhs(void **state) {
+  check(state,
+        "func.func @main(%x: tensor<3x11x32xf32>, %x2: tensor<3x11x32xf32>, %w1: tensor<32x48xf32>,"
+        " %w2: tensor<32x48xf32>) -> tensor<3x11x48xf32> {\n"
+        "  %g = stablehlo.dot_general %x, %w1, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %u = stablehlo.dot_general %x2, %w2, contracting_dims = [2] x [0] :"
+        " (tensor<3x11x32xf32>, tensor<32x48xf32>) -> tensor<3x11x48xf32>\n"
+        "  %y = stablehlo.multiply %g, %u : tensor<3x11x48xf32>\n"
+        "  return %y : tensor<3x11x48xf32>\n}\n",
+        true, 32);
+}
+
 /* three products of the same lhs in words (q, k, v projections), an
  * epilogue over all three: NDOT = 3 in the subgroup kernel at 16 lanes */
 static void three_dots_words(void **state) {
@@ -537,7 +553,7 @@ int main(void) {
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
       cmocka_unit_test(fused_epilogue_words), cmocka_unit_test(two_results_words),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
-      cmocka_unit_test(swiglu_two_dots),    cmocka_unit_test(attention_values_transposed),
+      cmocka_unit_test(swiglu_two_dots), cmocka_unit_test(two_dots_two_lhs),    cmocka_unit_test(attention_values_transposed),
       cmocka_unit_test(three_dots),         cmocka_unit_test(three_dots_words),
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
       cmocka_unit_test(subgroups_lhs_transposed),
