@@ -532,6 +532,24 @@ static bool absorb_members(fuser_t *f, cluster_t *into, const cluster_t *from) {
   return true;
 }
 
+/* The external operands of the union of clusters cs[0 .. n), whose
+ * members are marked ST_MEMBER under the current stamp: marks each ST_EXT
+ * once and returns how many are not splat constants (the buffers they
+ * take); *max_ext is the highest position among them (-1: none). */
+static int mark_union_externals(fuser_t *f, const cluster_t *const *cs, int n, int *max_ext) {
+  int ext = 0;
+  *max_ext = -1;
+  for (int s = 0; s < n; s++)
+    for (int i = 0; i < cs[s]->external_count; i++) {
+      int q = cs[s]->externals[i];
+      if (get_state(f, q) != ST_NONE) continue;
+      set_state(f, q, ST_EXT);
+      if (!is_splat(f, f->ins[q])) ext++;
+      if (q > *max_ext) *max_ext = q;
+    }
+  return ext;
+}
+
 static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
   *merged = false;
   if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
@@ -542,29 +560,25 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->member_count; i++)
     if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
   if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
-  /* a convolution alone among the contractions of a fusion (emit_conv.c) */
+  /* a convolution alone among the contractions of a fusion (emit_conv.c);
+   * several dots only where the target takes them, and of one lhs (see
+   * is_dot) */
   int convs = 0, dots = 0;
+  const hlo_instruction_t *lhs = NULL;
+  bool one_lhs = true;
   for (int s = 0; s < 2; s++) {
     const cluster_t *c = s ? b : a;
     for (int i = 0; i < c->member_count; i++) {
-      convs += f->ins[c->members[i]]->opcode == HLO_OPCODE_CONVOLUTION;
-      dots += is_dot(f->ins[c->members[i]]);
+      const hlo_instruction_t *x = f->ins[c->members[i]];
+      convs += x->opcode == HLO_OPCODE_CONVOLUTION;
+      if (!is_dot(x)) continue;
+      dots++;
+      one_lhs = one_lhs && (!lhs || x->operands[0] == lhs);
+      lhs = x->operands[0];
     }
   }
   if (convs > 0 && convs + dots > 1) return NULL;
-  if (dots > 1 && !f->multi_dots) return NULL;
-  if (dots > 1) { /* several dots only of one lhs (see is_dot) */
-    const hlo_instruction_t *lhs = NULL;
-    for (int s = 0; s < 2; s++) {
-      const cluster_t *c = s ? b : a;
-      for (int i = 0; i < c->member_count; i++) {
-        const hlo_instruction_t *x = f->ins[c->members[i]];
-        if (!is_dot(x)) continue;
-        if (lhs && x->operands[0] != lhs) return NULL;
-        lhs = x->operands[0];
-      }
-    }
-  }
+  if (dots > 1 && (!f->multi_dots || !one_lhs)) return NULL;
   /* a row kernel computes no contraction (elemental.h) */
   if ((a->rows || b->rows) && convs + dots > 0) return NULL;
   /* Siblings only: neither may read what the other computes (that would
@@ -573,16 +587,9 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
     if (get_state(f, a->externals[i]) == ST_MEMBER) return NULL;
   for (int i = 0; i < b->external_count; i++)
     if (get_state(f, b->externals[i]) == ST_MEMBER) return NULL;
-  int ext = 0, max_ext = -1;
+  int max_ext;
   const cluster_t *both[2] = {a, b};
-  for (int s = 0; s < 2; s++)
-    for (int i = 0; i < both[s]->external_count; i++) {
-      int q = both[s]->externals[i];
-      if (get_state(f, q) != ST_NONE) continue;
-      set_state(f, q, ST_EXT);
-      if (!is_splat(f, f->ins[q])) ext++;
-      if (q > max_ext) max_ext = q;
-    }
+  int ext = mark_union_externals(f, both, 2, &max_ext);
   int outputs = 0;
   for (int i = 0; i < a->root_count; i++) outputs += output_count_of(f->ins[a->roots[i]]);
   for (int i = 0; i < b->root_count; i++) outputs += output_count_of(f->ins[b->roots[i]]);
@@ -657,15 +664,9 @@ static vkhlo_status_t merge_attention(fuser_t *f) {
       /* the union's buffers: its external operands and one result */
       for (int j = 0; j < c1->member_count; j++) set_state(f, c1->members[j], ST_MEMBER);
       for (int j = 0; j < c3->member_count; j++) set_state(f, c3->members[j], ST_MEMBER);
-      int ext = 0;
+      int max_ext;
       const cluster_t *all[3] = {c1, c2, c3};
-      for (int s = 0; s < 3; s++)
-        for (int j = 0; j < all[s]->external_count; j++) {
-          int q = all[s]->externals[j];
-          if (get_state(f, q) != ST_NONE) continue;
-          set_state(f, q, ST_EXT);
-          if (!is_splat(f, f->ins[q])) ext++;
-        }
+      int ext = mark_union_externals(f, all, 3, &max_ext);
       if (ext + 1 > f->max_buffers) continue;
       if (!absorb_members(f, c3, c1) || !absorb_members(f, c3, c2)) return VKHLO_NO_MEMORY();
       c1->alive = c2->alive = false;
