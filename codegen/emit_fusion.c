@@ -1018,8 +1018,9 @@ static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, co
  * masked out) and keeps their rows of K, and columns l * C .. l * C + C - 1
  * (C = ceil(E / SG)) of every key's row of V, loaded once, by 64-bit
  * words where the views allow (attention_words).  Per query row: the row
- * of Q comes in SG-element parts, one per lane, each element reaching
- * every lane by a subgroupShuffle of a constant lane; each lane computes
+ * of Q comes as one word per lane (lane l word l) where the views allow,
+ * else in SG-element parts, one per lane, each element reaching every
+ * lane by a subgroupShuffle of a constant lane; each lane computes
  * its keys' scores (entered in the memo at the keys' positions), the row
  * reduces fold every key in order on every lane (lanes_reduce) and are
  * entered at the row, and P at each key comes from the elemental emitter
@@ -1152,8 +1153,35 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
   strbuf_free(&sb);
   glsl_scope_t loop = el_open(E, fusion, "for (int m = m0; m < min(m0 + %lld, %lld); m++) {", (long long)MB,
                               (long long)M);
-  /* Q's row: part u of it in lane l is element u * SG + l */
-  int U = (int)((K + SG - 1) / SG);
+  /* Q's row: by words where they are whole words (lane l loads word l,
+   * element k comes from lane k / 8), else part u of it in lane l is
+   * element u * SG + l (element loads cost a loop over the lanes or a
+   * gather on lavapipe: 4 of them per row took ~15% of the kernel) */
+  int qb, qdim = (int)d1->attrs.lhs_contracting_dimensions.data[0];
+  int64_t qs[HLO_MAX_RANK];
+  bool qwords = !st && K % 8 == 0 && K / 8 <= SG && attention_words(E, ctx, d1, 0, qdim, K, &qb, qs);
+  if (qwords) {
+    el_name_t zero, word, qe[8];
+    el_const_index(&zero, 0);
+    dot_operand_index(d1, 0, row, &row[nb], &zero, at);
+    strbuf_init(&sb, E->allocator);
+    append_offset(&sb, d1->operands[0], at, qs, qdim);
+    el_fresh(E, "qw", &word);
+    el_line(E, d1, "u64vec4 %s = in%dw_at(((%s) >> 3) + min(lane, %lld));", word.s, qb, sb.data ? sb.data : "0",
+            (long long)(K / 8 - 1));
+    if (sb.failed) st = VKHLO_NO_MEMORY();
+    strbuf_free(&sb);
+    for (int j = 0; j < 8; j++) {
+      char text[96];
+      word_element(text, sizeof text, HLO_F32, word.s, j, false);
+      el_def(E, d1, HLO_F32, false, &qe[j], "%s", text);
+    }
+    for (int64_t k = 0; k < K && !st; k++)
+      el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qe[k % 8].s, (unsigned)(k / 8));
+    E->word_inputs |= 1ull << qb;
+    E->features |= GLSL_FEATURE_INT64;
+  }
+  int U = qwords ? 0 : (int)((K + SG - 1) / SG);
   el_name_t qp[EL_ATTENTION_MAX_HEAD];
   for (int u = 0; u < U && !st; u++) {
     el_name_t qk;
@@ -1162,7 +1190,7 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
     dot_operand_index(d1, 0, row, &row[nb], &qk, at);
     st = el_operand(E, d1, 0, at, &qp[u]);
   }
-  for (int64_t k = 0; k < K && !st; k++)
+  for (int64_t k = 0; k < K && !st && !qwords; k++)
     el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qp[k / SG].s, (unsigned)(k % SG));
   /* the lane's keys' scores, in the memo at their positions */
   el_name_t xv[EL_ATTENTION_MAX_KEYS_PER_LANE], pz[EL_ATTENTION_MAX_KEYS_PER_LANE];
