@@ -76,10 +76,11 @@ vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruc
                                        int k, const char *position, uint64_t *element_reads, el_name_t *out) {
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", k);
-  if (t != HLO_F32 || glsl_type_is_packed(E->target, HLO_F32) || k < 0 || k >= 64)
+  bool word32 = t == HLO_F32 || t == HLO_S32 || t == HLO_U32;
+  if (!word32 || glsl_type_is_packed(E->target, t) || k < 0 || k >= 64)
     return codegen_load_element(E, instr, t, buffer, position, out);
   *element_reads |= 1ull << k;
-  el_def(E, instr, HLO_F32, false, out, "%s_at(%s)", buffer, position);
+  el_def(E, instr, t, false, out, "%s_at(%s)", buffer, position);
   return NULL;
 }
 
@@ -168,10 +169,12 @@ void codegen_declare_element_view(strbuf_t *sb, const codegen_target_t *target, 
                                   uint64_t *scalar_inputs) {
   uint64_t bytes = hlo_shape_size_bytes(&instr->operands[k]->shape);
   int views = __builtin_popcountll(texel_inputs) + __builtin_popcountll(*scalar_inputs);
-  if (texel && target->texel_words && k < 64 && instr->operands[k]->shape.element_type == HLO_F32 && bytes >= 4 &&
+  hlo_element_type_t t = instr->operands[k]->shape.element_type;
+  if (texel && target->texel_words && k < 64 && (t == HLO_F32 || t == HLO_S32 || t == HLO_U32) && bytes >= 4 &&
       bytes / 4 <= target->max_texel_buffer_elements && views < MAX_TEXEL_VIEWS) {
     strbuf_printf(sb, "layout(set = 0, binding = %d) uniform usamplerBuffer in%ds;\n", first_texel_binding + views, k);
-    strbuf_printf(sb, "#define in%d_at(i) uintBitsToFloat(texelFetch(in%ds, int(i)).x)\n", k, k);
+    strbuf_printf(sb, "#define in%d_at(i) %s(texelFetch(in%ds, int(i)).x)\n", k,
+                  t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "", k);
     *scalar_inputs |= 1ull << k;
   } else {
     strbuf_printf(sb, "#define in%d_at(i) in%d.data[i]\n", k, k);
@@ -237,6 +240,10 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     if (!(E->word_inputs >> k & 1) || (E->wide_lanes && (E->wide_inputs >> k & 1))) continue;
     codegen_declare_word_view(&sb, E->target, instr, k, "u64vec4", first_texel, &texel_inputs, &E->features);
   }
+  uint64_t scalar_inputs = 0; /* the element reads' views, after the word views */
+  for (int k = 0; k < instr->operand_count && k < 64; k++)
+    if (E->element_reads >> k & 1)
+      codegen_declare_element_view(&sb, E->target, instr, k, true, first_texel, texel_inputs, &scalar_inputs);
   strbuf_append(&sb, "\n");
   glsl_append_prelude(&sb, E->features);
   strbuf_append(&sb, "\n");
@@ -304,6 +311,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   out->input_count = instr->operand_count;
   out->output_count = nres;
   out->texel_inputs = texel_inputs;
+  out->scalar_inputs = scalar_inputs;
   return NULL;
 }
 

@@ -196,6 +196,17 @@ static bool wide_value(const fusion_ctx_t *ctx, int k, const char *position, el_
   return true;
 }
 
+/* Operand |k|'s element at |position|: on CPU devices with texel views
+ * an f32 element comes through one (codegen_load_element_at). */
+static vkhlo_status_t load_element(elemental_emitter_t *E, const hlo_instruction_t *x, hlo_element_type_t t, int k,
+                                   const char *position, el_name_t *out) {
+  if (E->target->is_cpu && E->target->texel_words)
+    return codegen_load_element_at(E, x, t, k, position, &E->element_reads, out);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", k);
+  return codegen_load_element(E, x, t, buffer, position, out);
+}
+
 /* A fused parameter's element at row-major position |linear| (reshapes of
  * parameters load this way; see el_operand_linear_fn). */
 static vkhlo_status_t fused_operand_linear(elemental_emitter_t *E, const hlo_instruction_t *instr,
@@ -214,8 +225,8 @@ static vkhlo_status_t fused_operand_linear(elemental_emitter_t *E, const hlo_ins
   const hlo_shape_t *s = &ctx->fusion->operands[x->parameter_number]->shape;
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", x->parameter_number);
-  VKHLO_RETURN_IF_ERROR(
-      codegen_load_element(E, x, s->element_type, buffer, hlo_shape_element_count(s) == 1 ? "0" : linear, out));
+  VKHLO_RETURN_IF_ERROR(load_element(E, x, s->element_type, x->parameter_number,
+                                     hlo_shape_element_count(s) == 1 ? "0" : linear, out));
   *handled = true;
   return NULL;
 }
@@ -237,7 +248,7 @@ static vkhlo_status_t load_parameter(elemental_emitter_t *E, fusion_ctx_t *ctx,
   vkhlo_status_t st = NULL;
   if (ref.failed) st = VKHLO_NO_MEMORY();
   else if (!wide_value(ctx, k, ref.data ? ref.data : "0", out))
-    st = codegen_load_element(E, param, s->element_type, buffer, ref.data ? ref.data : "0", out);
+    st = load_element(E, param, s->element_type, k, ref.data ? ref.data : "0", out);
   strbuf_free(&ref);
   return st;
 }

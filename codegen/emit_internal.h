@@ -28,10 +28,11 @@ vkhlo_status_t codegen_load_element(elemental_emitter_t *E, const hlo_instructio
                                     const char *buffer, const char *position, el_name_t *out);
 
 /* codegen_load_element of operand |k|'s binding ("in<k>") for a library
- * kernel's epilogue: an f32 element (k < 64) through the in<k>_at macro,
- * which the kernel defines with codegen_declare_element_view for every
- * bit it finds set in *element_reads (an R32UI texel view on CPU
- * devices); other types from the storage buffer. */
+ * kernel's epilogue or a fused kernel on a CPU device: an f32, s32 or u32
+ * element (k < 64) through the in<k>_at macro, which the kernel defines
+ * with codegen_declare_element_view for every bit it finds set in
+ * *element_reads (an R32UI texel view on CPU devices); other types from
+ * the storage buffer. */
 vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
                                        int k, const char *position, uint64_t *element_reads, el_name_t *out);
 
@@ -60,7 +61,8 @@ void codegen_declare_word_view(strbuf_t *sb, const codegen_target_t *target, con
                                const char *word, int first_texel_binding, uint64_t *texel_inputs,
                                unsigned *features);
 
-/* Declares in<k>_at(i), the float element i of operand |k| (f32): where
+/* Declares in<k>_at(i), element i of operand |k| (f32, s32 or u32, as
+ * float, int or uint): where
  * |texel| and the target has texel_words, read through a uniform texel
  * buffer "in<k>s" of R32UI texels at binding |first_texel_binding| + the
  * texel views before it (*scalar_inputs gains bit k; lavapipe gathers the

@@ -44,7 +44,10 @@
  *    of small tensors, splats and iotas do not count) is materialized
  *    instead, or every copy would read all its inputs again (a residual
  *    stream x + f(x) + g(...) would otherwise be recomputed from all its
- *    terms by every consumer).
+ *    terms by every consumer).  So is a gather that would be duplicated:
+ *    each copy would read its indices again (chess-9M's embedding lookup
+ *    feeds the first layer norm and the first residual add; on lavapipe
+ *    the out-projection's epilogue took 2x its kernel recomputing it).
  *  - Expensive producers (reduce, reduce_window, dot_general, dot,
  *    convolution) are fused only where each of their elements is computed
  *    once: every user is in the cluster, no user is duplicated elsewhere
@@ -372,6 +375,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     return false;
   } else if (!excl && full_size_reads(f, P) > 1) {
     return false; /* duplicating it would multiply its reads */
+  } else if (!excl && P->opcode == HLO_OPCODE_GATHER) {
+    return false; /* each copy would read the indices again */
   }
   int new_ext = *ext - 1;
   for (int k = 0; k < P->operand_count; k++) {

@@ -492,6 +492,51 @@ static void test_scores_columns_per_subgroup_size(void **state) {
   }
 }
 
+/* A gather with users in two clusters (an embedding lookup that feeds a
+ * layer norm and a residual add) is materialized once: copied into each
+ * cluster, every copy would read the indices again.  On a CPU device with
+ * texel views its kernel reads the s32 indices and the f32 table one
+ * element at a time through R32UI views (scalar_inputs), not through
+ * storage-buffer loads (a loop over the lanes on lavapipe). */
+static void test_gather_materialized_once(void **state) {
+  fixture_t *f = *state;
+  f->target.is_cpu = f->target.texel_words = true;
+  f->target.max_texel_buffer_elements = 1u << 27;
+  hlo_module_t *m = fuse(f,
+      "func.func @main(%t: tensor<16x8xf32>, %j: tensor<4x1xi32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {\n"
+      "  %one = stablehlo.constant dense<1> : tensor<4x1xi32>\n"
+      "  %i = stablehlo.add %j, %one : tensor<4x1xi32>\n"
+      "  %g = \"stablehlo.gather\"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1],"
+      " collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,"
+      " slice_sizes = array<i64: 1, 8>}> : (tensor<16x8xf32>, tensor<4x1xi32>) -> tensor<4x8xf32>\n"
+      "  %e = stablehlo.exponential %g : tensor<4x8xf32>\n"
+      "  %n = stablehlo.negate %g : tensor<4x8xf32>\n"
+      "  return %e, %n : tensor<4x8xf32>, tensor<4x8xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  int gathers = count_opcode(c, HLO_OPCODE_GATHER);
+  const hlo_instruction_t *root = NULL;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *in = c->instructions[i];
+    if (in->opcode != HLO_OPCODE_FUSION) continue;
+    int g = count_opcode(fused(in), HLO_OPCODE_GATHER);
+    gathers += g;
+    if (g) root = in;
+  }
+  assert_int_equal(gathers, 1);
+  assert_non_null(root);
+  assert_int_equal(fused(root)->root->opcode, HLO_OPCODE_GATHER);
+  codegen_kernel_t k;
+  check_ok(codegen_emit_instruction(&f->target, NULL, root, &k));
+  /* the fusion's operands: the indices' producer's input, the table */
+  assert_true(k.scalar_inputs == 3u);
+  assert_non_null(strstr(k.glsl, "#define in0_at(i) int(texelFetch(in0s, int(i)).x)"));
+  assert_non_null(strstr(k.glsl, "#define in1_at(i) uintBitsToFloat(texelFetch(in1s, int(i)).x)"));
+  assert_null(strstr(k.glsl, "in0.data["));
+  assert_null(strstr(k.glsl, "in1.data["));
+  codegen_kernel_free(&k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_softmax, setup, teardown),
@@ -504,6 +549,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_while_body, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_scopes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scores_columns_per_subgroup_size, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gather_materialized_once, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
