@@ -119,8 +119,10 @@ struct elemental_emitter {
    * a storage-buffer load is a loop over the lanes. */
   uint64_t element_reads;
   /* Results written through u64vec4 views "out<r>w" outside wide kernels
-   * (row kernels, emit_fusion.c). */
+   * (row kernels, emit_fusion.c); |word_output_lanes| 2 or 4 makes the
+   * views uint64_t or u64vec2 words (the attention kernel's columns). */
   bool word_outputs;
+  int word_output_lanes;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that
    * finishes early), so the kernel cannot be wrapped in a grid-stride

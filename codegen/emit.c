@@ -231,10 +231,14 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   for (int k = 0; E->wide_lanes && k < instr->operand_count && k < 64; k++)
     if (E->wide_inputs >> k & 1)
       codegen_declare_word_view(&sb, E->target, instr, k, w, first_texel, &texel_inputs, &E->features);
+  const char *wout = !E->word_outputs || E->wide_lanes ? w
+                     : E->word_output_lanes == 4 ? "u64vec2"
+                     : E->word_output_lanes == 2 ? "uint64_t"
+                                                 : "u64vec4";
   for (int r = 0; (E->wide_lanes || E->word_outputs) && r < nres; r++) {
     char name[16];
     snprintf(name, sizeof name, "out%dw", r);
-    declare_buffer(&sb, instr->operand_count + r, "writeonly ", w, name, true);
+    declare_buffer(&sb, instr->operand_count + r, "writeonly ", wout, name, true);
   }
   for (int k = 0; k < instr->operand_count && k < 64; k++) { /* a reduce's rows read by words */
     if (!(E->word_inputs >> k & 1) || (E->wide_lanes && (E->wide_inputs >> k & 1))) continue;

@@ -1251,7 +1251,35 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
     el_def(E, d2, HLO_F32, false, &pk, "subgroupShuffle(%s, %uu)", pz[key / SG].s, (unsigned)(key % SG));
     for (int64_t j = 0; j < C; j++) el_line(E, d2, "%s += %s * %s;", o[j].s, pk.s, vc[key * C + j].s);
   }
-  for (int64_t j = 0; j < C && !st; j++) {
+  /* the lane's C columns as one word where they fill one (C = 2, 4 or 8,
+   * f32, every lane's columns inside the row): lavapipe stores lane by
+   * lane, component by component, so 4 floats cost twice the 2 64-bit
+   * components of a u64vec2 */
+  const hlo_shape_t *rs = el_result_shape(fusion, 0);
+  bool stored = false;
+  if (!st && EV % SG == 0 && (C == 2 || C == 4 || C == 8) && rs->element_type == HLO_F32 &&
+      E->target->shader_int64 && !glsl_type_is_packed(E->target, HLO_F32) && !glsl_type_is_demoted(E->target, HLO_F32)) {
+    el_name_t e;
+    el_fresh(E, "e", &e);
+    el_line(E, d2, "int %s = lane * %lld;", e.s, (long long)C);
+    for (int d = 0; d <= nb; d++) at[d] = row[d];
+    at[nb + 1] = e;
+    strbuf_init(&sb, E->allocator);
+    strbuf_append(&sb, "(");
+    el_append_linear(&sb, rs, at);
+    strbuf_printf(&sb, ") >> %d] = %s(", C == 8 ? 3 : C == 4 ? 2 : 1, C == 8 ? "u64vec4" : C == 4 ? "u64vec2" : "uint64_t");
+    for (int64_t j = 0; j < C; j += 2)
+      strbuf_printf(&sb, "%spackUint2x32(floatBitsToUint(vec2(%s, %s)))", j ? ", " : "", o[j].s, o[j + 1].s);
+    strbuf_append(&sb, ");");
+    if (sb.failed) st = VKHLO_NO_MEMORY();
+    else el_line(E, d2, "out0w.data[%s", sb.data);
+    strbuf_free(&sb);
+    E->word_outputs = true;
+    E->word_output_lanes = (int)C;
+    E->features |= GLSL_FEATURE_INT64;
+    stored = true;
+  }
+  for (int64_t j = 0; j < C && !st && !stored; j++) {
     el_name_t e;
     el_fresh(E, "e", &e);
     el_line(E, d2, "int %s = lane * %lld + %lld;", e.s, (long long)C, (long long)j);
