@@ -114,9 +114,9 @@ struct elemental_emitter {
   /* Operands read through a u64vec4 view "in<k>w" outside wide kernels
    * (bit k; a reduce's rows, el_reduce_row_fn). */
   uint64_t word_inputs;
-  /* Operands read one f32 element at a time through "in<k>_at" (bit k;
-   * codegen_load_element_at): an R32UI texel view on CPU devices, where
-   * a storage-buffer load is a loop over the lanes. */
+  /* Operands read one f32, s32 or u32 element at a time through
+   * "in<k>_at" (bit k; codegen_load_element_at): an R32UI texel view on
+   * CPU devices, where a storage-buffer load is a loop over the lanes. */
   uint64_t element_reads;
   /* Results written through u64vec4 views "out<r>w" outside wide kernels
    * (row kernels, emit_fusion.c); |word_output_lanes| 2 or 4 makes the

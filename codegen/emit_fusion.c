@@ -197,7 +197,7 @@ static bool wide_value(const fusion_ctx_t *ctx, int k, const char *position, el_
 }
 
 /* Operand |k|'s element at |position|: on CPU devices with texel views
- * an f32 element comes through one (codegen_load_element_at). */
+ * an f32, s32 or u32 element comes through one (codegen_load_element_at). */
 static vkhlo_status_t load_element(elemental_emitter_t *E, const hlo_instruction_t *x, hlo_element_type_t t, int k,
                                    const char *position, el_name_t *out) {
   if (E->target->is_cpu && E->target->texel_words)
@@ -1258,7 +1258,8 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
   const hlo_shape_t *rs = el_result_shape(fusion, 0);
   bool stored = false;
   if (!st && EV % SG == 0 && (C == 2 || C == 4 || C == 8) && rs->element_type == HLO_F32 &&
-      E->target->shader_int64 && !glsl_type_is_packed(E->target, HLO_F32) && !glsl_type_is_demoted(E->target, HLO_F32)) {
+      E->target->shader_int64 && !glsl_type_is_packed(E->target, HLO_F32) &&
+      !glsl_type_is_demoted(E->target, HLO_F32)) {
     el_name_t e;
     el_fresh(E, "e", &e);
     el_line(E, d2, "int %s = lane * %lld;", e.s, (long long)C);
@@ -1267,7 +1268,8 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
     strbuf_init(&sb, E->allocator);
     strbuf_append(&sb, "(");
     el_append_linear(&sb, rs, at);
-    strbuf_printf(&sb, ") >> %d] = %s(", C == 8 ? 3 : C == 4 ? 2 : 1, C == 8 ? "u64vec4" : C == 4 ? "u64vec2" : "uint64_t");
+    strbuf_printf(&sb, ") >> %d] = %s(", C == 8 ? 3 : C == 4 ? 2 : 1,
+                  C == 8 ? "u64vec4" : C == 4 ? "u64vec2" : "uint64_t");
     for (int64_t j = 0; j < C; j += 2)
       strbuf_printf(&sb, "%spackUint2x32(floatBitsToUint(vec2(%s, %s)))", j ? ", " : "", o[j].s, o[j + 1].s);
     strbuf_append(&sb, ");");

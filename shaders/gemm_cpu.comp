@@ -429,8 +429,8 @@ void main() {
      * from one, the loop is shorter (ffn_up's epilogue 13% -> 10% of the
      * kernel's samples, q/k/v 2607x256x256 3.35-3.51 -> 3.17-3.32 ms) */
     int obase = (b * GEMM_M + m0) * GEMM_N + n0;
-#define STORE(i, v)                                                                    \
-    for (int c = 0; c < 4; c++) {                                                      \
+#define STORE(i, v)                                                                          \
+    for (int c = 0; c < 4; c++) {                                                            \
       if (n0 + 4 * v + c < GEMM_N) GEMM_STORE(obase + (i * GEMM_N + 4 * v + c), ACCS(i, v, c)); \
     }
 #if defined(GEMM_STORE8)
