@@ -517,19 +517,28 @@ typedef struct epi_ctx {
    * root's index: bit k of |word_reads|, f32 operand k is read at the
    * output's own position (same dimensions, that index), so
    * gemm_epilogue8 loads its 8 values as one word and passes them to
-   * gemm_values as gemm_p<k>. */
+   * gemm_values as gemm_p<k>.  The same where the operand is read at the
+   * output's trailing dimensions' index (a bias [N] broadcast along the
+   * rows, a position table [S, N] along the batch): its word is then
+   * (idx >> 3) % word_period[k] (the operand's words; 0: own position). */
   const el_name_t *root;
   const hlo_shape_t *out_shape;
   uint64_t word_reads;
+  int64_t word_period[64];
 } epi_ctx_t;
 
-/* True when |index| is the output's own index |ctx->root| over a tensor
- * of |s|'s dimensions (the read is at position idx). */
-static bool own_position(const epi_ctx_t *ctx, const hlo_shape_t *s, const el_name_t *index) {
-  if (!ctx->root || s->rank != ctx->out_shape->rank || !hlo_shape_compatible_dims(s, ctx->out_shape))
-    return false;
+/* True when |index| is the output's index |ctx->root| over its trailing
+ * s->rank dimensions, of the same sizes, the minor one a multiple of 8:
+ * 8 outputs from a multiple of 8 read 8 consecutive elements from a
+ * multiple of 8, the word (idx >> 3) % *period (0: all dimensions, the
+ * output's own position idx). */
+static bool trailing_position(const epi_ctx_t *ctx, const hlo_shape_t *s, const el_name_t *index, int64_t *period) {
+  const hlo_shape_t *o = ctx->out_shape;
+  if (!ctx->root || s->rank < 1 || s->rank > o->rank || o->dimensions[o->rank - 1] % 8 != 0) return false;
+  int lead = o->rank - s->rank;
   for (int i = 0; i < s->rank; i++)
-    if (strcmp(index[i].s, ctx->root[i].s) != 0) return false;
+    if (s->dimensions[i] != o->dimensions[lead + i] || strcmp(index[i].s, ctx->root[lead + i].s) != 0) return false;
+  *period = lead ? hlo_shape_element_count(s) / 8 : 0;
   return true;
 }
 
@@ -556,12 +565,15 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
     if (hlo_shape_element_count(s) == 1) strbuf_append(&ref, "0");
     else el_append_linear(&ref, s, index);
     int pn = (int)x->parameter_number;
+    int64_t period = 0;
     vkhlo_status_t st = NULL;
     if (ref.failed) {
       st = VKHLO_NO_MEMORY();
     } else if (s->element_type == HLO_F32 && !glsl_type_is_packed(E->target, HLO_F32) && pn < 64 &&
-               hlo_shape_element_count(s) > 1 && own_position(ctx, s, index)) {
+               hlo_shape_element_count(s) > 1 && trailing_position(ctx, s, index, &period) &&
+               (!(ctx->word_reads >> pn & 1) || ctx->word_period[pn] == period)) {
       ctx->word_reads |= 1ull << pn;
+      ctx->word_period[pn] = period;
       snprintf(out->s, sizeof out->s, "gemm_p%d", pn);
     } else {
       st = codegen_load_element_at(E, x, s->element_type, pn, ref.data ? ref.data : "0", &ctx->element_reads, out);
@@ -643,13 +655,19 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
  * multiple of 8) of every result, product d's accumulators in the vec4s
  * a<d> (columns 0-3) and b<d> (4-7), through gemm_values, stored as one
  * u64vec4 word per result. */
-static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_reads) {
+static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_reads, const int64_t *word_period) {
   strbuf_append(sb, "void gemm_epilogue8(int idx");
   for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", vec4 gemm_a%d, vec4 gemm_b%d", d, d);
   strbuf_append(sb, ") {\n");
   for (int r = 0; r < nres; r++) strbuf_printf(sb, "  float r%d[8];\n", r);
-  for (int k = 0; k < 64; k++)
-    if (word_reads >> k & 1) strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(idx >> 3);\n", k, k);
+  for (int k = 0; k < 64; k++) {
+    if (!(word_reads >> k & 1)) continue;
+    if (word_period[k])
+      strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(int(uint(idx >> 3) %% %lluu));\n", k, k,
+                    (unsigned long long)word_period[k]);
+    else
+      strbuf_printf(sb, "  u64vec4 p%d = in%dw_at(idx >> 3);\n", k, k);
+  }
   for (int j = 0; j < 8; j++) {
     strbuf_printf(sb, "  gemm_values(idx + %d", j);
     for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", gemm_%c%d.%c", j < 4 ? 'a' : 'b', d, "xyzw"[j % 4]);
@@ -873,7 +891,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
 
   elemental_emitter_t E;
-  epi_ctx_t ectx = {&p, 0, NULL, NULL, 0};
+  epi_ctx_t ectx = {.plan = &p};
   el_init(&E, target, out->allocator, epi_operand, &ectx);
   vkhlo_status_t st = emit_epilogue(&E, &p, instr, words_out);
   if (st) {
@@ -923,7 +941,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   (long long)p.lk_inner, (long long)p.lk_outer, (long long)p.lk_inner);
   if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) >> 3)\n", p.view[0].binding);
   bool word_view[64] = {false};
-  for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's own-position reads */
+  for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
   for (int d = 0; d < p.ndot; d++) {
     char at[24], suffix[16] = "";
@@ -985,7 +1003,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   strbuf_append(&sb, ") {\n");
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
-  if (words_out) append_epilogue8(&sb, p.ndot, nres, ectx.word_reads);
+  if (words_out) append_epilogue8(&sb, p.ndot, nres, ectx.word_reads, ectx.word_period);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);
