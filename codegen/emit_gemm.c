@@ -528,17 +528,20 @@ typedef struct epi_ctx {
 } epi_ctx_t;
 
 /* True when |index| is the output's index |ctx->root| over its trailing
- * s->rank dimensions, of the same sizes, the minor one a multiple of 8:
- * 8 outputs from a multiple of 8 read 8 consecutive elements from a
- * multiple of 8, the word (idx >> 3) % *period (0: all dimensions, the
- * output's own position idx). */
+ * s->rank dimensions, of the same sizes: the read is at position idx % P
+ * (P the operand's elements), so where P is a multiple of 8 the 8
+ * outputs from a multiple of 8 read 8 consecutive elements from a
+ * multiple of 8, the word (idx >> 3) % *period (P / 8; 0 when s covers
+ * every dimension: the output's own position idx). */
 static bool trailing_position(const epi_ctx_t *ctx, const hlo_shape_t *s, const el_name_t *index, int64_t *period) {
   const hlo_shape_t *o = ctx->out_shape;
-  if (!ctx->root || s->rank < 1 || s->rank > o->rank || o->dimensions[o->rank - 1] % 8 != 0) return false;
+  if (!ctx->root || s->rank < 1 || s->rank > o->rank) return false;
   int lead = o->rank - s->rank;
   for (int i = 0; i < s->rank; i++)
     if (s->dimensions[i] != o->dimensions[lead + i] || strcmp(index[i].s, ctx->root[lead + i].s) != 0) return false;
-  *period = lead ? hlo_shape_element_count(s) / 8 : 0;
+  int64_t count = hlo_shape_element_count(s);
+  if (lead && count % 8 != 0) return false;
+  *period = lead ? count / 8 : 0;
   return true;
 }
 
