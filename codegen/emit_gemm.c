@@ -444,6 +444,11 @@ static void append_offset(strbuf_t *sb, const hlo_shape_t *s, const int64_t *str
   int64_t inner = 1;
   for (int i = n - 1; i >= 0; i--) {
     int64_t size = s->dimensions[dims[i]], st = stride[dims[i]];
+    /* dimensions laid out one inside the next (a [33, 79, K] lhs read as
+     * [2607, K]) make one term: no division per row (2607x256x256 with
+     * the lhs as [33, 79, 256] on lavapipe: 3.15-3.26 ms against 3.23-3.36
+     * in 6 alternating pairs; within the noise inside chess-9M) */
+    while (i > 0 && size != 1 && st != 0 && stride[dims[i - 1]] == st * size) size *= s->dimensions[dims[--i]];
     if (size != 1 && st != 0) {
       strbuf_printf(sb, " + int(uint(%s)", var);
       if (inner != 1) strbuf_printf(sb, " / %lluu", (unsigned long long)inner);
