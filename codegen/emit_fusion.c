@@ -981,6 +981,20 @@ static bool order_free(const hlo_computation_t *body) {
          r->operands[0] != r->operands[1];
 }
 
+/* The next query row's scores (emit_attention's software pipeline):
+ * next[t] += q[k] * kc[t * K + k] for step t * K + k, |done| of |steps|
+ * emitted; attention_fill emits up to |n| more. */
+typedef struct att_fill {
+  const hlo_instruction_t *dot;
+  const el_name_t *next, *q, *kc;
+  int64_t K, steps, done;
+} att_fill_t;
+
+static void attention_fill(elemental_emitter_t *E, att_fill_t *f, int64_t n) {
+  for (; n > 0 && f->done < f->steps; n--, f->done++)
+    el_line(E, f->dot, "%s += %s * %s;", f->next[f->done / f->K].s, f->q[f->done % f->K].s, f->kc[f->done].s);
+}
+
 /* A row reduce of an attention kernel: |xv| holds the lane's keys'
  * inputs (key t * SG + l in lane l's xv[t]; "ok<t>" says whether it is
  * below L).  Every lane folds all L keys in order, init first, each input
@@ -991,9 +1005,12 @@ static bool order_free(const hlo_computation_t *body) {
  * then the lanes' values by butterfly, then init: the same value in fewer
  * dependent steps (up to the sign of a zero maximum, which x - max cannot
  * tell; and which NaN, where several are), chess-9M's attention kernel
- * 3.3 -> 3.05 ms on lavapipe (README).  A sum keeps the row loop's order. */
+ * 3.3 -> 3.05 ms on lavapipe (README).  A sum keeps the row loop's order;
+ * |fill| (NULL: none) adds |fill_per_step| steps of the next row's scores
+ * after each of its steps. */
 static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *x,
-                                   const el_name_t *xv, int T, int64_t L, el_name_t *out) {
+                                   const el_name_t *xv, int T, int64_t L, att_fill_t *fill, int64_t fill_per_step,
+                                   el_name_t *out) {
   el_name_t fn, acc, part;
   const hlo_computation_t *body = x->called_computations[0];
   VKHLO_RETURN_IF_ERROR(el_function(E, x, body, &fn));
@@ -1039,8 +1056,57 @@ static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, co
     el_line(E, x, "%s %s;", ty, r.s);
     el_line(E, x, "%s(%s, subgroupShuffle(%s, %uu), %s);", fn.s, acc.s, xv[j / SG].s, (unsigned)(j % SG), r.s);
     acc = r;
+    if (fill) attention_fill(E, fill, fill_per_step);
   }
   *out = acc;
+  return NULL;
+}
+
+/* Q's row at index |rw| (nb batch names, then the row) into q[0..K), by
+ * words where they are whole words (lane l loads word l, element k comes
+ * from lane k / 8), else part u of it in lane l is element u * SG + l
+ * (element loads cost a loop over the lanes or a gather on lavapipe: 4 of
+ * them per row took ~15% of the attention kernel). */
+static vkhlo_status_t attention_q_row(elemental_emitter_t *E, const hlo_instruction_t *d1, const el_name_t *rw,
+                                      int nb, int64_t K, bool qwords, int qb, const int64_t *qs, int qdim,
+                                      el_name_t *q) {
+  int SG = (int)E->target->subgroup_size;
+  el_name_t at[HLO_MAX_RANK];
+  if (qwords) {
+    el_name_t zero, word, qe[8];
+    el_const_index(&zero, 0);
+    dot_operand_index(d1, 0, rw, &rw[nb], &zero, at);
+    strbuf_t sb;
+    strbuf_init(&sb, E->allocator);
+    append_offset(&sb, d1->operands[0], at, qs, qdim);
+    el_fresh(E, "qw", &word);
+    el_line(E, d1, "u64vec4 %s = in%dw_at(((%s) >> 3) + min(lane, %lld));", word.s, qb, sb.data ? sb.data : "0",
+            (long long)(K / 8 - 1));
+    bool failed = sb.failed;
+    strbuf_free(&sb);
+    if (failed) return VKHLO_NO_MEMORY();
+    for (int j = 0; j < 8; j++) {
+      char text[96];
+      word_element(text, sizeof text, HLO_F32, word.s, j, false);
+      el_def(E, d1, HLO_F32, false, &qe[j], "%s", text);
+    }
+    for (int64_t k = 0; k < K; k++)
+      el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qe[k % 8].s, (unsigned)(k / 8));
+    E->word_inputs |= 1ull << qb;
+    E->features |= GLSL_FEATURE_INT64;
+    return NULL;
+  }
+  int U = (int)((K + SG - 1) / SG);
+  el_name_t qp[EL_ATTENTION_MAX_HEAD];
+  for (int u = 0; u < U; u++) {
+    el_name_t qk;
+    el_fresh(E, "qk", &qk);
+    el_line(E, d1, "int %s = min(lane + %d, %lld);", qk.s, u * SG, (long long)(K - 1));
+    dot_operand_index(d1, 0, rw, &rw[nb], &qk, at);
+    VKHLO_RETURN_IF_ERROR(el_operand(E, d1, 0, at, &qp[u]));
+  }
+  for (int64_t k = 0; k < K; k++)
+    el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qp[k / SG].s, (unsigned)(k % SG));
   return NULL;
 }
 
@@ -1060,7 +1126,12 @@ static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, co
  * over the fused softmax like any fused value; then each lane sums P x V
  * for its C columns over the keys in order, each key's P shuffled from
  * the lane that owns it, and stores them.  Scores and P never reach
- * memory.  Measured on lavapipe (2 cores, 256-bit lanes, README):
+ * memory.  The loop is software pipelined: row m + 1's scores are
+ * computed during row m's in-order sums, whose dependent adds leave the
+ * adder idle otherwise (attention_fill; 264 heads of 79 x 32, 3.3 -> 2.5
+ * ms with the maximum's butterfly of lanes_reduce; taking two rows per
+ * iteration instead, which doubles the loop's code, was 10% slower than
+ * one).  Measured on lavapipe (2 cores, 256-bit lanes, README):
  * chess-9M's attention per layer 3.5-4.1 ms against 15 ms for its
  * scores, softmax and values kernels (lane-first row sums; in the exact
  * order, 3.2 ms against 3.0 for 264 heads of 79 x 32).  Loading V per
@@ -1184,60 +1255,47 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
   if (kwords || vwords) E->features |= GLSL_FEATURE_INT64;
   if (sb.failed) st = VKHLO_NO_MEMORY();
   strbuf_free(&sb);
-  glsl_scope_t loop = el_open(E, fusion, "for (int m = m0; m < min(m0 + %lld, %lld); m++) {", (long long)MB,
-                              (long long)M);
-  /* Q's row: by words where they are whole words (lane l loads word l,
-   * element k comes from lane k / 8), else part u of it in lane l is
-   * element u * SG + l (element loads cost a loop over the lanes or a
-   * gather on lavapipe: 4 of them per row took ~15% of the kernel) */
+  /* Software pipelined: the scores of row m + 1 (next[t]) are computed
+   * in row m's iteration, their steps interleaved with row m's in-order
+   * sums (the softmax's L dependent adds, then the C P x V columns of L
+   * steps each), which would otherwise wait on their own latency; the
+   * block's first row's scores come before the loop, its last row's
+   * twice.  Each score still sums its K products in order. */
   int qb, qdim = (int)d1->attrs.lhs_contracting_dimensions.data[0];
   int64_t qs[HLO_MAX_RANK];
   bool qwords = !st && K % 8 == 0 && K / 8 <= SG && attention_words(E, ctx, d1, 0, qdim, K, &qb, qs);
-  if (qwords) {
-    el_name_t zero, word, qe[8];
-    el_const_index(&zero, 0);
-    dot_operand_index(d1, 0, row, &row[nb], &zero, at);
-    strbuf_init(&sb, E->allocator);
-    append_offset(&sb, d1->operands[0], at, qs, qdim);
-    el_fresh(E, "qw", &word);
-    el_line(E, d1, "u64vec4 %s = in%dw_at(((%s) >> 3) + min(lane, %lld));", word.s, qb, sb.data ? sb.data : "0",
-            (long long)(K / 8 - 1));
-    if (sb.failed) st = VKHLO_NO_MEMORY();
-    strbuf_free(&sb);
-    for (int j = 0; j < 8; j++) {
-      char text[96];
-      word_element(text, sizeof text, HLO_F32, word.s, j, false);
-      el_def(E, d1, HLO_F32, false, &qe[j], "%s", text);
-    }
-    for (int64_t k = 0; k < K && !st; k++)
-      el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qe[k % 8].s, (unsigned)(k / 8));
-    E->word_inputs |= 1ull << qb;
-    E->features |= GLSL_FEATURE_INT64;
+  el_name_t next[EL_ATTENTION_MAX_KEYS_PER_LANE], rown[HLO_MAX_RANK];
+  for (int d = 0; d < nb; d++) rown[d] = row[d];
+  snprintf(rown[nb].s, sizeof rown[nb].s, "m0");
+  if (!st) st = attention_q_row(E, d1, rown, nb, K, qwords, qb, qs, qdim, q);
+  for (int t = 0; t < T && !st; t++) {
+    el_fresh(E, "sn", &next[t]);
+    el_line(E, d1, "float %s = 0.0;", next[t].s);
+    for (int64_t k = 0; k < K; k++) el_line(E, d1, "%s += %s * %s;", next[t].s, q[k].s, kc[t * K + k].s);
   }
-  int U = qwords ? 0 : (int)((K + SG - 1) / SG);
-  el_name_t qp[EL_ATTENTION_MAX_HEAD];
-  for (int u = 0; u < U && !st; u++) {
-    el_name_t qk;
-    el_fresh(E, "qk", &qk);
-    el_line(E, d1, "int %s = min(lane + %d, %lld);", qk.s, u * SG, (long long)(K - 1));
-    dot_operand_index(d1, 0, row, &row[nb], &qk, at);
-    st = el_operand(E, d1, 0, at, &qp[u]);
-  }
-  for (int64_t k = 0; k < K && !st && !qwords; k++)
-    el_def(E, d1, HLO_F32, false, &q[k], "subgroupShuffle(%s, %uu)", qp[k / SG].s, (unsigned)(k % SG));
-  /* the lane's keys' scores, in the memo at their positions */
+  glsl_scope_t loop = el_open(E, fusion, "for (int m = m0; m < min(m0 + %lld, %lld); m++) {", (long long)MB,
+                              (long long)M);
+  el_line(E, fusion, "int mn = min(m + 1, min(m0 + %lld, %lld) - 1);", (long long)MB, (long long)M);
+  snprintf(rown[nb].s, sizeof rown[nb].s, "mn");
+  /* this row's scores, in the memo at their positions */
   el_name_t xv[EL_ATTENTION_MAX_KEYS_PER_LANE], pz[EL_ATTENTION_MAX_KEYS_PER_LANE];
   for (int t = 0; t < T && !st; t++) {
-    el_name_t s;
-    el_fresh(E, "s", &s);
-    el_line(E, d1, "float %s = 0.0;", s.s);
-    for (int64_t k = 0; k < K; k++) el_line(E, d1, "%s += %s * %s;", s.s, q[k].s, kc[t * K + k].s);
+    el_name_t sc;
+    el_fresh(E, "s", &sc);
+    el_line(E, d1, "float %s = %s;", sc.s, next[t].s);
     for (int d = 0; d <= nb; d++) at[d] = row[d];
     at[nb + 1] = kk[t];
     char *key = index_key(E->allocator, at, nb + 2);
     if (!key) st = VKHLO_NO_MEMORY();
-    else memo_add(ctx, E, d1, key, 1, &s);
+    else memo_add(ctx, E, d1, key, 1, &sc);
   }
+  /* the next row's Q; its scores' steps go between the steps of this
+   * row's in-order row reduces (a softmax's sum: L dependent adds) and
+   * of its P x V sums, about two thirds into the former */
+  if (!st) st = attention_q_row(E, d1, rown, nb, K, qwords, qb, qs, qdim, q);
+  for (int t = 0; t < T && !st; t++) el_line(E, d1, "%s = 0.0;", next[t].s);
+  att_fill_t fill = {.dot = d1, .next = next, .q = q, .kc = kc, .K = K, .steps = (int64_t)T * K};
+  int64_t fill_per_step = (fill.steps * 2 / 3 + L - 1) / L;
   /* the row reduces, in order (a softmax's sum reads its max) */
   for (int i = 0; i < fc->instruction_count && !st; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
@@ -1248,7 +1306,7 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
       st = value_of(E, ctx, x->operands[0], at, &xv[t]);
     }
     el_name_t r;
-    if (!st) st = lanes_reduce(E, ctx, x, xv, T, L, &r);
+    if (!st) st = lanes_reduce(E, ctx, x, xv, T, L, &fill, fill_per_step, &r);
     if (st) break;
     char *key = index_key(E->allocator, row, nb + 1);
     if (!key) st = VKHLO_NO_MEMORY();
@@ -1268,11 +1326,14 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
     el_fresh(E, "o", &o[j]);
     el_line(E, d2, "float %s = 0.0;", o[j].s);
   }
+  int64_t per_key = (fill.steps - fill.done + L - 1) / L;
   for (int64_t key = 0; key < L && !st; key++) {
     el_name_t pk;
     el_def(E, d2, HLO_F32, false, &pk, "subgroupShuffle(%s, %uu)", pz[key / SG].s, (unsigned)(key % SG));
     for (int64_t j = 0; j < C; j++) el_line(E, d2, "%s += %s * %s;", o[j].s, pk.s, vc[key * C + j].s);
+    attention_fill(E, &fill, per_key);
   }
+  attention_fill(E, &fill, fill.steps);
   /* the lane's C columns as one word where they fill one (C = 2, 4 or 8,
    * f32, every lane's columns inside the row): lavapipe stores lane by
    * lane, component by component, so 4 floats cost twice the 2 64-bit
