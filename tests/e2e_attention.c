@@ -173,8 +173,9 @@ static void heads_from_width(void **state) {
       }
   /* V and Q read by words (16 columns of a head: two words), each lane's
    * 2 output columns stored as one 64-bit word, the row maximum's lanes
-   * joined by butterfly */
-  static const char *const needles[] = {"int voff", "u64vec4 qw", "out0w.data[", "subgroupShuffleXor(", NULL};
+   * joined by butterfly, the next row's scores computed in the loop */
+  static const char *const needles[] = {"int voff", "u64vec4 qw", "out0w.data[", "subgroupShuffleXor(", "int mn = ",
+                                        NULL};
   check(ctx, text, in, 3, want, m, needles);
   for (int k = 0; k < 3; k++) free(in[k]);
   free(want);
