@@ -1261,7 +1261,7 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
    * steps each), which would otherwise wait on their own latency; the
    * block's first row's scores come before the loop, its last row's
    * twice.  Each score still sums its K products in order. */
-  int qb, qdim = (int)d1->attrs.lhs_contracting_dimensions.data[0];
+  int qb = 0, qdim = (int)d1->attrs.lhs_contracting_dimensions.data[0];
   int64_t qs[HLO_MAX_RANK];
   bool qwords = !st && K % 8 == 0 && K / 8 <= SG && attention_words(E, ctx, d1, 0, qdim, K, &qb, qs);
   el_name_t next[EL_ATTENTION_MAX_KEYS_PER_LANE], rown[HLO_MAX_RANK];
