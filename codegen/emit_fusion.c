@@ -1271,8 +1271,9 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
   for (int t = 0; t < T && !st; t++) {
     el_fresh(E, "sn", &next[t]);
     el_line(E, d1, "float %s = 0.0;", next[t].s);
-    for (int64_t k = 0; k < K; k++) el_line(E, d1, "%s += %s * %s;", next[t].s, q[k].s, kc[t * K + k].s);
   }
+  att_fill_t fill = {.dot = d1, .next = next, .q = q, .kc = kc, .K = K, .steps = (int64_t)T * K};
+  if (!st) attention_fill(E, &fill, fill.steps);
   glsl_scope_t loop = el_open(E, fusion, "for (int m = m0; m < min(m0 + %lld, %lld); m++) {", (long long)MB,
                               (long long)M);
   el_line(E, fusion, "int mn = min(m + 1, min(m0 + %lld, %lld) - 1);", (long long)MB, (long long)M);
@@ -1294,7 +1295,7 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
    * of its P x V sums, about two thirds into the former */
   if (!st) st = attention_q_row(E, d1, rown, nb, K, qwords, qb, qs, qdim, q);
   for (int t = 0; t < T && !st; t++) el_line(E, d1, "%s = 0.0;", next[t].s);
-  att_fill_t fill = {.dot = d1, .next = next, .q = q, .kc = kc, .K = K, .steps = (int64_t)T * K};
+  fill.done = 0;
   int64_t fill_per_step = (fill.steps * 2 / 3 + L - 1) / L;
   /* the row reduces, in order (a softmax's sum reads its max) */
   for (int i = 0; i < fc->instruction_count && !st; i++) {
