@@ -105,6 +105,7 @@
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
   int binding;
+  hlo_element_type_t type; /* the binding's element type: f32, f16 or bf16 */
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
   /* A split dimension (split_dim >= 0): index i of that dimension is at
    * (i / split_inner) * split_stride + (i % split_inner) * stride[split_dim]:
@@ -133,6 +134,10 @@ typedef struct gemm_plan {
    * (k / lk_inner) * lk_outer + (k % lk_inner) * lks; lk_inner 0: not */
   int64_t lk_inner, lk_outer;
 } gemm_plan_t;
+
+/* The element types the kernels read and write: f32, and f16 / bf16 (read
+ * as f32, every product exact in f32; see "16-bit operands"). */
+static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
 
 static bool is_dot(const hlo_instruction_t *x) {
   return x->opcode == HLO_OPCODE_DOT || x->opcode == HLO_OPCODE_DOT_GENERAL;
@@ -230,9 +235,10 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
                        gemm_view_t *v) {
   const hlo_shape_t *s = &x->shape;
-  if (x->shape.element_type != HLO_F32 || s->rank > HLO_MAX_RANK || depth > 16) return false;
+  if (!gemm_float_type(x->shape.element_type) || s->rank > HLO_MAX_RANK || depth > 16) return false;
   if (!fc) {
     v->binding = k;
+    v->type = x->shape.element_type;
     v->split_dim = -1;
     row_major(s, v->stride);
     return true;
@@ -242,9 +248,12 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
   switch (x->opcode) {
     case HLO_OPCODE_PARAMETER:
       v->binding = (int)x->parameter_number;
+      v->type = x->shape.element_type;
       row_major(s, v->stride);
       return true;
-    case HLO_OPCODE_CONVERT: /* f32 to f32 */
+    case HLO_OPCODE_CONVERT: /* exact only: to its own type, or f16/bf16 to f32 */
+      if (x->operands[0]->shape.element_type != x->shape.element_type && x->shape.element_type != HLO_F32)
+        return false;
       return trace_view(fc, x->operands[0], 0, depth + 1, v);
     case HLO_OPCODE_TRANSPOSE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
@@ -261,6 +270,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
           in.split_dim >= 0)
         return false;
       v->binding = in.binding;
+      v->type = in.type;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
       for (int j = 0; j < is->rank; j++) {
         int64_t od = x->attrs.broadcast_dimensions.data[j];
@@ -272,6 +282,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_RESHAPE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       v->binding = in.binding;
+      v->type = in.type;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
@@ -348,6 +359,8 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
       const hlo_instruction_t *x = p->dots[d];
       if (!own_index_only(fc, x, &dot->shape, 0) || x->opcode != dot->opcode ||
           x->operands[0] != dot->operands[0] || !hlo_shape_compatible_dims(&x->shape, &dot->shape) ||
+          x->shape.element_type != dot->shape.element_type ||
+          x->operands[1]->shape.element_type != dot->operands[1]->shape.element_type ||
           !hlo_shape_compatible_dims(&x->operands[1]->shape, &dot->operands[1]->shape))
         return false;
       if (dot->opcode == HLO_OPCODE_DOT_GENERAL) { /* the same dimension numbers */
@@ -374,7 +387,17 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     p->dots[0] = dot;
   }
   const hlo_shape_t *ls = &dot->operands[0]->shape, *rs = &dot->operands[1]->shape;
-  if (dot->shape.element_type != HLO_F32 || hlo_shape_is_tuple(&dot->shape)) return false;
+  /* The elemental dot converts each operand to the result type and
+   * accumulates in f32 (f16/bf16 results rounded once at the end,
+   * finish_acc in elemental.c); the kernels read operands as f32 and round
+   * in the epilogue, the same values wherever that conversion is exact: an
+   * operand of the result's type, or f16/bf16 into an f32 result. */
+  hlo_element_type_t rt = dot->shape.element_type;
+  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape)) return false;
+  for (int k = 0; k < 2; k++) {
+    hlo_element_type_t at = dot->operands[k]->shape.element_type;
+    if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
+  }
   if (dot->opcode == HLO_OPCODE_DOT) {
     if (ls->rank < 1 || ls->rank > 2 || rs->rank < 1 || rs->rank > 2) return false;
     p->nc = 1;
@@ -612,7 +635,16 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   const hlo_shape_t *s0 = el_result_shape(instr, 0);
   int nout = el_result_count(instr);
   if (!p->fc) {
-    el_line(E, instr, values ? "gemm_r0 = gemm_v0;" : "out0.data[idx] = gemm_v0;");
+    if (values) {
+      el_line(E, instr, "gemm_r0 = gemm_v0;");
+      return NULL;
+    }
+    strbuf_t line;
+    strbuf_init(&line, E->allocator);
+    glsl_append_store_element(&line, E->target, s0->element_type, "out0", "idx", "gemm_v0");
+    if (line.failed) E->body.failed = true;
+    else el_line(E, instr, "%s", line.data);
+    strbuf_free(&line);
     return NULL;
   }
   el_name_t index[HLO_MAX_RANK];
@@ -735,6 +767,16 @@ static int64_t covered_columns(int64_t n, int tn, uint32_t sgs) {
  * narrow for them); |rhs_k_words|: the rhs could be read in words along k
  * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
  * the subgroup path takes when words[1] is false. */
+/* The tuning key's operand types: nothing for f32 operands (the keys of
+ * earlier tuning files), else " t=" and the lhs, rhs types. */
+static const char *type_suffix(const gemm_plan_t *p) {
+  hlo_element_type_t a = p->view[0].type, b = p->view[1].type;
+  if (a == HLO_F32 && b == HLO_F32) return "";
+  if (a == HLO_F16) return b == HLO_F16 ? " t=f16" : b == HLO_BF16 ? " t=f16,bf16" : " t=f16,f32";
+  if (a == HLO_BF16) return b == HLO_F16 ? " t=bf16,f16" : b == HLO_BF16 ? " t=bf16" : " t=bf16,f32";
+  return b == HLO_F16 ? " t=f32,f16" : " t=f32,bf16";
+}
+
 static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
                              cpu_tiles_t *c, codegen_kernel_t *out) {
   memset(c, 0, sizeof *c);
@@ -763,9 +805,9 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
      * $VKHLO_GEMM_TILE (measurements), else a tuned choice: rows a power
      * of two up to 64, columns 4 (words along k only), 8 or 16 */
     static const int rows[][2] = {{8, 0}, {16, 0}, {32, 0}};
-    snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu sg b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%d",
+    snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu sg b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%d%s",
              (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
-             rhs_k_words);
+             rhs_k_words, type_suffix(p));
     out->tune_candidates = 3;
 #define TILE_OK(m, n) \
   ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
@@ -809,8 +851,9 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   /* a tuning candidate or a tuned choice: rows a power of two up to 32,
    * columns 8, 16 or 32 (before the shrinking below) */
   static const int tiles[][2] = {{8, 16}, {16, 16}, {16, 8}, {16, 32}};
-  snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d",
-           (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1]);
+  snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%s",
+           (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
+           type_suffix(p));
   out->tune_candidates = 4;
   int om, on;
   if (codegen_tile_request(target, out->tune_key, tiles, 4, c->tm, c->tn, 0, 0, &om, &on) && om >= 1 && om <= 32 &&
@@ -845,12 +888,46 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   c->wg = (int)(wg >= 64 ? 64 : (wg + 7) / 8 * 8);
 }
 
+static bool is_16bit(hlo_element_type_t t) { return t == HLO_F16 || t == HLO_BF16; }
+
+/* #define NAME(off): the f32 value of the view's element at off (through
+ * in<k>_at for f32, an R32UI texel view on CPU devices; the element load
+ * of glsl_append_load_element, the elemental path's, for f16/bf16). */
+static void define_load(strbuf_t *sb, const codegen_target_t *target, const char *name, const gemm_view_t *v) {
+  strbuf_printf(sb, "#define %s(off) ", name);
+  if (v->type == HLO_F32) {
+    strbuf_printf(sb, "in%d_at(off)\n", v->binding);
+    return;
+  }
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "in%d", v->binding);
+  glsl_append_load_element(sb, target, v->type, buffer, "(off)");
+  strbuf_append(sb, "\n");
+}
+
+/* #define NAME(off): the word of 8 elements from off (a multiple of 8) as
+ * the u64vec4 of 8 f32 values gemm_cpu.comp reads; 16-bit elements come
+ * as a u64vec2 word (in<k>w_at) widened by gemm_f16x8 / gemm_bf16x8. */
+static void define_word_load(strbuf_t *sb, const char *name, const gemm_view_t *v) {
+  if (v->type == HLO_F32)
+    strbuf_printf(sb, "#define %s(off) in%dw_at((off) >> 3)\n", name, v->binding);
+  else
+    strbuf_printf(sb, "#define %s(off) gemm_%sx8(in%dw_at((off) >> 3))\n", name, v->type == HLO_F16 ? "f16" : "bf16",
+                  v->binding);
+}
+
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
   if (target->gemm == CODEGEN_GEMM_OFF) return NULL;
   gemm_plan_t p;
   if (!plan_gemm(instr, &p)) return NULL;
+  /* 16-bit operands where the device stores them natively (not packed two
+   * to a 32-bit word: devices without 16-bit storage keep the elemental
+   * path) */
+  bool packed = glsl_type_is_packed(target, p.view[0].type);
+  for (int d = 0; d < p.ndot; d++) packed |= glsl_type_is_packed(target, p.rview[d].type);
+  if (packed) return NULL;
   bool gpu = target->gemm == CODEGEN_GEMM_GPU || (target->gemm == CODEGEN_GEMM_AUTO && !target->is_cpu);
   /* gemm_gpu.comp: 256 invocations and 16 KiB of shared memory per workgroup
    * (more than VP_ANDROID_baseline_2022's 128 invocations): gemm_cpu.comp
@@ -916,6 +993,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   for (int k = 0; k < instr->operand_count; k++) el_use_type(&E, instr->operands[k]->shape.element_type);
   for (int r = 0; r < nres; r++) el_use_type(&E, el_result_shape(instr, r)->element_type);
+  el_use_type(&E, p.dot->shape.element_type);
 
   strbuf_t sb;
   strbuf_init(&sb, out->allocator);
@@ -939,15 +1017,18 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   "#define GEMM_SG %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n",
                   tl.sg, tl.sgr, tl.kb);
   if (!gpu && !tl.sg && tl.sgr > 1) strbuf_printf(&sb, "#define GEMM_SGR %d\n", tl.sgr);
+  bool words16 = (words[0] && is_16bit(p.view[0].type)) || ((words[1] || (!gpu && tl.rhs_k_words)) && is_16bit(p.rview[0].type));
+  if (words16) strbuf_append(&sb, "#define GEMM_WORDS16 1\n");
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
-  strbuf_printf(&sb, "#define LHS_KS %lld\n#define LHS_LOAD(off) in%d_at(off)\n", (long long)p.lks, p.view[0].binding);
+  strbuf_printf(&sb, "#define LHS_KS %lld\n", (long long)p.lks);
+  define_load(&sb, target, "LHS_LOAD", &p.view[0]);
   if (p.lk_inner)
     strbuf_printf(&sb, "#define LHS_KOFF(k) (int(uint(k) / %lldu) * %lld + int(uint(k) %% %lldu) * LHS_KS)\n",
                   (long long)p.lk_inner, (long long)p.lk_outer, (long long)p.lk_inner);
-  if (words[0]) strbuf_printf(&sb, "#define LHS_LOADW(off) in%dw_at((off) >> 3)\n", p.view[0].binding);
+  if (words[0]) define_word_load(&sb, "LHS_LOADW", &p.view[0]);
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
@@ -956,11 +1037,18 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
     snprintf(at, sizeof at, "RHS_AT%s", suffix);
     define_at(&sb, &p, 1, &p.rview[d], at, "n");
-    strbuf_printf(&sb, "#define RHS_KS%s %lld\n#define RHS_LOAD%s(off) in%d_at(off)\n", suffix, (long long)p.rks_of[d],
-                  suffix, p.rview[d].binding);
-    if (words[1]) strbuf_printf(&sb, "#define RHS_LOADW%s(off) in%dw_at((off) >> 3)\n", suffix, p.rview[d].binding);
-    if (!gpu && tl.rhs_k_words)
-      strbuf_printf(&sb, "#define RHS_LOADWK%s(off) in%dw_at((off) >> 3)\n", suffix, p.rview[d].binding);
+    strbuf_printf(&sb, "#define RHS_KS%s %lld\n", suffix, (long long)p.rks_of[d]);
+    char name[24];
+    snprintf(name, sizeof name, "RHS_LOAD%s", suffix);
+    define_load(&sb, target, name, &p.rview[d]);
+    if (words[1]) {
+      snprintf(name, sizeof name, "RHS_LOADW%s", suffix);
+      define_word_load(&sb, name, &p.rview[d]);
+    }
+    if (!gpu && tl.rhs_k_words) {
+      snprintf(name, sizeof name, "RHS_LOADWK%s", suffix);
+      define_word_load(&sb, name, &p.rview[d]);
+    }
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
   /* v is the accumulators of every product, comma-separated (ACCS, ACCS8) */
@@ -969,8 +1057,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   uint64_t texel_inputs = 0;
   for (int k = 0; k < instr->operand_count && k < 64; k++)
     if (word_view[k])
-      codegen_declare_word_view(&sb, target, instr, k, "u64vec4", instr->operand_count + nres, &texel_inputs,
-                                &E.features);
+      codegen_declare_word_view(&sb, target, instr, k, is_16bit(instr->operands[k]->shape.element_type) ? "u64vec2" : "u64vec4",
+                                instr->operand_count + nres, &texel_inputs, &E.features);
   /* the operands' element loads (LHS_LOAD, RHS_LOAD_d): through texel
    * views on the CPU kernel where they are not read by words */
   uint64_t scalar_inputs = 0;
@@ -1009,6 +1097,16 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if (ectx.word_reads >> k & 1) strbuf_printf(&sb, ", float gemm_p%d", k);
   for (int r = 0; words_out && r < nres; r++) strbuf_printf(&sb, ", out float gemm_r%d", r);
   strbuf_append(&sb, ") {\n");
+  /* an f16/bf16 product: its f32 sum rounded once, as the elemental dot */
+  for (int d = 0; d < p.ndot; d++) {
+    hlo_element_type_t dt = p.dots[d]->shape.element_type;
+    if (dt == HLO_F32) continue;
+    char v[16];
+    snprintf(v, sizeof v, "gemm_v%d", d);
+    strbuf_printf(&sb, "  %s = ", v);
+    glsl_append_normalized(&sb, dt, v);
+    strbuf_append(&sb, ";\n");
+  }
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
   if (words_out) append_epilogue8(&sb, p.ndot, nres, ectx.word_reads, ectx.word_period);

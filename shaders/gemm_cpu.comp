@@ -1,7 +1,8 @@
 #version 450
 /*
  * gemm_cpu.comp: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for CPU Vulkan
- * devices (lavapipe/llvmpipe, SwiftShader), f32 in, f32 accumulated, f32 out.
+ * devices (lavapipe/llvmpipe, SwiftShader), f32 accumulated; operands and
+ * results f32, f16 or bf16 (see "16-bit operands").
  *
  * Why this shape.  lavapipe runs the invocations of a workgroup as the
  * SIMD lanes of one CPU thread, and turns every storage-buffer access into
@@ -216,6 +217,27 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
  * component, which makes this kernel about 1.5x faster there at 1024^3. */
 #if defined(RHS_LOADW_0) || defined(LHS_LOADW) || defined(RHS_LOADWK_0)
 #define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
+#endif
+/* 16-bit operands.  LHS_LOAD and RHS_LOAD_d give an f16 or bf16 element
+ * as its f32 value; with GEMM_WORDS16 the generated part reads 8 of them
+ * as one u64vec2 word (one RGBA32UI texel: half the loads of 8 floats)
+ * and widens it here into the u64vec4 of 8 floats the kernel reads
+ * everywhere.  Every f16 and bf16 value is exact in f32 and so is the
+ * product of two (11 + 11 or 8 + 8 significant bits), so the f32 sums are
+ * the elemental dot's, which converts each element the same way; the
+ * epilogue rounds each sum to the product's type once (the generated
+ * part's first statement). */
+#if defined(GEMM_WORDS16)
+uint64_t gemm_f16_pair(uint h) { return packUint2x32(floatBitsToUint(unpackHalf2x16(h))); }
+u64vec4 gemm_f16x8(u64vec2 w) {
+  uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y);
+  return u64vec4(gemm_f16_pair(a.x), gemm_f16_pair(a.y), gemm_f16_pair(b.x), gemm_f16_pair(b.y));
+}
+uint64_t gemm_bf16_pair(uint h) { return packUint2x32(uvec2(h << 16, h & 0xFFFF0000u)); }
+u64vec4 gemm_bf16x8(u64vec2 w) {
+  uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y);
+  return u64vec4(gemm_bf16_pair(a.x), gemm_bf16_pair(a.y), gemm_bf16_pair(b.x), gemm_bf16_pair(b.y));
+}
 #endif
 #if defined(RHS_LOADW_0) && TN % 8 != 0
 #error RHS_LOADW needs TN a multiple of 8

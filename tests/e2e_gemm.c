@@ -73,10 +73,36 @@ static int teardown(void **state) {
   return messages == 0 ? 0 : -1;
 }
 
-/* Runs |text| in every mode on seeded inputs; results in out[mode] (heap),
- * element count in *count.  Asserts whether the default mode used GEMM. */
-static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *out[MODES], size_t *count,
-                      float **inputs, int *ninputs) {
+/* Seeded input element |k| of type |t| into |dst|: f32 in [-0.5, 0.5);
+ * f16 and bf16 as bit patterns of magnitude below 1 (random sign,
+ * exponent and mantissa), and with |specials| every 11th element one of
+ * NaN, +-infinity, the largest finite value, the smallest subnormal and
+ * -0. */
+static void seeded_element(vkhlo_element_type_t t, uint32_t *seed, int64_t k, bool specials, uint8_t *dst) {
+  uint32_t r = (*seed = *seed * 1664525u + 1013904223u) >> 8;
+  if (t == VKHLO_F32) {
+    float v = (float)r / (1 << 24) - 0.5f;
+    memcpy(dst, &v, 4);
+    return;
+  }
+  assert_true(t == VKHLO_F16 || t == VKHLO_BF16);
+  bool half = t == VKHLO_F16;
+  static const uint16_t special_f16[] = {0x7E00, 0x7C00, 0xFC00, 0x7BFF, 0x0001, 0x8000};
+  static const uint16_t special_bf16[] = {0x7FC0, 0x7F80, 0xFF80, 0x7F7F, 0x0001, 0x8000};
+  uint16_t bits;
+  if (specials && k % 11 == 5) bits = (half ? special_f16 : special_bf16)[r % 6];
+  else if (half) bits = (uint16_t)((r & 0x8000) | ((r >> 4) % 15) << 10 | (r & 0x3FF)); /* exponent 0..14 */
+  else bits = (uint16_t)((r & 0x8000) | (118 + (r >> 4) % 9) << 7 | (r & 0x7F)); /* exponent 118..126 */
+  memcpy(dst, &bits, 2);
+}
+
+/* Runs |text| in every mode on seeded inputs (seeded_element); results'
+ * host bytes, every result one after another, in out[mode] (heap), their
+ * size in *bytes; the default mode's inputs in inputs[i] (heap) for the
+ * first *ninputs parameters when |inputs| is set.  Asserts whether the
+ * default mode used GEMM. */
+static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool specials, uint8_t *out[MODES],
+                          size_t *bytes, void **inputs, int *ninputs) {
   for (int m = 0; m < MODES; m++) {
     char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
     vkhlo_compile_options_t o;
@@ -105,35 +131,46 @@ static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *o
       vkhlo_tensor_type_t t;
       expect_ok(vkhlo_executable_parameter_type(exe, i, &t));
       int64_t n = vkhlo_tensor_type_element_count(&t);
-      float *data = malloc((size_t)n * sizeof *data + 4);
-      for (int64_t k = 0; k < n; k++)
-        data[k] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+      size_t es = vkhlo_element_type_size_bytes(t.element_type);
+      uint8_t *data = malloc((size_t)n * es + 4);
+      for (int64_t k = 0; k < n; k++) seeded_element(t.element_type, &seed, k, specials, data + k * es);
       expect_ok(vkhlo_buffer_create(f->ctx[m], &t, data, &args[i]));
       if (m == 0 && inputs && i < *ninputs) inputs[i] = data;
       else free(data);
     }
     if (m == 0 && ninputs) *ninputs = np;
-    /* every result (f32), one after another */
+    /* every result, one after another */
     int nr = vkhlo_executable_result_count(exe);
     vkhlo_buffer_t *res[4];
     assert_true(nr >= 1 && nr <= 4);
     expect_ok(vkhlo_executable_execute(exe, np, args, nr, res));
-    size_t counts[4], total = 0;
+    size_t sizes[4], total = 0;
     for (int r = 0; r < nr; r++) {
       vkhlo_tensor_type_t rt;
       expect_ok(vkhlo_executable_result_type(exe, r, &rt));
-      counts[r] = (size_t)vkhlo_tensor_type_element_count(&rt);
-      total += counts[r];
+      sizes[r] = vkhlo_tensor_type_size_bytes(&rt);
+      total += sizes[r];
     }
-    *count = total;
-    out[m] = malloc(total * sizeof(float) + 4);
-    for (int r = 0, at = 0; r < nr; at += (int)counts[r], r++) {
-      expect_ok(vkhlo_buffer_read(res[r], out[m] + at, counts[r] * sizeof(float)));
+    *bytes = total;
+    out[m] = malloc(total + 4);
+    for (int r = 0, at = 0; r < nr; at += (int)sizes[r], r++) {
+      expect_ok(vkhlo_buffer_read(res[r], out[m] + at, sizes[r]));
       vkhlo_buffer_destroy(res[r]);
     }
     for (int i = 0; i < np; i++) vkhlo_buffer_destroy(args[i]);
     vkhlo_executable_destroy(exe);
   }
+}
+
+/* run_modes_raw for f32 programs: f32 results (out[mode], *count
+ * elements) and inputs. */
+static void run_modes(fixture_t *f, const char *text, bool expect_gemm, float *out[MODES], size_t *count,
+                      float **inputs, int *ninputs) {
+  uint8_t *raw[MODES];
+  size_t bytes = 0;
+  run_modes_raw(f, text, expect_gemm, false, raw, &bytes, (void **)inputs, ninputs);
+  for (int m = 0; m < MODES; m++) out[m] = (float *)(void *)raw[m];
+  *count = bytes / sizeof(float);
 }
 
 /* |got| equals |want| to f32 rounding of sums of |k| products of values in
@@ -545,6 +582,146 @@ static void three_dots(void **state) {
         true, 64);
 }
 
+/* The bits of element |i| of |p|, elements of |size| bytes (2 or 4). */
+static uint32_t element_bits(const uint8_t *p, size_t i, size_t size) {
+  uint16_t h;
+  uint32_t w;
+  if (size == 2) return memcpy(&h, p + 2 * i, 2), h;
+  return memcpy(&w, p + 4 * i, 4), w;
+}
+
+/* 16-bit operands (f16, bf16: read as f32, products exact in f32, sums
+ * rounded once in the epilogue): every mode's result (one, of type
+ * |result|) has the elemental dot's bits, infinities, overflow and
+ * subnormals included (|specials|); a NaN matches any NaN (which NaN an
+ * operation returns, sign included, is not specified, and LLVM may swap
+ * the operands of an add). */
+static void check_bits(void **state, const char *text, bool expect_gemm, bool specials, vkhlo_element_type_t result) {
+  fixture_t *f = *state;
+  uint8_t *out[MODES];
+  size_t bytes = 0, size = vkhlo_element_type_size_bytes(result);
+  uint32_t nan_above = result == VKHLO_F16 ? 0x7C00 : result == VKHLO_BF16 ? 0x7F80 : 0x7F800000;
+  uint32_t abs_mask = size == 2 ? 0x7FFF : 0x7FFFFFFF;
+  run_modes_raw(f, text, expect_gemm, specials, out, &bytes, NULL, NULL);
+  assert_true(bytes > 0 && bytes % size == 0);
+  int nans = 0;
+  for (int m = 0; m < MODES; m++) {
+    if (m == MODE_OFF) continue;
+    for (size_t i = 0; i < bytes / size; i++) {
+      uint32_t got = element_bits(out[m], i, size), want = element_bits(out[MODE_OFF], i, size);
+      bool nan = (want & abs_mask) > nan_above;
+      nans += nan;
+      if (nan ? (got & abs_mask) <= nan_above : got != want)
+        fail_msg("%s: element %zu is 0x%x, the elemental dot's 0x%x", m == MODE_AUTO ? "default kernel" : "VKHLO_GEMM=gpu",
+                 i, got, want);
+    }
+  }
+  if (specials) assert_true(nans > 0);
+  for (int m = 0; m < MODES; m++) free(out[m]);
+}
+
+#define DOT2T(M, K, N, A, R)                                                                                 \
+  "func.func @main(%a: tensor<" #M "x" #K "x" A ">, %b: tensor<" #K "x" #N "x" A ">) -> tensor<" #M "x" #N  \
+  "x" R "> {\n"                                                                                             \
+  "  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<" #M "x" #K "x" A ">, tensor<" #K \
+  "x" #N "x" A ">) -> tensor<" #M "x" #N "x" R ">\n"                                                          \
+  "  return %c : tensor<" #M "x" #N "x" R ">\n}\n"
+
+/* both operands in words of 8 halves (K, N multiples of 8; the lhs shared
+ * by subgroup shuffles: M >= 16) */
+static void f16_words(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "gemm_f16x8(in0w_at(";
+  f->cpu_needle2 = "gemm_f16x8(in1w_at(";
+  check_bits(state, DOT2T(40, 48, 64, "f16", "f16"), true, true, VKHLO_F16);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+}
+
+static void bf16_words(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "gemm_bf16x8(in1w_at(";
+  check_bits(state, DOT2T(24, 32, 40, "bf16", "bf16"), true, true, VKHLO_BF16);
+  f->cpu_needle = NULL;
+}
+
+/* sizes off the tiles and the words: element loads */
+static void bf16_odd(void **state) { check_bits(state, DOT2T(33, 17, 65, "bf16", "bf16"), true, true, VKHLO_BF16); }
+static void f16_odd(void **state) { check_bits(state, DOT2T(7, 13, 5, "f16", "f16"), true, true, VKHLO_F16); }
+
+/* The value of f16 bits (finite). */
+static double f16_value(uint16_t h) {
+  int e = h >> 10 & 0x1F, mant = h & 0x3FF;
+  double v = e ? ldexp(1024 + mant, e - 25) : ldexp(mant, -24);
+  return h & 0x8000 ? -v : v;
+}
+
+/* f16 operands, an f32 result (each f16 value exact in f32): also against
+ * sums computed here in double */
+static void f16_to_f32(void **state) {
+  fixture_t *f = *state;
+  void *in[2] = {NULL, NULL};
+  int nin = 2;
+  uint8_t *out[MODES];
+  size_t bytes = 0;
+  const char *text = DOT2T(24, 40, 32, "f16", "f32");
+  run_modes_raw(f, text, true, false, out, &bytes, in, &nin);
+  assert_int_equal(bytes, 24 * 32 * 4);
+  const uint16_t *a = in[0], *b = in[1];
+  const float *got = (const float *)(void *)out[MODE_AUTO];
+  for (int i = 0; i < 24; i++)
+    for (int j = 0; j < 32; j++) {
+      double want = 0;
+      for (int k = 0; k < 40; k++) want += f16_value(a[i * 40 + k]) * f16_value(b[k * 32 + j]);
+      if (fabs(got[i * 32 + j] - want) > 1e-6 * 44) fail_msg("(%d, %d) is %.9g, want %.9g", i, j, got[i * 32 + j], want);
+    }
+  for (int m = 0; m < MODES; m++) {
+    if (memcmp(out[m], out[MODE_OFF], bytes) != 0) fail_msg("mode %d differs from the elemental dot", m);
+    free(out[m]);
+  }
+  free(in[0]);
+  free(in[1]);
+}
+
+/* f16 parameters converted to f32 in the fusion (an exact convert is a
+ * view of the parameter), then a bias and a relu */
+static void f16_convert_prologue(void **state) {
+  check_bits(state,
+                  "func.func @main(%x: tensor<32x24xf16>, %w: tensor<24x16xf16>, %bias: tensor<16xf32>)"
+                  " -> tensor<32x16xf32> {\n"
+                  "  %xf = stablehlo.convert %x : (tensor<32x24xf16>) -> tensor<32x24xf32>\n"
+                  "  %wf = stablehlo.convert %w : (tensor<24x16xf16>) -> tensor<24x16xf32>\n"
+                  "  %d = stablehlo.dot_general %xf, %wf, contracting_dims = [1] x [0] :"
+                  " (tensor<32x24xf32>, tensor<24x16xf32>) -> tensor<32x16xf32>\n"
+                  "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<16xf32>) -> tensor<32x16xf32>\n"
+                  "  %s = stablehlo.add %d, %bb : tensor<32x16xf32>\n"
+                  "  %z = stablehlo.constant dense<0.0> : tensor<32x16xf32>\n"
+                  "  %y = stablehlo.maximum %s, %z : tensor<32x16xf32>\n"
+                  "  return %y : tensor<32x16xf32>\n}\n",
+                  true, false, VKHLO_F32);
+}
+
+/* an f16 product's epilogue sees its rounded value: bias add and relu in
+ * f16 */
+static void f16_epilogue(void **state) {
+  check_bits(state,
+                  "func.func @main(%x: tensor<20x16xf16>, %w: tensor<16x24xf16>, %bias: tensor<24xf16>)"
+                  " -> tensor<20x24xf16> {\n"
+                  "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
+                  " (tensor<20x16xf16>, tensor<16x24xf16>) -> tensor<20x24xf16>\n"
+                  "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<24xf16>) -> tensor<20x24xf16>\n"
+                  "  %s = stablehlo.add %d, %bb : tensor<20x24xf16>\n"
+                  "  %z = stablehlo.constant dense<0.0> : tensor<20x24xf16>\n"
+                  "  %y = stablehlo.maximum %s, %z : tensor<20x24xf16>\n"
+                  "  return %y : tensor<20x24xf16>\n}\n",
+                  true, true, VKHLO_F16);
+}
+
+/* f32 operands into an f16 result: the elemental dot rounds each operand
+ * to f16 first, which the kernels do not; it keeps the elemental path */
+static void f32_to_f16_falls_back(void **state) {
+  check_bits(state, DOT2T(16, 8, 8, "f32", "f16"), false, false, VKHLO_F16);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -561,6 +738,10 @@ int main(void) {
       cmocka_unit_test(subgroups_lhs_transposed),
       cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
       cmocka_unit_test(split_contracting_words), cmocka_unit_test(split_contracting_elements),
+      cmocka_unit_test(f16_words),          cmocka_unit_test(bf16_words),
+      cmocka_unit_test(bf16_odd),           cmocka_unit_test(f16_odd),
+      cmocka_unit_test(f16_to_f32),         cmocka_unit_test(f16_convert_prologue),
+      cmocka_unit_test(f16_epilogue),       cmocka_unit_test(f32_to_f16_falls_back),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
