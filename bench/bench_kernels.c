@@ -19,6 +19,12 @@
  *                      product, one fused kernel (a SwiGLU's gate and up
  *                      projections, as in chess-9M); OpenBLAS: two sgemm
  *                      calls (the flops count both products)
+ *   gemm_1024_f16, gemm_1024_bf16, ffn_up_f16, gemm_4096_f16 (--big)
+ *                      the same products in f16 / bf16 (operands and
+ *                      result; vkhlo sums in f32 and rounds once); the
+ *                      reference is still cblas_sgemm, in f32, on the
+ *                      16-bit inputs' values (OpenBLAS 0.3.21 has no f16
+ *                      GEMM), and max_err includes the result's rounding
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -36,6 +42,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,19 +79,56 @@ typedef struct gemm_case {
   bool big;   /* only with --big */
   bool gated; /* two products of the same lhs, multiplied (a SwiGLU's gate and up) */
   int heads;  /* > 0: batch = b / heads x heads, rhs [b / heads, k, heads * n] (attention's values) */
+  const char *type; /* operand and result element type: NULL for f32, "f16" or "bf16" */
 } gemm_case_t;
 
 static const gemm_case_t cases[] = {
-    {"gemm_1024", 1, 1024, 1024, 1024, false, false, false, 0},
-    {"gemm_4096", 1, 4096, 4096, 4096, false, true, false, 0},
-    {"ffn_up", 1, 2607, 1024, 256, false, false, false, 0},
-    {"ffn_down", 1, 2607, 256, 1024, false, false, false, 0},
-    {"attn_scores", 264, 79, 79, 32, true, false, false, 0},
-    {"attn_values", 264, 79, 32, 79, false, false, false, 0},
-    {"attn_values_heads", 264, 79, 32, 79, false, false, false, 8},
-    {"skinny", 1, 1, 4096, 4096, false, false, false, 0},
-    {"ffn_gated", 1, 2607, 1024, 256, false, false, true, 0},
+    {"gemm_1024", 1, 1024, 1024, 1024, false, false, false, 0, NULL},
+    {"gemm_4096", 1, 4096, 4096, 4096, false, true, false, 0, NULL},
+    {"ffn_up", 1, 2607, 1024, 256, false, false, false, 0, NULL},
+    {"ffn_down", 1, 2607, 256, 1024, false, false, false, 0, NULL},
+    {"attn_scores", 264, 79, 79, 32, true, false, false, 0, NULL},
+    {"attn_values", 264, 79, 32, 79, false, false, false, 0, NULL},
+    {"attn_values_heads", 264, 79, 32, 79, false, false, false, 8, NULL},
+    {"skinny", 1, 1, 4096, 4096, false, false, false, 0, NULL},
+    {"ffn_gated", 1, 2607, 1024, 256, false, false, true, 0, NULL},
+    {"gemm_1024_f16", 1, 1024, 1024, 1024, false, false, false, 0, "f16"},
+    {"gemm_1024_bf16", 1, 1024, 1024, 1024, false, false, false, 0, "bf16"},
+    {"ffn_up_f16", 1, 2607, 1024, 256, false, false, false, 0, "f16"},
+    {"gemm_4096_f16", 1, 4096, 4096, 4096, false, true, false, 0, "f16"},
 };
+
+/* f32 to f16 / bf16 bits, rounding to nearest even (finite values of the
+ * inputs' range, [-0.5, 0.5): f16 subnormals included), and back. */
+static uint16_t to_16bit(bool half, float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (!half) return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+  uint32_t sign = (u >> 16) & 0x8000, mag = u & 0x7FFFFFFF;
+  int e = (int)(mag >> 23) - 127 + 15;
+  if (e <= 0) { /* subnormal f16: units of 2^-24 */
+    if (e < -10) return (uint16_t)sign;
+    uint32_t m = (mag & 0x7FFFFF) | 0x800000, shift = (uint32_t)(14 - e);
+    uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    q += rem > halfway || (rem == halfway && (q & 1));
+    return (uint16_t)(sign | q);
+  }
+  uint32_t q = (uint32_t)e << 10 | ((mag >> 13) & 0x3FF), rem = mag & 0x1FFF;
+  q += rem > 0x1000 || (rem == 0x1000 && (q & 1));
+  return (uint16_t)(sign | q);
+}
+
+static float from_16bit(bool half, uint16_t h) {
+  if (!half) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = h >> 10 & 0x1F, m = h & 0x3FF;
+  float v = e ? ldexpf((float)(1024 + m), e - 25) : ldexpf((float)m, -24);
+  return h & 0x8000 ? -v : v;
+}
 
 /* The StableHLO program of |c|. */
 static char *program(const gemm_case_t *c) {
@@ -104,6 +148,21 @@ static char *program(const gemm_case_t *c) {
   }
   size_t size = 2048;
   char *text = malloc(size);
+  if (c->type) { /* a plain product (the cases above) in the 16-bit type */
+    char *t = program(&(gemm_case_t){c->name, c->b, c->m, c->n, c->k, c->rhs_t, c->big, false, 0, NULL});
+    size_t o = 0;
+    for (const char *q = t; *q && o + 8 < size; q++) {
+      if (strncmp(q, "xf32>", 5) == 0) {
+        o += (size_t)snprintf(text + o, size - o, "x%s>", c->type);
+        q += 4;
+      } else {
+        text[o++] = *q;
+      }
+    }
+    text[o] = 0;
+    free(t);
+    return text;
+  }
   if (c->heads) {
     int b0 = c->b / c->heads, h = c->heads;
     snprintf(text, size,
@@ -140,7 +199,7 @@ typedef struct prepared {
   vkhlo_buffer_t *args[3], *res[1];
 } prepared_t;
 
-static void prepare(vkhlo_context_t *ctx, const char *text, const float *a, const float *b, prepared_t *p) {
+static void prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench.mlir", &o, &p->exe);
@@ -205,10 +264,17 @@ static double run_blas(const gemm_case_t *c, const float *a, const float *b, flo
 }
 
 /* Largest relative difference between vkhlo's result and OpenBLAS's. */
-static double compare(prepared_t *p, const float *ref, size_t n) {
+static double compare(prepared_t *p, const float *ref, size_t n, const char *type) {
   float *got = malloc(n * sizeof *got);
-  vkhlo_status_t st = vkhlo_buffer_read(p->res[0], got, n * sizeof *got);
-  if (st) die(st, "read");
+  vkhlo_status_t st;
+  if (type) {
+    uint16_t *bits = malloc(n * sizeof *bits);
+    if ((st = vkhlo_buffer_read(p->res[0], bits, n * sizeof *bits))) die(st, "read");
+    for (size_t i = 0; i < n; i++) got[i] = from_16bit(strcmp(type, "f16") == 0, bits[i]);
+    free(bits);
+  } else if ((st = vkhlo_buffer_read(p->res[0], got, n * sizeof *got))) {
+    die(st, "read");
+  }
   double worst = 0, scale = 1e-6;
   for (size_t i = 0; i < n; i++) scale = scale > (ref[i] < 0 ? -ref[i] : ref[i]) ? scale : (ref[i] < 0 ? -ref[i] : ref[i]);
   for (size_t i = 0; i < n; i++) {
@@ -263,13 +329,22 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     for (size_t i = 0; i < nb; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     char *text = program(c);
+    /* 16-bit cases: vkhlo gets the bits, OpenBLAS their f32 values */
+    uint16_t *a16 = NULL, *b16 = NULL;
+    if (c->type) {
+      bool half = strcmp(c->type, "f16") == 0;
+      a16 = malloc(na * sizeof *a16), b16 = malloc(nb * sizeof *b16);
+      for (size_t i = 0; i < na; i++) a[i] = from_16bit(half, a16[i] = to_16bit(half, a[i]));
+      for (size_t i = 0; i < nb; i++) b[i] = from_16bit(half, b16[i] = to_16bit(half, b[i]));
+    }
+    const void *va = a16 ? (const void *)a16 : a, *vb = b16 ? (const void *)b16 : b;
     prepared_t p, e;
-    prepare(ctx, text, a, b, &p);
-    if (before) prepare(elem_ctx, text, a, b, &e);
+    prepare(ctx, text, va, vb, &p);
+    if (before) prepare(elem_ctx, text, va, vb, &e);
 
     run_wall(&p); /* warm-up */
     run_blas(c, a, b, ref);
-    double err = compare(&p, ref, no);
+    double err = compare(&p, ref, no, c->type);
     double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
            *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio),
            *elem = calloc((size_t)rounds, sizeof *elem);
@@ -299,7 +374,7 @@ int main(int argc, char **argv) {
     free(wall), free(dev), free(blas), free(ratio), free(elem);
     release(&p);
     if (before) release(&e);
-    free(text), free(a), free(b), free(ref);
+    free(text), free(a), free(b), free(ref), free(a16), free(b16);
   }
   if (elem_ctx) vkhlo_context_destroy(elem_ctx);
   vkhlo_context_destroy(ctx);

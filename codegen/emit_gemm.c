@@ -3,7 +3,7 @@
  * (gemm_cpu.comp for CPU devices, gemm_gpu.comp for GPUs) with their
  * hooks filled in for one instruction.
  *
- * Which instructions.  An f32 dot or dot_general (batch dimensions, any
+ * Which instructions.  An f32, f16 or bf16 dot or dot_general (batch dimensions, any
  * number and order of contracting and free dimensions), alone or in an
  * output fusion (codegen/fusion.c) whose other instructions are
  * elementwise ops, data movement, parameters and splat constants, the dot
@@ -15,16 +15,22 @@
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
  *     dense view, or one whose merged dimensions form a progression) and
- *     f32 convert: such a chain is a strided view of the
+ *     exact convert (f16/bf16 to f32): such a chain is a strided view of the
  *     parameter, its strides go into the kernel's LHS_AT/RHS_AT/..._KS
  *     macros (operand fusion stays: no transposed copy is made);
  *   - the contracting dimensions of each operand merge into one stride in
  *     the order the dot pairs them (always for row-major operands);
  *     batch and free dimensions need not merge (LHS_AT delinearizes them,
  *     outside the k loop).
+ *   - f16/bf16: operands are read as f32 and summed in f32 in k order,
+ *     f16/bf16 products rounded once in the epilogue, which is what the
+ *     elemental dot computes wherever its conversion of each operand to
+ *     the result type is exact (an operand of the result's type, or
+ *     f16/bf16 into an f32 result; see plan_gemm), on devices that store
+ *     16-bit types natively.
  * Anything else keeps the elemental path (one invocation per element, or
- * the wide kernels of emit_fusion.c): f16/bf16/integer dots, operands
- * behind slices, pads or arithmetic.
+ * the wide kernels of emit_fusion.c): integer and f64 dots, f32 operands
+ * into a 16-bit result, operands behind slices, pads or arithmetic.
  *
  * The epilogue is a GLSL function gemm_epilogue(idx, gemm_v0[, gemm_v1,
  * gemm_v2]) made by the elemental emitter over the fused computation with
@@ -694,8 +700,9 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
 /* gemm_epilogue8(idx, a0, b0[, a1, b1, ..]): the 8 outputs from idx (a
  * multiple of 8) of every result, product d's accumulators in the vec4s
  * a<d> (columns 0-3) and b<d> (4-7), through gemm_values, stored as one
- * u64vec4 word per result. */
-static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_reads, const int64_t *word_period) {
+ * word per result: a u64vec4 of 8 floats, a u64vec2 of 8 f16/bf16. */
+static void append_epilogue8(strbuf_t *sb, const hlo_instruction_t *instr, int ndot, int nres, uint64_t word_reads,
+                             const int64_t *word_period) {
   strbuf_append(sb, "void gemm_epilogue8(int idx");
   for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", vec4 gemm_a%d, vec4 gemm_b%d", d, d);
   strbuf_append(sb, ") {\n");
@@ -718,10 +725,26 @@ static void append_epilogue8(strbuf_t *sb, int ndot, int nres, uint64_t word_rea
     strbuf_append(sb, ");\n");
   }
   for (int r = 0; r < nres; r++) {
-    strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec4(", r);
-    for (int w = 0; w < 4; w++)
-      strbuf_printf(sb, "%spackUint2x32(floatBitsToUint(vec2(r%d[%d], r%d[%d])))", w ? ", " : "", r, 2 * w, r,
-                    2 * w + 1);
+    hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
+    if (rt == HLO_F32) {
+      strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec4(", r);
+      for (int w = 0; w < 4; w++)
+        strbuf_printf(sb, "%spackUint2x32(floatBitsToUint(vec2(r%d[%d], r%d[%d])))", w ? ", " : "", r, 2 * w, r,
+                      2 * w + 1);
+    } else { /* 8 values already of the 16-bit type: 16 bytes, each conversion exact */
+      strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec2(", r);
+      for (int w = 0; w < 2; w++) {
+        strbuf_printf(sb, "%spackUint2x32(uvec2(", w ? ", " : "");
+        for (int h = 0; h < 2; h++) {
+          int j = 4 * w + 2 * h;
+          if (rt == HLO_F16) strbuf_printf(sb, "%spackHalf2x16(vec2(r%d[%d], r%d[%d]))", h ? ", " : "", r, j, r, j + 1);
+          else
+            strbuf_printf(sb, "%s(floatBitsToUint(r%d[%d]) >> 16) | (floatBitsToUint(r%d[%d]) & 0xFFFF0000u)",
+                          h ? ", " : "", r, j, r, j + 1);
+        }
+        strbuf_append(sb, "))");
+      }
+    }
     strbuf_append(sb, ");\n");
   }
   strbuf_append(sb, "}\n");
@@ -972,7 +995,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool words_out = !gpu && target->shader_int64 && tl.tn % 8 == 0 && p.n % 8 == 0;
   for (int r = 0; r < nres && words_out; r++) {
     hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
-    words_out = rt == HLO_F32 && !glsl_type_is_packed(target, rt);
+    words_out = gemm_float_type(rt) && !glsl_type_is_packed(target, rt);
   }
 
   elemental_emitter_t E;
@@ -1086,8 +1109,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     declare_buffer(&sb, instr->operand_count + r, glsl_type_is_packed(target, rt) ? "" : "writeonly ",
                    glsl_buffer_type_on(target, rt), name);
     if (words_out)
-      strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) writeonly buffer Buffer%dw { u64vec4 data[]; } out%dw;\n",
-                    instr->operand_count + r, instr->operand_count + r, r);
+      strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) writeonly buffer Buffer%dw { %s data[]; } out%dw;\n",
+                    instr->operand_count + r, instr->operand_count + r, is_16bit(rt) ? "u64vec2" : "u64vec4", r);
   }
   glsl_append_prelude(&sb, E.features);
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
@@ -1109,7 +1132,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
-  if (words_out) append_epilogue8(&sb, p.ndot, nres, ectx.word_reads, ectx.word_period);
+  if (words_out) append_epilogue8(&sb, instr, p.ndot, nres, ectx.word_reads, ectx.word_period);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);
