@@ -632,6 +632,21 @@ static vkhlo_status_t epi_operand(elemental_emitter_t *E, const hlo_instruction_
   return el_emit(E, x, index, out);
 }
 
+/* Result |r|'s value |v| at idx, emitted for |x|: stored into out<r>, or
+ * with |values| passed out as gemm_r<r>. */
+static void emit_result(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_instruction_t *x, int r,
+                        const char *v, bool values) {
+  strbuf_t line;
+  strbuf_init(&line, E->allocator);
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "out%d", r);
+  if (values) strbuf_printf(&line, "gemm_r%d = %s;", r, v);
+  else glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", v);
+  if (line.failed) E->body.failed = true;
+  else el_line(E, x, "%s", line.data);
+  strbuf_free(&line);
+}
+
 /* The body of gemm_epilogue(int idx, float v) into E->body: every root's
  * value at output position idx, stored; with |values|, the body of
  * gemm_values instead: result r's value into gemm_r<r> (f32 results,
@@ -641,16 +656,7 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
   const hlo_shape_t *s0 = el_result_shape(instr, 0);
   int nout = el_result_count(instr);
   if (!p->fc) {
-    if (values) {
-      el_line(E, instr, "gemm_r0 = gemm_v0;");
-      return NULL;
-    }
-    strbuf_t line;
-    strbuf_init(&line, E->allocator);
-    glsl_append_store_element(&line, E->target, s0->element_type, "out0", "idx", "gemm_v0");
-    if (line.failed) E->body.failed = true;
-    else el_line(E, instr, "%s", line.data);
-    strbuf_free(&line);
+    emit_result(E, instr, instr, 0, "gemm_v0", values);
     return NULL;
   }
   el_name_t index[HLO_MAX_RANK];
@@ -680,17 +686,8 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
     } else {
       VKHLO_RETURN_IF_ERROR(el_emit(E, roots[i], index, vals));
     }
-    for (int j = 0; j < el_result_count(roots[i]) && r < nout; j++, r++) {
-      strbuf_t line;
-      strbuf_init(&line, E->allocator);
-      char buffer[16];
-      snprintf(buffer, sizeof buffer, "out%d", r);
-      if (values) strbuf_printf(&line, "gemm_r%d = %s;", r, vals[j].s);
-      else glsl_append_store_element(&line, E->target, el_result_shape(instr, r)->element_type, buffer, "idx", vals[j].s);
-      if (line.failed) E->body.failed = true;
-      else el_line(E, roots[i], "%s", line.data);
-      strbuf_free(&line);
-    }
+    for (int j = 0; j < el_result_count(roots[i]) && r < nout; j++, r++)
+      emit_result(E, instr, roots[i], r, vals[j].s, values);
   }
   ctx->root = NULL;
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", instr->name, r, nout);
@@ -790,19 +787,19 @@ static int64_t covered_columns(int64_t n, int tn, uint32_t sgs) {
  * narrow for them); |rhs_k_words|: the rhs could be read in words along k
  * instead (attention's q k^T: k^T has n stride 32 and k stride 1), which
  * the subgroup path takes when words[1] is false. */
-/* The tuning key's operand types: nothing for f32 operands (the keys of
- * earlier tuning files), else " t=" and the lhs, rhs types. */
-static const char *type_suffix(const gemm_plan_t *p) {
+/* The tuning key's operand types into |buf|: nothing for f32 operands
+ * (the keys of earlier tuning files), else " t=" and the lhs, rhs types. */
+static const char *type_suffix(const gemm_plan_t *p, char *buf, size_t size) {
   hlo_element_type_t a = p->view[0].type, b = p->view[1].type;
   if (a == HLO_F32 && b == HLO_F32) return "";
-  if (a == HLO_F16) return b == HLO_F16 ? " t=f16" : b == HLO_BF16 ? " t=f16,bf16" : " t=f16,f32";
-  if (a == HLO_BF16) return b == HLO_F16 ? " t=bf16,f16" : b == HLO_BF16 ? " t=bf16" : " t=bf16,f32";
-  return b == HLO_F16 ? " t=f32,f16" : " t=f32,bf16";
+  snprintf(buf, size, " t=%s,%s", hlo_element_type_name(a), hlo_element_type_name(b));
+  return buf;
 }
 
 static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *target, bool words[2], bool rhs_k_words,
                              cpu_tiles_t *c, codegen_kernel_t *out) {
   memset(c, 0, sizeof *c);
+  char types[32];
   c->sgr = 1;
   uint32_t sgs = target->subgroup_size;
   int64_t maxwg = target->max_workgroup_invocations ? target->max_workgroup_invocations : 128;
@@ -830,7 +827,7 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
     static const int rows[][2] = {{8, 0}, {16, 0}, {32, 0}};
     snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu sg b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%d%s",
              (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
-             rhs_k_words, type_suffix(p));
+             rhs_k_words, type_suffix(p, types, sizeof types));
     out->tune_candidates = 3;
 #define TILE_OK(m, n) \
   ((m) >= 1 && (m) <= 64 && ((m) & ((m) - 1)) == 0 && ((n) == 8 || (n) == 16 || ((n) == 4 && c->rhs_k_words)))
@@ -876,7 +873,7 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   static const int tiles[][2] = {{8, 16}, {16, 16}, {16, 8}, {16, 32}};
   snprintf(out->tune_key, sizeof out->tune_key, "gemm_cpu b=%lld m=%lld n=%lld k=%lld ndot=%d w=%d%d%s",
            (long long)p->batch, (long long)p->m, (long long)p->n, (long long)p->k, p->ndot, words[0], words[1],
-           type_suffix(p));
+           type_suffix(p, types, sizeof types));
   out->tune_candidates = 4;
   int om, on;
   if (codegen_tile_request(target, out->tune_key, tiles, 4, c->tm, c->tn, 0, 0, &om, &on) && om >= 1 && om <= 32 &&

@@ -686,34 +686,34 @@ static void f16_to_f32(void **state) {
  * view of the parameter), then a bias and a relu */
 static void f16_convert_prologue(void **state) {
   check_bits(state,
-                  "func.func @main(%x: tensor<32x24xf16>, %w: tensor<24x16xf16>, %bias: tensor<16xf32>)"
-                  " -> tensor<32x16xf32> {\n"
-                  "  %xf = stablehlo.convert %x : (tensor<32x24xf16>) -> tensor<32x24xf32>\n"
-                  "  %wf = stablehlo.convert %w : (tensor<24x16xf16>) -> tensor<24x16xf32>\n"
-                  "  %d = stablehlo.dot_general %xf, %wf, contracting_dims = [1] x [0] :"
-                  " (tensor<32x24xf32>, tensor<24x16xf32>) -> tensor<32x16xf32>\n"
-                  "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<16xf32>) -> tensor<32x16xf32>\n"
-                  "  %s = stablehlo.add %d, %bb : tensor<32x16xf32>\n"
-                  "  %z = stablehlo.constant dense<0.0> : tensor<32x16xf32>\n"
-                  "  %y = stablehlo.maximum %s, %z : tensor<32x16xf32>\n"
-                  "  return %y : tensor<32x16xf32>\n}\n",
-                  true, false, VKHLO_F32);
+        "func.func @main(%x: tensor<32x24xf16>, %w: tensor<24x16xf16>, %bias: tensor<16xf32>)"
+        " -> tensor<32x16xf32> {\n"
+        "  %xf = stablehlo.convert %x : (tensor<32x24xf16>) -> tensor<32x24xf32>\n"
+        "  %wf = stablehlo.convert %w : (tensor<24x16xf16>) -> tensor<24x16xf32>\n"
+        "  %d = stablehlo.dot_general %xf, %wf, contracting_dims = [1] x [0] :"
+        " (tensor<32x24xf32>, tensor<24x16xf32>) -> tensor<32x16xf32>\n"
+        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<16xf32>) -> tensor<32x16xf32>\n"
+        "  %s = stablehlo.add %d, %bb : tensor<32x16xf32>\n"
+        "  %z = stablehlo.constant dense<0.0> : tensor<32x16xf32>\n"
+        "  %y = stablehlo.maximum %s, %z : tensor<32x16xf32>\n"
+        "  return %y : tensor<32x16xf32>\n}\n",
+        true, false, VKHLO_F32);
 }
 
 /* an f16 product's epilogue sees its rounded value: bias add and relu in
  * f16 */
 static void f16_epilogue(void **state) {
   check_bits(state,
-                  "func.func @main(%x: tensor<20x16xf16>, %w: tensor<16x24xf16>, %bias: tensor<24xf16>)"
-                  " -> tensor<20x24xf16> {\n"
-                  "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
-                  " (tensor<20x16xf16>, tensor<16x24xf16>) -> tensor<20x24xf16>\n"
-                  "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<24xf16>) -> tensor<20x24xf16>\n"
-                  "  %s = stablehlo.add %d, %bb : tensor<20x24xf16>\n"
-                  "  %z = stablehlo.constant dense<0.0> : tensor<20x24xf16>\n"
-                  "  %y = stablehlo.maximum %s, %z : tensor<20x24xf16>\n"
-                  "  return %y : tensor<20x24xf16>\n}\n",
-                  true, true, VKHLO_F16);
+        "func.func @main(%x: tensor<20x16xf16>, %w: tensor<16x24xf16>, %bias: tensor<24xf16>)"
+        " -> tensor<20x24xf16> {\n"
+        "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
+        " (tensor<20x16xf16>, tensor<16x24xf16>) -> tensor<20x24xf16>\n"
+        "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<24xf16>) -> tensor<20x24xf16>\n"
+        "  %s = stablehlo.add %d, %bb : tensor<20x24xf16>\n"
+        "  %z = stablehlo.constant dense<0.0> : tensor<20x24xf16>\n"
+        "  %y = stablehlo.maximum %s, %z : tensor<20x24xf16>\n"
+        "  return %y : tensor<20x24xf16>\n}\n",
+        true, true, VKHLO_F16);
 }
 
 /* f32 operands into an f16 result: the elemental dot rounds each operand
