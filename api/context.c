@@ -142,10 +142,11 @@ static void env_tile(const char *name, int *a, int *b) {
 /* Kernel choices named by environment variables: names[i] selects value i
  * (the first, value 0, is the default). */
 static const char *const gemm_kinds[] = {"auto", "cpu", "gpu", "off", NULL};
-static const char *const conv_kinds[] = {"auto", "generic", "elemental", NULL};
+static const char *const conv_kinds[] = {"auto", "generic", "elemental", "gpu", NULL};
 _Static_assert(CODEGEN_GEMM_AUTO == 0 && CODEGEN_GEMM_CPU == 1 && CODEGEN_GEMM_GPU == 2 &&
                    CODEGEN_GEMM_OFF == 3, "gemm_kinds follows codegen_gemm_kind_t");
-_Static_assert(CODEGEN_CONV_AUTO == 0 && CODEGEN_CONV_GENERIC == 1 && CODEGEN_CONV_ELEMENTAL == 2,
+_Static_assert(CODEGEN_CONV_AUTO == 0 && CODEGEN_CONV_GENERIC == 1 && CODEGEN_CONV_ELEMENTAL == 2 &&
+                   CODEGEN_CONV_GPU == 3,
                "conv_kinds follows codegen_conv_kind_t");
 
 /* The value $|name| selects from |names| in *out (0 when unset or empty);

@@ -1,9 +1,11 @@
 /*
  * Convolution kernels from shaders/: conv2d_cpu.comp (an implicit GEMM,
  * register-blocked; 1x1 convolutions are plain GEMMs there) and
- * conv_depthwise_cpu.comp (feature_group_count = input features); the
- * essays there have the tilings and the hooks.  This file decides when a
- * kernel applies and which, and writes its #define hooks.
+ * conv_depthwise_cpu.comp (feature_group_count = input features) for CPU
+ * devices, conv2d_gpu.comp (an implicit GEMM through shared-memory tiles,
+ * gemm_gpu.comp's tiling) for GPUs; the essays there have the tilings and
+ * the hooks.  This file decides when a kernel applies and which, and
+ * writes its #define hooks.
  *
  * What is taken.  A stablehlo.convolution instruction, or a fusion whose
  * fused computation holds exactly one convolution whose lhs and rhs are
@@ -14,8 +16,11 @@
  * them, so each convolution element is used once, at its own index).  All
  * of f32.  One or two spatial dimensions, batch_group_count 1; any
  * dimension numbers, strides, padding (negative too), lhs and rhs
- * dilation, window reversal, feature_group_count.  CPU devices only for
- * now (the tiling is for them; GPUs keep the per-element kernel).
+ * dilation, window reversal, feature_group_count.  On GPUs (and with
+ * target->conv = CODEGEN_CONV_GPU, $VKHLO_CONV_KERNEL=gpu, on any device)
+ * conv2d_gpu.comp where the device allows 256 invocations and 16 KiB of
+ * shared memory per workgroup; on a GPU depthwise convolutions and groups
+ * of fewer than 16 output features keep the per-element kernel.
  * Everything else goes to the per-element path (elemental.c).
  *
  * Layouts.  Each tensor's logical dimensions (batch, feature, spatial...)
@@ -477,7 +482,10 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
-  if (!target->is_cpu || target->conv == CODEGEN_CONV_ELEMENTAL) return NULL;
+  /* conv2d_gpu.comp on GPUs (or where asked for), the CPU kernels on CPU
+   * devices; nothing (the per-element kernel) otherwise */
+  bool gpu = target->conv == CODEGEN_CONV_GPU || (target->conv == CODEGEN_CONV_AUTO && !target->is_cpu);
+  if (target->conv == CODEGEN_CONV_ELEMENTAL || (!target->is_cpu && !gpu)) return NULL;
   bool generic = target->conv == CODEGEN_CONV_GENERIC;
   const hlo_instruction_t *conv = instr->opcode == HLO_OPCODE_CONVOLUTION ? instr
                                   : instr->opcode == HLO_OPCODE_FUSION    ? fused_conv(instr)
@@ -489,7 +497,18 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   int tp = 0, tc = 0, lp = 0, tw = 0;
   conv_plan_t plan = {0};
   uint64_t groups;
-  if (depthwise) {
+  if (gpu) {
+    /* 64 x 64 tiles of pixels x features per group: chosen on a GPU for
+     * at least 16 features per group (depthwise and narrow groups keep the
+     * per-element kernel, which wastes no columns), taken for every
+     * convolution where asked for (the tests); 256 invocations and 16 KiB
+     * of shared memory per workgroup, as gemm_gpu.comp */
+    if ((target->conv == CODEGEN_CONV_AUTO && (depthwise || g.o / g.g < 16)) ||
+        (target->max_workgroup_invocations && target->max_workgroup_invocations < 256) ||
+        (target->max_shared_memory_bytes && target->max_shared_memory_bytes < 16384))
+      return NULL;
+    groups = (uint64_t)g.g * (((uint64_t)g.n * (uint64_t)(g.oh * g.ow) + 63) / 64) * ((uint64_t)(g.o / g.g + 63) / 64);
+  } else if (depthwise) {
     tw = g.ow < 8 ? (int)g.ow : 8;
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
@@ -533,7 +552,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
   if (gy > maxy) return NULL;
 
-  const char *file_name = depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
+  const char *file_name = gpu ? "conv2d_gpu.comp" : depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
   const shaders_file_t *file = shaders_find(file_name);
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", file_name);
   const char *body = strchr(file->text, '\n'); /* after #version */
@@ -570,6 +589,8 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   if (tail.data) strbuf_append(&sb, tail.data);
   if (tail.failed) sb.failed = true;
   strbuf_free(&tail);
+  /* the geometry, layouts and bindings (both kernels), then the CPU
+   * kernels' tile and variant hooks */
   const struct {
     const char *name;
     int64_t v;
@@ -583,12 +604,13 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"LHS_SW", g.lhs_s[3]}, {"RHS_SO", g.rhs_s[0]}, {"RHS_SI", g.rhs_s[1]}, {"RHS_SH", g.rhs_s[2]},
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
+      /* conv2d_cpu.comp, conv_depthwise_cpu.comp only */
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
       {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
       {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
       {"LHS_PXW", plan.pxw ? plan.pxw : 8},
   };
-  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0] && !(gpu && strcmp(defs[i].name, "TILE_P") == 0); i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);
   strbuf_append(&sb, "#line 2\n");
   strbuf_append(&sb, body + 1);
@@ -606,7 +628,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   /* |out| was zeroed by codegen_emit_instruction; the tune fields are set */
   out->name = name;
   out->glsl = glsl;
-  out->local_size_x = CODEGEN_LOCAL_SIZE_X;
+  out->local_size_x = gpu ? 256 : CODEGEN_LOCAL_SIZE_X;
   out->group_count[0] = (uint32_t)gx;
   out->group_count[1] = (uint32_t)gy;
   out->group_count[2] = 1;

@@ -19,12 +19,13 @@ typedef enum codegen_gemm_kind {
   CODEGEN_GEMM_OFF,      /* the elemental dot (one invocation per element) */
 } codegen_gemm_kind_t;
 
-/* Which kernel a f32 stablehlo.convolution gets on CPU devices
- * (codegen/emit_conv.c). */
+/* Which kernel a f32 stablehlo.convolution gets (codegen/emit_conv.c):
+ * auto is conv2d_cpu.comp on CPU devices, conv2d_gpu.comp on GPUs. */
 typedef enum codegen_conv_kind {
   CODEGEN_CONV_AUTO = 0,  /* conv2d_cpu.comp (conv_depthwise_cpu.comp), the variant chosen per layer */
   CODEGEN_CONV_GENERIC,   /* conv2d_cpu.comp's general form only (bench_conv's baseline) */
   CODEGEN_CONV_ELEMENTAL, /* one invocation per output element (elemental.c) */
+  CODEGEN_CONV_GPU,       /* conv2d_gpu.comp on any device (auto's choice on GPUs; on CPU devices for tests) */
 } codegen_conv_kind_t;
 
 typedef struct codegen_target {
@@ -69,7 +70,7 @@ typedef struct codegen_target {
   /* Convolution kernel choice, and for measurements its register tile
    * (conv_tile_p pixels x conv_tile_c features; 0 x 0: chosen per layer)
    * and conv_no_shuffle (no subgroup shuffles for the weights); from
-   * VKHLO_CONV_KERNEL=auto|generic|elemental, VKHLO_CONV_TILE=PxC and
+   * VKHLO_CONV_KERNEL=auto|generic|elemental|gpu, VKHLO_CONV_TILE=PxC and
    * VKHLO_CONV_SHUFFLE=0 (api/context.c). */
   codegen_conv_kind_t conv;
   int conv_tile_p, conv_tile_c;

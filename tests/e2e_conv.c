@@ -1,6 +1,7 @@
 /*
- * Convolution through the library kernel (shaders/conv2d_cpu.comp,
- * codegen/emit_conv.c) against the per-element kernel
+ * Convolution through the library kernels (shaders/conv2d_cpu.comp,
+ * conv_depthwise_cpu.comp, and conv2d_gpu.comp through a context created
+ * with $VKHLO_CONV_KERNEL=gpu; codegen/emit_conv.c) against the per-element kernel
  * (a context created with $VKHLO_CONV_KERNEL=elemental) on the same seeded inputs,
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
  * strides, padding (negative too), lhs and rhs dilation, window reversal,
@@ -25,10 +26,11 @@
 #include "vkhlo/vkhlo.h"
 
 /* The contexts: the default one, one with the per-element kernel
- * ($VKHLO_CONV_KERNEL=elemental when it was created) and one with the
- * general kernel only (generic: bench_conv's baseline). */
+ * ($VKHLO_CONV_KERNEL=elemental when it was created), one with the
+ * general kernel only (generic: bench_conv's baseline) and one with the
+ * GPU kernel on any device (gpu). */
 typedef struct contexts {
-  vkhlo_context_t *ctx, *elemental, *generic;
+  vkhlo_context_t *ctx, *elemental, *generic, *gpu;
 } contexts_t;
 
 static int with_env(void **ctx, const char *kernel) {
@@ -40,18 +42,20 @@ static int with_env(void **ctx, const char *kernel) {
 
 static int setup(void **state) {
   contexts_t *c = calloc(1, sizeof *c);
-  void *p = NULL, *q = NULL, *r = NULL;
-  if (!c || validated_context_setup(&p) || with_env(&q, "elemental") || with_env(&r, "generic")) return -1;
-  c->ctx = p, c->elemental = q, c->generic = r;
+  void *p = NULL, *q = NULL, *r = NULL, *u = NULL;
+  if (!c || validated_context_setup(&p) || with_env(&q, "elemental") || with_env(&r, "generic") ||
+      with_env(&u, "gpu"))
+    return -1;
+  c->ctx = p, c->elemental = q, c->generic = r, c->gpu = u;
   *state = c;
   return 0;
 }
 
 static int teardown(void **state) {
   contexts_t *c = *state;
-  void *p[3] = {c->ctx, c->elemental, c->generic};
+  void *p[4] = {c->ctx, c->elemental, c->generic, c->gpu};
   int r = 0;
-  for (int i = 0; i < 3; i++) r |= validated_context_teardown(&p[i]);
+  for (int i = 0; i < 4; i++) r |= validated_context_teardown(&p[i]);
   free(c);
   return r;
 }
@@ -62,14 +66,20 @@ static vkhlo_executable_t *compile(vkhlo_context_t *ctx, const char *text) {
   return exe;
 }
 
-/* How many of |exe|'s kernels are library convolution kernels. */
-static int library_kernels(const vkhlo_executable_t *exe) {
+/* How many of |exe|'s kernels are made from shaders/|file|. */
+static int kernels_from(const vkhlo_executable_t *exe, const char *file) {
+  char needle[64];
+  snprintf(needle, sizeof needle, "shaders/%s", file);
   int n = 0;
   for (int i = 0; i < exe->kernel_count; i++)
-    if (strstr(exe->kernels[i].glsl, "shaders/conv2d_cpu.comp") ||
-        strstr(exe->kernels[i].glsl, "shaders/conv_depthwise_cpu.comp"))
-      n++;
+    if (strstr(exe->kernels[i].glsl, needle)) n++;
   return n;
+}
+
+/* How many of |exe|'s kernels are library convolution kernels. */
+static int library_kernels(const vkhlo_executable_t *exe) {
+  return kernels_from(exe, "conv2d_cpu.comp") + kernels_from(exe, "conv_depthwise_cpu.comp") +
+         kernels_from(exe, "conv2d_gpu.comp");
 }
 
 static bool on_cpu(vkhlo_context_t *ctx) {
@@ -112,7 +122,10 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
  * per-element kernel. */
 static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *text, bool taken) {
   vkhlo_executable_t *a = compile(ctx, text), *b = compile(c->elemental, text);
-  if (on_cpu(ctx)) assert_int_equal(library_kernels(a), taken ? 1 : 0);
+  if (on_cpu(ctx)) { /* the gpu context takes conv2d_gpu.comp, the others a CPU kernel */
+    assert_int_equal(library_kernels(a), taken ? 1 : 0);
+    assert_int_equal(kernels_from(a, "conv2d_gpu.comp"), taken && ctx == c->gpu ? 1 : 0);
+  }
   assert_int_equal(library_kernels(b), 0);
   int np = vkhlo_executable_parameter_count(a);
   vkhlo_buffer_t *args[8], *eargs[8]; /* the same values on each context */
@@ -166,9 +179,12 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
   vkhlo_executable_destroy(b);
 }
 
+/* |text| on the default context and through conv2d_gpu.comp, each
+ * against the per-element kernel. */
 static void compare(void **state, const char *text, bool taken) {
   const contexts_t *c = *state;
   compare_on(c, c->ctx, text, taken);
+  compare_on(c, c->gpu, text, taken);
 }
 
 /* In |text| (2048 bytes), a program computing one convolution of
@@ -453,8 +469,7 @@ static void fused_epilogues(void **state) {
  * [0, -1]] for output 0 and all ones for output 1, stride 2, then + bias
  * [10, 0] and relu.  Output 0 is x[i][j] - x[i+1][j+1] = -5 everywhere
  * (+10 = 5); output 1 sums 2x2 blocks: 14, 22, 46, 54. */
-static void hand_computed(void **state) {
-  vkhlo_context_t *ctx = ((const contexts_t *)*state)->ctx;
+static void hand_computed_on(vkhlo_context_t *ctx) {
   static const char text[] =
       "func.func @main(%x: tensor<1x1x4x4xf32>, %w: tensor<2x1x2x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x2x2xf32> {\n"
       "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
@@ -485,6 +500,13 @@ static void hand_computed(void **state) {
   free(y);
   for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(args[i]);
   vkhlo_executable_destroy(exe);
+}
+
+/* ... with the default kernel and with conv2d_gpu.comp */
+static void hand_computed(void **state) {
+  const contexts_t *c = *state;
+  hand_computed_on(c->ctx);
+  hand_computed_on(c->gpu);
 }
 
 int main(void) {

@@ -4,7 +4,9 @@
 # (NCHW/OIHW as PyTorch exports, NHWC/HWIO as JAX exports) and a one-layer
 # BERT encoder at sequence 16 (erf GELU), and a two-layer one with tanh
 # GELU, each run fused and with --no-fusion on the same --random-inputs
-# seed; the results must agree within 1e-5 relative (tests/npy_compare.py).
+# seed (the ResNets also with the GPU convolution kernel forced,
+# VKHLO_CONV_KERNEL=gpu); the results must agree within 1e-5 relative
+# (tests/npy_compare.py).
 # Guards the convolution, GEMM and reduction kernels against each other.
 #   models_test.sh VKHLO_BINARY SOURCE_DIR PYTHON3
 set -u
@@ -25,6 +27,15 @@ for m in resnet_nchw resnet_nhwc bert bert_tanh; do
     fail "$m --no-fusion exited $?: $(tail -5 "$tmp/out")"
   echo -n "$m: "
   $py "$src/tests/npy_compare.py" "$tmp/$m.fused.npy" "$tmp/$m.unfused.npy" 1e-5 || fail "$m fused and --no-fusion differ"
+done
+# the GPU convolution kernel (shaders/conv2d_gpu.comp, forced on this
+# device) against the same unfused results
+for m in resnet_nchw resnet_nhwc; do
+  VKHLO_CONV_KERNEL=gpu "$bin" run "$tmp/$m.mlir" --random-inputs=5 --output=@"$tmp/$m.gpu.npy" > "$tmp/out" 2>&1 ||
+    fail "$m VKHLO_CONV_KERNEL=gpu exited $?: $(tail -5 "$tmp/out")"
+  echo -n "$m (conv2d_gpu): "
+  $py "$src/tests/npy_compare.py" "$tmp/$m.gpu.npy" "$tmp/$m.unfused.npy" 1e-5 ||
+    fail "$m with conv2d_gpu.comp and --no-fusion differ"
 done
 # the comparison itself can fail: another seed gives other results
 "$bin" run "$tmp/bert.mlir" --random-inputs=6 --output=@"$tmp/other.npy" > /dev/null 2>&1 || fail "bert seed 6"
