@@ -10,7 +10,9 @@
  * "VKHLO_CONV_KERNEL=generic": the general implicit-GEMM kernel of
  * shaders/conv2d_cpu.comp without the layer-specific paths that
  * codegen/emit_conv.c picks; "VKHLO_CONV_KERNEL=elemental" is the
- * per-element kernel, minutes per sweep).
+ * per-element kernel, minutes per sweep).  On a GPU the default is
+ * shaders/conv2d_gpu.comp and the default baseline the per-element kernel
+ * (the CPU kernels' general form is not taken there).
  *
  * Each layer is a one-convolution program (plus, in the "+bias+relu" rows,
  * the fused epilogue of a bias add and a relu).  Times are device time

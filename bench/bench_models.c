@@ -14,7 +14,7 @@
  *
  * The generated files are written by the build (target bench_models_files,
  * a dependency of bench_models) into build/bench/models; --dir=DIR reads
- * them from elsewhere.
+ * them from elsewhere, --chess=FILE chess-9M (a machine without ../shared).
  *
  * For each model: compile (time reported), fill every parameter with seeded
  * random values scaled so activations stay near 1 through the whole network
@@ -40,7 +40,7 @@
  * same run; the ratio column is unfused wall / fused wall.  The unfused
  * ResNet-50 takes minutes on lavapipe, hence opt-in.
  *
- *   bench_models [--repeat=N] [--dir=DIR] [--no-fusion=LIST|all] [MODEL...]
+ *   bench_models [--repeat=N] [--dir=DIR] [--chess=FILE] [--no-fusion=LIST|all] [MODEL...]
  *                (default 3 runs, every model; MODEL is a model name or a
  *                substring of the names, e.g. resnet)
  *
@@ -264,6 +264,7 @@ static bool in_list(const char *list, const char *name) {
 int main(int argc, char **argv) {
   int repeat = 3;
   const char *dir = VKHLO_BENCH_MODELS_DIR;
+  const char *chess = VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir";
   const char *unfused = NULL;
   const char *only[32];
   int nonly = 0;
@@ -271,8 +272,9 @@ int main(int argc, char **argv) {
     if (strncmp(argv[i], "--repeat=", 9) == 0) repeat = atoi(argv[i] + 9);
     else if (strncmp(argv[i], "--dir=", 6) == 0) dir = argv[i] + 6;
     else if (strncmp(argv[i], "--no-fusion=", 12) == 0) unfused = argv[i] + 12;
+    else if (strncmp(argv[i], "--chess=", 8) == 0) chess = argv[i] + 8;
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: bench_models [--repeat=N] [--dir=DIR] [--no-fusion=LIST|all] [MODEL...]\n");
+      fprintf(stderr, "usage: bench_models [--repeat=N] [--dir=DIR] [--chess=FILE] [--no-fusion=LIST|all] [MODEL...]\n");
       return 2;
     } else if (nonly < 32) only[nonly++] = argv[i];
   }
@@ -281,7 +283,7 @@ int main(int argc, char **argv) {
   struct {
     const char *name, *file;
   } models[] = {
-      {"chess_9m", VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir"},
+      {"chess_9m", chess},
       {"resnet50_nchw", "resnet50_nchw.mlir"},
       {"resnet50_nhwc", "resnet50_nhwc.mlir"},
       {"bert_base", "bert_base.mlir"},
