@@ -11,7 +11,7 @@
  * shaders/conv2d_cpu.comp without the layer-specific paths that
  * codegen/emit_conv.c picks; "VKHLO_CONV_KERNEL=elemental" is the
  * per-element kernel, minutes per sweep).  On a GPU the default is
- * shaders/conv2d_gpu.comp and the default baseline the per-element kernel
+ * shaders/conv_gpu.glsl and the default baseline the per-element kernel
  * (the CPU kernels' general form is not taken there).
  *
  * Each layer is a one-convolution program (plus, in the "+bias+relu" rows,

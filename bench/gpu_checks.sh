@@ -10,14 +10,14 @@
 # On the default Vulkan device ($VKHLO_DEVICE picks another), in order:
 #   devices.log      vkhlo --list-devices
 #   e2e.log          every e2e_* test program of BUILD_DIR/tests (on a GPU
-#                    they run the GPU kernels: gemm_gpu.comp, conv2d_gpu.comp)
+#                    they run the GPU kernels: gemm_gpu.comp, conv_gpu.glsl)
 #   conformance.log  tests/conformance.sh over DIR/conformance/testdata
 #                    (--shared=DIR, default ../shared beside the repo) with
 #                    the passing list: a file that passes on lavapipe and
 #                    fails here is reported as a regression
 #   kernels.log      bench_kernels (--big: the 4096^3 rows too)
 #   fusion.log       bench_fusion (the elementwise chain against a copy)
-#   conv.log         bench_conv (conv2d_gpu.comp against the per-element
+#   conv.log         bench_conv (conv_gpu.glsl against the per-element
 #                    kernel, every ResNet-50 layer in both layouts)
 #   models.log       bench_models (chess-9M from DIR/models when present,
 #                    the generated ResNet-50s and BERT-bases)

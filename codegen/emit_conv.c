@@ -2,9 +2,9 @@
  * Convolution kernels from shaders/: conv2d_cpu.comp (an implicit GEMM,
  * register-blocked; 1x1 convolutions are plain GEMMs there) and
  * conv_depthwise_cpu.comp (feature_group_count = input features) for CPU
- * devices, conv2d_gpu.comp (an implicit GEMM through shared-memory tiles,
- * gemm_gpu.comp's tiling) for GPUs; the essays there have the tilings and
- * the hooks.  This file decides when a kernel applies and which, and
+ * devices, gemm_gpu.comp through the hooks of conv_gpu.glsl (an implicit
+ * GEMM through shared-memory tiles) for GPUs; the essays there have the
+ * tilings and the hooks.  This file decides when a kernel applies and which, and
  * writes its #define hooks.
  *
  * What is taken.  A stablehlo.convolution instruction, or a fusion whose
@@ -18,7 +18,7 @@
  * dimension numbers, strides, padding (negative too), lhs and rhs
  * dilation, window reversal, feature_group_count.  On GPUs (and with
  * target->conv = CODEGEN_CONV_GPU, $VKHLO_CONV_KERNEL=gpu, on any device)
- * conv2d_gpu.comp where the device allows 256 invocations and 16 KiB of
+ * gemm_gpu.comp with conv_gpu.glsl where the device allows 256 invocations and 16 KiB of
  * shared memory per workgroup; on a GPU depthwise convolutions and groups
  * of fewer than 16 output features keep the per-element kernel.
  * Everything else goes to the per-element path (elemental.c).
@@ -482,7 +482,7 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
-  /* conv2d_gpu.comp on GPUs (or where asked for), the CPU kernels on CPU
+  /* conv_gpu.glsl on GPUs (or where asked for), the CPU kernels on CPU
    * devices; nothing (the per-element kernel) otherwise */
   bool gpu = target->conv == CODEGEN_CONV_GPU || (target->conv == CODEGEN_CONV_AUTO && !target->is_cpu);
   if (target->conv == CODEGEN_CONV_ELEMENTAL || (!target->is_cpu && !gpu)) return NULL;
@@ -498,14 +498,11 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   conv_plan_t plan = {0};
   uint64_t groups;
   if (gpu) {
-    /* 64 x 64 tiles of pixels x features per group: chosen on a GPU for
-     * at least 16 features per group (depthwise and narrow groups keep the
-     * per-element kernel, which wastes no columns), taken for every
-     * convolution where asked for (the tests); 256 invocations and 16 KiB
-     * of shared memory per workgroup, as gemm_gpu.comp */
-    if ((target->conv == CODEGEN_CONV_AUTO && (depthwise || g.o / g.g < 16)) ||
-        (target->max_workgroup_invocations && target->max_workgroup_invocations < 256) ||
-        (target->max_shared_memory_bytes && target->max_shared_memory_bytes < 16384))
+    /* gemm_gpu.comp's 64 x 64 tiles of pixels x features per group: chosen
+     * on a GPU for at least 16 features per group (depthwise and narrow
+     * groups keep the per-element kernel, which wastes no columns), taken
+     * for every convolution where asked for (the tests) */
+    if ((target->conv == CODEGEN_CONV_AUTO && (depthwise || g.o / g.g < 16)) || !codegen_target_fits_gemm_gpu(target))
       return NULL;
     groups = (uint64_t)g.g * (((uint64_t)g.n * (uint64_t)(g.oh * g.ow) + 63) / 64) * ((uint64_t)(g.o / g.g + 63) / 64);
   } else if (depthwise) {
@@ -552,9 +549,10 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   uint64_t gx = groups < maxx ? groups : maxx, gy = (groups + gx - 1) / gx;
   if (gy > maxy) return NULL;
 
-  const char *file_name = gpu ? "conv2d_gpu.comp" : depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
-  const shaders_file_t *file = shaders_find(file_name);
-  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", file_name);
+  /* on GPUs gemm_gpu.comp computes it, through conv_gpu.glsl's hooks */
+  const char *file_name = gpu ? "gemm_gpu.comp" : depthwise ? "conv_depthwise_cpu.comp" : "conv2d_cpu.comp";
+  const shaders_file_t *file = shaders_find(file_name), *hooks = gpu ? shaders_find("conv_gpu.glsl") : NULL;
+  if (!file || (gpu && !hooks)) return VKHLO_INTERNAL("shaders/%s is not embedded", file ? "conv_gpu.glsl" : file_name);
   const char *body = strchr(file->text, '\n'); /* after #version */
   if (!body) return VKHLO_INTERNAL("shaders/%s has no #version line", file_name);
 
@@ -567,7 +565,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   strbuf_append(&sb, "#version 450\n");
   strbuf_printf(&sb, "// %s: stablehlo.%s", instr->name, hlo_opcode_name(instr->opcode));
   if (conv->loc.file) strbuf_printf(&sb, " (convolution at %s:%d:%d)", conv->loc.file, conv->loc.line, conv->loc.col);
-  strbuf_printf(&sb, ", shaders/%s\n", file_name);
+  strbuf_printf(&sb, ", shaders/%s%s\n", gpu ? "conv_gpu.glsl with shaders/" : "", file_name);
   strbuf_t tail; /* the epilogue function, after the views */
   strbuf_init(&tail, out->allocator);
   uint64_t epilogue_reads = 0;
@@ -589,12 +587,13 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   if (tail.data) strbuf_append(&sb, tail.data);
   if (tail.failed) sb.failed = true;
   strbuf_free(&tail);
-  /* the geometry, layouts and bindings (both kernels), then the CPU
+  /* the geometry, layouts and bindings (every kernel), then the CPU
    * kernels' tile and variant hooks */
-  const struct {
+  typedef struct {
     const char *name;
     int64_t v;
-  } defs[] = {
+  } conv_define_t;
+  const conv_define_t defs[] = {
       {"CONV_N", g.n},        {"CONV_C", g.c},        {"CONV_H", g.h},        {"CONV_W", g.w},
       {"CONV_O", g.o},        {"CONV_OH", g.oh},      {"CONV_OW", g.ow},      {"CONV_KH", g.kh},
       {"CONV_KW", g.kw},      {"CONV_G", g.g},        {"CONV_SH", g.sh},      {"CONV_SW", g.sw},
@@ -604,14 +603,18 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"LHS_SW", g.lhs_s[3]}, {"RHS_SO", g.rhs_s[0]}, {"RHS_SI", g.rhs_s[1]}, {"RHS_SH", g.rhs_s[2]},
       {"RHS_SW", g.rhs_s[3]}, {"OUT_SN", g.out_s[0]}, {"OUT_SC", g.out_s[1]}, {"OUT_SH", g.out_s[2]},
       {"OUT_SW", g.out_s[3]}, {"LHS_BINDING", lhs_b}, {"RHS_BINDING", rhs_b}, {"OUT_BINDING", out_b},
-      /* conv2d_cpu.comp, conv_depthwise_cpu.comp only */
+  };
+  const conv_define_t cpu_defs[] = {
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
       {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
       {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
       {"LHS_PXW", plan.pxw ? plan.pxw : 8},
   };
-  for (size_t i = 0; i < sizeof defs / sizeof defs[0] && !(gpu && strcmp(defs[i].name, "TILE_P") == 0); i++)
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);
+  for (size_t i = 0; !gpu && i < sizeof cpu_defs / sizeof cpu_defs[0]; i++)
+    strbuf_printf(&sb, "#define %s %lld\n", cpu_defs[i].name, (long long)cpu_defs[i].v);
+  if (hooks) strbuf_appendn(&sb, hooks->text, hooks->size_bytes);
   strbuf_append(&sb, "#line 2\n");
   strbuf_append(&sb, body + 1);
   char *glsl = strbuf_take(&sb);

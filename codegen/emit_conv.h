@@ -19,15 +19,15 @@
  * dimensions, batch_group_count 1, any dimension numbers, strides,
  * padding, dilations, window reversal and feature_group_count: on CPU
  * devices (target->is_cpu) shaders/conv2d_cpu.comp or
- * conv_depthwise_cpu.comp, on GPUs shaders/conv2d_gpu.comp (not depthwise,
- * at least 16 output features per group; 256 invocations and 16 KiB of
- * shared memory per workgroup).  target->conv (from
- * $VKHLO_CONV_KERNEL when the context is created) = CODEGEN_CONV_ELEMENTAL
- * turns it off (the per-element path, for comparison), CODEGEN_CONV_GPU
- * takes conv2d_gpu.comp on any device for every such convolution (the
- * tests run it on lavapipe),
- * CODEGEN_CONV_GENERIC keeps the
- * general form of conv2d_cpu.comp without the per-layer variants
+ * conv_depthwise_cpu.comp, on GPUs shaders/gemm_gpu.comp through
+ * conv_gpu.glsl's hooks (not depthwise, at least 16 output features per
+ * group; 256 invocations and 16 KiB of shared memory per workgroup).
+ * target->conv (from $VKHLO_CONV_KERNEL when the context is created) =
+ * CODEGEN_CONV_ELEMENTAL turns it off (the per-element path, for
+ * comparison), CODEGEN_CONV_GPU takes the GPU kernel on any device for
+ * every such convolution (the tests run it on lavapipe),
+ * CODEGEN_CONV_GENERIC keeps the general form of conv2d_cpu.comp without
+ * the per-layer variants
  * (bench_conv's baseline); target->conv_tile_p x conv_tile_c
  * ($VKHLO_CONV_TILE=PxC) picks the register tile (TILE_P <= 16 pixels x
  * TILE_C <= 32 features, TILE_C dividing the features per group; for

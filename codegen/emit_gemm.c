@@ -949,12 +949,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   for (int d = 0; d < p.ndot; d++) packed |= glsl_type_is_packed(target, p.rview[d].type);
   if (packed) return NULL;
   bool gpu = target->gemm == CODEGEN_GEMM_GPU || (target->gemm == CODEGEN_GEMM_AUTO && !target->is_cpu);
-  /* gemm_gpu.comp: 256 invocations and 16 KiB of shared memory per workgroup
-   * (more than VP_ANDROID_baseline_2022's 128 invocations): gemm_cpu.comp
-   * (at most 64) where the target allows fewer. */
-  if ((target->max_workgroup_invocations && target->max_workgroup_invocations < 256) ||
-      (target->max_shared_memory_bytes && target->max_shared_memory_bytes < 16384))
-    gpu = false;
+  /* gemm_cpu.comp (at most 64 invocations) where the target cannot run
+   * gemm_gpu.comp's workgroups */
+  if (!codegen_target_fits_gemm_gpu(target)) gpu = false;
   if (gpu && p.ndot > 1) return NULL; /* gemm_gpu.comp computes one product */
   const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");

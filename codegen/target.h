@@ -20,12 +20,13 @@ typedef enum codegen_gemm_kind {
 } codegen_gemm_kind_t;
 
 /* Which kernel a f32 stablehlo.convolution gets (codegen/emit_conv.c):
- * auto is conv2d_cpu.comp on CPU devices, conv2d_gpu.comp on GPUs. */
+ * auto is conv2d_cpu.comp on CPU devices, gemm_gpu.comp with
+ * conv_gpu.glsl's hooks on GPUs. */
 typedef enum codegen_conv_kind {
   CODEGEN_CONV_AUTO = 0,  /* conv2d_cpu.comp (conv_depthwise_cpu.comp), the variant chosen per layer */
   CODEGEN_CONV_GENERIC,   /* conv2d_cpu.comp's general form only (bench_conv's baseline) */
   CODEGEN_CONV_ELEMENTAL, /* one invocation per output element (elemental.c) */
-  CODEGEN_CONV_GPU,       /* conv2d_gpu.comp on any device (auto's choice on GPUs; on CPU devices for tests) */
+  CODEGEN_CONV_GPU,       /* gemm_gpu.comp + conv_gpu.glsl on any device (auto's on GPUs; tests on CPU devices) */
 } codegen_conv_kind_t;
 
 typedef struct codegen_target {
@@ -118,6 +119,15 @@ static inline bool codegen_target_multi_dots(const codegen_target_t *t) {
   if (t->gemm == CODEGEN_GEMM_OFF) return true;
   if (!t->is_cpu || t->gemm == CODEGEN_GEMM_GPU) return false;
   return !(t->subgroup_shuffle && t->subgroup_size < 16);
+}
+
+/* Whether |t| runs shaders/gemm_gpu.comp's workgroups (256 invocations,
+ * 16 KiB of shared memory; unknown limits count as enough), which the GPU
+ * GEMM and convolution (codegen/emit_gemm.c, emit_conv.c) need: not
+ * VP_ANDROID_baseline_2022's 128 invocations (restricted mode). */
+static inline bool codegen_target_fits_gemm_gpu(const codegen_target_t *t) {
+  return !(t->max_workgroup_invocations && t->max_workgroup_invocations < 256) &&
+         !(t->max_shared_memory_bytes && t->max_shared_memory_bytes < 16384);
 }
 
 /* A target with every feature, for tests that only emit GLSL. */

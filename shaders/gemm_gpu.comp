@@ -24,7 +24,20 @@
  *
  * Hooks: the same as gemm_cpu.comp (GEMM_BATCH, GEMM_M, GEMM_N, GEMM_K,
  * LHS_AT, LHS_KS, LHS_KOFF, LHS_LOAD, RHS_AT, RHS_KS, RHS_LOAD, GEMM_STORE; see
- * there); the generated part defines GEMM_GENERATED.  The tile shape is
+ * there); the generated part defines GEMM_GENERATED.  Through these
+ * optional ones the operands need not be strided arrays (the convolution,
+ * shaders/conv_gpu.glsl, reads A through its index map):
+ *   GEMM_A_ROW_T, GEMM_A_ROW(b, m)  what A's row m of batch b is known by
+ *                  in the loads (default int, LHS_AT(b, m)), computed once;
+ *   GEMM_A(row, k)  A's element k of that row, 0 for k >= GEMM_K;
+ *   GEMM_B_COL(b, n), GEMM_B(col, k)  the same for B's column n (an int);
+ *   GEMM_STORE_AT(b, m, n, v)  stores C[b, m, n] (default GEMM_STORE at the
+ *                  row-major position);
+ *   GEMM_A_M_FAST, GEMM_B_K_FAST  1: consecutive invocations stage
+ *                  consecutive rows of A (columns of B) of one k, for
+ *                  operands laid out that way; 0 (default): consecutive k
+ *                  of A (the row-major lhs), consecutive n of B.
+ * The tile shape is
  * fixed here (codegen/emit_gemm.c computes the group count from BM, BN);
  * it is what an untuned GPU default should be, not a measured optimum:
  * no GPU was available when this was written, and it was checked for
@@ -49,6 +62,24 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #ifndef LHS_KOFF
 #define LHS_KOFF(k) ((k) * LHS_KS)
 #endif
+#ifndef GEMM_A
+#define GEMM_A_ROW_T int
+#define GEMM_A_ROW(b, m) LHS_AT(b, m)
+#define GEMM_A(row, k) ((k) < GEMM_K ? LHS_LOAD((row) + LHS_KOFF(k)) : 0.0)
+#endif
+#ifndef GEMM_B
+#define GEMM_B_COL(b, n) RHS_AT(b, n)
+#define GEMM_B(col, k) ((k) < GEMM_K ? RHS_LOAD((col) + (k) * RHS_KS) : 0.0)
+#endif
+#ifndef GEMM_STORE_AT
+#define GEMM_STORE_AT(b, m, n, v) GEMM_STORE(((b) * GEMM_M + (m)) * GEMM_N + (n), v)
+#endif
+#ifndef GEMM_A_M_FAST
+#define GEMM_A_M_FAST 0
+#endif
+#ifndef GEMM_B_K_FAST
+#define GEMM_B_K_FAST 0
+#endif
 
 #define BM 64
 #define BN 64
@@ -70,24 +101,36 @@ void main() {
   int tid = int(gl_LocalInvocationID.x);
   int tn = tile % TILES_N, tm = (tile / TILES_N) % TILES_M, b = tile / (TILES_N * TILES_M);
   int m0 = tm * BM, n0 = tn * BN;
-  /* this invocation's share of each slice: element e of A is (am[e], ak),
-   * of B (bk[e], bn) */
-  int ak = tid % BK, bn = tid % BN;
-  int arow[4], bcol, am[4], bk[4];
+  /* this invocation's 4 elements of each slice: A (am[e], ak[e]), B
+   * (bk[e], bn[e]), the fastest index following the tid */
+  int am[4], ak[4], bk[4], bn[4], bcol[4];
+  GEMM_A_ROW_T arow[4];
   for (int e = 0; e < 4; e++) {
-    am[e] = (tid + 256 * e) / BK;
-    bk[e] = (tid + 256 * e) / BN;
-    arow[e] = LHS_AT(b, min(m0 + am[e], GEMM_M - 1));
+#if GEMM_A_M_FAST
+    am[e] = tid % BM;
+    ak[e] = tid / BM + (256 / BM) * e;
+#else
+    ak[e] = tid % BK;
+    am[e] = tid / BK + (256 / BK) * e;
+#endif
+#if GEMM_B_K_FAST
+    bk[e] = tid % BK;
+    bn[e] = tid / BK + (256 / BK) * e;
+#else
+    bn[e] = tid % BN;
+    bk[e] = tid / BN + (256 / BN) * e;
+#endif
+    arow[e] = GEMM_A_ROW(b, min(m0 + am[e], GEMM_M - 1));
+    bcol[e] = GEMM_B_COL(b, min(n0 + bn[e], GEMM_N - 1));
   }
-  bcol = RHS_AT(b, min(n0 + bn, GEMM_N - 1));
   float ra[4], rb[4];
   for (int e = 0; e < 4; e++) {
-    ra[e] = ak < GEMM_K ? LHS_LOAD(arow[e] + LHS_KOFF(ak)) : 0.0;
-    rb[e] = bk[e] < GEMM_K ? RHS_LOAD(bcol + bk[e] * RHS_KS) : 0.0;
+    ra[e] = GEMM_A(arow[e], ak[e]);
+    rb[e] = GEMM_B(bcol[e], bk[e]);
   }
   for (int e = 0; e < 4; e++) {
-    As[0][ak][am[e] / 4][am[e] % 4] = ra[e];
-    Bs[0][bk[e]][bn / 4][bn % 4] = rb[e];
+    As[0][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
+    Bs[0][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
   }
   barrier();
   int tx = tid % 16, ty = tid / 16;
@@ -98,8 +141,8 @@ void main() {
     if (more) { /* the next slice, into registers */
       int k1 = (s + 1) * BK;
       for (int e = 0; e < 4; e++) {
-        ra[e] = k1 + ak < GEMM_K ? LHS_LOAD(arow[e] + LHS_KOFF(k1 + ak)) : 0.0;
-        rb[e] = k1 + bk[e] < GEMM_K ? RHS_LOAD(bcol + (k1 + bk[e]) * RHS_KS) : 0.0;
+        ra[e] = GEMM_A(arow[e], k1 + ak[e]);
+        rb[e] = GEMM_B(bcol[e], k1 + bk[e]);
       }
     }
     for (int kk = 0; kk < BK; kk++) {
@@ -112,8 +155,8 @@ void main() {
     }
     if (more) {
       for (int e = 0; e < 4; e++) {
-        As[cur ^ 1][ak][am[e] / 4][am[e] % 4] = ra[e];
-        Bs[cur ^ 1][bk[e]][bn / 4][bn % 4] = rb[e];
+        As[cur ^ 1][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
+        Bs[cur ^ 1][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
       }
     }
     barrier();
@@ -122,7 +165,7 @@ void main() {
     int m = m0 + 4 * ty + i;
     for (int c = 0; c < 4; c++) {
       int n = n0 + 4 * tx + c;
-      if (m < GEMM_M && n < GEMM_N) GEMM_STORE((b * GEMM_M + m) * GEMM_N + n, acc[i][c]);
+      if (m < GEMM_M && n < GEMM_N) GEMM_STORE_AT(b, m, n, acc[i][c]);
     }
   }
 }

@@ -1,6 +1,6 @@
 /*
  * Convolution through the library kernels (shaders/conv2d_cpu.comp,
- * conv_depthwise_cpu.comp, and conv2d_gpu.comp through a context created
+ * conv_depthwise_cpu.comp, and conv_gpu.glsl through a context created
  * with $VKHLO_CONV_KERNEL=gpu; codegen/emit_conv.c) against the per-element kernel
  * (a context created with $VKHLO_CONV_KERNEL=elemental) on the same seeded inputs,
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
@@ -79,7 +79,7 @@ static int kernels_from(const vkhlo_executable_t *exe, const char *file) {
 /* How many of |exe|'s kernels are library convolution kernels. */
 static int library_kernels(const vkhlo_executable_t *exe) {
   return kernels_from(exe, "conv2d_cpu.comp") + kernels_from(exe, "conv_depthwise_cpu.comp") +
-         kernels_from(exe, "conv2d_gpu.comp");
+         kernels_from(exe, "conv_gpu.glsl");
 }
 
 static bool on_cpu(vkhlo_context_t *ctx) {
@@ -122,9 +122,9 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
  * per-element kernel. */
 static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *text, bool taken) {
   vkhlo_executable_t *a = compile(ctx, text), *b = compile(c->elemental, text);
-  if (on_cpu(ctx)) { /* the gpu context takes conv2d_gpu.comp, the others a CPU kernel */
+  if (on_cpu(ctx)) { /* the gpu context takes conv_gpu.glsl, the others a CPU kernel */
     assert_int_equal(library_kernels(a), taken ? 1 : 0);
-    assert_int_equal(kernels_from(a, "conv2d_gpu.comp"), taken && ctx == c->gpu ? 1 : 0);
+    assert_int_equal(kernels_from(a, "conv_gpu.glsl"), taken && ctx == c->gpu ? 1 : 0);
   }
   assert_int_equal(library_kernels(b), 0);
   int np = vkhlo_executable_parameter_count(a);
@@ -179,7 +179,7 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
   vkhlo_executable_destroy(b);
 }
 
-/* |text| on the default context and through conv2d_gpu.comp, each
+/* |text| on the default context and through conv_gpu.glsl, each
  * against the per-element kernel. */
 static void compare(void **state, const char *text, bool taken) {
   const contexts_t *c = *state;
@@ -502,7 +502,7 @@ static void hand_computed_on(vkhlo_context_t *ctx) {
   vkhlo_executable_destroy(exe);
 }
 
-/* ... with the default kernel and with conv2d_gpu.comp */
+/* ... with the default kernel and with conv_gpu.glsl */
 static void hand_computed(void **state) {
   const contexts_t *c = *state;
   hand_computed_on(c->ctx);

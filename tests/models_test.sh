@@ -28,14 +28,14 @@ for m in resnet_nchw resnet_nhwc bert bert_tanh; do
   echo -n "$m: "
   $py "$src/tests/npy_compare.py" "$tmp/$m.fused.npy" "$tmp/$m.unfused.npy" 1e-5 || fail "$m fused and --no-fusion differ"
 done
-# the GPU convolution kernel (shaders/conv2d_gpu.comp, forced on this
+# the GPU convolution kernel (shaders/conv_gpu.glsl, forced on this
 # device) against the same unfused results
 for m in resnet_nchw resnet_nhwc; do
   VKHLO_CONV_KERNEL=gpu "$bin" run "$tmp/$m.mlir" --random-inputs=5 --output=@"$tmp/$m.gpu.npy" > "$tmp/out" 2>&1 ||
     fail "$m VKHLO_CONV_KERNEL=gpu exited $?: $(tail -5 "$tmp/out")"
-  echo -n "$m (conv2d_gpu): "
+  echo -n "$m (conv_gpu): "
   $py "$src/tests/npy_compare.py" "$tmp/$m.gpu.npy" "$tmp/$m.unfused.npy" 1e-5 ||
-    fail "$m with conv2d_gpu.comp and --no-fusion differ"
+    fail "$m with conv_gpu.glsl and --no-fusion differ"
 done
 # the comparison itself can fail: another seed gives other results
 "$bin" run "$tmp/bert.mlir" --random-inputs=6 --output=@"$tmp/other.npy" > /dev/null 2>&1 || fail "bert seed 6"
