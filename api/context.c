@@ -196,7 +196,9 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
 #if defined(__aarch64__)
   host_aarch64 = true;
 #endif
-  t->f16_soft_conversions = (host_aarch64 && strncmp(info->name, "llvmpipe", 8) == 0) ||
+  bool llvmpipe = strncmp(info->name, "llvmpipe", 8) == 0;
+  t->max_loop_iterations = llvmpipe ? 65535 : 0; /* codegen/target.h */
+  t->f16_soft_conversions = (host_aarch64 && llvmpipe) ||
                             env_true("VKHLO_F16_SOFT");
   /* codegen/emit_conv.c; an unknown kernel name means auto */
   int conv;

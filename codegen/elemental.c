@@ -156,6 +156,16 @@ const hlo_shape_t *el_result_shape(const hlo_instruction_t *instr, int k) {
   return hlo_shape_is_tuple(&instr->shape) ? &instr->shape.tuple_shapes[k] : &instr->shape;
 }
 
+void el_count_loop_iterations(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t iterations) {
+  const int64_t cap = INT64_MAX / 4;
+  if (iterations > cap) iterations = cap;
+  E->loop_iterations = E->loop_iterations > cap - iterations ? cap : E->loop_iterations + iterations;
+  if (!E->loop_instr || iterations > E->loop_instr_iterations) {
+    E->loop_instr = instr;
+    E->loop_instr_iterations = iterations;
+  }
+}
+
 vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -1293,11 +1303,14 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
 
 /* ------------------------------------------------------- reductions */
 
-/* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|;
- * writes the counters to |vars| and their scopes to |loops|. */
-static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int count,
+/* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|
+ * inside loops that run |outer| times in all; writes the counters to
+ * |vars| and their scopes to |loops|, and counts the iterations. */
+static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
                        const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
   for (int i = 0; i < count; i++) {
+    outer = dims[i] > 0 && outer > INT64_MAX / 4 / dims[i] ? INT64_MAX / 4 : outer * dims[i];
+    el_count_loop_iterations(E, instr, outer);
     el_fresh(E, "r", &vars[i]);
     loops[i] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", vars[i].s, vars[i].s,
                        (long long)dims[i], vars[i].s);
@@ -1354,7 +1367,7 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
     el_fresh(E, "v", &acc[k]);
     el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), acc[k].s, init.s);
   }
-  int64_t rdims[HLO_MAX_RANK];
+  int64_t rdims[HLO_MAX_RANK] = {0};
   int nr = 0;
   for (int d = 0; d < is->rank; d++)
     if (hlo_dims_contains(instr->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
@@ -1365,7 +1378,9 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   bool try_row = n == 1 && nr >= 1 && E->reduce_row &&
                  hlo_dims_contains(instr->attrs.dimensions, is->rank - 1);
   int nouter = try_row ? nr - 1 : nr;
-  open_loops(E, instr, nouter, rdims, vars, loops);
+  open_loops(E, instr, 1, nouter, rdims, vars, loops);
+  int64_t outer = 1;
+  for (int i = 0; i < nouter; i++) outer *= rdims[i];
   int ri = 0, oi = 0;
   for (int d = 0; d < is->rank; d++) {
     if (!hlo_dims_contains(instr->attrs.dimensions, d)) ii[d] = index[oi++];
@@ -1375,8 +1390,9 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   bool handled = false;
   if (try_row)
     VKHLO_RETURN_IF_ERROR(E->reduce_row(E, instr, ii, is->rank - 1, rdims[nr - 1], acc, &handled));
+  if (handled) el_count_loop_iterations(E, instr, outer * (rdims[nr - 1] / 8 + 2)); /* by words */
   if (try_row && !handled) {
-    open_loops(E, instr, 1, &rdims[nr - 1], &vars[nr - 1], &loops[nr - 1]);
+    open_loops(E, instr, outer, 1, &rdims[nr - 1], &vars[nr - 1], &loops[nr - 1]);
     ii[is->rank - 1] = vars[nr - 1];
   }
   if (!handled) VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, ii, acc));
@@ -1488,7 +1504,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
     strbuf_free(&zero);
   }
   glsl_scope_t loops[HLO_MAX_RANK];
-  open_loops(E, instr, nc, cdims, vars, loops);
+  open_loops(E, instr, 1, nc, cdims, vars, loops);
   int o = nb;
   for (int i = 0; i < nb; i++) {
     li[lb[i]] = index[i];
@@ -1596,7 +1612,7 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
   for (int d = 0; d < is->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK], valid;
   glsl_scope_t loops[HLO_MAX_RANK];
-  open_loops(E, instr, is->rank, wdims, vars, loops);
+  open_loops(E, instr, 1, is->rank, wdims, vars, loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < is->rank; d++)
@@ -1671,7 +1687,7 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   for (int i = 0; i < ns; i++) ldims[i + 1] = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
   el_name_t vars[HLO_MAX_RANK + 1], valid;
   glsl_scope_t loops[HLO_MAX_RANK + 1];
-  open_loops(E, instr, ns + 1, ldims, vars, loops);
+  open_loops(E, instr, 1, ns + 1, ldims, vars, loops);
   ki[a->kernel_input_feature_dimension] = vars[0];
   if (fgc > 1)
     idx_def(E, instr, &li[a->input_feature_dimension], "(%s / %lld) * %lld + %s", of,
@@ -1732,7 +1748,11 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
             (long long)(ss->dimensions[d] - 1), index[d].s, (long long)pl, (long long)st);
   }
   glsl_scope_t source_loops[HLO_MAX_RANK], window_loops[HLO_MAX_RANK];
+  int64_t sources = 1; /* at most (w - 1) / stride + 1 source positions per dimension */
   for (int d = 0; d < rank; d++) {
+    int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
+    sources *= st > 0 && w > 0 ? (w - 1) / st + 1 : 1;
+    el_count_loop_iterations(E, instr, sources);
     el_fresh(E, "r", &sv[d]);
     source_loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s,
                               sv[d].s, hi[d].s, sv[d].s);
@@ -1748,7 +1768,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   }
   int64_t wdims[HLO_MAX_RANK] = {0};
   for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  open_loops(E, instr, rank, wdims, wv, window_loops);
+  open_loops(E, instr, sources, rank, wdims, wv, window_loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < rank; d++)

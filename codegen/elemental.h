@@ -129,6 +129,12 @@ struct elemental_emitter {
    * loop and gets one invocation per element.  No emitter writes one
    * today; one that does must set this. */
   bool early_return;
+  /* Loop iterations per invocation counted by the emitters
+   * (el_count_loop_iterations), for the target's max_loop_iterations;
+   * |loop_instr| is the instruction that counted the most. */
+  int64_t loop_iterations;
+  const hlo_instruction_t *loop_instr;
+  int64_t loop_instr_iterations;
 };
 
 /* Initializes |E| (empty buffers); free with el_free. */
@@ -253,6 +259,12 @@ void el_const_index(el_name_t *out, long long v);
 /* UNIMPLEMENTED "file:line:col: <message>". */
 vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Counts |iterations| more loop iterations per invocation, run by the
+ * loops |instr| opens (codegen_assemble checks the sum against the
+ * target's max_loop_iterations).  Emitters count each loop they open with
+ * its trip count (an upper bound where it depends on the element) times
+ * the iterations of the loops around it. */
+void el_count_loop_iterations(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t iterations);
 /* Records the features of element type |t| in E->features. */
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t);
 /* Appends the row-major linear index of |index| in |shape| ("0" for rank 0). */

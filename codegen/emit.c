@@ -192,6 +192,15 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
                             hlo_opcode_name(instr->opcode), (long long)total);
   if (E->body.failed || E->functions.failed || E->preamble.failed) return VKHLO_NO_MEMORY();
   VKHLO_RETURN_IF_ERROR(glsl_builder_check(&E->glsl));
+  uint32_t limit = E->target->max_loop_iterations;
+  if (limit && E->loop_iterations > limit) {
+    const hlo_instruction_t *at = E->loop_instr ? E->loop_instr : instr;
+    return el_unimplemented(at,
+                            "stablehlo.%s runs %lld loop iterations per invocation here; this device "
+                            "(llvmpipe) stops an invocation's loops after %u (its loop limiter), which "
+                            "would give wrong results", hlo_opcode_name(at->opcode),
+                            (long long)E->loop_iterations, limit);
+  }
 
   strbuf_t sb;
   strbuf_init(&sb, E->allocator);

@@ -69,6 +69,7 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
   el_name_t n[3], p[3], in_index[HLO_MAX_RANK];
   glsl_scope_t loops[3];
   double total_length = 1;
+  int64_t iterations = 1;
   for (int d = 0; d < first; d++) in_index[d] = index[d];
   for (int j = 0; j < q; j++) {
     int d = first + j;
@@ -78,6 +79,8 @@ vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t 
     el_fresh(E, "p", &p[j]);
     el_line(E, instr, "int %s = 0;", p[j].s);
     el_fresh(E, "r", &n[j]);
+    iterations *= extent;
+    el_count_loop_iterations(E, instr, iterations);
     loops[j] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", n[j].s, n[j].s,
                        (long long)extent, n[j].s);
     in_index[d] = n[j];

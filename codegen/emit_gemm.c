@@ -956,6 +956,10 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (p.batch * p.m * p.n > 0x7FFFFFFF) return NULL;
+  /* Both kernels' k loops take 8 (CPU) or 16 (GPU) steps per iteration: a
+   * longer product than the target's loops allow keeps the elemental path,
+   * which refuses it by name (codegen_assemble) */
+  if (target->max_loop_iterations && p.k / 8 + 64 > (int64_t)target->max_loop_iterations) return NULL;
 
   /* CPU: operands read in 64-bit words where they can be */
   bool words[2] = {false, false}, rhs_k_words = false;

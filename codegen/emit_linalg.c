@@ -151,6 +151,7 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
   char kstr[32];
   snprintf(kstr, sizeof kstr, "%lld", (long long)kdim);
   el_name_t i, j;
+  el_count_loop_iterations(E, instr, kdim + kdim * (kdim - 1) / 2); /* rows, and j before (after) i */
   glsl_scope_t rows = open_loop(E, instr, &i, "0", kstr, !m_lower);
   index[solve_dim] = i;
   el_name_t rhs, acc;
@@ -258,6 +259,8 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
 
   el_name_t i, j, k, zero;
   el_def(E, instr, t, false, &zero, "%s(0)", glsl_compute_type(t));
+  /* rows, the zeros right of the diagonal, the columns up to it, and k < j */
+  el_count_loop_iterations(E, instr, n + n * (n - 1) / 2 + n * (n + 1) / 2 + (n - 1) * n * (n + 1) / 6);
   glsl_scope_t rows = open_loop(E, instr, &i, "0", nstr, false);
   char ip1[EL_NAME_MAX + 8];
   snprintf(ip1, sizeof ip1, "%s + 1", i.s);

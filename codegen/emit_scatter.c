@@ -55,7 +55,10 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
 
   el_name_t u[HLO_MAX_RANK];
   glsl_scope_t loops[HLO_MAX_RANK];
+  int64_t iterations = 1;
   for (int d = 0; d < us->rank; d++) {
+    iterations *= us->dimensions[d];
+    el_count_loop_iterations(E, instr, iterations);
     el_fresh(E, "r", &u[d]);
     loops[d] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", u[d].s, u[d].s,
                        (long long)us->dimensions[d], u[d].s);

@@ -57,6 +57,7 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
   el_fresh(E, "i", &rank);
   el_line(E, instr, "int %s = 0;", rank.s);
   el_fresh(E, "r", &j);
+  el_count_loop_iterations(E, instr, s->dimensions[dim]);
   glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s,
                               (long long)s->dimensions[dim], j.s);
   el_line(E, instr, "if (%s == %s) continue;", j.s, index[dim].s);
@@ -150,6 +151,7 @@ vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_
   el_fresh(E, "i", &rank);
   el_line(E, instr, "int %s = 0;", rank.s);
   el_fresh(E, "r", &j);
+  el_count_loop_iterations(E, instr, n);
   glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s, (long long)n, j.s);
   for (int d = 0; d < s->rank; d++) jidx[d] = index[d];
   jidx[dim] = j;

@@ -254,6 +254,184 @@ static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int6
   return in;
 }
 
+/* ---------------------------------------------------- long reductions */
+
+/* A reduce whose results each combine more than REDUCE_SPLIT_ABOVE
+ * elements becomes a chain of reduces of at most REDUCE_SPLIT_MAX each:
+ * reduced dimensions longer than that are reshaped into factors of at most
+ * REDUCE_SPLIT_MAX (padded at the end with the init values where no exact
+ * factors are near), and the reduced dimensions are reduced in groups from
+ * the innermost outwards.  The spec ('reduce') leaves the schedule to the
+ * implementation: any tree whose in-order traversal is the elements in
+ * ascending index order, with any number of init values interspersed.
+ * Reducing the inner group first keeps that order, so the result is one
+ * of the spec's results, though not the same rounding as one serial loop.
+ *
+ * Why: a kernel computes each result with one invocation's loop, so a long
+ * reduction is one invocation's serial work (a 16M-element sum: one thread
+ * of a GPU), and lavapipe ends every invocation's loops after 65535
+ * iterations in all (gallivm's loop limiter), which cut such sums short.
+ * Split, the first reduce has P results per original result computed in
+ * parallel, and no loop runs more than REDUCE_SPLIT_MAX times.
+ *
+ * The same rewrite on every device, fused or not: results do not depend on
+ * the device or on --no-fusion.  Up to 32768 elements stay one reduce:
+ * that fits lavapipe's loop limit with room for a kernel's other loops,
+ * and a split costs a second dispatch (64 row sums of 50000, which the
+ * fused kernel's 64-bit word loop could still do in one: 0.7 -> 1.1 ms
+ * on lavapipe). */
+#define REDUCE_SPLIT_ABOVE 32768
+#define REDUCE_SPLIT_MAX 8192
+
+static int64_t reduce_extent(const hlo_instruction_t *in) {
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  int64_t r = 1;
+  for (int i = 0; i < in->attrs.dimensions.count; i++) r *= s->dimensions[in->attrs.dimensions.data[i]];
+  return r;
+}
+
+static bool is_long_reduce(const hlo_instruction_t *in) {
+  return in->opcode == HLO_OPCODE_REDUCE && in->operand_count >= 2 && in->operand_count % 2 == 0 &&
+         in->called_count == 1 && reduce_extent(in) > REDUCE_SPLIT_ABOVE;
+}
+
+/* The factors (outermost first) of a reduced dimension of size |s|, each at
+ * most REDUCE_SPLIT_MAX, their product at least |s|; returns their count,
+ * 0 when more than |max| are needed.  Each split takes p = ceil(s / MAX)
+ * rows, or the first p below 2 ceil(s / MAX) that divides s (no padding). */
+static int split_factors(int64_t s, int64_t *f, int max) {
+  int64_t inner[HLO_MAX_RANK];
+  int n = 0;
+  while (s > REDUCE_SPLIT_MAX) {
+    if (n + 1 >= max) return 0;
+    int64_t p = (s + REDUCE_SPLIT_MAX - 1) / REDUCE_SPLIT_MAX;
+    for (int64_t q = p; q < 2 * p; q++)
+      if (s % q == 0) {
+        p = q;
+        break;
+      }
+    inner[n++] = (s + p - 1) / p;
+    s = p;
+  }
+  f[0] = s;
+  for (int i = 0; i < n; i++) f[1 + i] = inner[n - 1 - i];
+  return n + 1;
+}
+
+/* get_tuple_element(t, i) */
+static hlo_instruction_t *tuple_element(expand_ctx_t *x, hlo_instruction_t *t, int i) {
+  if (!t) return NULL;
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_GET_TUPLE_ELEMENT, &t->shape.tuple_shapes[i], 1, &t);
+  if (in) in->attrs.index = i;
+  return in;
+}
+
+/* |in| itself, back in its place: not expanded after all. */
+static hlo_instruction_t *keep(expand_ctx_t *x, hlo_instruction_t *in) {
+  if (!x->failed && !hlo_computation_append(x->m, x->c, in)) x->failed = true;
+  return x->failed ? NULL : in;
+}
+
+/* The chain of reduces replacing |in| (see above); |in| itself (kept) when
+ * it cannot be split: the factors exceed the rank limit, or padding is
+ * needed where an input's element type differs from its init's. */
+static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
+  int n = in->operand_count / 2;
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  int64_t dims[HLO_MAX_RANK], padded[HLO_MAX_RANK];
+  bool reduced[HLO_MAX_RANK], pad = false;
+  int rank = 0;
+  for (int d = 0; d < s->rank; d++) {
+    bool r = hlo_dims_contains(in->attrs.dimensions, d);
+    int64_t f[HLO_MAX_RANK];
+    int k = r ? split_factors(s->dimensions[d], f, HLO_MAX_RANK - rank - (s->rank - 1 - d)) : 1;
+    if (!r) f[0] = s->dimensions[d];
+    if (k == 0) return keep(x, in);
+    padded[d] = 1;
+    for (int i = 0; i < k; i++) {
+      padded[d] *= f[i];
+      dims[rank] = f[i];
+      reduced[rank++] = r;
+    }
+    pad |= padded[d] != s->dimensions[d];
+  }
+  for (int k = 0; pad && k < n; k++)
+    if (in->operands[k]->shape.element_type != in->operands[n + k]->shape.element_type) return keep(x, in);
+
+  hlo_instruction_t *cur[EL_MAX_RESULTS];
+  if (n > EL_MAX_RESULTS) return keep(x, in);
+  for (int k = 0; k < n; k++) {
+    hlo_instruction_t *v = in->operands[k];
+    hlo_element_type_t t = v->shape.element_type;
+    if (pad) {
+      int64_t zero[HLO_MAX_RANK] = {0}, high[HLO_MAX_RANK];
+      for (int d = 0; d < s->rank; d++) high[d] = padded[d] - s->dimensions[d];
+      hlo_shape_t ps = array_shape(t, s->rank, padded);
+      hlo_instruction_t *ops[2] = {v, in->operands[n + k]};
+      v = emit(x, HLO_OPCODE_PAD, &ps, 2, ops);
+      if (v) {
+        v->attrs.edge_padding_low = hlo_dims_make(x->m, zero, s->rank);
+        v->attrs.edge_padding_high = hlo_dims_make(x->m, high, s->rank);
+        v->attrs.interior_padding = hlo_dims_make(x->m, zero, s->rank);
+        x->failed |= !v->attrs.edge_padding_low.data || !v->attrs.edge_padding_high.data ||
+                     !v->attrs.interior_padding.data;
+      }
+    }
+    hlo_shape_t rs = array_shape(t, rank, dims);
+    cur[k] = rank == s->rank ? v : v ? emit(x, HLO_OPCODE_RESHAPE, &rs, 1, &v) : NULL;
+  }
+  /* groups of reduced dimensions from the innermost: removing a group
+   * leaves the numbering of the dimensions before it unchanged */
+  hlo_computation_t *body = in->called_computations[0];
+  int hi = rank;
+  int64_t cur_dims[HLO_MAX_RANK];
+  int cur_rank = rank;
+  memcpy(cur_dims, dims, sizeof dims);
+  hlo_instruction_t *result = NULL;
+  while (!x->failed) {
+    int64_t group[HLO_MAX_RANK], size = 1;
+    int g = 0;
+    int d = hi - 1;
+    for (; d >= 0; d--) {
+      if (!reduced[d]) continue;
+      if (g && size * dims[d] > REDUCE_SPLIT_MAX) break;
+      size *= dims[d];
+      group[g++] = d;
+    }
+    hi = d + 1;
+    bool last = true;
+    for (int e = 0; e < hi; e++) last &= !reduced[e];
+    /* the group in ascending order; its dimensions leave the shape */
+    int64_t sorted[HLO_MAX_RANK], out_dims[HLO_MAX_RANK];
+    for (int i = 0; i < g; i++) sorted[i] = group[g - 1 - i];
+    int out_rank = 0;
+    for (int e = 0; e < cur_rank; e++)
+      if (!hlo_dims_contains((hlo_dims_t){.data = sorted, .count = g}, e)) out_dims[out_rank++] = cur_dims[e];
+    hlo_shape_t rs[EL_MAX_RESULTS];
+    for (int k = 0; k < n; k++) rs[k] = array_shape(in->operands[n + k]->shape.element_type, out_rank, out_dims);
+    hlo_shape_t shape = rs[0];
+    if (last) shape = in->shape;
+    else if (n > 1 && !hlo_shape_make_tuple(x->m, &shape, n, rs)) x->failed = true;
+    hlo_instruction_t *ops[2 * EL_MAX_RESULTS];
+    for (int k = 0; k < n; k++) {
+      ops[k] = cur[k];
+      ops[n + k] = in->operands[n + k];
+    }
+    hlo_instruction_t *r = emit(x, HLO_OPCODE_REDUCE, &shape, 2 * n, ops);
+    if (!r) break;
+    r->attrs.dimensions = hlo_dims_make(x->m, sorted, g);
+    if (!r->attrs.dimensions.data || !hlo_instruction_set_called(x->m, r, 1, &body)) x->failed = true;
+    if (last) {
+      result = r;
+      break;
+    }
+    for (int k = 0; k < n; k++) cur[k] = n > 1 ? tuple_element(x, r, k) : r;
+    memcpy(cur_dims, out_dims, sizeof out_dims);
+    cur_rank = out_rank;
+  }
+  return x->failed ? NULL : result;
+}
+
 /* ------------------------------------------------------ constant reads */
 
 /* Element |i| of integer constant |in|; false if |in| is not an integer
@@ -553,8 +731,9 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
 
 /* ------------------------------------------------------------ driver */
 
-static bool is_expanded(hlo_opcode_t op) {
-  switch (op) {
+static bool is_expanded(const hlo_instruction_t *in) {
+  switch (in->opcode) {
+    case HLO_OPCODE_REDUCE: return is_long_reduce(in);
     case HLO_OPCODE_COMPOSITE:
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:
@@ -606,6 +785,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_BATCH_NORM_TRAINING: *out = expand_batch_norm_training(x, in); return NULL;
     case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
+    case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_GET_DIMENSION_SIZE: /* spec 'get_dimension_size' */
       *out = scalar(x, in->shape.element_type, 0,
                     (uint64_t)in->operands[0]->shape.dimensions[in->attrs.dimension]);
@@ -633,7 +813,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
 /* Rebuilds |c| with every expandable instruction replaced. */
 static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, bool *changed) {
   bool any = false;
-  for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(c->instructions[i]->opcode);
+  for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(c->instructions[i]);
   if (!any) return NULL;
   *changed = true;
   int count = c->instruction_count;
@@ -651,7 +831,7 @@ static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, 
     hlo_instruction_t *in = old[i];
     for (int k = 0; k < in->operand_count; k++)
       if (in->operands[k]->scratch) in->operands[k] = in->operands[k]->scratch;
-    if (!is_expanded(in->opcode)) {
+    if (!is_expanded(in)) {
       if (!hlo_computation_append(x->m, c, in)) x->failed = true;
       continue;
     }

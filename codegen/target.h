@@ -40,6 +40,12 @@ typedef struct codegen_target {
   uint32_t max_storage_buffer_range;
   uint32_t max_storage_buffers_per_stage;
   bool is_cpu; /* lavapipe/llvmpipe and other CPU devices */
+  /* Loop iterations one invocation may run, all its loops together; 0: no
+   * limit.  lavapipe (llvmpipe) ends every loop of an invocation once
+   * 65535 iterations have run in all (gallivm's loop limiter, there to
+   * stop runaway shaders), so a kernel that needs more would compute a
+   * wrong result there: codegen_assemble refuses it (UNIMPLEMENTED). */
+  uint32_t max_loop_iterations;
   /* Kernels read their 64-bit word views of operands through uniform
    * texel buffers (codegen_declare_word_view): CPU devices with RGBA32UI
    * texel buffers, unless $VKHLO_TEXEL_WORDS=0 (api/context.c). */

@@ -20,6 +20,13 @@
  * bit-identical, and on CPU devices one dispatch (two for the
  * log-softmax, whose max an output needs).
  *
+ * Long reductions (codegen/expand.c splits those over 32768 elements per
+ * result into a chain of reduces): sums of 2^20 elements, of a prime
+ * length (padded with the init), a column of 70001, two dimensions of 300,
+ * and an argmax over 200003 (variadic, padded); integer-valued sums so the
+ * results are exact in any order.  And on lavapipe, whose loops stop after
+ * 65535 iterations per invocation, a kernel that needs more is refused.
+ *
  * Each program runs fused and with no_fusion (one kernel per instruction,
  * the per-element loop) on the same seeded inputs, and the results must be
  * bit-identical; sums are also checked against a sequential f32 sum
@@ -475,6 +482,117 @@ static void layers_share_kernels(void **state) {
   test_remove_dir(dir);
 }
 
+/* Reductions longer than one kernel loop should run (codegen/expand.c,
+ * "long reductions": split into a chain of reduces).  Before the split,
+ * lavapipe stopped each invocation's loops after 65535 iterations, so a
+ * sum of 2^20 ones came out as 65535 unfused and 524280 fused.  Sums of
+ * small integers are exact in any order, so they are checked for equality;
+ * lengths with no near factor (prime) take the init-value padding. */
+static void long_reductions(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const struct {
+    const char *shape, *dims, *result;
+    int64_t n, m; /* input and result elements */
+  } cases[] = {
+      {"1048576", "0", "", 1048576, 1},         /* 128 x 8192 */
+      {"100003", "0", "", 100003, 1},           /* prime: padded to 13 x 7693 */
+      {"70001x3", "0", "3x", 210003, 3},        /* a column sum, padded */
+      {"300x2x300", "0, 2", "2x", 180000, 2},   /* two dimensions: two reduces */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%sxf32>) -> tensor<%sf32> {\n"
+             "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [%s] : "
+             "(tensor<%sxf32>, tensor<f32>) -> tensor<%sf32>\n"
+             "  return %%s : tensor<%sf32>\n"
+             "}\n",
+             cases[c].shape, cases[c].result, cases[c].dims, cases[c].shape, cases[c].result, cases[c].result);
+    size_t n = (size_t)cases[c].n, m = (size_t)cases[c].m;
+    float *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 2654435761u >> 7) % 7); /* 0..6 */
+    float *got = fused_equals_unfused(ctx, text, x, n, m, "", 0);
+    double want[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+      size_t r = c == 2 ? i % 3 : c == 3 ? i / 300 % 2 : 0;
+      want[r] += x[i];
+    }
+    for (size_t r = 0; r < m; r++)
+      if ((double)got[r] != want[r]) fail_msg("%s result %zu: %.9g, want %.9g", text, r, got[r], want[r]);
+    free(got);
+    free(x);
+  }
+}
+
+/* A long argmax: a variadic reduce (value, index) over 200003 elements,
+ * padded with its init values (-inf, 0); the largest value is at two
+ * places and the reducer keeps the smaller index, so the first one wins in
+ * any schedule. */
+static void long_argmax(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<200003xf32>) -> (tensor<f32>, tensor<i32>) {\n"
+      "  %i = stablehlo.iota dim = 0 : tensor<200003xi32>\n"
+      "  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %zi = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [0] : "
+      "(tensor<200003xf32>, tensor<200003xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)\n"
+      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
+      "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %eq = stablehlo.compare EQ, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %tie = stablehlo.and %eq, %lt : tensor<i1>\n"
+      "    %first = stablehlo.or %gt, %tie : tensor<i1>\n"
+      "    %m = stablehlo.select %first, %a, %b : tensor<i1>, tensor<f32>\n"
+      "    %mi = stablehlo.select %first, %ai, %bi : tensor<i1>, tensor<i32>\n"
+      "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n"
+      "  }\n"
+      "  return %r#0, %r#1 : tensor<f32>, tensor<i32>\n"
+      "}\n";
+  size_t n = 200003;
+  float *x = malloc(n * sizeof *x);
+  assert_non_null(x);
+  fill(x, n, 21);
+  x[150001] = x[190000] = 600.0f; /* fill's largest values are below 500 */
+  float *got = fused_equals_unfused(ctx, text, x, n, 2, "", 0);
+  int32_t index;
+  memcpy(&index, &got[1], sizeof index);
+  if (got[0] != 600.0f || index != 150001) fail_msg("argmax: %.9g at %d, want 600 at 150001", got[0], index);
+  free(got);
+  free(x);
+}
+
+/* Kernels whose loops would run longer than the device allows are refused
+ * by name: on lavapipe (65535 iterations per invocation in all) a
+ * cholesky of 100 x 100 (about n^3 / 6) compiles to UNIMPLEMENTED instead
+ * of the NaNs it computed before; on other devices it compiles. */
+static void loop_limit_refused(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%a: tensor<100x100xf32>) -> tensor<100x100xf32> {\n"
+      "  %r = stablehlo.cholesky %a, lower = true : tensor<100x100xf32>\n"
+      "  return %r : tensor<100x100xf32>\n"
+      "}\n";
+  vkhlo_device_description_t d;
+  vkhlo_context_device(ctx, &d);
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "limit.mlir", NULL, &exe);
+  if (strncmp(d.name, "llvmpipe", 8) != 0) {
+    expect_ok(st);
+    vkhlo_executable_destroy(exe);
+    return;
+  }
+  assert_non_null(st);
+  assert_null(exe);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
+  const char *msg = vkhlo_status_message(st);
+  if (!strstr(msg, "limit.mlir:2:3: stablehlo.cholesky runs 176750 loop iterations per invocation"))
+    fail_msg("message: %s", msg);
+  vkhlo_status_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(row_sums),
@@ -483,6 +601,9 @@ int main(void) {
       cmocka_unit_test(row_kernels),
       cmocka_unit_test(layer_norm_parameters),
       cmocka_unit_test(layers_share_kernels),
+      cmocka_unit_test(long_reductions),
+      cmocka_unit_test(long_argmax),
+      cmocka_unit_test(loop_limit_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

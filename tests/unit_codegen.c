@@ -605,6 +605,41 @@ static void test_errors(void **state) {
   assert_true(codegen_instruction_needs_kernel(neg));
 }
 
+/* A target with max_loop_iterations (lavapipe: 65535 in all per
+ * invocation) refuses kernels whose loops would run longer, naming the
+ * instruction; without the limit the same instructions compile. */
+static void test_loop_limit(void **state) {
+  fixture_t *f = *state;
+  hlo_computation_t *sum = scalar_comp(f, "sum", HLO_OPCODE_ADD, HLO_F32, HLO_F32);
+  hlo_computation_t *lt = scalar_comp(f, "lt", HLO_OPCODE_COMPARE, HLO_F32, HLO_PRED);
+  lt->root->attrs.comparison_direction = HLO_CMP_LT;
+  lt->root->attrs.compare_type = HLO_CMP_TYPE_FLOAT;
+  hlo_instruction_t *a = param(f, shp(HLO_F32, 1, 70000));
+  hlo_instruction_t *z = param(f, shp(HLO_F32, 0));
+  hlo_instruction_t *sort = add_instr(f, f->c, HLO_OPCODE_SORT, shp(HLO_F32, 1, 70000), 1, a);
+  sort->attrs.dimension = 0;
+  set_called(f, sort, 1, lt);
+  /* a column sum of 70000 (the expand pass would split it; not run here) */
+  hlo_instruction_t *b = param(f, shp(HLO_F32, 2, 70000, 2));
+  hlo_instruction_t *red = add_instr(f, f->c, HLO_OPCODE_REDUCE, shp(HLO_F32, 1, 2), 2, b, z);
+  red->attrs.dimensions = dims(f, 1, 0);
+  set_called(f, red, 1, sum);
+  /* cholesky of 100 x 100: about n^3 / 6 iterations; of 40 x 40 fewer */
+  hlo_instruction_t *c = param(f, shp(HLO_F32, 2, 100, 100));
+  hlo_instruction_t *chol = add_instr(f, f->c, HLO_OPCODE_CHOLESKY, shp(HLO_F32, 2, 100, 100), 1, c);
+  hlo_instruction_t *c40 = param(f, shp(HLO_F32, 2, 40, 40));
+  hlo_instruction_t *chol40 = add_instr(f, f->c, HLO_OPCODE_CHOLESKY, shp(HLO_F32, 2, 40, 40), 1, c40);
+  f->target.max_loop_iterations = 65535;
+  expect_unimplemented(f, sort, "stablehlo.sort runs 70000 loop iterations per invocation");
+  expect_unimplemented(f, red, "stablehlo.reduce runs 70000 loop iterations per invocation");
+  expect_unimplemented(f, chol, "stablehlo.cholesky runs 176750 loop iterations per invocation");
+  expect_kernel(f, chol40);
+  f->target.max_loop_iterations = 0;
+  expect_kernel(f, sort);
+  expect_kernel(f, red);
+  expect_kernel(f, chol);
+}
+
 /* Large tensors spread over gl_NumWorkGroups.y. */
 static void test_group_count(void **state) {
   fixture_t *f = *state;
@@ -661,6 +696,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_chlo, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_group_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_limit, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -890,6 +890,82 @@ static void test_dce(void **state) {
 
 /* ----------------------------------------------- rewrite utilities */
 
+/* expand splits a reduce whose results combine more than 32768 elements
+ * each into a chain of reduces of at most 8192 (codegen/expand.c, "long
+ * reductions"): factors found exactly where they exist, else the end
+ * padded with the init value; reduced from the innermost group out. */
+static hlo_instruction_t *split_of(hlo_module_t **out, const char *type, const char *dims, const char *result) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: %s) -> %s {\n"
+           "  %%z = stablehlo.constant dense<0> : tensor<%s>\n"
+           "  %%r = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [%s] : "
+           "(%s, tensor<%s>) -> %s\n"
+           "  return %%r : %s\n}\n",
+           type, result, strstr(type, "f32") ? "f32" : "i8", dims, type, strstr(type, "f32") ? "f32" : "i8", result,
+           result);
+  hlo_module_t *m = parse_ok(text);
+  assert_non_null(m);
+  assert_true(run(m, codegen_expand_pass));
+  *out = m;
+  return root(m);
+}
+
+static void test_split_long_reductions(void **state) {
+  (void)state;
+  /* 10^8 = 2 x 6250 x 8000: three reduces, innermost first, no padding */
+  hlo_module_t *m;
+  hlo_instruction_t *r = split_of(&m, "tensor<100000000xi8>", "0", "tensor<i8>");
+  assert_int_equal(r->opcode, HLO_OPCODE_REDUCE);
+  assert_dims(&r->attrs.dimensions, 1, 0);
+  hlo_instruction_t *r1 = r->operands[0], *r2 = r1->operands[0];
+  assert_int_equal(r1->opcode, HLO_OPCODE_REDUCE);
+  assert_dims(&r1->attrs.dimensions, 1, 1);
+  assert_int_equal(r1->shape.rank, 1);
+  assert_int_equal(r2->opcode, HLO_OPCODE_REDUCE);
+  assert_dims(&r2->attrs.dimensions, 1, 2);
+  assert_int_equal(r2->operands[0]->opcode, HLO_OPCODE_RESHAPE);
+  hlo_shape_t *s = &r2->operands[0]->shape;
+  assert_int_equal(s->rank, 3);
+  assert_int_equal(s->dimensions[0], 2);
+  assert_int_equal(s->dimensions[1], 6250);
+  assert_int_equal(s->dimensions[2], 8000);
+  assert_int_equal(r2->operands[0]->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  hlo_module_destroy(m);
+
+  /* a prime length: 13 x 7693, the 6 past the end padded with the init */
+  r = split_of(&m, "tensor<100003xf32>", "0", "tensor<f32>");
+  assert_dims(&r->attrs.dimensions, 1, 0);
+  r1 = r->operands[0];
+  assert_dims(&r1->attrs.dimensions, 1, 1);
+  hlo_instruction_t *reshape = r1->operands[0], *pad = reshape->operands[0];
+  assert_int_equal(reshape->shape.dimensions[0], 13);
+  assert_int_equal(reshape->shape.dimensions[1], 7693);
+  assert_int_equal(pad->opcode, HLO_OPCODE_PAD);
+  assert_dims(&pad->attrs.edge_padding_high, 1, 6);
+  assert_ptr_equal(pad->operands[1], r1->operands[1]);
+  hlo_module_destroy(m);
+
+  /* two reduced dimensions of 300 (90000 per result): the inner one first */
+  r = split_of(&m, "tensor<300x2x300xf32>", "0, 2", "tensor<2xf32>");
+  assert_dims(&r->attrs.dimensions, 1, 0);
+  assert_dims(&r->operands[0]->attrs.dimensions, 1, 2);
+  assert_int_equal(r->operands[0]->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  hlo_module_destroy(m);
+
+  /* 32768 per result stays one reduce */
+  m = parse_ok(
+      "func.func @main(%x: tensor<4x32768xf32>) -> tensor<4xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<4x32768xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  return %r : tensor<4xf32>\n}\n");
+  assert_non_null(m);
+  assert_false(run(m, codegen_expand_pass));
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_REDUCE), 1);
+  hlo_module_destroy(m);
+}
+
 static void test_rewrite_utilities(void **state) {
   (void)state;
   hlo_module_t *m = parse_ok(
@@ -1076,6 +1152,7 @@ int main(void) {
       cmocka_unit_test(test_cse_keeps_different),
       cmocka_unit_test(test_cse_regions_and_side_effects),
       cmocka_unit_test(test_dce),
+      cmocka_unit_test(test_split_long_reductions),
       cmocka_unit_test(test_rewrite_utilities),
       cmocka_unit_test(test_attrs_struct_unchanged),
       cmocka_unit_test(test_corpus),
