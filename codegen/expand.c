@@ -13,6 +13,9 @@
  *   dynamic_pad, dynamic_gather, the static op, when the operands holding
  *   dynamic_conv,                padding / slice sizes / bounds are constants
  *   real_dynamic_slice           (UNIMPLEMENTED otherwise)
+ *   reduce of more than 32768    a chain of reduces of at most 8192 (see
+ *   elements per result          "long reductions": another schedule the
+ *                                spec allows, not an exact rewrite)
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -34,8 +37,9 @@
  * computations (the add bodies of reductions) are put in front of the
  * module's computation list, keeping callees before callers.
  *
- * Every rewrite is exact: the decompositions are the spec's own, and the
- * arithmetic happens in the op's element type as the spec's pseudocode does.
+ * Every other rewrite is exact: the decompositions are the spec's own, and
+ * the arithmetic happens in the op's element type as the spec's pseudocode
+ * does.
  */
 #include "codegen/passes.h"
 

@@ -3,7 +3,8 @@
  * run in order by codegen_run_passes (codegen/passes.c):
  *
  *   expand      (codegen/expand.c)    ops rewritten into simpler StableHLO:
- *                                     batch_norm_*, single-replica collectives...
+ *                                     batch_norm_*, single-replica collectives...,
+ *                                     long reduces split into chains
  *   simplify    (codegen/simplify.c)  constant folding of small constants,
  *                                     algebraic simplification
  *   cse         (codegen/cse.c)       common-subexpression elimination
@@ -12,7 +13,9 @@
  *   dce
  *
  * Each pass keeps the program's meaning exactly (floating point included)
- * and reports whether it changed the module.  In debug builds (and when
+ * and reports whether it changed the module; the one latitude taken is the
+ * spec's own: expand gives long reductions another reduction tree (see
+ * codegen/expand.c, "long reductions").  In debug builds (and when
  * options->verify_between is set) the verifier runs after every pass.
  */
 #ifndef VKHLO_CODEGEN_PASSES_H
