@@ -1305,9 +1305,10 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
 
 /* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|
  * inside loops that run |outer| times in all; writes the counters to
- * |vars| and their scopes to |loops|, and counts the iterations. */
-static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
-                       const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
+ * |vars| and their scopes to |loops|, and counts the iterations.  Returns
+ * how often the innermost body runs (|outer| times the trip counts). */
+static int64_t open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
+                          const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
   for (int i = 0; i < count; i++) {
     outer = dims[i] > 0 && outer > INT64_MAX / 4 / dims[i] ? INT64_MAX / 4 : outer * dims[i];
     el_count_loop_iterations(E, instr, outer);
@@ -1315,6 +1316,7 @@ static void open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, i
     loops[i] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", vars[i].s, vars[i].s,
                        (long long)dims[i], vars[i].s);
   }
+  return outer;
 }
 
 static void close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops) {
@@ -1378,9 +1380,7 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   bool try_row = n == 1 && nr >= 1 && E->reduce_row &&
                  hlo_dims_contains(instr->attrs.dimensions, is->rank - 1);
   int nouter = try_row ? nr - 1 : nr;
-  open_loops(E, instr, 1, nouter, rdims, vars, loops);
-  int64_t outer = 1;
-  for (int i = 0; i < nouter; i++) outer *= rdims[i];
+  int64_t outer = open_loops(E, instr, 1, nouter, rdims, vars, loops);
   int ri = 0, oi = 0;
   for (int d = 0; d < is->rank; d++) {
     if (!hlo_dims_contains(instr->attrs.dimensions, d)) ii[d] = index[oi++];

@@ -364,12 +364,12 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
 
   hlo_instruction_t *cur[EL_MAX_RESULTS];
   if (n > EL_MAX_RESULTS) return keep(x, in);
+  int64_t zero[HLO_MAX_RANK] = {0}, high[HLO_MAX_RANK];
+  for (int d = 0; d < s->rank; d++) high[d] = padded[d] - s->dimensions[d];
   for (int k = 0; k < n; k++) {
     hlo_instruction_t *v = in->operands[k];
     hlo_element_type_t t = v->shape.element_type;
     if (pad) {
-      int64_t zero[HLO_MAX_RANK] = {0}, high[HLO_MAX_RANK];
-      for (int d = 0; d < s->rank; d++) high[d] = padded[d] - s->dimensions[d];
       hlo_shape_t ps = array_shape(t, s->rank, padded);
       hlo_instruction_t *ops[2] = {v, in->operands[n + k]};
       v = emit(x, HLO_OPCODE_PAD, &ps, 2, ops);
