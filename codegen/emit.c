@@ -390,7 +390,7 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   int64_t total = 0;
   vkhlo_status_t st;
   bool readwrite = false;
-  if (instr->opcode == HLO_OPCODE_SORT) {
+  if (instr->opcode == HLO_OPCODE_SORT || instr->opcode == HLO_OPCODE_SORT_RUNS) {
     st = codegen_emit_sort(&E, instr, &total);
   } else if (instr->opcode == HLO_OPCODE_CHLO_TOP_K) {
     st = codegen_emit_top_k(&E, instr, &total);

@@ -79,7 +79,8 @@ void codegen_declare_element_view(strbuf_t *sb, const codegen_target_t *target, 
 vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 int64_t total, bool results_readwrite, codegen_kernel_t *out);
 
-/* Kernel bodies for the ops that write computed positions. */
+/* Kernel bodies for the ops that write computed positions (sort and
+ * sort_runs: codegen_emit_sort). */
 vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                  int64_t *out_total);
 vkhlo_status_t codegen_emit_top_k(elemental_emitter_t *E, const hlo_instruction_t *instr,

@@ -1,40 +1,51 @@
 /*
- * sort (spec 'sort') as a rank computation.
+ * sort (spec 'sort') and the merge passes of long sorts (sort_runs, made
+ * by codegen/expand.c) as rank computations.
  *
- * One invocation per element i of the operands.  Along |dimension| it
- * counts the elements that go before it,
- *   rank = #{j : cmp(j, i)} + #{j < i : !cmp(i, j) && !cmp(j, i)},
- * with comparator arguments (lhs0, rhs0, lhs1, rhs1, ...), and writes every
- * operand's element i to position |rank| of the matching result.  Equal
- * elements keep their order, so the result is stable whether or not
- * is_stable is set.  This is O(n^2) per row: fine for the sizes programs
- * sort today; a bitonic/merge kernel can replace it later.
+ * One kernel, one invocation per element i of the operands.  Along
+ * |dimension| the operands are sorted in runs of |run| elements (from
+ * index 0; the last run may be shorter), and each group of |merged| /
+ * |run| consecutive runs is merged into one sorted run: element i, at
+ * position pos in its own run, goes to
+ *   group start + pos + sum over the group's other runs R of
+ *     #{j in R : j goes before i},
+ * where an element j of a run before i's own goes before i unless
+ * cmp(i, j), and one of a run after it goes before i if cmp(j, i)
+ * (comparator arguments lhs0, rhs0, lhs1, rhs1, ...).  Equal elements
+ * keep their order, so every pass is stable, whether or not is_stable is
+ * set.  The count in a sorted run is a binary search (about log2(run)
+ * comparisons); with runs of one element it is one comparison.
+ *
+ * A sort is the pass with runs of one element merged into one run of the
+ * whole dimension: n comparisons per element, O(n^2) per row, fine for
+ * short rows; expand.c turns rows longer than that into a first pass
+ * over short groups and merge passes of a few runs each (O(n log^2 n)).
  *
  * The comparator must be a strict weak order (as the spec requires);
- * otherwise two elements may get the same rank.
+ * otherwise two elements may get the same position.
  *
- * chlo.top_k uses the same rank scheme with a fixed descending total order.
+ * chlo.top_k of short rows uses a rank with a fixed descending total
+ * order; long ones become a sort (expand.c).
  */
 #include "codegen/emit_internal.h"
 
 #include "support/status.h"
 
-static vkhlo_status_t emit_call(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                                const el_name_t *fn, int nargs, const el_name_t *args,
-                                const el_name_t *result) {
-  strbuf_t call;
-  strbuf_init(&call, E->allocator);
-  strbuf_printf(&call, "%s(", fn->s);
-  for (int a = 0; a < nargs; a++) strbuf_printf(&call, "%s%s", a ? ", " : "", args[a].s);
-  strbuf_printf(&call, ", %s);", result->s);
-  vkhlo_status_t st = call.failed ? VKHLO_NO_MEMORY() : NULL;
-  if (!st) el_line(E, instr, "%s", call.data);
-  strbuf_free(&call);
-  return st;
+/* Appends to |call| "fn(" and the comparator arguments: element i's values
+ * |x| as the left ones when |left| (a GLSL bool expression) holds and the
+ * other element's |y| otherwise. */
+static void comparator_call(strbuf_t *call, const el_name_t *fn, int n, const el_name_t *x,
+                            const el_name_t *y, const char *left) {
+  strbuf_printf(call, "%s(", fn->s);
+  for (int k = 0; k < n; k++)
+    strbuf_printf(call, "%s%s ? %s : %s, %s ? %s : %s", k ? ", " : "", left, x[k].s, y[k].s, left,
+                  y[k].s, x[k].s);
 }
 
-vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                                 int64_t *out_total) {
+/* The body of a sort or sort_runs kernel: runs of |run| merged in groups
+ * of |merged| (see above). */
+static vkhlo_status_t emit_merge(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                 int64_t run, int64_t merged, int64_t *out_total) {
   int n = instr->operand_count;
   if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "sort of %d operands", n);
   if (instr->called_count < 1) return el_unimplemented(instr, "sort without a comparator");
@@ -44,57 +55,100 @@ vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t
   if (s->rank == 0) dim = -1;
   if (s->rank > 0 && (dim < 0 || dim >= s->rank))
     return el_unimplemented(instr, "sort dimension %lld out of range", (long long)instr->attrs.dimension);
+  int64_t len = dim < 0 ? 1 : s->dimensions[dim];
+  if (merged > len) merged = len;
+  if (run > len) run = len;
+  if (run < 1 || merged < run || (merged % run != 0 && merged != len))
+    return el_unimplemented(instr, "sort_runs of runs %lld merged into %lld", (long long)run,
+                            (long long)merged);
   el_name_t index[HLO_MAX_RANK], x[EL_MAX_RESULTS];
   el_line(E, instr, "int idx = int(gid);");
   el_delinearize(E, instr, s, "idx", index);
   for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &x[k]));
-  if (dim < 0 || s->dimensions[dim] == 1) {
+  *out_total = hlo_shape_element_count(s);
+  if (merged == run) { /* nothing to merge */
     for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, index, x[k].s);
-    *out_total = hlo_shape_element_count(s);
     return NULL;
   }
-  el_name_t rank, j, jidx[HLO_MAX_RANK], y[EL_MAX_RESULTS];
-  el_fresh(E, "i", &rank);
-  el_line(E, instr, "int %s = 0;", rank.s);
-  el_fresh(E, "r", &j);
-  el_count_loop_iterations(E, instr, s->dimensions[dim]);
-  glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", j.s, j.s,
-                              (long long)s->dimensions[dim], j.s);
-  el_line(E, instr, "if (%s == %s) continue;", j.s, index[dim].s);
-  for (int d = 0; d < s->rank; d++) jidx[d] = index[d];
-  jidx[dim] = j;
-  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, jidx, &y[k]));
-  el_name_t before, after, args[EL_MAX_RESULTS];
+  int64_t runs = (merged + run - 1) / run; /* per group */
+  int steps = 0;                           /* binary search: bit length of run */
+  for (int64_t r = run; r; r >>= 1) steps++;
+  el_count_loop_iterations(E, instr, runs * (run == 1 ? 1 : steps));
   el_name_t fn;
   VKHLO_RETURN_IF_ERROR(el_function(E, instr, instr->called_computations[0], &fn));
-  /* before = cmp(element j, element i) */
+  el_name_t start, own, dst, r, at, m, lo, hi, before, jidx[HLO_MAX_RANK], y[EL_MAX_RESULTS];
+  const char *p = index[dim].s;
+  el_fresh(E, "i", &start);
+  el_fresh(E, "i", &own);
+  el_fresh(E, "i", &dst);
+  el_line(E, instr, "int %s = (%s / %lld) * %lld;", start.s, p, (long long)merged, (long long)merged);
+  el_line(E, instr, "int %s = (%s - %s) / %lld;", own.s, p, start.s, (long long)run);
+  el_line(E, instr, "int %s = %s - %s * %lld;", dst.s, p, own.s, (long long)run);
+  el_fresh(E, "r", &r);
+  glsl_scope_t loop = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", r.s, r.s,
+                              (long long)runs, r.s);
+  el_line(E, instr, "if (%s == %s) continue;", r.s, own.s);
+  el_fresh(E, "i", &at);
+  el_fresh(E, "i", &m);
+  el_line(E, instr, "int %s = %s + %s * %lld;", at.s, start.s, r.s, (long long)run);
+  el_line(E, instr, "int %s = min(%lld - %s, %lld);", m.s, (long long)len, at.s, (long long)run);
+  el_fresh(E, "i", &lo);
+  el_fresh(E, "i", &hi);
+  el_line(E, instr, "int %s = 0, %s = %s;", lo.s, hi.s, m.s);
+  glsl_scope_t search;
+  el_name_t mid;
+  if (run == 1) {
+    search = el_open(E, instr, "if (%s > 0) {", m.s);
+    mid = at;
+  } else {
+    el_name_t it;
+    el_fresh(E, "r", &it);
+    search = el_open(E, instr, "for (int %s = 0; %s < %d && %s < %s; %s++) {", it.s, it.s, steps,
+                     lo.s, hi.s, it.s);
+    el_fresh(E, "i", &mid);
+    el_line(E, instr, "int %s = %s + ((%s + %s) >> 1);", mid.s, at.s, lo.s, hi.s);
+  }
+  for (int d = 0; d < s->rank; d++) jidx[d] = index[d];
+  jidx[dim] = mid;
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, jidx, &y[k]));
+  /* the other element goes before element i: before own run, unless
+   * cmp(i, j); after it, if cmp(j, i) */
+  el_name_t left, c;
+  el_fresh(E, "b", &left);
+  el_fresh(E, "b", &c);
+  el_line(E, instr, "bool %s = %s < %s;", left.s, r.s, own.s);
+  el_line(E, instr, "bool %s;", c.s);
+  strbuf_t call;
+  strbuf_init(&call, E->allocator);
+  comparator_call(&call, &fn, n, x, y, left.s);
+  strbuf_printf(&call, ", %s);", c.s);
+  vkhlo_status_t st = call.failed ? VKHLO_NO_MEMORY() : NULL;
+  if (!st) el_line(E, instr, "%s", call.data);
+  strbuf_free(&call);
+  VKHLO_RETURN_IF_ERROR(st);
   el_fresh(E, "b", &before);
-  el_line(E, instr, "bool %s;", before.s);
-  for (int k = 0; k < n; k++) {
-    args[2 * k] = y[k];
-    args[2 * k + 1] = x[k];
+  el_line(E, instr, "bool %s = %s != %s;", before.s, left.s, c.s);
+  if (run == 1) {
+    el_line(E, instr, "if (%s) %s = 1;", before.s, lo.s);
+  } else {
+    el_line(E, instr, "if (%s) %s = %s - %s + 1; else %s = %s - %s;", before.s, lo.s, mid.s, at.s,
+            hi.s, mid.s, at.s);
   }
-  VKHLO_RETURN_IF_ERROR(emit_call(E, instr, &fn, 2 * n, args, &before));
-  glsl_scope_t branch = el_open(E, instr, "if (%s) {", before.s);
-  el_line(E, instr, "%s++;", rank.s);
-  branch = el_else(E, instr, branch, "else if (%s < %s) {", j.s, index[dim].s);
-  /* j < i and neither goes before the other: j stays first */
-  el_fresh(E, "b", &after);
-  el_line(E, instr, "bool %s;", after.s);
-  for (int k = 0; k < n; k++) {
-    args[2 * k] = x[k];
-    args[2 * k + 1] = y[k];
-  }
-  VKHLO_RETURN_IF_ERROR(emit_call(E, instr, &fn, 2 * n, args, &after));
-  el_line(E, instr, "if (!%s) %s++;", after.s, rank.s);
-  el_close(E, instr, branch);
+  el_close(E, instr, search);
+  el_line(E, instr, "%s += %s;", dst.s, lo.s);
   el_close(E, instr, loop);
   el_name_t oidx[HLO_MAX_RANK];
   for (int d = 0; d < s->rank; d++) oidx[d] = index[d];
-  oidx[dim] = rank;
+  oidx[dim] = dst;
   for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, oidx, x[k].s);
-  *out_total = hlo_shape_element_count(s);
   return NULL;
+}
+
+vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                 int64_t *out_total) {
+  if (instr->opcode == HLO_OPCODE_SORT_RUNS)
+    return emit_merge(E, instr, instr->attrs.run_length, instr->attrs.merged_run_length, out_total);
+  return emit_merge(E, instr, 1, INT64_MAX, out_total);
 }
 
 /* Total-order key of compute value |v| of type |t| (an int, int64_t, uint

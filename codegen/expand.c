@@ -16,6 +16,8 @@
  *   reduce of more than 32768    a chain of reduces of at most 8192 (see
  *   elements per result          "long reductions": another schedule the
  *                                spec allows, not an exact rewrite)
+ *   sort, chlo.top_k of rows     merge passes (sort_runs; see "long
+ *   longer than 1024             sorts"): the stable sort
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -59,6 +61,8 @@ typedef struct expand_ctx {
   bool failed;           /* out of memory */
   /* add bodies for reductions, one per element type */
   hlo_computation_t *add_body[HLO_ELEMENT_TYPE_COUNT];
+  /* descending comparators for long chlo.top_k, one per element type */
+  hlo_computation_t *greater_body[HLO_ELEMENT_TYPE_COUNT];
 } expand_ctx_t;
 
 static hlo_shape_t array_shape(hlo_element_type_t t, int rank, const int64_t *dims) {
@@ -203,34 +207,46 @@ static hlo_instruction_t *tuple(expand_ctx_t *x, int n, hlo_instruction_t *const
   return emit(x, HLO_OPCODE_TUPLE, &s, n, values);
 }
 
-/* The scalar add computation for reductions of type |t|, created once and
- * placed first in the module (callees before callers). */
-static hlo_computation_t *add_body(expand_ctx_t *x, hlo_element_type_t t) {
-  if (x->add_body[t]) return x->add_body[t];
+/* A helper computation |name| of parameters of types |types| (scalars)
+ * whose root is |op| of the first two, of type |result|, placed first in
+ * the module (callees before callers); NULL when out of memory. */
+static hlo_computation_t *scalar_body(expand_ctx_t *x, const char *name, int count,
+                                      const hlo_element_type_t *types, hlo_opcode_t op,
+                                      hlo_element_type_t result, hlo_instruction_t **out_root) {
   hlo_module_t *m = x->m;
-  char name[64];
-  snprintf(name, sizeof name, "expand_add_%s", hlo_element_type_name(t));
   hlo_computation_t *c = hlo_computation_create(m, name);
   if (!c) return NULL;
-  hlo_shape_t s = array_shape(t, 0, NULL);
-  hlo_instruction_t *p[2];
-  for (int i = 0; i < 2; i++) {
+  hlo_instruction_t *p[4];
+  for (int i = 0; i < count; i++) {
+    hlo_shape_t s = array_shape(types[i], 0, NULL);
     p[i] = hlo_instruction_create(m, HLO_OPCODE_PARAMETER, &s, 0, NULL);
     if (!p[i]) return NULL;
     p[i]->parameter_number = i;
     p[i]->loc = x->loc;
     if (!hlo_computation_append(m, c, p[i])) return NULL;
   }
-  hlo_instruction_t *sum = hlo_instruction_create(m, HLO_OPCODE_ADD, &s, 2, p);
-  if (!sum || !hlo_computation_append(m, c, sum)) return NULL;
-  sum->loc = x->loc;
-  c->root = sum;
+  hlo_shape_t rs = array_shape(result, 0, NULL);
+  hlo_instruction_t *root = hlo_instruction_create(m, op, &rs, 2, p);
+  if (!root || !hlo_computation_append(m, c, root)) return NULL;
+  root->loc = x->loc;
+  c->root = root;
   c->loc = x->loc;
+  *out_root = root;
   if (!hlo_module_add_computation(m, c)) return NULL;
   memmove(m->computations + 1, m->computations, sizeof(void *) * (size_t)(m->computation_count - 1));
   m->computations[0] = c;
-  x->add_body[t] = c;
   return c;
+}
+
+/* The scalar add computation for reductions of type |t|, created once. */
+static hlo_computation_t *add_body(expand_ctx_t *x, hlo_element_type_t t) {
+  if (x->add_body[t]) return x->add_body[t];
+  char name[64];
+  snprintf(name, sizeof name, "expand_add_%s", hlo_element_type_name(t));
+  hlo_element_type_t types[2] = {t, t};
+  hlo_instruction_t *root;
+  x->add_body[t] = scalar_body(x, name, 2, types, HLO_OPCODE_ADD, t, &root);
+  return x->add_body[t];
 }
 
 /* reduce(a, 0, dimensions = all but |keep|, add): the per-feature sums. */
@@ -434,6 +450,121 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
     cur_rank = out_rank;
   }
   return x->failed ? NULL : result;
+}
+
+/* --------------------------------------------------------- long sorts */
+
+/* A sort whose rows (along its dimension) are longer than
+ * SORT_MERGE_ABOVE becomes a merge sort: sort_runs passes (an internal op,
+ * codegen/emit_sort.c), the first sorting groups of SORT_FIRST_RUN
+ * elements by rank, each next one merging SORT_MERGE_FANOUT runs of the
+ * last into one, until one run holds the row.  Every pass is stable, so
+ * the result is the stable sort, which is always one of the results the
+ * spec allows (and the one a sort with is_stable must give).
+ *
+ * Why: sort's own kernel ranks each element against the whole row, n
+ * comparisons per element; a row of 65536 took 2 s on lavapipe, and
+ * lavapipe stops loops past 65535 iterations (see long reductions).  The
+ * passes cost about log2(n)^2 / 2 comparisons per element and one dispatch
+ * per pass.
+ *
+ * chlo.top_k of rows longer than that is the same: a sort of (operand,
+ * iota) in descending total order (ties stay in index order), then the
+ * first k of each row. */
+#define SORT_MERGE_ABOVE 1024
+#define SORT_FIRST_RUN 8
+#define SORT_MERGE_FANOUT 4
+
+static int64_t sort_row_length(const hlo_instruction_t *in) {
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  int64_t d = in->opcode == HLO_OPCODE_SORT ? in->attrs.dimension : s->rank - 1;
+  if (d < 0) d += s->rank;
+  return d >= 0 && d < s->rank ? s->dimensions[d] : 1;
+}
+
+static bool is_long_sort(const hlo_instruction_t *in) {
+  if (in->operand_count < 1 || in->operand_count > EL_MAX_RESULTS / 2) return false;
+  if (in->opcode == HLO_OPCODE_SORT)
+    return in->called_count == 1 && sort_row_length(in) > SORT_MERGE_ABOVE;
+  return in->opcode == HLO_OPCODE_CHLO_TOP_K && el_result_count(in) == 2 &&
+         sort_row_length(in) > SORT_MERGE_ABOVE;
+}
+
+/* The sort_runs passes sorting |n| values |v| (one shape) along |dim|
+ * with |comparator|; the last pass (of shape |shape|) replaces the sort. */
+static hlo_instruction_t *merge_sort(expand_ctx_t *x, int n, hlo_instruction_t **v, int64_t dim,
+                                     hlo_computation_t *comparator, const hlo_shape_t *shape) {
+  int64_t len = v[0]->shape.dimensions[dim];
+  for (int64_t run = 1, merged = SORT_FIRST_RUN; !x->failed; run = merged, merged *= SORT_MERGE_FANOUT) {
+    bool last = merged >= len;
+    hlo_instruction_t *r = emit(x, HLO_OPCODE_SORT_RUNS, shape, n, v);
+    if (!r) break;
+    r->attrs.dimension = dim;
+    r->attrs.run_length = run;
+    r->attrs.merged_run_length = last ? len : merged;
+    if (!hlo_instruction_set_called(x->m, r, 1, &comparator)) x->failed = true;
+    if (last) return x->failed ? NULL : r;
+    for (int k = 0; k < n; k++) v[k] = n > 1 ? tuple_element(x, r, k) : r;
+  }
+  return NULL;
+}
+
+/* The descending comparator for long chlo.top_k of type |t| (indices of
+ * type |it|): compare GT, total order for floats. */
+static hlo_computation_t *greater_body(expand_ctx_t *x, hlo_element_type_t t, hlo_element_type_t it) {
+  if (x->greater_body[t]) return x->greater_body[t];
+  char name[64];
+  snprintf(name, sizeof name, "expand_greater_%s", hlo_element_type_name(t));
+  hlo_element_type_t types[4] = {t, t, it, it};
+  hlo_instruction_t *root = NULL;
+  hlo_computation_t *c = scalar_body(x, name, 4, types, HLO_OPCODE_COMPARE, HLO_PRED, &root);
+  if (!c) return NULL;
+  root->attrs.comparison_direction = HLO_CMP_GT;
+  root->attrs.compare_type = hlo_element_type_is_float(t)         ? HLO_CMP_TYPE_TOTALORDER
+                             : hlo_element_type_is_signed_int(t) ? HLO_CMP_TYPE_SIGNED
+                                                                 : HLO_CMP_TYPE_UNSIGNED;
+  x->greater_body[t] = c;
+  return c;
+}
+
+static hlo_instruction_t *expand_long_sort(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *v[EL_MAX_RESULTS];
+  if (in->opcode == HLO_OPCODE_SORT) {
+    int64_t dim = in->attrs.dimension < 0 ? in->attrs.dimension + in->shape.rank : in->attrs.dimension;
+    for (int k = 0; k < in->operand_count; k++) v[k] = in->operands[k];
+    return merge_sort(x, in->operand_count, v, dim, in->called_computations[0], &in->shape);
+  }
+  /* chlo.top_k: sort (operand, iota) descending, then slice */
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  int last = s->rank - 1;
+  hlo_element_type_t it = in->shape.tuple_shapes[1].element_type;
+  hlo_computation_t *cmp = greater_body(x, s->element_type, it);
+  hlo_shape_t is = with_type(s, it), shapes[2] = {*s, is}, ts;
+  if (!cmp || !hlo_shape_make_tuple(x->m, &ts, 2, shapes)) {
+    x->failed = true;
+    return NULL;
+  }
+  v[0] = in->operands[0];
+  v[1] = emit(x, HLO_OPCODE_IOTA, &is, 0, NULL);
+  if (v[1]) v[1]->attrs.dimension = last;
+  hlo_instruction_t *sorted = merge_sort(x, 2, v, last, cmp, &ts);
+  int64_t zero[HLO_MAX_RANK] = {0}, one[HLO_MAX_RANK], limit[HLO_MAX_RANK];
+  for (int d = 0; d < s->rank; d++) {
+    one[d] = 1;
+    limit[d] = in->shape.tuple_shapes[0].dimensions[d];
+  }
+  hlo_instruction_t *out[2];
+  for (int k = 0; k < 2; k++) {
+    hlo_instruction_t *e = tuple_element(x, sorted, k);
+    out[k] = emit(x, HLO_OPCODE_SLICE, &in->shape.tuple_shapes[k], 1, &e);
+    if (!out[k]) return NULL;
+    out[k]->attrs.start_indices = hlo_dims_make(x->m, zero, s->rank);
+    out[k]->attrs.limit_indices = hlo_dims_make(x->m, limit, s->rank);
+    out[k]->attrs.strides = hlo_dims_make(x->m, one, s->rank);
+    x->failed |= !out[k]->attrs.start_indices.data || !out[k]->attrs.limit_indices.data ||
+                 !out[k]->attrs.strides.data;
+  }
+  return tuple(x, 2, out);
 }
 
 /* ------------------------------------------------------ constant reads */
@@ -738,6 +869,8 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
 static bool is_expanded(const hlo_instruction_t *in) {
   switch (in->opcode) {
     case HLO_OPCODE_REDUCE: return is_long_reduce(in);
+    case HLO_OPCODE_SORT:
+    case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:
@@ -790,6 +923,8 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
+    case HLO_OPCODE_SORT:
+    case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;
     case HLO_OPCODE_GET_DIMENSION_SIZE: /* spec 'get_dimension_size' */
       *out = scalar(x, in->shape.element_type, 0,
                     (uint64_t)in->operands[0]->shape.dimensions[in->attrs.dimension]);

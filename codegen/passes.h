@@ -4,7 +4,8 @@
  *
  *   expand      (codegen/expand.c)    ops rewritten into simpler StableHLO:
  *                                     batch_norm_*, single-replica collectives...,
- *                                     long reduces split into chains
+ *                                     long reduces split into chains, long
+ *                                     sorts into merge passes (sort_runs)
  *   simplify    (codegen/simplify.c)  constant folding of small constants,
  *                                     algebraic simplification
  *   cse         (codegen/cse.c)       common-subexpression elimination

@@ -223,6 +223,11 @@ typedef struct hlo_attrs {
   hlo_dims_t window_dimensions, base_dilations, window_dilations;
   /* sort */
   bool is_stable;
+  /* sort_runs (internal, with sort's dimension and comparator): the
+   * operands are sorted in runs of |run_length| along the dimension, the
+   * results in runs of |merged_run_length| (a multiple of it, or the
+   * dimension's size); see codegen/emit_sort.c */
+  int64_t run_length, merged_run_length;
   /* custom_call, composite (name) */
   const char *call_target_name;
   const char *backend_config;

@@ -111,6 +111,10 @@ static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
       strbuf_printf(sb, ", dimension = %" PRId64, a->dimension);
       if (in->opcode == HLO_OPCODE_SORT && a->is_stable) strbuf_append(sb, ", is_stable = true");
       break;
+    case HLO_OPCODE_SORT_RUNS:
+      strbuf_printf(sb, ", dimension = %" PRId64 ", run_length = %" PRId64 ", merged_run_length = %" PRId64,
+                    a->dimension, a->run_length, a->merged_run_length);
+      break;
     case HLO_OPCODE_GET_TUPLE_ELEMENT: strbuf_printf(sb, ", index = %" PRId64, a->index); break;
     case HLO_OPCODE_GATHER: case HLO_OPCODE_SCATTER:
       strbuf_printf(sb, ", index_vector_dim = %" PRId64, a->index_vector_dim);

@@ -616,6 +616,7 @@ static void test_loop_limit(void **state) {
   lt->root->attrs.compare_type = HLO_CMP_TYPE_FLOAT;
   hlo_instruction_t *a = param(f, shp(HLO_F32, 1, 70000));
   hlo_instruction_t *z = param(f, shp(HLO_F32, 0));
+  /* a sort of 70000 (the expand pass would make merge passes of it) */
   hlo_instruction_t *sort = add_instr(f, f->c, HLO_OPCODE_SORT, shp(HLO_F32, 1, 70000), 1, a);
   sort->attrs.dimension = 0;
   set_called(f, sort, 1, lt);

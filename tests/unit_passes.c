@@ -966,6 +966,70 @@ static void test_split_long_reductions(void **state) {
   hlo_module_destroy(m);
 }
 
+/* A sort of rows longer than 1024 becomes merge passes (sort_runs): a
+ * first pass over groups of 8, then 4 runs merged into one per pass, the
+ * last up to the row (5000: 1 -> 8 -> 32 -> 128 -> 512 -> 2048 -> 5000),
+ * each with the sort's comparator and dimension; chlo.top_k of such rows
+ * a sort of (operand, iota) and slices; rows of 1024 stay one sort. */
+static void test_long_sorts(void **state) {
+  (void)state;
+  static const char sort_text[] =
+      "func.func @main(%x: tensor<5000x2xf32>) -> tensor<5000x2xf32> {\n"
+      "  %s = \"stablehlo.sort\"(%x) <{dimension = 0 : i64}> ({\n"
+      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+      "    %lt = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    stablehlo.return %lt : tensor<i1>\n"
+      "  }) : (tensor<5000x2xf32>) -> tensor<5000x2xf32>\n"
+      "  return %s : tensor<5000x2xf32>\n}\n";
+  hlo_module_t *m = parse_ok(sort_text);
+  assert_non_null(m);
+  hlo_computation_t *cmp = entry(m)->root->called_computations[0];
+  assert_true(run(m, codegen_expand_pass));
+  static const int64_t runs[][2] = {{2048, 5000}, {512, 2048}, {128, 512}, {32, 128}, {8, 32}, {1, 8}};
+  hlo_instruction_t *in = root(m);
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(in->opcode, HLO_OPCODE_SORT_RUNS);
+    assert_int_equal(in->attrs.dimension, 0);
+    assert_int_equal(in->attrs.run_length, runs[i][0]);
+    assert_int_equal(in->attrs.merged_run_length, runs[i][1]);
+    assert_ptr_equal(in->called_computations[0], cmp);
+    in = in->operands[0];
+  }
+  assert_int_equal(in->opcode, HLO_OPCODE_PARAMETER);
+  hlo_module_destroy(m);
+
+  m = parse_ok(
+      "func.func @main(%x: tensor<3x5000xi32>) -> (tensor<3x4xi32>, tensor<3x4xi32>) {\n"
+      "  %v, %i = chlo.top_k(%x, k = 4) : tensor<3x5000xi32> -> (tensor<3x4xi32>, tensor<3x4xi32>)\n"
+      "  return %v, %i : tensor<3x4xi32>, tensor<3x4xi32>\n}\n");
+  assert_non_null(m);
+  assert_true(run(m, codegen_expand_pass));
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_CHLO_TOP_K), 0);
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_SORT_RUNS), 6);
+  assert_int_equal(count_op(entry(m), HLO_OPCODE_SLICE), 2);
+  hlo_instruction_t *first = NULL;
+  for (int i = 0; i < entry(m)->instruction_count; i++)
+    if (!first && entry(m)->instructions[i]->opcode == HLO_OPCODE_SORT_RUNS) first = entry(m)->instructions[i];
+  assert_int_equal(first->attrs.dimension, 1);
+  assert_int_equal(first->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  assert_int_equal(first->operands[1]->opcode, HLO_OPCODE_IOTA);
+  assert_int_equal(first->operands[1]->attrs.dimension, 1);
+  hlo_instruction_t *gt = first->called_computations[0]->root;
+  assert_int_equal(gt->opcode, HLO_OPCODE_COMPARE);
+  assert_int_equal(gt->attrs.comparison_direction, HLO_CMP_GT);
+  assert_int_equal(gt->attrs.compare_type, HLO_CMP_TYPE_SIGNED);
+  hlo_module_destroy(m);
+
+  char text[sizeof sort_text];
+  snprintf(text, sizeof text, "%s", sort_text);
+  for (char *p = strstr(text, "5000"); p; p = strstr(p, "5000")) memcpy(p, "1024", 4);
+  m = parse_ok(text);
+  assert_non_null(m);
+  assert_false(run(m, codegen_expand_pass));
+  assert_int_equal(root(m)->opcode, HLO_OPCODE_SORT);
+  hlo_module_destroy(m);
+}
+
 static void test_rewrite_utilities(void **state) {
   (void)state;
   hlo_module_t *m = parse_ok(
@@ -1006,7 +1070,7 @@ static void test_rewrite_utilities(void **state) {
 static void test_attrs_struct_unchanged(void **state) {
   (void)state;
   if (sizeof(void *) != 8) skip();
-  assert_int_equal(sizeof(hlo_attrs_t), 872);
+  assert_int_equal(sizeof(hlo_attrs_t), 888);
 }
 
 /* ----------------------------------------------- corpus */
@@ -1153,6 +1217,7 @@ int main(void) {
       cmocka_unit_test(test_cse_regions_and_side_effects),
       cmocka_unit_test(test_dce),
       cmocka_unit_test(test_split_long_reductions),
+      cmocka_unit_test(test_long_sorts),
       cmocka_unit_test(test_rewrite_utilities),
       cmocka_unit_test(test_attrs_struct_unchanged),
       cmocka_unit_test(test_corpus),

@@ -1,0 +1,230 @@
+/*
+ * Long sorts (codegen/expand.c, "long sorts"): a sort whose rows are
+ * longer than 1024 elements runs as merge passes (sort_runs,
+ * codegen/emit_sort.c), and chlo.top_k of such rows as a sort of (operand,
+ * iota) and a slice.  Before, lavapipe refused rows over 65535 (its loop
+ * limit) and took seconds for shorter ones.
+ *
+ *   - 100003 f32 keys with an i32 payload, ascending in total order:
+ *     duplicates, -0 and +0, NaNs of both signs and infinities; the
+ *     payload shows that equal keys keep their order (stable);
+ *   - a 3000 x 3 pair of operands sorted along dimension 0 (not the
+ *     minor-most) by a two-key comparator (i32 descending, then f32
+ *     ascending), each column on its own;
+ *   - 2049 elements (one past a power of two: a last run of one element);
+ *   - chlo.top_k(k = 9) of 2 x 5000 f32 with NaN, infinity and ties.
+ *
+ * Each result is compared bit for bit with a sort computed here (qsort on
+ * the keys with the original position as the last key, which is the stable
+ * order).  The validation layer is on throughout and must stay silent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/test_support.h"
+#include "vkhlo/vkhlo.h"
+
+/* Runs |exe| on |np| parameters (host arrays |in|) and reads its |nr|
+ * results into |out| (each buffer big enough). */
+static void run(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int np, const void *const *in, int nr,
+                void *const *out) {
+  vkhlo_buffer_t *args[4], *res[4];
+  assert_true(np <= 4 && nr <= 4);
+  assert_int_equal(vkhlo_executable_parameter_count(exe), np);
+  assert_int_equal(vkhlo_executable_result_count(exe), nr);
+  for (int k = 0; k < np; k++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(exe, k, &t));
+    expect_ok(vkhlo_buffer_create(ctx, &t, in[k], &args[k]));
+  }
+  expect_ok(vkhlo_executable_execute(exe, np, args, nr, res));
+  for (int r = 0; r < nr; r++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_result_type(exe, r, &t));
+    expect_ok(vkhlo_buffer_read(res[r], out[r], (size_t)vkhlo_tensor_type_size_bytes(&t)));
+    vkhlo_buffer_destroy(res[r]);
+  }
+  for (int k = 0; k < np; k++) vkhlo_buffer_destroy(args[k]);
+}
+
+/* The total order of the spec's compare TOTALORDER as an integer:
+ * -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
+static int32_t total_key(float f) {
+  int32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b < 0 ? b ^ 0x7FFFFFFF : b;
+}
+
+static uint32_t next(uint32_t *seed) {
+  *seed = *seed * 1664525u + 1013904223u;
+  return *seed >> 8;
+}
+
+static float bits_float(uint32_t b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+/* Keys with many duplicates and every special value. */
+static float key_value(uint32_t *seed) {
+  uint32_t u = next(seed);
+  switch (u % 16) {
+    case 0: return bits_float(0x7FC00000u);  /* NaN */
+    case 1: return bits_float(0xFFC00001u);  /* -NaN */
+    case 2: return 1.0f / 0.0f;
+    case 3: return -1.0f / 0.0f;
+    case 4: return 0.0f;
+    case 5: return -0.0f;
+    default: return (float)((int)(u >> 4) % 200 - 100) * 0.25f;
+  }
+}
+
+typedef struct {
+  int64_t key[2];
+  int32_t at; /* original position: the stable order's last key */
+} entry_t;
+
+static int entry_cmp(const void *pa, const void *pb) {
+  const entry_t *a = pa, *b = pb;
+  for (int k = 0; k < 2; k++)
+    if (a->key[k] != b->key[k]) return a->key[k] < b->key[k] ? -1 : 1;
+  return (a->at > b->at) - (a->at < b->at);
+}
+
+static void sort_1d(int n, void **state) {
+  vkhlo_context_t *ctx = *state;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "func.func @main(%%k: tensor<%dxf32>, %%v: tensor<%dxi32>) -> (tensor<%dxf32>, tensor<%dxi32>) {\n"
+           "  %%s:2 = \"stablehlo.sort\"(%%k, %%v) <{dimension = 0 : i64, is_stable = true}> ({\n"
+           "  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>, %%c: tensor<i32>, %%d: tensor<i32>):\n"
+           "    %%lt = stablehlo.compare LT, %%a, %%b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+           "    stablehlo.return %%lt : tensor<i1>\n"
+           "  }) : (tensor<%dxf32>, tensor<%dxi32>) -> (tensor<%dxf32>, tensor<%dxi32>)\n"
+           "  return %%s#0, %%s#1 : tensor<%dxf32>, tensor<%dxi32>\n"
+           "}\n",
+           n, n, n, n, n, n, n, n, n, n);
+  float *k = malloc((size_t)n * sizeof *k), *got_k = malloc((size_t)n * sizeof *got_k);
+  int32_t *v = malloc((size_t)n * sizeof *v), *got_v = malloc((size_t)n * sizeof *got_v);
+  entry_t *e = malloc((size_t)n * sizeof *e);
+  assert_true(k && got_k && v && got_v && e);
+  uint32_t seed = (uint32_t)n;
+  for (int i = 0; i < n; i++) {
+    k[i] = key_value(&seed);
+    v[i] = i * 7 + 3;
+    e[i] = (entry_t){{total_key(k[i]), 0}, i};
+  }
+  qsort(e, (size_t)n, sizeof *e, entry_cmp);
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  const void *in[2] = {k, v};
+  void *out[2] = {got_k, got_v};
+  run(ctx, exe, 2, in, 2, out);
+  vkhlo_executable_destroy(exe);
+  for (int i = 0; i < n; i++) {
+    if (memcmp(&got_k[i], &k[e[i].at], sizeof(float)) != 0 || got_v[i] != v[e[i].at])
+      fail_msg("sort of %d, position %d: (%g, %d), want (%g, %d)", n, i, got_k[i], got_v[i],
+               k[e[i].at], v[e[i].at]);
+  }
+  free(k);
+  free(got_k);
+  free(v);
+  free(got_v);
+  free(e);
+}
+
+static void long_sort(void **state) { sort_1d(100003, state); }
+static void sort_one_past_power_of_two(void **state) { sort_1d(2049, state); }
+
+/* Two operands of 3000 x 3 along dimension 0: the i32 key descending, then
+ * the f32 key ascending (no NaN: a strict weak order in FLOAT compare). */
+static void long_sort_two_keys(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%p: tensor<3000x3xi32>, %q: tensor<3000x3xf32>) -> (tensor<3000x3xi32>, tensor<3000x3xf32>) {\n"
+      "  %s:2 = \"stablehlo.sort\"(%p, %q) <{dimension = 0 : i64}> ({\n"
+      "  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):\n"
+      "    %gt = stablehlo.compare GT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %eq = stablehlo.compare EQ, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %lt = stablehlo.compare LT, %c, %d, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %both = stablehlo.and %eq, %lt : tensor<i1>\n"
+      "    %r = stablehlo.or %gt, %both : tensor<i1>\n"
+      "    stablehlo.return %r : tensor<i1>\n"
+      "  }) : (tensor<3000x3xi32>, tensor<3000x3xf32>) -> (tensor<3000x3xi32>, tensor<3000x3xf32>)\n"
+      "  return %s#0, %s#1 : tensor<3000x3xi32>, tensor<3000x3xf32>\n"
+      "}\n";
+  enum { R = 3000, C = 3 };
+  static int32_t p[R * C], got_p[R * C];
+  static float q[R * C], got_q[R * C];
+  static entry_t e[R];
+  uint32_t seed = 5;
+  for (int i = 0; i < R * C; i++) {
+    p[i] = (int32_t)(next(&seed) % 40) - 20;
+    q[i] = (float)(next(&seed) % 16) * 0.5f - 4.0f; /* ties of both keys: the stable order shows */
+  }
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  const void *in[2] = {p, q};
+  void *out[2] = {got_p, got_q};
+  run(ctx, exe, 2, in, 2, out);
+  vkhlo_executable_destroy(exe);
+  for (int c = 0; c < C; c++) {
+    for (int i = 0; i < R; i++) e[i] = (entry_t){{-(int64_t)p[i * C + c], (int64_t)(q[i * C + c] * 2)}, i};
+    qsort(e, R, sizeof *e, entry_cmp);
+    for (int i = 0; i < R; i++) {
+      int w = e[i].at * C + c;
+      if (got_p[i * C + c] != p[w] || got_q[i * C + c] != q[w])
+        fail_msg("column %d, row %d: (%d, %g), want (%d, %g)", c, i, got_p[i * C + c], got_q[i * C + c],
+                 p[w], q[w]);
+    }
+  }
+}
+
+/* chlo.top_k of rows of 5000: the 9 largest in descending total order,
+ * ties in index order, with their indices. */
+static void long_top_k(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<2x5000xf32>) -> (tensor<2x9xf32>, tensor<2x9xi32>) {\n"
+      "  %v, %i = chlo.top_k(%x, k = 9) : tensor<2x5000xf32> -> (tensor<2x9xf32>, tensor<2x9xi32>)\n"
+      "  return %v, %i : tensor<2x9xf32>, tensor<2x9xi32>\n"
+      "}\n";
+  enum { R = 2, N = 5000, K = 9 };
+  static float x[R * N], got_v[R * K];
+  static int32_t got_i[R * K];
+  static entry_t e[N];
+  uint32_t seed = 11;
+  for (int i = 0; i < R * N; i++) x[i] = key_value(&seed);
+  for (int i = 0; i < N; i++) x[N + i] = (float)((int)(next(&seed) % 9) - 8); /* row 1: ties at 0 */
+  x[N + 4000] = -0.0f;                                                         /* below +0 */
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  const void *in[1] = {x};
+  void *out[2] = {got_v, got_i};
+  run(ctx, exe, 1, in, 2, out);
+  vkhlo_executable_destroy(exe);
+  for (int r = 0; r < R; r++) {
+    for (int i = 0; i < N; i++) e[i] = (entry_t){{-(int64_t)total_key(x[r * N + i]), 0}, i};
+    qsort(e, N, sizeof *e, entry_cmp);
+    for (int i = 0; i < K; i++)
+      if (got_i[r * K + i] != e[i].at || memcmp(&got_v[r * K + i], &x[r * N + e[i].at], sizeof(float)) != 0)
+        fail_msg("row %d, %d-th largest: %g at %d, want %g at %d", r, i, got_v[r * K + i], got_i[r * K + i],
+                 x[r * N + e[i].at], e[i].at);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(long_sort),
+      cmocka_unit_test(sort_one_past_power_of_two),
+      cmocka_unit_test(long_sort_two_keys),
+      cmocka_unit_test(long_top_k),
+  };
+  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
+}
