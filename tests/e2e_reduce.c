@@ -20,6 +20,9 @@
  * bit-identical, and on CPU devices one dispatch (two for the
  * log-softmax, whose max an output needs).
  *
+ * Column reductions (the minor-most dimension kept) in wide kernels: 8 or
+ * 4 adjacent columns per invocation, read by words (column_reductions).
+ *
  * Long reductions (codegen/expand.c splits those over 32768 elements per
  * result into a chain of reduces): sums of 2^20 elements, of a prime
  * length (padded with the init), a column of 70001, two dimensions of 300,
@@ -526,6 +529,79 @@ static void long_reductions(void **state) {
   }
 }
 
+/* Column reductions (reduces that keep the input's minor-most dimension)
+ * in wide kernels (emit_fusion.c, emit_reduce_lanes): on CPU devices an
+ * invocation reduces 8 (or 4) adjacent columns, reading each step's
+ * elements as one word.  Sums over the rows of 1024 x 512, over the outer
+ * dimension of 300 x 4 x 260 (4 lanes: 260 is no multiple of 8), over two
+ * dimensions of 6 x 50 x 512, a maximum, a sum of x * y + b (two fused
+ * parameters read by words, b broadcast along the columns) times a
+ * per-column scale (an epilogue at the lanes' indices); fused and unfused
+ * bit-identical, and each against an exact reference here where
+ * integer-valued. */
+static void column_reductions(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const struct {
+    const char *shape, *dims, *result, *body;
+    int64_t n, m;
+  } cases[] = {
+      {"1024x512", "0", "512", "add", 1024 * 512, 512},
+      {"300x4x260", "0", "4x260", "add", 300 * 4 * 260, 4 * 260},
+      {"6x50x512", "0, 1", "512", "add", 6 * 50 * 512, 512},
+      {"1024x512", "0", "512", "maximum", 1024 * 512, 512},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%sxf32>) -> tensor<%sxf32> {\n"
+             "  %%z = stablehlo.constant dense<%s> : tensor<f32>\n"
+             "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.%s across dimensions = [%s] : "
+             "(tensor<%sxf32>, tensor<f32>) -> tensor<%sxf32>\n"
+             "  return %%s : tensor<%sxf32>\n"
+             "}\n",
+             cases[c].shape, cases[c].result, strcmp(cases[c].body, "add") ? "0xFF800000" : "0.0", cases[c].body,
+             cases[c].dims, cases[c].shape, cases[c].result, cases[c].result);
+    size_t n = (size_t)cases[c].n, m = (size_t)cases[c].m;
+    float *x = malloc(n * sizeof *x);
+    double *want = calloc(m, sizeof *want);
+    assert_true(x && want);
+    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 2654435761u >> 7) % 13) - 6.0f; /* -6..6 */
+    bool max = strcmp(cases[c].body, "add") != 0;
+    for (size_t i = 0; i < m; i++) want[i] = max ? -1e30 : 0;
+    for (size_t i = 0; i < n; i++) {
+      size_t r = c == 1 ? i % m : i % 512;
+      want[r] = max ? (x[i] > want[r] ? x[i] : want[r]) : want[r] + x[i];
+    }
+    float *got = fused_equals_unfused(ctx, text, x, n, m, c == 1 ? "u64vec2 q" : "u64vec4 q", 1);
+    for (size_t r = 0; r < m; r++)
+      if ((double)got[r] != want[r]) fail_msg("%s column %zu: %.9g, want %.9g", text, r, got[r], want[r]);
+    free(got);
+    free(want);
+    free(x);
+  }
+  /* producers (one at the column's index) and an epilogue:
+   * sum over rows of (x * y + b[column]), times y[0, :] */
+  static const char fused[] =
+      "func.func @main(%x: tensor<64x512xf32>, %y: tensor<64x512xf32>, %b: tensor<512xf32>) -> tensor<512xf32> {\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<512xf32>) -> tensor<64x512xf32>\n"
+      "  %p = stablehlo.multiply %x, %y : tensor<64x512xf32>\n"
+      "  %q = stablehlo.add %p, %bb : tensor<64x512xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%q init: %z) applies stablehlo.add across dimensions = [0] : "
+      "(tensor<64x512xf32>, tensor<f32>) -> tensor<512xf32>\n"
+      "  %y0 = stablehlo.slice %y [0:1, 0:512] : (tensor<64x512xf32>) -> tensor<1x512xf32>\n"
+      "  %y1 = stablehlo.reshape %y0 : (tensor<1x512xf32>) -> tensor<512xf32>\n"
+      "  %r = stablehlo.multiply %s, %y1 : tensor<512xf32>\n"
+      "  return %r : tensor<512xf32>\n"
+      "}\n";
+  float *x = malloc(64 * 512 * sizeof *x);
+  assert_non_null(x);
+  fill(x, 64 * 512, 7);
+  float *got = fused_equals_unfused(ctx, fused, x, 64 * 512, 512, "u64vec4 q", 1);
+  free(got);
+  free(x);
+}
+
 /* A long argmax: a variadic reduce (value, index) over 200003 elements,
  * padded with its init values (-inf, 0); the largest value is at two
  * places and the reducer keeps the smaller index, so the first one wins in
@@ -601,6 +677,7 @@ int main(void) {
       cmocka_unit_test(row_kernels),
       cmocka_unit_test(layer_norm_parameters),
       cmocka_unit_test(layers_share_kernels),
+      cmocka_unit_test(column_reductions),
       cmocka_unit_test(long_reductions),
       cmocka_unit_test(long_argmax),
       cmocka_unit_test(loop_limit_refused),
