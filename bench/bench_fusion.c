@@ -5,6 +5,8 @@
  *
  *   layer_norm    2607x256 f32 (mean, variance, normalize, scale, shift)
  *   softmax       33x8x79x79 f32 over the last axis
+ *   column_sum    4096x4096 f32 summed over the rows (dimension 0)
+ *   row_sum       the same over the columns (dimension 1)
  *   elementwise8  a chain of 8 elementwise ops over 16M f32
  *   chess_9m      ../shared/models/searchless_chess_9m.mlir (when present)
  *
@@ -13,9 +15,10 @@
  * result buffers (vkhlo_executable_execute_into, as a program run in a
  * loop would be), after one warm-up round; the table reports the median
  * wall time of one execution and the median of the per-round speedups.
- * For layer_norm and softmax each round also runs vkCmdCopyBuffer over as
- * many bytes as the program must read and write (input once, output once;
- * small enough to stay in the CPU's caches on lavapipe) and over 256 MiB
+ * For layer_norm, softmax and the sums each round also runs vkCmdCopyBuffer
+ * over as many bytes as the program must read and write (input once,
+ * output once; the row kernels' small enough to stay in the CPU's caches on
+ * lavapipe) and over 256 MiB
  * (memory bandwidth: the issue's "copy reference for the memory-bound
  * rows"), and the fused program's effective bandwidth is reported against
  * both.
@@ -275,6 +278,22 @@ static const char softmax[] =
     "  return %y : tensor<33x8x79x79xf32>\n"
     "}\n";
 
+/* a reduction over the rows (column sums) and, as its reference, over the
+ * columns (row sums: read by words on CPU devices) */
+static const char column_sum[] =
+    "func.func @main(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4096x4096xf32>, tensor<f32>) -> tensor<4096xf32>\n"
+    "  return %s : tensor<4096xf32>\n"
+    "}\n";
+
+static const char row_sum[] =
+    "func.func @main(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4096x4096xf32>, tensor<f32>) -> tensor<4096xf32>\n"
+    "  return %s : tensor<4096xf32>\n"
+    "}\n";
+
 static const char elementwise8[] =
     "func.func @main(%x: tensor<16777216xf32>) -> tensor<16777216xf32> {\n"
     "  %a = stablehlo.constant dense<1.5> : tensor<16777216xf32>\n"
@@ -331,27 +350,32 @@ int main(int argc, char **argv) {
   printf("| %-13s | %10s | %10s | %8s | %-21s |\n", "case", "unfused ms", "fused ms", "speedup",
          "dispatches unf/fused");
   printf("|---------------|------------|------------|----------|-----------------------|\n");
-  /* the row kernels against a copy of as many bytes as each must move (its
-   * input once, its output once; the 256-float scale and shift of the layer
-   * norm left out) */
+  /* each against a copy of as many bytes as it must move: the row kernels
+   * their input once and their output once (the 256-float scale and shift
+   * of the layer norm left out), the reductions their 64 MiB input (the
+   * 16 KiB of sums left out) */
+  enum { NROWS = 4 };
   const struct {
     const char *name, *text;
-    uint64_t bytes;
-  } rows[] = {{"layer_norm", layer_norm, 2607ull * 256 * 4}, {"softmax", softmax, 33ull * 8 * 79 * 79 * 4}};
-  result_t rr[2];
-  bool have_rr[2] = {false, false};
+    uint64_t moved; /* bytes read + written */
+  } rows[NROWS] = {{"layer_norm", layer_norm, 2ull * 2607 * 256 * 4},
+                   {"softmax", softmax, 2ull * 33 * 8 * 79 * 79 * 4},
+                   {"column_sum", column_sum, 4096ull * 4096 * 4},
+                   {"row_sum", row_sum, 4096ull * 4096 * 4}};
+  result_t rr[NROWS];
+  bool have_rr[NROWS] = {false}, any_rr = false;
   copier_t big;
   bool have_big = false;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < NROWS; i++) {
     if (!wanted(rows[i].name)) continue;
     if (!have_big) copier_create(ctx, 256ull << 20, false, &big);
     have_big = true;
     copier_t copy;
-    copier_create(ctx, rows[i].bytes, false, &copy);
-    rr[i] = measure(ctx, rows[i].text, strlen(rows[i].text), repeat, &copy, &big, 2.0 * (double)rows[i].bytes);
+    copier_create(ctx, rows[i].moved / 2, false, &copy);
+    rr[i] = measure(ctx, rows[i].text, strlen(rows[i].text), repeat, &copy, &big, (double)rows[i].moved);
     copier_destroy(&copy);
     row(rows[i].name, rr[i]);
-    have_rr[i] = true;
+    have_rr[i] = any_rr = true;
   }
   result_t ew;
   bool have_ew = false;
@@ -374,20 +398,20 @@ int main(int argc, char **argv) {
   } else {
     printf("| chess_9m      | skipped: %s not found |\n", model);
   }
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < NROWS; i++)
     if (have_rr[i])
       printf("\n%s effective bandwidth: fused %.2f GB/s; vkCmdCopyBuffer of the same 2 x %.2f MiB %.2f GB/s "
              "(same rounds); fused/copy = %.0f%% (median of per-round ratios; best round %.0f%%)",
-             rows[i].name, 2.0 * rows[i].bytes / (rr[i].fused_ms * 1e6), rows[i].bytes / 1048576.0,
-             2.0 * rows[i].bytes / (rr[i].copy_ms * 1e6), 100.0 * rr[i].fused_over_copy,
+             rows[i].name, rows[i].moved / (rr[i].fused_ms * 1e6), rows[i].moved / 2 / 1048576.0,
+             rows[i].moved / (rr[i].copy_ms * 1e6), 100.0 * rr[i].fused_over_copy,
              100.0 * rr[i].best_fused_over_copy);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < NROWS; i++)
     if (have_rr[i])
       printf("\n%s against vkCmdCopyBuffer of 256 MiB (%.2f GB/s, same rounds): fused/copy = %.0f%% "
              "(median of per-round bandwidth ratios)",
              rows[i].name, 2.0 * 268435456.0 / (rr[i].big_copy_ms * 1e6), 100.0 * rr[i].fused_over_big);
   if (have_big) copier_destroy(&big);
-  if (have_rr[0] || have_rr[1]) printf("\n");
+  if (any_rr) printf("\n");
   if (have_ew) {
     double bytes = 2.0 * 16777216.0 * 4.0; /* read x once, write y once */
     printf("\nelementwise8 effective bandwidth: fused %.2f GB/s, unfused %.2f GB/s; "
