@@ -894,6 +894,15 @@ static void test_dce(void **state) {
  * each into a chain of reduces of at most 8192 (codegen/expand.c, "long
  * reductions"): factors found exactly where they exist, else the end
  * padded with the init value; reduced from the innermost group out. */
+/* |text| parsed and run through the expand pass, which must change it
+ * (|changes|) or not. */
+static hlo_module_t *expanded(const char *text, bool changes) {
+  hlo_module_t *m = parse_ok(text);
+  assert_non_null(m);
+  assert_int_equal(run(m, codegen_expand_pass), changes);
+  return m;
+}
+
 static hlo_instruction_t *split_of(hlo_module_t **out, const char *type, const char *dims, const char *result) {
   char text[1024];
   snprintf(text, sizeof text,
@@ -904,9 +913,7 @@ static hlo_instruction_t *split_of(hlo_module_t **out, const char *type, const c
            "  return %%r : %s\n}\n",
            type, result, strstr(type, "f32") ? "f32" : "i8", dims, type, strstr(type, "f32") ? "f32" : "i8", result,
            result);
-  hlo_module_t *m = parse_ok(text);
-  assert_non_null(m);
-  assert_true(run(m, codegen_expand_pass));
+  hlo_module_t *m = expanded(text, true);
   *out = m;
   return root(m);
 }
@@ -954,14 +961,13 @@ static void test_split_long_reductions(void **state) {
   hlo_module_destroy(m);
 
   /* 32768 per result stays one reduce */
-  m = parse_ok(
+  m = expanded(
       "func.func @main(%x: tensor<4x32768xf32>) -> tensor<4xf32> {\n"
       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
       "  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : "
       "(tensor<4x32768xf32>, tensor<f32>) -> tensor<4xf32>\n"
-      "  return %r : tensor<4xf32>\n}\n");
-  assert_non_null(m);
-  assert_false(run(m, codegen_expand_pass));
+      "  return %r : tensor<4xf32>\n}\n",
+      false);
   assert_int_equal(count_op(entry(m), HLO_OPCODE_REDUCE), 1);
   hlo_module_destroy(m);
 }
@@ -998,12 +1004,11 @@ static void test_long_sorts(void **state) {
   assert_int_equal(in->opcode, HLO_OPCODE_PARAMETER);
   hlo_module_destroy(m);
 
-  m = parse_ok(
+  m = expanded(
       "func.func @main(%x: tensor<3x5000xi32>) -> (tensor<3x4xi32>, tensor<3x4xi32>) {\n"
       "  %v, %i = chlo.top_k(%x, k = 4) : tensor<3x5000xi32> -> (tensor<3x4xi32>, tensor<3x4xi32>)\n"
-      "  return %v, %i : tensor<3x4xi32>, tensor<3x4xi32>\n}\n");
-  assert_non_null(m);
-  assert_true(run(m, codegen_expand_pass));
+      "  return %v, %i : tensor<3x4xi32>, tensor<3x4xi32>\n}\n",
+      true);
   assert_int_equal(count_op(entry(m), HLO_OPCODE_CHLO_TOP_K), 0);
   assert_int_equal(count_op(entry(m), HLO_OPCODE_SORT_RUNS), 6);
   assert_int_equal(count_op(entry(m), HLO_OPCODE_SLICE), 2);
@@ -1023,9 +1028,7 @@ static void test_long_sorts(void **state) {
   char text[sizeof sort_text];
   snprintf(text, sizeof text, "%s", sort_text);
   for (char *p = strstr(text, "5000"); p; p = strstr(p, "5000")) memcpy(p, "1024", 4);
-  m = parse_ok(text);
-  assert_non_null(m);
-  assert_false(run(m, codegen_expand_pass));
+  m = expanded(text, false);
   assert_int_equal(root(m)->opcode, HLO_OPCODE_SORT);
   hlo_module_destroy(m);
 }
