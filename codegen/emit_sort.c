@@ -45,7 +45,7 @@ static void comparator_call(strbuf_t *call, const el_name_t *fn, int n, const el
 /* The body of a sort or sort_runs kernel: runs of |run| merged in groups
  * of |merged| (see above). */
 static vkhlo_status_t emit_merge(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                                 int64_t run, int64_t merged, int64_t *out_total) {
+                                 int64_t run, int64_t merged, int64_t keep, int64_t *out_total) {
   int n = instr->operand_count;
   if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "sort of %d operands", n);
   if (instr->called_count < 1) return el_unimplemented(instr, "sort without a comparator");
@@ -58,15 +58,21 @@ static vkhlo_status_t emit_merge(elemental_emitter_t *E, const hlo_instruction_t
   int64_t len = dim < 0 ? 1 : s->dimensions[dim];
   if (merged > len) merged = len;
   if (run > len) run = len;
-  if (run < 1 || merged < run || (merged % run != 0 && merged != len))
-    return el_unimplemented(instr, "sort_runs of runs %lld merged into %lld", (long long)run,
-                            (long long)merged);
+  if (run < 1 || merged < run || (merged % run != 0 && merged != len) || keep < 0 ||
+      (keep > 0 && merged < len && keep > merged))
+    return el_unimplemented(instr, "sort_runs of runs %lld merged into %lld keeping %lld", (long long)run,
+                            (long long)merged, (long long)keep);
+  int64_t groups = (len + merged - 1) / merged, rest = len - (groups - 1) * merged;
+  int64_t out_len = keep ? (groups - 1) * keep + (rest < keep ? rest : keep) : len;
+  if (dim >= 0 && el_result_shape(instr, 0)->dimensions[dim] != out_len)
+    return VKHLO_INTERNAL("sort_runs %s: result of %lld along the dimension, want %lld", instr->name,
+                          (long long)el_result_shape(instr, 0)->dimensions[dim], (long long)out_len);
   el_name_t index[HLO_MAX_RANK], x[EL_MAX_RESULTS];
   el_line(E, instr, "int idx = int(gid);");
   el_delinearize(E, instr, s, "idx", index);
   for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &x[k]));
   *out_total = hlo_shape_element_count(s);
-  if (merged == run) { /* nothing to merge */
+  if (merged == run && !keep) { /* nothing to merge */
     for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, index, x[k].s);
     return NULL;
   }
@@ -140,15 +146,23 @@ static vkhlo_status_t emit_merge(elemental_emitter_t *E, const hlo_instruction_t
   el_name_t oidx[HLO_MAX_RANK];
   for (int d = 0; d < s->rank; d++) oidx[d] = index[d];
   oidx[dim] = dst;
+  glsl_scope_t kept = {0};
+  if (keep) { /* the first |keep| of the group, at group * keep */
+    el_line(E, instr, "%s -= %s;", dst.s, start.s);
+    kept = el_open(E, instr, "if (%s < %lld) {", dst.s, (long long)keep);
+    el_line(E, instr, "%s += %s / %lld * %lld;", dst.s, start.s, (long long)merged, (long long)keep);
+  }
   for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, oidx, x[k].s);
+  if (keep) el_close(E, instr, kept);
   return NULL;
 }
 
 vkhlo_status_t codegen_emit_sort(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                  int64_t *out_total) {
   if (instr->opcode == HLO_OPCODE_SORT_RUNS)
-    return emit_merge(E, instr, instr->attrs.run_length, instr->attrs.merged_run_length, out_total);
-  return emit_merge(E, instr, 1, INT64_MAX, out_total);
+    return emit_merge(E, instr, instr->attrs.run_length, instr->attrs.merged_run_length, instr->attrs.k,
+                      out_total);
+  return emit_merge(E, instr, 1, INT64_MAX, 0, out_total);
 }
 
 /* Total-order key of compute value |v| of type |t| (an int, int64_t, uint

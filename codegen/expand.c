@@ -468,9 +468,12 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
  * passes cost about log2(n)^2 / 2 comparisons per element and one dispatch
  * per pass.
  *
- * chlo.top_k of rows longer than that is the same: a sort of (operand,
- * iota) in descending total order (ties stay in index order), then the
- * first k of each row. */
+ * chlo.top_k of rows longer than that is a sort of (operand, iota) in
+ * descending total order (ties stay in index order) of which only the
+ * first k are wanted: once the merged runs are k long, each pass keeps the
+ * first k of each (the top k of a row are the top k of its groups' top k),
+ * so the rows shrink by SORT_MERGE_FANOUT per pass, and the last pass
+ * leaves the k of each row. */
 #define SORT_MERGE_ABOVE 1024
 #define SORT_FIRST_RUN 8
 #define SORT_MERGE_FANOUT 4
@@ -491,20 +494,39 @@ static bool is_long_sort(const hlo_instruction_t *in) {
 }
 
 /* The sort_runs passes sorting |n| values |v| (one shape) along |dim|
- * with |comparator|; the last pass (of shape |shape|) replaces the sort. */
+ * with |comparator|; with |keep| > 0 only the first |keep| of each row
+ * are wanted, and a pass whose merged runs are at least that long keeps
+ * only their first |keep| (the next pass merges runs of |keep|).  The last
+ * pass replaces the sort. */
 static hlo_instruction_t *merge_sort(expand_ctx_t *x, int n, hlo_instruction_t **v, int64_t dim,
-                                     hlo_computation_t *comparator, const hlo_shape_t *shape) {
+                                     hlo_computation_t *comparator, int64_t keep) {
   int64_t len = v[0]->shape.dimensions[dim];
-  for (int64_t run = 1, merged = SORT_FIRST_RUN; !x->failed; run = merged, merged *= SORT_MERGE_FANOUT) {
-    bool last = merged >= len;
-    hlo_instruction_t *r = emit(x, HLO_OPCODE_SORT_RUNS, shape, n, v);
+  for (int64_t run = 1; !x->failed;) {
+    int64_t merged = run == 1 ? SORT_FIRST_RUN : run * SORT_MERGE_FANOUT;
+    bool last = merged >= len, cut = keep > 0 && merged >= keep;
+    int64_t out_len = len;
+    if (cut) { /* every group of |merged| keeps |keep|, the last at most that */
+      int64_t groups = (len + merged - 1) / merged, rest = len - (groups - 1) * merged;
+      out_len = (groups - 1) * keep + (rest < keep ? rest : keep);
+    }
+    hlo_shape_t shapes[EL_MAX_RESULTS], shape;
+    for (int k = 0; k < n; k++) {
+      shapes[k] = v[k]->shape;
+      shapes[k].dimensions[dim] = out_len;
+    }
+    shape = shapes[0];
+    if (n > 1 && !hlo_shape_make_tuple(x->m, &shape, n, shapes)) x->failed = true;
+    hlo_instruction_t *r = emit(x, HLO_OPCODE_SORT_RUNS, &shape, n, v);
     if (!r) break;
     r->attrs.dimension = dim;
     r->attrs.run_length = run;
     r->attrs.merged_run_length = last ? len : merged;
+    r->attrs.k = cut ? keep : 0;
     if (!hlo_instruction_set_called(x->m, r, 1, &comparator)) x->failed = true;
     if (last) return x->failed ? NULL : r;
     for (int k = 0; k < n; k++) v[k] = n > 1 ? tuple_element(x, r, k) : r;
+    run = cut ? keep : merged;
+    len = out_len;
   }
   return NULL;
 }
@@ -532,39 +554,23 @@ static hlo_instruction_t *expand_long_sort(expand_ctx_t *x, hlo_instruction_t *i
   if (in->opcode == HLO_OPCODE_SORT) {
     int64_t dim = in->attrs.dimension < 0 ? in->attrs.dimension + in->shape.rank : in->attrs.dimension;
     for (int k = 0; k < in->operand_count; k++) v[k] = in->operands[k];
-    return merge_sort(x, in->operand_count, v, dim, in->called_computations[0], &in->shape);
+    return merge_sort(x, in->operand_count, v, dim, in->called_computations[0], 0);
   }
-  /* chlo.top_k: sort (operand, iota) descending, then slice */
+  /* chlo.top_k: the first k of (operand, iota) sorted descending, which
+   * the last pass leaves in the shape of top_k's results */
   const hlo_shape_t *s = &in->operands[0]->shape;
   int last = s->rank - 1;
   hlo_element_type_t it = in->shape.tuple_shapes[1].element_type;
   hlo_computation_t *cmp = greater_body(x, s->element_type, it);
-  hlo_shape_t is = with_type(s, it), shapes[2] = {*s, is}, ts;
-  if (!cmp || !hlo_shape_make_tuple(x->m, &ts, 2, shapes)) {
+  if (!cmp) {
     x->failed = true;
     return NULL;
   }
+  hlo_shape_t is = with_type(s, it);
   v[0] = in->operands[0];
   v[1] = emit(x, HLO_OPCODE_IOTA, &is, 0, NULL);
   if (v[1]) v[1]->attrs.dimension = last;
-  hlo_instruction_t *sorted = merge_sort(x, 2, v, last, cmp, &ts);
-  int64_t zero[HLO_MAX_RANK] = {0}, one[HLO_MAX_RANK], limit[HLO_MAX_RANK];
-  for (int d = 0; d < s->rank; d++) {
-    one[d] = 1;
-    limit[d] = in->shape.tuple_shapes[0].dimensions[d];
-  }
-  hlo_instruction_t *out[2];
-  for (int k = 0; k < 2; k++) {
-    hlo_instruction_t *e = tuple_element(x, sorted, k);
-    out[k] = emit(x, HLO_OPCODE_SLICE, &in->shape.tuple_shapes[k], 1, &e);
-    if (!out[k]) return NULL;
-    out[k]->attrs.start_indices = hlo_dims_make(x->m, zero, s->rank);
-    out[k]->attrs.limit_indices = hlo_dims_make(x->m, limit, s->rank);
-    out[k]->attrs.strides = hlo_dims_make(x->m, one, s->rank);
-    x->failed |= !out[k]->attrs.start_indices.data || !out[k]->attrs.limit_indices.data ||
-                 !out[k]->attrs.strides.data;
-  }
-  return tuple(x, 2, out);
+  return merge_sort(x, 2, v, last, cmp, in->shape.tuple_shapes[0].dimensions[last]);
 }
 
 /* ------------------------------------------------------ constant reads */

@@ -226,7 +226,8 @@ typedef struct hlo_attrs {
   /* sort_runs (internal, with sort's dimension and comparator): the
    * operands are sorted in runs of |run_length| along the dimension, the
    * results in runs of |merged_run_length| (a multiple of it, or the
-   * dimension's size); see codegen/emit_sort.c */
+   * dimension's size); with k > 0 (below) each merged run keeps only its
+   * first k; see codegen/emit_sort.c */
   int64_t run_length, merged_run_length;
   /* custom_call, composite (name) */
   const char *call_target_name;
@@ -251,7 +252,7 @@ typedef struct hlo_attrs {
   /* batch_norm_* */
   double epsilon;
   int64_t feature_index;
-  /* chlo.top_k */
+  /* chlo.top_k; sort_runs: how many of each merged run are kept (0: all) */
   int64_t k;
   /* collectives: replica_groups as rows x cols */
   hlo_dims_t replica_groups;

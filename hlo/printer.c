@@ -114,6 +114,7 @@ static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
     case HLO_OPCODE_SORT_RUNS:
       strbuf_printf(sb, ", dimension = %" PRId64 ", run_length = %" PRId64 ", merged_run_length = %" PRId64,
                     a->dimension, a->run_length, a->merged_run_length);
+      if (a->k) strbuf_printf(sb, ", k = %" PRId64, a->k);
       break;
     case HLO_OPCODE_GET_TUPLE_ELEMENT: strbuf_printf(sb, ", index = %" PRId64, a->index); break;
     case HLO_OPCODE_GATHER: case HLO_OPCODE_SCATTER:

@@ -12,7 +12,9 @@
  *     minor-most) by a two-key comparator (i32 descending, then f32
  *     ascending), each column on its own;
  *   - 2049 elements (one past a power of two: a last run of one element);
- *   - chlo.top_k(k = 9) of 2 x 5000 f32 with NaN, infinity and ties.
+ *   - chlo.top_k of long rows with NaN, infinity and ties: k = 9 of 5000,
+ *     40 of 50000, 1 of 1500 and all 3000 of 3000 (the passes keep only
+ *     the first k of each merged run).
  *
  * Each result is compared bit for bit with a sort computed here (qsort on
  * the keys with the original position as the last key, which is the stable
@@ -187,23 +189,27 @@ static void long_sort_two_keys(void **state) {
   }
 }
 
-/* chlo.top_k of rows of 5000: the 9 largest in descending total order,
- * ties in index order, with their indices. */
-static void long_top_k(void **state) {
-  vkhlo_context_t *ctx = *state;
-  static const char text[] =
-      "func.func @main(%x: tensor<2x5000xf32>) -> (tensor<2x9xf32>, tensor<2x9xi32>) {\n"
-      "  %v, %i = chlo.top_k(%x, k = 9) : tensor<2x5000xf32> -> (tensor<2x9xf32>, tensor<2x9xi32>)\n"
-      "  return %v, %i : tensor<2x9xf32>, tensor<2x9xi32>\n"
-      "}\n";
-  enum { R = 2, N = 5000, K = 9 };
-  static float x[R * N], got_v[R * K];
-  static int32_t got_i[R * K];
-  static entry_t e[N];
-  uint32_t seed = 11;
+/* chlo.top_k(k) of R rows of N: the k largest in descending total order,
+ * ties in index order, with their indices.  Row 1 (when there is one) has
+ * only the values -8..0, many ties, and one -0 (below +0). */
+static void top_k_case(vkhlo_context_t *ctx, int R, int N, int K) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dx%dxi32>) {\n"
+           "  %%v, %%i = chlo.top_k(%%x, k = %d) : tensor<%dx%dxf32> -> (tensor<%dx%dxf32>, tensor<%dx%dxi32>)\n"
+           "  return %%v, %%i : tensor<%dx%dxf32>, tensor<%dx%dxi32>\n"
+           "}\n",
+           R, N, R, K, R, K, K, R, N, R, K, R, K, R, K, R, K);
+  float *x = malloc((size_t)R * N * sizeof *x), *got_v = malloc((size_t)R * K * sizeof *got_v);
+  int32_t *got_i = malloc((size_t)R * K * sizeof *got_i);
+  entry_t *e = malloc((size_t)N * sizeof *e);
+  assert_true(x && got_v && got_i && e);
+  uint32_t seed = (uint32_t)(N + K);
   for (int i = 0; i < R * N; i++) x[i] = key_value(&seed);
-  for (int i = 0; i < N; i++) x[N + i] = (float)((int)(next(&seed) % 9) - 8); /* row 1: ties at 0 */
-  x[N + 4000] = -0.0f;                                                         /* below +0 */
+  if (R > 1) {
+    for (int i = 0; i < N; i++) x[N + i] = (float)((int)(next(&seed) % 9) - 8);
+    x[N + N * 4 / 5] = -0.0f;
+  }
   vkhlo_executable_t *exe = test_compile(ctx, text);
   const void *in[1] = {x};
   void *out[2] = {got_v, got_i};
@@ -211,12 +217,27 @@ static void long_top_k(void **state) {
   vkhlo_executable_destroy(exe);
   for (int r = 0; r < R; r++) {
     for (int i = 0; i < N; i++) e[i] = (entry_t){{-(int64_t)total_key(x[r * N + i]), 0}, i};
-    qsort(e, N, sizeof *e, entry_cmp);
+    qsort(e, (size_t)N, sizeof *e, entry_cmp);
     for (int i = 0; i < K; i++)
       if (got_i[r * K + i] != e[i].at || memcmp(&got_v[r * K + i], &x[r * N + e[i].at], sizeof(float)) != 0)
-        fail_msg("row %d, %d-th largest: %g at %d, want %g at %d", r, i, got_v[r * K + i], got_i[r * K + i],
-                 x[r * N + e[i].at], e[i].at);
+        fail_msg("top %d of %d, row %d, %d-th largest: %g at %d, want %g at %d", K, N, r, i, got_v[r * K + i],
+                 got_i[r * K + i], x[r * N + e[i].at], e[i].at);
   }
+  free(x);
+  free(got_v);
+  free(got_i);
+  free(e);
+}
+
+/* Long rows keep the first k of each merged run once runs are k long:
+ * k below the first pass's groups of 8, above them (40 of 50000: the rows
+ * shrink pass by pass), 1, and k = N (nothing dropped). */
+static void long_top_k(void **state) {
+  vkhlo_context_t *ctx = *state;
+  top_k_case(ctx, 2, 5000, 9);
+  top_k_case(ctx, 3, 50000, 40);
+  top_k_case(ctx, 2, 1500, 1);
+  top_k_case(ctx, 1, 3000, 3000);
 }
 
 int main(void) {

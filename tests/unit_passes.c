@@ -976,7 +976,8 @@ static void test_split_long_reductions(void **state) {
  * first pass over groups of 8, then 4 runs merged into one per pass, the
  * last up to the row (5000: 1 -> 8 -> 32 -> 128 -> 512 -> 2048 -> 5000),
  * each with the sort's comparator and dimension; chlo.top_k of such rows
- * a sort of (operand, iota) and slices; rows of 1024 stay one sort. */
+ * a sort of (operand, iota) keeping the first k; rows of 1024 stay one
+ * sort. */
 static void test_long_sorts(void **state) {
   (void)state;
   static const char sort_text[] =
@@ -1004,22 +1005,33 @@ static void test_long_sorts(void **state) {
   assert_int_equal(in->opcode, HLO_OPCODE_PARAMETER);
   hlo_module_destroy(m);
 
+  /* top 20 of 5000: runs of 8 sorted, then each merged run keeps its
+   * first 20, the rows shrinking 5000 -> 3128 -> 788 -> 200 -> 60 -> 20 */
   m = expanded(
-      "func.func @main(%x: tensor<3x5000xi32>) -> (tensor<3x4xi32>, tensor<3x4xi32>) {\n"
-      "  %v, %i = chlo.top_k(%x, k = 4) : tensor<3x5000xi32> -> (tensor<3x4xi32>, tensor<3x4xi32>)\n"
-      "  return %v, %i : tensor<3x4xi32>, tensor<3x4xi32>\n}\n",
+      "func.func @main(%x: tensor<3x5000xi32>) -> (tensor<3x20xi32>, tensor<3x20xi32>) {\n"
+      "  %v, %i = chlo.top_k(%x, k = 20) : tensor<3x5000xi32> -> (tensor<3x20xi32>, tensor<3x20xi32>)\n"
+      "  return %v, %i : tensor<3x20xi32>, tensor<3x20xi32>\n}\n",
       true);
   assert_int_equal(count_op(entry(m), HLO_OPCODE_CHLO_TOP_K), 0);
-  assert_int_equal(count_op(entry(m), HLO_OPCODE_SORT_RUNS), 6);
-  assert_int_equal(count_op(entry(m), HLO_OPCODE_SLICE), 2);
-  hlo_instruction_t *first = NULL;
-  for (int i = 0; i < entry(m)->instruction_count; i++)
-    if (!first && entry(m)->instructions[i]->opcode == HLO_OPCODE_SORT_RUNS) first = entry(m)->instructions[i];
-  assert_int_equal(first->attrs.dimension, 1);
-  assert_int_equal(first->operands[0]->opcode, HLO_OPCODE_PARAMETER);
-  assert_int_equal(first->operands[1]->opcode, HLO_OPCODE_IOTA);
-  assert_int_equal(first->operands[1]->attrs.dimension, 1);
-  hlo_instruction_t *gt = first->called_computations[0]->root;
+  static const int64_t passes[][4] = {/* run, merged, k, result length */
+                                      {20, 60, 20, 20},  {20, 80, 20, 60}, {20, 80, 20, 200},
+                                      {20, 80, 20, 788}, {8, 32, 20, 3128}, {1, 8, 0, 5000}};
+  hlo_instruction_t *tuple = root(m);
+  assert_int_equal(tuple->opcode, HLO_OPCODE_TUPLE);
+  in = tuple->operands[0]->operands[0]; /* get_tuple_element 0 of the last pass */
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(in->opcode, HLO_OPCODE_SORT_RUNS);
+    assert_int_equal(in->attrs.dimension, 1);
+    assert_int_equal(in->attrs.run_length, passes[i][0]);
+    assert_int_equal(in->attrs.merged_run_length, passes[i][1]);
+    assert_int_equal(in->attrs.k, passes[i][2]);
+    assert_int_equal(in->shape.tuple_shapes[1].dimensions[1], passes[i][3]);
+    if (i < 5) in = in->operands[0]->operands[0];
+  }
+  assert_int_equal(in->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+  assert_int_equal(in->operands[1]->opcode, HLO_OPCODE_IOTA);
+  assert_int_equal(in->operands[1]->attrs.dimension, 1);
+  hlo_instruction_t *gt = in->called_computations[0]->root;
   assert_int_equal(gt->opcode, HLO_OPCODE_COMPARE);
   assert_int_equal(gt->attrs.comparison_direction, HLO_CMP_GT);
   assert_int_equal(gt->attrs.compare_type, HLO_CMP_TYPE_SIGNED);
