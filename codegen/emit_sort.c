@@ -62,8 +62,7 @@ static vkhlo_status_t emit_merge(elemental_emitter_t *E, const hlo_instruction_t
       (keep > 0 && merged < len && keep > merged))
     return el_unimplemented(instr, "sort_runs of runs %lld merged into %lld keeping %lld", (long long)run,
                             (long long)merged, (long long)keep);
-  int64_t groups = (len + merged - 1) / merged, rest = len - (groups - 1) * merged;
-  int64_t out_len = keep ? (groups - 1) * keep + (rest < keep ? rest : keep) : len;
+  int64_t out_len = hlo_sort_runs_length(len, merged, keep);
   if (dim >= 0 && el_result_shape(instr, 0)->dimensions[dim] != out_len)
     return VKHLO_INTERNAL("sort_runs %s: result of %lld along the dimension, want %lld", instr->name,
                           (long long)el_result_shape(instr, 0)->dimensions[dim], (long long)out_len);

@@ -465,8 +465,8 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
  * Why: sort's own kernel ranks each element against the whole row, n
  * comparisons per element; a row of 65536 took 2 s on lavapipe, and
  * lavapipe stops loops past 65535 iterations (see long reductions).  The
- * passes cost about log2(n)^2 / 2 comparisons per element and one dispatch
- * per pass.
+ * passes cost O(log^2 n) comparisons per element (a binary search in each
+ * of the other runs of a group per pass) and one dispatch per pass.
  *
  * chlo.top_k of rows longer than that is a sort of (operand, iota) in
  * descending total order (ties stay in index order) of which only the
@@ -478,11 +478,18 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
 #define SORT_FIRST_RUN 8
 #define SORT_MERGE_FANOUT 4
 
-static int64_t sort_row_length(const hlo_instruction_t *in) {
+/* The dimension a sort (or chlo.top_k: the last) orders, counted from 0
+ * (sort's may be negative, from the end); -1 when out of range. */
+static int64_t sort_dimension(const hlo_instruction_t *in) {
   const hlo_shape_t *s = &in->operands[0]->shape;
   int64_t d = in->opcode == HLO_OPCODE_SORT ? in->attrs.dimension : s->rank - 1;
   if (d < 0) d += s->rank;
-  return d >= 0 && d < s->rank ? s->dimensions[d] : 1;
+  return d >= 0 && d < s->rank ? d : -1;
+}
+
+static int64_t sort_row_length(const hlo_instruction_t *in) {
+  int64_t d = sort_dimension(in);
+  return d >= 0 ? in->operands[0]->shape.dimensions[d] : 1;
 }
 
 static bool is_long_sort(const hlo_instruction_t *in) {
@@ -504,11 +511,7 @@ static hlo_instruction_t *merge_sort(expand_ctx_t *x, int n, hlo_instruction_t *
   for (int64_t run = 1; !x->failed;) {
     int64_t merged = run == 1 ? SORT_FIRST_RUN : run * SORT_MERGE_FANOUT;
     bool last = merged >= len, cut = keep > 0 && merged >= keep;
-    int64_t out_len = len;
-    if (cut) { /* every group of |merged| keeps |keep|, the last at most that */
-      int64_t groups = (len + merged - 1) / merged, rest = len - (groups - 1) * merged;
-      out_len = (groups - 1) * keep + (rest < keep ? rest : keep);
-    }
+    int64_t out_len = hlo_sort_runs_length(len, merged, cut ? keep : 0);
     hlo_shape_t shapes[EL_MAX_RESULTS], shape;
     for (int k = 0; k < n; k++) {
       shapes[k] = v[k]->shape;
@@ -552,9 +555,8 @@ static hlo_computation_t *greater_body(expand_ctx_t *x, hlo_element_type_t t, hl
 static hlo_instruction_t *expand_long_sort(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *v[EL_MAX_RESULTS];
   if (in->opcode == HLO_OPCODE_SORT) {
-    int64_t dim = in->attrs.dimension < 0 ? in->attrs.dimension + in->shape.rank : in->attrs.dimension;
     for (int k = 0; k < in->operand_count; k++) v[k] = in->operands[k];
-    return merge_sort(x, in->operand_count, v, dim, in->called_computations[0], 0);
+    return merge_sort(x, in->operand_count, v, sort_dimension(in), in->called_computations[0], 0);
   }
   /* chlo.top_k: the first k of (operand, iota) sorted descending, which
    * the last pass leaves in the shape of top_k's results */

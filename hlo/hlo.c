@@ -147,6 +147,12 @@ int64_t hlo_shape_element_count(const hlo_shape_t *shape) {
   return n;
 }
 
+int64_t hlo_sort_runs_length(int64_t len, int64_t merged, int64_t k) {
+  if (k <= 0 || merged <= 0) return len;
+  int64_t groups = (len + merged - 1) / merged, rest = len - (groups - 1) * merged;
+  return (groups - 1) * k + (rest < k ? rest : k);
+}
+
 size_t hlo_shape_size_bytes(const hlo_shape_t *shape) {
   if (shape->element_type == HLO_TUPLE) return 0;
   return (size_t)hlo_shape_element_count(shape) * hlo_element_type_size_bytes(shape->element_type);

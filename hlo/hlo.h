@@ -74,6 +74,10 @@ typedef struct hlo_shape {
 /* A rank-|rank| array shape with the default row-major layout. */
 void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims);
 int64_t hlo_shape_element_count(const hlo_shape_t *shape);
+/* The length along its dimension of a sort_runs result (attrs in
+ * hlo_attrs_t): |len| elements in groups of |merged|, each group keeping
+ * its first |k| (k = 0: all, |len|). */
+int64_t hlo_sort_runs_length(int64_t len, int64_t merged, int64_t k);
 size_t hlo_shape_size_bytes(const hlo_shape_t *shape); /* host bytes; 0 for tuples */
 bool hlo_shape_is_tuple(const hlo_shape_t *shape);
 bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b); /* type and dims, not layout */

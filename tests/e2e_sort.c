@@ -11,7 +11,8 @@
  *   - a 3000 x 3 pair of operands sorted along dimension 0 (not the
  *     minor-most) by a two-key comparator (i32 descending, then f32
  *     ascending), each column on its own;
- *   - 2049 elements (one past a power of two: a last run of one element);
+ *   - 2049 elements (one past a power of two: a last run of one element),
+ *     also with dimension = -1 (the spec's count from the end);
  *   - chlo.top_k of long rows with NaN, infinity and ties: k = 9 of 5000,
  *     40 of 50000, 1 of 1500 and all 3000 of 3000 (the passes keep only
  *     the first k of each merged run).
@@ -102,19 +103,19 @@ static int entry_cmp(const void *pa, const void *pb) {
   return (a->at > b->at) - (a->at < b->at);
 }
 
-static void sort_1d(int n, void **state) {
+static void sort_1d(int n, int dimension, void **state) {
   vkhlo_context_t *ctx = *state;
   char text[1024];
   snprintf(text, sizeof text,
            "func.func @main(%%k: tensor<%dxf32>, %%v: tensor<%dxi32>) -> (tensor<%dxf32>, tensor<%dxi32>) {\n"
-           "  %%s:2 = \"stablehlo.sort\"(%%k, %%v) <{dimension = 0 : i64, is_stable = true}> ({\n"
+           "  %%s:2 = \"stablehlo.sort\"(%%k, %%v) <{dimension = %d : i64, is_stable = true}> ({\n"
            "  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>, %%c: tensor<i32>, %%d: tensor<i32>):\n"
            "    %%lt = stablehlo.compare LT, %%a, %%b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
            "    stablehlo.return %%lt : tensor<i1>\n"
            "  }) : (tensor<%dxf32>, tensor<%dxi32>) -> (tensor<%dxf32>, tensor<%dxi32>)\n"
            "  return %%s#0, %%s#1 : tensor<%dxf32>, tensor<%dxi32>\n"
            "}\n",
-           n, n, n, n, n, n, n, n, n, n);
+           n, n, n, n, dimension, n, n, n, n, n, n);
   float *k = malloc((size_t)n * sizeof *k), *got_k = malloc((size_t)n * sizeof *got_k);
   int32_t *v = malloc((size_t)n * sizeof *v), *got_v = malloc((size_t)n * sizeof *got_v);
   entry_t *e = malloc((size_t)n * sizeof *e);
@@ -143,8 +144,10 @@ static void sort_1d(int n, void **state) {
   free(e);
 }
 
-static void long_sort(void **state) { sort_1d(100003, state); }
-static void sort_one_past_power_of_two(void **state) { sort_1d(2049, state); }
+static void long_sort(void **state) { sort_1d(100003, 0, state); }
+static void sort_one_past_power_of_two(void **state) { sort_1d(2049, 0, state); }
+/* dimension -1: the last, counted from the end */
+static void long_sort_negative_dimension(void **state) { sort_1d(2049, -1, state); }
 
 /* Two operands of 3000 x 3 along dimension 0: the i32 key descending, then
  * the f32 key ascending (no NaN: a strict weak order in FLOAT compare). */
@@ -244,6 +247,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(long_sort),
       cmocka_unit_test(sort_one_past_power_of_two),
+      cmocka_unit_test(long_sort_negative_dimension),
       cmocka_unit_test(long_sort_two_keys),
       cmocka_unit_test(long_top_k),
   };
