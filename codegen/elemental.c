@@ -1303,12 +1303,8 @@ static vkhlo_status_t emit_gather(elemental_emitter_t *E, const hlo_instruction_
 
 /* ------------------------------------------------------- reductions */
 
-/* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|
- * inside loops that run |outer| times in all; writes the counters to
- * |vars| and their scopes to |loops|, and counts the iterations.  Returns
- * how often the innermost body runs (|outer| times the trip counts). */
-static int64_t open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
-                          const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
+int64_t el_open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
+                      const int64_t *dims, el_name_t *vars, glsl_scope_t *loops) {
   for (int i = 0; i < count; i++) {
     outer = dims[i] > 0 && outer > INT64_MAX / 4 / dims[i] ? INT64_MAX / 4 : outer * dims[i];
     el_count_loop_iterations(E, instr, outer);
@@ -1319,7 +1315,7 @@ static int64_t open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr
   return outer;
 }
 
-static void close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops) {
+void el_close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops) {
   for (int i = count - 1; i >= 0; i--) el_close(E, NULL, loops[i]);
 }
 
@@ -1380,7 +1376,7 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   bool try_row = n == 1 && nr >= 1 && E->reduce_row &&
                  hlo_dims_contains(instr->attrs.dimensions, is->rank - 1);
   int nouter = try_row ? nr - 1 : nr;
-  int64_t outer = open_loops(E, instr, 1, nouter, rdims, vars, loops);
+  int64_t outer = el_open_loops(E, instr, 1, nouter, rdims, vars, loops);
   int ri = 0, oi = 0;
   for (int d = 0; d < is->rank; d++) {
     if (!hlo_dims_contains(instr->attrs.dimensions, d)) ii[d] = index[oi++];
@@ -1392,11 +1388,11 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
     VKHLO_RETURN_IF_ERROR(E->reduce_row(E, instr, ii, is->rank - 1, rdims[nr - 1], acc, &handled));
   if (handled) el_count_loop_iterations(E, instr, outer * (rdims[nr - 1] / 8 + 2)); /* by words */
   if (try_row && !handled) {
-    open_loops(E, instr, outer, 1, &rdims[nr - 1], &vars[nr - 1], &loops[nr - 1]);
+    el_open_loops(E, instr, outer, 1, &rdims[nr - 1], &vars[nr - 1], &loops[nr - 1]);
     ii[is->rank - 1] = vars[nr - 1];
   }
   if (!handled) VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, ii, acc));
-  close_loops(E, handled ? nr - 1 : nr, loops);
+  el_close_loops(E, handled ? nr - 1 : nr, loops);
   for (int k = 0; k < n; k++) out[k] = acc[k];
   return NULL;
 }
@@ -1504,7 +1500,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
     strbuf_free(&zero);
   }
   glsl_scope_t loops[HLO_MAX_RANK];
-  open_loops(E, instr, 1, nc, cdims, vars, loops);
+  el_open_loops(E, instr, 1, nc, cdims, vars, loops);
   int o = nb;
   for (int i = 0; i < nb; i++) {
     li[lb[i]] = index[i];
@@ -1556,7 +1552,7 @@ vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t
   for (int q = 0; q < rows; q++)
     for (int j = 0; j < lanes; j++)
       emit_mac(E, instr, rt, &acc[q * lanes + j], &a[q], ls->element_type, &b[j], rs->element_type);
-  close_loops(E, nc, loops);
+  el_close_loops(E, nc, loops);
   for (int j = 0; j < rows * lanes; j++) finish_acc(E, instr, rt, &acc[j], &out[j]);
   return NULL;
 }
@@ -1612,7 +1608,7 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
   for (int d = 0; d < is->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
   el_name_t vars[HLO_MAX_RANK], ii[HLO_MAX_RANK], valid;
   glsl_scope_t loops[HLO_MAX_RANK];
-  open_loops(E, instr, 1, is->rank, wdims, vars, loops);
+  el_open_loops(E, instr, 1, is->rank, wdims, vars, loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < is->rank; d++)
@@ -1635,7 +1631,7 @@ static vkhlo_status_t emit_reduce_window(elemental_emitter_t *E, const hlo_instr
   for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", x[k].s, init[k].s);
   el_close(E, instr, branch);
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc));
-  close_loops(E, is->rank, loops);
+  el_close_loops(E, is->rank, loops);
   for (int k = 0; k < n; k++) out[k] = acc[k];
   return NULL;
 }
@@ -1687,7 +1683,7 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   for (int i = 0; i < ns; i++) ldims[i + 1] = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
   el_name_t vars[HLO_MAX_RANK + 1], valid;
   glsl_scope_t loops[HLO_MAX_RANK + 1];
-  open_loops(E, instr, 1, ns + 1, ldims, vars, loops);
+  el_open_loops(E, instr, 1, ns + 1, ldims, vars, loops);
   ki[a->kernel_input_feature_dimension] = vars[0];
   if (fgc > 1)
     idx_def(E, instr, &li[a->input_feature_dimension], "(%s / %lld) * %lld + %s", of,
@@ -1713,7 +1709,7 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, ki, &y));
   emit_mac(E, instr, rt, &acc, &x, ls->element_type, &y, ks->element_type);
   el_close(E, instr, inside);
-  close_loops(E, ns + 1, loops);
+  el_close_loops(E, ns + 1, loops);
   finish_acc(E, instr, rt, &acc, out);
   return NULL;
 }
@@ -1768,7 +1764,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   }
   int64_t wdims[HLO_MAX_RANK] = {0};
   for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  open_loops(E, instr, sources, rank, wdims, wv, window_loops);
+  el_open_loops(E, instr, sources, rank, wdims, wv, window_loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < rank; d++)
@@ -1790,7 +1786,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   for (int d = 0; d < rank; d++) el_line(E, instr, "%s = %s;", curpos[d].s, ii[d].s);
   el_close(E, instr, select);
   el_close(E, instr, inside);
-  close_loops(E, rank, window_loops);
+  el_close_loops(E, rank, window_loops);
   /* selected == this element? */
   strbuf_t cond;
   strbuf_init(&cond, E->allocator);
@@ -1803,7 +1799,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   el_name_t sargs[2] = {acc, src};
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[1], 2, sargs, 1, &acc));
   el_close(E, instr, selected);
-  close_loops(E, rank, source_loops);
+  el_close_loops(E, rank, source_loops);
   *out = acc;
   return NULL;
 }

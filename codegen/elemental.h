@@ -265,6 +265,14 @@ vkhlo_status_t el_unimplemented(const hlo_instruction_t *instr, const char *fmt,
  * its trip count (an upper bound where it depends on the element) times
  * the iterations of the loops around it. */
 void el_count_loop_iterations(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t iterations);
+/* Opens nested loops "for (int rN = 0; rN < n; rN++) {" over |dims|
+ * inside loops that run |outer| times in all; writes the counters to
+ * |vars| and their scopes to |loops|, and counts the iterations.  Returns
+ * how often the innermost body runs (|outer| times the trip counts).
+ * el_close_loops closes |count| of them, innermost first. */
+int64_t el_open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
+                      const int64_t *dims, el_name_t *vars, glsl_scope_t *loops);
+void el_close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops);
 /* Records the features of element type |t| in E->features. */
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t);
 /* Appends the row-major linear index of |index| in |shape| ("0" for rank 0). */

@@ -865,21 +865,14 @@ static vkhlo_status_t emit_reduce_lanes(elemental_emitter_t *E, fusion_ctx_t *ct
     el_fresh(E, "v", &out[l]);
     el_line(E, x, "%s %s = %s;", glsl_compute_type_on(E->target, t), out[l].s, init.s);
   }
-  el_name_t ii[HLO_MAX_RANK];
+  el_name_t ii[HLO_MAX_RANK], vars[HLO_MAX_RANK];
   glsl_scope_t loops[HLO_MAX_RANK];
-  int nloops = 0, oi = 0;
-  int64_t outer = 1;
-  for (int d = 0; d < is->rank; d++) {
-    if (!hlo_dims_contains(x->attrs.dimensions, d)) {
-      ii[d] = index[oi++];
-      continue;
-    }
-    outer *= is->dimensions[d];
-    el_count_loop_iterations(E, x, outer);
-    el_fresh(E, "r", &ii[d]);
-    loops[nloops++] = el_open(E, x, "for (int %s = 0; %s < %lld; %s++) {", ii[d].s, ii[d].s,
-                              (long long)is->dimensions[d], ii[d].s);
-  }
+  int64_t rdims[HLO_MAX_RANK];
+  int nr = 0, ri = 0, oi = 0;
+  for (int d = 0; d < is->rank; d++)
+    if (hlo_dims_contains(x->attrs.dimensions, d)) rdims[nr++] = is->dimensions[d];
+  el_open_loops(E, x, 1, nr, rdims, vars, loops);
+  for (int d = 0; d < is->rank; d++) ii[d] = hlo_dims_contains(x->attrs.dimensions, d) ? vars[ri++] : index[oi++];
   row_reads_t reads;
   memset(&reads, 0, sizeof reads);
   int budget = 256;
@@ -923,7 +916,7 @@ static vkhlo_status_t emit_reduce_lanes(elemental_emitter_t *E, fusion_ctx_t *ct
     if (!st) st = el_reduce_step(E, x, ii, &out[l]);
     el_close(E, x, lane);
   }
-  for (int i = nloops - 1; i >= 0; i--) el_close(E, NULL, loops[i]);
+  el_close_loops(E, nr, loops);
   E->features |= GLSL_FEATURE_INT64;
   return st;
 }

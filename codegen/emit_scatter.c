@@ -55,14 +55,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
 
   el_name_t u[HLO_MAX_RANK];
   glsl_scope_t loops[HLO_MAX_RANK];
-  int64_t iterations = 1;
-  for (int d = 0; d < us->rank; d++) {
-    iterations *= us->dimensions[d];
-    el_count_loop_iterations(E, instr, iterations);
-    el_fresh(E, "r", &u[d]);
-    loops[d] = el_open(E, instr, "for (int %s = 0; %s < %lld; %s++) {", u[d].s, u[d].s,
-                       (long long)us->dimensions[d], u[d].s);
-  }
+  el_open_loops(E, instr, 1, us->rank, us->dimensions, u, loops);
   el_name_t usi[HLO_MAX_RANK];
   int nsi = 0;
   for (int d = 0; d < us->rank; d++)
@@ -151,6 +144,6 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   strbuf_free(&call);
   for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, ri, res[k].s);
   el_close(E, instr, inside);
-  for (int d = us->rank - 1; d >= 0; d--) el_close(E, NULL, loops[d]);
+  el_close_loops(E, us->rank, loops);
   return NULL;
 }
