@@ -421,6 +421,43 @@ static void row_reads(const hlo_instruction_t *x, const hlo_shape_t *s, int dim,
   for (int k = 0; k < x->operand_count; k++) row_reads(x->operands[k], s, dim, r, budget);
 }
 
+/* Keeps in |r|'s params (in place; returns how many) the fused parameters
+ * a kernel can read by 64-bit words at the reduce input's index: 32-bit,
+ * of the input's shape |is|, their element count a multiple of |multiple|,
+ * among the first 64 operands. */
+static int word_params(const fusion_ctx_t *ctx, row_reads_t *r, const hlo_shape_t *is, int64_t multiple) {
+  int np = 0;
+  for (int i = 0; i < r->param_count; i++) {
+    int p = r->params[i]->parameter_number;
+    if (p < 0 || p >= ctx->fusion->operand_count || p >= 64) continue;
+    const hlo_shape_t *ps = &ctx->fusion->operands[p]->shape;
+    if (!is_plain32(ps->element_type) || !hlo_shape_compatible_dims(ps, is) ||
+        hlo_shape_element_count(ps) % multiple != 0)
+      continue;
+    r->params[np++] = r->params[i];
+  }
+  return np;
+}
+
+/* Element |j| of each word |word[i]| into the memo, as the value of fused
+ * parameter |params[i]| at |index| (|rank| names), for the producers of
+ * the element's reduce step to find. */
+static vkhlo_status_t memo_word_elements(elemental_emitter_t *E, fusion_ctx_t *ctx,
+                                         const hlo_instruction_t *const *params, const el_name_t *word, int np,
+                                         int j, const el_name_t *index, int rank) {
+  for (int i = 0; i < np; i++) {
+    hlo_element_type_t t = ctx->fusion->operands[params[i]->parameter_number]->shape.element_type;
+    char text[96];
+    word_element(text, sizeof text, t, word[i].s, j, false);
+    el_name_t v;
+    el_def(E, params[i], t, false, &v, "%s", text);
+    char *key = index_key(E->allocator, index, rank);
+    if (!key) return VKHLO_NO_MEMORY();
+    memo_add(ctx, E, params[i], key, 1, &v);
+  }
+  return NULL;
+}
+
 /* el_reduce_row_fn (CPU devices with shaderInt64, not in wide kernels).
  * On lavapipe every storage-buffer load is a loop over the SIMD lanes, so
  * a reduce that walks its row one element per iteration pays a load per
@@ -442,18 +479,10 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
   const hlo_shape_t *is = &instr->operands[0]->shape;
   row_reads_t reads;
   memset(&reads, 0, sizeof reads);
-  int np = 0, budget = 256;
+  int budget = 256;
   row_reads(instr->operands[0], is, dim, &reads, &budget);
-  const hlo_instruction_t **params = reads.params; /* kept in place: those readable as words */
-  for (int i = 0; i < reads.param_count; i++) {
-    int p = params[i]->parameter_number;
-    if (p < 0 || p >= ctx->fusion->operand_count || p >= 64) continue;
-    const hlo_shape_t *ps = &ctx->fusion->operands[p]->shape;
-    if (!is_plain32(ps->element_type) || !hlo_shape_compatible_dims(ps, is) ||
-        hlo_shape_element_count(ps) % 8 != 0)
-      continue;
-    params[np++] = params[i];
-  }
+  const hlo_instruction_t **params = reads.params;
+  int np = word_params(ctx, &reads, is, 8);
   if (np == 0) return NULL;
 
   strbuf_t pos;
@@ -489,17 +518,7 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
     el_line(E, instr, "int %s = %s * 8 + %d - %s;", e.s, w.s, j, base.s);
     glsl_scope_t in_row = el_open(E, instr, "if (%s >= 0 && %s < %lld) {", e.s, e.s, (long long)len);
     index[dim] = e;
-    for (int i = 0; i < np && !st; i++) {
-      const hlo_instruction_t *x = params[i];
-      hlo_element_type_t t = ctx->fusion->operands[x->parameter_number]->shape.element_type;
-      char text[96];
-      word_element(text, sizeof text, t, word[i].s, j, false);
-      el_name_t v;
-      el_def(E, x, t, false, &v, "%s", text);
-      char *key = index_key(E->allocator, index, is->rank);
-      if (!key) st = VKHLO_NO_MEMORY();
-      else memo_add(ctx, E, x, key, 1, &v);
-    }
+    st = memo_word_elements(E, ctx, params, word, np, j, index, is->rank);
     if (!st) st = el_reduce_step(E, instr, index, acc);
     el_close(E, NULL, in_row);
   }
@@ -881,17 +900,12 @@ static vkhlo_status_t emit_reduce_lanes(elemental_emitter_t *E, fusion_ctx_t *ct
   strbuf_init(&pos, E->allocator);
   el_append_linear(&pos, is, ii);
   el_name_t word[ROW_MAX];
-  int np = 0;
-  const char *type = W == 8 ? "u64vec4" : "u64vec2";
-  for (int i = 0; i < reads.param_count && !pos.failed; i++) {
+  int np = word_params(ctx, &reads, is, W);
+  for (int i = 0; i < np && !pos.failed; i++) {
     int p = reads.params[i]->parameter_number;
-    if (p < 0 || p >= ctx->fusion->operand_count || p >= 64) continue;
-    const hlo_shape_t *ps = &ctx->fusion->operands[p]->shape;
-    if (!is_plain32(ps->element_type) || !hlo_shape_compatible_dims(ps, is)) continue;
-    el_fresh(E, "q", &word[np]);
-    el_line(E, x, "%s %s = in%dw_at((%s) / %d);", type, word[np].s, p, pos.data, W);
+    el_fresh(E, "q", &word[i]);
+    el_line(E, x, "%s %s = in%dw_at((%s) / %d);", W == 8 ? "u64vec4" : "u64vec2", word[i].s, p, pos.data, W);
     E->wide_inputs |= 1ull << p;
-    reads.params[np++] = reads.params[i];
   }
   vkhlo_status_t st = pos.failed ? VKHLO_NO_MEMORY() : NULL;
   strbuf_free(&pos);
@@ -902,17 +916,7 @@ static vkhlo_status_t emit_reduce_lanes(elemental_emitter_t *E, fusion_ctx_t *ct
     el_fresh(E, "i", &c);
     el_line(E, x, "int %s = %s + %d;", c.s, column.s, l);
     ii[is->rank - 1] = c;
-    for (int i = 0; i < np && !st; i++) {
-      const hlo_instruction_t *pa = reads.params[i];
-      char text[96];
-      word_element(text, sizeof text, ctx->fusion->operands[pa->parameter_number]->shape.element_type, word[i].s, l,
-                   false);
-      el_name_t v;
-      el_def(E, pa, ctx->fusion->operands[pa->parameter_number]->shape.element_type, false, &v, "%s", text);
-      char *key = index_key(E->allocator, ii, is->rank);
-      if (!key) st = VKHLO_NO_MEMORY();
-      else memo_add(ctx, E, pa, key, 1, &v);
-    }
+    st = memo_word_elements(E, ctx, reads.params, word, np, l, ii, is->rank);
     if (!st) st = el_reduce_step(E, x, ii, &out[l]);
     el_close(E, x, lane);
   }
