@@ -99,6 +99,7 @@ void glsl_append_prelude(strbuf_t *sb, unsigned features) {
   append_file(sb, "nan.glsl");
   if (features & GLSL_FEATURE_FLOAT64) append_file(sb, "nan_double.glsl");
   strbuf_append(sb, "#define isnan(x) vk_isnan(x)\n#define isinf(x) vk_isinf(x)\n");
+  if (features & GLSL_FEATURE_FMA_DOUBLE) strbuf_append(sb, "#define VK_FMA_VIA_DOUBLE 1\n");
   glsl_append_prelude_pieces(sb, features, COUNT_OF(pieces), false);
   /* After the helpers, so that only the kernel's own code is redirected. */
   if (features & GLSL_FEATURE_F16_SOFT) append_file(sb, "half_soft.glsl");

@@ -374,6 +374,10 @@ bool glsl_type_lookup_on(const codegen_target_t *target, hlo_element_type_t t, g
     else *out = (glsl_type_t){"vec2", "uvec4", 64, 'C',
                               GLSL_HELPERS_FLOAT | GLSL_HELPERS_COMPLEX | GLSL_HELPERS_F64SOFT};
   }
+  /* complex products round once (vk_cmul's vk_fma): through double where
+   * the device may split fma (lavapipe does) */
+  if (t == HLO_C64 && target->is_cpu && target->shader_float64)
+    out->features |= GLSL_FEATURE_FMA_DOUBLE | GLSL_FEATURE_FLOAT64;
   return true;
 }
 

@@ -50,6 +50,9 @@ enum {
   GLSL_HELPERS_TEXEL = 1u << 18,
   /* subgroupShuffle (GL_KHR_shader_subgroup_shuffle; E->preamble's) */
   GLSL_FEATURE_SUBGROUP_SHUFFLE = 1u << 19,
+  /* complex products' fma through double (float_basic.glsl's vk_fma, where
+   * the device may split fma: CPU devices with shaderFloat64) */
+  GLSL_FEATURE_FMA_DOUBLE = 1u << 20,
   /* emulation blocks (restricted devices; see "Emulated forms" below) */
   GLSL_HELPERS_EMU64 = 1u << 28,  /* i64_ / u64_ helpers on uvec2 */
   GLSL_HELPERS_PACKED = 1u << 29, /* VK_LOAD_* / VK_STORE_* on packed words */

@@ -6,11 +6,12 @@
 /* One product of each part rounded, the other fused into it, as XLA's
  * CPU backend (whose results the conformance files hold) computes it:
  * with both products rounded, 32 of the 600 elements of
- * integer_pow_complex64_20_30 differ from it by an ulp or two.  Drivers
- * that split fma into a multiply and an add (lavapipe 22.3) give the
- * latter; precise keeps them from contracting anything else. */
+ * integer_pow_complex64_20_30 differ from it by an ulp or two.  vk_fma
+ * rounds once also where the driver splits fma into a multiply and an add
+ * (lavapipe 22.3; float_basic.glsl); precise keeps the compiler from
+ * contracting anything else. */
 CT vk_cmul(CT a, CT b) {
-  precise FT re = fma(a.x, b.x, -(a.y * b.y)), im = fma(a.x, b.y, a.y * b.x);
+  precise FT re = vk_fma(a.x, b.x, -(a.y * b.y)), im = vk_fma(a.x, b.y, a.y * b.x);
   return CT(re, im);
 }
 CT vk_cdiv(CT a, CT b) {
