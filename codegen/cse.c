@@ -66,6 +66,7 @@ static bool attrs_equal(const hlo_attrs_t *a, const hlo_attrs_t *b) {
   D(scatter_indices_batching_dims) D(scatter_dims_to_operand_dims)
   D(lhs_batching_dimensions) D(rhs_batching_dimensions)
   D(lhs_contracting_dimensions) D(rhs_contracting_dimensions)
+  D(lhs_ragged_dimensions) D(rhs_group_dimensions)
   D(window_strides) D(padding) D(lhs_dilation) D(rhs_dilation) D(window_reversal)
   V(input_batch_dimension) V(input_feature_dimension)
   D(input_spatial_dimensions)

@@ -8,6 +8,8 @@
  *                                but feature_index)
  *   chlo.mulhi                   a widening multiply and a shift (<= 32 bits)
  *                                or a 32x32-bit schoolbook product (64 bits)
+ *   chlo.ragged_dot              dot_general of every group, the group's own
+ *                                part kept by select (see "ragged dot")
  *   dynamic_broadcast_in_dim,    the static op: the result type is static,
  *   dynamic_iota, dynamic_reshape  so the shape operand only restates it
  *   dynamic_pad, dynamic_gather, the static op, when the operands holding
@@ -872,6 +874,189 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
   return NULL;
 }
 
+/* -------------------------------------------------------- ragged dot */
+
+/* chlo.ragged_dot (verifier.c gives the three modes) as dot_general: the
+ * groups of the lhs ragged dimension are contiguous, group j covering
+ * positions [start_j, end_j) with end = the inclusive prefix sum of
+ * group_sizes and start = end - group_sizes; positions past the last end
+ * belong to no group (their results are 0).
+ *   mode 1 (ragged non-contracting m): the product with every rhs group
+ *     (its group dimension a free dimension), then per position of m only
+ *     its own group's column kept (select) and the group dimension summed
+ *     away: exactly one nonzero term;
+ *   mode 2 (ragged contracting k): the lhs copied once per group with the
+ *     k positions of other groups zeroed (select), its group dimension a
+ *     free one of the product, moved to the front;
+ *   mode 3 (ragged batch): the product itself (the rhs has no groups).
+ * The product is computed for every group (g times a plain product's
+ * work): a correct decomposition from the core ops, not a grouped GEMM. */
+
+/* The inclusive prefix sums of |a| along its last dimension
+ * (reduce_window add, window [1, .., n] padded n - 1 in front). */
+static hlo_instruction_t *prefix_sums(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  hlo_element_type_t t = a->shape.element_type;
+  hlo_computation_t *body = add_body(x, t);
+  hlo_instruction_t *ops[2] = {a, scalar(x, t, 0, 0)};
+  hlo_instruction_t *in = body ? emit(x, HLO_OPCODE_REDUCE_WINDOW, &a->shape, 2, ops) : NULL;
+  if (!in) {
+    x->failed = true;
+    return NULL;
+  }
+  int rank = a->shape.rank;
+  int64_t window[HLO_MAX_RANK], ones[HLO_MAX_RANK], padding[2 * HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    window[d] = d == rank - 1 ? a->shape.dimensions[d] : 1;
+    ones[d] = 1;
+    padding[2 * d] = d == rank - 1 ? a->shape.dimensions[d] - 1 : 0;
+    padding[2 * d + 1] = 0;
+  }
+  hlo_attrs_t *at = &in->attrs;
+  at->window_dimensions = hlo_dims_make(x->m, window, rank);
+  at->window_strides = hlo_dims_make(x->m, ones, rank);
+  at->base_dilations = hlo_dims_make(x->m, ones, rank);
+  at->window_dilations = hlo_dims_make(x->m, ones, rank);
+  at->padding = hlo_dims_make(x->m, padding, 2 * rank);
+  if (!at->window_dimensions.data || !at->window_strides.data || !at->base_dilations.data ||
+      !at->window_dilations.data || !at->padding.data || !hlo_instruction_set_called(x->m, in, 1, &body))
+    x->failed = true;
+  return in;
+}
+
+/* The predicate [prefix..., n, g]: position i of the ragged dimension (n
+ * long) is in group j, for group_sizes |gs| of shape [prefix..., g]. */
+static hlo_instruction_t *group_mask(expand_ctx_t *x, hlo_instruction_t *gs, int64_t n) {
+  if (!gs) return NULL;
+  int np = gs->shape.rank - 1;
+  int64_t dims[HLO_MAX_RANK + 1], keep[HLO_MAX_RANK];
+  for (int d = 0; d < np; d++) dims[d] = gs->shape.dimensions[d], keep[d] = d;
+  dims[np] = n;
+  dims[np + 1] = gs->shape.dimensions[np];
+  keep[np] = np + 1;
+  hlo_shape_t ms = array_shape(gs->shape.element_type, np + 2, dims);
+  hlo_instruction_t *end = prefix_sums(x, gs);
+  hlo_instruction_t *start = binary(x, HLO_OPCODE_SUBTRACT, end, gs);
+  hlo_instruction_t *pos = emit(x, HLO_OPCODE_IOTA, &ms, 0, NULL);
+  if (pos) pos->attrs.dimension = np;
+  hlo_instruction_t *after_start = compare(x, broadcast(x, start, &ms, np + 1, keep), pos, HLO_CMP_LE);
+  hlo_instruction_t *before_end = compare(x, pos, broadcast(x, end, &ms, np + 1, keep), HLO_CMP_LT);
+  return binary(x, HLO_OPCODE_AND, after_start, before_end);
+}
+
+static hlo_dims_t shifted_dims(expand_ctx_t *x, hlo_dims_t d, int64_t by) {
+  int64_t v[HLO_MAX_RANK];
+  for (int i = 0; i < d.count; i++) v[i] = d.data[i] + by;
+  hlo_dims_t r = hlo_dims_make(x->m, v, d.count);
+  if (d.count && !r.data) x->failed = true;
+  return r;
+}
+
+/* dot_general(l, r) with |like|'s dimension numbers, the lhs ones moved by
+ * |lhs_shift|, of element type |t| and the dimensions dot_general gives. */
+static hlo_instruction_t *plain_dot(expand_ctx_t *x, hlo_instruction_t *l, hlo_instruction_t *r,
+                                    const hlo_attrs_t *like, int lhs_shift, hlo_element_type_t t) {
+  if (!l || !r) return NULL;
+  const hlo_dims_t *lb = &like->lhs_batching_dimensions, *lc = &like->lhs_contracting_dimensions,
+                   *rb = &like->rhs_batching_dimensions, *rc = &like->rhs_contracting_dimensions;
+  int64_t dims[HLO_MAX_RANK];
+  int rank = 0;
+  for (int i = 0; i < lb->count; i++) dims[rank++] = l->shape.dimensions[lb->data[i] + lhs_shift];
+  for (int i = 0; i < l->shape.rank; i++)
+    if (!hlo_dims_contains(*lb, i - lhs_shift) && !hlo_dims_contains(*lc, i - lhs_shift))
+      dims[rank++] = l->shape.dimensions[i];
+  for (int i = 0; i < r->shape.rank; i++)
+    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i)) dims[rank++] = r->shape.dimensions[i];
+  hlo_shape_t s = array_shape(t, rank, dims);
+  hlo_instruction_t *ops[2] = {l, r};
+  hlo_instruction_t *d = emit(x, HLO_OPCODE_DOT_GENERAL, &s, 2, ops);
+  if (!d) return NULL;
+  d->attrs.lhs_batching_dimensions = shifted_dims(x, *lb, lhs_shift);
+  d->attrs.lhs_contracting_dimensions = shifted_dims(x, *lc, lhs_shift);
+  d->attrs.rhs_batching_dimensions = *rb;
+  d->attrs.rhs_contracting_dimensions = *rc;
+  return d;
+}
+
+static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *l = in->operands[0], *r = in->operands[1], *gs = in->operands[2];
+  const hlo_attrs_t *a = &in->attrs;
+  const hlo_dims_t *lb = &a->lhs_batching_dimensions, *lc = &a->lhs_contracting_dimensions;
+  int64_t ragged = a->lhs_ragged_dimensions.data[0];
+  hlo_element_type_t t = in->shape.element_type;
+  int nb = lb->count;
+  if (hlo_dims_contains(*lb, ragged)) return plain_dot(x, l, r, a, 0, t); /* mode 3 */
+  /* group_sizes' prefix dimensions, as lhs dimensions (rank 1: none) */
+  bool contracting = hlo_dims_contains(*lc, ragged);
+  int64_t prefix[HLO_MAX_RANK];
+  int np = 0;
+  if (gs->shape.rank > 1) {
+    for (int i = 0; i < nb; i++) prefix[np++] = lb->data[i];
+    if (contracting)
+      for (int i = 0; i < lc->count && lc->data[i] != ragged; i++) prefix[np++] = lc->data[i];
+    else
+      for (int i = 0; i < ragged; i++)
+        if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) prefix[np++] = i;
+  }
+  hlo_instruction_t *mask = group_mask(x, gs, l->shape.dimensions[ragged]);
+  int64_t groups = gs->shape.dimensions[gs->shape.rank - 1];
+  int64_t map[HLO_MAX_RANK + 1];
+  if (contracting) { /* mode 2: l' = [g, lhs...] */
+    int64_t dims[HLO_MAX_RANK + 1], all[HLO_MAX_RANK];
+    dims[0] = groups;
+    for (int d = 0; d < l->shape.rank; d++) dims[d + 1] = l->shape.dimensions[d], all[d] = d + 1;
+    hlo_shape_t ls = array_shape(l->shape.element_type, l->shape.rank + 1, dims);
+    for (int i = 0; i < np; i++) map[i] = prefix[i] + 1;
+    map[np] = ragged + 1;
+    map[np + 1] = 0;
+    hlo_shape_t ps = with_type(&ls, HLO_PRED);
+    hlo_instruction_t *lg = select_(x, broadcast(x, mask, &ps, np + 2, map),
+                                    broadcast(x, l, &ls, l->shape.rank, all), splat(x, &ls, 0, 0));
+    hlo_instruction_t *d = plain_dot(x, lg, r, a, 1, t); /* [batch, g, lhs free, rhs free] */
+    if (!d || nb == 0) return d;
+    int64_t perm[HLO_MAX_RANK];
+    perm[0] = nb;
+    for (int i = 0; i < nb; i++) perm[i + 1] = i;
+    for (int i = nb + 1; i < d->shape.rank; i++) perm[i] = i;
+    hlo_instruction_t *tr = emit(x, HLO_OPCODE_TRANSPOSE, &in->shape, 1, &d);
+    if (tr) {
+      tr->attrs.permutation = hlo_dims_make(x->m, perm, d->shape.rank);
+      if (!tr->attrs.permutation.data) x->failed = true;
+    }
+    return tr;
+  }
+  /* mode 1: d = [batch, lhs free, rhs free with g] */
+  hlo_instruction_t *d = plain_dot(x, l, r, a, 0, t);
+  if (!d) return NULL;
+  int64_t lhs_free_at[HLO_MAX_RANK]; /* lhs dimension -> its dimension of d */
+  int pos = nb;
+  for (int i = 0; i < nb; i++) lhs_free_at[lb->data[i]] = i;
+  for (int i = 0; i < l->shape.rank; i++)
+    if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) lhs_free_at[i] = pos++;
+  int64_t gdim = pos;
+  for (int i = 0; i < r->shape.rank; i++) {
+    if (i == a->rhs_group_dimensions.data[0]) break;
+    if (!hlo_dims_contains(a->rhs_batching_dimensions, i) && !hlo_dims_contains(a->rhs_contracting_dimensions, i))
+      gdim++;
+  }
+  for (int i = 0; i < np; i++) map[i] = lhs_free_at[prefix[i]];
+  map[np] = lhs_free_at[ragged];
+  map[np + 1] = gdim;
+  hlo_shape_t ps = with_type(&d->shape, HLO_PRED);
+  hlo_instruction_t *kept = select_(x, broadcast(x, mask, &ps, np + 2, map), d,
+                                    splat(x, &d->shape, 0, 0));
+  hlo_computation_t *body = add_body(x, t);
+  hlo_instruction_t *ops[2] = {kept, scalar(x, t, 0, 0)};
+  hlo_instruction_t *sum = body ? emit(x, HLO_OPCODE_REDUCE, &in->shape, 2, ops) : NULL;
+  if (!sum) {
+    x->failed = true;
+    return NULL;
+  }
+  sum->attrs.dimensions = hlo_dims_make(x->m, &gdim, 1);
+  if (!sum->attrs.dimensions.data || !hlo_instruction_set_called(x->m, sum, 1, &body)) x->failed = true;
+  return sum;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
@@ -884,6 +1069,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     case HLO_OPCODE_BATCH_NORM_TRAINING:
     case HLO_OPCODE_BATCH_NORM_GRAD:
     case HLO_OPCODE_CHLO_MULHI:
+    case HLO_OPCODE_CHLO_RAGGED_DOT:
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
     case HLO_OPCODE_DYNAMIC_IOTA:
     case HLO_OPCODE_DYNAMIC_RESHAPE:
@@ -930,6 +1116,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_BATCH_NORM_TRAINING: *out = expand_batch_norm_training(x, in); return NULL;
     case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
+    case HLO_OPCODE_CHLO_RAGGED_DOT: *out = expand_ragged_dot(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;

@@ -213,6 +213,8 @@ typedef struct hlo_attrs {
   /* dot_general */
   hlo_dims_t lhs_batching_dimensions, rhs_batching_dimensions,
       lhs_contracting_dimensions, rhs_contracting_dimensions;
+  /* chlo.ragged_dot (with dot_general's four lists above) */
+  hlo_dims_t lhs_ragged_dimensions, rhs_group_dimensions;
   /* convolution (padding shared with reduce_window / select_and_scatter:
    * |padding| holds 2*N values, low then high for each spatial dim) */
   hlo_dims_t window_strides, padding, lhs_dilation, rhs_dilation, window_reversal;

@@ -1150,13 +1150,11 @@ static vkhlo_status_t verify_constant(const verifier_t *v) {
 
 /* ------------------------------------ contractions, reductions, windows */
 
-/* spec "dot_general". */
-static vkhlo_status_t verify_dot_general(const verifier_t *v) {
+/* dot_general's dimension lists and operand types (C1-C11): shared by
+ * dot_general and chlo.ragged_dot. */
+static vkhlo_status_t check_dot_dimension_numbers(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
   const hlo_attrs_t *a = &in->attrs;
-  VKHLO_RETURN_IF_ERROR(expect_operand_count(v, 2));
-  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, 2));
-  VKHLO_RETURN_IF_ERROR(expect_array_result(v));
   const hlo_shape_t *l = &in->operands[0]->shape, *r = &in->operands[1]->shape;
   const hlo_dims_t *lb = &a->lhs_batching_dimensions, *rb = &a->rhs_batching_dimensions,
                    *lc = &a->lhs_contracting_dimensions, *rc = &a->rhs_contracting_dimensions;
@@ -1197,6 +1195,20 @@ static vkhlo_status_t verify_dot_general(const verifier_t *v) {
    * x f32 with a preferred element type). */
   if (element_kind(l->element_type) != element_kind(r->element_type))
     return fail(v, "lhs %s and rhs %s have incompatible element types", SHAPE(l), SHAPE(r));
+  return NULL;
+}
+
+/* spec "dot_general". */
+static vkhlo_status_t verify_dot_general(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  const hlo_attrs_t *a = &in->attrs;
+  VKHLO_RETURN_IF_ERROR(expect_operand_count(v, 2));
+  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, 2));
+  VKHLO_RETURN_IF_ERROR(expect_array_result(v));
+  VKHLO_RETURN_IF_ERROR(check_dot_dimension_numbers(v));
+  const hlo_shape_t *l = &in->operands[0]->shape, *r = &in->operands[1]->shape;
+  const hlo_dims_t *lb = &a->lhs_batching_dimensions, *rb = &a->rhs_batching_dimensions,
+                   *lc = &a->lhs_contracting_dimensions, *rc = &a->rhs_contracting_dimensions;
   /* (C13) shape(result) = batch ++ lhs free ++ rhs free. */
   int64_t dims[HLO_MAX_RANK];
   int rank = 0;
@@ -1211,6 +1223,90 @@ static vkhlo_status_t verify_dot_general(const verifier_t *v) {
   if (!ok)
     return fail(v, "result %s should have dimensions %s (batch, lhs free, rhs free)", SHAPE(res),
                 int_list_text(dims, rank).s);
+  return NULL;
+}
+
+/* chlo.ragged_dot (CHLO's ChloOps.td): dot_general's dimension numbers
+ * plus exactly one lhs ragged dimension and the rhs group dimensions.  The
+ * ragged dimension's kind sets the mode:
+ *   1 non-contracting (m): [b,m,k], [g,b,k,n], group_sizes [b,g] -> [b,m,n]
+ *     (one rhs group dimension of size g);
+ *   2 contracting (k):     [b,m,k], [b,k,n],   [b,g] -> [g,b,m,n];
+ *   3 batch (b):           [b,m,k], [b,k,n],   [g]   -> [b,m,n]
+ *     (no rhs group dimension in modes 2 and 3).
+ * group_sizes is an integer [g], or [prefix..., g] where the prefix is the
+ * sizes of the lhs batching dimensions (the batching list, up to the ragged
+ * one in mode 3) then, in mode 1, the lhs non-contracting dimensions before
+ * the ragged one, in mode 2 the contracting dimensions listed before it. */
+static vkhlo_status_t verify_chlo_ragged_dot(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  const hlo_attrs_t *a = &in->attrs;
+  VKHLO_RETURN_IF_ERROR(expect_operand_count(v, 3));
+  VKHLO_RETURN_IF_ERROR(expect_array_operands(v, 0, 3));
+  VKHLO_RETURN_IF_ERROR(expect_array_result(v));
+  VKHLO_RETURN_IF_ERROR(check_dot_dimension_numbers(v));
+  const hlo_shape_t *l = &in->operands[0]->shape, *r = &in->operands[1]->shape,
+                    *gs = &in->operands[2]->shape;
+  const hlo_dims_t *lb = &a->lhs_batching_dimensions, *rb = &a->rhs_batching_dimensions,
+                   *lc = &a->lhs_contracting_dimensions, *rc = &a->rhs_contracting_dimensions,
+                   *lr = &a->lhs_ragged_dimensions, *rg = &a->rhs_group_dimensions;
+  if (lr->count != 1) return fail(v, "there must be exactly one lhs ragged dimension, got %s", DIMS(lr));
+  int64_t ragged = lr->data[0];
+  if (ragged < 0 || ragged >= l->rank)
+    return fail(v, "lhs ragged dimension %lld is out of range for the lhs rank %d", (long long)ragged, l->rank);
+  if (!hlo_element_type_is_integer(gs->element_type) || gs->rank < 1)
+    return fail(v, "group_sizes %s must be an integer tensor of rank >= 1", SHAPE(gs));
+  int mode = hlo_dims_contains(*lb, ragged) ? 3 : hlo_dims_contains(*lc, ragged) ? 2 : 1;
+  int64_t prefix[HLO_MAX_RANK];
+  int np = 0;
+  for (int i = 0; i < lb->count && !(mode == 3 && lb->data[i] == ragged); i++)
+    prefix[np++] = l->dimensions[lb->data[i]];
+  if (mode == 2)
+    for (int i = 0; i < lc->count && lc->data[i] != ragged; i++) prefix[np++] = l->dimensions[lc->data[i]];
+  if (mode == 1)
+    for (int i = 0; i < ragged; i++)
+      if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) prefix[np++] = l->dimensions[i];
+  if (gs->rank != 1) {
+    bool ok = gs->rank == np + 1;
+    for (int i = 0; ok && i < np; i++) ok = gs->dimensions[i] == prefix[i];
+    if (!ok)
+      return fail(v, "group_sizes %s should have dimensions %s followed by the group count, or be rank 1",
+                  SHAPE(gs), int_list_text(prefix, np).s);
+  }
+  int64_t groups = gs->dimensions[gs->rank - 1];
+  VKHLO_RETURN_IF_ERROR(check_dims_in_range_unique(v, rg, r->rank, "rhs_group_dimensions", "the rhs rank"));
+  for (int i = 0; i < rg->count; i++)
+    if (hlo_dims_contains(*rb, rg->data[i]) || hlo_dims_contains(*rc, rg->data[i]))
+      return fail(v, "rhs group dimension %lld is also a batching or contracting dimension",
+                  (long long)rg->data[i]);
+  if (mode != 1 && rg->count)
+    return fail(v, "there must be no rhs group dimension when the lhs ragged dimension is a %s dimension",
+                mode == 2 ? "contracting" : "batching");
+  if (mode == 1) {
+    if (rg->count != 1)
+      return fail(v, "there must be exactly one rhs group dimension when the lhs ragged dimension is "
+                  "a non-contracting dimension, got %s", DIMS(rg));
+    if (r->dimensions[rg->data[0]] != groups)
+      return fail(v, "rhs group dimension %lld has size %lld but group_sizes %s holds %lld groups",
+                  (long long)rg->data[0], (long long)r->dimensions[rg->data[0]], SHAPE(gs), (long long)groups);
+  }
+  /* result: [g (mode 2)] ++ batch ++ lhs free ++ rhs free but the group dimension */
+  int64_t dims[HLO_MAX_RANK + 1];
+  int rank = 0;
+  if (mode == 2) dims[rank++] = groups;
+  for (int i = 0; i < lb->count; i++) dims[rank++] = l->dimensions[lb->data[i]];
+  for (int i = 0; i < l->rank; i++)
+    if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) dims[rank++] = l->dimensions[i];
+  for (int i = 0; i < r->rank && rank < HLO_MAX_RANK; i++)
+    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i) && !hlo_dims_contains(*rg, i))
+      dims[rank++] = r->dimensions[i];
+  const hlo_shape_t *res = &in->shape;
+  bool ok = res->rank == rank && res->element_type == l->element_type;
+  for (int i = 0; ok && i < rank; i++) ok = res->dimensions[i] == dims[i];
+  if (!ok)
+    return fail(v, "result %s should be %s of dimensions %s (%sbatch, lhs free, rhs free but the group "
+                "dimension)", SHAPE(res), hlo_element_type_name(l->element_type), int_list_text(dims, rank).s,
+                mode == 2 ? "groups, " : "");
   return NULL;
 }
 
@@ -1881,6 +1977,7 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_COMPOSITE: return verify_composite(v);
     case HLO_OPCODE_GET_DIMENSION_SIZE: return verify_get_dimension_size(v);
     case HLO_OPCODE_CHLO_TOP_K: return verify_chlo_top_k(v);
+    case HLO_OPCODE_CHLO_RAGGED_DOT: return verify_chlo_ragged_dot(v);
     default:
       if (hlo_opcode_is_chlo(in->opcode)) return verify_chlo_elementwise(v);
       return NULL; /* no checks for this op: accept */

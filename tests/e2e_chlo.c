@@ -1,0 +1,194 @@
+/*
+ * CHLO ops that codegen/expand.c rewrites into StableHLO, end to end with
+ * the validation layer on, against references computed here:
+ *
+ *   chlo.ragged_dot  the three modes (ragged non-contracting with a batch
+ *                    dimension, a group dimension that is not the rhs's
+ *                    first, per-batch group sizes with empty groups and
+ *                    rows past the last group; ragged contracting; ragged
+ *                    batch), and a group_sizes of the wrong shape refused
+ *                    with the verifier's message.
+ *
+ * Values are small integers, so every sum is exact and the results are
+ * compared for equality.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/test_support.h"
+#include "vkhlo/vkhlo.h"
+
+static float small_int(uint32_t *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return (float)((int)(*state >> 28) - 8); /* -8 .. 7 */
+}
+
+static void fill(float *v, int n, uint32_t seed) {
+  for (int i = 0; i < n; i++) v[i] = small_int(&seed);
+}
+
+/* Runs |text| on f32 operands |lhs| (|ln| elements), |rhs| and the i32
+ * group sizes, reads |outn| f32 results into |out|. */
+static void run_ragged(vkhlo_context_t *ctx, const char *text, const vkhlo_tensor_type_t *lt, const float *lhs,
+                       const vkhlo_tensor_type_t *rt, const float *rhs, const vkhlo_tensor_type_t *gt,
+                       const int32_t *gs, float *out, size_t outn) {
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  vkhlo_buffer_t *in[3] = {NULL, NULL, NULL}, *res = NULL;
+  expect_ok(vkhlo_buffer_create(ctx, lt, lhs, &in[0]));
+  expect_ok(vkhlo_buffer_create(ctx, rt, rhs, &in[1]));
+  expect_ok(vkhlo_buffer_create(ctx, gt, gs, &in[2]));
+  expect_ok(vkhlo_executable_execute(exe, 3, in, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof(float) * outn));
+  for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(in[i]);
+  vkhlo_buffer_destroy(res);
+  vkhlo_executable_destroy(exe);
+}
+
+/* The group of position |i| for group sizes |g| (|n| groups); n when past
+ * the last group. */
+static int group_of(const int32_t *g, int n, int i) {
+  int end = 0;
+  for (int j = 0; j < n; j++) {
+    end += g[j];
+    if (i < end) return j;
+  }
+  return n;
+}
+
+/* Mode 1: lhs [b=2, x=3, m=10, k=4] ragged in m, rhs [b, k, n=5, g=3]
+ * (group dimension last), group sizes [b, x, g] per (b, x) row block:
+ * some groups empty, some blocks ending before m. */
+static void ragged_dot_noncontracting(void **state) {
+  vkhlo_context_t *ctx = *state;
+  enum { B = 2, X = 3, M = 10, K = 4, N = 5, G = 3 };
+  static const char text[] =
+      "func.func @main(%l: tensor<2x3x10x4xf32>, %r: tensor<2x4x5x3xf32>, %g: tensor<2x3x3xi32>) -> "
+      "tensor<2x3x10x5xf32> {\n"
+      "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+      "      lhs_batching_dimensions = [0], rhs_batching_dimensions = [0],\n"
+      "      lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1],\n"
+      "      lhs_ragged_dimensions = [2], rhs_group_dimensions = [3]>,\n"
+      "      precision_config = [#chlo<precision DEFAULT>, #chlo<precision DEFAULT>]}\n"
+      "      : (tensor<2x3x10x4xf32>, tensor<2x4x5x3xf32>, tensor<2x3x3xi32>) -> tensor<2x3x10x5xf32>\n"
+      "  return %0 : tensor<2x3x10x5xf32>\n}\n";
+  static float lhs[B][X][M][K], rhs[B][K][N][G], out[B][X][M][N];
+  static const int32_t gs[B][X][G] = {{{4, 4, 2}, {0, 7, 3}, {3, 0, 2}}, {{10, 0, 0}, {1, 1, 1}, {0, 0, 9}}};
+  fill(&lhs[0][0][0][0], B * X * M * K, 1);
+  fill(&rhs[0][0][0][0], B * K * N * G, 2);
+  vkhlo_tensor_type_t lt = {VKHLO_F32, 4, {B, X, M, K}}, rt = {VKHLO_F32, 4, {B, K, N, G}},
+                      gt = {VKHLO_S32, 3, {B, X, G}};
+  run_ragged(ctx, text, &lt, &lhs[0][0][0][0], &rt, &rhs[0][0][0][0], &gt, &gs[0][0][0], &out[0][0][0][0],
+             B * X * M * N);
+  int zeros = 0;
+  for (int b = 0; b < B; b++)
+    for (int x = 0; x < X; x++)
+      for (int i = 0; i < M; i++) {
+        int j = group_of(gs[b][x], G, i);
+        zeros += j == G;
+        for (int n = 0; n < N; n++) {
+          float want = 0;
+          for (int k = 0; j < G && k < K; k++) want += lhs[b][x][i][k] * rhs[b][k][n][j];
+          if (out[b][x][i][n] != want)
+            fail_msg("[%d, %d, %d, %d] (group %d): got %g, want %g", b, x, i, n, j, (double)out[b][x][i][n],
+                     (double)want);
+        }
+      }
+  assert_int_equal(zeros, 5 + 7 + 1); /* rows past the last group: blocks (0, 2), (1, 1), (1, 2) */
+}
+
+/* Mode 2: lhs [b=2, m=3, k=12] ragged in k, rhs [b, k, n=4], group sizes
+ * [b, g=4] -> [g, b, m, n]: each group's k positions only. */
+static void ragged_dot_contracting(void **state) {
+  vkhlo_context_t *ctx = *state;
+  enum { B = 2, M = 3, K = 12, N = 4, G = 4 };
+  static const char text[] =
+      "func.func @main(%l: tensor<2x3x12xf32>, %r: tensor<2x12x4xf32>, %g: tensor<2x4xi32>) -> "
+      "tensor<4x2x3x4xf32> {\n"
+      "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+      "      lhs_batching_dimensions = [0], rhs_batching_dimensions = [0],\n"
+      "      lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1],\n"
+      "      lhs_ragged_dimensions = [2], rhs_group_dimensions = []>}\n"
+      "      : (tensor<2x3x12xf32>, tensor<2x12x4xf32>, tensor<2x4xi32>) -> tensor<4x2x3x4xf32>\n"
+      "  return %0 : tensor<4x2x3x4xf32>\n}\n";
+  static float lhs[B][M][K], rhs[B][K][N], out[G][B][M][N];
+  static const int32_t gs[B][G] = {{3, 0, 5, 4}, {2, 2, 2, 2}}; /* batch 1 leaves 4 positions out */
+  fill(&lhs[0][0][0], B * M * K, 3);
+  fill(&rhs[0][0][0], B * K * N, 4);
+  vkhlo_tensor_type_t lt = {VKHLO_F32, 3, {B, M, K}}, rt = {VKHLO_F32, 3, {B, K, N}}, gt = {VKHLO_S32, 2, {B, G}};
+  run_ragged(ctx, text, &lt, &lhs[0][0][0], &rt, &rhs[0][0][0], &gt, &gs[0][0], &out[0][0][0][0], G * B * M * N);
+  for (int j = 0; j < G; j++)
+    for (int b = 0; b < B; b++)
+      for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+          float want = 0;
+          for (int k = 0; k < K; k++)
+            if (group_of(gs[b], G, k) == j) want += lhs[b][m][k] * rhs[b][k][n];
+          if (out[j][b][m][n] != want)
+            fail_msg("[%d, %d, %d, %d]: got %g, want %g", j, b, m, n, (double)out[j][b][m][n], (double)want);
+        }
+}
+
+/* Mode 3: ragged batch dimension, no rhs groups: the batched product. */
+static void ragged_dot_batch(void **state) {
+  vkhlo_context_t *ctx = *state;
+  enum { B = 3, M = 2, K = 4, N = 5 };
+  static const char text[] =
+      "func.func @main(%l: tensor<3x2x4xf32>, %r: tensor<3x4x5xf32>, %g: tensor<2xi32>) -> tensor<3x2x5xf32> {\n"
+      "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+      "      lhs_batching_dimensions = [0], rhs_batching_dimensions = [0],\n"
+      "      lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1],\n"
+      "      lhs_ragged_dimensions = [0], rhs_group_dimensions = []>}\n"
+      "      : (tensor<3x2x4xf32>, tensor<3x4x5xf32>, tensor<2xi32>) -> tensor<3x2x5xf32>\n"
+      "  return %0 : tensor<3x2x5xf32>\n}\n";
+  static float lhs[B][M][K], rhs[B][K][N], out[B][M][N];
+  static const int32_t gs[2] = {1, 2};
+  fill(&lhs[0][0][0], B * M * K, 5);
+  fill(&rhs[0][0][0], B * K * N, 6);
+  vkhlo_tensor_type_t lt = {VKHLO_F32, 3, {B, M, K}}, rt = {VKHLO_F32, 3, {B, K, N}}, gt = {VKHLO_S32, 1, {2}};
+  run_ragged(ctx, text, &lt, &lhs[0][0][0], &rt, &rhs[0][0][0], &gt, gs, &out[0][0][0], B * M * N);
+  for (int b = 0; b < B; b++)
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        float want = 0;
+        for (int k = 0; k < K; k++) want += lhs[b][m][k] * rhs[b][k][n];
+        assert_true(out[b][m][n] == want);
+      }
+}
+
+static void ragged_dot_bad_group_sizes(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%l: tensor<2x3x10x4xf32>, %r: tensor<3x2x4x5xf32>, %g: tensor<2x10x3xi32>) -> "
+      "tensor<2x3x10x5xf32> {\n"
+      "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+      "      lhs_batching_dimensions = [0], rhs_batching_dimensions = [1],\n"
+      "      lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2],\n"
+      "      lhs_ragged_dimensions = [2], rhs_group_dimensions = [0]>}\n"
+      "      : (tensor<2x3x10x4xf32>, tensor<3x2x4x5xf32>, tensor<2x10x3xi32>) -> tensor<2x3x10x5xf32>\n"
+      "  return %0 : tensor<2x3x10x5xf32>\n}\n";
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "ragged.mlir", NULL, &exe);
+  assert_non_null(st);
+  const char *msg = vkhlo_status_message(st);
+  if (!strstr(msg, "group_sizes") || !strstr(msg, "[2, 3]") || !strstr(msg, ":2:"))
+    fail_msg("unexpected message: %s", msg);
+  vkhlo_status_free(st);
+  assert_null(exe);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(ragged_dot_noncontracting),
+      cmocka_unit_test(ragged_dot_contracting),
+      cmocka_unit_test(ragged_dot_batch),
+      cmocka_unit_test(ragged_dot_bad_group_sizes),
+  };
+  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
+}
