@@ -76,7 +76,7 @@ static bool attrs_equal(const hlo_attrs_t *a, const hlo_attrs_t *b) {
   D(output_spatial_dimensions)
   V(feature_group_count) V(batch_group_count)
   D(window_dimensions) D(base_dilations) D(window_dilations)
-  V(is_stable) V(run_length) V(merged_run_length)
+  V(is_stable) V(run_length) V(merged_run_length) V(scan_inputs) V(is_reverse)
   if (!str_equal(a->call_target_name, b->call_target_name)) return false;
   if (!str_equal(a->backend_config, b->backend_config)) return false;
   V(has_side_effect)

@@ -10,6 +10,8 @@
  *                                or a 32x32-bit schoolbook product (64 bits)
  *   chlo.ragged_dot              dot_general of every group, the group's own
  *                                part kept by select (see "ragged dot")
+ *   chlo.scan                    a while loop over the scan dimension's
+ *                                positions (see "scan")
  *   dynamic_broadcast_in_dim,    the static op: the result type is static,
  *   dynamic_iota, dynamic_reshape  so the shape operand only restates it
  *   dynamic_pad, dynamic_gather, the static op, when the operands holding
@@ -1057,6 +1059,147 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
   return sum;
 }
 
+/* -------------------------------------------------------------- scan */
+
+/* chlo.scan as a while loop over the positions of the scan dimension, the
+ * loop values being (i, the inputs, the carries, the outputs so far):
+ * each step slices the inputs at position p (i, or n - 1 - i with
+ * is_reverse), runs a copy of the scan's body on the slices and the
+ * carries, and writes the output slices at p (dynamic_update_slice); the
+ * outputs start as zeros, every position is written once.  This is the
+ * op's definition step by step: one iteration per position, each a few
+ * dispatches. */
+
+/* A computation |name| whose parameters have the shapes of |values|,
+ * placed first in the module; its parameters in |params|. */
+static hlo_computation_t *loop_computation(expand_ctx_t *x, const char *name, int n,
+                                           hlo_instruction_t *const *values, hlo_instruction_t **params) {
+  hlo_computation_t *c = hlo_computation_create(x->m, name);
+  if (!c) return NULL;
+  c->loc = x->loc;
+  for (int i = 0; i < n; i++) {
+    params[i] = hlo_instruction_create(x->m, HLO_OPCODE_PARAMETER, &values[i]->shape, 0, NULL);
+    if (!params[i]) return NULL;
+    params[i]->parameter_number = i;
+    params[i]->loc = x->loc;
+    if (!hlo_computation_append(x->m, c, params[i])) return NULL;
+  }
+  if (!hlo_module_add_computation(x->m, c)) return NULL;
+  memmove(x->m->computations + 1, x->m->computations, sizeof(void *) * (size_t)(x->m->computation_count - 1));
+  x->m->computations[0] = c;
+  return c;
+}
+
+/* |a| with dimension |d| (of size 1) removed, or inserted with size 1. */
+static hlo_instruction_t *reshape_dim(expand_ctx_t *x, hlo_instruction_t *a, int64_t d, bool insert) {
+  if (!a) return NULL;
+  int64_t dims[HLO_MAX_RANK];
+  int rank = 0;
+  for (int k = 0; k <= a->shape.rank; k++) {
+    if (k == d && insert) dims[rank++] = 1;
+    if (k < a->shape.rank && !(k == d && !insert)) dims[rank++] = a->shape.dimensions[k];
+  }
+  hlo_shape_t s = array_shape(a->shape.element_type, rank, dims);
+  return emit(x, HLO_OPCODE_RESHAPE, &s, 1, &a);
+}
+
+static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int ni = (int)a->scan_inputs, nc = in->operand_count - ni;
+  int nr = hlo_shape_is_tuple(&in->shape) ? in->shape.tuple_count : 1, no = nr - nc;
+  int64_t d = a->dimension;
+  const hlo_shape_t *first = ni ? &in->operands[0]->shape : &in->shape.tuple_shapes[0];
+  int64_t n = first->dimensions[d];
+  int nv = 1 + ni + nc + no;
+  if (nv > 16) {
+    x->failed = true; /* tuple() holds 16 */
+    return NULL;
+  }
+  hlo_computation_t *outer = x->c;
+  hlo_instruction_t *init[16], *cp[16], *bp[16], *next[16];
+  init[0] = scalar(x, HLO_S32, 0, 0);
+  for (int i = 0; i < ni + nc; i++) init[1 + i] = in->operands[i];
+  for (int o = 0; o < no; o++) {
+    const hlo_shape_t *os = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[o] : &in->shape;
+    init[1 + ni + nc + o] = splat(x, os, 0, 0);
+  }
+  for (int i = 0; i < nv; i++)
+    if (!init[i]) return NULL;
+  char name[96];
+  snprintf(name, sizeof name, "%s_cond", in->name);
+  hlo_computation_t *cond = loop_computation(x, name, nv, init, cp);
+  snprintf(name, sizeof name, "%s_step", in->name);
+  hlo_computation_t *step = loop_computation(x, name, nv, init, bp);
+  if (!cond || !step) {
+    x->failed = true;
+    return NULL;
+  }
+  /* cond: i < n */
+  x->c = cond;
+  cond->root = compare(x, cp[0], scalar(x, HLO_S32, 0, (uint64_t)n), HLO_CMP_LT);
+  /* step */
+  x->c = step;
+  hlo_instruction_t *i = bp[0], *pos = i;
+  if (a->is_reverse)
+    pos = binary(x, HLO_OPCODE_SUBTRACT, scalar(x, HLO_S32, 0, (uint64_t)(n - 1)), i);
+  hlo_instruction_t *zero = scalar(x, HLO_S32, 0, 0);
+  hlo_instruction_t *args[16], *results[17];
+  for (int k = 0; k < ni; k++) {
+    hlo_instruction_t *v = bp[1 + k], *ops[1 + HLO_MAX_RANK];
+    int64_t sizes[HLO_MAX_RANK];
+    ops[0] = v;
+    for (int e = 0; e < v->shape.rank; e++) {
+      ops[1 + e] = e == d ? pos : zero;
+      sizes[e] = e == d ? 1 : v->shape.dimensions[e];
+    }
+    hlo_shape_t ss = array_shape(v->shape.element_type, v->shape.rank, sizes);
+    hlo_instruction_t *ds = emit(x, HLO_OPCODE_DYNAMIC_SLICE, &ss, 1 + v->shape.rank, ops);
+    if (ds) {
+      ds->attrs.slice_sizes = hlo_dims_make(x->m, sizes, v->shape.rank);
+      if (!ds->attrs.slice_sizes.data) x->failed = true;
+    }
+    args[k] = reshape_dim(x, ds, d, false);
+  }
+  for (int k = 0; k < nc; k++) args[ni + k] = bp[1 + ni + k];
+  for (int k = 0; k < ni + nc; k++)
+    if (!args[k]) return NULL;
+  if (!hlo_computation_inline(x->m, step, in->called_computations[0], args, nr > 1, results)) {
+    x->failed = true;
+    return NULL;
+  }
+  next[0] = binary(x, HLO_OPCODE_ADD, i, scalar(x, HLO_S32, 0, 1));
+  for (int k = 0; k < ni; k++) next[1 + k] = bp[1 + k];
+  for (int k = 0; k < nc; k++) next[1 + ni + k] = results[no + k];
+  for (int o = 0; o < no; o++) {
+    hlo_instruction_t *buf = bp[1 + ni + nc + o], *ops[2 + HLO_MAX_RANK];
+    ops[0] = buf;
+    ops[1] = reshape_dim(x, results[o], d, true);
+    for (int e = 0; e < buf->shape.rank; e++) ops[2 + e] = e == d ? pos : zero;
+    next[1 + ni + nc + o] = ops[1] ? emit(x, HLO_OPCODE_DYNAMIC_UPDATE_SLICE, &buf->shape, 2 + buf->shape.rank, ops)
+                                   : NULL;
+  }
+  step->root = tuple(x, nv, next);
+  x->c = outer;
+  if (!cond->root || !step->root) return NULL;
+  hlo_shape_t ts;
+  hlo_shape_t elems[16];
+  for (int k = 0; k < nv; k++) elems[k] = init[k]->shape;
+  if (!hlo_shape_make_tuple(x->m, &ts, nv, elems)) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, nv, init);
+  hlo_computation_t *called[2] = {cond, step};
+  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *out[16];
+  for (int o = 0; o < no; o++) out[o] = tuple_element(x, loop, 1 + ni + nc + o);
+  for (int k = 0; k < nc; k++) out[no + k] = tuple_element(x, loop, 1 + ni + k);
+  return nr > 1 ? tuple(x, nr, out) : out[0];
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
@@ -1070,6 +1213,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     case HLO_OPCODE_BATCH_NORM_GRAD:
     case HLO_OPCODE_CHLO_MULHI:
     case HLO_OPCODE_CHLO_RAGGED_DOT:
+    case HLO_OPCODE_CHLO_SCAN:
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
     case HLO_OPCODE_DYNAMIC_IOTA:
     case HLO_OPCODE_DYNAMIC_RESHAPE:
@@ -1117,6 +1261,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
     case HLO_OPCODE_CHLO_RAGGED_DOT: *out = expand_ragged_dot(x, in); return NULL;
+    case HLO_OPCODE_CHLO_SCAN: *out = expand_scan(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;

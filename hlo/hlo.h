@@ -260,6 +260,10 @@ typedef struct hlo_attrs {
   int64_t feature_index;
   /* chlo.top_k; sort_runs: how many of each merged run are kept (0: all) */
   int64_t k;
+  /* chlo.scan (with |dimension|): how many operands are inputs (the rest
+   * are the carries' initial values), and whether it runs from the end */
+  int64_t scan_inputs;
+  bool is_reverse;
   /* collectives: replica_groups as rows x cols */
   hlo_dims_t replica_groups;
   int64_t replica_groups_cols;

@@ -1184,6 +1184,7 @@ static const attr_spec_t attr_specs[] = {
     {"indices_are_sorted", A_BOOL, F(indices_are_sorted)},
     {"unique_indices", A_BOOL, F(unique_indices)},
     {"is_stable", A_BOOL, F(is_stable)},
+    {"is_reverse", A_BOOL, F(is_reverse)},
     {"has_side_effect", A_BOOL, F(has_side_effect)},
     {"left_side", A_BOOL, F(left_side)},
     {"lower", A_BOOL, F(lower)},
@@ -2184,6 +2185,33 @@ static void parse_pretty_while(parser_t *p, raw_op_t *r) {
   parse_region(p, r, "body", true, args, n);
 }
 
+/* chlo.scan(%in, ..) inits(%init, ..) dimension=D [attributes {is_reverse = B}]
+ *   { ^bb0(%slice: T, .., %carry: C, ..): ... stablehlo.return %out, .., %carry', .. }
+ *   : (input types.., init types..) -> (output types.., carry types..) */
+static void parse_pretty_scan(parser_t *p, raw_op_t *r) {
+  expect_punct(p, '(');
+  if (!at_punct(p, ')')) {
+    do raw_push_operand(p, r, parse_value_use(p));
+    while (accept_punct(p, ','));
+  }
+  expect_punct(p, ')');
+  r->attrs.scan_inputs = r->operand_count;
+  expect_ident(p, "inits");
+  expect_punct(p, '(');
+  if (!at_punct(p, ')')) {
+    do raw_push_operand(p, r, parse_value_use(p));
+    while (accept_punct(p, ','));
+  }
+  expect_punct(p, ')');
+  expect_ident(p, "dimension");
+  expect_punct(p, '=');
+  r->attrs.dimension = parse_int(p);
+  if (accept_ident(p, "attributes")) parse_attr_dict(p, r);
+  parse_region(p, r, "body", false, NULL, 0);
+  expect_punct(p, ':');
+  parse_type_sig(p, r);
+}
+
 /* "op.name"(%a, %b) <{props}> ({regions}) {attrs} : (T, T) -> R */
 static void parse_generic(parser_t *p, raw_op_t *r, bool capture_allowed) {
   expect_punct(p, '(');
@@ -2517,7 +2545,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   switch (op) {
     case HLO_OPCODE_REDUCE: case HLO_OPCODE_SORT: case HLO_OPCODE_SCATTER:
     case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_MAP: case HLO_OPCODE_ALL_REDUCE:
-    case HLO_OPCODE_REDUCE_SCATTER:
+    case HLO_OPCODE_REDUCE_SCATTER: case HLO_OPCODE_CHLO_SCAN:
       want_regions = 1; break;
     case HLO_OPCODE_WHILE: case HLO_OPCODE_IF: case HLO_OPCODE_SELECT_AND_SCATTER:
       want_regions = 2; break;
@@ -2647,6 +2675,8 @@ static bool parse_op(parser_t *p) {
     parse_pretty_reduce(p, r);
   } else if (kind == OPK_HLO && op == HLO_OPCODE_WHILE) {
     parse_pretty_while(p, r);
+  } else if (kind == OPK_HLO && op == HLO_OPCODE_CHLO_SCAN) {
+    parse_pretty_scan(p, r);
   } else {
     parse_pretty_generic(p, r, op, kind == OPK_CHECK);
   }

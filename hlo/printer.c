@@ -156,6 +156,10 @@ static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
                     a->left_side, a->lower, a->unit_diagonal, a->transpose_a);
       break;
     case HLO_OPCODE_CHLO_TOP_K: strbuf_printf(sb, ", k = %" PRId64, a->k); break;
+    case HLO_OPCODE_CHLO_SCAN:
+      strbuf_printf(sb, ", dimension = %" PRId64 ", inputs = %" PRId64 "%s", a->dimension, a->scan_inputs,
+                    a->is_reverse ? ", is_reverse" : "");
+      break;
     case HLO_OPCODE_BATCH_NORM_GRAD: case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:
       strbuf_printf(sb, ", epsilon = %g, feature_index = %" PRId64, a->epsilon, a->feature_index);

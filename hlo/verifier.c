@@ -1668,6 +1668,63 @@ static vkhlo_status_t verify_while(const verifier_t *v) {
   return check_returns(v, body, n, op_result, "body");
 }
 
+/* chlo.scan (CHLO's ChloOps.td): operands are |scan_inputs| inputs then the
+ * carries' initial values; results are the outputs then the final carries.
+ * The body takes each input's slice at one position of |dimension| (that
+ * dimension removed) and the carries, and returns one slice of each output
+ * and the new carries; outputs stack the slices along |dimension|. */
+static vkhlo_status_t verify_chlo_scan(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  const hlo_attrs_t *a = &in->attrs;
+  VKHLO_RETURN_IF_ERROR(expect_called_count(v, 1, "region (body)"));
+  int ni = (int)a->scan_inputs, nc = in->operand_count - ni, nr = result_count(&in->shape);
+  int no = nr - nc;
+  if (ni < 0 || nc < 0 || no < 0)
+    return fail(v, "has %d operands (%lld inputs) and %d results: fewer results than carries", in->operand_count,
+                (long long)a->scan_inputs, nr);
+  int64_t d = a->dimension, n = -1;
+  for (int i = 0; i < ni + no; i++) {
+    const hlo_shape_t *s = i < ni ? &in->operands[i]->shape : op_result(in, i - ni);
+    if (s->element_type == HLO_TUPLE || d < 0 || d >= s->rank)
+      return fail(v, "dimension %lld is out of range for %s %d %s", (long long)d, i < ni ? "input" : "output",
+                  i < ni ? i : i - ni, SHAPE(s));
+    if (n >= 0 && s->dimensions[d] != n)
+      return fail(v, "%s %d %s has %lld positions along dimension %lld, not %lld", i < ni ? "input" : "output",
+                  i < ni ? i : i - ni, SHAPE(s), (long long)s->dimensions[d], (long long)d, (long long)n);
+    n = s->dimensions[d];
+  }
+  const hlo_computation_t *body = in->called_computations[0];
+  if (body->parameter_count != ni + nc)
+    return fail(v, "body takes %d parameters, not one per input and carry (%d)", body->parameter_count, ni + nc);
+  if (comp_result_count(body) != nr)
+    return fail(v, "body returns %d values, not one per output and carry (%d)", comp_result_count(body), nr);
+  for (int i = 0; i < ni + nc + nr; i++) {
+    /* the body's parameters: input slices, carries; its results: output
+     * slices, carries; each against the op's operand or result */
+    const hlo_shape_t *got, *full;
+    bool slice;
+    if (i < ni + nc) {
+      got = &body->parameters[i]->shape;
+      full = &in->operands[i]->shape;
+      slice = i < ni;
+    } else {
+      got = comp_result(body, i - ni - nc);
+      full = op_result(in, i - ni - nc);
+      slice = i - ni - nc < no;
+    }
+    bool ok = got->element_type == full->element_type && got->rank == full->rank - (slice ? 1 : 0);
+    for (int k = 0, j = 0; ok && k < full->rank; k++) {
+      if (slice && k == d) continue;
+      ok = got->dimensions[j++] == full->dimensions[k];
+    }
+    if (!ok)
+      return fail(v, "body %s %d is %s; %s %s needs %s", i < ni + nc ? "parameter" : "result",
+                  i < ni + nc ? i : i - ni - nc, SHAPE(got), i < ni + nc ? "operand" : "result", SHAPE(full),
+                  slice ? "its slice without the scan dimension" : "the same type");
+  }
+  return NULL;
+}
+
 /* spec "if": pred is tensor<i1>; (C1) branches take no inputs (here: only
  * captures); (C2) (C3) they return the op's result types. */
 static vkhlo_status_t verify_if(const verifier_t *v) {
@@ -1978,6 +2035,7 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_GET_DIMENSION_SIZE: return verify_get_dimension_size(v);
     case HLO_OPCODE_CHLO_TOP_K: return verify_chlo_top_k(v);
     case HLO_OPCODE_CHLO_RAGGED_DOT: return verify_chlo_ragged_dot(v);
+    case HLO_OPCODE_CHLO_SCAN: return verify_chlo_scan(v);
     default:
       if (hlo_opcode_is_chlo(in->opcode)) return verify_chlo_elementwise(v);
       return NULL; /* no checks for this op: accept */

@@ -7,7 +7,10 @@
  *                    first, per-batch group sizes with empty groups and
  *                    rows past the last group; ragged contracting; ragged
  *                    batch), and a group_sizes of the wrong shape refused
- *                    with the verifier's message.
+ *                    with the verifier's message;
+ *   chlo.scan        a running sum along the minor dimension, a reverse scan
+ *                    with two carries whose outputs differ from them, and a
+ *                    body of the wrong type refused.
  *
  * Values are small integers, so every sum is exact and the results are
  * compared for equality.
@@ -183,12 +186,117 @@ static void ragged_dot_bad_group_sizes(void **state) {
   assert_null(exe);
 }
 
+/* Runs a one-operand program on |x| (f32 [rows, cols]), reads |outs|
+ * results of |counts| floats each. */
+static void run_scan(vkhlo_context_t *ctx, const char *text, const float *x, int rows, int cols, int outs,
+                     float **res, const size_t *counts) {
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 2, {rows, cols}};
+  vkhlo_buffer_t *in = NULL, *out[4] = {NULL};
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &in));
+  expect_ok(vkhlo_executable_execute(exe, 1, &in, outs, out));
+  for (int i = 0; i < outs; i++) {
+    expect_ok(vkhlo_buffer_read(out[i], res[i], sizeof(float) * counts[i]));
+    vkhlo_buffer_destroy(out[i]);
+  }
+  vkhlo_buffer_destroy(in);
+  vkhlo_executable_destroy(exe);
+}
+
+/* Running sums of each row of [3, 50]: output i = init + x[0] + .. + x[i]. */
+static void scan_running_sum(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<3x50xf32>) -> (tensor<3x50xf32>, tensor<3xf32>) {\n"
+      "  %init = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>\n"
+      "  %0:2 = chlo.scan(%x) inits(%init) dimension=1 {\n"
+      "  ^bb0(%a: tensor<3xf32>, %c: tensor<3xf32>):\n"
+      "    %s = stablehlo.add %c, %a : tensor<3xf32>\n"
+      "    stablehlo.return %s, %s : tensor<3xf32>, tensor<3xf32>\n"
+      "  } : (tensor<3x50xf32>, tensor<3xf32>) -> (tensor<3x50xf32>, tensor<3xf32>)\n"
+      "  return %0#0, %0#1 : tensor<3x50xf32>, tensor<3xf32>\n}\n";
+  static float x[3][50], y[3][50], last[3];
+  fill(&x[0][0], 150, 7);
+  float *res[2] = {&y[0][0], last};
+  size_t counts[2] = {150, 3};
+  run_scan(ctx, text, &x[0][0], 3, 50, 2, res, counts);
+  for (int r = 0; r < 3; r++) {
+    float acc = (float)(r + 1);
+    for (int i = 0; i < 50; i++) {
+      acc += x[r][i];
+      if (y[r][i] != acc) fail_msg("[%d, %d]: got %g, want %g", r, i, (double)y[r][i], (double)acc);
+    }
+    assert_true(last[r] == acc);
+  }
+}
+
+/* From the end of dimension 0 of [6, 4], carries (sum, count of positive
+ * elements) and the output sum * 2 - x: outputs are not the carries. */
+static void scan_reverse_two_carries(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<6x4xf32>) -> (tensor<6x4xf32>, tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+      "  %0:3 = chlo.scan(%x) inits(%z, %z) dimension=0 attributes {is_reverse = true} {\n"
+      "  ^bb0(%a: tensor<4xf32>, %s: tensor<4xf32>, %n: tensor<4xf32>):\n"
+      "    %s1 = stablehlo.add %s, %a : tensor<4xf32>\n"
+      "    %zero = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+      "    %one = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+      "    %pos = stablehlo.compare GT, %a, %zero : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+      "    %inc = stablehlo.select %pos, %one, %zero : tensor<4xi1>, tensor<4xf32>\n"
+      "    %n1 = stablehlo.add %n, %inc : tensor<4xf32>\n"
+      "    %two = stablehlo.add %s1, %s1 : tensor<4xf32>\n"
+      "    %o = stablehlo.subtract %two, %a : tensor<4xf32>\n"
+      "    stablehlo.return %o, %s1, %n1 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>\n"
+      "  } : (tensor<6x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<6x4xf32>, tensor<4xf32>, tensor<4xf32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<6x4xf32>, tensor<4xf32>, tensor<4xf32>\n}\n";
+  static float x[6][4], y[6][4], sums[4], counts_pos[4];
+  fill(&x[0][0], 24, 8);
+  float *res[3] = {&y[0][0], sums, counts_pos};
+  size_t counts[3] = {24, 4, 4};
+  run_scan(ctx, text, &x[0][0], 6, 4, 3, res, counts);
+  for (int c = 0; c < 4; c++) {
+    float s = 0, n = 0;
+    for (int i = 5; i >= 0; i--) {
+      s += x[i][c];
+      n += x[i][c] > 0;
+      if (y[i][c] != 2 * s - x[i][c]) fail_msg("[%d, %d]: got %g, want %g", i, c, (double)y[i][c], (double)(2 * s - x[i][c]));
+    }
+    assert_true(sums[c] == s);
+    assert_true(counts_pos[c] == n);
+  }
+}
+
+static void scan_bad_body(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<3x50xf32>) -> (tensor<3x50xf32>, tensor<3xf32>) {\n"
+      "  %init = stablehlo.constant dense<0.0> : tensor<3xf32>\n"
+      "  %0:2 = chlo.scan(%x) inits(%init) dimension=0 {\n"
+      "  ^bb0(%a: tensor<3xf32>, %c: tensor<3xf32>):\n"
+      "    %s = stablehlo.add %c, %a : tensor<3xf32>\n"
+      "    stablehlo.return %s, %s : tensor<3xf32>, tensor<3xf32>\n"
+      "  } : (tensor<3x50xf32>, tensor<3xf32>) -> (tensor<3x50xf32>, tensor<3xf32>)\n"
+      "  return %0#0, %0#1 : tensor<3x50xf32>, tensor<3xf32>\n}\n";
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "scan.mlir", NULL, &exe);
+  assert_non_null(st);
+  const char *msg = vkhlo_status_message(st);
+  if (!strstr(msg, "scan.mlir:3:") || !strstr(msg, "body parameter 0"))
+    fail_msg("unexpected message: %s", msg);
+  vkhlo_status_free(st);
+  assert_null(exe);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ragged_dot_noncontracting),
       cmocka_unit_test(ragged_dot_contracting),
       cmocka_unit_test(ragged_dot_batch),
       cmocka_unit_test(ragged_dot_bad_group_sizes),
+      cmocka_unit_test(scan_running_sum),
+      cmocka_unit_test(scan_reverse_two_carries),
+      cmocka_unit_test(scan_bad_body),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
