@@ -959,24 +959,19 @@ static hlo_dims_t shifted_dims(expand_ctx_t *x, hlo_dims_t d, int64_t by) {
 static hlo_instruction_t *plain_dot(expand_ctx_t *x, hlo_instruction_t *l, hlo_instruction_t *r,
                                     const hlo_attrs_t *like, int lhs_shift, hlo_element_type_t t) {
   if (!l || !r) return NULL;
-  const hlo_dims_t *lb = &like->lhs_batching_dimensions, *lc = &like->lhs_contracting_dimensions,
-                   *rb = &like->rhs_batching_dimensions, *rc = &like->rhs_contracting_dimensions;
+  hlo_dims_t lb = shifted_dims(x, like->lhs_batching_dimensions, lhs_shift),
+             lc = shifted_dims(x, like->lhs_contracting_dimensions, lhs_shift);
   int64_t dims[HLO_MAX_RANK];
-  int rank = 0;
-  for (int i = 0; i < lb->count; i++) dims[rank++] = l->shape.dimensions[lb->data[i] + lhs_shift];
-  for (int i = 0; i < l->shape.rank; i++)
-    if (!hlo_dims_contains(*lb, i - lhs_shift) && !hlo_dims_contains(*lc, i - lhs_shift))
-      dims[rank++] = l->shape.dimensions[i];
-  for (int i = 0; i < r->shape.rank; i++)
-    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i)) dims[rank++] = r->shape.dimensions[i];
+  int rank = hlo_dot_result_dimensions(&l->shape, &r->shape, lb, lc, like->rhs_batching_dimensions,
+                                       like->rhs_contracting_dimensions, (hlo_dims_t){0}, dims);
   hlo_shape_t s = array_shape(t, rank, dims);
   hlo_instruction_t *ops[2] = {l, r};
   hlo_instruction_t *d = emit(x, HLO_OPCODE_DOT_GENERAL, &s, 2, ops);
   if (!d) return NULL;
-  d->attrs.lhs_batching_dimensions = shifted_dims(x, *lb, lhs_shift);
-  d->attrs.lhs_contracting_dimensions = shifted_dims(x, *lc, lhs_shift);
-  d->attrs.rhs_batching_dimensions = *rb;
-  d->attrs.rhs_contracting_dimensions = *rc;
+  d->attrs.lhs_batching_dimensions = lb;
+  d->attrs.lhs_contracting_dimensions = lc;
+  d->attrs.rhs_batching_dimensions = like->rhs_batching_dimensions;
+  d->attrs.rhs_contracting_dimensions = like->rhs_contracting_dimensions;
   return d;
 }
 

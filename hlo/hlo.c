@@ -324,6 +324,24 @@ bool hlo_dims_contains(hlo_dims_t dims, int64_t value) {
   return false;
 }
 
+int hlo_dot_result_dimensions(const hlo_shape_t *lhs, const hlo_shape_t *rhs, hlo_dims_t lhs_batching,
+                              hlo_dims_t lhs_contracting, hlo_dims_t rhs_batching, hlo_dims_t rhs_contracting,
+                              hlo_dims_t rhs_skip, int64_t *dims) {
+  int rank = 0;
+  for (int i = 0; i < lhs_batching.count && rank < HLO_MAX_RANK; i++) {
+    int64_t d = lhs_batching.data[i];
+    dims[rank++] = d >= 0 && d < lhs->rank ? lhs->dimensions[d] : 0;
+  }
+  for (int i = 0; i < lhs->rank && rank < HLO_MAX_RANK; i++)
+    if (!hlo_dims_contains(lhs_batching, i) && !hlo_dims_contains(lhs_contracting, i))
+      dims[rank++] = lhs->dimensions[i];
+  for (int i = 0; i < rhs->rank && rank < HLO_MAX_RANK; i++)
+    if (!hlo_dims_contains(rhs_batching, i) && !hlo_dims_contains(rhs_contracting, i) &&
+        !hlo_dims_contains(rhs_skip, i))
+      dims[rank++] = rhs->dimensions[i];
+  return rank;
+}
+
 hlo_dims_t hlo_dims_make(hlo_module_t *m, const int64_t *values, int count) {
   hlo_dims_t d = {0, 0};
   if (count <= 0) return d;

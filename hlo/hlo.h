@@ -149,6 +149,14 @@ typedef struct hlo_dims {
 
 /* Whether |dims| holds |value| (O(count)). */
 bool hlo_dims_contains(hlo_dims_t dims, int64_t value);
+/* dot_general's result dimensions (spec 'dot_general', C13) into |dims|
+ * (HLO_MAX_RANK): the lhs batching dimensions' sizes in list order, then
+ * the lhs free dimensions, then the rhs free dimensions except those in
+ * |rhs_skip| (chlo.ragged_dot's group dimension; may be empty); returns
+ * the rank (at most HLO_MAX_RANK; operands past it are not listed). */
+int hlo_dot_result_dimensions(const hlo_shape_t *lhs, const hlo_shape_t *rhs, hlo_dims_t lhs_batching,
+                              hlo_dims_t lhs_contracting, hlo_dims_t rhs_batching, hlo_dims_t rhs_contracting,
+                              hlo_dims_t rhs_skip, int64_t *dims);
 
 typedef struct hlo_location {
   const char *file; /* owned by the module's arena */

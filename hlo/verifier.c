@@ -1211,12 +1211,7 @@ static vkhlo_status_t verify_dot_general(const verifier_t *v) {
                    *lc = &a->lhs_contracting_dimensions, *rc = &a->rhs_contracting_dimensions;
   /* (C13) shape(result) = batch ++ lhs free ++ rhs free. */
   int64_t dims[HLO_MAX_RANK];
-  int rank = 0;
-  for (int i = 0; i < lb->count; i++) dims[rank++] = l->dimensions[lb->data[i]];
-  for (int i = 0; i < l->rank; i++)
-    if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) dims[rank++] = l->dimensions[i];
-  for (int i = 0; i < r->rank && rank < HLO_MAX_RANK; i++)
-    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i)) dims[rank++] = r->dimensions[i];
+  int rank = hlo_dot_result_dimensions(l, r, *lb, *lc, *rb, *rc, (hlo_dims_t){0}, dims);
   const hlo_shape_t *res = &in->shape;
   bool ok = res->rank == rank;
   for (int i = 0; ok && i < rank; i++) ok = res->dimensions[i] == dims[i];
@@ -1292,14 +1287,9 @@ static vkhlo_status_t verify_chlo_ragged_dot(const verifier_t *v) {
   }
   /* result: [g (mode 2)] ++ batch ++ lhs free ++ rhs free but the group dimension */
   int64_t dims[HLO_MAX_RANK + 1];
-  int rank = 0;
-  if (mode == 2) dims[rank++] = groups;
-  for (int i = 0; i < lb->count; i++) dims[rank++] = l->dimensions[lb->data[i]];
-  for (int i = 0; i < l->rank; i++)
-    if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) dims[rank++] = l->dimensions[i];
-  for (int i = 0; i < r->rank && rank < HLO_MAX_RANK; i++)
-    if (!hlo_dims_contains(*rb, i) && !hlo_dims_contains(*rc, i) && !hlo_dims_contains(*rg, i))
-      dims[rank++] = r->dimensions[i];
+  int rank = mode == 2;
+  dims[0] = groups;
+  rank += hlo_dot_result_dimensions(l, r, *lb, *lc, *rb, *rc, *rg, dims + rank);
   const hlo_shape_t *res = &in->shape;
   bool ok = res->rank == rank && res->element_type == l->element_type;
   for (int i = 0; ok && i < rank; i++) ok = res->dimensions[i] == dims[i];
