@@ -192,53 +192,70 @@ static hlo_instruction_t *splat(expand_ctx_t *x, const hlo_shape_t *shape, doubl
   return broadcast(x, s, shape, 0, NULL);
 }
 
-static hlo_instruction_t *tuple(expand_ctx_t *x, int n, hlo_instruction_t *const *values) {
-  if (x->failed) return NULL;
-  hlo_shape_t elems[16];
-  if (n > 16) {
+/* The tuple shape of |values| into *s; false when one is missing or out
+ * of memory. */
+static bool tuple_shape(expand_ctx_t *x, int n, hlo_instruction_t *const *values, hlo_shape_t *s) {
+  if (x->failed) return false;
+  hlo_shape_t *elems = arena_alloc(&x->m->arena, sizeof *elems * (size_t)(n ? n : 1));
+  if (!elems) {
     x->failed = true;
-    return NULL;
+    return false;
   }
   for (int i = 0; i < n; i++) {
-    if (!values[i]) return NULL;
+    if (!values[i]) return false;
     elems[i] = values[i]->shape;
   }
-  hlo_shape_t s;
-  if (!hlo_shape_make_tuple(x->m, &s, n, elems)) {
+  if (!hlo_shape_make_tuple(x->m, s, n, elems)) {
     x->failed = true;
-    return NULL;
+    return false;
   }
-  return emit(x, HLO_OPCODE_TUPLE, &s, n, values);
+  return true;
 }
 
-/* A helper computation |name| of parameters of types |types| (scalars)
- * whose root is |op| of the first two, of type |result|, placed first in
- * the module (callees before callers); NULL when out of memory. */
-static hlo_computation_t *scalar_body(expand_ctx_t *x, const char *name, int count,
-                                      const hlo_element_type_t *types, hlo_opcode_t op,
-                                      hlo_element_type_t result, hlo_instruction_t **out_root) {
+static hlo_instruction_t *tuple(expand_ctx_t *x, int n, hlo_instruction_t *const *values) {
+  hlo_shape_t s;
+  return tuple_shape(x, n, values, &s) ? emit(x, HLO_OPCODE_TUPLE, &s, n, values) : NULL;
+}
+
+/* A helper computation |name| with parameters of shapes |shapes| (into
+ * |params|) and no root yet, placed first in the module (callees before
+ * callers); NULL when out of memory. */
+static hlo_computation_t *helper_computation(expand_ctx_t *x, const char *name, int count,
+                                             const hlo_shape_t *shapes, hlo_instruction_t **params) {
   hlo_module_t *m = x->m;
   hlo_computation_t *c = hlo_computation_create(m, name);
   if (!c) return NULL;
-  hlo_instruction_t *p[4];
-  for (int i = 0; i < count; i++) {
-    hlo_shape_t s = array_shape(types[i], 0, NULL);
-    p[i] = hlo_instruction_create(m, HLO_OPCODE_PARAMETER, &s, 0, NULL);
-    if (!p[i]) return NULL;
-    p[i]->parameter_number = i;
-    p[i]->loc = x->loc;
-    if (!hlo_computation_append(m, c, p[i])) return NULL;
-  }
-  hlo_shape_t rs = array_shape(result, 0, NULL);
-  hlo_instruction_t *root = hlo_instruction_create(m, op, &rs, 2, p);
-  if (!root || !hlo_computation_append(m, c, root)) return NULL;
-  root->loc = x->loc;
-  c->root = root;
   c->loc = x->loc;
-  *out_root = root;
+  for (int i = 0; i < count; i++) {
+    params[i] = hlo_instruction_create(m, HLO_OPCODE_PARAMETER, &shapes[i], 0, NULL);
+    if (!params[i]) return NULL;
+    params[i]->parameter_number = i;
+    params[i]->loc = x->loc;
+    if (!hlo_computation_append(m, c, params[i])) return NULL;
+  }
   if (!hlo_module_add_computation(m, c)) return NULL;
   memmove(m->computations + 1, m->computations, sizeof(void *) * (size_t)(m->computation_count - 1));
   m->computations[0] = c;
+  return c;
+}
+
+/* A helper computation |name| of parameters of types |types| (scalars, at
+ * most 4) whose root is |op| of the first two, of type |result|; NULL when
+ * out of memory. */
+static hlo_computation_t *scalar_body(expand_ctx_t *x, const char *name, int count,
+                                      const hlo_element_type_t *types, hlo_opcode_t op,
+                                      hlo_element_type_t result, hlo_instruction_t **out_root) {
+  hlo_shape_t shapes[4];
+  hlo_instruction_t *p[4];
+  for (int i = 0; i < count; i++) shapes[i] = array_shape(types[i], 0, NULL);
+  hlo_computation_t *c = helper_computation(x, name, count, shapes, p);
+  if (!c) return NULL;
+  hlo_shape_t rs = array_shape(result, 0, NULL);
+  hlo_instruction_t *root = hlo_instruction_create(x->m, op, &rs, 2, p);
+  if (!root || !hlo_computation_append(x->m, c, root)) return NULL;
+  root->loc = x->loc;
+  c->root = root;
+  *out_root = root;
   return c;
 }
 
@@ -253,8 +270,8 @@ static hlo_computation_t *add_body(expand_ctx_t *x, hlo_element_type_t t) {
   return x->add_body[t];
 }
 
-/* reduce(a, 0, dimensions = all but |keep|, add): the per-feature sums. */
-static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int64_t keep) {
+/* reduce(a, 0, dimensions = |dims| (ascending), add). */
+static hlo_instruction_t *sum_over(expand_ctx_t *x, hlo_instruction_t *a, int n, const int64_t *dims) {
   if (!a) return NULL;
   hlo_element_type_t t = a->shape.element_type;
   hlo_computation_t *body = add_body(x, t);
@@ -262,11 +279,13 @@ static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int6
     x->failed = true;
     return NULL;
   }
-  int64_t dims[HLO_MAX_RANK];
-  int n = 0;
-  for (int d = 0; d < a->shape.rank; d++)
-    if (d != keep) dims[n++] = d;
-  hlo_shape_t s = array_shape(t, 1, &a->shape.dimensions[keep]);
+  int64_t kept[HLO_MAX_RANK];
+  int rank = 0;
+  for (int d = 0, i = 0; d < a->shape.rank; d++) {
+    if (i < n && dims[i] == d) i++;
+    else kept[rank++] = a->shape.dimensions[d];
+  }
+  hlo_shape_t s = array_shape(t, rank, kept);
   hlo_instruction_t *ops[2] = {a, scalar(x, t, 0, 0)};
   hlo_instruction_t *in = emit(x, HLO_OPCODE_REDUCE, &s, 2, ops);
   if (!in) return NULL;
@@ -276,6 +295,16 @@ static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int6
     return NULL;
   }
   return in;
+}
+
+/* reduce(a, 0, dimensions = all but |keep|, add): the per-feature sums. */
+static hlo_instruction_t *sum_except(expand_ctx_t *x, hlo_instruction_t *a, int64_t keep) {
+  if (!a) return NULL;
+  int64_t dims[HLO_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < a->shape.rank; d++)
+    if (d != keep) dims[n++] = d;
+  return sum_over(x, a, n, dims);
 }
 
 /* ---------------------------------------------------- long reductions */
@@ -986,15 +1015,7 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
   /* group_sizes' prefix dimensions, as lhs dimensions (rank 1: none) */
   bool contracting = hlo_dims_contains(*lc, ragged);
   int64_t prefix[HLO_MAX_RANK];
-  int np = 0;
-  if (gs->shape.rank > 1) {
-    for (int i = 0; i < nb; i++) prefix[np++] = lb->data[i];
-    if (contracting)
-      for (int i = 0; i < lc->count && lc->data[i] != ragged; i++) prefix[np++] = lc->data[i];
-    else
-      for (int i = 0; i < ragged; i++)
-        if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) prefix[np++] = i;
-  }
+  int np = gs->shape.rank > 1 ? hlo_ragged_dot_prefix_dimensions(a, l->shape.rank, prefix) : 0;
   hlo_instruction_t *mask = group_mask(x, gs, l->shape.dimensions[ragged]);
   int64_t groups = gs->shape.dimensions[gs->shape.rank - 1];
   int64_t map[HLO_MAX_RANK + 1];
@@ -1042,16 +1063,7 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
   hlo_shape_t ps = with_type(&d->shape, HLO_PRED);
   hlo_instruction_t *kept = select_(x, broadcast(x, mask, &ps, np + 2, map), d,
                                     splat(x, &d->shape, 0, 0));
-  hlo_computation_t *body = add_body(x, t);
-  hlo_instruction_t *ops[2] = {kept, scalar(x, t, 0, 0)};
-  hlo_instruction_t *sum = body ? emit(x, HLO_OPCODE_REDUCE, &in->shape, 2, ops) : NULL;
-  if (!sum) {
-    x->failed = true;
-    return NULL;
-  }
-  sum->attrs.dimensions = hlo_dims_make(x->m, &gdim, 1);
-  if (!sum->attrs.dimensions.data || !hlo_instruction_set_called(x->m, sum, 1, &body)) x->failed = true;
-  return sum;
+  return sum_over(x, kept, 1, &gdim);
 }
 
 /* -------------------------------------------------------------- scan */
@@ -1064,26 +1076,6 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
  * outputs start as zeros, every position is written once.  This is the
  * op's definition step by step: one iteration per position, each a few
  * dispatches. */
-
-/* A computation |name| whose parameters have the shapes of |values|,
- * placed first in the module; its parameters in |params|. */
-static hlo_computation_t *loop_computation(expand_ctx_t *x, const char *name, int n,
-                                           hlo_instruction_t *const *values, hlo_instruction_t **params) {
-  hlo_computation_t *c = hlo_computation_create(x->m, name);
-  if (!c) return NULL;
-  c->loc = x->loc;
-  for (int i = 0; i < n; i++) {
-    params[i] = hlo_instruction_create(x->m, HLO_OPCODE_PARAMETER, &values[i]->shape, 0, NULL);
-    if (!params[i]) return NULL;
-    params[i]->parameter_number = i;
-    params[i]->loc = x->loc;
-    if (!hlo_computation_append(x->m, c, params[i])) return NULL;
-  }
-  if (!hlo_module_add_computation(x->m, c)) return NULL;
-  memmove(x->m->computations + 1, x->m->computations, sizeof(void *) * (size_t)(x->m->computation_count - 1));
-  x->m->computations[0] = c;
-  return c;
-}
 
 /* |a| with dimension |d| (of size 1) removed, or inserted with size 1. */
 static hlo_instruction_t *reshape_dim(expand_ctx_t *x, hlo_instruction_t *a, int64_t d, bool insert) {
@@ -1106,25 +1098,31 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   const hlo_shape_t *first = ni ? &in->operands[0]->shape : &in->shape.tuple_shapes[0];
   int64_t n = first->dimensions[d];
   int nv = 1 + ni + nc + no;
-  if (nv > 16) {
-    x->failed = true; /* tuple() holds 16 */
+  hlo_computation_t *outer = x->c;
+  /* the loop values (init, cond's and step's parameters, step's results),
+   * the body's arguments and results, the op's results */
+  hlo_instruction_t **init = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(6 * nv + 1));
+  hlo_shape_t *shapes = arena_alloc(&x->m->arena, sizeof *shapes * (size_t)nv);
+  if (!init || !shapes) {
+    x->failed = true;
     return NULL;
   }
-  hlo_computation_t *outer = x->c;
-  hlo_instruction_t *init[16], *cp[16], *bp[16], *next[16];
+  hlo_instruction_t **cp = init + nv, **bp = cp + nv, **next = bp + nv, **args = next + nv,
+                    **results = args + nv, **out = results + nv + 1;
   init[0] = scalar(x, HLO_S32, 0, 0);
   for (int i = 0; i < ni + nc; i++) init[1 + i] = in->operands[i];
   for (int o = 0; o < no; o++) {
     const hlo_shape_t *os = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[o] : &in->shape;
     init[1 + ni + nc + o] = splat(x, os, 0, 0);
   }
-  for (int i = 0; i < nv; i++)
-    if (!init[i]) return NULL;
+  hlo_shape_t ts;
+  if (!tuple_shape(x, nv, init, &ts)) return NULL;
+  for (int i = 0; i < nv; i++) shapes[i] = init[i]->shape;
   char name[96];
   snprintf(name, sizeof name, "%s_cond", in->name);
-  hlo_computation_t *cond = loop_computation(x, name, nv, init, cp);
+  hlo_computation_t *cond = helper_computation(x, name, nv, shapes, cp);
   snprintf(name, sizeof name, "%s_step", in->name);
-  hlo_computation_t *step = loop_computation(x, name, nv, init, bp);
+  hlo_computation_t *step = helper_computation(x, name, nv, shapes, bp);
   if (!cond || !step) {
     x->failed = true;
     return NULL;
@@ -1138,7 +1136,6 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   if (a->is_reverse)
     pos = binary(x, HLO_OPCODE_SUBTRACT, scalar(x, HLO_S32, 0, (uint64_t)(n - 1)), i);
   hlo_instruction_t *zero = scalar(x, HLO_S32, 0, 0);
-  hlo_instruction_t *args[16], *results[17];
   for (int k = 0; k < ni; k++) {
     hlo_instruction_t *v = bp[1 + k], *ops[1 + HLO_MAX_RANK];
     int64_t sizes[HLO_MAX_RANK];
@@ -1176,20 +1173,12 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   step->root = tuple(x, nv, next);
   x->c = outer;
   if (!cond->root || !step->root) return NULL;
-  hlo_shape_t ts;
-  hlo_shape_t elems[16];
-  for (int k = 0; k < nv; k++) elems[k] = init[k]->shape;
-  if (!hlo_shape_make_tuple(x->m, &ts, nv, elems)) {
-    x->failed = true;
-    return NULL;
-  }
   hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, nv, init);
   hlo_computation_t *called[2] = {cond, step};
   if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
     x->failed = true;
     return NULL;
   }
-  hlo_instruction_t *out[16];
   for (int o = 0; o < no; o++) out[o] = tuple_element(x, loop, 1 + ni + nc + o);
   for (int k = 0; k < nc; k++) out[no + k] = tuple_element(x, loop, 1 + ni + k);
   return nr > 1 ? tuple(x, nr, out) : out[0];

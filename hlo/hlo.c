@@ -342,6 +342,20 @@ int hlo_dot_result_dimensions(const hlo_shape_t *lhs, const hlo_shape_t *rhs, hl
   return rank;
 }
 
+int hlo_ragged_dot_prefix_dimensions(const hlo_attrs_t *a, int lhs_rank, int64_t *dims) {
+  const hlo_dims_t *lb = &a->lhs_batching_dimensions, *lc = &a->lhs_contracting_dimensions;
+  int64_t ragged = a->lhs_ragged_dimensions.data[0];
+  bool batch = hlo_dims_contains(*lb, ragged), contracting = hlo_dims_contains(*lc, ragged);
+  int n = 0;
+  for (int i = 0; i < lb->count && lb->data[i] != ragged; i++) dims[n++] = lb->data[i];
+  if (contracting)
+    for (int i = 0; i < lc->count && lc->data[i] != ragged; i++) dims[n++] = lc->data[i];
+  else if (!batch)
+    for (int i = 0; i < ragged && i < lhs_rank; i++)
+      if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) dims[n++] = i;
+  return n;
+}
+
 hlo_dims_t hlo_dims_make(hlo_module_t *m, const int64_t *values, int count) {
   hlo_dims_t d = {0, 0};
   if (count <= 0) return d;

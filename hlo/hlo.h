@@ -283,6 +283,16 @@ typedef struct hlo_attrs {
   hlo_dims_t source_target_pairs; /* flattened (source, target) pairs */
 } hlo_attrs_t;
 
+/* chlo.ragged_dot's group_sizes of rank > 1 is [prefix..., g]: the lhs
+ * dimensions whose sizes make the prefix, into |dims| (HLO_MAX_RANK), for
+ * the attributes |a| of a ragged_dot whose one lhs ragged dimension is in
+ * range; returns their count.  They are the lhs batching dimensions in list
+ * order (those before the ragged one, when it is a batching dimension),
+ * then, when it is a non-contracting dimension, the lhs non-contracting
+ * dimensions before it, when a contracting one, the contracting
+ * dimensions listed before it (CHLO's verifier). */
+int hlo_ragged_dot_prefix_dimensions(const hlo_attrs_t *a, int lhs_rank, int64_t *dims);
+
 /* -------------------------------------------------------- the IR nodes */
 
 typedef struct hlo_computation hlo_computation_t;

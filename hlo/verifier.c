@@ -1253,14 +1253,8 @@ static vkhlo_status_t verify_chlo_ragged_dot(const verifier_t *v) {
     return fail(v, "group_sizes %s must be an integer tensor of rank >= 1", SHAPE(gs));
   int mode = hlo_dims_contains(*lb, ragged) ? 3 : hlo_dims_contains(*lc, ragged) ? 2 : 1;
   int64_t prefix[HLO_MAX_RANK];
-  int np = 0;
-  for (int i = 0; i < lb->count && !(mode == 3 && lb->data[i] == ragged); i++)
-    prefix[np++] = l->dimensions[lb->data[i]];
-  if (mode == 2)
-    for (int i = 0; i < lc->count && lc->data[i] != ragged; i++) prefix[np++] = l->dimensions[lc->data[i]];
-  if (mode == 1)
-    for (int i = 0; i < ragged; i++)
-      if (!hlo_dims_contains(*lb, i) && !hlo_dims_contains(*lc, i)) prefix[np++] = l->dimensions[i];
+  int np = hlo_ragged_dot_prefix_dimensions(a, l->rank, prefix);
+  for (int i = 0; i < np; i++) prefix[i] = l->dimensions[prefix[i]];
   if (gs->rank != 1) {
     bool ok = gs->rank == np + 1;
     for (int i = 0; ok && i < np; i++) ok = gs->dimensions[i] == prefix[i];
