@@ -14,10 +14,12 @@
  * (NDOT in gemm_cpu.comp), each lhs element loaded once.  Conditions:
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
- *     dense view, or one whose merged dimensions form a progression) and
+ *     dense view, or one whose merged dimensions form a progression),
+ *     slice (its start an offset, its steps scaling the strides) and
  *     exact convert (f16/bf16 to f32): such a chain is a strided view of the
- *     parameter, its strides go into the kernel's LHS_AT/RHS_AT/..._KS
- *     macros (operand fusion stays: no transposed copy is made);
+ *     parameter, its offset and strides go into the kernel's
+ *     LHS_AT/RHS_AT/..._KS macros (operand fusion stays: no transposed or
+ *     sliced copy is made);
  *   - the contracting dimensions of each operand merge into one stride in
  *     the order the dot pairs them (always for row-major operands);
  *     batch and free dimensions need not merge (LHS_AT delinearizes them,
@@ -30,7 +32,7 @@
  *     16-bit types natively.
  * Anything else keeps the elemental path (one invocation per element, or
  * the wide kernels of emit_fusion.c): integer and f64 dots, f32 operands
- * into a 16-bit result, operands behind slices, pads or arithmetic.
+ * into a 16-bit result, operands behind pads, concatenates or arithmetic.
  *
  * The epilogue is a GLSL function gemm_epilogue(idx, gemm_v0[, gemm_v1,
  * gemm_v2]) made by the elemental emitter over the fused computation with
@@ -112,6 +114,7 @@
 typedef struct gemm_view {
   int binding;
   hlo_element_type_t type; /* the binding's element type: f32, f16 or bf16 */
+  int64_t offset;               /* of element [0, ..., 0] in the binding (a slice's start) */
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
   /* A split dimension (split_dim >= 0): index i of that dimension is at
    * (i / split_inner) * split_stride + (i % split_inner) * stride[split_dim]:
@@ -246,6 +249,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->binding = k;
     v->type = x->shape.element_type;
     v->split_dim = -1;
+    v->offset = 0;
     row_major(s, v->stride);
     return true;
   }
@@ -255,6 +259,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_PARAMETER:
       v->binding = (int)x->parameter_number;
       v->type = x->shape.element_type;
+      v->offset = 0;
       row_major(s, v->stride);
       return true;
     case HLO_OPCODE_CONVERT: /* exact only: to its own type, or f16/bf16 to f32 */
@@ -277,6 +282,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
         return false;
       v->binding = in.binding;
       v->type = in.type;
+      v->offset = in.offset;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
       for (int j = 0; j < is->rank; j++) {
         int64_t od = x->attrs.broadcast_dimensions.data[j];
@@ -289,18 +295,34 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       v->binding = in.binding;
       v->type = in.type;
+      v->offset = in.offset;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
       }
       return reshape_view(&x->operands[0]->shape, &in, s, v);
+    case HLO_OPCODE_SLICE: { /* the start moves the offset, the steps scale the strides */
+      const hlo_shape_t *is = &x->operands[0]->shape;
+      const hlo_attrs_t *a = &x->attrs;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || a->start_indices.count != s->rank ||
+          a->strides.count != s->rank)
+        return false;
+      *v = in;
+      for (int d = 0; d < s->rank; d++) {
+        int64_t start = a->start_indices.data[d], step = a->strides.data[d];
+        if (d == in.split_dim && (start != 0 || step != 1 || s->dimensions[d] != is->dimensions[d])) return false;
+        v->offset += start * in.stride[d];
+        v->stride[d] = in.stride[d] * step;
+      }
+      return true;
+    }
     default: return false;
   }
 }
 
 bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride) {
   gemm_view_t v;
-  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0) return false;
+  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0) return false;
   *binding = v.binding;
   for (int d = 0; d < x->shape.rank; d++) stride[d] = v.stride[d];
   return true;
@@ -501,7 +523,7 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view
     for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
     if (!used) free_dims[nf++] = d;
   }
-  strbuf_printf(sb, "#define %s(b, %s) (0", name, var);
+  strbuf_printf(sb, "#define %s(b, %s) (%lld", name, var, (long long)view->offset);
   append_offset(sb, s, view->stride, bd, p->nb, "b");
   append_offset(sb, s, view->stride, free_dims, nf, var);
   strbuf_append(sb, ")\n");
@@ -517,6 +539,7 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view
 static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64_t ks, bool along_k) {
   const hlo_shape_t *s = &p->dot->operands[k]->shape;
   const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = view->stride;
+  if (view->offset % 8 != 0) return false;
   int inner = -1; /* the innermost free dimension of size > 1 */
   for (int d = 0; d < s->rank; d++) {
     bool used = false;

@@ -338,6 +338,36 @@ static void reshape_unmergeable_falls_back(void **state) {
         false, 12);
 }
 
+/* slices as operands, no copy: the start an offset into the binding, the
+ * steps scaling the strides (the blocked triangular_solve's M[rows, block]
+ * times a solved block, codegen/expand.c).  Element loads from an odd
+ * offset 3 * 30 + 5 = 95 with every second row, an rhs taking every third
+ * column from column 2 of row 1; then a block of rows from row 8 (offset
+ * 384, a multiple of 8) read in words. */
+static void sliced_operands(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "#define LHS_AT(b, m) (95 + int(uint(m)) * 60)";
+  f->cpu_needle2 = "#define RHS_AT_0(b, n) (52 + int(uint(n)) * 3)";
+  check(state,
+        "func.func @main(%a: tensor<40x30xf32>, %b: tensor<20x50xf32>) -> tensor<12x16xf32> {\n"
+        "  %s = stablehlo.slice %a [3:27:2, 5:22] : (tensor<40x30xf32>) -> tensor<12x17xf32>\n"
+        "  %t = stablehlo.slice %b [1:18, 2:50:3] : (tensor<20x50xf32>) -> tensor<17x16xf32>\n"
+        "  %c = stablehlo.dot_general %s, %t, contracting_dims = [1] x [0] :"
+        " (tensor<12x17xf32>, tensor<17x16xf32>) -> tensor<12x16xf32>\n"
+        "  return %c : tensor<12x16xf32>\n}\n",
+        true, 17);
+  f->cpu_needle = "#define LHS_AT(b, m) (384 + int(uint(m)) * 48)";
+  f->cpu_needle2 = "#define LHS_LOADW(off)";
+  check(state,
+        "func.func @main(%a: tensor<64x48xf32>, %b: tensor<48x40xf32>) -> tensor<32x40xf32> {\n"
+        "  %s = stablehlo.slice %a [8:40, 0:48] : (tensor<64x48xf32>) -> tensor<32x48xf32>\n"
+        "  %c = stablehlo.dot_general %s, %b, contracting_dims = [1] x [0] :"
+        " (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
+        "  return %c : tensor<32x40xf32>\n}\n",
+        true, 48);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+}
+
 /* PyTorch's attention output projection: the heads' results [h, s, d]
  * transposed to [s, h, d] and reshaped to [s, h * d]: h and d do not merge
  * (strides s * d and 1), so the contracting dimension is split in two
@@ -737,6 +767,7 @@ int main(void) {
       cmocka_unit_test(subgroups_300x280x264), cmocka_unit_test(subgroups_batched),
       cmocka_unit_test(subgroups_lhs_transposed),
       cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
+      cmocka_unit_test(sliced_operands),
       cmocka_unit_test(split_contracting_words), cmocka_unit_test(split_contracting_elements),
       cmocka_unit_test(f16_words),          cmocka_unit_test(bf16_words),
       cmocka_unit_test(bf16_odd),           cmocka_unit_test(f16_odd),
