@@ -25,6 +25,14 @@
  *                      reference is still cblas_sgemm, in f32, on the
  *                      16-bit inputs' values (OpenBLAS 0.3.21 has no f16
  *                      GEMM), and max_err includes the result's rounding
+ *   cholesky_64, cholesky_256, cholesky_1024
+ *                      stablehlo.cholesky (lower) of an f32 symmetric positive
+ *                      definite matrix: 64 is one block kernel, larger ones
+ *                      run blocked (codegen/expand.c: 64 x 64 block kernels,
+ *                      triangular solves and GEMMs); the reference is LAPACK's
+ *                      spotrf from OpenBLAS; flops n^3 / 3
+ *   trsm_256, trsm_1024  stablehlo.triangular_solve (left, lower) of k x k with k
+ *                      right-hand sides; the reference cblas_strsm; flops k^3
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -286,6 +294,116 @@ static double compare(prepared_t *p, const float *ref, size_t n, const char *typ
   return worst;
 }
 
+/* ---------------------------------------- cholesky and triangular_solve */
+
+typedef struct linalg_case {
+  const char *name;
+  bool cholesky; /* else triangular_solve of n right-hand sides */
+  int n;
+} linalg_case_t;
+
+static const linalg_case_t linalg_cases[] = {
+    {"cholesky_64", true, 64},   {"cholesky_256", true, 256}, {"cholesky_1024", true, 1024},
+    {"trsm_256", false, 256},    {"trsm_1024", false, 1024},
+};
+
+/* LAPACK's Cholesky factorization (Fortran interface, column-major; OpenBLAS
+ * exports it, Debian ships no header for it beside cblas.h) */
+void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info);
+
+static char *linalg_program(const linalg_case_t *c) {
+  char *text = malloc(1024);
+  int n = c->n;
+  if (c->cholesky)
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%r = stablehlo.cholesky %%a, lower = true : tensor<%dx%dxf32>\n"
+             "  return %%r : tensor<%dx%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n);
+  else
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%r = \"stablehlo.triangular_solve\"(%%a, %%b) {left_side = true, lower = true, unit_diagonal = false,"
+             " transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> "
+             "tensor<%dx%dxf32>\n"
+             "  return %%r : tensor<%dx%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n, n, n, n, n, n);
+  return text;
+}
+
+/* The reference into |out| (row-major, the upper triangle zero for
+ * cholesky): spotrf on a copy (row-major lower is column-major upper), or
+ * cblas_strsm. */
+static double run_linalg_blas(const linalg_case_t *c, const float *a, const float *b, float *out) {
+  int n = c->n, info = 0;
+  size_t nn = (size_t)n * n;
+  double t0 = now_ms();
+  if (c->cholesky) {
+    memcpy(out, a, nn * sizeof *out);
+    spotrf_("U", &n, out, &n, &info);
+  } else {
+    memcpy(out, b, nn * sizeof *out);
+    cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, a, n, out, n);
+  }
+  double ms = now_ms() - t0;
+  if (info != 0) fprintf(stderr, "spotrf: info %d\n", info);
+  if (c->cholesky)
+    for (int i = 0; i < n; i++)
+      for (int j = i + 1; j < n; j++) out[(size_t)i * n + j] = 0;
+  return ms;
+}
+
+static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
+  bool header = false;
+  for (size_t ci = 0; ci < sizeof linalg_cases / sizeof linalg_cases[0]; ci++) {
+    const linalg_case_t *c = &linalg_cases[ci];
+    if (only && !strstr(c->name, only)) continue;
+    if (!header) {
+      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "n", "wall_ms", "dev_ms", "GFLOP/s",
+             "blas_ms", "blasGF/s", "ratio", "", "", "max_err");
+      header = true;
+    }
+    int n = c->n;
+    size_t nn = (size_t)n * n;
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *g = malloc(nn * sizeof *g),
+          *ref = malloc(nn * sizeof *ref);
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < nn; i++) g[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < nn; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    if (c->cholesky) { /* g g^T / n + I: positive definite, well conditioned */
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f / (float)n, g, n, g, n, 0.0f, a, n);
+      for (int i = 0; i < n; i++) a[(size_t)i * n + i] += 1.0f;
+    } else { /* small entries, 2 on the diagonal */
+      for (size_t i = 0; i < nn; i++) a[i] = 0.1f * g[i];
+      for (int i = 0; i < n; i++) a[(size_t)i * n + i] += 2.0f;
+    }
+    char *text = linalg_program(c);
+    prepared_t p;
+    prepare(ctx, text, a, b, &p);
+    run_wall(&p); /* warm-up (lavapipe compiles each pipeline at its first dispatch) */
+    run_linalg_blas(c, a, b, ref);
+    double err = compare(&p, ref, nn, NULL);
+    double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
+           *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio);
+    for (int r = 0; r < rounds; r++) {
+      wall[r] = run_wall(&p);
+      dev[r] = run_device(&p);
+      blas[r] = run_linalg_blas(c, a, b, ref);
+      ratio[r] = blas[r] / dev[r];
+    }
+    double flop = c->cholesky ? (double)n * n * n / 3 : (double)n * n * n;
+    double md = median(dev, rounds), mb = median(blas, rounds);
+    char shape[32];
+    snprintf(shape, sizeof shape, "%d", n);
+    printf("%-18s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%% %9s %9s %8.1e\n", c->name, shape, median(wall, rounds), md,
+           flop / md / 1e6, mb, flop / mb / 1e6, 100 * median(ratio, rounds), "", "", err);
+    fflush(stdout);
+    free(wall), free(dev), free(blas), free(ratio);
+    release(&p);
+    free(text), free(a), free(b), free(g), free(ref);
+  }
+}
+
 int main(int argc, char **argv) {
   int rounds = 3;
   bool big = false, before = false;
@@ -376,6 +494,7 @@ int main(int argc, char **argv) {
     if (before) release(&e);
     free(text), free(a), free(b), free(ref), free(a16), free(b16);
   }
+  bench_linalg(ctx, only, rounds);
   if (elem_ctx) vkhlo_context_destroy(elem_ctx);
   vkhlo_context_destroy(ctx);
   return 0;

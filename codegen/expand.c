@@ -22,6 +22,10 @@
  *                                spec allows, not an exact rewrite)
  *   sort, chlo.top_k of rows     merge passes (sort_runs; see "long
  *   longer than 1024             sorts"): the stable sort
+ *   cholesky, triangular_solve   64 x 64 blocks of the op, triangular
+ *   larger than 64 x 64          solves and dot_generals (see "blocked
+ *                                linear algebra": the same sums in another
+ *                                order)
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -43,9 +47,10 @@
  * computations (the add bodies of reductions) are put in front of the
  * module's computation list, keeping callees before callers.
  *
- * Every other rewrite is exact: the decompositions are the spec's own, and
- * the arithmetic happens in the op's element type as the spec's pseudocode
- * does.
+ * Every other rewrite (all but the long reductions and the blocked linear
+ * algebra, which sum in another order) is exact: the decompositions are
+ * the spec's own, and the arithmetic happens in the op's element type as
+ * the spec's pseudocode does.
  */
 #include "codegen/passes.h"
 
@@ -1184,11 +1189,229 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   return nr > 1 ? tuple(x, nr, out) : out[0];
 }
 
+/* ------------------------------------------------ blocked linear algebra */
+
+/*
+ * cholesky and triangular_solve of matrices larger than LINALG_BLOCK are
+ * rewritten into LINALG_BLOCK-sized problems for their kernels
+ * (codegen/emit_linalg.c, one invocation per matrix or right-hand side)
+ * and dot_generals for everything between the blocks, the blocked
+ * algorithms of LAPACK (potrf, trsm):
+ *
+ *   cholesky, left-looking, one block column [j0, j1) at a time:
+ *     P    = A[j0:n, j0:j1] - L[j0:n, 0:j0] * L[j0:j1, 0:j0]^H
+ *     Ljj  = cholesky(P[0:w])                      (a block kernel)
+ *     Lbelow = P[w:] * Ljj^-H                      (triangular_solve, right side)
+ *   triangular_solve as "M X = B" with M = op(a) (or op(a)^T for the right
+ *   side, whose X and B are transposed): one block row [i0, i1) at a time
+ *   in the order the substitution goes (down for a lower M, up for upper):
+ *     X[i0:i1] = M[I,I]^-1 (B[i0:i1] - M[I, solved] * X[solved])
+ *
+ * So the n^3 / 3 (k^2 per right-hand side) products become GEMMs, each
+ * kernel's serial loop stays at a block's size (lavapipe stops loops
+ * after 65535 iterations: an unblocked cholesky runs ~n^3 / 6 of them, so
+ * past 71 x 71 it was refused), and a GPU gets parallel work instead of
+ * one invocation walking the whole matrix.  Only the triangle the op reads
+ * is read: the products take blocks strictly inside it and each diagonal
+ * block goes to a kernel that reads its own triangle.  The sums are the
+ * same sums in another order (the spec fixes none; the result is the same
+ * up to rounding).  A non-positive pivot gives NaNs from its block on, as
+ * before.
+ */
+#define LINALG_BLOCK 64
+
+static bool is_blocked_linalg(const hlo_instruction_t *in) {
+  const hlo_shape_t *s = in->opcode == HLO_OPCODE_CHOLESKY ? &in->shape : &in->operands[0]->shape;
+  return s->rank >= 2 && s->dimensions[s->rank - 1] > LINALG_BLOCK;
+}
+
+static hlo_dims_t dims_of(expand_ctx_t *x, const int64_t *v, int n) {
+  hlo_dims_t d = hlo_dims_make(x->m, v, n);
+  if (n && !d.data) x->failed = true;
+  return d;
+}
+
+/* a[..., r0:r1, c0:c1]: a slice of the two minor dimensions. */
+static hlo_instruction_t *slice_minor(expand_ctx_t *x, hlo_instruction_t *a, int64_t r0, int64_t r1,
+                                      int64_t c0, int64_t c1) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  if (r0 == 0 && c0 == 0 && r1 == a->shape.dimensions[r - 2] && c1 == a->shape.dimensions[r - 1]) return a;
+  int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK], ones[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) limit[d] = a->shape.dimensions[d], ones[d] = 1;
+  start[r - 2] = r0, limit[r - 2] = r1, start[r - 1] = c0, limit[r - 1] = c1;
+  int64_t dims[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) dims[d] = limit[d] - start[d];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_SLICE, &s, 1, &a);
+  if (!in) return NULL;
+  in->attrs.start_indices = dims_of(x, start, r);
+  in->attrs.limit_indices = dims_of(x, limit, r);
+  in->attrs.strides = dims_of(x, ones, r);
+  return in;
+}
+
+/* a with its two minor dimensions swapped. */
+static hlo_instruction_t *transpose_minor(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) perm[d] = d;
+  perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+  for (int d = 0; d < r; d++) dims[d] = a->shape.dimensions[perm[d]];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
+  if (in) in->attrs.permutation = dims_of(x, perm, r);
+  return in;
+}
+
+/* The complex conjugate of a (a itself for real types). */
+static hlo_instruction_t *conjugate(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return a;
+  hlo_shape_t ps = with_type(&a->shape, a->shape.element_type == HLO_C64 ? HLO_F32 : HLO_F64);
+  hlo_instruction_t *re = emit(x, HLO_OPCODE_REAL, &ps, 1, &a);
+  hlo_instruction_t *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
+  hlo_instruction_t *ops[2] = {re, unary(x, HLO_OPCODE_NEGATE, im)};
+  return emit(x, HLO_OPCODE_COMPLEX, &a->shape, 2, ops);
+}
+
+/* concatenate(v[0..n), dimension = dim) (v[0] alone when n is 1). */
+static hlo_instruction_t *concat(expand_ctx_t *x, int n, hlo_instruction_t *const *v, int dim) {
+  if (n == 1) return v[0];
+  for (int i = 0; i < n; i++)
+    if (!v[i]) return NULL;
+  hlo_shape_t s = v[0]->shape;
+  for (int i = 1; i < n; i++) s.dimensions[dim] += v[i]->shape.dimensions[dim];
+  s = array_shape(s.element_type, s.rank, s.dimensions);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_CONCATENATE, &s, n, v);
+  if (in) in->attrs.dimension = dim;
+  return in;
+}
+
+/* a [batch..., m, k] times b [batch..., k, n] (or b^T when |b_transposed|,
+ * b [batch..., n, k]) -> [batch..., m, n], batched over the leading
+ * dimensions. */
+static hlo_instruction_t *matmul(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *b, bool b_transposed) {
+  if (!a || !b) return NULL;
+  int r = a->shape.rank;
+  int64_t batch[HLO_MAX_RANK], dims[HLO_MAX_RANK], ac = r - 1, bc = b_transposed ? r - 1 : r - 2;
+  for (int d = 0; d < r - 2; d++) batch[d] = d, dims[d] = a->shape.dimensions[d];
+  dims[r - 2] = a->shape.dimensions[r - 2];
+  dims[r - 1] = b->shape.dimensions[b_transposed ? r - 2 : r - 1];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *ops[2] = {a, b};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_DOT_GENERAL, &s, 2, ops);
+  if (!in) return NULL;
+  in->attrs.lhs_batching_dimensions = in->attrs.rhs_batching_dimensions = dims_of(x, batch, r - 2);
+  in->attrs.lhs_contracting_dimensions = dims_of(x, &ac, 1);
+  in->attrs.rhs_contracting_dimensions = dims_of(x, &bc, 1);
+  return in;
+}
+
+/* triangular_solve(m, b): m x = b (left_side) or x m^H = b (right side,
+ * |adjoint|), m lower or upper. */
+static hlo_instruction_t *block_solve(expand_ctx_t *x, hlo_instruction_t *m, hlo_instruction_t *b, bool left,
+                                      bool lower, bool adjoint, bool unit_diagonal) {
+  if (!m || !b) return NULL;
+  hlo_instruction_t *ops[2] = {m, b};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRIANGULAR_SOLVE, &b->shape, 2, ops);
+  if (!in) return NULL;
+  in->attrs.left_side = left;
+  in->attrs.lower = lower;
+  in->attrs.transpose_a = adjoint ? 2 : 0;
+  in->attrs.unit_diagonal = unit_diagonal;
+  return in;
+}
+
+static hlo_instruction_t *expand_cholesky(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *a = in->operands[0];
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1], nb = (n + LINALG_BLOCK - 1) / LINALG_BLOCK;
+  hlo_instruction_t **col = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)nb);
+  if (!col) {
+    x->failed = true;
+    return NULL;
+  }
+  /* the trailing matrix A[j0:n, j0:n] still to factor, in its lower
+   * triangle: a's (lower) or a^H's (upper) at first */
+  hlo_instruction_t *rest = in->attrs.lower ? a : conjugate(x, transpose_minor(x, a));
+  for (int64_t p = 0; p < nb; p++) { /* col[p] = L[j0:n, j0:j1] */
+    int64_t j0 = p * LINALG_BLOCK, w = n - j0 < LINALG_BLOCK ? n - j0 : LINALG_BLOCK;
+    hlo_instruction_t *d = slice_minor(x, rest, 0, w, 0, w);
+    hlo_instruction_t *l = d ? emit(x, HLO_OPCODE_CHOLESKY, &d->shape, 1, &d) : NULL;
+    if (l) l->attrs.lower = true;
+    if (j0 + w < n) {
+      hlo_instruction_t *below = block_solve(x, l, slice_minor(x, rest, w, n - j0, 0, w), false, true, true, false);
+      hlo_instruction_t *v[2] = {l, below};
+      l = concat(x, 2, v, r - 2);
+      rest = binary(x, HLO_OPCODE_SUBTRACT, slice_minor(x, rest, w, n - j0, w, n - j0),
+                    matmul(x, below, conjugate(x, below), true));
+    }
+    col[p] = l;
+  }
+  /* L = the block columns, each below j0 rows of zeros */
+  hlo_instruction_t *zero = scalar(x, in->shape.element_type, 0, 0);
+  for (int64_t p = 1; p < nb; p++) {
+    if (!col[p]) return NULL;
+    int64_t low[HLO_MAX_RANK] = {0}, none[HLO_MAX_RANK] = {0};
+    low[r - 2] = p * LINALG_BLOCK;
+    hlo_shape_t s = col[p]->shape;
+    s.dimensions[r - 2] = n;
+    s = array_shape(s.element_type, r, s.dimensions);
+    hlo_instruction_t *ops[2] = {col[p], zero};
+    hlo_instruction_t *pad = emit(x, HLO_OPCODE_PAD, &s, 2, ops);
+    if (!pad) return NULL;
+    pad->attrs.edge_padding_low = dims_of(x, low, r);
+    pad->attrs.edge_padding_high = pad->attrs.interior_padding = dims_of(x, none, r);
+    col[p] = pad;
+  }
+  hlo_instruction_t *l = concat(x, (int)nb, col, r - 1);
+  return in->attrs.lower ? l : conjugate(x, transpose_minor(x, l));
+}
+
+static hlo_instruction_t *expand_triangular_solve(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *at = &in->attrs;
+  hlo_instruction_t *a = in->operands[0], *b = in->operands[1];
+  int r = a->shape.rank;
+  int64_t k = a->shape.dimensions[r - 1], nb = (k + LINALG_BLOCK - 1) / LINALG_BLOCK;
+  /* M X = B: M = op(a) on the left side; x op(a) = b is op(a)^T x^T = b^T */
+  bool swap = at->left_side ? at->transpose_a != 0 : at->transpose_a == 0;
+  bool lower = at->lower != swap;
+  hlo_instruction_t *m = swap ? transpose_minor(x, a) : a;
+  if (at->transpose_a == 2) m = conjugate(x, m);
+  /* the rows of B not solved yet, less M[those, solved] X[solved]:
+   * [i0, k) going down, [0, i1) going up */
+  hlo_instruction_t *rest = at->left_side ? b : transpose_minor(x, b);
+  int64_t cols = rest ? rest->shape.dimensions[r - 1] : 0;
+  hlo_instruction_t **xs = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)nb);
+  if (!xs) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int64_t s = 0; s < nb; s++) {
+    int64_t p = lower ? s : nb - 1 - s;
+    int64_t i0 = p * LINALG_BLOCK, i1 = i0 + LINALG_BLOCK < k ? i0 + LINALG_BLOCK : k;
+    int64_t first = lower ? 0 : i0, end = lower ? i1 - i0 : i1; /* block I's rows in rest */
+    xs[p] = block_solve(x, slice_minor(x, m, i0, i1, i0, i1), slice_minor(x, rest, first, end, 0, cols), true, lower,
+                        false, at->unit_diagonal);
+    if (s + 1 < nb) {
+      int64_t lo = lower ? i1 : 0, hi = lower ? k : i0; /* the rows left, in M */
+      rest = binary(x, HLO_OPCODE_SUBTRACT,
+                    slice_minor(x, rest, lower ? i1 - i0 : 0, lower ? k - i0 : i0, 0, cols),
+                    matmul(x, slice_minor(x, m, lo, hi, i0, i1), xs[p], false));
+    }
+  }
+  hlo_instruction_t *sol = concat(x, (int)nb, xs, r - 2);
+  return at->left_side ? sol : transpose_minor(x, sol);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
   switch (in->opcode) {
     case HLO_OPCODE_REDUCE: return is_long_reduce(in);
+    case HLO_OPCODE_CHOLESKY:
+    case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
@@ -1246,6 +1469,8 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
     case HLO_OPCODE_CHLO_RAGGED_DOT: *out = expand_ragged_dot(x, in); return NULL;
     case HLO_OPCODE_CHLO_SCAN: *out = expand_scan(x, in); return NULL;
+    case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
+    case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;
