@@ -20,6 +20,10 @@
  *   reduce of more than 32768    a chain of reduces of at most 8192 (see
  *   elements per result          "long reductions": another schedule the
  *                                spec allows, not an exact rewrite)
+ *   reduce_window spanning a     blocks of 64 scanned, their totals scanned
+ *   dimension of more than 256   and combined (see "prefix scans": JAX's
+ *   (a prefix or suffix scan)    cumsum, cummax; integer and max/min
+ *                                results exact, float sums reordered)
  *   sort, chlo.top_k of rows     merge passes (sort_runs; see "long
  *   longer than 1024             sorts"): the stable sort
  *   cholesky, triangular_solve   64 x 64 blocks of the op, triangular
@@ -47,13 +51,14 @@
  * computations (the add bodies of reductions) are put in front of the
  * module's computation list, keeping callees before callers.
  *
- * Every other rewrite (all but the long reductions and the blocked linear
- * algebra, which sum in another order) is exact: the decompositions are
+ * Every other rewrite (all but the long reductions, the prefix scans and
+ * the blocked linear algebra, which sum in another order) is exact: the decompositions are
  * the spec's own, and the arithmetic happens in the op's element type as
  * the spec's pseudocode does.
  */
 #include "codegen/passes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -195,6 +200,68 @@ static hlo_instruction_t *splat(expand_ctx_t *x, const hlo_shape_t *shape, doubl
   hlo_instruction_t *s = scalar(x, shape->element_type, value, ivalue);
   if (shape->rank == 0) return s;
   return broadcast(x, s, shape, 0, NULL);
+}
+
+static hlo_dims_t dims_of(expand_ctx_t *x, const int64_t *v, int n) {
+  hlo_dims_t d = hlo_dims_make(x->m, v, n);
+  if (n && !d.data) x->failed = true;
+  return d;
+}
+
+/* slice(a, start, limit), steps of 1; |a| itself when that is all of it. */
+static hlo_instruction_t *slice_(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *start, const int64_t *limit) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t dims[HLO_MAX_RANK], ones[HLO_MAX_RANK];
+  bool all = true;
+  for (int d = 0; d < r; d++) {
+    dims[d] = limit[d] - start[d], ones[d] = 1;
+    all = all && dims[d] == a->shape.dimensions[d];
+  }
+  if (all) return a;
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_SLICE, &s, 1, &a);
+  if (!in) return NULL;
+  in->attrs.start_indices = dims_of(x, start, r);
+  in->attrs.limit_indices = dims_of(x, limit, r);
+  in->attrs.strides = dims_of(x, ones, r);
+  return in;
+}
+
+/* a[start:limit] along dimension |d|, all of the others. */
+static hlo_instruction_t *slice_dim(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t start, int64_t limit) {
+  if (!a) return NULL;
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK];
+  for (int i = 0; i < a->shape.rank; i++) hi[i] = a->shape.dimensions[i];
+  lo[d] = start, hi[d] = limit;
+  return slice_(x, a, lo, hi);
+}
+
+/* a padded along dimension |d| with |low| and |high| copies of the scalar
+ * |value|. */
+static hlo_instruction_t *pad_dim(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t low, int64_t high,
+                                  hlo_instruction_t *value) {
+  if (!a || !value) return NULL;
+  if (low == 0 && high == 0) return a;
+  int r = a->shape.rank;
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0}, none[HLO_MAX_RANK] = {0};
+  lo[d] = low, hi[d] = high;
+  hlo_shape_t s = a->shape;
+  s.dimensions[d] += low + high;
+  s = array_shape(s.element_type, r, s.dimensions);
+  hlo_instruction_t *ops[2] = {a, value};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_PAD, &s, 2, ops);
+  if (!in) return NULL;
+  in->attrs.edge_padding_low = dims_of(x, lo, r);
+  in->attrs.edge_padding_high = dims_of(x, hi, r);
+  in->attrs.interior_padding = dims_of(x, none, r);
+  return in;
+}
+
+static hlo_instruction_t *reshape_to(expand_ctx_t *x, hlo_instruction_t *a, int rank, const int64_t *dims) {
+  if (!a) return NULL;
+  hlo_shape_t s = array_shape(a->shape.element_type, rank, dims);
+  return emit(x, HLO_OPCODE_RESHAPE, &s, 1, &a);
 }
 
 /* The tuple shape of |values| into *s; false when one is missing or out
@@ -488,6 +555,183 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
     cur_rank = out_rank;
   }
   return x->failed ? NULL : result;
+}
+
+/* ------------------------------------------------------------ prefix scans */
+
+/*
+ * A reduce_window whose window spans one whole dimension, padded by n - 1
+ * in front (behind), is an inclusive prefix (suffix) scan: JAX's cumsum,
+ * cumprod, cummax and cummin on CPUs and GPUs.  One invocation per result
+ * element walks its window, n / 2 steps on average (n^2 / 2 per row; on
+ * lavapipe windows past 65535 are refused).  Past SCAN_DIRECT elements it
+ * runs blocked: the dimension padded to SCAN_BLOCK-element blocks
+ * (reshaped [.., blocks, SCAN_BLOCK, ..]), each block scanned on its own
+ * (a reduce_window of SCAN_BLOCK), the blocks' totals scanned (the same
+ * way, recursively), shifted by one block (exclusive) and combined with
+ * every element of the next block by the body's op: about
+ * SCAN_BLOCK / 2 + 2 steps per element.  A suffix scan is the prefix scan
+ * of the reversed dimension, reversed.
+ *
+ * Only where that is the same computation: the body one of add, multiply,
+ * maximum, minimum, and, or of its two parameters, and the init value that
+ * op's identity (0, 1, -inf / the type's lowest, +inf / its highest, all
+ * ones, 0), so the padding and the extra combines change nothing.
+ * Integer results are exactly the same; float sums and products are
+ * summed in another order (a schedule the spec leaves to the
+ * implementation, as for long reductions), maximum and minimum exact.
+ */
+#define SCAN_BLOCK 64
+#define SCAN_DIRECT 256
+
+/* The op of a body "return op(p0, p1)" (either order), or HLO_OPCODE_COUNT. */
+static hlo_opcode_t scan_op(const hlo_computation_t *c) {
+  const hlo_instruction_t *r = c->root;
+  if (c->parameter_count != 2 || !r || r->operand_count != 2) return HLO_OPCODE_COUNT;
+  const hlo_instruction_t *p0 = c->parameters[0], *p1 = c->parameters[1];
+  if (!((r->operands[0] == p0 && r->operands[1] == p1) || (r->operands[0] == p1 && r->operands[1] == p0)))
+    return HLO_OPCODE_COUNT;
+  switch (r->opcode) {
+    case HLO_OPCODE_ADD: case HLO_OPCODE_MULTIPLY: case HLO_OPCODE_MAXIMUM: case HLO_OPCODE_MINIMUM:
+    case HLO_OPCODE_AND: case HLO_OPCODE_OR: return r->opcode;
+    default: return HLO_OPCODE_COUNT;
+  }
+}
+
+/* Whether scalar constant |c| is the identity of |op| on its type. */
+static bool is_identity(const hlo_instruction_t *c, hlo_opcode_t op) {
+  hlo_element_type_t t = c->shape.element_type;
+  if (c->opcode != HLO_OPCODE_CONSTANT || !c->literal || c->shape.rank != 0) return false;
+  if (hlo_element_type_is_float(t)) {
+    uint64_t bits = 0;
+    memcpy(&bits, c->literal->data, hlo_element_type_size_bytes(t));
+    double v = hlo_float_decode(t, bits);
+    switch (op) {
+      case HLO_OPCODE_ADD: return v == 0;
+      case HLO_OPCODE_MULTIPLY: return v == 1;
+      case HLO_OPCODE_MAXIMUM: return v == -INFINITY;
+      case HLO_OPCODE_MINIMUM: return v == INFINITY;
+      default: return false;
+    }
+  }
+  bool pred = t == HLO_PRED;
+  if (!pred && !hlo_element_type_is_integer(t)) return false;
+  int bits = pred ? 1 : hlo_element_type_bit_width(t);
+  uint64_t u = 0, mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  memcpy(&u, c->literal->data, hlo_element_type_size_bytes(t));
+  u &= mask;
+  uint64_t sign = hlo_element_type_is_signed_int(t) ? 1ull << (bits - 1) : 0;
+  switch (op) {
+    case HLO_OPCODE_ADD: return !pred && u == 0;
+    case HLO_OPCODE_MULTIPLY: return !pred && u == 1;
+    case HLO_OPCODE_MAXIMUM: return u == sign;                 /* the lowest value */
+    case HLO_OPCODE_MINIMUM: return u == (mask ^ sign);        /* the highest */
+    case HLO_OPCODE_AND: return u == mask;
+    case HLO_OPCODE_OR: return u == 0;
+    default: return false;
+  }
+}
+
+static int64_t dim_or(hlo_dims_t d, int i, int64_t dflt) { return i < d.count ? d.data[i] : dflt; }
+
+/* The dimension a long prefix (*reverse: suffix) scan runs along, or -1. */
+static int scan_dimension(const hlo_instruction_t *in, bool *reverse) {
+  if (in->opcode != HLO_OPCODE_REDUCE_WINDOW || in->operand_count != 2 || in->called_count != 1 ||
+      hlo_shape_is_tuple(&in->shape))
+    return -1;
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  const hlo_attrs_t *a = &in->attrs;
+  if (s->rank >= HLO_MAX_RANK || a->window_dimensions.count != s->rank) return -1;
+  int dim = -1;
+  for (int d = 0; d < s->rank; d++) {
+    int64_t w = a->window_dimensions.data[d], lo = dim_or(a->padding, 2 * d, 0), hi = dim_or(a->padding, 2 * d + 1, 0);
+    if (dim_or(a->window_strides, d, 1) != 1 || dim_or(a->base_dilations, d, 1) != 1 ||
+        dim_or(a->window_dilations, d, 1) != 1)
+      return -1;
+    if (w == 1 && lo == 0 && hi == 0) continue;
+    int64_t n = s->dimensions[d];
+    if (dim >= 0 || w != n || n <= SCAN_DIRECT || !((lo == n - 1 && hi == 0) || (lo == 0 && hi == n - 1))) return -1;
+    dim = d;
+    *reverse = hi != 0;
+  }
+  hlo_opcode_t op = scan_op(in->called_computations[0]);
+  if (dim < 0 || op == HLO_OPCODE_COUNT || !is_identity(in->operands[1], op)) return -1;
+  return dim;
+}
+
+/* reduce_window(a, init) with body |body| over all of dimension |d| padded
+ * by its length - 1 in front: the direct inclusive prefix scan. */
+static hlo_instruction_t *direct_scan(expand_ctx_t *x, hlo_instruction_t *a, int d, hlo_instruction_t *init,
+                                      hlo_computation_t *body) {
+  if (!a || !init) return NULL;
+  if (!body) { /* add_body out of memory */
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *ops[2] = {a, init};
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_REDUCE_WINDOW, &a->shape, 2, ops);
+  if (!in) return NULL;
+  int rank = a->shape.rank;
+  int64_t window[HLO_MAX_RANK], ones[HLO_MAX_RANK], padding[2 * HLO_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    window[i] = i == d ? a->shape.dimensions[i] : 1;
+    ones[i] = 1;
+    padding[2 * i] = i == d ? a->shape.dimensions[i] - 1 : 0;
+    padding[2 * i + 1] = 0;
+  }
+  hlo_attrs_t *at = &in->attrs;
+  at->window_dimensions = dims_of(x, window, rank);
+  at->window_strides = at->base_dilations = at->window_dilations = dims_of(x, ones, rank);
+  at->padding = dims_of(x, padding, 2 * rank);
+  if (!hlo_instruction_set_called(x->m, in, 1, &body)) x->failed = true;
+  return in;
+}
+
+/* The inclusive prefix scan of |a| along |d| by |op| (body |body|, whose
+ * identity is |init|), blocked past SCAN_DIRECT elements. */
+static hlo_instruction_t *prefix_scan(expand_ctx_t *x, hlo_instruction_t *a, int d, hlo_opcode_t op,
+                                      hlo_instruction_t *init, hlo_computation_t *body) {
+  if (!a) return NULL;
+  int64_t n = a->shape.dimensions[d];
+  int rank = a->shape.rank;
+  if (n <= SCAN_DIRECT || rank >= HLO_MAX_RANK) return direct_scan(x, a, d, init, body);
+  int64_t nb = (n + SCAN_BLOCK - 1) / SCAN_BLOCK, split[HLO_MAX_RANK], totals[HLO_MAX_RANK];
+  for (int i = 0, j = 0; i < rank; i++) {
+    totals[i] = a->shape.dimensions[i];
+    if (i == d) split[j++] = nb, split[j++] = SCAN_BLOCK, totals[i] = nb;
+    else split[j++] = a->shape.dimensions[i];
+  }
+  /* [.., nb, SCAN_BLOCK, ..], each block scanned */
+  hlo_instruction_t *blocks = reshape_to(x, pad_dim(x, a, d, 0, nb * SCAN_BLOCK - n, init), rank + 1, split);
+  hlo_instruction_t *local = direct_scan(x, blocks, d + 1, init, body);
+  /* every block's total, scanned, shifted one block down: the combined
+   * value of all blocks before each */
+  hlo_instruction_t *last = reshape_to(x, slice_dim(x, local, d + 1, SCAN_BLOCK - 1, SCAN_BLOCK), rank, totals);
+  hlo_instruction_t *before = slice_dim(x, pad_dim(x, prefix_scan(x, last, d, op, init, body), d, 1, 0, init), d, 0, nb);
+  int64_t map[HLO_MAX_RANK];
+  for (int i = 0; i < rank; i++) map[i] = i <= d ? i : i + 1;
+  hlo_instruction_t *carry = before ? broadcast(x, before, &blocks->shape, rank, map) : NULL;
+  hlo_instruction_t *sum = binary(x, op, carry, local);
+  hlo_shape_t ps = a->shape;
+  ps.dimensions[d] = nb * SCAN_BLOCK;
+  return slice_dim(x, reshape_to(x, sum, rank, ps.dimensions), d, 0, n);
+}
+
+static hlo_instruction_t *reverse_dim(expand_ctx_t *x, hlo_instruction_t *a, int64_t d) {
+  hlo_instruction_t *in = unary(x, HLO_OPCODE_REVERSE, a);
+  if (in) in->attrs.dimensions = dims_of(x, &d, 1);
+  return in;
+}
+
+static hlo_instruction_t *expand_scan_window(expand_ctx_t *x, hlo_instruction_t *in) {
+  bool reverse = false;
+  int d = scan_dimension(in, &reverse);
+  hlo_computation_t *body = in->called_computations[0];
+  hlo_opcode_t op = scan_op(body);
+  hlo_instruction_t *a = in->operands[0];
+  if (reverse) a = reverse_dim(x, a, d);
+  hlo_instruction_t *r = prefix_scan(x, a, d, op, in->operands[1], body);
+  return reverse ? reverse_dim(x, r, d) : r;
 }
 
 /* --------------------------------------------------------- long sorts */
@@ -928,36 +1172,11 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
  * The product is computed for every group (g times a plain product's
  * work): a correct decomposition from the core ops, not a grouped GEMM. */
 
-/* The inclusive prefix sums of |a| along its last dimension
- * (reduce_window add, window [1, .., n] padded n - 1 in front). */
+/* The inclusive prefix sums of |a| along its last dimension. */
 static hlo_instruction_t *prefix_sums(expand_ctx_t *x, hlo_instruction_t *a) {
   if (!a) return NULL;
   hlo_element_type_t t = a->shape.element_type;
-  hlo_computation_t *body = add_body(x, t);
-  hlo_instruction_t *ops[2] = {a, scalar(x, t, 0, 0)};
-  hlo_instruction_t *in = body ? emit(x, HLO_OPCODE_REDUCE_WINDOW, &a->shape, 2, ops) : NULL;
-  if (!in) {
-    x->failed = true;
-    return NULL;
-  }
-  int rank = a->shape.rank;
-  int64_t window[HLO_MAX_RANK], ones[HLO_MAX_RANK], padding[2 * HLO_MAX_RANK];
-  for (int d = 0; d < rank; d++) {
-    window[d] = d == rank - 1 ? a->shape.dimensions[d] : 1;
-    ones[d] = 1;
-    padding[2 * d] = d == rank - 1 ? a->shape.dimensions[d] - 1 : 0;
-    padding[2 * d + 1] = 0;
-  }
-  hlo_attrs_t *at = &in->attrs;
-  at->window_dimensions = hlo_dims_make(x->m, window, rank);
-  at->window_strides = hlo_dims_make(x->m, ones, rank);
-  at->base_dilations = hlo_dims_make(x->m, ones, rank);
-  at->window_dilations = hlo_dims_make(x->m, ones, rank);
-  at->padding = hlo_dims_make(x->m, padding, 2 * rank);
-  if (!at->window_dimensions.data || !at->window_strides.data || !at->base_dilations.data ||
-      !at->window_dilations.data || !at->padding.data || !hlo_instruction_set_called(x->m, in, 1, &body))
-    x->failed = true;
-  return in;
+  return prefix_scan(x, a, a->shape.rank - 1, HLO_OPCODE_ADD, scalar(x, t, 0, 0), add_body(x, t));
 }
 
 /* The predicate [prefix..., n, g]: position i of the ragged dimension (n
@@ -1225,30 +1444,15 @@ static bool is_blocked_linalg(const hlo_instruction_t *in) {
   return s->rank >= 2 && s->dimensions[s->rank - 1] > LINALG_BLOCK;
 }
 
-static hlo_dims_t dims_of(expand_ctx_t *x, const int64_t *v, int n) {
-  hlo_dims_t d = hlo_dims_make(x->m, v, n);
-  if (n && !d.data) x->failed = true;
-  return d;
-}
-
 /* a[..., r0:r1, c0:c1]: a slice of the two minor dimensions. */
 static hlo_instruction_t *slice_minor(expand_ctx_t *x, hlo_instruction_t *a, int64_t r0, int64_t r1,
                                       int64_t c0, int64_t c1) {
   if (!a) return NULL;
   int r = a->shape.rank;
-  if (r0 == 0 && c0 == 0 && r1 == a->shape.dimensions[r - 2] && c1 == a->shape.dimensions[r - 1]) return a;
-  int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK], ones[HLO_MAX_RANK];
-  for (int d = 0; d < r; d++) limit[d] = a->shape.dimensions[d], ones[d] = 1;
+  int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) limit[d] = a->shape.dimensions[d];
   start[r - 2] = r0, limit[r - 2] = r1, start[r - 1] = c0, limit[r - 1] = c1;
-  int64_t dims[HLO_MAX_RANK];
-  for (int d = 0; d < r; d++) dims[d] = limit[d] - start[d];
-  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
-  hlo_instruction_t *in = emit(x, HLO_OPCODE_SLICE, &s, 1, &a);
-  if (!in) return NULL;
-  in->attrs.start_indices = dims_of(x, start, r);
-  in->attrs.limit_indices = dims_of(x, limit, r);
-  in->attrs.strides = dims_of(x, ones, r);
-  return in;
+  return slice_(x, a, start, limit);
 }
 
 /* a with its two minor dimensions swapped. */
@@ -1351,20 +1555,7 @@ static hlo_instruction_t *expand_cholesky(expand_ctx_t *x, hlo_instruction_t *in
   }
   /* L = the block columns, each below j0 rows of zeros */
   hlo_instruction_t *zero = scalar(x, in->shape.element_type, 0, 0);
-  for (int64_t p = 1; p < nb; p++) {
-    if (!col[p]) return NULL;
-    int64_t low[HLO_MAX_RANK] = {0}, none[HLO_MAX_RANK] = {0};
-    low[r - 2] = p * LINALG_BLOCK;
-    hlo_shape_t s = col[p]->shape;
-    s.dimensions[r - 2] = n;
-    s = array_shape(s.element_type, r, s.dimensions);
-    hlo_instruction_t *ops[2] = {col[p], zero};
-    hlo_instruction_t *pad = emit(x, HLO_OPCODE_PAD, &s, 2, ops);
-    if (!pad) return NULL;
-    pad->attrs.edge_padding_low = dims_of(x, low, r);
-    pad->attrs.edge_padding_high = pad->attrs.interior_padding = dims_of(x, none, r);
-    col[p] = pad;
-  }
+  for (int64_t p = 1; p < nb; p++) col[p] = pad_dim(x, col[p], r - 2, p * LINALG_BLOCK, 0, zero);
   hlo_instruction_t *l = concat(x, (int)nb, col, r - 1);
   return in->attrs.lower ? l : conjugate(x, transpose_minor(x, l));
 }
@@ -1410,6 +1601,10 @@ static hlo_instruction_t *expand_triangular_solve(expand_ctx_t *x, hlo_instructi
 static bool is_expanded(const hlo_instruction_t *in) {
   switch (in->opcode) {
     case HLO_OPCODE_REDUCE: return is_long_reduce(in);
+    case HLO_OPCODE_REDUCE_WINDOW: {
+      bool reverse;
+      return scan_dimension(in, &reverse) >= 0;
+    }
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_SORT:
@@ -1472,6 +1667,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
+    case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;
     case HLO_OPCODE_GET_DIMENSION_SIZE: /* spec 'get_dimension_size' */

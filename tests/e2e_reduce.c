@@ -27,8 +27,12 @@
  * result into a chain of reduces): sums of 2^20 elements, of a prime
  * length (padded with the init), a column of 70001, two dimensions of 300,
  * and an argmax over 200003 (variadic, padded); integer-valued sums so the
- * results are exact in any order.  And on lavapipe, whose loops stop after
- * 65535 iterations per invocation, a kernel that needs more is refused.
+ * results are exact in any order.  Prefix scans (a reduce_window spanning a
+ * dimension: JAX's cumsum, cummax), which codegen/expand.c runs in blocks:
+ * forward and reverse, along rows and columns, 70000 long, and an init that
+ * is not the body's identity (kept direct), against scans computed here.
+ * And on lavapipe, whose loops stop after 65535 iterations per invocation,
+ * a kernel that needs more is refused.
  *
  * Each program runs fused and with no_fusion (one kernel per instruction,
  * the per-element loop) on the same seeded inputs, and the results must be
@@ -640,6 +644,84 @@ static void long_argmax(void **state) {
   free(x);
 }
 
+/* A reduce_window over one whole dimension padded by n - 1 in front
+ * (behind) is a prefix (suffix) scan, JAX's cumsum/cummax; past 256
+ * elements codegen/expand.c runs it in blocks of 64 (several dispatches)
+ * where the init is the body's identity.  |op| is the body's op, |init|
+ * its init value, [rows, cols] the operand, scanned along |dim|. */
+static char *scan_text(const char *op, const char *init, int rows, int cols, int dim, bool reverse) {
+  char *text = malloc(2048);
+  assert_non_null(text);
+  int n = dim ? cols : rows;
+  char pad[64];
+  snprintf(pad, sizeof pad, dim ? "[0, 0], [%d, %d]" : "[%d, %d], [0, 0]", reverse ? 0 : n - 1, reverse ? n - 1 : 0);
+  snprintf(text, 2048,
+           "func.func @main(%%x: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+           "  %%init = stablehlo.constant dense<%s> : tensor<f32>\n"
+           "  %%r = \"stablehlo.reduce_window\"(%%x, %%init) ({\n"
+           "  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+           "    %%s = stablehlo.%s %%a, %%b : tensor<f32>\n"
+           "    stablehlo.return %%s : tensor<f32>\n"
+           "  }) {window_dimensions = array<i64: %d, %d>, padding = dense<[%s]> : tensor<2x2xi64>} :"
+           " (tensor<%dx%dxf32>, tensor<f32>) -> tensor<%dx%dxf32>\n"
+           "  return %%r : tensor<%dx%dxf32>\n}\n",
+           rows, cols, rows, cols, init, op, dim ? 1 : n, dim ? n : 1, pad, rows, cols, rows, cols, rows, cols);
+  return text;
+}
+
+/* Runs the scan fused and unfused (bit-identical) and checks it against a
+ * sequential scan here, in double (integer-valued sums: exact in any
+ * order; maximum exact anyway), with |extra| added to element i of each
+ * line (the non-identity init's contribution); returns the dispatches. */
+static int64_t check_scan(vkhlo_context_t *ctx, const char *op, const char *init, int rows, int cols, int dim,
+                          bool reverse, const float *x, double (*extra)(int n, int i)) {
+  char *text = scan_text(op, init, rows, cols, dim, reverse);
+  size_t count = (size_t)rows * cols;
+  float *got = malloc(count * sizeof *got), *unfused = malloc(count * sizeof *got);
+  assert_true(got && unfused);
+  int64_t dispatches = run(ctx, text, false, x, count, got, count, NULL);
+  run(ctx, text, true, x, count, unfused, count, NULL);
+  assert_memory_equal(got, unfused, count * sizeof *got);
+  bool max = strcmp(op, "maximum") == 0;
+  int n = dim ? cols : rows, lines = dim ? rows : cols;
+  for (int l = 0; l < lines; l++) {
+    double acc = max ? -INFINITY : 0;
+    for (int step = 0; step < n; step++) {
+      int i = reverse ? n - 1 - step : step;
+      size_t at = dim ? (size_t)l * cols + i : (size_t)i * cols + l;
+      acc = max ? fmax(acc, x[at]) : acc + x[at];
+      double want = acc + (extra ? extra(n, step) : 0);
+      if ((double)got[at] != want) fail_msg("%s line %d element %d: %.9g, want %.9g", text, l, i, got[at], want);
+    }
+  }
+  free(text), free(got), free(unfused);
+  return dispatches;
+}
+
+static double init_one(int n, int step) { return n - step; } /* the init once, n - 1 - step padding inits */
+
+static void prefix_scans(void **state) {
+  vkhlo_context_t *ctx = *state;
+  size_t count = 70000 * 2;
+  float *x = malloc(count * sizeof *x);
+  assert_non_null(x);
+  uint32_t seed = 5;
+  for (size_t i = 0; i < count; i++) x[i] = (float)((int)((seed = seed * 1664525u + 1013904223u) >> 28) - 8);
+  /* cumsum along rows of 5000 (blocks, blocks of block totals) */
+  assert_true(check_scan(ctx, "add", "0.0", 3, 5000, 1, false, x, NULL) > 1);
+  /* a reverse cumsum down columns of 3000 */
+  assert_true(check_scan(ctx, "add", "0.0", 3000, 2, 0, true, x, NULL) > 1);
+  /* 70000 long: the direct window was refused on lavapipe */
+  assert_true(check_scan(ctx, "add", "0.0", 2, 70000, 1, false, x, NULL) > 1);
+  /* reverse cummax (init -inf) of values of mixed magnitudes */
+  fill(x, count, 17);
+  assert_true(check_scan(ctx, "maximum", "0xFF800000", 2, 4000, 1, true, x, NULL) > 1);
+  /* an init that is not the identity: the direct window, one dispatch */
+  for (size_t i = 0; i < count; i++) x[i] = (float)(i % 7) - 3;
+  assert_int_equal(check_scan(ctx, "add", "1.0", 2, 300, 1, false, x, init_one), 1);
+  free(x);
+}
+
 /* Kernels whose loops would run longer than the device allows are refused
  * by name: on lavapipe (65535 iterations per invocation in all) an fft of
  * length 70000 (a direct transform: one loop over the input per output)
@@ -683,6 +765,7 @@ int main(void) {
       cmocka_unit_test(column_reductions),
       cmocka_unit_test(long_reductions),
       cmocka_unit_test(long_argmax),
+      cmocka_unit_test(prefix_scans),
       cmocka_unit_test(loop_limit_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
