@@ -16,8 +16,11 @@
  *          entries, as a complex-to-real FFT library does).
  *
  * That is O(prod N) work per element (O(n^2) overall) instead of an FFT's
- * O(n log n): correct and simple; a radix-2 / Stockham kernel can replace
- * it for large transforms later.
+ * O(n log n): correct and simple for short transforms.  Longer ones and
+ * those of several dimensions reach this kernel only as pieces: the expand
+ * pass (codegen/expand.c, "fft") splits them into one transform per
+ * dimension and long lengths N1 * N2 into four-step transforms of N1 and
+ * N2; only a length with a large prime factor is summed directly here.
  *
  * Accuracy: the phase of each term is kept exact in integers,
  * p_d = (k_d * n_d) mod N_d, updated incrementally as n_d advances, and the

@@ -26,6 +26,9 @@
  *                                results exact, float sums reordered)
  *   sort, chlo.top_k of rows     merge passes (sort_runs; see "long
  *   longer than 1024             sorts"): the stable sort
+ *   fft of more than 64 terms    one 1-D transform per dimension, long
+ *   per element                  ones four-step Cooley-Tukey (see "fft":
+ *                                another order of the same sums)
  *   cholesky, triangular_solve   64 x 64 blocks of the op, triangular
  *   larger than 64 x 64          solves and dot_generals (see "blocked
  *                                linear algebra": the same sums in another
@@ -51,10 +54,10 @@
  * computations (the add bodies of reductions) are put in front of the
  * module's computation list, keeping callees before callers.
  *
- * Every other rewrite (all but the long reductions, the prefix scans and
- * the blocked linear algebra, which sum in another order) is exact: the decompositions are
- * the spec's own, and the arithmetic happens in the op's element type as
- * the spec's pseudocode does.
+ * Every other rewrite (all but the long reductions, the prefix scans, the
+ * fft and the blocked linear algebra, which sum in another order) is
+ * exact: the decompositions are the spec's own, and the arithmetic happens
+ * in the op's element type as the spec's pseudocode does.
  */
 #include "codegen/passes.h"
 
@@ -1596,6 +1599,192 @@ static hlo_instruction_t *expand_triangular_solve(expand_ctx_t *x, hlo_instructi
   return at->left_side ? sol : transpose_minor(x, sol);
 }
 
+/* ---------------------------------------------------------------- fft */
+
+/*
+ * The fft kernel (codegen/emit_fft.c) is a direct DFT: each result element
+ * sums over every element of its transform, prod N terms (on lavapipe more
+ * than 65535 were refused).  Past FFT_DIRECT terms the transform is
+ * rewritten into smaller ones:
+ *
+ *   several fft dimensions: one 1-D transform per dimension in turn (the
+ *     DFT is separable), the dimension moved last for it by a transpose.
+ *     RFFT transforms the last dimension first (real to N / 2 + 1 complex
+ *     values), then the others; IRFFT the others first, the last one last.
+ *   one long dimension N = N1 * N2 (N1 the largest divisor <= sqrt N; a
+ *     prime length stays direct): the four-step form of Cooley-Tukey,
+ *     n = N2 n1 + n2, k = k1 + N1 k2:
+ *       X[k1 + N1 k2] = sum_n2 W_N2^(n2 k2) W_N^(n2 k1) sum_n1 W_N1^(n1 k1) x[N2 n1 + n2]
+ *     (W_M = exp(-+ 2 pi i / M)): transforms of length N1 over the columns
+ *     of x as [N1, N2], a multiply by the twiddles W_N^(n2 k1) (a constant
+ *     computed here in double, each angle reduced to half a turn, rounded
+ *     once to the element type), transforms of length N2, and a transpose
+ *     that puts k1 + N1 k2 in order; lengths past FFT_DIRECT again in
+ *     this way.  Each inverse transform divides by its length, 1 / N in
+ *     all.  A long RFFT is the complex FFT of (x, 0), its first N / 2 + 1
+ *     values; a long IRFFT the real part of the complex IFFT of the
+ *     Hermitian spectrum completed from them (X[N - k] = conj X[k]), which
+ *     ignores the imaginary parts of X[0] and X[N / 2] as the kernel does.
+ *
+ * N1 + N2 terms per element instead of N: a 2^16 transform sums 512
+ * instead of 65536.  The sums are the same sums in another order
+ * (rounding differs; an FFT's error grows more slowly than a DFT's).
+ * Small transforms stay one kernel: up to FFT_DIRECT terms per element, or
+ * fewer than FFT_MIN_WORK terms in all, where the four-step form's six
+ * dispatches cost more than they save (lavapipe, batches of 2^18 complex
+ * values: N = 64 20.5 ms direct, 128 39 -> 27 ms, 256 82 -> 27 ms, 4096
+ * 1143 -> 55 ms; one transform of 128: 0.09 ms direct, 0.13-0.25 in four
+ * steps; of 1024: 1.2 -> 0.37 ms).
+ */
+#define FFT_DIRECT 64
+#define FFT_MIN_WORK (1 << 17)
+
+enum { FFT_FFT = 0, FFT_IFFT = 1, FFT_RFFT = 2, FFT_IRFFT = 3 };
+
+/* The largest divisor of n at most sqrt(n) (1 for a prime). */
+static int64_t fft_split(int64_t n) {
+  int64_t best = 1;
+  for (int64_t f = 2; f * f <= n; f++)
+    if (n % f == 0) best = f;
+  return best;
+}
+
+/* The terms each result element of |in| sums directly. */
+static int64_t fft_terms(const hlo_instruction_t *in) {
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  int q = in->attrs.fft_length.count;
+  int64_t t = 1;
+  for (int j = 0; j < q && q <= s->rank; j++) t *= s->dimensions[s->rank - q + j];
+  return t;
+}
+
+static bool is_long_fft(const hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int q = a->fft_length.count;
+  if (in->opcode != HLO_OPCODE_FFT || q < 1 || in->shape.rank >= HLO_MAX_RANK || fft_terms(in) <= FFT_DIRECT ||
+      (double)fft_terms(in) * (double)hlo_shape_element_count(&in->shape) < FFT_MIN_WORK)
+    return false;
+  return q > 1 || fft_split(a->fft_length.data[0]) > 1;
+}
+
+/* stablehlo.fft of |type| over the last dimension of |a|, length |n|. */
+static hlo_instruction_t *fft_op(expand_ctx_t *x, hlo_instruction_t *a, int type, int64_t n) {
+  if (!a) return NULL;
+  hlo_shape_t s = a->shape;
+  int r = s.rank;
+  if (type == FFT_RFFT) s.dimensions[r - 1] = n / 2 + 1;
+  if (type == FFT_IRFFT) s.dimensions[r - 1] = n;
+  hlo_element_type_t t = s.element_type, real = t == HLO_C128 ? HLO_F64 : t == HLO_C64 ? HLO_F32 : t;
+  if (type == FFT_RFFT) t = real == HLO_F64 ? HLO_C128 : HLO_C64;
+  if (type == FFT_IRFFT) t = real;
+  s = array_shape(t, r, s.dimensions);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_FFT, &s, 1, &a);
+  if (!in) return NULL;
+  in->attrs.fft_type = type;
+  in->attrs.fft_length = dims_of(x, &n, 1);
+  return in;
+}
+
+/* The twiddles W_N^(n2 k1) as a constant [N2, N1] of complex type |t|. */
+static hlo_instruction_t *twiddles(expand_ctx_t *x, hlo_element_type_t t, int64_t n1, int64_t n2, bool inverse) {
+  int64_t dims[2] = {n2, n1}, n = n1 * n2;
+  hlo_literal_t *lit = arena_alloc(&x->m->arena, sizeof *lit);
+  size_t size = hlo_element_type_size_bytes(t);
+  unsigned char *data = arena_alloc(&x->m->arena, size * (size_t)n);
+  if (!lit || !data) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int64_t i2 = 0; i2 < n2; i2++)
+    for (int64_t k1 = 0; k1 < n1; k1++) {
+      double turns = (double)(i2 * k1 % n) / (double)n; /* exact p / N, then half a turn at most */
+      if (turns >= 0.5) turns -= 1;
+      double angle = (inverse ? 1 : -1) * 6.283185307179586476925286766559 * turns, re = cos(angle), im = sin(angle);
+      unsigned char *at = data + (size_t)(i2 * n1 + k1) * size;
+      if (t == HLO_C64) {
+        float v[2] = {(float)re, (float)im};
+        memcpy(at, v, sizeof v);
+      } else {
+        double v[2] = {re, im};
+        memcpy(at, v, sizeof v);
+      }
+    }
+  lit->shape = array_shape(t, 2, dims);
+  lit->data = data;
+  lit->size_bytes = size * (size_t)n;
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_CONSTANT, &lit->shape, 0, NULL);
+  if (in) in->literal = lit;
+  return in;
+}
+
+/* The complex FFT (IFFT when |inverse|) of length n over the last
+ * dimension of |a|: four-step past FFT_DIRECT where n has a factor. */
+static hlo_instruction_t *fft_1d(expand_ctx_t *x, hlo_instruction_t *a, int64_t n, bool inverse) {
+  int64_t n1 = fft_split(n), n2 = n / n1;
+  if (!a || n <= FFT_DIRECT || n1 == 1 || a->shape.rank >= HLO_MAX_RANK)
+    return fft_op(x, a, inverse ? FFT_IFFT : FFT_FFT, n);
+  int r = a->shape.rank;
+  int64_t dims[HLO_MAX_RANK], map[HLO_MAX_RANK];
+  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 1] = n1, dims[r] = n2;
+  /* x as [.., N1, N2], columns transformed: [.., N2, K1] */
+  hlo_instruction_t *c = fft_1d(x, transpose_minor(x, reshape_to(x, a, r + 1, dims)), n1, inverse);
+  hlo_instruction_t *w = twiddles(x, a->shape.element_type, n1, n2, inverse);
+  map[0] = r - 1, map[1] = r;
+  hlo_instruction_t *d = c && w ? binary(x, HLO_OPCODE_MULTIPLY, c, broadcast(x, w, &c->shape, 2, map)) : NULL;
+  /* rows transformed: [.., K1, K2], then K2 outer */
+  hlo_instruction_t *e = transpose_minor(x, fft_1d(x, transpose_minor(x, d), n2, inverse));
+  return reshape_to(x, e, r, a->shape.dimensions);
+}
+
+/* |a| with dimension |d| moved last (a transpose swapping it with the last
+ * one, its own inverse). */
+static hlo_instruction_t *swap_last(expand_ctx_t *x, hlo_instruction_t *a, int d) {
+  if (!a || d == a->shape.rank - 1) return a;
+  int r = a->shape.rank;
+  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  for (int i = 0; i < r; i++) perm[i] = i;
+  perm[d] = r - 1, perm[r - 1] = d;
+  for (int i = 0; i < r; i++) dims[i] = a->shape.dimensions[perm[i]];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
+  if (in) in->attrs.permutation = dims_of(x, perm, r);
+  return in;
+}
+
+static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *at = &in->attrs;
+  int q = at->fft_length.count, type = at->fft_type, r = in->shape.rank;
+  const int64_t *len = at->fft_length.data;
+  hlo_instruction_t *y = in->operands[0];
+  bool inverse = type == FFT_IFFT || type == FFT_IRFFT;
+  int64_t n = len[q - 1];
+  if (type == FFT_RFFT) { /* the last dimension first: real to complex */
+    if (n <= FFT_DIRECT || fft_split(n) == 1) {
+      y = fft_op(x, y, FFT_RFFT, n);
+    } else {
+      hlo_shape_t cs = with_type(&y->shape, in->shape.element_type);
+      hlo_instruction_t *ops[2] = {y, splat(x, &y->shape, 0, 0)};
+      y = slice_dim(x, fft_1d(x, emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops), n, false), r - 1, 0, n / 2 + 1);
+    }
+  }
+  int last = type == FFT_FFT || type == FFT_IFFT ? q : q - 1; /* the complex-to-complex ones */
+  for (int j = 0; j < last; j++) {
+    int d = r - q + j;
+    y = swap_last(x, fft_1d(x, swap_last(x, y, d), len[j], inverse), d);
+  }
+  if (type == FFT_IRFFT) { /* the last dimension last: complex to real */
+    if (n <= FFT_DIRECT || fft_split(n) == 1) return fft_op(x, y, FFT_IRFFT, n);
+    /* X[n - k] = conj X[k] for k = 1 .. n - n / 2 - 1 */
+    hlo_instruction_t *mirror = reverse_dim(x, conjugate(x, slice_dim(x, y, r - 1, 1, n - n / 2)), r - 1);
+    hlo_instruction_t *v[2] = {y, mirror};
+    hlo_instruction_t *full = n - n / 2 - 1 > 0 ? concat(x, 2, v, r - 1) : y;
+    hlo_instruction_t *z = fft_1d(x, full, n, true);
+    return z ? emit(x, HLO_OPCODE_REAL, &in->shape, 1, &z) : NULL;
+  }
+  return y;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
@@ -1607,6 +1796,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     }
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
+    case HLO_OPCODE_FFT: return is_long_fft(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
@@ -1666,6 +1856,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHLO_SCAN: *out = expand_scan(x, in); return NULL;
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
+    case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
     case HLO_OPCODE_SORT:
