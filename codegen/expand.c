@@ -240,24 +240,45 @@ static hlo_instruction_t *slice_dim(expand_ctx_t *x, hlo_instruction_t *a, int d
   return slice_(x, a, lo, hi);
 }
 
-/* a padded along dimension |d| with |low| and |high| copies of the scalar
- * |value|. */
-static hlo_instruction_t *pad_dim(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t low, int64_t high,
-                                  hlo_instruction_t *value) {
+/* a padded with |low[d]| and |high[d]| copies of the scalar |value| before
+ * and after each dimension d (no interior padding). */
+static hlo_instruction_t *pad_(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *low, const int64_t *high,
+                               hlo_instruction_t *value) {
   if (!a || !value) return NULL;
-  if (low == 0 && high == 0) return a;
   int r = a->shape.rank;
-  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0}, none[HLO_MAX_RANK] = {0};
-  lo[d] = low, hi[d] = high;
+  int64_t none[HLO_MAX_RANK] = {0};
   hlo_shape_t s = a->shape;
-  s.dimensions[d] += low + high;
+  for (int d = 0; d < r; d++) s.dimensions[d] += low[d] + high[d];
   s = array_shape(s.element_type, r, s.dimensions);
   hlo_instruction_t *ops[2] = {a, value};
   hlo_instruction_t *in = emit(x, HLO_OPCODE_PAD, &s, 2, ops);
   if (!in) return NULL;
-  in->attrs.edge_padding_low = dims_of(x, lo, r);
-  in->attrs.edge_padding_high = dims_of(x, hi, r);
+  in->attrs.edge_padding_low = dims_of(x, low, r);
+  in->attrs.edge_padding_high = dims_of(x, high, r);
   in->attrs.interior_padding = dims_of(x, none, r);
+  return in;
+}
+
+/* a padded along dimension |d| only (|a| itself when by nothing). */
+static hlo_instruction_t *pad_dim(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t low, int64_t high,
+                                  hlo_instruction_t *value) {
+  if (low == 0 && high == 0) return a;
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0};
+  lo[d] = low, hi[d] = high;
+  return pad_(x, a, lo, hi, value);
+}
+
+/* a with dimensions |d0| and |d1| swapped (a transpose, its own inverse). */
+static hlo_instruction_t *swap_dims(expand_ctx_t *x, hlo_instruction_t *a, int d0, int d1) {
+  if (!a || d0 == d1) return a;
+  int r = a->shape.rank;
+  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  for (int i = 0; i < r; i++) perm[i] = i;
+  perm[d0] = d1, perm[d1] = d0;
+  for (int i = 0; i < r; i++) dims[i] = a->shape.dimensions[perm[i]];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
+  if (in) in->attrs.permutation = dims_of(x, perm, r);
   return in;
 }
 
@@ -492,21 +513,8 @@ static hlo_instruction_t *split_reduce(expand_ctx_t *x, hlo_instruction_t *in) {
   for (int d = 0; d < s->rank; d++) high[d] = padded[d] - s->dimensions[d];
   for (int k = 0; k < n; k++) {
     hlo_instruction_t *v = in->operands[k];
-    hlo_element_type_t t = v->shape.element_type;
-    if (pad) {
-      hlo_shape_t ps = array_shape(t, s->rank, padded);
-      hlo_instruction_t *ops[2] = {v, in->operands[n + k]};
-      v = emit(x, HLO_OPCODE_PAD, &ps, 2, ops);
-      if (v) {
-        v->attrs.edge_padding_low = hlo_dims_make(x->m, zero, s->rank);
-        v->attrs.edge_padding_high = hlo_dims_make(x->m, high, s->rank);
-        v->attrs.interior_padding = hlo_dims_make(x->m, zero, s->rank);
-        x->failed |= !v->attrs.edge_padding_low.data || !v->attrs.edge_padding_high.data ||
-                     !v->attrs.interior_padding.data;
-      }
-    }
-    hlo_shape_t rs = array_shape(t, rank, dims);
-    cur[k] = rank == s->rank ? v : v ? emit(x, HLO_OPCODE_RESHAPE, &rs, 1, &v) : NULL;
+    if (pad) v = pad_(x, v, zero, high, in->operands[n + k]);
+    cur[k] = rank == s->rank ? v : reshape_to(x, v, rank, dims);
   }
   /* groups of reduced dimensions from the innermost: removing a group
    * leaves the numbering of the dimensions before it unchanged */
@@ -1313,8 +1321,7 @@ static hlo_instruction_t *reshape_dim(expand_ctx_t *x, hlo_instruction_t *a, int
     if (k == d && insert) dims[rank++] = 1;
     if (k < a->shape.rank && !(k == d && !insert)) dims[rank++] = a->shape.dimensions[k];
   }
-  hlo_shape_t s = array_shape(a->shape.element_type, rank, dims);
-  return emit(x, HLO_OPCODE_RESHAPE, &s, 1, &a);
+  return reshape_to(x, a, rank, dims);
 }
 
 static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
@@ -1460,16 +1467,7 @@ static hlo_instruction_t *slice_minor(expand_ctx_t *x, hlo_instruction_t *a, int
 
 /* a with its two minor dimensions swapped. */
 static hlo_instruction_t *transpose_minor(expand_ctx_t *x, hlo_instruction_t *a) {
-  if (!a) return NULL;
-  int r = a->shape.rank;
-  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
-  for (int d = 0; d < r; d++) perm[d] = d;
-  perm[r - 2] = r - 1, perm[r - 1] = r - 2;
-  for (int d = 0; d < r; d++) dims[d] = a->shape.dimensions[perm[d]];
-  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
-  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
-  if (in) in->attrs.permutation = dims_of(x, perm, r);
-  return in;
+  return a ? swap_dims(x, a, a->shape.rank - 2, a->shape.rank - 1) : NULL;
 }
 
 /* The complex conjugate of a (a itself for real types). */
@@ -1737,21 +1735,6 @@ static hlo_instruction_t *fft_1d(expand_ctx_t *x, hlo_instruction_t *a, int64_t 
   return reshape_to(x, e, r, a->shape.dimensions);
 }
 
-/* |a| with dimension |d| moved last (a transpose swapping it with the last
- * one, its own inverse). */
-static hlo_instruction_t *swap_last(expand_ctx_t *x, hlo_instruction_t *a, int d) {
-  if (!a || d == a->shape.rank - 1) return a;
-  int r = a->shape.rank;
-  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
-  for (int i = 0; i < r; i++) perm[i] = i;
-  perm[d] = r - 1, perm[r - 1] = d;
-  for (int i = 0; i < r; i++) dims[i] = a->shape.dimensions[perm[i]];
-  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
-  hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
-  if (in) in->attrs.permutation = dims_of(x, perm, r);
-  return in;
-}
-
 static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
   const hlo_attrs_t *at = &in->attrs;
   int q = at->fft_length.count, type = at->fft_type, r = in->shape.rank;
@@ -1771,7 +1754,7 @@ static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
   int last = type == FFT_FFT || type == FFT_IFFT ? q : q - 1; /* the complex-to-complex ones */
   for (int j = 0; j < last; j++) {
     int d = r - q + j;
-    y = swap_last(x, fft_1d(x, swap_last(x, y, d), len[j], inverse), d);
+    y = swap_dims(x, fft_1d(x, swap_dims(x, y, d, r - 1), len[j], inverse), d, r - 1); /* d moved last */
   }
   if (type == FFT_IRFFT) { /* the last dimension last: complex to real */
     if (n <= FFT_DIRECT || fft_split(n) == 1) return fft_op(x, y, FFT_IRFFT, n);
