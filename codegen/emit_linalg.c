@@ -29,6 +29,10 @@
 
 #include "support/status.h"
 
+/* The longest system whose solved values triangular_solve keeps in a
+ * private array (the blocked solves' 64, codegen/expand.c, and shorter) */
+#define TRSM_PRIVATE_MAX 64
+
 /* ---------------------------------------------------------- arithmetic */
 
 static bool is_complex(hlo_element_type_t t) { return hlo_element_type_is_complex(t); }
@@ -99,6 +103,21 @@ static glsl_scope_t open_loop(elemental_emitter_t *E, const hlo_instruction_t *i
   return el_open(E, instr, "for (int %s = %s; %s < %s; %s++) {", var->s, from, var->s, to, var->s);
 }
 
+/* Loads operand 0 (the matrix) at |idx|: through the in0_at element view
+ * (an R32UI texel view on CPU devices, where a storage-buffer read costs a
+ * loop over the lanes) for 32-bit types, from the buffer otherwise. */
+static vkhlo_status_t load_a(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *idx,
+                             el_name_t *out) {
+  strbuf_t ref;
+  strbuf_init(&ref, E->allocator);
+  el_append_linear(&ref, &instr->operands[0]->shape, idx);
+  vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
+                                 : codegen_load_element_at(E, instr, instr->operands[0]->shape.element_type, 0,
+                                                           ref.data ? ref.data : "0", &E->element_reads, out);
+  strbuf_free(&ref);
+  return st;
+}
+
 /* ---------------------------------------------------- triangular_solve */
 
 /* Loads M[i][k] where M is the matrix of the system "M x = rhs" solved for
@@ -112,7 +131,7 @@ static vkhlo_status_t load_system(elemental_emitter_t *E, const hlo_instruction_
   snprintf(idx[batch_rank].s, sizeof idx[batch_rank].s, "%s", swap ? k : i);
   snprintf(idx[batch_rank + 1].s, sizeof idx[batch_rank + 1].s, "%s", swap ? i : k);
   el_name_t v;
-  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  VKHLO_RETURN_IF_ERROR(load_a(E, instr, idx, &v));
   if (conj) conj_(E, instr, instr->shape.element_type, v.s, out);
   else *out = v;
   return NULL;
@@ -150,6 +169,14 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
    * substitution visits i = k-1..0 and sums over j > i. */
   char kstr[32];
   snprintf(kstr, sizeof kstr, "%lld", (long long)kdim);
+  /* Short systems keep the solved values in a private array too, read
+   * back from there instead of the result buffer */
+  bool private_x = kdim <= TRSM_PRIVATE_MAX;
+  el_name_t xs;
+  if (private_x) {
+    el_fresh(E, "xs", &xs);
+    el_line(E, instr, "%s %s[%lld];", glsl_compute_type(t), xs.s, (long long)kdim);
+  }
   el_name_t i, j;
   el_count_loop_iterations(E, instr, kdim + kdim * (kdim - 1) / 2); /* rows, and j before (after) i */
   glsl_scope_t rows = open_loop(E, instr, &i, "0", kstr, !m_lower);
@@ -166,9 +193,13 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
   }
   el_name_t a, x, xidx[HLO_MAX_RANK];
   VKHLO_RETURN_IF_ERROR(load_system(E, instr, index, r - 2, swap, conj, i.s, j.s, &a));
-  memcpy(xidx, index, sizeof(el_name_t) * (size_t)r);
-  xidx[solve_dim] = j;
-  codegen_load_result(E, instr, 0, xidx, &x);
+  if (private_x) {
+    el_def(E, instr, t, false, &x, "%s[%s]", xs.s, j.s);
+  } else {
+    memcpy(xidx, index, sizeof(el_name_t) * (size_t)r);
+    xidx[solve_dim] = j;
+    codegen_load_result(E, instr, 0, xidx, &x);
+  }
   sub_product(E, instr, t, &acc, a.s, x.s);
   el_close(E, instr, sum);
   el_name_t value = acc;
@@ -178,6 +209,7 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
     div_(E, instr, t, acc.s, d.s, &value);
   }
   codegen_store_result(E, instr, 0, index, value.s);
+  if (private_x) el_line(E, instr, "%s[%s] = %s;", xs.s, i.s, value.s);
   el_close(E, instr, rows);
   *out_total = hlo_shape_element_count(&work);
   return NULL;
