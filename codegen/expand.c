@@ -33,6 +33,8 @@
  *   larger than 64 x 64          solves and dot_generals (see "blocked
  *                                linear algebra": the same sums in another
  *                                order)
+ *   custom_call @Sharding,       its operand (see "sharding annotations":
+ *   @SPMD*, @MoveTo*             one device), where the type is unchanged
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -1768,6 +1770,42 @@ static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
   return y;
 }
 
+/* ------------------------------------------------- sharding annotations */
+
+/*
+ * Programs exported for several devices (jax.export with shardings) carry
+ * the partitioner's annotations as custom_calls: @Sharding (a value's
+ * sharding; the value unchanged), @SPMDFullToShardShape and
+ * @SPMDShardToFullShape (into and out of a manually partitioned region),
+ * and the memory-placement hints @MoveToHost, @MoveToDevice and
+ * @annotate_device_placement.  vkhlo runs one device, so each is its
+ * operand, where the type stays the same (a sharding that splits no
+ * dimension, or one over a single device); one that changes the shape
+ * belongs to a program partitioned over several devices and is
+ * UNIMPLEMENTED.
+ */
+static const char *const identity_targets[] = {
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
+    "annotate_device_placement",
+};
+
+static bool is_annotation(const hlo_instruction_t *in) {
+  if (in->opcode != HLO_OPCODE_CUSTOM_CALL || !in->attrs.call_target_name) return false;
+  for (size_t i = 0; i < sizeof identity_targets / sizeof identity_targets[0]; i++)
+    if (strcmp(in->attrs.call_target_name, identity_targets[i]) == 0) return true;
+  return false;
+}
+
+static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruction_t **out) {
+  const hlo_shape_t *s = &in->shape;
+  if (in->operand_count != 1 || hlo_shape_is_tuple(s) || s->element_type != in->operands[0]->shape.element_type ||
+      !hlo_shape_compatible_dims(s, &in->operands[0]->shape))
+    return el_unimplemented(in, "custom_call @%s changing its operand's type (a program partitioned over several "
+                            "devices; vkhlo runs one)", in->attrs.call_target_name);
+  *out = in->operands[0];
+  return NULL;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
@@ -1780,6 +1818,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
+    case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
@@ -1840,6 +1879,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
+    case HLO_OPCODE_CUSTOM_CALL: return expand_annotation(in, out);
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
     case HLO_OPCODE_SORT:

@@ -279,6 +279,26 @@ static void custom_call_runs_user_kernel(void **state) {
   vkhlo_status_free(st);
 }
 
+/* A partitioner annotation that changes the shape (a full array into one
+ * device's shard of two) belongs to a program for several devices: refused
+ * by name at its position, where the type-preserving ones run as their
+ * operands (tests/ops/collectives.mlir). */
+static void shard_shape_refused(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<8x4xf32>) -> tensor<4x4xf32> {\n"
+      "  %0 = stablehlo.custom_call @SPMDFullToShardShape(%x) {mhlo.sharding = \"{manual}\"} :"
+      " (tensor<8x4xf32>) -> tensor<4x4xf32>\n"
+      "  return %0 : tensor<4x4xf32>\n}\n";
+  vkhlo_executable_t *exe = NULL;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "shard.mlir", NULL, &exe);
+  assert_null(exe);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
+  if (!strstr(vkhlo_status_message(st), "shard.mlir:2:3: custom_call @SPMDFullToShardShape changing its operand's type"))
+    fail_msg("message: %s", vkhlo_status_message(st));
+  vkhlo_status_free(st);
+}
+
 typedef struct feed_log {
   int calls;
   float outfed[4];
@@ -517,6 +537,7 @@ int main(void) {
       cmocka_unit_test(limits_from_the_environment),
       cmocka_unit_test(gemm_kind_from_the_environment),
       cmocka_unit_test(custom_call_runs_user_kernel),
+      cmocka_unit_test(shard_shape_refused),
       cmocka_unit_test(infeed_and_outfeed_reach_the_host),
       cmocka_unit_test(effects_inside_regions_keep_their_order),
       cmocka_unit_test(float_semantics_are_ieee),

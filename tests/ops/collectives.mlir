@@ -52,3 +52,20 @@ func.func @ids() {
   check.expect_eq_const %p, dense<0> : tensor<ui32>
   func.return
 }
+
+// -----
+
+// The partitioner's annotations in programs exported with shardings are
+// their operands on one device: @Sharding, a manual region's
+// @SPMDFullToShardShape / @SPMDShardToFullShape, and the host-offload hints.
+func.func @sharding_annotations() {
+  %x = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %s = stablehlo.custom_call @Sharding(%x) {backend_config = "", mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %m = stablehlo.custom_call @SPMDFullToShardShape(%s) {mhlo.sharding = "{manual}"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.add %m, %m : tensor<2x2xf32>
+  %f = stablehlo.custom_call @SPMDShardToFullShape(%d) {mhlo.sharding = "{replicated}"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %h = stablehlo.custom_call @MoveToHost(%f) {backend_config = ""} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %g = stablehlo.custom_call @MoveToDevice(%h) {backend_config = ""} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  check.expect_eq_const %g, dense<[[2.0, 4.0], [6.0, 8.0]]> : tensor<2x2xf32>
+  func.return
+}
