@@ -79,12 +79,7 @@ static void bad_text_gives_located_error(void **state) {
   const char *text = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
                      "  %0 = stablehlo.frobnicate %a : tensor<4xf32>\n"
                      "  return %0 : tensor<4xf32>\n}\n";
-  vkhlo_executable_t *exe = (vkhlo_executable_t *)1;
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bad.mlir", NULL, &exe);
-  assert_null(exe);
-  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
-  assert_non_null(strstr(vkhlo_status_message(st), "bad.mlir:2:"));
-  vkhlo_status_free(st);
+  test_expect_compile_error(ctx, text, "bad.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "bad.mlir:2:", (const char *)NULL);
 }
 
 static void checks_report_pass_and_fail(void **state) {
@@ -234,16 +229,12 @@ static void custom_call_runs_user_kernel(void **state) {
       "  %0 = stablehlo.custom_call @test.axpb(%a, %b) : (tensor<100xf32>, tensor<100xf32>) -> tensor<100xf32>\n"
       "  %1 = stablehlo.add %0, %b : tensor<100xf32>\n"
       "  return %1 : tensor<100xf32>\n}\n";
-  vkhlo_executable_t *exe = NULL;
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "cc.mlir", NULL, &exe);
-  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
-  assert_non_null(strstr(vkhlo_status_message(st), "cc.mlir:2:"));
-  assert_non_null(strstr(vkhlo_status_message(st), "@test.axpb"));
-  vkhlo_status_free(st);
+  test_expect_compile_error(ctx, text, "cc.mlir", VKHLO_STATUS_UNIMPLEMENTED, "cc.mlir:2:", "@test.axpb",
+                            (const char *)NULL);
 
   vkhlo_custom_call_kernel_t k = {"test.axpb", axpb_glsl, NULL, 0, 32};
   expect_ok(vkhlo_context_register_custom_call(ctx, &k));
-  exe = test_compile(ctx, text);
+  vkhlo_executable_t *exe = test_compile(ctx, text);
   vkhlo_tensor_type_t t = {VKHLO_F32, 1, {100}};
   float a[100], b[100], out[100];
   for (int i = 0; i < 100; i++) {
@@ -263,7 +254,7 @@ static void custom_call_runs_user_kernel(void **state) {
 
   /* registration errors */
   vkhlo_custom_call_kernel_t none = {"test.none", NULL, NULL, 0, 0};
-  st = vkhlo_context_register_custom_call(ctx, &none);
+  vkhlo_status_t st = vkhlo_context_register_custom_call(ctx, &none);
   assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
   vkhlo_status_free(st);
   vkhlo_custom_call_kernel_t bad = {"test.bad", "#version 450\nvoid main() { undefined_thing(); }\n", NULL, 0, 0};
@@ -290,13 +281,9 @@ static void shard_shape_refused(void **state) {
       "  %0 = stablehlo.custom_call @SPMDFullToShardShape(%x) {mhlo.sharding = \"{manual}\"} :"
       " (tensor<8x4xf32>) -> tensor<4x4xf32>\n"
       "  return %0 : tensor<4x4xf32>\n}\n";
-  vkhlo_executable_t *exe = NULL;
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "shard.mlir", NULL, &exe);
-  assert_null(exe);
-  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
-  if (!strstr(vkhlo_status_message(st), "shard.mlir:2:3: custom_call @SPMDFullToShardShape changing its operand's type"))
-    fail_msg("message: %s", vkhlo_status_message(st));
-  vkhlo_status_free(st);
+  test_expect_compile_error(ctx, text, "shard.mlir", VKHLO_STATUS_UNIMPLEMENTED,
+                            "shard.mlir:2:3: custom_call @SPMDFullToShardShape changing its operand's type",
+                            (const char *)NULL);
 }
 
 typedef struct feed_log {

@@ -80,6 +80,22 @@ void expect_ok(vkhlo_status_t st) {
   if (st) fail_msg("%s", vkhlo_status_message(st));
 }
 
+void test_expect_compile_error(vkhlo_context_t *ctx, const char *text, const char *file_name,
+                               vkhlo_status_code_t code, ...) {
+  vkhlo_executable_t *exe = (vkhlo_executable_t *)1;
+  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), file_name, NULL, &exe);
+  if (!st) fail_msg("%s compiled; it should fail", file_name);
+  assert_null(exe);
+  const char *msg = vkhlo_status_message(st);
+  if (vkhlo_status_code(st) != code) fail_msg("%s: code %d, want %d: %s", file_name, vkhlo_status_code(st), code, msg);
+  va_list ap;
+  va_start(ap, code);
+  for (const char *needle; (needle = va_arg(ap, const char *)) != NULL;)
+    if (!strstr(msg, needle)) fail_msg("%s: the message lacks \"%s\": %s", file_name, needle, msg);
+  va_end(ap);
+  vkhlo_status_free(st);
+}
+
 vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text) {
   vkhlo_executable_t *exe = NULL;
   expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", NULL, &exe));

@@ -36,6 +36,12 @@ vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text);
 /* Fails the current test with the status's message when |st| is not OK. */
 void expect_ok(vkhlo_status_t st);
 
+/* Compiles |text| (named |file_name| in messages) and fails the test
+ * unless the compile fails with |code|, no executable, and a message that
+ * contains every string of the NULL-terminated list after |code|. */
+void test_expect_compile_error(vkhlo_context_t *ctx, const char *text, const char *file_name,
+                               vkhlo_status_code_t code, ...);
+
 /* cmocka group setup/teardown: a context on the default device with the
  * Khronos validation layer on, in *state; teardown fails the group when the
  * layer reported anything. */
