@@ -85,14 +85,17 @@ vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruc
 }
 
 /* Loads binding |buffer|, a tensor of shape |s|, at the row-major position
- * of |index|. */
+ * of |index|; with |view| >= 0 (the operand number of that binding) through
+ * its in<view>_at element view (codegen_load_element_at). */
 static vkhlo_status_t load_at_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,
-                                    const char *buffer, const el_name_t *index, el_name_t *out) {
+                                    const char *buffer, int view, const el_name_t *index, el_name_t *out) {
   strbuf_t ref;
   strbuf_init(&ref, E->allocator);
   el_append_linear(&ref, s, index);
+  const char *position = ref.data ? ref.data : "0";
   vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
-                                 : codegen_load_element(E, instr, s->element_type, buffer, ref.data ? ref.data : "0", out);
+                      : view >= 0 ? codegen_load_element_at(E, instr, s->element_type, view, position, &E->element_reads, out)
+                                  : codegen_load_element(E, instr, s->element_type, buffer, position, out);
   strbuf_free(&ref);
   return st;
 }
@@ -101,14 +104,19 @@ vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instructio
                                     const el_name_t *index, el_name_t *out) {
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", k);
-  return load_at_index(E, instr, &instr->operands[k]->shape, buffer, index, out);
+  return load_at_index(E, instr, &instr->operands[k]->shape, buffer, -1, index, out);
+}
+
+vkhlo_status_t codegen_load_operand_viewed(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                           const el_name_t *index, el_name_t *out) {
+  return load_at_index(E, instr, &instr->operands[k]->shape, NULL, k, index, out);
 }
 
 void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
                          const el_name_t *index, el_name_t *out) {
   char buffer[16];
   snprintf(buffer, sizeof buffer, "out%d", r);
-  vkhlo_status_t st = load_at_index(E, instr, el_result_shape(instr, r), buffer, index, out);
+  vkhlo_status_t st = load_at_index(E, instr, el_result_shape(instr, r), buffer, -1, index, out);
   if (st) { /* out of memory: the kernel's assembly reports it */
     vkhlo_status_free(st);
     E->body.failed = true;

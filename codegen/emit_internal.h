@@ -41,6 +41,12 @@ vkhlo_status_t codegen_load_element_at(elemental_emitter_t *E, const hlo_instruc
 vkhlo_status_t codegen_load_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
                                     const el_name_t *index, el_name_t *out);
 
+/* codegen_load_operand through operand |k|'s element view (in<k>_at, an
+ * R32UI texel view on CPU devices for 32-bit types; codegen_load_element_at):
+ * for kernels that read an operand element by element in a loop. */
+vkhlo_status_t codegen_load_operand_viewed(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,
+                                           const el_name_t *index, el_name_t *out);
+
 /* Loads result |r| ("out<r>", a readwrite binding) at |index| into a local. */
 void codegen_load_result(elemental_emitter_t *E, const hlo_instruction_t *instr, int r,
                          const el_name_t *index, el_name_t *out);

@@ -103,21 +103,6 @@ static glsl_scope_t open_loop(elemental_emitter_t *E, const hlo_instruction_t *i
   return el_open(E, instr, "for (int %s = %s; %s < %s; %s++) {", var->s, from, var->s, to, var->s);
 }
 
-/* Loads operand 0 (the matrix) at |idx|: through the in0_at element view
- * (an R32UI texel view on CPU devices, where a storage-buffer read costs a
- * loop over the lanes) for 32-bit types, from the buffer otherwise. */
-static vkhlo_status_t load_a(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *idx,
-                             el_name_t *out) {
-  strbuf_t ref;
-  strbuf_init(&ref, E->allocator);
-  el_append_linear(&ref, &instr->operands[0]->shape, idx);
-  vkhlo_status_t st = ref.failed ? VKHLO_NO_MEMORY()
-                                 : codegen_load_element_at(E, instr, instr->operands[0]->shape.element_type, 0,
-                                                           ref.data ? ref.data : "0", &E->element_reads, out);
-  strbuf_free(&ref);
-  return st;
-}
-
 /* ---------------------------------------------------- triangular_solve */
 
 /* Loads M[i][k] where M is the matrix of the system "M x = rhs" solved for
@@ -131,7 +116,8 @@ static vkhlo_status_t load_system(elemental_emitter_t *E, const hlo_instruction_
   snprintf(idx[batch_rank].s, sizeof idx[batch_rank].s, "%s", swap ? k : i);
   snprintf(idx[batch_rank + 1].s, sizeof idx[batch_rank + 1].s, "%s", swap ? i : k);
   el_name_t v;
-  VKHLO_RETURN_IF_ERROR(load_a(E, instr, idx, &v));
+  /* through the element view: a storage-buffer read costs lavapipe a loop over the lanes */
+  VKHLO_RETURN_IF_ERROR(codegen_load_operand_viewed(E, instr, 0, idx, &v));
   if (conj) conj_(E, instr, instr->shape.element_type, v.s, out);
   else *out = v;
   return NULL;
