@@ -129,6 +129,13 @@ struct elemental_emitter {
    * loop and gets one invocation per element.  No emitter writes one
    * today; one that does must set this. */
   bool early_return;
+  /* |workgroup_problems|: the invocations of a workgroup solve one
+   * problem together (codegen_emit_lu): the body synchronizes them with
+   * barrier() (the total is a multiple of the workgroup size, so every
+   * workgroup runs the grid-stride loop in step), keeps shared arrays in
+   * |functions|, and one invocation reads what another stored into a
+   * result: the results are declared coherent. */
+  bool workgroup_problems;
   /* Loop iterations per invocation counted by the emitters
    * (el_count_loop_iterations), for the target's max_loop_iterations;
    * |loop_instr| is the instruction that counted the most. */

@@ -237,7 +237,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
     /* packed stores are atomics on the word: readwrite */
     bool rw = results_readwrite || glsl_type_is_packed(E->target, rt);
-    declare_buffer(&sb, instr->operand_count + r, rw ? "" : "writeonly ",
+    declare_buffer(&sb, instr->operand_count + r, E->workgroup_problems ? "coherent " : rw ? "" : "writeonly ",
                    glsl_buffer_type_on(E->target, rt), name, false);
   }
   /* 64-bit word views of the same bindings: a wide kernel's words of
@@ -412,6 +412,12 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
     readwrite = true;
   } else if (instr->opcode == HLO_OPCODE_CHOLESKY) {
     st = codegen_emit_cholesky(&E, instr, &total);
+    readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_LU) {
+    st = codegen_emit_lu(&E, instr, &total);
+    readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_LU_PIVOTS_TO_PERMUTATION) {
+    st = codegen_emit_lu_pivots_to_permutation(&E, instr, &total);
     readwrite = true;
   } else if (instr->opcode == HLO_OPCODE_FFT) {
     st = codegen_emit_fft(&E, instr, &total);

@@ -116,6 +116,12 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
                                              const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                      int64_t *out_total);
+/* The internal lu (LU factorization with partial pivoting, LAPACK getrf's
+ * results) and lu_pivots_to_permutation (codegen/expand.c, "solver custom
+ * calls"). */
+vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
+vkhlo_status_t codegen_emit_lu_pivots_to_permutation(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                                     int64_t *out_total);
 vkhlo_status_t codegen_emit_fft(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                 int64_t *out_total);
 vkhlo_status_t codegen_emit_rng_bit_generator(elemental_emitter_t *E,

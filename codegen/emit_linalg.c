@@ -1,5 +1,6 @@
 /*
- * Dense linear algebra kernels: triangular_solve and cholesky.
+ * Dense linear algebra kernels: triangular_solve, cholesky and the
+ * internal lu and lu_pivots_to_permutation.
  *
  * Both are sequential recurrences along one matrix dimension, so instead of
  * "one invocation per result element" each invocation owns one independent
@@ -310,6 +311,201 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
   el_close(E, instr, branch);
   el_close(E, instr, columns);
   el_close(E, instr, rows);
+  *out_total = hlo_shape_element_count(&batch);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ lu */
+
+/* [batch..., row, col] */
+static void matrix_index(const el_name_t *batch, int br, const char *row, const char *col, el_name_t *idx) {
+  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
+  snprintf(idx[br].s, sizeof idx[br].s, "%s", row);
+  snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", col);
+}
+
+/* The workgroup size the lu kernel's invocations split the rows over */
+#define LU_LANES 64
+
+/* lu (internal; codegen/expand.c, "solver custom calls"): LAPACK getrf's
+ * factorization of each batch matrix a [m, n]: P a = L U with L unit lower
+ * triangular (m x min(m, n)) and U upper triangular, both in the first
+ * result (L below the diagonal); pivots[j] (from 0) is the row swapped
+ * with row j at step j; info is 1 + the first j whose pivot is exactly 0
+ * (0: none).  Step j takes the first row of largest |a[i][j]| (|re| + |im|
+ * for complex, as icamax) at or below j, swaps it with row j over all n
+ * columns, divides the column below the diagonal by the pivot and
+ * subtracts the outer product from the trailing matrix; a zero pivot
+ * swaps and divides nothing.
+ *
+ * One workgroup per batch matrix (workgroup_problems): invocation `lane`
+ * owns rows lane, lane + 64, ...; the pivot search reduces the lanes'
+ * best rows through shared arrays, and barriers separate the search, the
+ * swap (each lane swapping its columns) and the update (each lane its
+ * rows), whose values other lanes read through the coherent result. */
+vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 3)
+    return VKHLO_INTERNAL("lu %s: operand of rank %d, or not three results", instr->name, r);
+  int br = r - 2;
+  int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], kk = m < n ? m : n;
+  int64_t rows = (m + LU_LANES - 1) / LU_LANES, cols = (n + LU_LANES - 1) / LU_LANES;
+  E->workgroup_problems = true;
+  const char *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : glsl_compute_type(t);
+  el_name_t best, row;
+  el_fresh(E, "lu_best", &best);
+  el_fresh(E, "lu_row", &row);
+  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared int %s[%d];\n", rt, best.s, LU_LANES, row.s, LU_LANES);
+
+  hlo_shape_t batch;
+  hlo_shape_init(&batch, t, br, s->dimensions);
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK];
+  el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
+  el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
+  el_delinearize(E, instr, &batch, "idx", bidx);
+  char ms[32], ns[32], ks[32];
+  snprintf(ms, sizeof ms, "%lld", (long long)m);
+  snprintf(ns, sizeof ns, "%lld", (long long)n);
+  snprintf(ks, sizeof ks, "%lld", (long long)kk);
+  /* the copy; per column the search, the reduction, the swap and the
+   * rows below; the update of each of them */
+  el_count_loop_iterations(E, instr, rows * n + kk * (rows + 6 + cols + rows) + rows * (kk * n - kk * (kk + 1) / 2));
+
+  el_name_t i, c, j, v;
+  glsl_scope_t l1 = el_open(E, instr, "for (int i = lane; i < %s; i += %d) {", ms, LU_LANES);
+  snprintf(i.s, sizeof i.s, "i");
+  glsl_scope_t l2 = open_loop(E, instr, &c, "0", ns, false);
+  matrix_index(bidx, br, i.s, c.s, idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  codegen_store_result(E, instr, 0, idx, v.s);
+  el_close(E, instr, l2);
+  el_close(E, instr, l1);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "int info = 0;");
+
+  glsl_scope_t steps = open_loop(E, instr, &j, "0", ks, false);
+  /* this lane's first largest row, then the workgroup's */
+  el_line(E, instr, "%s best = %s(-1);", rt, rt);
+  el_line(E, instr, "int arg = %s;", ms);
+  glsl_scope_t scan = el_open(E, instr, "for (int i = %s + lane; i < %s; i += %d) {", j.s, ms, LU_LANES);
+  matrix_index(bidx, br, "i", j.s, idx);
+  codegen_load_result(E, instr, 0, idx, &v);
+  el_name_t mag;
+  el_fresh(E, "mag", &mag);
+  if (is_complex(t)) el_line(E, instr, "%s %s = abs(%s.x) + abs(%s.y);", rt, mag.s, v.s, v.s);
+  else el_line(E, instr, "%s %s = abs(%s);", rt, mag.s, v.s);
+  el_line(E, instr, "if (%s > best) { best = %s; arg = i; }", mag.s, mag.s);
+  el_close(E, instr, scan);
+  el_line(E, instr, "%s[lane] = best;", best.s);
+  el_line(E, instr, "%s[lane] = arg;", row.s);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t reduce = el_open(E, instr, "for (int h = %d; h > 0; h >>= 1) {", LU_LANES / 2);
+  el_line(E, instr,
+          "if (lane < h && (%s[lane + h] > %s[lane] || (%s[lane + h] == %s[lane] && %s[lane + h] < %s[lane]))) "
+          "{ %s[lane] = %s[lane + h]; %s[lane] = %s[lane + h]; }",
+          best.s, best.s, best.s, best.s, row.s, row.s, best.s, best.s, row.s, row.s);
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, reduce);
+  /* no row compared (all NaN): row j, as isamax; a zero pivot: nothing moves */
+  el_line(E, instr, "int p = %s[0] < %s ? %s[0] : %s;", row.s, ms, row.s, j.s);
+  el_line(E, instr, "bool pivot_zero = %s[0] == %s(0);", best.s, rt);
+  el_line(E, instr, "if (pivot_zero && info == 0) info = %s + 1;", j.s);
+  el_name_t pidx[HLO_MAX_RANK];
+  memcpy(pidx, bidx, sizeof(el_name_t) * (size_t)br);
+  pidx[br] = j;
+  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
+  codegen_store_result(E, instr, 1, pidx, "p");
+  el_close(E, instr, first);
+  glsl_scope_t swap = el_open(E, instr, "if (!pivot_zero && p != %s) {", j.s);
+  glsl_scope_t sl = el_open(E, instr, "for (int c = lane; c < %s; c += %d) {", ns, LU_LANES);
+  el_name_t rowj[HLO_MAX_RANK], rowp[HLO_MAX_RANK], vj, vp;
+  matrix_index(bidx, br, j.s, "c", rowj);
+  matrix_index(bidx, br, "p", "c", rowp);
+  codegen_load_result(E, instr, 0, rowj, &vj);
+  codegen_load_result(E, instr, 0, rowp, &vp);
+  codegen_store_result(E, instr, 0, rowj, vp.s);
+  codegen_store_result(E, instr, 0, rowp, vj.s);
+  el_close(E, instr, sl);
+  el_close(E, instr, swap);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  /* the rows below: multipliers and the update of the trailing columns */
+  glsl_scope_t update = el_open(E, instr, "if (!pivot_zero) {");
+  el_name_t d, l, u, a;
+  char jp1[EL_NAME_MAX + 8];
+  matrix_index(bidx, br, j.s, j.s, idx);
+  codegen_load_result(E, instr, 0, idx, &d);
+  snprintf(jp1, sizeof jp1, "%s + 1", j.s);
+  glsl_scope_t below = el_open(E, instr, "for (int i = %s + 1 + lane; i < %s; i += %d) {", j.s, ms, LU_LANES);
+  matrix_index(bidx, br, "i", j.s, idx);
+  codegen_load_result(E, instr, 0, idx, &v);
+  div_(E, instr, t, v.s, d.s, &l);
+  codegen_store_result(E, instr, 0, idx, l.s);
+  glsl_scope_t right = open_loop(E, instr, &c, jp1, ns, false);
+  matrix_index(bidx, br, j.s, c.s, idx);
+  codegen_load_result(E, instr, 0, idx, &u);
+  matrix_index(bidx, br, "i", c.s, idx);
+  codegen_load_result(E, instr, 0, idx, &a);
+  el_name_t acc;
+  accumulator(E, instr, t, a.s, &acc);
+  sub_product(E, instr, t, &acc, l.s, u.s);
+  codegen_store_result(E, instr, 0, idx, acc.s);
+  el_close(E, instr, right);
+  el_close(E, instr, below);
+  el_close(E, instr, update);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, steps);
+  glsl_scope_t last = el_open(E, instr, "if (lane == 0) {");
+  codegen_store_result(E, instr, 2, bidx, "info");
+  el_close(E, instr, last);
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* lu_pivots_to_permutation (internal): the permutation of 0..p-1 that
+ * the row interchanges i <-> pivots[i] (i = 0, 1, ..., in order) make;
+ * an interchange with a row outside 0..p-1 is skipped.  One invocation
+ * per batch, in the result buffer. */
+vkhlo_status_t codegen_emit_lu_pivots_to_permutation(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                                     int64_t *out_total) {
+  const hlo_shape_t *ps = &instr->operands[0]->shape, *s = &instr->shape;
+  int r = s->rank;
+  if (r < 1 || ps->rank != r) return VKHLO_INTERNAL("lu_pivots_to_permutation %s: ranks", instr->name);
+  int64_t k = ps->dimensions[r - 1], p = s->dimensions[r - 1];
+  hlo_shape_t batch;
+  hlo_shape_init(&batch, s->element_type, r - 1, s->dimensions);
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], i, v, a, b;
+  el_line(E, instr, "int idx = int(gid);");
+  el_delinearize(E, instr, &batch, "idx", bidx);
+  memcpy(idx, bidx, sizeof(el_name_t) * (size_t)(r - 1));
+  char ks[32], pstr[32];
+  snprintf(ks, sizeof ks, "%lld", (long long)(k < p ? k : p));
+  snprintf(pstr, sizeof pstr, "%lld", (long long)p);
+  el_count_loop_iterations(E, instr, p + k);
+  glsl_scope_t init = open_loop(E, instr, &i, "0", pstr, false);
+  idx[r - 1] = i;
+  codegen_store_result(E, instr, 0, idx, i.s);
+  el_close(E, instr, init);
+  glsl_scope_t swaps = open_loop(E, instr, &i, "0", ks, false);
+  idx[r - 1] = i;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  el_name_t pv;
+  el_def(E, instr, HLO_S32, false, &pv, "int(%s)", v.s);
+  glsl_scope_t in_range = el_open(E, instr, "if (%s >= 0 && %s < %s) {", pv.s, pv.s, pstr);
+  el_name_t jdx[HLO_MAX_RANK];
+  memcpy(jdx, idx, sizeof(el_name_t) * (size_t)r);
+  jdx[r - 1] = pv;
+  codegen_load_result(E, instr, 0, idx, &a);
+  codegen_load_result(E, instr, 0, jdx, &b);
+  codegen_store_result(E, instr, 0, idx, b.s);
+  codegen_store_result(E, instr, 0, jdx, a.s);
+  el_close(E, instr, in_range);
+  el_close(E, instr, swaps);
   *out_total = hlo_shape_element_count(&batch);
   return NULL;
 }

@@ -35,6 +35,10 @@
  *                                order)
  *   custom_call @Sharding,       its operand (see "sharding annotations":
  *   @SPMD*, @MoveTo*             one device), where the type is unchanged
+ *   custom_call @lapack_?potrf_  cholesky, triangular_solve, the internal
+ *   ffi, ?trsm, ?getrf, cuSOLVER lu (see "solver custom calls": JAX's
+ *   / hipSOLVER potrf, getrf,    linear algebra exported for CPUs or GPUs)
+ *   cu_lu_pivots_to_permutation
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -63,8 +67,10 @@
  */
 #include "codegen/passes.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/elemental.h"
@@ -1806,6 +1812,374 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
   return NULL;
 }
 
+/* ------------------------------------------------- solver custom calls */
+
+/*
+ * JAX exports its linear algebra as calls into the solver library of the
+ * platform it exported for: LAPACK on CPUs (lapack_<t>potrf_ffi, ...,
+ * <t> = s, d, c, z), cuSOLVER / hipSOLVER on GPUs.  Each is rewritten into
+ * what computes the same results here:
+ *   potrf (a) -> (factor, info)     cholesky; the other triangle keeps a's
+ *                                   values (the library writes only its
+ *                                   own), info = 1 + the first column
+ *                                   whose pivot is not positive (0: none)
+ *   trsm (a, b[, alpha]) -> x       triangular_solve of alpha * b (BLAS's
+ *                                   side / uplo / trans_x / diag letters)
+ *   getrf (a) -> (lu, pivots, info) the internal lu (codegen/emit_linalg.c:
+ *                                   partial pivoting, the first largest
+ *                                   pivot as LAPACK's i?amax), pivots from
+ *                                   1; wider than 64 columns blocked as
+ *                                   LAPACK's getrf (panels of 64 factored
+ *                                   (narrower past 1024 rows: lu_panel),
+ *                                   their row interchanges applied to the
+ *                                   other columns by gathers, the block row
+ *                                   of U by a triangular solve, the trailing
+ *                                   matrix updated by a dot_general)
+ *   lu_pivots_to_permutation        the internal op of that name
+ *     (pivots) -> permutation       (cu_, hip_: the GPU exports)
+ * The calls' operand_layouts (column-major, the libraries' storage) change
+ * no value: the operands and results are the same logical arrays.  The
+ * options come from the dictionary in mhlo.backend_config (BLAS letters as
+ * ASCII codes: uplo = 76 'L').
+ */
+/* The panel width of getrf for m rows: 64, narrower for tall matrices so
+ * that the panel kernel's loops (each invocation of its workgroup walks
+ * m / 64 rows of the panel, about m w^2 / 128 iterations) stay within
+ * lavapipe's loop limit (65535) up to about 25000 rows; the same on every
+ * device. */
+static int64_t lu_panel(int64_t m) { return m <= 1024 ? 64 : m <= 4096 ? 32 : 16; }
+
+static bool is_expanded(const hlo_instruction_t *in);
+static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out);
+
+/* |in| (created, not yet appended) appended, or its expansion where it has
+ * one (a cholesky or triangular_solve past one block). */
+static hlo_instruction_t *place(expand_ctx_t *x, hlo_instruction_t *in) {
+  if (!in) {
+    x->failed = true;
+    return NULL;
+  }
+  in->loc = x->loc;
+  hlo_instruction_t *r = NULL;
+  if (is_expanded(in)) {
+    hlo_location_t loc = x->loc;
+    if (expand_one(x, in, &r)) r = NULL; /* cholesky and triangular_solve expand without errors */
+    x->loc = loc;
+  } else if (hlo_computation_append(x->m, x->c, in)) {
+    r = in;
+  }
+  if (!r) x->failed = true;
+  return r;
+}
+
+typedef enum solver_call_e {
+  SOLVER_NONE,
+  SOLVER_POTRF,
+  SOLVER_TRSM,
+  SOLVER_GETRF,
+  SOLVER_PERMUTATION,
+} solver_call_t;
+
+static solver_call_t solver_call(const hlo_instruction_t *in) {
+  const char *t = in->attrs.call_target_name;
+  if (in->opcode != HLO_OPCODE_CUSTOM_CALL || !t) return SOLVER_NONE;
+  if (strncmp(t, "lapack_", 7) == 0 && t[7] && strchr("sdcz", t[7])) {
+    if (strcmp(t + 8, "potrf_ffi") == 0) return SOLVER_POTRF;
+    if (strcmp(t + 8, "trsm_ffi") == 0) return SOLVER_TRSM;
+    if (strcmp(t + 8, "getrf_ffi") == 0) return SOLVER_GETRF;
+    return SOLVER_NONE;
+  }
+  if (strcmp(t, "cusolver_potrf_ffi") == 0 || strcmp(t, "hipsolver_potrf_ffi") == 0) return SOLVER_POTRF;
+  if (strcmp(t, "cusolver_getrf_ffi") == 0 || strcmp(t, "hipsolver_getrf_ffi") == 0) return SOLVER_GETRF;
+  if (strcmp(t, "cu_lu_pivots_to_permutation") == 0 || strcmp(t, "hip_lu_pivots_to_permutation") == 0)
+    return SOLVER_PERMUTATION;
+  return SOLVER_NONE;
+}
+
+/* The value of |key| in the backend_config dictionary "{k = v : type, ...}"
+ * (an integer, or true / false as 1 / 0); false when absent. */
+static bool config_value(const hlo_instruction_t *in, const char *key, int64_t *out) {
+  const char *c = in->attrs.backend_config;
+  size_t len = strlen(key);
+  for (const char *p = c ? strstr(c, key) : NULL; p; p = strstr(p + 1, key)) {
+    if (p > c && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+    const char *v = p + len;
+    while (*v == ' ') v++;
+    if (*v != '=') continue;
+    for (v++; *v == ' '; v++) {}
+    if (strncmp(v, "true", 4) == 0) *out = 1;
+    else if (strncmp(v, "false", 5) == 0) *out = 0;
+    else if (isdigit((unsigned char)*v) || *v == '-') *out = strtoll(v, NULL, 10);
+    else return false;
+    return true;
+  }
+  return false;
+}
+
+static bool is_matrix(const hlo_shape_t *s) {
+  return !hlo_shape_is_tuple(s) && s->rank >= 2 &&
+         (hlo_element_type_is_float(s->element_type) || hlo_element_type_is_complex(s->element_type));
+}
+
+/* |s| is an integer array of |a|'s leading |n| dimensions, then |last|
+ * (last < 0: none). */
+static bool is_index_array(const hlo_shape_t *s, const hlo_shape_t *a, int n, int64_t last) {
+  if (hlo_shape_is_tuple(s) || !hlo_element_type_is_integer(s->element_type) || s->rank != n + (last >= 0)) return false;
+  for (int d = 0; d < n; d++)
+    if (s->dimensions[d] != a->dimensions[d]) return false;
+  return last < 0 || s->dimensions[n] == last;
+}
+
+static hlo_instruction_t *iota(expand_ctx_t *x, const hlo_shape_t *s, int64_t dim) {
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_IOTA, s, 0, NULL);
+  if (in) in->attrs.dimension = dim;
+  return in;
+}
+
+/* reduce(a, init, dimensions = [last], op) for a scalar |op| body. */
+static hlo_instruction_t *reduce_last(expand_ctx_t *x, hlo_instruction_t *a, hlo_opcode_t op, hlo_instruction_t *init) {
+  if (!a || !init) return NULL;
+  hlo_element_type_t t = a->shape.element_type, types[2] = {t, t};
+  hlo_instruction_t *root;
+  hlo_computation_t *body = scalar_body(x, "expand_reduce_body", 2, types, op, t, &root);
+  int64_t last = a->shape.rank - 1;
+  hlo_shape_t s = array_shape(t, a->shape.rank - 1, a->shape.dimensions);
+  hlo_instruction_t *ops[2] = {a, init};
+  hlo_instruction_t *in = body ? emit(x, HLO_OPCODE_REDUCE, &s, 2, ops) : NULL;
+  if (!in || !hlo_instruction_set_called(x->m, in, 1, &body)) {
+    x->failed = true;
+    return NULL;
+  }
+  in->attrs.dimensions = dims_of(x, &last, 1);
+  return in;
+}
+
+/* a [batch..., rows, cols] with |keep| (i, j) -> bool for its two minor
+ * dimensions: iota(rows) <direction> iota(cols) */
+static hlo_instruction_t *triangle_mask(expand_ctx_t *x, const hlo_shape_t *a, hlo_comparison_direction_t dir) {
+  hlo_shape_t s = with_type(a, HLO_S32);
+  return compare(x, iota(x, &s, a->rank - 2), iota(x, &s, a->rank - 1), dir);
+}
+
+/* potrf: see the section comment. */
+static hlo_instruction_t *expand_potrf(expand_ctx_t *x, hlo_instruction_t *in, const hlo_shape_t *info_shape) {
+  hlo_instruction_t *a = in->operands[0];
+  int64_t lower = 1, uplo;
+  if (config_value(in, "uplo", &uplo)) lower = uplo != 'U';
+  else config_value(in, "lower", &lower);
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1];
+  hlo_instruction_t *l = hlo_instruction_create(x->m, HLO_OPCODE_CHOLESKY, &a->shape, 1, &a);
+  if (l) l->attrs.lower = lower != 0;
+  l = place(x, l);
+  hlo_instruction_t *factor = select_(x, triangle_mask(x, &a->shape, lower ? HLO_CMP_GE : HLO_CMP_LE), l, a);
+  /* the diagonal, real; a pivot that is not > 0 (NaN included) fails */
+  hlo_instruction_t *diag = sum_over(x, select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), l,
+                                                splat(x, &a->shape, 0, 0)), 1, (int64_t[]){r - 1});
+  if (diag && hlo_element_type_is_complex(diag->shape.element_type)) {
+    hlo_shape_t rs = with_type(&diag->shape, diag->shape.element_type == HLO_C64 ? HLO_F32 : HLO_F64);
+    diag = emit(x, HLO_OPCODE_REAL, &rs, 1, &diag);
+  }
+  hlo_instruction_t *bad = diag ? unary(x, HLO_OPCODE_NOT, compare(x, diag, splat(x, &diag->shape, 0, 0), HLO_CMP_GT)) : NULL;
+  hlo_shape_t is = diag ? with_type(&diag->shape, HLO_S32) : a->shape;
+  hlo_instruction_t *column = binary(x, HLO_OPCODE_ADD, iota(x, &is, r - 2), splat(x, &is, 0, 1));
+  hlo_instruction_t *none = scalar(x, HLO_S32, 0, (uint64_t)(n + 1));
+  hlo_instruction_t *first = reduce_last(x, select_(x, bad, column, splat(x, &is, 0, (uint64_t)(n + 1))),
+                                         HLO_OPCODE_MINIMUM, none);
+  hlo_instruction_t *info = first ? select_(x, compare(x, first, splat(x, &first->shape, 0, (uint64_t)(n + 1)), HLO_CMP_EQ),
+                                            splat(x, &first->shape, 0, 0), first) : NULL;
+  hlo_instruction_t *v[2] = {factor, convert(x, info, info_shape->element_type)};
+  return tuple(x, 2, v);
+}
+
+/* trsm: see the section comment. */
+static hlo_instruction_t *expand_trsm(expand_ctx_t *x, hlo_instruction_t *in) {
+  int64_t side = 'L', uplo = 'L', trans = 'N', diag = 'N';
+  config_value(in, "side", &side);
+  config_value(in, "uplo", &uplo);
+  config_value(in, "trans_x", &trans);
+  config_value(in, "diag", &diag);
+  hlo_instruction_t *b = in->operands[1];
+  if (in->operand_count == 3)
+    b = binary(x, HLO_OPCODE_MULTIPLY, b, broadcast(x, in->operands[2], &b->shape, 0, NULL));
+  hlo_instruction_t *ops[2] = {in->operands[0], b};
+  hlo_instruction_t *sol = b ? hlo_instruction_create(x->m, HLO_OPCODE_TRIANGULAR_SOLVE, &in->shape, 2, ops) : NULL;
+  if (sol) {
+    sol->attrs.left_side = side != 'R';
+    sol->attrs.lower = uplo != 'U';
+    sol->attrs.unit_diagonal = diag == 'U';
+    sol->attrs.transpose_a = trans == 'T' ? 1 : trans == 'C' ? 2 : 0;
+  }
+  return place(x, sol);
+}
+
+/* The tuple (lu, pivots from 0, info) of the internal lu of |a|. */
+static hlo_instruction_t *lu_op(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
+  hlo_shape_t parts[3] = {a->shape, array_shape(HLO_S32, r - 1, dims), array_shape(HLO_S32, r - 2, dims)}, s;
+  if (!hlo_shape_make_tuple(x->m, &s, 3, parts)) {
+    x->failed = true;
+    return NULL;
+  }
+  return emit(x, HLO_OPCODE_LU, &s, 1, &a);
+}
+
+/* The permutation of 0..size-1 that |pivots| (i32, from 0) make. */
+static hlo_instruction_t *pivots_to_permutation(expand_ctx_t *x, hlo_instruction_t *pivots, int64_t size) {
+  if (!pivots) return NULL;
+  hlo_shape_t s = pivots->shape;
+  s.dimensions[s.rank - 1] = size;
+  s = array_shape(HLO_S32, s.rank, s.dimensions);
+  return emit(x, HLO_OPCODE_LU_PIVOTS_TO_PERMUTATION, &s, 1, &pivots);
+}
+
+/* a[..., perm[..., i], :] for every i: the rows of a [batch..., rows,
+ * cols] in the order of perm [batch..., n] (a gather). */
+static hlo_instruction_t *take_rows(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *perm) {
+  if (!a || !perm) return NULL;
+  int r = a->shape.rank;
+  int64_t dims[HLO_MAX_RANK], batch[HLO_MAX_RANK], sizes[HLO_MAX_RANK], row = r - 2, col = r - 1;
+  for (int d = 0; d < r; d++) dims[d] = a->shape.dimensions[d], batch[d] = d, sizes[d] = 1;
+  dims[r - 2] = perm->shape.dimensions[r - 2];
+  sizes[r - 1] = a->shape.dimensions[r - 1];
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *ops[2] = {a, perm};
+  hlo_instruction_t *g = emit(x, HLO_OPCODE_GATHER, &s, 2, ops);
+  if (!g) return NULL;
+  g->attrs.offset_dims = dims_of(x, &col, 1);
+  g->attrs.collapsed_slice_dims = dims_of(x, &row, 1);
+  g->attrs.operand_batching_dims = g->attrs.start_indices_batching_dims = dims_of(x, batch, r - 2);
+  g->attrs.start_index_map = dims_of(x, &row, 1);
+  g->attrs.index_vector_dim = r - 1;
+  g->attrs.slice_sizes = dims_of(x, sizes, r);
+  return g;
+}
+
+/* getrf's (lu, pivots from 0, info) of |a| into out[0..2]. */
+static void lu_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
+  int r = a->shape.rank;
+  int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], kk = m < n ? m : n;
+  int64_t w = lu_panel(m);
+  if (n <= w) {
+    hlo_instruction_t *t = lu_op(x, a);
+    for (int i = 0; i < 3; i++) out[i] = tuple_element(x, t, i);
+    return;
+  }
+  int64_t np = (kk + w - 1) / w;
+  hlo_instruction_t **piv = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)np), *info = NULL;
+  if (!piv) {
+    x->failed = true;
+    out[0] = out[1] = out[2] = NULL;
+    return;
+  }
+  for (int64_t p = 0; p < np; p++) {
+    int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w, rest = n - j0 - jb;
+    hlo_instruction_t *t = lu_op(x, slice_minor(x, a, j0, m, j0, j0 + jb));
+    hlo_instruction_t *panel = tuple_element(x, t, 0), *pp = tuple_element(x, t, 1), *ip = tuple_element(x, t, 2);
+    piv[p] = pp && j0 ? binary(x, HLO_OPCODE_ADD, pp, splat(x, &pp->shape, 0, (uint64_t)j0)) : pp;
+    if (!info) {
+      info = ip;
+    } else if (ip) { /* the first zero pivot: this panel's, where none came before */
+      hlo_instruction_t *zero = splat(x, &ip->shape, 0, 0);
+      hlo_instruction_t *here = binary(x, HLO_OPCODE_AND, compare(x, info, zero, HLO_CMP_EQ),
+                                       compare(x, ip, zero, HLO_CMP_NE));
+      info = select_(x, here, binary(x, HLO_OPCODE_ADD, ip, splat(x, &ip->shape, 0, (uint64_t)j0)), info);
+    }
+    /* the panel's row interchanges, applied to the columns left and right of it */
+    hlo_instruction_t *perm = j0 > 0 || rest > 0 ? pivots_to_permutation(x, pp, m - j0) : NULL;
+    hlo_instruction_t *parts[3];
+    int count = 0;
+    if (j0 > 0) parts[count++] = take_rows(x, slice_minor(x, a, j0, m, 0, j0), perm);
+    parts[count++] = panel;
+    if (rest > 0) {
+      hlo_instruction_t *right = take_rows(x, slice_minor(x, a, j0, m, j0 + jb, n), perm);
+      hlo_instruction_t *u = block_solve(x, slice_minor(x, panel, 0, jb, 0, jb), slice_minor(x, right, 0, jb, 0, rest),
+                                         true, true, false, true);
+      if (m - j0 > jb) {
+        hlo_instruction_t *below = binary(x, HLO_OPCODE_SUBTRACT, slice_minor(x, right, jb, m - j0, 0, rest),
+                                          matmul(x, slice_minor(x, panel, jb, m - j0, 0, jb), u, false));
+        hlo_instruction_t *v[2] = {u, below};
+        u = concat(x, 2, v, r - 2);
+      }
+      parts[count++] = u;
+    }
+    hlo_instruction_t *rows = concat(x, count, parts, r - 1);
+    if (j0 > 0) {
+      hlo_instruction_t *v[2] = {slice_minor(x, a, 0, j0, 0, n), rows};
+      rows = concat(x, 2, v, r - 2);
+    }
+    a = rows;
+  }
+  out[0] = a;
+  out[1] = concat(x, (int)np, piv, r - 2);
+  out[2] = info;
+}
+
+static hlo_instruction_t *expand_getrf(expand_ctx_t *x, hlo_instruction_t *in, const hlo_shape_t *parts) {
+  hlo_instruction_t *v[3];
+  lu_factor(x, in->operands[0], v);
+  if (v[1]) v[1] = binary(x, HLO_OPCODE_ADD, v[1], splat(x, &v[1]->shape, 0, 1));
+  v[1] = convert(x, v[1], parts[1].element_type);
+  v[2] = convert(x, v[2], parts[2].element_type);
+  return tuple(x, 3, v);
+}
+
+static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
+  hlo_instruction_t *p = in->operands[0];
+  if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
+  hlo_instruction_t *perm = pivots_to_permutation(x, p, in->shape.dimensions[in->shape.rank - 1]);
+  return in->shape.element_type == HLO_S32 ? perm : convert(x, perm, in->shape.element_type);
+}
+
+static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
+  const hlo_shape_t *s = &in->shape, *a = in->operand_count ? &in->operands[0]->shape : NULL;
+  const hlo_shape_t *parts = hlo_shape_is_tuple(s) ? s->tuple_shapes : s;
+  int nres = hlo_shape_is_tuple(s) ? s->tuple_count : 1;
+  bool ok = false;
+  const char *want = "";
+  switch (solver_call(in)) {
+    case SOLVER_POTRF:
+      want = "(a [batch..., n, n] float or complex) -> (a's type, info [batch...] integer)";
+      ok = in->operand_count == 1 && is_matrix(a) && a->dimensions[a->rank - 1] == a->dimensions[a->rank - 2] &&
+           nres == 2 && hlo_shape_equal(&parts[0], a) && is_index_array(&parts[1], a, a->rank - 2, -1);
+      if (ok) *out = expand_potrf(x, in, &parts[1]);
+      break;
+    case SOLVER_TRSM: {
+      want = "(a [batch..., k, k], b [batch..., m, n] of a's element type[, alpha: a scalar of it]) -> b's type";
+      const hlo_shape_t *b = in->operand_count >= 2 ? &in->operands[1]->shape : NULL;
+      ok = (in->operand_count == 2 || (in->operand_count == 3 && in->operands[2]->shape.rank == 0 &&
+                                       in->operands[2]->shape.element_type == b->element_type)) &&
+           is_matrix(a) && is_matrix(b) && nres == 1 && hlo_shape_equal(s, b) && a->element_type == b->element_type;
+      if (ok) *out = expand_trsm(x, in);
+      break;
+    }
+    case SOLVER_GETRF: {
+      want = "(a [batch..., m, n] float or complex) -> (a's type, pivots [batch..., min(m, n)] integer, info [batch...] "
+             "integer)";
+      int64_t m = a ? a->dimensions[a->rank - 2] : 0, n = a ? a->dimensions[a->rank - 1] : 0;
+      ok = in->operand_count == 1 && is_matrix(a) && nres == 3 && hlo_shape_equal(&parts[0], a) &&
+           is_index_array(&parts[1], a, a->rank - 2, m < n ? m : n) && is_index_array(&parts[2], a, a->rank - 2, -1);
+      if (ok) *out = expand_getrf(x, in, parts);
+      break;
+    }
+    case SOLVER_PERMUTATION:
+      want = "(pivots [batch..., k] integer) -> permutation [batch..., p] integer";
+      ok = in->operand_count == 1 && nres == 1 && a->rank >= 1 && is_index_array(s, a, a->rank - 1, s->rank ? s->dimensions[s->rank - 1] : 0) &&
+           hlo_element_type_is_integer(a->element_type);
+      if (ok) *out = expand_permutation(x, in);
+      break;
+    case SOLVER_NONE: break;
+  }
+  if (!ok)
+    return hlo_error_at(in->loc, "custom_call @%s: expected %s",
+                         in->attrs.call_target_name, want);
+  return NULL;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const hlo_instruction_t *in) {
@@ -1818,7 +2192,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
-    case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in);
+    case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
@@ -1879,7 +2253,8 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
-    case HLO_OPCODE_CUSTOM_CALL: return expand_annotation(in, out);
+    case HLO_OPCODE_CUSTOM_CALL:
+      return solver_call(in) != SOLVER_NONE ? expand_solver_call(x, in, out) : expand_annotation(in, out);
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
     case HLO_OPCODE_SORT:

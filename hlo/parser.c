@@ -1199,6 +1199,7 @@ static const attr_spec_t attr_specs[] = {
     {"rng_distribution", A_RNG_DIST, F(rng_distribution)},
     {"call_target_name", A_STRING, F(call_target_name)},
     {"backend_config", A_STRING, F(backend_config)},
+    {"mhlo.backend_config", A_STRING, F(backend_config)}, /* JAX's typed-FFI custom calls: a dictionary */
     {"infeed_config", A_STRING, F(backend_config)},
     {"outfeed_config", A_STRING, F(backend_config)},
     {"name", A_STRING, F(call_target_name)},
@@ -1312,7 +1313,9 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
       break;
     case A_STRING:
       if (tok(p)->kind == TK_STRING) {
-        *(const char **)field = decode_string(p);
+        /* an empty backend_config beside mhlo.backend_config's dictionary keeps the dictionary */
+        const char *v = decode_string(p);
+        if (v[0] || !*(const char **)field) *(const char **)field = v;
       } else if (at_punct(p, '{')) { /* backend_config as a dictionary: keep its text */
         const char *s = tok(p)->start;
         skip_balanced(p);

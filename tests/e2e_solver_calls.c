@@ -1,0 +1,414 @@
+/*
+ * JAX's linear algebra as jax.export writes it for CPUs (LAPACK) and GPUs
+ * (cuSOLVER): custom_calls @lapack_?getrf_ffi, @lapack_?potrf_ffi,
+ * @lapack_?trsm_ffi, @cusolver_getrf_ffi, @cusolver_potrf_ffi and
+ * @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
+ * end to end with the validation layer on.  The programs carry what the
+ * exporter writes: options in an mhlo.backend_config dictionary, the
+ * libraries' column-major operand_layouts, output_operand_aliases.
+ *
+ *   getrf        a 4 x 4 matrix whose pivots and factors are known (LAPACK's
+ *                results, worked by hand); batches of 150 x 150 (blocked: three
+ *                panels), 100 x 70 and 70 x 130 f32 and 40 x 40 complex64,
+ *                checked by what partial pivoting guarantees: P a = L U to
+ *                rounding, |L| <= 1 (sqrt(2) for complex: the pivot search
+ *                compares |re| + |im|), pivots at or below their step; a zero
+ *                column gives info = its index + 1.
+ *   potrf        lower 100 x 100 f32 (blocked cholesky) against a double
+ *                reference, the other triangle the input's bit for bit, info 0
+ *                and, for a matrix that is not positive definite at column 80,
+ *                81; upper complex64 through cusolver's {lower = false}.
+ *   trsm         side R, upper, transposed, unit diagonal, alpha 2; side L,
+ *                lower, conjugate-transposed complex64: the residual of the
+ *                solved system, with NaNs in the triangle not read.
+ *   permutation  pivots in and out of range (skipped) to permutations of 8.
+ *   errors       a solver call of the wrong result types is an
+ *                INVALID_ARGUMENT naming what it expects.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <complex.h>
+
+#include <cmocka.h>
+
+#include "tests/test_support.h"
+#include "vkhlo/vkhlo.h"
+
+static double uniform(uint32_t *state) { /* [-1, 1) */
+  *state = *state * 1664525u + 1013904223u;
+  return (double)(*state >> 8) / (double)(1u << 23) - 1.0;
+}
+
+/* Runs |text| on |n| operands (types, host data) and reads |nres| results
+ * into out[r] (bytes[r] each). */
+static void run(vkhlo_context_t *ctx, const char *text, int n, const vkhlo_tensor_type_t *types,
+                const void *const *in, int nres, void *const *out, const size_t *bytes) {
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  vkhlo_buffer_t *args[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < n; i++) expect_ok(vkhlo_buffer_create(ctx, &types[i], in[i], &args[i]));
+  expect_ok(vkhlo_executable_execute(exe, n, args, nres, res));
+  for (int r = 0; r < nres; r++) {
+    expect_ok(vkhlo_buffer_read(res[r], out[r], bytes[r]));
+    vkhlo_buffer_destroy(res[r]);
+  }
+  for (int i = 0; i < n; i++) vkhlo_buffer_destroy(args[i]);
+  vkhlo_executable_destroy(exe);
+}
+
+/* element i of floats laid out as complex64 (|cplx|) or f32 */
+static double complex at(const float *v, size_t i, bool cplx) {
+  return cplx ? v[2 * i] + I * v[2 * i + 1] : v[i];
+}
+
+static void put(float *v, size_t i, bool cplx, double complex x) {
+  if (cplx) {
+    v[2 * i] = (float)creal(x);
+    v[2 * i + 1] = (float)cimag(x);
+  } else {
+    v[i] = (float)creal(x);
+  }
+}
+
+/* "tensor<BxMxNxT>" (no batch dimension when b is 0) */
+static void tensor(char *buf, size_t size, int b, int m, int n, const char *t) {
+  if (b) snprintf(buf, size, "tensor<%dx%dx%dx%s>", b, m, n, t);
+  else snprintf(buf, size, "tensor<%dx%dx%s>", m, n, t);
+}
+
+/* --------------------------------------------------------------- getrf */
+
+static char *getrf_text(const char *target, int b, int m, int n, const char *t) {
+  char at[64], pt[64], it[64];
+  int k = m < n ? m : n;
+  tensor(at, sizeof at, b, m, n, t);
+  snprintf(pt, sizeof pt, "tensor<%dx%dxi32>", b, k);
+  snprintf(it, sizeof it, "tensor<%dxi32>", b);
+  char *text = malloc(2048);
+  assert_non_null(text);
+  snprintf(text, 2048,
+           "module @jit_lu attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+           "  func.func public @main(%%arg0: %s) -> (%s, %s, %s) {\n"
+           "    %%0:3 = stablehlo.custom_call @%s(%%arg0) {mhlo.backend_config = {}, operand_layouts = "
+           "[dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<"
+           "output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = "
+           "[dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} "
+           ": (%s) -> (%s, %s, %s)\n"
+           "    return %%0#0, %%0#1, %%0#2 : %s, %s, %s\n  }\n}\n",
+           at, at, pt, it, target, at, at, pt, it, at, pt, it);
+  return text;
+}
+
+/* Factors b random m x n matrices (column |zero| of batch 0 all zeros when
+ * >= 0) and checks what partial pivoting guarantees. */
+static void getrf_case(vkhlo_context_t *ctx, const char *target, int b, int m, int n, bool cplx, int zero) {
+  int k = m < n ? m : n, w = cplx ? 2 : 1;
+  size_t count = (size_t)b * m * n;
+  float *a = malloc(sizeof *a * count * w), *lu = malloc(sizeof *lu * count * w);
+  int32_t *piv = malloc(sizeof *piv * (size_t)b * k), *info = malloc(sizeof *info * (size_t)b);
+  double complex *pa = malloc(sizeof *pa * (size_t)m * n);
+  assert_true(a && lu && piv && info && pa);
+  uint32_t seed = 5u + (unsigned)(m * n);
+  for (size_t i = 0; i < count; i++) put(a, i, cplx, uniform(&seed) + (cplx ? I * uniform(&seed) : 0));
+  if (zero >= 0)
+    for (int i = 0; i < m; i++) put(a, (size_t)i * n + zero, cplx, 0);
+  char *text = getrf_text(target, b, m, n, cplx ? "complex<f32>" : "f32");
+  vkhlo_tensor_type_t t = {.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = 3, .dimensions = {b, m, n}};
+  const void *in[1] = {a};
+  void *out[3] = {lu, piv, info};
+  size_t bytes[3] = {sizeof *lu * count * w, sizeof *piv * (size_t)b * k, sizeof *info * (size_t)b};
+  run(ctx, text, 1, &t, in, 3, out, bytes);
+  for (int q = 0; q < b; q++) {
+    const float *aq = a + (size_t)q * m * n * w, *fq = lu + (size_t)q * m * n * w;
+    for (size_t i = 0; i < (size_t)m * n; i++) pa[i] = at(aq, i, cplx);
+    for (int j = 0; j < k; j++) { /* the interchanges, applied to a */
+      int p = piv[q * k + j] - 1;
+      if (p < j || p >= m) fail_msg("%s batch %d: pivot %d of step %d", text, q, p + 1, j);
+      for (int c = 0; c < n; c++) {
+        double complex v = pa[(size_t)j * n + c];
+        pa[(size_t)j * n + c] = pa[(size_t)p * n + c];
+        pa[(size_t)p * n + c] = v;
+      }
+    }
+    /* (P a - L U)[i][c], against the bound sum |L[i][j]| |U[j][c]| of its rounding */
+    for (int i = 0; i < m; i++)
+      for (int c = 0; c < n; c++) {
+        double complex s = 0;
+        double bound = 0;
+        for (int j = 0; j <= (i < c ? i : c) && j < k; j++) {
+          double complex l = j == i ? 1 : at(fq, (size_t)i * n + j, cplx), u = at(fq, (size_t)j * n + c, cplx);
+          /* the pivot search compares |re| + |im|, which bounds |l| by sqrt(2) for complex */
+          if (j < i && cabs(l) > (cplx ? sqrt(2) : 1) + 1e-6)
+            fail_msg("%s batch %d: |L[%d][%d]| = %g", text, q, i, j, cabs(l));
+          s += l * u;
+          bound += cabs(l) * cabs(u);
+        }
+        if (!(cabs(pa[(size_t)i * n + c] - s) <= 1e-5 * (bound + 1)))
+          fail_msg("%s batch %d: (P a - L U)[%d][%d] = %g", text, q, i, c, cabs(pa[(size_t)i * n + c] - s));
+      }
+    int want = q == 0 && zero >= 0 ? zero + 1 : 0;
+    if (info[q] != want) fail_msg("%s batch %d: info %d, want %d", text, q, info[q], want);
+  }
+  free(text), free(a), free(lu), free(piv), free(info), free(pa);
+}
+
+/* LAPACK's sgetrf on [[1, 2, 3, 4], [4, 3, 2, 1], [0, 1, 0, 1], [2, 2, 5, 1]]:
+ * step 0 takes row 1 (|4|), step 1 row 1 again (1.25 over 0.5 and 1),
+ * step 2 row 3 (|-2.6667 + ...|: worked by hand) */
+static void getrf_known(void **state) {
+  static const float a[16] = {1, 2, 3, 4, 4, 3, 2, 1, 0, 1, 0, 1, 2, 2, 5, 1};
+  /* rows after each interchange; L below the diagonal, U on and above */
+  static const double want[16] = {4,   3,   2,   1, 0.25, 1.25,         2.5,          3.75,
+                                  0.5, 0.4, 3,   -1, 0,   0.8, -2.0 / 3.0, -8.0 / 3.0};
+  static const int32_t want_piv[4] = {2, 2, 4, 4};
+  float lu[16];
+  int32_t piv[4], info = -1;
+  char *text = getrf_text("lapack_sgetrf_ffi", 1, 4, 4, "f32");
+  vkhlo_tensor_type_t t = {.element_type = VKHLO_F32, .rank = 3, .dimensions = {1, 4, 4}};
+  const void *in[1] = {a};
+  void *out[3] = {lu, piv, &info};
+  size_t bytes[3] = {sizeof lu, sizeof piv, sizeof info};
+  run(*state, text, 1, &t, in, 3, out, bytes);
+  for (int i = 0; i < 16; i++)
+    if (!(fabs(lu[i] - want[i]) <= 1e-6)) fail_msg("lu[%d] = %.9g, want %.9g", i, lu[i], want[i]);
+  for (int j = 0; j < 4; j++) assert_int_equal(piv[j], want_piv[j]);
+  assert_int_equal(info, 0);
+  free(text);
+}
+
+static void getrf_blocked(void **state) {
+  getrf_case(*state, "lapack_sgetrf_ffi", 2, 150, 150, false, -1);
+  getrf_case(*state, "lapack_sgetrf_ffi", 1, 130, 130, false, 70);
+}
+
+static void getrf_rectangular(void **state) {
+  getrf_case(*state, "lapack_sgetrf_ffi", 2, 100, 70, false, -1);
+  getrf_case(*state, "cusolver_getrf_ffi", 2, 70, 130, false, 3);
+}
+
+static void getrf_complex(void **state) { getrf_case(*state, "lapack_cgetrf_ffi", 2, 40, 40, true, -1); }
+
+/* --------------------------------------------------------------- potrf */
+
+/* b Hermitian positive definite n x n matrices (a Gram matrix / n + I) and
+ * their lower Cholesky factors in double. */
+static void hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double complex *l) {
+  double complex *m = malloc(sizeof *m * (size_t)n * n);
+  assert_non_null(m);
+  for (int q = 0; q < b; q++) {
+    double complex *aq = a + (size_t)q * n * n, *lq = l + (size_t)q * n * n;
+    for (int i = 0; i < n * n; i++) m[i] = uniform(&seed) + (cplx ? I * uniform(&seed) : 0);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double complex s = i == j ? 1 : 0;
+        for (int k = 0; k < n; k++) s += m[i * n + k] * conj(m[j * n + k]) / n;
+        aq[i * n + j] = s;
+      }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j <= i; j++) {
+        double complex s = aq[i * n + j];
+        for (int k = 0; k < j; k++) s -= lq[i * n + k] * conj(lq[j * n + k]);
+        lq[i * n + j] = i == j ? csqrt(s) : s / lq[j * n + j];
+      }
+  }
+  free(m);
+}
+
+/* potrf of b matrices n x n (batch |bad| made indefinite at column 80),
+ * lower or upper; |config| is the backend_config dictionary. */
+static void potrf_case(vkhlo_context_t *ctx, const char *target, const char *config, int b, int n, bool lower,
+                       bool cplx, int bad) {
+  int w = cplx ? 2 : 1;
+  size_t count = (size_t)b * n * n;
+  double complex *a = malloc(sizeof *a * count), *l = calloc(count, sizeof *l);
+  float *in = malloc(sizeof *in * count * w), *got = malloc(sizeof *got * count * w);
+  int32_t *info = malloc(sizeof *info * (size_t)b);
+  assert_true(a && l && in && got && info);
+  hpd(b, n, cplx, 3u + (unsigned)n, a, l);
+  for (size_t i = 0; i < count; i++) put(in, i, cplx, a[i]);
+  if (bad >= 0) put(in, ((size_t)bad * n + 80) * n + 80, cplx, -1);
+  char ty[64], text[1536];
+  tensor(ty, sizeof ty, b, n, n, cplx ? "complex<f32>" : "f32");
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: %s) -> (%s, tensor<%dxi32>) {\n"
+           "  %%0:2 = stablehlo.custom_call @%s(%%arg0) {mhlo.backend_config = %s, mhlo.frontend_attributes = "
+           "{num_batch_dims = \"1\"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], "
+           "output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, "
+           "operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : "
+           "tensor<1xindex>]} : (%s) -> (%s, tensor<%dxi32>)\n"
+           "  return %%0#0, %%0#1 : %s, tensor<%dxi32>\n}\n",
+           ty, ty, b, target, config, ty, ty, b, ty, b);
+  vkhlo_tensor_type_t t = {.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = 3, .dimensions = {b, n, n}};
+  const void *ins[1] = {in};
+  void *out[2] = {got, info};
+  size_t bytes[2] = {sizeof *got * count * w, sizeof *info * (size_t)b};
+  run(ctx, text, 1, &t, ins, 2, out, bytes);
+  for (int q = 0; q < b; q++) {
+    assert_int_equal(info[q], q == bad ? 81 : 0);
+    if (q == bad) continue;
+    double top = 0;
+    for (int i = 0; i < n * n; i++) top = fmax(top, cabs(l[(size_t)q * n * n + i]));
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        size_t e = ((size_t)q * n + i) * n + j;
+        bool factor = lower ? j <= i : j >= i;
+        if (!factor) { /* the input's own value, untouched */
+          if (memcmp(&got[e * w], &in[e * w], sizeof(float) * w) != 0)
+            fail_msg("%s batch %d: [%d][%d] changed", target, q, i, j);
+          continue;
+        }
+        double complex want = lower ? l[e] : conj(l[((size_t)q * n + j) * n + i]);
+        if (!(cabs(at(got, e, cplx) - want) <= 1e-4 * top))
+          fail_msg("%s batch %d: [%d][%d] = %g, want %g", target, q, i, j, creal(at(got, e, cplx)), creal(want));
+      }
+  }
+  free(a), free(l), free(in), free(got), free(info);
+}
+
+static void potrf_lower(void **state) {
+  potrf_case(*state, "lapack_spotrf_ffi", "{uplo = 76 : ui8}", 3, 100, true, false, 1);
+}
+
+static void potrf_upper_complex(void **state) {
+  potrf_case(*state, "cusolver_potrf_ffi", "{lower = false}", 2, 90, false, true, -1);
+}
+
+/* ---------------------------------------------------------------- trsm */
+
+/* |side| 'L' / 'R', |uplo|, |trans| ('N', 'T', 'C'), |diag| ('N', 'U'), with
+ * alpha when |alpha| is nonzero; a [k, k], b [rows, cols] (one batch of 2). */
+static void trsm_case(vkhlo_context_t *ctx, const char *target, char side, char uplo, char trans, char diag,
+                      float alpha, int k, int nrhs, bool cplx) {
+  enum { B = 2 };
+  int rows = side == 'L' ? k : nrhs, cols = side == 'L' ? nrhs : k, w = cplx ? 2 : 1;
+  const char *et = cplx ? "complex<f32>" : "f32";
+  size_t an = (size_t)B * k * k, bn = (size_t)B * rows * cols;
+  float *a = malloc(sizeof *a * an * w), *b = malloc(sizeof *b * bn * w), *x = malloc(sizeof *x * bn * w);
+  assert_true(a && b && x);
+  uint32_t seed = 17u + (unsigned)k;
+  for (int q = 0; q < B; q++)
+    for (int i = 0; i < k; i++)
+      for (int j = 0; j < k; j++) {
+        size_t e = ((size_t)q * k + i) * k + j;
+        bool read = (uplo == 'L' ? j <= i : j >= i) && !(diag == 'U' && i == j);
+        double complex v = 0.1 * (uniform(&seed) + (cplx ? I * uniform(&seed) : 0)) + (i == j ? 2 : 0);
+        put(a, e, cplx, read ? v : NAN); /* the triangle not read holds NaNs */
+      }
+  for (size_t i = 0; i < bn; i++) put(b, i, cplx, uniform(&seed) + (cplx ? I * uniform(&seed) : 0));
+  char aty[64], bty[64], text[1536], extra[64] = "", extra_ty[64] = "";
+  tensor(aty, sizeof aty, B, k, k, et);
+  tensor(bty, sizeof bty, B, rows, cols, et);
+  if (alpha != 0) {
+    snprintf(extra, sizeof extra, ", %%alpha");
+    snprintf(extra_ty, sizeof extra_ty, ", tensor<%s>", et);
+  }
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: %s, %%arg1: %s) -> %s {\n"
+           "  %%alpha = stablehlo.constant dense<%s> : tensor<%s>\n"
+           "  %%0 = stablehlo.custom_call @%s(%%arg0, %%arg1%s) {mhlo.backend_config = {diag = %d : ui8, side = %d "
+           ": ui8, trans_x = %d : ui8, uplo = %d : ui8}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, "
+           "dense<[1, 2, 0]> : tensor<3xindex>%s], output_operand_aliases = [#stablehlo.output_operand_alias<"
+           "output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = "
+           "[dense<[1, 2, 0]> : tensor<3xindex>]} : (%s, %s%s) -> %s\n"
+           "  return %%0 : %s\n}\n",
+           aty, bty, bty, cplx ? "(2.0, 0.0)" : "2.0", et, target, extra, diag, side, trans, uplo,
+           alpha != 0 ? ", dense<> : tensor<0xindex>" : "", aty, bty, extra_ty, bty, bty);
+  vkhlo_element_type_t e = cplx ? VKHLO_C64 : VKHLO_F32;
+  vkhlo_tensor_type_t t[2] = {{.element_type = e, .rank = 3, .dimensions = {B, k, k}},
+                              {.element_type = e, .rank = 3, .dimensions = {B, rows, cols}}};
+  const void *in[2] = {a, b};
+  void *out[1] = {x};
+  size_t bytes[1] = {sizeof *x * bn * w};
+  run(ctx, text, 2, t, in, 1, out, bytes);
+  /* op(A) X (left) or X op(A) (right) against alpha B */
+  double scale = alpha != 0 ? alpha : 1;
+  for (int q = 0; q < B; q++)
+    for (int i = 0; i < rows; i++)
+      for (int c = 0; c < cols; c++) {
+        double complex s = 0;
+        for (int j = 0; j < k; j++) {
+          /* op(A)[r][s] for the product's order */
+          int r0 = side == 'L' ? i : j, s0 = side == 'L' ? j : c;
+          int ai = trans == 'N' ? r0 : s0, aj = trans == 'N' ? s0 : r0;
+          bool read = uplo == 'L' ? aj <= ai : aj >= ai;
+          double complex av = ai == aj && diag == 'U' ? 1 : read ? at(a, ((size_t)q * k + ai) * k + aj, cplx) : 0;
+          if (trans == 'C') av = conj(av);
+          double complex xv = side == 'L' ? at(x, ((size_t)q * rows + j) * cols + c, cplx)
+                                          : at(x, ((size_t)q * rows + i) * cols + j, cplx);
+          s += av * xv;
+        }
+        double complex want = scale * at(b, ((size_t)q * rows + i) * cols + c, cplx);
+        if (!(cabs(s - want) <= 1e-4 * (1 + cabs(want))))
+          fail_msg("%s %c%c%c%c: residual [%d][%d][%d] = %g", target, side, uplo, trans, diag, q, i, c,
+                   cabs(s - want));
+      }
+  free(a), free(b), free(x);
+}
+
+static void trsm_right_upper_transposed(void **state) {
+  trsm_case(*state, "lapack_strsm_ffi", 'R', 'U', 'T', 'U', 2, 90, 13, false);
+}
+
+static void trsm_left_lower_adjoint(void **state) {
+  trsm_case(*state, "lapack_ctrsm_ffi", 'L', 'L', 'C', 'N', 0, 70, 9, true);
+}
+
+/* --------------------------------------------------------- permutation */
+
+static void pivots_to_permutation(void **state) {
+  /* [2, 3, 4] pivots (from 0) to [2, 3, 8]: -1, 8 and 9 are out of range */
+  static const int32_t pivots[24] = {3, 3, 5, 7, 0, 1, 2, 3, 7, 0, 9, -1, 1, 0, 1, 0, 8, 6, 6, 6, 2, 2, 2, 2};
+  int32_t got[48], want[48];
+  for (int p = 0; p < 6; p++) {
+    int32_t *w = want + p * 8;
+    for (int i = 0; i < 8; i++) w[i] = i;
+    for (int i = 0; i < 4; i++) {
+      int j = pivots[p * 4 + i];
+      if (j < 0 || j >= 8) continue;
+      int32_t v = w[i];
+      w[i] = w[j];
+      w[j] = v;
+    }
+  }
+  const char *text =
+      "func.func public @main(%arg0: tensor<2x3x4xi32>) -> tensor<2x3x8xi32> {\n"
+      "  %0 = stablehlo.custom_call @cu_lu_pivots_to_permutation(%arg0) {mhlo.backend_config = {permutation_size = 8 "
+      ": i32}, operand_layouts = [dense<[2, 1, 0]> : tensor<3xindex>], result_layouts = [dense<[2, 1, 0]> : "
+      "tensor<3xindex>]} : (tensor<2x3x4xi32>) -> tensor<2x3x8xi32>\n"
+      "  return %0 : tensor<2x3x8xi32>\n}\n";
+  vkhlo_tensor_type_t t = {.element_type = VKHLO_S32, .rank = 3, .dimensions = {2, 3, 4}};
+  const void *in[1] = {pivots};
+  void *out[1] = {got};
+  size_t bytes[1] = {sizeof got};
+  run(*state, text, 1, &t, in, 1, out, bytes);
+  for (int i = 0; i < 48; i++)
+    if (got[i] != want[i]) fail_msg("permutation element %d is %d, want %d", i, got[i], want[i]);
+}
+
+/* -------------------------------------------------------------- errors */
+
+static void wrong_results_refused(void **state) {
+  test_expect_compile_error(*state,
+                            "func.func @main(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+                            "  %0:2 = stablehlo.custom_call @lapack_sgetrf_ffi(%a) {mhlo.backend_config = {}} : "
+                            "(tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>)\n"
+                            "  return %0#0 : tensor<4x4xf32>\n}\n",
+                            "getrf.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "getrf.mlir:2:3", "@lapack_sgetrf_ffi",
+                            "pivots [batch..., min(m, n)]", NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(getrf_known),          cmocka_unit_test(getrf_blocked),
+      cmocka_unit_test(getrf_rectangular),    cmocka_unit_test(getrf_complex),
+      cmocka_unit_test(potrf_lower),          cmocka_unit_test(potrf_upper_complex),
+      cmocka_unit_test(trsm_right_upper_transposed), cmocka_unit_test(trsm_left_lower_adjoint),
+      cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(wrong_results_refused),
+  };
+  return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
+}
