@@ -33,6 +33,11 @@
  *                      spotrf from OpenBLAS; flops n^3 / 3
  *   trsm_256, trsm_1024  stablehlo.triangular_solve (left, lower) of k x k with k
  *                      right-hand sides; the reference cblas_strsm; flops k^3
+ *   getrf_64, getrf_256, getrf_1024
+ *                      custom_call @lapack_sgetrf_ffi (LU with partial
+ *                      pivoting, as jax.export writes it for CPUs; blocked
+ *                      past 64 columns) of a general f32 matrix; the
+ *                      reference LAPACK's sgetrf; flops 2 n^3 / 3
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -294,32 +299,44 @@ static double compare(prepared_t *p, const float *ref, size_t n, const char *typ
   return worst;
 }
 
-/* ---------------------------------------- cholesky and triangular_solve */
+/* ---------------------------- cholesky, triangular_solve and getrf */
+
+typedef enum { CHOLESKY, TRSM, GETRF } linalg_kind_t;
 
 typedef struct linalg_case {
   const char *name;
-  bool cholesky; /* else triangular_solve of n right-hand sides */
+  linalg_kind_t kind; /* TRSM: n right-hand sides */
   int n;
 } linalg_case_t;
 
 static const linalg_case_t linalg_cases[] = {
-    {"cholesky_64", true, 64},   {"cholesky_256", true, 256}, {"cholesky_1024", true, 1024},
-    {"trsm_256", false, 256},    {"trsm_1024", false, 1024},
+    {"cholesky_64", CHOLESKY, 64}, {"cholesky_256", CHOLESKY, 256}, {"cholesky_1024", CHOLESKY, 1024},
+    {"trsm_256", TRSM, 256},       {"trsm_1024", TRSM, 1024},       {"getrf_64", GETRF, 64},
+    {"getrf_256", GETRF, 256},     {"getrf_1024", GETRF, 1024},
 };
 
 /* LAPACK's Cholesky factorization (Fortran interface, column-major; OpenBLAS
  * exports it, Debian ships no header for it beside cblas.h) */
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info);
+void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv, int *info);
 
 static char *linalg_program(const linalg_case_t *c) {
   char *text = malloc(1024);
   int n = c->n;
-  if (c->cholesky)
+  if (c->kind == CHOLESKY)
     snprintf(text, 1024,
              "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
              "  %%r = stablehlo.cholesky %%a, lower = true : tensor<%dx%dxf32>\n"
              "  return %%r : tensor<%dx%dxf32>\n}\n",
              n, n, n, n, n, n, n, n);
+  else if (c->kind == GETRF) /* as jax.export writes jax.scipy.linalg.lu_factor for CPUs */
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%r:3 = stablehlo.custom_call @lapack_sgetrf_ffi(%%a) {mhlo.backend_config = {}, operand_layouts = "
+             "[dense<[0, 1]> : tensor<2xindex>]} : (tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dxi32>, "
+             "tensor<i32>)\n"
+             "  return %%r#0 : tensor<%dx%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n, n, n);
   else
     snprintf(text, 1024,
              "func.func @main(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
@@ -332,22 +349,36 @@ static char *linalg_program(const linalg_case_t *c) {
 }
 
 /* The reference into |out| (row-major, the upper triangle zero for
- * cholesky): spotrf on a copy (row-major lower is column-major upper), or
- * cblas_strsm. */
+ * cholesky): spotrf on a copy (row-major lower is column-major upper),
+ * cblas_strsm, or sgetrf on a transposed copy (column-major), transposed
+ * back. */
 static double run_linalg_blas(const linalg_case_t *c, const float *a, const float *b, float *out) {
   int n = c->n, info = 0;
   size_t nn = (size_t)n * n;
   double t0 = now_ms();
-  if (c->cholesky) {
+  if (c->kind == CHOLESKY) {
     memcpy(out, a, nn * sizeof *out);
     spotrf_("U", &n, out, &n, &info);
+  } else if (c->kind == GETRF) {
+    float *t = malloc(nn * sizeof *t);
+    int *ipiv = malloc((size_t)n * sizeof *ipiv);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) t[(size_t)j * n + i] = a[(size_t)i * n + j];
+    t0 = now_ms();
+    sgetrf_(&n, &n, t, &n, ipiv, &info);
+    double ms = now_ms() - t0;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) out[(size_t)i * n + j] = t[(size_t)j * n + i];
+    free(t), free(ipiv);
+    if (info < 0) fprintf(stderr, "sgetrf: info %d\n", info);
+    return ms;
   } else {
     memcpy(out, b, nn * sizeof *out);
     cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, a, n, out, n);
   }
   double ms = now_ms() - t0;
   if (info != 0) fprintf(stderr, "spotrf: info %d\n", info);
-  if (c->cholesky)
+  if (c->kind == CHOLESKY)
     for (int i = 0; i < n; i++)
       for (int j = i + 1; j < n; j++) out[(size_t)i * n + j] = 0;
   return ms;
@@ -370,7 +401,9 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     uint32_t seed = 12345;
     for (size_t i = 0; i < nn; i++) g[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     for (size_t i = 0; i < nn; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    if (c->cholesky) { /* g g^T / n + I: positive definite, well conditioned */
+    if (c->kind == GETRF) { /* a general matrix: rows interchanged at most steps */
+      memcpy(a, g, nn * sizeof *a);
+    } else if (c->kind == CHOLESKY) { /* g g^T / n + I: positive definite, well conditioned */
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f / (float)n, g, n, g, n, 0.0f, a, n);
       for (int i = 0; i < n; i++) a[(size_t)i * n + i] += 1.0f;
     } else { /* small entries, 2 on the diagonal */
@@ -391,7 +424,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
       blas[r] = run_linalg_blas(c, a, b, ref);
       ratio[r] = blas[r] / dev[r];
     }
-    double flop = c->cholesky ? (double)n * n * n / 3 : (double)n * n * n;
+    double flop = (double)n * n * n * (c->kind == CHOLESKY ? 1.0 / 3 : c->kind == GETRF ? 2.0 / 3 : 1);
     double md = median(dev, rounds), mb = median(blas, rounds);
     char shape[32];
     snprintf(shape, sizeof shape, "%d", n);

@@ -39,6 +39,8 @@
  *   ffi, ?trsm, ?getrf, cuSOLVER lu (see "solver custom calls": JAX's
  *   / hipSOLVER potrf, getrf,    linear algebra exported for CPUs or GPUs)
  *   cu_lu_pivots_to_permutation
+ *   custom_call @ApproxTopK      the exact top k: a stable sort by its
+ *                                comparator, sliced (see "long sorts")
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -211,6 +213,26 @@ static hlo_instruction_t *splat(expand_ctx_t *x, const hlo_shape_t *shape, doubl
   hlo_instruction_t *s = scalar(x, shape->element_type, value, ivalue);
   if (shape->rank == 0) return s;
   return broadcast(x, s, shape, 0, NULL);
+}
+
+/* The value of |key| in the backend_config dictionary "{k = v : type, ...}"
+ * (an integer, or true / false as 1 / 0); false when absent. */
+static bool config_value(const hlo_instruction_t *in, const char *key, int64_t *out) {
+  const char *c = in->attrs.backend_config;
+  size_t len = strlen(key);
+  for (const char *p = c ? strstr(c, key) : NULL; p; p = strstr(p + 1, key)) {
+    if (p > c && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+    const char *v = p + len;
+    while (*v == ' ') v++;
+    if (*v != '=') continue;
+    for (v++; *v == ' '; v++) {}
+    if (strncmp(v, "true", 4) == 0) *out = 1;
+    else if (strncmp(v, "false", 5) == 0) *out = 0;
+    else if (isdigit((unsigned char)*v) || *v == '-') *out = strtoll(v, NULL, 10);
+    else return false;
+    return true;
+  }
+  return false;
 }
 
 static hlo_dims_t dims_of(expand_ctx_t *x, const int64_t *v, int n) {
@@ -874,6 +896,62 @@ static hlo_instruction_t *expand_long_sort(expand_ctx_t *x, hlo_instruction_t *i
   v[1] = emit(x, HLO_OPCODE_IOTA, &is, 0, NULL);
   if (v[1]) v[1]->attrs.dimension = last;
   return merge_sort(x, 2, v, last, cmp, in->shape.tuple_shapes[0].dimensions[last]);
+}
+
+/* custom_call @ApproxTopK (jax.lax.approx_max_k / approx_min_k, exported
+ * so for every platform; XLA's CPU and GPU backends answer it exactly):
+ * operands (operand, its iota along reduction_dim, two init values), the
+ * comparator (value, value, index, index) -> i1 as its called computation,
+ * results (values, indices) of N along reduction_dim (N = top_k, or more
+ * when aggregate_to_topk is false).  Here the exact answer, which every
+ * recall_target allows: the stable sort of (operand, indices) by the
+ * comparator, its first N (merge passes that keep N for rows longer than
+ * SORT_MERGE_ABOVE, as chlo.top_k). */
+static bool is_approx_top_k(const hlo_instruction_t *in) {
+  return in->opcode == HLO_OPCODE_CUSTOM_CALL && in->attrs.call_target_name &&
+         strcmp(in->attrs.call_target_name, "ApproxTopK") == 0;
+}
+
+static vkhlo_status_t expand_approx_top_k(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
+  int64_t dim = -1;
+  config_value(in, "reduction_dim", &dim);
+  const hlo_shape_t *s = &in->shape, *a = in->operand_count == 4 ? &in->operands[0]->shape : NULL;
+  bool ok = a && in->called_count == 1 && hlo_shape_is_tuple(s) && s->tuple_count == 2 && a->rank > 0 &&
+            dim >= 0 && dim < a->rank && hlo_shape_compatible_dims(a, &in->operands[1]->shape);
+  for (int r = 0; ok && r < 2; r++) {
+    const hlo_shape_t *rs = &s->tuple_shapes[r];
+    ok = rs->rank == a->rank && rs->element_type == in->operands[r]->shape.element_type &&
+         rs->dimensions[dim] <= a->dimensions[dim];
+    for (int d = 0; ok && d < a->rank; d++) ok = d == dim || rs->dimensions[d] == a->dimensions[d];
+  }
+  if (!ok)
+    return hlo_error_at(in->loc, "custom_call @ApproxTopK: expected (operand, indices of its shape, two init "
+                        "values) with a comparator and reduction_dim, -> (values, indices) no longer than the "
+                        "operand along reduction_dim");
+  int64_t len = a->dimensions[dim], keep = s->tuple_shapes[0].dimensions[dim];
+  hlo_instruction_t *v[2] = {in->operands[0], in->operands[1]};
+  if (len > SORT_MERGE_ABOVE) {
+    *out = merge_sort(x, 2, v, dim, in->called_computations[0], keep);
+    return NULL;
+  }
+  hlo_shape_t sorted;
+  hlo_shape_t parts[2] = {v[0]->shape, v[1]->shape};
+  if (!hlo_shape_make_tuple(x->m, &sorted, 2, parts)) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *t = emit(x, HLO_OPCODE_SORT, &sorted, 2, v);
+  if (t) {
+    t->attrs.dimension = dim;
+    t->attrs.is_stable = true;
+    if (!hlo_instruction_set_called(x->m, t, 1, &in->called_computations[0])) x->failed = true;
+  }
+  for (int r = 0; r < 2; r++) {
+    v[r] = tuple_element(x, t, r);
+    if (keep < len) v[r] = slice_dim(x, v[r], (int)dim, 0, keep);
+  }
+  *out = tuple(x, 2, v);
+  return NULL;
 }
 
 /* ------------------------------------------------------ constant reads */
@@ -1896,25 +1974,6 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
   return SOLVER_NONE;
 }
 
-/* The value of |key| in the backend_config dictionary "{k = v : type, ...}"
- * (an integer, or true / false as 1 / 0); false when absent. */
-static bool config_value(const hlo_instruction_t *in, const char *key, int64_t *out) {
-  const char *c = in->attrs.backend_config;
-  size_t len = strlen(key);
-  for (const char *p = c ? strstr(c, key) : NULL; p; p = strstr(p + 1, key)) {
-    if (p > c && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
-    const char *v = p + len;
-    while (*v == ' ') v++;
-    if (*v != '=') continue;
-    for (v++; *v == ' '; v++) {}
-    if (strncmp(v, "true", 4) == 0) *out = 1;
-    else if (strncmp(v, "false", 5) == 0) *out = 0;
-    else if (isdigit((unsigned char)*v) || *v == '-') *out = strtoll(v, NULL, 10);
-    else return false;
-    return true;
-  }
-  return false;
-}
 
 static bool is_matrix(const hlo_shape_t *s) {
   return !hlo_shape_is_tuple(s) && s->rank >= 2 &&
@@ -2192,7 +2251,7 @@ static bool is_expanded(const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
-    case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE;
+    case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
     case HLO_OPCODE_COMPOSITE:
@@ -2254,6 +2313,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
     case HLO_OPCODE_CUSTOM_CALL:
+      if (is_approx_top_k(in)) return expand_approx_top_k(x, in, out);
       return solver_call(in) != SOLVER_NONE ? expand_solver_call(x, in, out) : expand_annotation(in, out);
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;

@@ -1039,6 +1039,8 @@ typedef struct raw_op {
   bool has_types, has_arrow, parenthesized_inputs;
   const char *symbol; /* @callee / custom_call target */
   size_t symbol_len;
+  const char *called; /* custom_call's called_computations = [@first, ...] */
+  size_t called_len;
   const char *composite_name;
   int applies_opcode; /* reduce ... applies stablehlo.add; -1 if none */
   const char *probe_id; /* interpreter.probe, check.expect_serialized_eq */
@@ -1106,7 +1108,7 @@ static const char *const rng_dist_names[] = {"UNIFORM", "NORMAL"};
 
 typedef enum {
   A_DIMS, A_I64, A_INT, A_BOOL, A_FLOAT, A_CMPDIR, A_CMPTYPE, A_TRANSPOSE, A_FFT, A_RNG_ALG,
-  A_RNG_DIST, A_STRING, A_SYMBOL, A_STRUCT, A_VALUE, A_REPLICA, A_SKIP
+  A_RNG_DIST, A_STRING, A_SYMBOL, A_SYMBOLS, A_STRUCT, A_VALUE, A_REPLICA, A_SKIP
 } attr_kind_t;
 
 typedef struct attr_spec {
@@ -1205,6 +1207,7 @@ static const attr_spec_t attr_specs[] = {
     {"name", A_STRING, F(call_target_name)},
     {"callee", A_SYMBOL, 0},
     {"decomposition", A_SYMBOL, 0},
+    {"called_computations", A_SYMBOLS, 0},
     {"dimension_numbers", A_STRUCT, 0},
     {"scatter_dimension_numbers", A_STRUCT, 0},
     {"dot_dimension_numbers", A_STRUCT, 0},
@@ -1331,6 +1334,20 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
       r->symbol = tok(p)->start + 1;
       r->symbol_len = tok(p)->len - 1;
       lex_next(p);
+      break;
+    case A_SYMBOLS: /* [@a, @b, ...]: the first is kept (custom_call uses one) */
+      expect_punct(p, '[');
+      if (!accept_punct(p, ']')) {
+        do {
+          if (tok(p)->kind != TK_SYMBOL) fail_expected(p, "a symbol (@name)");
+          if (!r->called) {
+            r->called = tok(p)->start + 1;
+            r->called_len = tok(p)->len - 1;
+          }
+          lex_next(p);
+        } while (accept_punct(p, ','));
+        expect_punct(p, ']');
+      }
       break;
     case A_STRUCT: parse_struct_attr(p, r); break;
     case A_VALUE: {
@@ -2587,6 +2604,9 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     if (!r->symbol) fail_at(p, r->loc, "composite needs a decomposition");
     hlo_computation_t *d = function_computation(p, r->symbol, r->symbol_len, r->loc);
     if (!hlo_instruction_set_called(p->m, in, 1, &d)) out_of_memory(p);
+  } else if (op == HLO_OPCODE_CUSTOM_CALL && r->called) {
+    hlo_computation_t *c = function_computation(p, r->called, r->called_len, r->loc);
+    if (!hlo_instruction_set_called(p->m, in, 1, &c)) out_of_memory(p);
   } else if (r->region_count) {
     hlo_computation_t **cs = t_alloc(p, sizeof(void *) * (size_t)r->region_count);
     for (int i = 0; i < r->region_count; i++) cs[i] = r->regions[i].comp;

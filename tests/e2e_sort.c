@@ -15,7 +15,9 @@
  *     also with dimension = -1 (the spec's count from the end);
  *   - chlo.top_k of long rows with NaN, infinity and ties: k = 9 of 5000,
  *     40 of 50000, 1 of 1500 and all 3000 of 3000 (the passes keep only
- *     the first k of each merged run).
+ *     the first k of each merged run);
+ *   - custom_call @ApproxTopK (jax.lax.approx_max_k / approx_min_k) along
+ *     either dimension, answered exactly (codegen/expand.c).
  *
  * Each result is compared bit for bit with a sort computed here (qsort on
  * the keys with the original position as the last key, which is the stable
@@ -243,6 +245,81 @@ static void long_top_k(void **state) {
   top_k_case(ctx, 1, 3000, 3000);
 }
 
+/* custom_call @ApproxTopK as jax.lax.approx_max_k / approx_min_k export it
+ * (operand, iota, init values; a GT or LT comparator of the values): the
+ * exact top K of R rows of N along |dim| (0: the operand is [N, R]),
+ * values with ties and both zeros (equal for the comparator: index order
+ * among them), against a stable sort here. */
+static void approx_top_k_case(vkhlo_context_t *ctx, int R, int N, int K, bool max, int dim) {
+  char ts[32], rs[32], text[2048];
+  if (dim == 1) {
+    snprintf(ts, sizeof ts, "%dx%d", R, N);
+    snprintf(rs, sizeof rs, "%dx%d", R, K);
+  } else {
+    snprintf(ts, sizeof ts, "%dx%d", N, R);
+    snprintf(rs, sizeof rs, "%dx%d", K, R);
+  }
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: tensor<%sxf32>) -> (tensor<%sxf32>, tensor<%sxi32>) {\n"
+           "  %%0 = stablehlo.iota dim = %d : tensor<%sxi32>\n"
+           "  %%c = stablehlo.constant dense<-1> : tensor<i32>\n"
+           "  %%cst = stablehlo.constant dense<%s> : tensor<f32>\n"
+           "  %%1:2 = stablehlo.custom_call @ApproxTopK(%%arg0, %%0, %%cst, %%c) {called_computations = "
+           "[@top_k_cmp], mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = "
+           "0.949999988 : f32, reduction_dim = %d : i64, reduction_input_size_override = -1 : i64, top_k = %d : "
+           "i64}} : (tensor<%sxf32>, tensor<%sxi32>, tensor<f32>, tensor<i32>) -> (tensor<%sxf32>, tensor<%sxi32>)\n"
+           "  return %%1#0, %%1#1 : tensor<%sxf32>, tensor<%sxi32>\n"
+           "}\n"
+           "func.func private @top_k_cmp(%%a: tensor<f32>, %%b: tensor<f32>, %%i: tensor<i32>, %%j: tensor<i32>) "
+           "-> tensor<i1> {\n"
+           "  %%0 = stablehlo.compare %s, %%a, %%b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+           "  return %%0 : tensor<i1>\n"
+           "}\n",
+           ts, rs, rs, dim, ts, max ? "0xFF800000" : "0x7F800000", dim, K, ts, ts, rs, rs, rs, rs,
+           max ? "GT" : "LT");
+  float *x = malloc((size_t)R * N * sizeof *x), *got_v = malloc((size_t)R * K * sizeof *got_v);
+  int32_t *got_i = malloc((size_t)R * K * sizeof *got_i);
+  entry_t *e = malloc((size_t)N * sizeof *e);
+  assert_true(x && got_v && got_i && e);
+  uint32_t seed = (uint32_t)(N * 3 + K);
+  for (int i = 0; i < R * N; i++) {
+    uint32_t u = next(&seed);
+    x[i] = u % 50 == 0 ? -0.0f : (float)((int)(u >> 4) % 200 - 100) * 0.25f;
+  }
+  vkhlo_executable_t *exe = test_compile(ctx, text);
+  const void *in[1] = {x};
+  void *out[2] = {got_v, got_i};
+  run(ctx, exe, 1, in, 2, out);
+  vkhlo_executable_destroy(exe);
+  for (int r = 0; r < R; r++) {
+    /* element i of row r, and of result row r */
+#define X_AT(i) (dim == 1 ? r * N + (i) : (i) * R + r)
+#define GOT_AT(i) (dim == 1 ? r * K + (i) : (i) * R + r)
+    for (int i = 0; i < N; i++) {
+      int64_t q = (int64_t)(x[X_AT(i)] * 4); /* -0 and +0 alike, as for the comparator */
+      e[i] = (entry_t){{max ? -q : q, 0}, i};
+    }
+    qsort(e, (size_t)N, sizeof *e, entry_cmp);
+    for (int i = 0; i < K; i++)
+      if (got_i[GOT_AT(i)] != e[i].at || memcmp(&got_v[GOT_AT(i)], &x[X_AT(e[i].at)], sizeof(float)) != 0)
+        fail_msg("ApproxTopK %d of %d, row %d, %d-th: %g at %d, want %g at %d", K, N, r, i, got_v[GOT_AT(i)],
+                 got_i[GOT_AT(i)], x[X_AT(e[i].at)], e[i].at);
+#undef X_AT
+#undef GOT_AT
+  }
+  free(x);
+  free(got_v);
+  free(got_i);
+  free(e);
+}
+
+/* rows past SORT_MERGE_ABOVE (merge passes keeping k) and short columns
+ * (one sort and a slice), max and min */
+static void approx_top_k(void **state) {
+  approx_top_k_case(*state, 2, 5000, 9, true, 1);
+  approx_top_k_case(*state, 3, 700, 16, false, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(long_sort),
@@ -250,6 +327,7 @@ int main(void) {
       cmocka_unit_test(long_sort_negative_dimension),
       cmocka_unit_test(long_sort_two_keys),
       cmocka_unit_test(long_top_k),
+      cmocka_unit_test(approx_top_k),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
