@@ -35,10 +35,6 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-static double uniform(uint32_t *state) { /* [-1, 1) */
-  *state = *state * 1664525u + 1013904223u;
-  return (double)(*state >> 8) / (double)(1u << 23) - 1.0;
-}
 
 /* Runs |text| (one result) on |n| operands of element type |t| and shapes
  * |types|, values |in| (interleaved re, im for complex64), reads |outn|
@@ -81,34 +77,6 @@ static void assert_close(const float *got, const double complex *want, size_t n,
 
 /* ------------------------------------------------------------ cholesky */
 
-/* b matrices of n x n: a Gram matrix / n + I (Hermitian positive
- * definite), its lower Cholesky factor in double by the
- * Cholesky-Banachiewicz recurrence. */
-static void hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double complex *l) {
-  double complex *m = malloc(sizeof *m * (size_t)n * n);
-  assert_non_null(m);
-  for (int q = 0; q < b; q++) {
-    double complex *aq = a + (size_t)q * n * n, *lq = l + (size_t)q * n * n;
-    for (int i = 0; i < n * n; i++) m[i] = uniform(&seed) + (cplx ? I * uniform(&seed) : 0);
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) {
-        double complex s = i == j ? 1 : 0;
-        for (int k = 0; k < n; k++) s += m[i * n + k] * conj(m[j * n + k]) / n;
-        aq[i * n + j] = s;
-      }
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) {
-        if (j > i) {
-          lq[i * n + j] = 0;
-          continue;
-        }
-        double complex s = aq[i * n + j];
-        for (int k = 0; k < j; k++) s -= lq[i * n + k] * conj(lq[j * n + k]);
-        lq[i * n + j] = i == j ? csqrt(s) : s / lq[j * n + j];
-      }
-  }
-  free(m);
-}
 
 static void cholesky_case(vkhlo_context_t *ctx, int b, int n, bool lower, bool cplx) {
   const char *et = cplx ? "complex<f32>" : "f32";
@@ -122,7 +90,7 @@ static void cholesky_case(vkhlo_context_t *ctx, int b, int n, bool lower, bool c
   double complex *a = malloc(sizeof *a * count), *l = malloc(sizeof *l * count), *want = malloc(sizeof *l * count);
   float *in = malloc(sizeof *in * floats), *got = malloc(sizeof *got * floats);
   assert_true(a && l && want && in && got);
-  hpd(b, n, cplx, 7u + (unsigned)n, a, l);
+  test_hpd(b, n, cplx, 7u + (unsigned)n, a, l);
   for (int q = 0; q < b; q++)
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++) {
@@ -202,8 +170,8 @@ static void solve_case(vkhlo_context_t *ctx, int k, bool left, bool lower, int t
   float *ain = malloc(sizeof *ain * an * w), *bin = malloc(sizeof *bin * bn * w), *got = malloc(sizeof *got * bn * w);
   assert_true(a && b && want && ain && bin && got);
   uint32_t seed = 11u + (unsigned)k;
-  for (size_t i = 0; i < an; i++) a[i] = 0.1 * (uniform(&seed) + (cplx ? I * uniform(&seed) : 0));
-  for (size_t i = 0; i < bn; i++) b[i] = uniform(&seed) + (cplx ? I * uniform(&seed) : 0);
+  for (size_t i = 0; i < an; i++) a[i] = 0.1 * (test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
+  for (size_t i = 0; i < bn; i++) b[i] = test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0);
   for (int q = 0; q < B; q++) {
     double complex *aq = a + (size_t)q * k * k;
     for (int i = 0; i < k; i++) aq[i * k + i] += 2;

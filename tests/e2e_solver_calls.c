@@ -40,10 +40,6 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-static double uniform(uint32_t *state) { /* [-1, 1) */
-  *state = *state * 1664525u + 1013904223u;
-  return (double)(*state >> 8) / (double)(1u << 23) - 1.0;
-}
 
 /* Runs |text| on |n| operands (types, host data) and reads |nres| results
  * into out[r] (bytes[r] each). */
@@ -114,7 +110,7 @@ static void getrf_case(vkhlo_context_t *ctx, const char *target, int b, int m, i
   double complex *pa = malloc(sizeof *pa * (size_t)m * n);
   assert_true(a && lu && piv && info && pa);
   uint32_t seed = 5u + (unsigned)(m * n);
-  for (size_t i = 0; i < count; i++) put(a, i, cplx, uniform(&seed) + (cplx ? I * uniform(&seed) : 0));
+  for (size_t i = 0; i < count; i++) put(a, i, cplx, test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
   if (zero >= 0)
     for (int i = 0; i < m; i++) put(a, (size_t)i * n + zero, cplx, 0);
   char *text = getrf_text(target, b, m, n, cplx ? "complex<f32>" : "f32");
@@ -195,29 +191,6 @@ static void getrf_complex(void **state) { getrf_case(*state, "lapack_cgetrf_ffi"
 
 /* --------------------------------------------------------------- potrf */
 
-/* b Hermitian positive definite n x n matrices (a Gram matrix / n + I) and
- * their lower Cholesky factors in double. */
-static void hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double complex *l) {
-  double complex *m = malloc(sizeof *m * (size_t)n * n);
-  assert_non_null(m);
-  for (int q = 0; q < b; q++) {
-    double complex *aq = a + (size_t)q * n * n, *lq = l + (size_t)q * n * n;
-    for (int i = 0; i < n * n; i++) m[i] = uniform(&seed) + (cplx ? I * uniform(&seed) : 0);
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) {
-        double complex s = i == j ? 1 : 0;
-        for (int k = 0; k < n; k++) s += m[i * n + k] * conj(m[j * n + k]) / n;
-        aq[i * n + j] = s;
-      }
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j <= i; j++) {
-        double complex s = aq[i * n + j];
-        for (int k = 0; k < j; k++) s -= lq[i * n + k] * conj(lq[j * n + k]);
-        lq[i * n + j] = i == j ? csqrt(s) : s / lq[j * n + j];
-      }
-  }
-  free(m);
-}
 
 /* potrf of b matrices n x n (batch |bad| made indefinite at column 80),
  * lower or upper; |config| is the backend_config dictionary. */
@@ -225,11 +198,11 @@ static void potrf_case(vkhlo_context_t *ctx, const char *target, const char *con
                        bool cplx, int bad) {
   int w = cplx ? 2 : 1;
   size_t count = (size_t)b * n * n;
-  double complex *a = malloc(sizeof *a * count), *l = calloc(count, sizeof *l);
+  double complex *a = malloc(sizeof *a * count), *l = malloc(sizeof *l * count);
   float *in = malloc(sizeof *in * count * w), *got = malloc(sizeof *got * count * w);
   int32_t *info = malloc(sizeof *info * (size_t)b);
   assert_true(a && l && in && got && info);
-  hpd(b, n, cplx, 3u + (unsigned)n, a, l);
+  test_hpd(b, n, cplx, 3u + (unsigned)n, a, l);
   for (size_t i = 0; i < count; i++) put(in, i, cplx, a[i]);
   if (bad >= 0) put(in, ((size_t)bad * n + 80) * n + 80, cplx, -1);
   char ty[64], text[1536];
@@ -296,10 +269,10 @@ static void trsm_case(vkhlo_context_t *ctx, const char *target, char side, char 
       for (int j = 0; j < k; j++) {
         size_t e = ((size_t)q * k + i) * k + j;
         bool read = (uplo == 'L' ? j <= i : j >= i) && !(diag == 'U' && i == j);
-        double complex v = 0.1 * (uniform(&seed) + (cplx ? I * uniform(&seed) : 0)) + (i == j ? 2 : 0);
+        double complex v = 0.1 * (test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0)) + (i == j ? 2 : 0);
         put(a, e, cplx, read ? v : NAN); /* the triangle not read holds NaNs */
       }
-  for (size_t i = 0; i < bn; i++) put(b, i, cplx, uniform(&seed) + (cplx ? I * uniform(&seed) : 0));
+  for (size_t i = 0; i < bn; i++) put(b, i, cplx, test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
   char aty[64], bty[64], text[1536], extra[64] = "", extra_ty[64] = "";
   tensor(aty, sizeof aty, B, k, k, et);
   tensor(bty, sizeof bty, B, rows, cols, et);

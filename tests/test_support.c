@@ -156,3 +156,34 @@ char *test_read_file(const char *path, size_t *out_size) {
   }
   return buf;
 }
+
+double test_uniform(uint32_t *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return (double)(*state >> 8) / (double)(1u << 23) - 1.0;
+}
+
+void test_hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double complex *l) {
+  double complex *m = malloc(sizeof *m * (size_t)n * n);
+  assert_non_null(m);
+  for (int q = 0; q < b; q++) {
+    double complex *aq = a + (size_t)q * n * n, *lq = l + (size_t)q * n * n;
+    for (int i = 0; i < n * n; i++) m[i] = test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double complex s = i == j ? 1 : 0;
+        for (int k = 0; k < n; k++) s += m[i * n + k] * conj(m[j * n + k]) / n;
+        aq[i * n + j] = s;
+      }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        if (j > i) {
+          lq[i * n + j] = 0;
+          continue;
+        }
+        double complex s = aq[i * n + j];
+        for (int k = 0; k < j; k++) s -= lq[i * n + k] * conj(lq[j * n + k]);
+        lq[i * n + j] = i == j ? csqrt(s) : s / lq[j * n + j];
+      }
+  }
+  free(m);
+}

@@ -5,8 +5,10 @@
 #ifndef VKHLO_TESTS_TEST_SUPPORT_H
 #define VKHLO_TESTS_TEST_SUPPORT_H
 
+#include <complex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vkhlo/vkhlo.h"
 
@@ -47,5 +49,14 @@ void test_expect_compile_error(vkhlo_context_t *ctx, const char *text, const cha
  * layer reported anything. */
 int validated_context_setup(void **state);
 int validated_context_teardown(void **state);
+
+/* The next value in [-1, 1) of the linear congruential sequence |state|. */
+double test_uniform(uint32_t *state);
+
+/* |b| Hermitian positive definite n x n matrices into |a| (row-major, b * n * n):
+ * a Gram matrix / n + I of values from test_uniform(|seed|) (complex when
+ * |cplx|), and their lower Cholesky factors into |l| computed in double
+ * (the Cholesky-Banachiewicz recurrence; zeros above the diagonal). */
+void test_hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double complex *l);
 
 #endif
