@@ -93,6 +93,13 @@ static void sub_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
   }
 }
 
+/* [batch..., row, col] */
+static void matrix_index(const el_name_t *batch, int br, const char *row, const char *col, el_name_t *idx) {
+  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
+  snprintf(idx[br].s, sizeof idx[br].s, "%s", row);
+  snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", col);
+}
+
 /* A "for (int NAME = FROM; NAME < TO; NAME++) {" loop (or counting down
  * from TO-1 to FROM when |down|); closes with el_close. */
 static glsl_scope_t open_loop(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *var,
@@ -113,9 +120,7 @@ static vkhlo_status_t load_system(elemental_emitter_t *E, const hlo_instruction_
                                   const el_name_t *batch, int batch_rank, bool swap, bool conj,
                                   const char *i, const char *k, el_name_t *out) {
   el_name_t idx[HLO_MAX_RANK];
-  for (int d = 0; d < batch_rank; d++) idx[d] = batch[d];
-  snprintf(idx[batch_rank].s, sizeof idx[batch_rank].s, "%s", swap ? k : i);
-  snprintf(idx[batch_rank + 1].s, sizeof idx[batch_rank + 1].s, "%s", swap ? i : k);
+  matrix_index(batch, batch_rank, swap ? k : i, swap ? i : k, idx);
   el_name_t v;
   /* through the element view: a storage-buffer read costs lavapipe a loop over the lanes */
   VKHLO_RETURN_IF_ERROR(codegen_load_operand_viewed(E, instr, 0, idx, &v));
@@ -215,24 +220,20 @@ vkhlo_status_t codegen_emit_triangular_solve(elemental_emitter_t *E,
  * where A[i][j] (i >= j) is a[i][j] (lower) or conj(a[j][i]) (upper), and
  * L[i][j] is stored at result[i][j] (lower) or conj'd at result[j][i].
  * A non-positive pivot gives NaNs, as in XLA. */
+static void chol_index(const el_name_t *batch, int br, bool lower, const char *i, const char *j,
+                       el_name_t *idx) {
+  matrix_index(batch, br, lower ? i : j, lower ? j : i, idx);
+}
+
 static vkhlo_status_t chol_load_a(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                   const el_name_t *batch, int br, bool lower, const char *i,
                                   const char *j, el_name_t *out) {
   el_name_t idx[HLO_MAX_RANK], v;
-  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
-  snprintf(idx[br].s, sizeof idx[br].s, "%s", lower ? i : j);
-  snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", lower ? j : i);
+  chol_index(batch, br, lower, i, j, idx);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
   if (lower) *out = v;
   else conj_(E, instr, instr->shape.element_type, v.s, out);
   return NULL;
-}
-
-static void chol_index(const el_name_t *batch, int br, bool lower, const char *i, const char *j,
-                       el_name_t *idx) {
-  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
-  snprintf(idx[br].s, sizeof idx[br].s, "%s", lower ? i : j);
-  snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", lower ? j : i);
 }
 
 static void chol_load_l(elemental_emitter_t *E, const hlo_instruction_t *instr,
@@ -316,13 +317,6 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
 }
 
 /* ------------------------------------------------------------------ lu */
-
-/* [batch..., row, col] */
-static void matrix_index(const el_name_t *batch, int br, const char *row, const char *col, el_name_t *idx) {
-  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
-  snprintf(idx[br].s, sizeof idx[br].s, "%s", row);
-  snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", col);
-}
 
 /* The workgroup size the lu kernel's invocations split the rows over */
 #define LU_LANES 64

@@ -160,6 +160,13 @@ static hlo_instruction_t *select_(expand_ctx_t *x, hlo_instruction_t *p, hlo_ins
   return emit(x, HLO_OPCODE_SELECT, &a->shape, 3, ops);
 }
 
+/* iota along |dim| of shape |s| */
+static hlo_instruction_t *iota(expand_ctx_t *x, const hlo_shape_t *s, int64_t dim) {
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_IOTA, s, 0, NULL);
+  if (in) in->attrs.dimension = dim;
+  return in;
+}
+
 /* broadcast_in_dim(a, dims) -> |shape| */
 static hlo_instruction_t *broadcast(expand_ctx_t *x, hlo_instruction_t *a, const hlo_shape_t *shape,
                                    int ndims, const int64_t *dims) {
@@ -893,8 +900,7 @@ static hlo_instruction_t *expand_long_sort(expand_ctx_t *x, hlo_instruction_t *i
   }
   hlo_shape_t is = with_type(s, it);
   v[0] = in->operands[0];
-  v[1] = emit(x, HLO_OPCODE_IOTA, &is, 0, NULL);
-  if (v[1]) v[1]->attrs.dimension = last;
+  v[1] = iota(x, &is, last);
   return merge_sort(x, 2, v, last, cmp, in->shape.tuple_shapes[0].dimensions[last]);
 }
 
@@ -1186,8 +1192,7 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
       if (r) r->attrs.broadcast_dimensions = in->attrs.broadcast_dimensions;
       break;
     case HLO_OPCODE_DYNAMIC_IOTA:
-      r = emit(x, HLO_OPCODE_IOTA, &in->shape, 0, NULL);
-      if (r) r->attrs.dimension = in->attrs.dimension;
+      r = iota(x, &in->shape, in->attrs.dimension);
       break;
     case HLO_OPCODE_DYNAMIC_RESHAPE:
       r = emit(x, HLO_OPCODE_RESHAPE, &in->shape, 1, in->operands);
@@ -1289,8 +1294,7 @@ static hlo_instruction_t *group_mask(expand_ctx_t *x, hlo_instruction_t *gs, int
   hlo_shape_t ms = array_shape(gs->shape.element_type, np + 2, dims);
   hlo_instruction_t *end = prefix_sums(x, gs);
   hlo_instruction_t *start = binary(x, HLO_OPCODE_SUBTRACT, end, gs);
-  hlo_instruction_t *pos = emit(x, HLO_OPCODE_IOTA, &ms, 0, NULL);
-  if (pos) pos->attrs.dimension = np;
+  hlo_instruction_t *pos = iota(x, &ms, np);
   hlo_instruction_t *after_start = compare(x, broadcast(x, start, &ms, np + 1, keep), pos, HLO_CMP_LE);
   hlo_instruction_t *before_end = compare(x, pos, broadcast(x, end, &ms, np + 1, keep), HLO_CMP_LT);
   return binary(x, HLO_OPCODE_AND, after_start, before_end);
@@ -1987,12 +1991,6 @@ static bool is_index_array(const hlo_shape_t *s, const hlo_shape_t *a, int n, in
   for (int d = 0; d < n; d++)
     if (s->dimensions[d] != a->dimensions[d]) return false;
   return last < 0 || s->dimensions[n] == last;
-}
-
-static hlo_instruction_t *iota(expand_ctx_t *x, const hlo_shape_t *s, int64_t dim) {
-  hlo_instruction_t *in = emit(x, HLO_OPCODE_IOTA, s, 0, NULL);
-  if (in) in->attrs.dimension = dim;
-  return in;
 }
 
 /* reduce(a, init, dimensions = [last], op) for a scalar |op| body. */

@@ -37,10 +37,10 @@
 #include "tests/test_support.h"
 #include "vkhlo/vkhlo.h"
 
-/* Runs |exe| on |np| parameters (host arrays |in|) and reads its |nr|
- * results into |out| (each buffer big enough). */
-static void run(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int np, const void *const *in, int nr,
-                void *const *out) {
+/* Compiles |text|, runs it once on |np| parameters (host arrays |in|) and
+ * reads its |nr| results into |out| (each buffer big enough). */
+static void run(vkhlo_context_t *ctx, const char *text, int np, const void *const *in, int nr, void *const *out) {
+  vkhlo_executable_t *exe = test_compile(ctx, text);
   vkhlo_buffer_t *args[4], *res[4];
   assert_true(np <= 4 && nr <= 4);
   assert_int_equal(vkhlo_executable_parameter_count(exe), np);
@@ -58,6 +58,7 @@ static void run(vkhlo_context_t *ctx, vkhlo_executable_t *exe, int np, const voi
     vkhlo_buffer_destroy(res[r]);
   }
   for (int k = 0; k < np; k++) vkhlo_buffer_destroy(args[k]);
+  vkhlo_executable_destroy(exe);
 }
 
 /* The total order of the spec's compare TOTALORDER as an integer:
@@ -129,11 +130,9 @@ static void sort_1d(int n, int dimension, void **state) {
     e[i] = (entry_t){{total_key(k[i]), 0}, i};
   }
   qsort(e, (size_t)n, sizeof *e, entry_cmp);
-  vkhlo_executable_t *exe = test_compile(ctx, text);
   const void *in[2] = {k, v};
   void *out[2] = {got_k, got_v};
-  run(ctx, exe, 2, in, 2, out);
-  vkhlo_executable_destroy(exe);
+  run(ctx, text, 2, in, 2, out);
   for (int i = 0; i < n; i++) {
     if (memcmp(&got_k[i], &k[e[i].at], sizeof(float)) != 0 || got_v[i] != v[e[i].at])
       fail_msg("sort of %d, position %d: (%g, %d), want (%g, %d)", n, i, got_k[i], got_v[i],
@@ -177,11 +176,9 @@ static void long_sort_two_keys(void **state) {
     p[i] = (int32_t)(next(&seed) % 40) - 20;
     q[i] = (float)(next(&seed) % 16) * 0.5f - 4.0f; /* ties of both keys: the stable order shows */
   }
-  vkhlo_executable_t *exe = test_compile(ctx, text);
   const void *in[2] = {p, q};
   void *out[2] = {got_p, got_q};
-  run(ctx, exe, 2, in, 2, out);
-  vkhlo_executable_destroy(exe);
+  run(ctx, text, 2, in, 2, out);
   for (int c = 0; c < C; c++) {
     for (int i = 0; i < R; i++) e[i] = (entry_t){{-(int64_t)p[i * C + c], (int64_t)(q[i * C + c] * 2)}, i};
     qsort(e, R, sizeof *e, entry_cmp);
@@ -215,11 +212,9 @@ static void top_k_case(vkhlo_context_t *ctx, int R, int N, int K) {
     for (int i = 0; i < N; i++) x[N + i] = (float)((int)(next(&seed) % 9) - 8);
     x[N + N * 4 / 5] = -0.0f;
   }
-  vkhlo_executable_t *exe = test_compile(ctx, text);
   const void *in[1] = {x};
   void *out[2] = {got_v, got_i};
-  run(ctx, exe, 1, in, 2, out);
-  vkhlo_executable_destroy(exe);
+  run(ctx, text, 1, in, 2, out);
   for (int r = 0; r < R; r++) {
     for (int i = 0; i < N; i++) e[i] = (entry_t){{-(int64_t)total_key(x[r * N + i]), 0}, i};
     qsort(e, (size_t)N, sizeof *e, entry_cmp);
@@ -286,11 +281,9 @@ static void approx_top_k_case(vkhlo_context_t *ctx, int R, int N, int K, bool ma
     uint32_t u = next(&seed);
     x[i] = u % 50 == 0 ? -0.0f : (float)((int)(u >> 4) % 200 - 100) * 0.25f;
   }
-  vkhlo_executable_t *exe = test_compile(ctx, text);
   const void *in[1] = {x};
   void *out[2] = {got_v, got_i};
-  run(ctx, exe, 1, in, 2, out);
-  vkhlo_executable_destroy(exe);
+  run(ctx, text, 1, in, 2, out);
   for (int r = 0; r < R; r++) {
     /* element i of row r, and of result row r */
 #define X_AT(i) (dim == 1 ? r * N + (i) : (i) * R + r)
