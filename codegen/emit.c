@@ -416,6 +416,12 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   } else if (instr->opcode == HLO_OPCODE_LU) {
     st = codegen_emit_lu(&E, instr, &total);
     readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_QR) {
+    st = codegen_emit_qr(&E, instr, &total);
+    readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_HOUSEHOLDER_PRODUCT) {
+    st = codegen_emit_householder_product(&E, instr, &total);
+    readwrite = true;
   } else if (instr->opcode == HLO_OPCODE_LU_PIVOTS_TO_PERMUTATION) {
     st = codegen_emit_lu_pivots_to_permutation(&E, instr, &total);
     readwrite = true;

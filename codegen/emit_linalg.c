@@ -1,27 +1,29 @@
 /*
  * Dense linear algebra kernels: triangular_solve, cholesky and the
- * internal lu and lu_pivots_to_permutation.
+ * internal lu, lu_pivots_to_permutation, qr and householder_product.
  *
- * Both are sequential recurrences along one matrix dimension, so instead of
- * "one invocation per result element" each invocation owns one independent
- * problem and walks the recurrence serially:
+ * Each is a sequential recurrence along one matrix dimension, so instead
+ * of "one invocation per result element":
  *
  *   triangular_solve: one invocation per right-hand side (a column of b for
  *     left_side, a row of b otherwise) of every batch matrix; forward or
  *     backward substitution over the k unknowns, O(k^2) work.
  *   cholesky: one invocation per batch matrix; the Cholesky-Banachiewicz
  *     row-by-row recurrence, O(n^3) work.
+ *   lu, qr, householder_product: one workgroup per batch matrix
+ *     (workgroup_problems), its invocations ("lanes") splitting each step's
+ *     rows, synchronized by barriers, reducing through shared arrays.
  *
  * Solved values are written to the result buffer as soon as they are known
- * and read back from it by the same invocation (the result bindings are
- * readwrite), so no per-invocation array of unknown size is needed.  Values
- * are computed in the element type's compute type (glsl_types.h) and
- * normalized after each operation, so f16/bf16 round like their own
- * arithmetic would; complex values use the prelude's vk_cmul/vk_cdiv.
+ * and read back from it (the result bindings are readwrite; coherent for
+ * the workgroup kernels), so no per-invocation array of unknown size is
+ * needed.  Values are computed in the element type's compute type
+ * (glsl_types.h) and normalized after each operation, so f16/bf16 round
+ * like their own arithmetic would; complex values use the prelude's
+ * vk_cmul/vk_cdiv.
  *
- * Parallelism is deliberately modest (the matrices seen in programs so far
- * are small); a blocked algorithm can replace these later without changing
- * the interface.
+ * codegen/expand.c builds the blocked algorithms for large matrices from
+ * these kernels, triangular solves and GEMMs.
  */
 #include "codegen/emit_internal.h"
 
@@ -321,6 +323,18 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
 /* The workgroup size the lu kernel's invocations split the rows over */
 #define LU_LANES 64
 
+/* The opening of a kernel whose workgroup solves one matrix of |s|
+ * [batch..., m, n] (workgroup_problems): `lane`, the batch index of the
+ * workgroup's matrix into |bidx| and the batch shape into |batch|. */
+static void open_problem(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,
+                         el_name_t *bidx, hlo_shape_t *batch) {
+  E->workgroup_problems = true;
+  hlo_shape_init(batch, s->element_type, s->rank - 2, s->dimensions);
+  el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
+  el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
+  el_delinearize(E, instr, batch, "idx", bidx);
+}
+
 /* lu (internal; codegen/expand.c, "solver custom calls"): LAPACK getrf's
  * factorization of each batch matrix a [m, n]: P a = L U with L unit lower
  * triangular (m x min(m, n)) and U upper triangular, both in the first
@@ -347,7 +361,6 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   int br = r - 2;
   int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], kk = m < n ? m : n;
   int64_t rows = (m + LU_LANES - 1) / LU_LANES, cols = (n + LU_LANES - 1) / LU_LANES;
-  E->workgroup_problems = true;
   const char *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : glsl_compute_type(t);
   el_name_t best, row;
   el_fresh(E, "lu_best", &best);
@@ -355,11 +368,8 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   strbuf_printf(&E->functions, "shared %s %s[%d];\nshared int %s[%d];\n", rt, best.s, LU_LANES, row.s, LU_LANES);
 
   hlo_shape_t batch;
-  hlo_shape_init(&batch, t, br, s->dimensions);
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK];
-  el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
-  el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
-  el_delinearize(E, instr, &batch, "idx", bidx);
+  open_problem(E, instr, s, bidx, &batch);
   char ms[32], ns[32], ks[32];
   snprintf(ms, sizeof ms, "%lld", (long long)m);
   snprintf(ns, sizeof ns, "%lld", (long long)n);
@@ -501,5 +511,260 @@ vkhlo_status_t codegen_emit_lu_pivots_to_permutation(elemental_emitter_t *E, con
   el_close(E, instr, in_range);
   el_close(E, instr, swaps);
   *out_total = hlo_shape_element_count(&batch);
+  return NULL;
+}
+
+/* ------------------------------------------------- qr, householder_product */
+
+/* Names of the shared arrays of the Householder kernels: per lane the
+ * scale and scaled sum of squares of its rows (the norm), per (column,
+ * lane) the partial dot products v^H a[:, c], per column their sum. */
+typedef struct householder_shared_s {
+  el_name_t scale, ssq, part, w;
+} householder_shared_t;
+
+/* Declares the shared arrays for |cols| columns of element type |t|. */
+static void householder_shared(elemental_emitter_t *E, hlo_element_type_t t, int64_t cols, householder_shared_t *sh) {
+  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  el_fresh(E, "hh_scale", &sh->scale);
+  el_fresh(E, "hh_ssq", &sh->ssq);
+  el_fresh(E, "hh_part", &sh->part);
+  el_fresh(E, "hh_w", &sh->w);
+  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared %s %s[%d];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt,
+                sh->scale.s, LU_LANES, rt, sh->ssq.s, LU_LANES, ct, sh->part.s, (long long)cols * LU_LANES, ct,
+                sh->w.s, (long long)cols);
+}
+
+/* Opens "for (int i = ...) {" over the rows from |from| to m-1 that this
+ * lane owns (i % 64 == lane): the same rows at every step, so that a lane
+ * reads back only what it wrote itself between barriers. */
+static glsl_scope_t own_rows(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *from, int64_t m) {
+  return el_open(E, instr, "for (int i = (%s) + (lane - (%s) %% %d + %d) %% %d; i < %lld; i += %d) {", from, from,
+                 LU_LANES, LU_LANES, LU_LANES, (long long)m, LU_LANES);
+}
+
+/* Applies H = I - tau v v^H (H^H, with conj(tau), when |adjoint|) to the
+ * result's columns first..n-1, rows j..m-1 of the workgroup's matrix: v[j]
+ * = 1 and v[i] = src[i][j] below (src: operand 0, or the result when
+ * |v_in_result|).  Lanes own rows: each sums its rows' share of w[c] =
+ * v^H a[:, c] into the shared partial sums, lane c adds them up, each
+ * updates its rows.  The caller's |skip| (uniform) leaves the matrix
+ * alone.  Returns the loop iterations per invocation. */
+static int64_t householder_apply(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *bidx,
+                                 int br, const householder_shared_t *sh, bool v_in_result, const char *j,
+                                 const char *first, const char *tau, bool adjoint, const char *skip, int64_t m,
+                                 int64_t n) {
+  hlo_element_type_t t = el_result_shape(instr, 0)->element_type;
+  const char *ct = glsl_compute_type(t);
+  bool cx = is_complex(t);
+  el_name_t idx[HLO_MAX_RANK], v, a, vc, p;
+  int64_t rows = (m + LU_LANES - 1) / LU_LANES;
+  /* v[i] for this lane's row i */
+  glsl_scope_t dots = el_open(E, instr, "if (!%s) {", skip);
+  glsl_scope_t cols = el_open(E, instr, "for (int c = %s; c < %lld; c++) {", first, (long long)n);
+  el_line(E, instr, "%s hd = %s(0);", ct, ct);
+  glsl_scope_t own = own_rows(E, instr, j, m);
+  matrix_index(bidx, br, "i", j, idx);
+  if (v_in_result) codegen_load_result(E, instr, 0, idx, &v);
+  else if (el_operand(E, instr, 0, idx, &v)) E->body.failed = true;
+  el_def(E, instr, t, false, &vc, "i == %s ? %s(1%s) : %s", j, ct, cx ? ", 0" : "", v.s);
+  matrix_index(bidx, br, "i", "c", idx);
+  codegen_load_result(E, instr, 0, idx, &a);
+  conj_(E, instr, t, vc.s, &v);
+  mul(E, instr, t, v.s, a.s, &p);
+  el_line(E, instr, "hd += %s;", p.s);
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[c * %d + lane] = hd;", sh->part.s, LU_LANES);
+  el_close(E, instr, cols);
+  el_close(E, instr, dots);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t sums = el_open(E, instr, "if (!%s) {", skip);
+  glsl_scope_t mine = el_open(E, instr, "for (int c = %s + lane; c < %lld; c += %d) {", first, (long long)n, LU_LANES);
+  el_line(E, instr, "%s hs = %s(0);", ct, ct);
+  el_line(E, instr, "for (int l = 0; l < %d; l++) hs += %s[c * %d + l];", LU_LANES, sh->part.s, LU_LANES);
+  el_line(E, instr, "%s[c] = hs;", sh->w.s);
+  el_close(E, instr, mine);
+  el_close(E, instr, sums);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t update = el_open(E, instr, "if (!%s) {", skip);
+  own = own_rows(E, instr, j, m);
+  matrix_index(bidx, br, "i", j, idx);
+  if (v_in_result) codegen_load_result(E, instr, 0, idx, &v);
+  else if (el_operand(E, instr, 0, idx, &v)) E->body.failed = true;
+  el_def(E, instr, t, false, &vc, "i == %s ? %s(1%s) : %s", j, ct, cx ? ", 0" : "", v.s);
+  el_name_t tc, f;
+  if (adjoint) conj_(E, instr, t, tau, &tc);
+  else el_def(E, instr, t, false, &tc, "%s", tau);
+  mul(E, instr, t, tc.s, vc.s, &f);
+  cols = el_open(E, instr, "for (int c = %s; c < %lld; c++) {", first, (long long)n);
+  matrix_index(bidx, br, "i", "c", idx);
+  codegen_load_result(E, instr, 0, idx, &a);
+  el_name_t acc, wc;
+  accumulator(E, instr, t, a.s, &acc);
+  el_def(E, instr, t, false, &wc, "%s[c]", sh->w.s);
+  sub_product(E, instr, t, &acc, f.s, wc.s);
+  codegen_store_result(E, instr, 0, idx, acc.s);
+  el_close(E, instr, cols);
+  el_close(E, instr, own);
+  el_close(E, instr, update);
+  return 2 * rows * n + (n + LU_LANES - 1) / LU_LANES * LU_LANES + 2 * rows;
+}
+
+/* qr (internal; codegen/expand.c, "solver custom calls"): LAPACK geqrf's
+ * Householder QR of each batch matrix a [m, n]: a = Q R with Q = H(0)
+ * H(1) ... H(k-1), k = min(m, n), H(j) = I - tau[j] v v^H, v[j] = 1.  The
+ * first result holds R on and above the diagonal and v[j+1..m-1] below
+ * it in column j; the second the taus [k].  Each step is LAPACK's larfg:
+ * with x = a[j+1.., j] and alpha = a[j][j], tau = 0 when x = 0 and alpha
+ * is real; else beta = -sign(re alpha) |(alpha, x)|, tau = (beta -
+ * alpha) / beta, x scaled by 1 / (alpha - beta), a[j][j] = beta; then
+ * H(j)^H is applied to the columns right of j (householder_apply).  The
+ * norms are scaled as LAPACK's nrm2 (no overflow or underflow of the
+ * squares).  One workgroup per matrix; lanes own rows.  Columns: at most
+ * what the shared arrays hold (codegen/expand.c blocks wider matrices). */
+vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 2)
+    return VKHLO_INTERNAL("qr %s: operand of rank %d, or not two results", instr->name, r);
+  int br = r - 2;
+  int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], kk = m < n ? m : n;
+  int64_t rows = (m + LU_LANES - 1) / LU_LANES;
+  bool cx = is_complex(t);
+  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  householder_shared_t sh;
+  householder_shared(E, t, n, &sh);
+  hlo_shape_t batch;
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v;
+  open_problem(E, instr, s, bidx, &batch);
+
+  /* the copy */
+  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)m, LU_LANES);
+  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  matrix_index(bidx, br, "i", "c", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  codegen_store_result(E, instr, 0, idx, v.s);
+  el_close(E, instr, cols);
+  el_close(E, instr, own);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+
+  glsl_scope_t steps = el_open(E, instr, "for (int j = 0; j < %lld; j++) {", (long long)kk);
+  el_name_t alpha;
+  matrix_index(bidx, br, "j", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &alpha);
+  /* this lane's share of |x| as LAPACK's lassq: scale * sqrt(ssq) */
+  el_line(E, instr, "%s sc = %s(0), ss = %s(1);", rt, rt, rt);
+  own = own_rows(E, instr, "j + 1", m);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &v);
+  for (int part = 0; part < (cx ? 2 : 1); part++) {
+    el_line(E, instr, "%s ax%d = abs(%s%s);", rt, part, v.s, cx ? (part ? ".y" : ".x") : "");
+    el_line(E, instr, "if (ax%d > sc) { %s q = sc / ax%d; ss = %s(1) + ss * q * q; sc = ax%d; }", part, rt, part, rt,
+            part);
+    el_line(E, instr, "else if (ax%d > %s(0)) { %s q = ax%d / sc; ss += q * q; }", part, rt, rt, part);
+    el_line(E, instr, "if (isnan(ax%d)) ss = ax%d;", part, part);
+  }
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = sc;", sh.scale.s);
+  el_line(E, instr, "%s[lane] = ss;", sh.ssq.s);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "%s big = %s(0), sum = %s(0);", rt, rt, rt);
+  el_line(E, instr, "for (int l = 0; l < %d; l++) big = max(big, %s[l]);", LU_LANES, sh.scale.s);
+  /* a NaN's lane has ssq NaN: sum and xnorm NaN */
+  el_line(E, instr, "for (int l = 0; l < %d; l++) { %s q = big > %s(0) ? %s[l] / big : %s(0); sum += %s[l] * q * q; }",
+          LU_LANES, rt, rt, sh.scale.s, rt, sh.ssq.s);
+  el_line(E, instr, "%s xnorm = big * sqrt(sum);", rt);
+  /* larfg */
+  if (cx) el_line(E, instr, "%s ar = %s.x, ai = %s.y;", rt, alpha.s, alpha.s);
+  else el_line(E, instr, "%s ar = %s, ai = %s(0);", rt, alpha.s, rt);
+  el_line(E, instr, "bool keep = xnorm == %s(0) && ai == %s(0);", rt, rt);
+  el_line(E, instr, "%s top = max(max(abs(ar), abs(ai)), xnorm);", rt);
+  el_line(E, instr,
+          "%s mag = top > %s(0) ? top * sqrt((ar / top) * (ar / top) + (ai / top) * (ai / top) + (xnorm / top) * "
+          "(xnorm / top)) : %s(0);",
+          rt, rt, rt);
+  el_line(E, instr, "%s beta = ar >= %s(0) ? -mag : mag;", rt, rt);
+  el_name_t tau, scale;
+  if (cx) {
+    el_def(E, instr, t, false, &tau, "keep ? %s(0) : %s((beta - ar) / beta, -ai / beta)", ct, ct);
+    el_def(E, instr, t, false, &scale, "vk_cdiv(%s(1, 0), %s(ar - beta, ai))", ct, ct);
+  } else {
+    el_def(E, instr, t, false, &tau, "keep ? %s(0) : (beta - ar) / beta", ct);
+    el_def(E, instr, t, false, &scale, "%s(1) / (ar - beta)", ct);
+  }
+  glsl_scope_t reflect = el_open(E, instr, "if (!keep) {");
+  own = own_rows(E, instr, "j + 1", m);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &v);
+  el_name_t x;
+  mul(E, instr, t, v.s, scale.s, &x);
+  codegen_store_result(E, instr, 0, idx, x.s);
+  el_close(E, instr, own);
+  glsl_scope_t diag = el_open(E, instr, "if (lane == j %% %d) {", LU_LANES);
+  el_name_t b;
+  el_def(E, instr, t, false, &b, "%s(beta%s)", ct, cx ? ", 0" : "");
+  matrix_index(bidx, br, "j", "j", idx);
+  codegen_store_result(E, instr, 0, idx, b.s);
+  el_close(E, instr, diag);
+  el_close(E, instr, reflect);
+  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
+  el_name_t tidx[HLO_MAX_RANK];
+  memcpy(tidx, bidx, sizeof(el_name_t) * (size_t)br);
+  snprintf(tidx[br].s, sizeof tidx[br].s, "j");
+  codegen_store_result(E, instr, 1, tidx, tau.s);
+  el_close(E, instr, first);
+  int64_t per_step = householder_apply(E, instr, bidx, br, &sh, true, "j", "j + 1", tau.s, true, "keep", m, n);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, steps);
+  el_count_loop_iterations(E, instr, rows * n + kk * (per_step + 2 * rows + 2 * LU_LANES));
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* householder_product (internal; LAPACK orgqr / ungqr): Q = H(0) H(1) ...
+ * H(k-1) times the first n columns of the m x m identity, H(j) = I -
+ * taus[j] v v^H with v[j] = 1 and v[i] = a[i][j] below (the reflectors as
+ * qr leaves them), for a [batch..., m, n], taus [batch..., k], k <= n <=
+ * m.  From the identity, H(k-1) first: H(j) changes only rows and columns
+ * from j on.  One workgroup per matrix (householder_apply). */
+vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                                int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape, *ts = &instr->operands[1]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || ts->rank != r - 1) return VKHLO_INTERNAL("householder_product %s: ranks", instr->name);
+  int br = r - 2;
+  int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], k = ts->dimensions[r - 2];
+  int64_t rows = (m + LU_LANES - 1) / LU_LANES;
+  const char *ct = glsl_compute_type(t);
+  householder_shared_t sh;
+  householder_shared(E, t, n, &sh);
+  hlo_shape_t batch;
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], tau;
+  open_problem(E, instr, s, bidx, &batch);
+  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)m, LU_LANES);
+  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  matrix_index(bidx, br, "i", "c", idx);
+  el_name_t e;
+  el_def(E, instr, t, false, &e, "i == c ? %s(1%s) : %s(0)", ct, is_complex(t) ? ", 0" : "", ct);
+  codegen_store_result(E, instr, 0, idx, e.s);
+  el_close(E, instr, cols);
+  el_close(E, instr, own);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t steps = el_open(E, instr, "for (int j = %lld; j >= 0; j--) {", (long long)k - 1);
+  memcpy(idx, bidx, sizeof(el_name_t) * (size_t)br);
+  snprintf(idx[br].s, sizeof idx[br].s, "j");
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, idx, &tau));
+  el_line(E, instr, "bool keep = %s == %s(0);", tau.s, ct);
+  int64_t per_step = householder_apply(E, instr, bidx, br, &sh, false, "j", "j", tau.s, false, "keep", m, n);
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, steps);
+  el_count_loop_iterations(E, instr, rows * n + k * per_step);
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }

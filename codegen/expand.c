@@ -36,8 +36,9 @@
  *   custom_call @Sharding,       its operand (see "sharding annotations":
  *   @SPMD*, @MoveTo*             one device), where the type is unchanged
  *   custom_call @lapack_?potrf_  cholesky, triangular_solve, the internal
- *   ffi, ?trsm, ?getrf, cuSOLVER lu (see "solver custom calls": JAX's
- *   / hipSOLVER potrf, getrf,    linear algebra exported for CPUs or GPUs)
+ *   ffi, ?trsm, ?getrf, ?geqrf,  lu, qr and householder_product (see
+ *   ?orgqr, cuSOLVER / hipSOLVER "solver custom calls": JAX's linear
+ *   potrf, getrf, geqrf, orgqr,  algebra exported for CPUs or GPUs)
  *   cu_lu_pivots_to_permutation
  *   custom_call @ApproxTopK      the exact top k: a stable sort by its
  *                                comparator, sliced (see "long sorts")
@@ -1570,9 +1571,25 @@ static hlo_instruction_t *conjugate(expand_ctx_t *x, hlo_instruction_t *a) {
   return emit(x, HLO_OPCODE_COMPLEX, &a->shape, 2, ops);
 }
 
-/* concatenate(v[0..n), dimension = dim) (v[0] alone when n is 1). */
+/* The most operands of one concatenate built here: its kernel binds each
+ * (lavapipe offers 32 storage buffers per stage, most GPUs more). */
+#define CONCAT_MAX 16
+
+/* concatenate(v[0..n), dimension = dim) (v[0] alone when n is 1); past
+ * CONCAT_MAX operands, concatenations of concatenations. */
 static hlo_instruction_t *concat(expand_ctx_t *x, int n, hlo_instruction_t *const *v, int dim) {
   if (n == 1) return v[0];
+  if (n > CONCAT_MAX) {
+    int groups = (n + CONCAT_MAX - 1) / CONCAT_MAX;
+    hlo_instruction_t **parts = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)groups);
+    if (!parts) {
+      x->failed = true;
+      return NULL;
+    }
+    for (int g = 0; g < groups; g++)
+      parts[g] = concat(x, n - g * CONCAT_MAX < CONCAT_MAX ? n - g * CONCAT_MAX : CONCAT_MAX, v + g * CONCAT_MAX, dim);
+    return concat(x, groups, parts, dim);
+  }
   for (int i = 0; i < n; i++)
     if (!v[i]) return NULL;
   hlo_shape_t s = v[0]->shape;
@@ -1919,6 +1936,16 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
  *                                   matrix updated by a dot_general)
  *   lu_pivots_to_permutation        the internal op of that name
  *     (pivots) -> permutation       (cu_, hip_: the GPU exports)
+ *   geqrf (a) -> (a, taus)          the internal qr (Householder, LAPACK's
+ *     (TPU: Qr)                     reflectors); wider than one panel
+ *                                   (qr_panel) blocked as LAPACK's geqrf:
+ *                                   each panel factored by qr, the block
+ *                                   reflector I - V T V^H of its reflectors
+ *                                   applied to the columns right of it
+ *   orgqr / ungqr (a, taus) -> q    the internal householder_product;
+ *     (TPU: ProductOfElementary-    wider than one panel the block
+ *     HouseholderReflectors)        reflectors applied to the identity,
+ *                                   the last panel's first
  * The calls' operand_layouts (column-major, the libraries' storage) change
  * no value: the operands and results are the same logical arrays.  The
  * options come from the dictionary in mhlo.backend_config (BLAS letters as
@@ -1960,6 +1987,8 @@ typedef enum solver_call_e {
   SOLVER_TRSM,
   SOLVER_GETRF,
   SOLVER_PERMUTATION,
+  SOLVER_GEQRF,
+  SOLVER_ORGQR,
 } solver_call_t;
 
 static solver_call_t solver_call(const hlo_instruction_t *in) {
@@ -1969,10 +1998,17 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
     if (strcmp(t + 8, "potrf_ffi") == 0) return SOLVER_POTRF;
     if (strcmp(t + 8, "trsm_ffi") == 0) return SOLVER_TRSM;
     if (strcmp(t + 8, "getrf_ffi") == 0) return SOLVER_GETRF;
+    if (strcmp(t + 8, "geqrf_ffi") == 0) return SOLVER_GEQRF;
+    if (strcmp(t + 8, strchr("sd", t[7]) ? "orgqr_ffi" : "ungqr_ffi") == 0) return SOLVER_ORGQR;
     return SOLVER_NONE;
   }
   if (strcmp(t, "cusolver_potrf_ffi") == 0 || strcmp(t, "hipsolver_potrf_ffi") == 0) return SOLVER_POTRF;
   if (strcmp(t, "cusolver_getrf_ffi") == 0 || strcmp(t, "hipsolver_getrf_ffi") == 0) return SOLVER_GETRF;
+  if (strcmp(t, "cusolver_geqrf_ffi") == 0 || strcmp(t, "hipsolver_geqrf_ffi") == 0 || strcmp(t, "Qr") == 0)
+    return SOLVER_GEQRF;
+  if (strcmp(t, "cusolver_orgqr_ffi") == 0 || strcmp(t, "hipsolver_orgqr_ffi") == 0 ||
+      strcmp(t, "ProductOfElementaryHouseholderReflectors") == 0)
+    return SOLVER_ORGQR;
   if (strcmp(t, "cu_lu_pivots_to_permutation") == 0 || strcmp(t, "hip_lu_pivots_to_permutation") == 0)
     return SOLVER_PERMUTATION;
   return SOLVER_NONE;
@@ -1984,13 +2020,30 @@ static bool is_matrix(const hlo_shape_t *s) {
          (hlo_element_type_is_float(s->element_type) || hlo_element_type_is_complex(s->element_type));
 }
 
-/* |s| is an integer array of |a|'s leading |n| dimensions, then |last|
- * (last < 0: none). */
-static bool is_index_array(const hlo_shape_t *s, const hlo_shape_t *a, int n, int64_t last) {
-  if (hlo_shape_is_tuple(s) || !hlo_element_type_is_integer(s->element_type) || s->rank != n + (last >= 0)) return false;
+/* A matrix of one of LAPACK's four types (s, d, c, z). */
+static bool is_lapack_matrix(const hlo_shape_t *s) {
+  hlo_element_type_t t = s ? s->element_type : HLO_PRED;
+  return s && is_matrix(s) && (t == HLO_F32 || t == HLO_F64 || t == HLO_C64 || t == HLO_C128);
+}
+
+/* min(m, n) of a [batch..., m, n] */
+static int64_t min_dim(const hlo_shape_t *a) {
+  int64_t m = a->dimensions[a->rank - 2], n = a->dimensions[a->rank - 1];
+  return m < n ? m : n;
+}
+
+/* |s| is an array of |a|'s leading |n| dimensions, then |last| (last < 0:
+ * none). */
+static bool is_batch_shape(const hlo_shape_t *s, const hlo_shape_t *a, int n, int64_t last) {
+  if (hlo_shape_is_tuple(s) || s->rank != n + (last >= 0)) return false;
   for (int d = 0; d < n; d++)
     if (s->dimensions[d] != a->dimensions[d]) return false;
   return last < 0 || s->dimensions[n] == last;
+}
+
+/* ... and of an integer type. */
+static bool is_index_array(const hlo_shape_t *s, const hlo_shape_t *a, int n, int64_t last) {
+  return is_batch_shape(s, a, n, last) && hlo_element_type_is_integer(s->element_type);
 }
 
 /* reduce(a, init, dimensions = [last], op) for a scalar |op| body. */
@@ -2185,6 +2238,199 @@ static hlo_instruction_t *expand_getrf(expand_ctx_t *x, hlo_instruction_t *in, c
   return tuple(x, 3, v);
 }
 
+/* The panel width of the Householder kernels for m rows of element type
+ * |t|: their shared arrays hold 64 partial sums per column (8 KiB at
+ * most), and each invocation walks about 2 m w^2 / 64 iterations (within
+ * lavapipe's loop limit up to about 25000 rows); the same on every
+ * device. */
+static int64_t qr_panel(int64_t m, hlo_element_type_t t) {
+  int64_t by_rows = m <= 1024 ? 32 : m <= 4096 ? 16 : 8;
+  int64_t by_bytes = t == HLO_C128 ? 8 : t == HLO_F64 || t == HLO_C64 ? 16 : 32;
+  return by_rows < by_bytes ? by_rows : by_bytes;
+}
+
+/* a [batch..., k] -> its elements [j0, j1) along the last dimension. */
+static hlo_instruction_t *slice_last(expand_ctx_t *x, hlo_instruction_t *a, int64_t j0, int64_t j1) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK];
+  for (int d = 0; d < r; d++) limit[d] = a->shape.dimensions[d];
+  start[r - 1] = j0, limit[r - 1] = j1;
+  return slice_(x, a, start, limit);
+}
+
+/* v == 0, element by element (complex: both parts). */
+static hlo_instruction_t *is_zero(expand_ctx_t *x, hlo_instruction_t *v) {
+  if (!v) return NULL;
+  hlo_element_type_t t = v->shape.element_type;
+  if (hlo_element_type_is_complex(t)) {
+    hlo_shape_t rs = with_type(&v->shape, t == HLO_C64 ? HLO_F32 : HLO_F64);
+    v = emit(x, HLO_OPCODE_ABS, &rs, 1, &v);
+  }
+  return v ? compare(x, v, splat(x, &v->shape, 0, 0), HLO_CMP_EQ) : NULL;
+}
+
+/* t [batch..., k] broadcast to [batch..., rows, k] (each row a copy). */
+static hlo_instruction_t *rows_of(expand_ctx_t *x, hlo_instruction_t *t, int64_t rows) {
+  if (!t) return NULL;
+  int r = t->shape.rank + 1;
+  int64_t dims[HLO_MAX_RANK], map[HLO_MAX_RANK];
+  for (int d = 0; d < r - 2; d++) dims[d] = t->shape.dimensions[d], map[d] = d;
+  dims[r - 2] = rows, dims[r - 1] = t->shape.dimensions[r - 2], map[r - 2] = r - 1;
+  hlo_shape_t s = array_shape(t->shape.element_type, r, dims);
+  return broadcast(x, t, &s, r - 1, map);
+}
+
+/* The Householder vectors of a panel as qr leaves them (below its
+ * diagonal; taus [batch..., jb]) as the columns of V [batch..., rows, jb]:
+ * 1 on the diagonal, 0 above; a column whose tau is 0 (H = I) all 0. */
+static hlo_instruction_t *reflectors(expand_ctx_t *x, hlo_instruction_t *panel, hlo_instruction_t *taus) {
+  if (!panel) return NULL;
+  const hlo_shape_t *s = &panel->shape;
+  hlo_instruction_t *zero = splat(x, s, 0, 0);
+  hlo_instruction_t *v = select_(x, triangle_mask(x, s, HLO_CMP_GT), panel,
+                                 select_(x, triangle_mask(x, s, HLO_CMP_EQ), splat(x, s, 1, 1), zero));
+  return select_(x, rows_of(x, is_zero(x, taus), s->dimensions[s->rank - 2]), zero, v);
+}
+
+/* U = T^-1 for the block reflector H(0) ... H(jb-1) = I - V T V^H of the
+ * reflectors V [batch..., rows, jb] with taus [batch..., jb]: upper
+ * triangular, U[i][i] = 1 / tau[i] (1 where tau is 0 and V's column is 0),
+ * U[i][j] = v_i^H v_j above the diagonal (T = U^-1 as LAPACK's larft
+ * builds it column by column). */
+static hlo_instruction_t *block_reflector(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *taus) {
+  hlo_instruction_t *g = matmul(x, transpose_minor(x, conjugate(x, v)), v, false);
+  if (!g || !taus) return NULL;
+  const hlo_shape_t *s = &g->shape;
+  hlo_instruction_t *inv = select_(x, is_zero(x, taus), splat(x, &taus->shape, 1, 1),
+                                   binary(x, HLO_OPCODE_DIVIDE, splat(x, &taus->shape, 1, 1), taus));
+  return select_(x, triangle_mask(x, s, HLO_CMP_LT), g,
+                 select_(x, triangle_mask(x, s, HLO_CMP_EQ), rows_of(x, inv, s->dimensions[s->rank - 2]),
+                         splat(x, s, 0, 0)));
+}
+
+/* c - V (op(T) (V^H c)): (I - V op(T) V^H) c with op(T) = T^H when
+ * |adjoint| (Q^H c), T otherwise (Q c), T^-1 = |u|. */
+static hlo_instruction_t *apply_block_reflector(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *u,
+                                                hlo_instruction_t *c, bool adjoint) {
+  hlo_instruction_t *w = matmul(x, transpose_minor(x, conjugate(x, v)), c, false);
+  return binary(x, HLO_OPCODE_SUBTRACT, c, matmul(x, v, block_solve(x, u, w, true, false, adjoint, false), false));
+}
+
+/* The tuple (a, taus) of the internal qr of |a|. */
+static hlo_instruction_t *qr_op(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
+  hlo_shape_t parts[2] = {a->shape, array_shape(a->shape.element_type, r - 1, dims)}, s;
+  if (!hlo_shape_make_tuple(x->m, &s, 2, parts)) {
+    x->failed = true;
+    return NULL;
+  }
+  return emit(x, HLO_OPCODE_QR, &s, 1, &a);
+}
+
+/* geqrf's (a, taus) of |a| into out[0..1]: the qr kernel, or past one
+ * panel LAPACK's blocked geqrf: each panel of the trailing matrix factored
+ * by the kernel, its block reflector's Q^H applied to the columns right of
+ * it; the result assembled once from the factored panels and the block
+ * rows of R the updates leave above the next trailing matrix. */
+static void qr_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
+  int r = a->shape.rank;
+  int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], kk = m < n ? m : n;
+  int64_t w = qr_panel(m, a->shape.element_type);
+  if (n <= w) {
+    hlo_instruction_t *t = qr_op(x, a);
+    for (int i = 0; i < 2; i++) out[i] = tuple_element(x, t, i);
+    return;
+  }
+  int np = (int)((kk + w - 1) / w);
+  /* per panel: its factored columns (rows j0..m-1), taus, R right of it;
+   * then the np + 1 pieces of a block row */
+  hlo_instruction_t **panel = arena_alloc(&x->m->arena, sizeof(void *) * ((size_t)np * 4 + 1));
+  if (!panel) {
+    x->failed = true;
+    out[0] = out[1] = NULL;
+    return;
+  }
+  hlo_instruction_t **taus = panel + np, **right = taus + np, **pieces = right + np, *trail = a;
+  for (int p = 0; p < np; p++) {
+    int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w, rows = m - j0, cols = n - j0;
+    hlo_instruction_t *t = qr_op(x, slice_minor(x, trail, 0, rows, 0, jb));
+    panel[p] = tuple_element(x, t, 0);
+    taus[p] = tuple_element(x, t, 1);
+    right[p] = NULL;
+    if (cols > jb) {
+      hlo_instruction_t *v = reflectors(x, panel[p], taus[p]);
+      hlo_instruction_t *c = apply_block_reflector(x, v, block_reflector(x, v, taus[p]),
+                                                   slice_minor(x, trail, 0, rows, jb, cols), true);
+      right[p] = slice_minor(x, c, 0, jb, 0, cols - jb);
+      trail = slice_minor(x, c, jb, rows, 0, cols - jb);
+    }
+  }
+  /* block row p: the panels left of it (their reflectors), its own
+   * panel's top, R right of it; then the rows below the last panel */
+  hlo_instruction_t **block_rows = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(np + 1));
+  if (!block_rows) {
+    x->failed = true;
+    out[0] = out[1] = NULL;
+    return;
+  }
+  int nrows = 0;
+  for (int p = 0; p <= np; p++) {
+    int64_t i0 = p < np ? p * w : kk, i1 = p < np ? (i0 + w < kk ? i0 + w : kk) : m;
+    if (i1 <= i0) continue;
+    int count = 0;
+    for (int q = 0; q < p && q < np; q++)
+      pieces[count++] = slice_minor(x, panel[q], i0 - q * w, i1 - q * w, 0, kk - q * w < w ? kk - q * w : w);
+    if (p < np) {
+      pieces[count++] = slice_minor(x, panel[p], 0, i1 - i0, 0, i1 - i0);
+      if (right[p]) pieces[count++] = right[p];
+    }
+    block_rows[nrows++] = concat(x, count, pieces, r - 1);
+  }
+  out[0] = concat(x, nrows, block_rows, r - 2);
+  out[1] = concat(x, np, taus, r - 2);
+}
+
+/* orgqr's Q of the reflectors |a| [batch..., m, n] and |taus| [batch...,
+ * k]: the householder_product kernel, or past one panel the block
+ * reflectors of the panels applied to the identity, last panel first.
+ * Before panel p (columns j0..) is applied, Q is the identity in its
+ * first j0 rows and columns, so only Q[j0:, j0:] is kept: the previous
+ * one below and right of jb rows and columns of the identity. */
+static hlo_instruction_t *householder_product(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *taus) {
+  int r = a->shape.rank;
+  int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], k = taus->shape.dimensions[r - 2];
+  int64_t w = qr_panel(m, a->shape.element_type);
+  if (n <= w) {
+    hlo_instruction_t *ops[2] = {a, taus};
+    return emit(x, HLO_OPCODE_HOUSEHOLDER_PRODUCT, &a->shape, 2, ops);
+  }
+  hlo_instruction_t *q = NULL, *zero = scalar(x, a->shape.element_type, 0, 0);
+  int64_t last = k ? (k - 1) / w * w : 0;
+  for (int64_t j0 = last; j0 >= 0; j0 -= w) {
+    int64_t jb = k - j0 < w ? k - j0 : w;
+    hlo_instruction_t *eye = q ? pad_dim(x, pad_dim(x, q, r - 2, jb, 0, zero), r - 1, jb, 0, zero)
+                               : slice_minor(x, a, j0, m, j0, n);
+    if (!eye) return NULL;
+    const hlo_shape_t *s = &eye->shape;
+    hlo_instruction_t *diag = triangle_mask(x, s, HLO_CMP_EQ);
+    if (q) { /* the identity's jb x jb block at the top left */
+      hlo_shape_t is = with_type(s, HLO_S32);
+      diag = binary(x, HLO_OPCODE_AND, diag, compare(x, iota(x, &is, r - 2), splat(x, &is, 0, (uint64_t)jb), HLO_CMP_LT));
+    }
+    eye = select_(x, diag, splat(x, s, 1, 1), q ? eye : splat(x, s, 0, 0));
+    if (k == 0) return eye;
+    hlo_instruction_t *tp = slice_last(x, taus, j0, j0 + jb);
+    hlo_instruction_t *v = reflectors(x, slice_minor(x, a, j0, m, j0, j0 + jb), tp);
+    q = apply_block_reflector(x, v, block_reflector(x, v, tp), eye, false);
+  }
+  return q;
+}
+
 static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *p = in->operands[0];
   if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
@@ -2217,9 +2463,8 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
     case SOLVER_GETRF: {
       want = "(a [batch..., m, n] float or complex) -> (a's type, pivots [batch..., min(m, n)] integer, info [batch...] "
              "integer)";
-      int64_t m = a ? a->dimensions[a->rank - 2] : 0, n = a ? a->dimensions[a->rank - 1] : 0;
       ok = in->operand_count == 1 && is_matrix(a) && nres == 3 && hlo_shape_equal(&parts[0], a) &&
-           is_index_array(&parts[1], a, a->rank - 2, m < n ? m : n) && is_index_array(&parts[2], a, a->rank - 2, -1);
+           is_index_array(&parts[1], a, a->rank - 2, min_dim(a)) && is_index_array(&parts[2], a, a->rank - 2, -1);
       if (ok) *out = expand_getrf(x, in, parts);
       break;
     }
@@ -2229,6 +2474,29 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
            hlo_element_type_is_integer(a->element_type);
       if (ok) *out = expand_permutation(x, in);
       break;
+    case SOLVER_GEQRF: {
+      want = "(a [batch..., m, n] f32, f64, complex64 or complex128) -> (a's type, taus [batch..., min(m, n)] of its "
+             "element type)";
+      ok = in->operand_count == 1 && is_lapack_matrix(a) && nres == 2 && hlo_shape_equal(&parts[0], a) &&
+           parts[1].element_type == a->element_type && is_batch_shape(&parts[1], a, a->rank - 2, min_dim(a));
+      if (ok) {
+        hlo_instruction_t *v[2];
+        qr_factor(x, in->operands[0], v);
+        *out = tuple(x, 2, v);
+      }
+      break;
+    }
+    case SOLVER_ORGQR: {
+      want = "(a [batch..., m, n] f32, f64, complex64 or complex128, taus [batch..., k] of its element type; k <= n <= "
+             "m) -> a's type";
+      const hlo_shape_t *ts = in->operand_count == 2 ? &in->operands[1]->shape : NULL;
+      ok = ts && is_lapack_matrix(a) && nres == 1 && hlo_shape_equal(s, a) && ts->element_type == a->element_type &&
+           ts->rank == a->rank - 1 && is_batch_shape(ts, a, a->rank - 2, ts->rank ? ts->dimensions[ts->rank - 1] : -1) &&
+           ts->dimensions[ts->rank - 1] <= a->dimensions[a->rank - 1] &&
+           a->dimensions[a->rank - 1] <= a->dimensions[a->rank - 2];
+      if (ok) *out = householder_product(x, in->operands[0], in->operands[1]);
+      break;
+    }
     case SOLVER_NONE: break;
   }
   if (!ok)

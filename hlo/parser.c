@@ -116,6 +116,7 @@ typedef struct scope {
   const char *owner; /* op name, for "implicit capture in X region" */
   capture_t *captures;
   int capture_count, capture_cap;
+  int returned; /* values of the block's return (one tuple value counts one) */
 } scope_t;
 
 typedef struct func_info {
@@ -1661,6 +1662,7 @@ static int parse_return(parser_t *p, hlo_location_t loc, bool generic) {
     if (!hlo_shape_make_tuple(p->m, &ts, n, shapes)) out_of_memory(p);
     c->root = emit(p, HLO_OPCODE_TUPLE, &ts, n, vals, loc);
   }
+  p->scope->returned = n;
   return n;
 }
 
@@ -1672,9 +1674,7 @@ static int parse_block_body(parser_t *p) {
     if (tok(p)->kind == TK_EOF) fail(p, "unexpected end of input (expected '}')");
     if (parse_op(p)) break;
   }
-  int n = p->scope->comp->root && p->scope->comp->root->opcode == HLO_OPCODE_TUPLE
-              ? p->scope->comp->root->operand_count
-              : 1;
+  int n = p->scope->returned;
   expect_punct(p, '}');
   return n;
 }

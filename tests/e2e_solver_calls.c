@@ -1,8 +1,9 @@
 /*
  * JAX's linear algebra as jax.export writes it for CPUs (LAPACK) and GPUs
  * (cuSOLVER): custom_calls @lapack_?getrf_ffi, @lapack_?potrf_ffi,
- * @lapack_?trsm_ffi, @cusolver_getrf_ffi, @cusolver_potrf_ffi and
- * @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
+ * @lapack_?trsm_ffi, @lapack_?geqrf_ffi, @lapack_?orgqr_ffi / ?ungqr_ffi,
+ * @cusolver_getrf_ffi, @cusolver_potrf_ffi, @cusolver_geqrf_ffi,
+ * @cusolver_orgqr_ffi and @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
  * end to end with the validation layer on.  The programs carry what the
  * exporter writes: options in an mhlo.backend_config dictionary, the
  * libraries' column-major operand_layouts, output_operand_aliases.
@@ -22,6 +23,13 @@
  *                lower, conjugate-transposed complex64: the residual of the
  *                solved system, with NaNs in the triangle not read.
  *   permutation  pivots in and out of range (skipped) to permutations of 8.
+ *   geqrf, orgqr a 2 x 2 matrix whose reflectors are known (worked by hand),
+ *                also through the TPU export's @Qr (a function returning
+ *                its tuple as one value);
+ *                150 x 100 (blocked), 40 x 90, 30 x 20 with a zero first
+ *                column f32, 45 x 40 and 12 x 12 complex64 (cuSOLVER and
+ *                LAPACK names), checked by what Householder QR guarantees
+ *                and against the product of the reflectors built here.
  *   errors       a solver call of the wrong result types is an
  *                INVALID_ARGUMENT naming what it expects.
  */
@@ -363,6 +371,182 @@ static void pivots_to_permutation(void **state) {
     if (got[i] != want[i]) fail_msg("permutation element %d is %d, want %d", i, got[i], want[i]);
 }
 
+/* ------------------------------------------------------------------ qr */
+
+/* geqrf of b m x n matrices, then orgqr (ungqr) of its reflectors (the
+ * first min(m, n) columns when m < n, as jnp.linalg.qr slices them):
+ * returns (a, taus, q). */
+static char *qr_text(const char *geqrf, const char *orgqr, int b, int m, int n, const char *t) {
+  char at[64], tt[64], qt[64];
+  int k = m < n ? m : n;
+  tensor(at, sizeof at, b, m, n, t);
+  tensor(qt, sizeof qt, b, m, k, t);
+  snprintf(tt, sizeof tt, "tensor<%dx%dx%s>", b, k, t);
+  char *text = malloc(4096);
+  assert_non_null(text);
+  int len = snprintf(text, 4096,
+                     "func.func public @main(%%arg0: %s) -> (%s, %s, %s) {\n"
+                     "  %%0:2 = stablehlo.custom_call @%s(%%arg0) {mhlo.backend_config = {}, operand_layouts = "
+                     "[dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<"
+                     "output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = "
+                     "[dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>]} : (%s) -> (%s, %s)\n",
+                     at, at, tt, qt, geqrf, at, at, tt);
+  if (n > m)
+    len += snprintf(text + len, 4096 - (size_t)len,
+                    "  %%s = stablehlo.slice %%0#0 [0:%d, 0:%d, 0:%d] : (%s) -> %s\n", b, m, m, at, qt);
+  snprintf(text + len, 4096 - (size_t)len,
+           "  %%1 = stablehlo.custom_call @%s(%s, %%0#1) {mhlo.backend_config = {}, operand_layouts = [dense<[1, 2, "
+           "0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 2, 0]> : "
+           "tensor<3xindex>]} : (%s, %s) -> %s\n"
+           "  return %%0#0, %%0#1, %%1 : %s, %s, %s\n}\n",
+           orgqr, n > m ? "%s" : "%0#0", qt, tt, qt, at, tt, qt);
+  return text;
+}
+
+/* Runs qr_text on b random m x n matrices (column 0 of batch 0 all zeros
+ * when |zero_column|) and checks the results by what Householder QR
+ * guarantees: q has orthonormal columns, q R = a (R: the upper triangle
+ * of the first result), R's diagonal is real (LAPACK's beta), each tau is
+ * 0 (the column below and the diagonal's imaginary part were 0) or within
+ * 1 of 1 (real: in [1, 2]), and q is the product of the reflectors the
+ * first result and taus hold (I - tau v v^H, v = (1, a[j+1.., j]), built
+ * here in double). */
+static void qr_case(vkhlo_context_t *ctx, const char *geqrf, const char *orgqr, int b, int m, int n, bool cplx,
+                    bool zero_column) {
+  int k = m < n ? m : n, w = cplx ? 2 : 1;
+  size_t count = (size_t)b * m * n;
+  float *a = malloc(sizeof *a * count * w), *f = malloc(sizeof *f * count * w);
+  float *tau = malloc(sizeof *tau * (size_t)b * k * w), *q = malloc(sizeof *q * (size_t)b * m * k * w);
+  double complex *h = malloc(sizeof *h * (size_t)m * k);
+  assert_true(a && f && tau && q && h);
+  uint32_t seed = 11u + (unsigned)(m * n);
+  for (size_t i = 0; i < count; i++) put(a, i, cplx, test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
+  if (zero_column)
+    for (int i = 0; i < m; i++) put(a, (size_t)i * n, cplx, 0);
+  const char *t = cplx ? "complex<f32>" : "f32";
+  char *text = qr_text(geqrf, orgqr, b, m, n, t);
+  vkhlo_tensor_type_t ty = {.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = 3, .dimensions = {b, m, n}};
+  const void *in[1] = {a};
+  void *out[3] = {f, tau, q};
+  size_t bytes[3] = {sizeof *f * count * w, sizeof *tau * (size_t)b * k * w, sizeof *q * (size_t)b * m * k * w};
+  run(ctx, text, 1, &ty, in, 3, out, bytes);
+  for (int p = 0; p < b; p++) {
+    const float *ap = a + (size_t)p * m * n * w, *fp = f + (size_t)p * m * n * w, *tp = tau + (size_t)p * k * w;
+    const float *qp = q + (size_t)p * m * k * w;
+    for (int j = 0; j < k; j++) {
+      double complex tj = at(tp, (size_t)j, cplx), d = at(fp, (size_t)j * n + j, cplx);
+      if (cimag(d) != 0) fail_msg("%s batch %d: R[%d][%d] = %g%+gi is not real", text, p, j, j, creal(d), cimag(d));
+      bool ok = tj == 0 || (cplx ? cabs(tj - 1) <= 1 + 1e-6 : creal(tj) >= 1 - 1e-6 && creal(tj) <= 2 + 1e-6);
+      if (!ok) fail_msg("%s batch %d: tau[%d] = %g%+gi", text, p, j, creal(tj), cimag(tj));
+      if (p == 0 && j == 0 && zero_column && (tj != 0 || d != 0))
+        fail_msg("%s: a zero first column gives tau %g, R %g, want 0 and 0", text, creal(tj), creal(d));
+    }
+    /* h = H(0) ... H(k-1) I[:, :k], the last reflector first */
+    for (int i = 0; i < m; i++)
+      for (int c = 0; c < k; c++) h[(size_t)i * k + c] = i == c;
+    for (int j = k - 1; j >= 0; j--) {
+      double complex tj = at(tp, (size_t)j, cplx);
+      for (int c = 0; c < k; c++) {
+        double complex s = h[(size_t)j * k + c];
+        for (int i = j + 1; i < m; i++) s += conj(at(fp, (size_t)i * n + j, cplx)) * h[(size_t)i * k + c];
+        for (int i = j; i < m; i++) h[(size_t)i * k + c] -= tj * (i == j ? 1 : at(fp, (size_t)i * n + j, cplx)) * s;
+      }
+    }
+    for (int i = 0; i < m; i++)
+      for (int c = 0; c < k; c++) {
+        double complex qv = at(qp, (size_t)i * k + c, cplx);
+        if (!(cabs(qv - h[(size_t)i * k + c]) <= 1e-4))
+          fail_msg("%s batch %d: q[%d][%d] = %g, the reflectors' product %g", text, p, i, c, creal(qv),
+                   creal(h[(size_t)i * k + c]));
+      }
+    for (int c = 0; c < k; c++) /* q^H q = I */
+      for (int d = 0; d < k; d++) {
+        double complex s = 0;
+        for (int i = 0; i < m; i++) s += conj(at(qp, (size_t)i * k + c, cplx)) * at(qp, (size_t)i * k + d, cplx);
+        if (!(cabs(s - (c == d)) <= 1e-5 * m))
+          fail_msg("%s batch %d: (q^H q)[%d][%d] = %g", text, p, c, d, cabs(s));
+      }
+    for (int i = 0; i < m; i++) /* q R = a */
+      for (int c = 0; c < n; c++) {
+        double complex s = 0;
+        double bound = 0;
+        for (int j = 0; j <= c && j < k; j++) {
+          double complex v = at(qp, (size_t)i * k + j, cplx) * at(fp, (size_t)j * n + c, cplx);
+          s += v;
+          bound += cabs(v);
+        }
+        double complex e = at(ap, (size_t)i * n + c, cplx);
+        if (!(cabs(s - e) <= 1e-5 * (bound + 1) * sqrt(m)))
+          fail_msg("%s batch %d: (q R - a)[%d][%d] = %g", text, p, i, c, cabs(s - e));
+      }
+  }
+  free(text), free(a), free(f), free(tau), free(q), free(h);
+}
+
+/* The older TPU export of jnp.linalg.qr: @Qr's tuple through a function
+ * that returns it as one value, and @ProductOfElementaryHouseholderReflectors. */
+static const char qr_tpu_text[] =
+    "func.func public @main(%a: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>) {\n"
+    "  %0 = call @xla_fallback_geqrf(%a) : (tensor<2x2xf32>) -> tuple<tensor<2x2xf32>, tensor<2xf32>>\n"
+    "  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<2x2xf32>, tensor<2xf32>>) -> tensor<2x2xf32>\n"
+    "  %2 = stablehlo.get_tuple_element %0[1] : (tuple<tensor<2x2xf32>, tensor<2xf32>>) -> tensor<2xf32>\n"
+    "  %3 = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%1, %2) : (tensor<2x2xf32>, "
+    "tensor<2xf32>) -> tensor<2x2xf32>\n"
+    "  return %1, %2, %3 : tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>\n}\n"
+    "func.func private @xla_fallback_geqrf(%a: tensor<2x2xf32>) -> tuple<tensor<2x2xf32>, tensor<2xf32>> {\n"
+    "  %0 = stablehlo.custom_call @Qr(%a) {xla_shape = \"(f32[2,2]{1,0}, f32[2]{0})\"} : (tensor<2x2xf32>) -> "
+    "tuple<tensor<2x2xf32>, tensor<2xf32>>\n"
+    "  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<2x2xf32>, tensor<2xf32>>) -> tensor<2x2xf32>\n"
+    "  %2 = stablehlo.get_tuple_element %0[1] : (tuple<tensor<2x2xf32>, tensor<2xf32>>) -> tensor<2xf32>\n"
+    "  %3 = stablehlo.tuple %1, %2 : tuple<tensor<2x2xf32>, tensor<2xf32>>\n"
+    "  return %3 : tuple<tensor<2x2xf32>, tensor<2xf32>>\n}\n";
+
+/* LAPACK's sgeqrf and sorgqr on [[3, 1], [4, 2]]: beta = -5, tau = (-5 -
+ * 3) / -5 = 1.6, v = (1, 4 / (3 + 5)); H^T on column 1: w = 1 + 0.5 * 2,
+ * (1, 2) - 1.6 * 2 * (1, 0.5) = (-2.2, 0.4); the last step has nothing
+ * below the diagonal (tau 0).  q = I - 1.6 v v^T.  The same through the
+ * LAPACK and the TPU names. */
+static void qr_known(void **state) {
+  static const float a[4] = {3, 1, 4, 2};
+  static const float want_f[4] = {-5, -2.2f, 0.5f, 0.4f}, want_tau[2] = {1.6f, 0}, want_q[4] = {-0.6f, -0.8f, -0.8f, 0.6f};
+  char *lapack = qr_text("lapack_sgeqrf_ffi", "lapack_sorgqr_ffi", 1, 2, 2, "f32");
+  const char *texts[2] = {lapack, qr_tpu_text};
+  for (int v = 0; v < 2; v++) {
+    float f[4], tau[2], q[4];
+    vkhlo_tensor_type_t t = {.element_type = VKHLO_F32, .rank = 3 - v, .dimensions = {1, 2, 2}};
+    if (v) t.dimensions[0] = t.dimensions[2] = 2;
+    const void *in[1] = {a};
+    void *out[3] = {f, tau, q};
+    size_t bytes[3] = {sizeof f, sizeof tau, sizeof q};
+    run(*state, texts[v], 1, &t, in, 3, out, bytes);
+    for (int i = 0; i < 4; i++) {
+      if (fabsf(f[i] - want_f[i]) > 1e-6f) fail_msg("%s: a[%d] = %g, want %g", texts[v], i, f[i], want_f[i]);
+      if (fabsf(q[i] - want_q[i]) > 1e-6f) fail_msg("%s: q[%d] = %g, want %g", texts[v], i, q[i], want_q[i]);
+    }
+    for (int i = 0; i < 2; i++)
+      if (fabsf(tau[i] - want_tau[i]) > 1e-6f) fail_msg("%s: tau[%d] = %g, want %g", texts[v], i, tau[i], want_tau[i]);
+  }
+  free(lapack);
+}
+
+/* 150 x 100: five panels of geqrf and four block reflectors of orgqr */
+static void qr_blocked(void **state) {
+  qr_case(*state, "lapack_sgeqrf_ffi", "lapack_sorgqr_ffi", 2, 150, 100, false, false);
+}
+
+/* wider than tall (q from the first 40 columns); the one-kernel form with
+ * a zero first column */
+static void qr_wide_and_small(void **state) {
+  qr_case(*state, "lapack_sgeqrf_ffi", "lapack_sorgqr_ffi", 1, 40, 90, false, false);
+  qr_case(*state, "lapack_sgeqrf_ffi", "lapack_sorgqr_ffi", 2, 30, 20, false, true);
+}
+
+/* complex64 through cuSOLVER's names: panels of 16 */
+static void qr_complex(void **state) {
+  qr_case(*state, "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", 2, 45, 40, true, true);
+  qr_case(*state, "lapack_cgeqrf_ffi", "lapack_cungqr_ffi", 1, 12, 12, true, false);
+}
+
 /* -------------------------------------------------------------- errors */
 
 static void wrong_results_refused(void **state) {
@@ -375,13 +559,34 @@ static void wrong_results_refused(void **state) {
                             "pivots [batch..., min(m, n)]", NULL);
 }
 
+static void qr_wrong_types_refused(void **state) {
+  /* LAPACK has no f16 geqrf; orgqr needs k <= n <= m */
+  test_expect_compile_error(*state,
+                            "func.func @main(%a: tensor<4x4xf16>) -> tensor<4x4xf16> {\n"
+                            "  %0:2 = stablehlo.custom_call @cusolver_geqrf_ffi(%a) {mhlo.backend_config = {}} : "
+                            "(tensor<4x4xf16>) -> (tensor<4x4xf16>, tensor<4xf16>)\n"
+                            "  return %0#0 : tensor<4x4xf16>\n}\n",
+                            "qr.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "qr.mlir:2:3", "@cusolver_geqrf_ffi",
+                            "f32, f64, complex64 or complex128", NULL);
+  test_expect_compile_error(*state,
+                            "func.func @main(%a: tensor<3x5xf32>, %t: tensor<3xf32>) -> tensor<3x5xf32> {\n"
+                            "  %0 = stablehlo.custom_call @lapack_sorgqr_ffi(%a, %t) {mhlo.backend_config = {}} : "
+                            "(tensor<3x5xf32>, tensor<3xf32>) -> tensor<3x5xf32>\n"
+                            "  return %0 : tensor<3x5xf32>\n}\n",
+                            "orgqr.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "orgqr.mlir:2:3", "@lapack_sorgqr_ffi",
+                            "k <= n <= m", NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(getrf_known),          cmocka_unit_test(getrf_blocked),
       cmocka_unit_test(getrf_rectangular),    cmocka_unit_test(getrf_complex),
       cmocka_unit_test(potrf_lower),          cmocka_unit_test(potrf_upper_complex),
       cmocka_unit_test(trsm_right_upper_transposed), cmocka_unit_test(trsm_left_lower_adjoint),
-      cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(wrong_results_refused),
+      cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(qr_known),
+      cmocka_unit_test(qr_blocked),           cmocka_unit_test(qr_wide_and_small),
+      cmocka_unit_test(qr_complex),           cmocka_unit_test(wrong_results_refused),
+      cmocka_unit_test(qr_wrong_types_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
