@@ -38,6 +38,13 @@
  *                      pivoting, as jax.export writes it for CPUs; blocked
  *                      past 64 columns) of a general f32 matrix; the
  *                      reference LAPACK's sgetrf; flops 2 n^3 / 3
+ *   geqrf_64, geqrf_256, geqrf_1024
+ *                      custom_call @lapack_sgeqrf_ffi (Householder QR, blocked
+ *                      past 32 columns); the reference LAPACK's sgeqrf (the
+ *                      same reflectors); flops 4 n^3 / 3
+ *   syevd_32, syevd_64 custom_call @lapack_ssyevd_ffi (Jacobi, one workgroup);
+ *                      its eigenvalues against LAPACK's ssyevd; flops 9 n^3
+ *                      nominal (LAPACK's count with vectors)
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -301,7 +308,7 @@ static double compare(prepared_t *p, const float *ref, size_t n, const char *typ
 
 /* ---------------------------- cholesky, triangular_solve and getrf */
 
-typedef enum { CHOLESKY, TRSM, GETRF } linalg_kind_t;
+typedef enum { CHOLESKY, TRSM, GETRF, GEQRF, SYEVD } linalg_kind_t;
 
 typedef struct linalg_case {
   const char *name;
@@ -312,13 +319,18 @@ typedef struct linalg_case {
 static const linalg_case_t linalg_cases[] = {
     {"cholesky_64", CHOLESKY, 64}, {"cholesky_256", CHOLESKY, 256}, {"cholesky_1024", CHOLESKY, 1024},
     {"trsm_256", TRSM, 256},       {"trsm_1024", TRSM, 1024},       {"getrf_64", GETRF, 64},
-    {"getrf_256", GETRF, 256},     {"getrf_1024", GETRF, 1024},
+    {"getrf_256", GETRF, 256},     {"getrf_1024", GETRF, 1024},     {"geqrf_64", GEQRF, 64},
+    {"geqrf_256", GEQRF, 256},     {"geqrf_1024", GEQRF, 1024},     {"syevd_32", SYEVD, 32},
+    {"syevd_64", SYEVD, 64},
 };
 
 /* LAPACK's Cholesky factorization (Fortran interface, column-major; OpenBLAS
  * exports it, Debian ships no header for it beside cblas.h) */
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info);
 void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv, int *info);
+void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work, const int *lwork, int *info);
+void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const int *lda, float *w, float *work,
+             const int *lwork, int *iwork, const int *liwork, int *info);
 
 static char *linalg_program(const linalg_case_t *c) {
   char *text = malloc(1024);
@@ -337,6 +349,20 @@ static char *linalg_program(const linalg_case_t *c) {
              "tensor<i32>)\n"
              "  return %%r#0 : tensor<%dx%dxf32>\n}\n",
              n, n, n, n, n, n, n, n, n, n, n);
+  else if (c->kind == GEQRF) /* the packed factorization of jnp.linalg.qr's export for CPUs */
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%r:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%%a) {mhlo.backend_config = {}} : "
+             "(tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dxf32>)\n"
+             "  return %%r#0 : tensor<%dx%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n, n, n);
+  else if (c->kind == SYEVD) /* jnp.linalg.eigh's export for CPUs; its eigenvalues */
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dxf32> {\n"
+             "  %%r:3 = stablehlo.custom_call @lapack_ssyevd_ffi(%%a) {mhlo.backend_config = {mode = 86 : ui8, uplo = "
+             "76 : ui8}} : (tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dxf32>, tensor<i32>)\n"
+             "  return %%r#1 : tensor<%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n);
   else
     snprintf(text, 1024,
              "func.func @main(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
@@ -372,6 +398,26 @@ static double run_linalg_blas(const linalg_case_t *c, const float *a, const floa
     free(t), free(ipiv);
     if (info < 0) fprintf(stderr, "sgetrf: info %d\n", info);
     return ms;
+  } else if (c->kind == GEQRF || c->kind == SYEVD) { /* column-major: a transposed copy */
+    float *t = malloc(nn * sizeof *t), query = 0;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) t[(size_t)j * n + i] = a[(size_t)i * n + j];
+    int lwork = -1, liwork = -1, iquery = 0;
+    if (c->kind == GEQRF) sgeqrf_(&n, &n, t, &n, out, &query, &lwork, &info);
+    else ssyevd_("V", "U", &n, t, &n, out, &query, &lwork, &iquery, &liwork, &info);
+    lwork = (int)query, liwork = iquery;
+    float *work = malloc(sizeof *work * (size_t)(lwork > 1 ? lwork : 1));
+    int *iwork = malloc(sizeof *iwork * (size_t)(liwork > 1 ? liwork : 1));
+    t0 = now_ms();
+    if (c->kind == GEQRF) sgeqrf_(&n, &n, t, &n, out, work, &lwork, &info);
+    else ssyevd_("V", "U", &n, t, &n, out, work, &lwork, iwork, &liwork, &info); /* a's lower is t's upper */
+    double ms = now_ms() - t0;
+    if (c->kind == GEQRF)
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) out[(size_t)i * n + j] = t[(size_t)j * n + i];
+    free(t), free(work), free(iwork);
+    if (info != 0) fprintf(stderr, "%s: info %d\n", c->kind == GEQRF ? "sgeqrf" : "ssyevd", info);
+    return ms;
   } else {
     memcpy(out, b, nn * sizeof *out);
     cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, a, n, out, n);
@@ -401,8 +447,11 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     uint32_t seed = 12345;
     for (size_t i = 0; i < nn; i++) g[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     for (size_t i = 0; i < nn; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    if (c->kind == GETRF) { /* a general matrix: rows interchanged at most steps */
+    if (c->kind == GETRF || c->kind == GEQRF) { /* a general matrix: rows interchanged at most steps */
       memcpy(a, g, nn * sizeof *a);
+    } else if (c->kind == SYEVD) { /* symmetric */
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) a[(size_t)i * n + j] = g[(size_t)(i > j ? i : j) * n + (i > j ? j : i)];
     } else if (c->kind == CHOLESKY) { /* g g^T / n + I: positive definite, well conditioned */
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f / (float)n, g, n, g, n, 0.0f, a, n);
       for (int i = 0; i < n; i++) a[(size_t)i * n + i] += 1.0f;
@@ -415,7 +464,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     prepare(ctx, text, a, b, &p);
     run_wall(&p); /* warm-up (lavapipe compiles each pipeline at its first dispatch) */
     run_linalg_blas(c, a, b, ref);
-    double err = compare(&p, ref, nn, NULL);
+    double err = compare(&p, ref, c->kind == SYEVD ? (size_t)n : nn, NULL);
     double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
            *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio);
     for (int r = 0; r < rounds; r++) {
@@ -424,7 +473,10 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
       blas[r] = run_linalg_blas(c, a, b, ref);
       ratio[r] = blas[r] / dev[r];
     }
-    double flop = (double)n * n * n * (c->kind == CHOLESKY ? 1.0 / 3 : c->kind == GETRF ? 2.0 / 3 : 1);
+    /* LAPACK's operation counts; syevd with vectors about 9 n^3 (tridiagonal form and divide and conquer) */
+    double flop = (double)n * n * n *
+                  (c->kind == CHOLESKY ? 1.0 / 3 : c->kind == GETRF ? 2.0 / 3 : c->kind == GEQRF ? 4.0 / 3
+                   : c->kind == SYEVD ? 9 : 1);
     double md = median(dev, rounds), mb = median(blas, rounds);
     char shape[32];
     snprintf(shape, sizeof shape, "%d", n);

@@ -416,6 +416,9 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   } else if (instr->opcode == HLO_OPCODE_LU) {
     st = codegen_emit_lu(&E, instr, &total);
     readwrite = true;
+  } else if (instr->opcode == HLO_OPCODE_EIGH) {
+    st = codegen_emit_eigh(&E, instr, &total);
+    readwrite = true;
   } else if (instr->opcode == HLO_OPCODE_QR) {
     st = codegen_emit_qr(&E, instr, &total);
     readwrite = true;

@@ -120,6 +120,7 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
  * results) and lu_pivots_to_permutation (codegen/expand.c, "solver custom
  * calls"). */
 vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
+vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                                 int64_t *out_total);

@@ -1,6 +1,7 @@
 /*
  * Dense linear algebra kernels: triangular_solve, cholesky and the
- * internal lu, lu_pivots_to_permutation, qr and householder_product.
+ * internal lu, lu_pivots_to_permutation, qr, householder_product and
+ * eigh.
  *
  * Each is a sequential recurrence along one matrix dimension, so instead
  * of "one invocation per result element":
@@ -10,7 +11,7 @@
  *     backward substitution over the k unknowns, O(k^2) work.
  *   cholesky: one invocation per batch matrix; the Cholesky-Banachiewicz
  *     row-by-row recurrence, O(n^3) work.
- *   lu, qr, householder_product: one workgroup per batch matrix
+ *   lu, qr, householder_product, eigh: one workgroup per batch matrix
  *     (workgroup_problems), its invocations ("lanes") splitting each step's
  *     rows, synchronized by barriers, reducing through shared arrays.
  *
@@ -765,6 +766,223 @@ vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hl
   el_line(E, instr, "barrier();");
   el_close(E, instr, steps);
   el_count_loop_iterations(E, instr, rows * n + k * per_step);
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- eigh */
+
+/* eigh (internal; codegen/expand.c, "solver custom calls"): the
+ * eigenvalues (ascending, real) and eigenvectors (the columns of the
+ * first result) of each Hermitian batch matrix a [n, n], reading only its
+ * lower (attrs.lower) or upper triangle and the real part of its diagonal,
+ * as LAPACK's syevd / heevd.  Results: (vectors [n, n], values [n] of the
+ * real type, and two [N, N] work arrays, N = n rounded up to even).
+ *
+ * The cyclic Jacobi method in parallel order: N - 1 rounds per sweep pair
+ * every index with every other once (the circle method; an odd n pairs
+ * one index per round with the zero row and column N - 1).  In a round
+ * the N / 2 pairs (p, q) are disjoint, so their rotations J (the 2 x 2
+ * [[c, s], [-conj(u) s, conj(u) c]], u = a_pq / |a_pq|, t = s / c the
+ * smaller root of t^2 + 2 tau t - 1 = 0, tau = (a_qq - a_pp) / 2|a_pq|,
+ * which zeroes a_pq) are found at once from the round's matrix, then A =
+ * J^H A J by 2 x 2 blocks (block (k, l) reads and writes only the rows of
+ * pair k and the columns of pair l) and V = V J, one workgroup per matrix.
+ * Sweeps stop once the off-diagonal part is at most n eps times the
+ * whole (Frobenius norms: eigenvalues within n eps |A|, LAPACK's bound),
+ * or after |max_sweeps| (Jacobi converges quadratically: 6 to 10 sweeps
+ * in practice).  Finally each eigenvalue's
+ * rank (NaNs last, ties by index) places it and its vector. */
+vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 4)
+    return VKHLO_INTERNAL("eigh %s: operand of rank %d, or not four results", instr->name, r);
+  int br = r - 2;
+  int64_t n = s->dimensions[r - 1], nn = n + (n & 1), half = nn / 2;
+  int64_t rows = (nn + LU_LANES - 1) / LU_LANES;
+  bool cx = is_complex(t), wide = t == HLO_F64 || t == HLO_C128;
+  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  int64_t max_sweeps = 15;
+  hlo_shape_t batch;
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v;
+  open_problem(E, instr, s, bidx, &batch);
+  el_name_t rc, rs, ru, rp, red;
+  el_fresh(E, "jc", &rc);
+  el_fresh(E, "js", &rs);
+  el_fresh(E, "ju", &ru);
+  el_fresh(E, "jpq", &rp);
+  el_fresh(E, "jred", &red);
+  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt, rc.s,
+                (long long)half, rt, rs.s, (long long)half, ct, ru.s, (long long)half);
+  strbuf_printf(&E->functions, "shared ivec2 %s[%lld];\nshared %s %s[%d];\n", rp.s, (long long)half, rt, red.s,
+                2 * LU_LANES);
+  const char *one = cx ? "(1, 0)" : "(1)";
+
+  /* the work arrays: A (Hermitian from the triangle read, 0 past n), V = I */
+  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
+  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)nn);
+  el_line(E, instr, "%s aw = %s(0);", ct, ct);
+  glsl_scope_t in_n = el_open(E, instr, "if (i < %lld && c < %lld) {", (long long)n, (long long)n);
+  el_line(E, instr, "bool mine = %s;", instr->attrs.lower ? "i >= c" : "i <= c");
+  el_line(E, instr, "int ri = mine ? i : c, rj = mine ? c : i;");
+  matrix_index(bidx, br, "ri", "rj", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  if (cx) el_line(E, instr, "aw = i == c ? %s(%s.x, 0) : mine ? %s : %s(%s.x, -%s.y);", ct, v.s, v.s, ct, v.s, v.s);
+  else el_line(E, instr, "aw = %s;", v.s);
+  el_close(E, instr, in_n);
+  matrix_index(bidx, br, "i", "c", idx);
+  codegen_store_result(E, instr, 2, idx, "aw");
+  el_name_t e;
+  el_def(E, instr, t, false, &e, "i == c ? %s%s : %s(0)", ct, one, ct);
+  codegen_store_result(E, instr, 3, idx, e.s);
+  el_close(E, instr, cols);
+  el_close(E, instr, own);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+
+  glsl_scope_t sweeps = el_open(E, instr, "for (int sweep = 0; sweep < %lld; sweep++) {", (long long)max_sweeps);
+  /* stop once |offdiag(A)| <= n eps |A| (Frobenius norms; their
+   * rounding keeps it from going lower; NaN stops too) */
+  el_line(E, instr, "%s off = %s(0), all = %s(0);", rt, rt, rt);
+  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)n, LU_LANES);
+  cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  matrix_index(bidx, br, "i", "c", idx);
+  codegen_load_result(E, instr, 2, idx, &v);
+  if (cx) el_line(E, instr, "%s m2 = dot(%s, %s);", rt, v.s, v.s);
+  else el_line(E, instr, "%s m2 = %s * %s;", rt, v.s, v.s);
+  el_line(E, instr, "all += m2;");
+  el_line(E, instr, "if (i != c) off += m2;");
+  el_close(E, instr, cols);
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = off;", red.s);
+  el_line(E, instr, "%s[lane + %d] = all;", red.s, LU_LANES);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "off = %s(0);", rt);
+  el_line(E, instr, "all = %s(0);", rt);
+  el_line(E, instr, "for (int l = 0; l < %d; l++) { off += %s[l]; all += %s[l + %d]; }", LU_LANES, red.s, red.s,
+          LU_LANES);
+  el_line(E, instr, "if (!(off > %s(%.17g) * all)) break;", rt, (wide ? 0x1p-53 : 0x1p-24) * (wide ? 0x1p-53 : 0x1p-24) * (double)(n * n));
+
+  glsl_scope_t rounds = el_open(E, instr, "for (int round = 0; round < %lld; round++) {", (long long)nn - 1);
+  /* the round's pairs and their rotations */
+  glsl_scope_t pairs = el_open(E, instr, "for (int k = lane; k < %lld; k += %d) {", (long long)half, LU_LANES);
+  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_name_t apq, app, aqq;
+  matrix_index(bidx, br, "p", "q", idx);
+  codegen_load_result(E, instr, 2, idx, &apq);
+  matrix_index(bidx, br, "p", "p", idx);
+  codegen_load_result(E, instr, 2, idx, &app);
+  matrix_index(bidx, br, "q", "q", idx);
+  codegen_load_result(E, instr, 2, idx, &aqq);
+  el_line(E, instr, "%s g = %s(%s);", rt, cx ? "length" : "abs", apq.s);
+  el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
+  el_line(E, instr, "%s u = %s%s;", ct, ct, one);
+  glsl_scope_t rot = el_open(E, instr, "if (g > %s(0)) {", rt);
+  el_line(E, instr, "u = %s / g;", apq.s);
+  el_line(E, instr, "%s tau = (%s%s - %s%s) / (%s(2) * g);", rt, aqq.s, cx ? ".x" : "", app.s, cx ? ".x" : "", rt);
+  el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
+          rt);
+  el_line(E, instr, "cc = %s(1) / sqrt(%s(1) + tt * tt);", rt, rt);
+  el_line(E, instr, "ss = tt * cc;");
+  el_close(E, instr, rot);
+  el_line(E, instr, "%s[k] = cc;", rc.s);
+  el_line(E, instr, "%s[k] = ss;", rs.s);
+  el_line(E, instr, "%s[k] = u;", ru.s);
+  el_line(E, instr, "%s[k] = ivec2(p, q);", rp.s);
+  el_close(E, instr, pairs);
+  el_line(E, instr, "barrier();");
+  /* A = J^H A J by 2 x 2 blocks: rows of pair k, columns of pair l */
+  glsl_scope_t blocks = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(half * half), LU_LANES);
+  el_line(E, instr, "int k = b / %lld, l = b %% %lld;", (long long)half, (long long)half);
+  el_line(E, instr, "ivec2 P = %s[k], Q = %s[l];", rp.s, rp.s);
+  el_line(E, instr, "%s c1 = %s[k], s1 = %s[k], c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s, rc.s, rs.s);
+  el_line(E, instr, "%s u1 = %s[k], u2 = %s[l];", ct, ru.s, ru.s);
+  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+  el_name_t x00, x01, x10, x11;
+  matrix_index(bidx, br, "P.x", "Q.x", idx);
+  codegen_load_result(E, instr, 2, idx, &x00);
+  matrix_index(bidx, br, "P.x", "Q.y", idx);
+  codegen_load_result(E, instr, 2, idx, &x01);
+  matrix_index(bidx, br, "P.y", "Q.x", idx);
+  codegen_load_result(E, instr, 2, idx, &x10);
+  matrix_index(bidx, br, "P.y", "Q.y", idx);
+  codegen_load_result(E, instr, 2, idx, &x11);
+  /* Y = X J_l, then J_k^H Y; a diagonal block becomes exactly diagonal */
+  el_name_t m0, m1;
+  mul(E, instr, t, "u2", x01.s, &m0);
+  mul(E, instr, t, "u2", x11.s, &m1);
+  el_line(E, instr, "%s y00 = c2 * %s - s2 * %s, y01 = s2 * %s + c2 * %s;", ct, x00.s, m0.s, x00.s, m0.s);
+  el_line(E, instr, "%s y10 = c2 * %s - s2 * %s, y11 = s2 * %s + c2 * %s;", ct, x10.s, m1.s, x10.s, m1.s);
+  mul(E, instr, t, "u1", "y10", &m0);
+  mul(E, instr, t, "u1", "y11", &m1);
+  el_line(E, instr, "%s z00 = c1 * y00 - s1 * %s, z10 = s1 * y00 + c1 * %s;", ct, m0.s, m0.s);
+  el_line(E, instr, "%s z01 = c1 * y01 - s1 * %s, z11 = s1 * y01 + c1 * %s;", ct, m1.s, m1.s);
+  el_line(E, instr, "if (k == l) { z01 = %s(0); z10 = %s(0);%s }", ct, ct, cx ? " z00.y = 0; z11.y = 0;" : "");
+  const char *zs[4] = {"z00", "z01", "z10", "z11"}, *at[4][2] = {{"P.x", "Q.x"}, {"P.x", "Q.y"}, {"P.y", "Q.x"},
+                                                                  {"P.y", "Q.y"}};
+  for (int z = 0; z < 4; z++) {
+    matrix_index(bidx, br, at[z][0], at[z][1], idx);
+    codegen_store_result(E, instr, 2, idx, zs[z]);
+  }
+  el_close(E, instr, blocks);
+  /* V = V J: rows i, columns of pair l */
+  glsl_scope_t vrows = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(nn * half), LU_LANES);
+  el_line(E, instr, "int i = b / %lld, l = b %% %lld;", (long long)half, (long long)half);
+  el_line(E, instr, "ivec2 Q = %s[l];", rp.s);
+  el_line(E, instr, "%s c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s);
+  el_line(E, instr, "%s u2 = %s[l];", ct, ru.s);
+  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+  el_name_t v0, v1;
+  matrix_index(bidx, br, "i", "Q.x", idx);
+  codegen_load_result(E, instr, 3, idx, &v0);
+  matrix_index(bidx, br, "i", "Q.y", idx);
+  codegen_load_result(E, instr, 3, idx, &v1);
+  el_name_t mv;
+  mul(E, instr, t, "u2", v1.s, &mv);
+  el_line(E, instr, "%s n0 = c2 * %s - s2 * %s, n1 = s2 * %s + c2 * %s;", ct, v0.s, mv.s, v0.s, mv.s);
+  matrix_index(bidx, br, "i", "Q.x", idx);
+  codegen_store_result(E, instr, 3, idx, "n0");
+  matrix_index(bidx, br, "i", "Q.y", idx);
+  codegen_store_result(E, instr, 3, idx, "n1");
+  el_close(E, instr, vrows);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, rounds);
+  el_close(E, instr, sweeps);
+
+  /* each eigenvalue's rank among them (NaNs last, ties by index) */
+  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)n, LU_LANES);
+  el_name_t di, dj;
+  matrix_index(bidx, br, "i", "i", idx);
+  codegen_load_result(E, instr, 2, idx, &di);
+  el_line(E, instr, "%s wi = %s%s;", rt, di.s, cx ? ".x" : "");
+  el_line(E, instr, "int rank = 0;");
+  glsl_scope_t others = el_open(E, instr, "for (int j = 0; j < %lld; j++) {", (long long)n);
+  matrix_index(bidx, br, "j", "j", idx);
+  codegen_load_result(E, instr, 2, idx, &dj);
+  el_line(E, instr, "%s wj = %s%s;", rt, dj.s, cx ? ".x" : "");
+  el_line(E, instr,
+          "if (isnan(wi) ? (!isnan(wj) || j < i) : (!isnan(wj) && (wj < wi || (wj == wi && j < i)))) rank++;");
+  el_close(E, instr, others);
+  el_name_t ridx[HLO_MAX_RANK], vi;
+  memcpy(ridx, bidx, sizeof(el_name_t) * (size_t)br);
+  snprintf(ridx[br].s, sizeof ridx[br].s, "rank");
+  codegen_store_result(E, instr, 1, ridx, "wi");
+  glsl_scope_t vec = el_open(E, instr, "for (int row = 0; row < %lld; row++) {", (long long)n);
+  matrix_index(bidx, br, "row", "i", idx);
+  codegen_load_result(E, instr, 3, idx, &vi);
+  matrix_index(bidx, br, "row", "rank", idx);
+  codegen_store_result(E, instr, 0, idx, vi.s);
+  el_close(E, instr, vec);
+  el_close(E, instr, own);
+  int64_t per_round = (half + LU_LANES - 1) / LU_LANES + (half * half + LU_LANES - 1) / LU_LANES +
+                      (nn * half + LU_LANES - 1) / LU_LANES;
+  el_count_loop_iterations(E, instr, rows * nn + max_sweeps * (rows * n + LU_LANES + (nn - 1) * (1 + per_round)) +
+                                         rows * 2 * n);
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }

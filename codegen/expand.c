@@ -36,9 +36,9 @@
  *   custom_call @Sharding,       its operand (see "sharding annotations":
  *   @SPMD*, @MoveTo*             one device), where the type is unchanged
  *   custom_call @lapack_?potrf_  cholesky, triangular_solve, the internal
- *   ffi, ?trsm, ?getrf, ?geqrf,  lu, qr and householder_product (see
- *   ?orgqr, cuSOLVER / hipSOLVER "solver custom calls": JAX's linear
- *   potrf, getrf, geqrf, orgqr,  algebra exported for CPUs or GPUs)
+ *   ffi, ?trsm, ?getrf, ?geqrf,  lu, qr, householder_product and eigh
+ *   ?orgqr, ?syevd, cuSOLVER /   (see "solver custom calls": JAX's linear
+ *   hipSOLVER potrf, getrf, ...  algebra exported for CPUs or GPUs)
  *   cu_lu_pivots_to_permutation
  *   custom_call @ApproxTopK      the exact top k: a stable sort by its
  *                                comparator, sliced (see "long sorts")
@@ -1946,6 +1946,8 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
  *     (TPU: ProductOfElementary-    wider than one panel the block
  *     HouseholderReflectors)        reflectors applied to the identity,
  *                                   the last panel's first
+ *   syevd / heevd (a) -> (vectors,  the internal eigh (Jacobi) of the
+ *     values, info) (TPU: Eigh)     triangle the call names; info 0
  * The calls' operand_layouts (column-major, the libraries' storage) change
  * no value: the operands and results are the same logical arrays.  The
  * options come from the dictionary in mhlo.backend_config (BLAS letters as
@@ -1989,6 +1991,7 @@ typedef enum solver_call_e {
   SOLVER_PERMUTATION,
   SOLVER_GEQRF,
   SOLVER_ORGQR,
+  SOLVER_SYEVD,
 } solver_call_t;
 
 static solver_call_t solver_call(const hlo_instruction_t *in) {
@@ -1999,6 +2002,7 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
     if (strcmp(t + 8, "trsm_ffi") == 0) return SOLVER_TRSM;
     if (strcmp(t + 8, "getrf_ffi") == 0) return SOLVER_GETRF;
     if (strcmp(t + 8, "geqrf_ffi") == 0) return SOLVER_GEQRF;
+    if (strcmp(t + 8, strchr("sd", t[7]) ? "syevd_ffi" : "heevd_ffi") == 0) return SOLVER_SYEVD;
     if (strcmp(t + 8, strchr("sd", t[7]) ? "orgqr_ffi" : "ungqr_ffi") == 0) return SOLVER_ORGQR;
     return SOLVER_NONE;
   }
@@ -2006,6 +2010,8 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
   if (strcmp(t, "cusolver_getrf_ffi") == 0 || strcmp(t, "hipsolver_getrf_ffi") == 0) return SOLVER_GETRF;
   if (strcmp(t, "cusolver_geqrf_ffi") == 0 || strcmp(t, "hipsolver_geqrf_ffi") == 0 || strcmp(t, "Qr") == 0)
     return SOLVER_GEQRF;
+  if (strcmp(t, "cusolver_syevd_ffi") == 0 || strcmp(t, "hipsolver_syevd_ffi") == 0 || strcmp(t, "Eigh") == 0)
+    return SOLVER_SYEVD;
   if (strcmp(t, "cusolver_orgqr_ffi") == 0 || strcmp(t, "hipsolver_orgqr_ffi") == 0 ||
       strcmp(t, "ProductOfElementaryHouseholderReflectors") == 0)
     return SOLVER_ORGQR;
@@ -2431,6 +2437,33 @@ static hlo_instruction_t *householder_product(expand_ctx_t *x, hlo_instruction_t
   return q;
 }
 
+/* syevd: the internal eigh's vectors and values, info 0 (Jacobi always
+ * converges; NaNs come out as NaNs), of the triangle the call names:
+ * LAPACK's uplo letter, cuSOLVER's lower, the TPU Eigh's first field of
+ * "lower,sort,max_iter,tol". */
+static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, int nres, const hlo_shape_t *parts) {
+  hlo_instruction_t *a = in->operands[0];
+  int64_t lower = 1, uplo;
+  if (config_value(in, "uplo", &uplo)) lower = uplo != 'U';
+  else if (!config_value(in, "lower", &lower) && in->attrs.backend_config && in->attrs.backend_config[0] == '0')
+    lower = 0;
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1], dims[HLO_MAX_RANK];
+  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 1] = n + (n & 1);
+  hlo_shape_t work = array_shape(a->shape.element_type, r, dims), s;
+  hlo_shape_t shapes[4] = {a->shape, parts[1], work, work};
+  if (!hlo_shape_make_tuple(x->m, &s, 4, shapes)) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *e = emit(x, HLO_OPCODE_EIGH, &s, 1, &a);
+  if (e) e->attrs.lower = lower != 0;
+  hlo_instruction_t *v[3] = {tuple_element(x, e, 0), tuple_element(x, e, 1), NULL};
+  if (nres == 3) v[2] = splat(x, &parts[2], 0, 0);
+  return tuple(x, nres, v);
+}
+
 static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *p = in->operands[0];
   if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
@@ -2495,6 +2528,18 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
            ts->dimensions[ts->rank - 1] <= a->dimensions[a->rank - 1] &&
            a->dimensions[a->rank - 1] <= a->dimensions[a->rank - 2];
       if (ok) *out = householder_product(x, in->operands[0], in->operands[1]);
+      break;
+    }
+    case SOLVER_SYEVD: {
+      want = "(a [batch..., n, n] f32, f64, complex64 or complex128) -> (a's type, values [batch..., n] of its real "
+             "type[, info [batch...] integer])";
+      hlo_element_type_t real = !a ? HLO_PRED : a->element_type == HLO_C64 ? HLO_F32
+                                 : a->element_type == HLO_C128 ? HLO_F64 : a->element_type;
+      ok = in->operand_count == 1 && is_lapack_matrix(a) && a->dimensions[a->rank - 1] == a->dimensions[a->rank - 2] &&
+           (nres == 3 || nres == 2) && hlo_shape_equal(&parts[0], a) && parts[1].element_type == real &&
+           is_batch_shape(&parts[1], a, a->rank - 2, a->dimensions[a->rank - 1]) &&
+           (nres == 2 || is_index_array(&parts[2], a, a->rank - 2, -1));
+      if (ok) *out = expand_syevd(x, in, nres, parts);
       break;
     }
     case SOLVER_NONE: break;

@@ -3,7 +3,8 @@
  * (cuSOLVER): custom_calls @lapack_?getrf_ffi, @lapack_?potrf_ffi,
  * @lapack_?trsm_ffi, @lapack_?geqrf_ffi, @lapack_?orgqr_ffi / ?ungqr_ffi,
  * @cusolver_getrf_ffi, @cusolver_potrf_ffi, @cusolver_geqrf_ffi,
- * @cusolver_orgqr_ffi and @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
+ * @cusolver_orgqr_ffi, @lapack_?syevd_ffi / ?heevd_ffi, @cusolver_syevd_ffi
+ * and @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
  * end to end with the validation layer on.  The programs carry what the
  * exporter writes: options in an mhlo.backend_config dictionary, the
  * libraries' column-major operand_layouts, output_operand_aliases.
@@ -23,6 +24,10 @@
  *                lower, conjugate-transposed complex64: the residual of the
  *                solved system, with NaNs in the triangle not read.
  *   permutation  pivots in and out of range (skipped) to permutations of 8.
+ *   syevd        [[2, 1], [1, 2]] (values 1 and 3); 33 x 33 and 64 x 64 f32,
+ *                20 x 20 and 7 x 7 complex64 (cuSOLVER's and LAPACK's names,
+ *                either triangle, 1e6 in the other), eigenvalues 1, 1, 1,
+ *                2, 2, ...: orthonormal vectors, a v = w v, ascending, info 0.
  *   geqrf, orgqr a 2 x 2 matrix whose reflectors are known (worked by hand),
  *                also through the TPU export's @Qr (a function returning
  *                its tuple as one value);
@@ -547,6 +552,136 @@ static void qr_complex(void **state) {
   qr_case(*state, "lapack_cgeqrf_ffi", "lapack_cungqr_ffi", 1, 12, 12, true, false);
 }
 
+/* ---------------------------------------------------------------- eigh */
+
+/* syevd (heevd) of b n x n Hermitian matrices whose other triangle holds
+ * 1e6 (never read); checks what an eigendecomposition guarantees: the
+ * vectors orthonormal, a v = w v for each (value, vector) within the
+ * rounding bound, the values ascending, info 0.  |repeated|: eigenvalues
+ * 1, 1, 1, 2, 2, 2, ... (q diag q^H of a random q). */
+static void eigh_case(vkhlo_context_t *ctx, const char *target, const char *config, int b, int n, bool cplx,
+                      bool lower, bool repeated) {
+  int w = cplx ? 2 : 1;
+  size_t count = (size_t)b * n * n;
+  float *a = malloc(sizeof *a * count * w), *v = malloc(sizeof *v * count * w), *val = malloc(sizeof *val * (size_t)b * n);
+  int32_t *info = malloc(sizeof *info * (size_t)b);
+  double complex *h = malloc(sizeof *h * (size_t)n * n), *q = malloc(sizeof *q * (size_t)n * n);
+  assert_true(a && v && val && info && h && q);
+  uint32_t seed = 3u + (unsigned)n;
+  char at_[64], vt[64], it[64], text[2048];
+  tensor(at_, sizeof at_, b, n, n, cplx ? "complex<f32>" : "f32");
+  snprintf(vt, sizeof vt, "tensor<%dx%dxf32>", b, n);
+  snprintf(it, sizeof it, "tensor<%dxi32>", b);
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: %s) -> (%s, %s, %s) {\n"
+           "  %%0:3 = stablehlo.custom_call @%s(%%arg0) {mhlo.backend_config = %s, operand_layouts = [dense<[1, 2, "
+           "0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = "
+           "[0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : "
+           "tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (%s) -> (%s, %s, %s)\n"
+           "  return %%0#0, %%0#1, %%0#2 : %s, %s, %s\n}\n",
+           at_, at_, vt, it, target, config, at_, at_, vt, it, at_, vt, it);
+  for (int p = 0; p < b; p++) {
+    float *ap = a + (size_t)p * n * n * w;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j <= i; j++) {
+        double complex x = test_uniform(&seed) + (cplx && i != j ? I * test_uniform(&seed) : 0);
+        h[(size_t)i * n + j] = x, h[(size_t)j * n + i] = conj(x);
+      }
+    if (repeated) { /* q: Gram-Schmidt of the random h's columns; h = q diag q^H */
+      for (int c = 0; c < n; c++) {
+        for (int i = 0; i < n; i++) q[(size_t)i * n + c] = h[(size_t)i * n + c] + (i == c ? 3 : 0);
+        for (int d = 0; d < c; d++) {
+          double complex s = 0;
+          for (int i = 0; i < n; i++) s += conj(q[(size_t)i * n + d]) * q[(size_t)i * n + c];
+          for (int i = 0; i < n; i++) q[(size_t)i * n + c] -= s * q[(size_t)i * n + d];
+        }
+        double norm = 0;
+        for (int i = 0; i < n; i++) norm += creal(q[(size_t)i * n + c] * conj(q[(size_t)i * n + c]));
+        for (int i = 0; i < n; i++) q[(size_t)i * n + c] /= sqrt(norm);
+      }
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+          double complex s = 0;
+          for (int c = 0; c < n; c++) s += q[(size_t)i * n + c] * (1 + c / 3) * conj(q[(size_t)j * n + c]);
+          h[(size_t)i * n + j] = s;
+        }
+      for (int i = 0; i < n; i++) h[(size_t)i * n + i] = creal(h[(size_t)i * n + i]);
+    }
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) put(ap, (size_t)i * n + j, cplx, (lower ? j <= i : j >= i) ? h[(size_t)i * n + j] : 1e6);
+  }
+  vkhlo_tensor_type_t ty = {.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = 3, .dimensions = {b, n, n}};
+  const void *in[1] = {a};
+  void *out[3] = {v, val, info};
+  size_t bytes[3] = {sizeof *v * count * w, sizeof *val * (size_t)b * n, sizeof *info * (size_t)b};
+  run(ctx, text, 1, &ty, in, 3, out, bytes);
+  for (int p = 0; p < b; p++) {
+    const float *ap = a + (size_t)p * n * n * w, *vp = v + (size_t)p * n * n * w, *wp = val + (size_t)p * n;
+    double norm = 0;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double complex x = (lower ? j <= i : j >= i) ? at(ap, (size_t)i * n + j, cplx) : conj(at(ap, (size_t)j * n + i, cplx));
+        h[(size_t)i * n + j] = i == j ? creal(x) : x;
+        norm += creal(x * conj(x));
+      }
+    norm = sqrt(norm);
+    if (info[p] != 0) fail_msg("%s batch %d: info %d", text, p, info[p]);
+    for (int c = 0; c < n; c++) {
+      if (c > 0 && !(wp[c - 1] <= wp[c])) fail_msg("%s batch %d: values %d, %d not ascending", text, p, c - 1, c);
+      for (int i = 0; i < n; i++) { /* (a v - w v)[i] */
+        double complex s = -wp[c] * at(vp, (size_t)i * n + c, cplx);
+        for (int j = 0; j < n; j++) s += h[(size_t)i * n + j] * at(vp, (size_t)j * n + c, cplx);
+        if (!(cabs(s) <= 2e-6 * n * norm))
+          fail_msg("%s batch %d: |(a v - w v)[%d]| of value %d = %g", text, p, i, c, cabs(s));
+      }
+      for (int d = 0; d <= c; d++) {
+        double complex s = 0;
+        for (int i = 0; i < n; i++) s += conj(at(vp, (size_t)i * n + d, cplx)) * at(vp, (size_t)i * n + c, cplx);
+        if (!(cabs(s - (c == d)) <= 2e-6 * n)) fail_msg("%s batch %d: (v^H v)[%d][%d] = %g", text, p, d, c, cabs(s));
+      }
+    }
+    if (repeated)
+      for (int c = 0; c < n; c++)
+        if (fabs(wp[c] - (1 + c / 3)) > 1e-5 * n) fail_msg("%s: value %d is %g, want %d", text, c, wp[c], 1 + c / 3);
+  }
+  free(a), free(v), free(val), free(info), free(h), free(q);
+}
+
+/* [[2, 1], [1, 2]]: values 1 and 3, vectors (1, -1) / sqrt 2 and (1, 1) / sqrt 2 up to sign */
+static void eigh_known(void **state) {
+  static const float a[4] = {2, 1e6f, 1, 2};
+  float v[4], w[2];
+  int32_t info;
+  const char *text =
+      "func.func public @main(%arg0: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<i32>) {\n"
+      "  %0:3 = stablehlo.custom_call @lapack_ssyevd_ffi(%arg0) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : "
+      "ui8}} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<i32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<2x2xf32>, tensor<2xf32>, tensor<i32>\n}\n";
+  vkhlo_tensor_type_t t = {.element_type = VKHLO_F32, .rank = 2, .dimensions = {2, 2}};
+  const void *in[1] = {a};
+  void *out[3] = {v, w, &info};
+  size_t bytes[3] = {sizeof v, sizeof w, sizeof info};
+  run(*state, text, 1, &t, in, 3, out, bytes);
+  float r = sqrtf(0.5f);
+  if (fabsf(w[0] - 1) > 1e-6f || fabsf(w[1] - 3) > 1e-6f || info != 0)
+    fail_msg("values %g, %g, info %d; want 1, 3, 0", w[0], w[1], info);
+  /* columns: v[0][c], v[1][c] */
+  if (fabsf(fabsf(v[0]) - r) > 1e-6f || fabsf(v[2] + v[0]) > 1e-6f || fabsf(fabsf(v[1]) - r) > 1e-6f ||
+      fabsf(v[3] - v[1]) > 1e-6f)
+    fail_msg("vectors [[%g, %g], [%g, %g]]", v[0], v[1], v[2], v[3]);
+}
+
+/* odd and even sizes (an odd n pairs one index per round with a zero
+ * row), both triangles, complex through cuSOLVER, repeated eigenvalues */
+static void eigh_sizes(void **state) {
+  const char *lapack_l = "{mode = 86 : ui8, uplo = 76 : ui8}", *lapack_u = "{mode = 86 : ui8, uplo = 85 : ui8}";
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 2, 33, false, true, false);
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_u, 1, 64, false, false, false);
+  eigh_case(*state, "cusolver_syevd_ffi", "{algorithm = 0 : ui8, lower = false}", 2, 20, true, false, false);
+  eigh_case(*state, "lapack_cheevd_ffi", lapack_l, 1, 7, true, true, false);
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 1, 30, false, true, true);
+}
+
 /* -------------------------------------------------------------- errors */
 
 static void wrong_results_refused(void **state) {
@@ -559,7 +694,7 @@ static void wrong_results_refused(void **state) {
                             "pivots [batch..., min(m, n)]", NULL);
 }
 
-static void qr_wrong_types_refused(void **state) {
+static void solver_wrong_types_refused(void **state) {
   /* LAPACK has no f16 geqrf; orgqr needs k <= n <= m */
   test_expect_compile_error(*state,
                             "func.func @main(%a: tensor<4x4xf16>) -> tensor<4x4xf16> {\n"
@@ -575,6 +710,15 @@ static void qr_wrong_types_refused(void **state) {
                             "  return %0 : tensor<3x5xf32>\n}\n",
                             "orgqr.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "orgqr.mlir:2:3", "@lapack_sorgqr_ffi",
                             "k <= n <= m", NULL);
+  /* syevd needs a square matrix and real eigenvalues */
+  test_expect_compile_error(*state,
+                            "func.func @main(%a: tensor<4x4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {\n"
+                            "  %0:3 = stablehlo.custom_call @lapack_cheevd_ffi(%a) {mhlo.backend_config = {}} : "
+                            "(tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<4xcomplex<f32>>, "
+                            "tensor<i32>)\n"
+                            "  return %0#1 : tensor<4xcomplex<f32>>\n}\n",
+                            "eigh.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "eigh.mlir:2:3", "@lapack_cheevd_ffi",
+                            "values [batch..., n] of its real type", NULL);
 }
 
 int main(void) {
@@ -585,8 +729,9 @@ int main(void) {
       cmocka_unit_test(trsm_right_upper_transposed), cmocka_unit_test(trsm_left_lower_adjoint),
       cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(qr_known),
       cmocka_unit_test(qr_blocked),           cmocka_unit_test(qr_wide_and_small),
-      cmocka_unit_test(qr_complex),           cmocka_unit_test(wrong_results_refused),
-      cmocka_unit_test(qr_wrong_types_refused),
+      cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
+      cmocka_unit_test(eigh_sizes),           cmocka_unit_test(wrong_results_refused),
+      cmocka_unit_test(solver_wrong_types_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
