@@ -396,45 +396,35 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   elemental_emitter_t E;
   el_init(&E, target, allocator, codegen_load_operand, NULL);
   int64_t total = 0;
-  vkhlo_status_t st;
+  /* the ops with a kernel of their own; |readwrite|: it reads back its results */
+  static const struct {
+    hlo_opcode_t opcode;
+    vkhlo_status_t (*emit)(elemental_emitter_t *, const hlo_instruction_t *, int64_t *);
+    bool readwrite;
+  } kernels[] = {
+      {HLO_OPCODE_SORT, codegen_emit_sort, false},
+      {HLO_OPCODE_SORT_RUNS, codegen_emit_sort, false},
+      {HLO_OPCODE_CHLO_TOP_K, codegen_emit_top_k, false},
+      {HLO_OPCODE_FUSION, codegen_emit_fusion, false},
+      {HLO_OPCODE_SCATTER, codegen_emit_scatter, true},
+      {HLO_OPCODE_TRIANGULAR_SOLVE, codegen_emit_triangular_solve, true},
+      {HLO_OPCODE_CHOLESKY, codegen_emit_cholesky, true},
+      {HLO_OPCODE_LU, codegen_emit_lu, true},
+      {HLO_OPCODE_LU_PIVOTS_TO_PERMUTATION, codegen_emit_lu_pivots_to_permutation, true},
+      {HLO_OPCODE_QR, codegen_emit_qr, true},
+      {HLO_OPCODE_HOUSEHOLDER_PRODUCT, codegen_emit_householder_product, true},
+      {HLO_OPCODE_EIGH, codegen_emit_eigh, true},
+      {HLO_OPCODE_FFT, codegen_emit_fft, false},
+      {HLO_OPCODE_RNG_BIT_GENERATOR, codegen_emit_rng_bit_generator, false},
+  };
   bool readwrite = false;
-  if (instr->opcode == HLO_OPCODE_SORT || instr->opcode == HLO_OPCODE_SORT_RUNS) {
-    st = codegen_emit_sort(&E, instr, &total);
-  } else if (instr->opcode == HLO_OPCODE_CHLO_TOP_K) {
-    st = codegen_emit_top_k(&E, instr, &total);
-  } else if (instr->opcode == HLO_OPCODE_FUSION) {
-    st = codegen_emit_fusion(&E, instr, &total);
-  } else if (instr->opcode == HLO_OPCODE_SCATTER) {
-    st = codegen_emit_scatter(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_TRIANGULAR_SOLVE) {
-    st = codegen_emit_triangular_solve(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_CHOLESKY) {
-    st = codegen_emit_cholesky(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_LU) {
-    st = codegen_emit_lu(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_EIGH) {
-    st = codegen_emit_eigh(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_QR) {
-    st = codegen_emit_qr(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_HOUSEHOLDER_PRODUCT) {
-    st = codegen_emit_householder_product(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_LU_PIVOTS_TO_PERMUTATION) {
-    st = codegen_emit_lu_pivots_to_permutation(&E, instr, &total);
-    readwrite = true;
-  } else if (instr->opcode == HLO_OPCODE_FFT) {
-    st = codegen_emit_fft(&E, instr, &total);
-  } else if (instr->opcode == HLO_OPCODE_RNG_BIT_GENERATOR) {
-    st = codegen_emit_rng_bit_generator(&E, instr, &total);
-  } else {
-    st = emit_elemental_kernel(&E, instr, &total);
-  }
+  vkhlo_status_t (*emitter)(elemental_emitter_t *, const hlo_instruction_t *, int64_t *) = emit_elemental_kernel;
+  for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+    if (kernels[k].opcode == instr->opcode) {
+      emitter = kernels[k].emit;
+      readwrite = kernels[k].readwrite;
+    }
+  vkhlo_status_t st = emitter(&E, instr, &total);
   if (!st) st = codegen_assemble(&E, instr, total, readwrite, out);
   el_free(&E);
   return st;

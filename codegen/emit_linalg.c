@@ -41,6 +41,11 @@
 
 static bool is_complex(hlo_element_type_t t) { return hlo_element_type_is_complex(t); }
 
+/* The GLSL type of a real value of |t|: of its parts for complex types. */
+static const char *real_compute_type(hlo_element_type_t t) {
+  return t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : glsl_compute_type(t);
+}
+
 static vkhlo_status_t check_float_type(const hlo_instruction_t *instr, hlo_element_type_t t) {
   if (!hlo_element_type_is_float(t) && !is_complex(t))
     return el_unimplemented(instr, "unsupported element type %s for stablehlo.%s",
@@ -362,7 +367,7 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   int br = r - 2;
   int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], kk = m < n ? m : n;
   int64_t rows = (m + LU_LANES - 1) / LU_LANES, cols = (n + LU_LANES - 1) / LU_LANES;
-  const char *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : glsl_compute_type(t);
+  const char *rt = real_compute_type(t);
   el_name_t best, row;
   el_fresh(E, "lu_best", &best);
   el_fresh(E, "lu_row", &row);
@@ -526,7 +531,7 @@ typedef struct householder_shared_s {
 
 /* Declares the shared arrays for |cols| columns of element type |t|. */
 static void householder_shared(elemental_emitter_t *E, hlo_element_type_t t, int64_t cols, householder_shared_t *sh) {
-  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
   el_fresh(E, "hh_scale", &sh->scale);
   el_fresh(E, "hh_ssq", &sh->ssq);
   el_fresh(E, "hh_part", &sh->part);
@@ -534,6 +539,14 @@ static void householder_shared(elemental_emitter_t *E, hlo_element_type_t t, int
   strbuf_printf(&E->functions, "shared %s %s[%d];\nshared %s %s[%d];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt,
                 sh->scale.s, LU_LANES, rt, sh->ssq.s, LU_LANES, ct, sh->part.s, (long long)cols * LU_LANES, ct,
                 sh->w.s, (long long)cols);
+}
+
+/* Opens the loops over the elements (i, c) of this lane's rows (i % 64 ==
+ * lane) of an m x n matrix; el_close(scopes[1]) then el_close(scopes[0]). */
+static void own_elements(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t m, int64_t n,
+                         glsl_scope_t *scopes) {
+  scopes[0] = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)m, LU_LANES);
+  scopes[1] = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
 }
 
 /* Opens "for (int i = ...) {" over the rows from |from| to m-1 that this
@@ -634,7 +647,7 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], kk = m < n ? m : n;
   int64_t rows = (m + LU_LANES - 1) / LU_LANES;
   bool cx = is_complex(t);
-  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
   householder_shared_t sh;
   householder_shared(E, t, n, &sh);
   hlo_shape_t batch;
@@ -642,13 +655,13 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   open_problem(E, instr, s, bidx, &batch);
 
   /* the copy */
-  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)m, LU_LANES);
-  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  glsl_scope_t loops[2];
+  own_elements(E, instr, m, n, loops);
   matrix_index(bidx, br, "i", "c", idx);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
   codegen_store_result(E, instr, 0, idx, v.s);
-  el_close(E, instr, cols);
-  el_close(E, instr, own);
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
   el_line(E, instr, "memoryBarrierBuffer();");
   el_line(E, instr, "barrier();");
 
@@ -658,7 +671,7 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   codegen_load_result(E, instr, 0, idx, &alpha);
   /* this lane's share of |x| as LAPACK's lassq: scale * sqrt(ssq) */
   el_line(E, instr, "%s sc = %s(0), ss = %s(1);", rt, rt, rt);
-  own = own_rows(E, instr, "j + 1", m);
+  glsl_scope_t own = own_rows(E, instr, "j + 1", m);
   matrix_index(bidx, br, "i", "j", idx);
   codegen_load_result(E, instr, 0, idx, &v);
   for (int part = 0; part < (cx ? 2 : 1); part++) {
@@ -748,14 +761,14 @@ vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hl
   hlo_shape_t batch;
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], tau;
   open_problem(E, instr, s, bidx, &batch);
-  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)m, LU_LANES);
-  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  glsl_scope_t loops[2];
+  own_elements(E, instr, m, n, loops);
   matrix_index(bidx, br, "i", "c", idx);
   el_name_t e;
   el_def(E, instr, t, false, &e, "i == c ? %s(1%s) : %s(0)", ct, is_complex(t) ? ", 0" : "", ct);
   codegen_store_result(E, instr, 0, idx, e.s);
-  el_close(E, instr, cols);
-  el_close(E, instr, own);
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
   el_line(E, instr, "barrier();");
   glsl_scope_t steps = el_open(E, instr, "for (int j = %lld; j >= 0; j--) {", (long long)k - 1);
   memcpy(idx, bidx, sizeof(el_name_t) * (size_t)br);
@@ -804,7 +817,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   int64_t n = s->dimensions[r - 1], nn = n + (n & 1), half = nn / 2;
   int64_t rows = (nn + LU_LANES - 1) / LU_LANES;
   bool cx = is_complex(t), wide = t == HLO_F64 || t == HLO_C128;
-  const char *ct = glsl_compute_type(t), *rt = t == HLO_C64 ? "float" : t == HLO_C128 ? "double" : ct;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
   int64_t max_sweeps = 15;
   hlo_shape_t batch;
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v;
@@ -822,8 +835,8 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   const char *one = cx ? "(1, 0)" : "(1)";
 
   /* the work arrays: A (Hermitian from the triangle read, 0 past n), V = I */
-  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
-  glsl_scope_t cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)nn);
+  glsl_scope_t loops[2];
+  own_elements(E, instr, nn, nn, loops);
   el_line(E, instr, "%s aw = %s(0);", ct, ct);
   glsl_scope_t in_n = el_open(E, instr, "if (i < %lld && c < %lld) {", (long long)n, (long long)n);
   el_line(E, instr, "bool mine = %s;", instr->attrs.lower ? "i >= c" : "i <= c");
@@ -838,8 +851,8 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   el_name_t e;
   el_def(E, instr, t, false, &e, "i == c ? %s%s : %s(0)", ct, one, ct);
   codegen_store_result(E, instr, 3, idx, e.s);
-  el_close(E, instr, cols);
-  el_close(E, instr, own);
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
   el_line(E, instr, "memoryBarrierBuffer();");
   el_line(E, instr, "barrier();");
 
@@ -847,16 +860,15 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   /* stop once |offdiag(A)| <= n eps |A| (Frobenius norms; their
    * rounding keeps it from going lower; NaN stops too) */
   el_line(E, instr, "%s off = %s(0), all = %s(0);", rt, rt, rt);
-  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)n, LU_LANES);
-  cols = el_open(E, instr, "for (int c = 0; c < %lld; c++) {", (long long)n);
+  own_elements(E, instr, n, n, loops);
   matrix_index(bidx, br, "i", "c", idx);
   codegen_load_result(E, instr, 2, idx, &v);
   if (cx) el_line(E, instr, "%s m2 = dot(%s, %s);", rt, v.s, v.s);
   else el_line(E, instr, "%s m2 = %s * %s;", rt, v.s, v.s);
   el_line(E, instr, "all += m2;");
   el_line(E, instr, "if (i != c) off += m2;");
-  el_close(E, instr, cols);
-  el_close(E, instr, own);
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
   el_line(E, instr, "%s[lane] = off;", red.s);
   el_line(E, instr, "%s[lane + %d] = all;", red.s, LU_LANES);
   el_line(E, instr, "barrier();");
@@ -955,7 +967,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   el_close(E, instr, sweeps);
 
   /* each eigenvalue's rank among them (NaNs last, ties by index) */
-  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)n, LU_LANES);
+  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)n, LU_LANES);
   el_name_t di, dj;
   matrix_index(bidx, br, "i", "i", idx);
   codegen_load_result(E, instr, 2, idx, &di);

@@ -2129,19 +2129,33 @@ static hlo_instruction_t *expand_trsm(expand_ctx_t *x, hlo_instruction_t *in) {
   return place(x, sol);
 }
 
-/* The tuple (lu, pivots from 0, info) of the internal lu of |a|. */
-static hlo_instruction_t *lu_op(expand_ctx_t *x, hlo_instruction_t *a) {
+/* Internal op |op| of |a| with the |n| results |parts| (a tuple). */
+static hlo_instruction_t *tuple_op(expand_ctx_t *x, hlo_opcode_t op, hlo_instruction_t *a, int n,
+                                   const hlo_shape_t *parts) {
+  hlo_shape_t s;
   if (!a) return NULL;
-  int r = a->shape.rank;
-  int64_t dims[HLO_MAX_RANK];
-  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
-  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
-  hlo_shape_t parts[3] = {a->shape, array_shape(HLO_S32, r - 1, dims), array_shape(HLO_S32, r - 2, dims)}, s;
-  if (!hlo_shape_make_tuple(x->m, &s, 3, parts)) {
+  if (!hlo_shape_make_tuple(x->m, &s, n, parts)) {
     x->failed = true;
     return NULL;
   }
-  return emit(x, HLO_OPCODE_LU, &s, 1, &a);
+  return emit(x, op, &s, 1, &a);
+}
+
+/* [batch..., min(m, n)] of element type |t| for a [batch..., m, n]. */
+static hlo_shape_t min_dim_shape(const hlo_shape_t *a, hlo_element_type_t t) {
+  int r = a->rank;
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, a->dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
+  return array_shape(t, r - 1, dims);
+}
+
+/* The tuple (lu, pivots from 0, info) of the internal lu of |a|. */
+static hlo_instruction_t *lu_op(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  hlo_shape_t parts[3] = {a->shape, min_dim_shape(&a->shape, HLO_S32),
+                          array_shape(HLO_S32, a->shape.rank - 2, a->shape.dimensions)};
+  return tuple_op(x, HLO_OPCODE_LU, a, 3, parts);
 }
 
 /* The permutation of 0..size-1 that |pivots| (i32, from 0) make. */
@@ -2326,16 +2340,8 @@ static hlo_instruction_t *apply_block_reflector(expand_ctx_t *x, hlo_instruction
 /* The tuple (a, taus) of the internal qr of |a|. */
 static hlo_instruction_t *qr_op(expand_ctx_t *x, hlo_instruction_t *a) {
   if (!a) return NULL;
-  int r = a->shape.rank;
-  int64_t dims[HLO_MAX_RANK];
-  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
-  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
-  hlo_shape_t parts[2] = {a->shape, array_shape(a->shape.element_type, r - 1, dims)}, s;
-  if (!hlo_shape_make_tuple(x->m, &s, 2, parts)) {
-    x->failed = true;
-    return NULL;
-  }
-  return emit(x, HLO_OPCODE_QR, &s, 1, &a);
+  hlo_shape_t parts[2] = {a->shape, min_dim_shape(&a->shape, a->shape.element_type)};
+  return tuple_op(x, HLO_OPCODE_QR, a, 2, parts);
 }
 
 /* geqrf's (a, taus) of |a| into out[0..1]: the qr kernel, or past one
@@ -2451,13 +2457,9 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
   int64_t n = a->shape.dimensions[r - 1], dims[HLO_MAX_RANK];
   memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
   dims[r - 2] = dims[r - 1] = n + (n & 1);
-  hlo_shape_t work = array_shape(a->shape.element_type, r, dims), s;
+  hlo_shape_t work = array_shape(a->shape.element_type, r, dims);
   hlo_shape_t shapes[4] = {a->shape, parts[1], work, work};
-  if (!hlo_shape_make_tuple(x->m, &s, 4, shapes)) {
-    x->failed = true;
-    return NULL;
-  }
-  hlo_instruction_t *e = emit(x, HLO_OPCODE_EIGH, &s, 1, &a);
+  hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_EIGH, a, 4, shapes);
   if (e) e->attrs.lower = lower != 0;
   hlo_instruction_t *v[3] = {tuple_element(x, e, 0), tuple_element(x, e, 1), NULL};
   if (nres == 3) v[2] = splat(x, &parts[2], 0, 0);
