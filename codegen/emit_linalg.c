@@ -101,10 +101,15 @@ static void sub_product(elemental_emitter_t *E, const hlo_instruction_t *instr,
   }
 }
 
+/* [batch..., last] */
+static void vector_index(const el_name_t *batch, int br, const char *last, el_name_t *idx) {
+  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
+  snprintf(idx[br].s, sizeof idx[br].s, "%s", last);
+}
+
 /* [batch..., row, col] */
 static void matrix_index(const el_name_t *batch, int br, const char *row, const char *col, el_name_t *idx) {
-  memcpy(idx, batch, sizeof(el_name_t) * (size_t)br);
-  snprintf(idx[br].s, sizeof idx[br].s, "%s", row);
+  vector_index(batch, br, row, idx);
   snprintf(idx[br + 1].s, sizeof idx[br + 1].s, "%s", col);
 }
 
@@ -425,8 +430,7 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   el_line(E, instr, "bool pivot_zero = %s[0] == %s(0);", best.s, rt);
   el_line(E, instr, "if (pivot_zero && info == 0) info = %s + 1;", j.s);
   el_name_t pidx[HLO_MAX_RANK];
-  memcpy(pidx, bidx, sizeof(el_name_t) * (size_t)br);
-  pidx[br] = j;
+  vector_index(bidx, br, j.s, pidx);
   glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
   codegen_store_result(E, instr, 1, pidx, "p");
   el_close(E, instr, first);
@@ -726,8 +730,7 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   el_close(E, instr, reflect);
   glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
   el_name_t tidx[HLO_MAX_RANK];
-  memcpy(tidx, bidx, sizeof(el_name_t) * (size_t)br);
-  snprintf(tidx[br].s, sizeof tidx[br].s, "j");
+  vector_index(bidx, br, "j", tidx);
   codegen_store_result(E, instr, 1, tidx, tau.s);
   el_close(E, instr, first);
   int64_t per_step = householder_apply(E, instr, bidx, br, &sh, true, "j", "j + 1", tau.s, true, "keep", m, n);
@@ -771,8 +774,7 @@ vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hl
   el_close(E, instr, loops[0]);
   el_line(E, instr, "barrier();");
   glsl_scope_t steps = el_open(E, instr, "for (int j = %lld; j >= 0; j--) {", (long long)k - 1);
-  memcpy(idx, bidx, sizeof(el_name_t) * (size_t)br);
-  snprintf(idx[br].s, sizeof idx[br].s, "j");
+  vector_index(bidx, br, "j", idx);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, idx, &tau));
   el_line(E, instr, "bool keep = %s == %s(0);", tau.s, ct);
   int64_t per_step = householder_apply(E, instr, bidx, br, &sh, false, "j", "j", tau.s, false, "keep", m, n);
@@ -981,8 +983,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
           "if (isnan(wi) ? (!isnan(wj) || j < i) : (!isnan(wj) && (wj < wi || (wj == wi && j < i)))) rank++;");
   el_close(E, instr, others);
   el_name_t ridx[HLO_MAX_RANK], vi;
-  memcpy(ridx, bidx, sizeof(el_name_t) * (size_t)br);
-  snprintf(ridx[br].s, sizeof ridx[br].s, "rank");
+  vector_index(bidx, br, "rank", ridx);
   codegen_store_result(E, instr, 1, ridx, "wi");
   glsl_scope_t vec = el_open(E, instr, "for (int row = 0; row < %lld; row++) {", (long long)n);
   matrix_index(bidx, br, "row", "i", idx);

@@ -2146,7 +2146,7 @@ static hlo_shape_t min_dim_shape(const hlo_shape_t *a, hlo_element_type_t t) {
   int r = a->rank;
   int64_t dims[HLO_MAX_RANK];
   memcpy(dims, a->dimensions, sizeof(int64_t) * (size_t)r);
-  dims[r - 2] = dims[r - 2] < dims[r - 1] ? dims[r - 2] : dims[r - 1];
+  dims[r - 2] = min_dim(a);
   return array_shape(t, r - 1, dims);
 }
 
