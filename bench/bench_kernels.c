@@ -45,6 +45,10 @@
  *   syevd_32, syevd_64 custom_call @lapack_ssyevd_ffi (Jacobi, one workgroup);
  *                      its eigenvalues against LAPACK's ssyevd; flops 9 n^3
  *                      nominal (LAPACK's count with vectors)
+ *   gesdd_32, gesdd_64 custom_call @lapack_sgesdd_ffi (one-sided Jacobi, one
+ *                      workgroup; U and V^H computed too, mode 'A'); its
+ *                      singular values against LAPACK's sgesdd; flops 8 n^3
+ *                      nominal
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -308,7 +312,7 @@ static double compare(prepared_t *p, const float *ref, size_t n, const char *typ
 
 /* ---------------------------- cholesky, triangular_solve and getrf */
 
-typedef enum { CHOLESKY, TRSM, GETRF, GEQRF, SYEVD } linalg_kind_t;
+typedef enum { CHOLESKY, TRSM, GETRF, GEQRF, SYEVD, GESDD } linalg_kind_t;
 
 typedef struct linalg_case {
   const char *name;
@@ -321,7 +325,7 @@ static const linalg_case_t linalg_cases[] = {
     {"trsm_256", TRSM, 256},       {"trsm_1024", TRSM, 1024},       {"getrf_64", GETRF, 64},
     {"getrf_256", GETRF, 256},     {"getrf_1024", GETRF, 1024},     {"geqrf_64", GEQRF, 64},
     {"geqrf_256", GEQRF, 256},     {"geqrf_1024", GEQRF, 1024},     {"syevd_32", SYEVD, 32},
-    {"syevd_64", SYEVD, 64},
+    {"syevd_64", SYEVD, 64},       {"gesdd_32", GESDD, 32},         {"gesdd_64", GESDD, 64},
 };
 
 /* LAPACK's Cholesky factorization (Fortran interface, column-major; OpenBLAS
@@ -331,6 +335,8 @@ void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv, in
 void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work, const int *lwork, int *info);
 void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const int *lda, float *w, float *work,
              const int *lwork, int *iwork, const int *liwork, int *info);
+void sgesdd_(const char *jobz, const int *m, const int *n, float *a, const int *lda, float *s, float *u,
+             const int *ldu, float *vt, const int *ldvt, float *work, const int *lwork, int *iwork, int *info);
 
 static char *linalg_program(const linalg_case_t *c) {
   char *text = malloc(1024);
@@ -363,6 +369,14 @@ static char *linalg_program(const linalg_case_t *c) {
              "76 : ui8}} : (tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dxf32>, tensor<i32>)\n"
              "  return %%r#1 : tensor<%dxf32>\n}\n",
              n, n, n, n, n, n, n, n, n);
+  else if (c->kind == GESDD) /* jnp.linalg.svd's export for CPUs; its singular values */
+    snprintf(text, 1024,
+             "func.func @main(%%a: tensor<%dx%dxf32>) -> tensor<%dxf32> {\n"
+             "  %%r:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%%a) {mhlo.backend_config = {mode = 65 : ui8}} : "
+             "(tensor<%dx%dxf32>) -> (tensor<%dx%dxf32>, tensor<%dxf32>, tensor<%dx%dxf32>, tensor<%dx%dxf32>, "
+             "tensor<i32>)\n"
+             "  return %%r#1 : tensor<%dxf32>\n}\n",
+             n, n, n, n, n, n, n, n, n, n, n, n, n);
   else
     snprintf(text, 1024,
              "func.func @main(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
@@ -397,6 +411,19 @@ static double run_linalg_blas(const linalg_case_t *c, const float *a, const floa
       for (int j = 0; j < n; j++) out[(size_t)i * n + j] = t[(size_t)j * n + i];
     free(t), free(ipiv);
     if (info < 0) fprintf(stderr, "sgetrf: info %d\n", info);
+    return ms;
+  } else if (c->kind == GESDD) { /* the singular values of a^T are a's */
+    float *t = malloc(nn * sizeof *t), *u = malloc(nn * sizeof *u), *vt = malloc(nn * sizeof *vt), query = 0;
+    int *iwork = malloc(sizeof *iwork * 8 * (size_t)n), lwork = -1;
+    memcpy(t, a, nn * sizeof *t);
+    sgesdd_("A", &n, &n, t, &n, out, u, &n, vt, &n, &query, &lwork, iwork, &info);
+    lwork = (int)query;
+    float *work = malloc(sizeof *work * (size_t)(lwork > 1 ? lwork : 1));
+    t0 = now_ms();
+    sgesdd_("A", &n, &n, t, &n, out, u, &n, vt, &n, work, &lwork, iwork, &info);
+    double ms = now_ms() - t0;
+    free(t), free(u), free(vt), free(work), free(iwork);
+    if (info != 0) fprintf(stderr, "sgesdd: info %d\n", info);
     return ms;
   } else if (c->kind == GEQRF || c->kind == SYEVD) { /* column-major: a transposed copy */
     float *t = malloc(nn * sizeof *t), query = 0;
@@ -447,7 +474,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     uint32_t seed = 12345;
     for (size_t i = 0; i < nn; i++) g[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     for (size_t i = 0; i < nn; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    if (c->kind == GETRF || c->kind == GEQRF) { /* a general matrix: rows interchanged at most steps */
+    if (c->kind == GETRF || c->kind == GEQRF || c->kind == GESDD) { /* a general matrix */
       memcpy(a, g, nn * sizeof *a);
     } else if (c->kind == SYEVD) { /* symmetric */
       for (int i = 0; i < n; i++)
@@ -464,7 +491,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     prepare(ctx, text, a, b, &p);
     run_wall(&p); /* warm-up (lavapipe compiles each pipeline at its first dispatch) */
     run_linalg_blas(c, a, b, ref);
-    double err = compare(&p, ref, c->kind == SYEVD ? (size_t)n : nn, NULL);
+    double err = compare(&p, ref, c->kind == SYEVD || c->kind == GESDD ? (size_t)n : nn, NULL);
     double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
            *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio);
     for (int r = 0; r < rounds; r++) {
@@ -476,7 +503,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     /* LAPACK's operation counts; syevd with vectors about 9 n^3 (tridiagonal form and divide and conquer) */
     double flop = (double)n * n * n *
                   (c->kind == CHOLESKY ? 1.0 / 3 : c->kind == GETRF ? 2.0 / 3 : c->kind == GEQRF ? 4.0 / 3
-                   : c->kind == SYEVD ? 9 : 1);
+                   : c->kind == SYEVD ? 9 : c->kind == GESDD ? 8 : 1);
     double md = median(dev, rounds), mb = median(blas, rounds);
     char shape[32];
     snprintf(shape, sizeof shape, "%d", n);

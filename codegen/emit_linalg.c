@@ -28,6 +28,7 @@
  */
 #include "codegen/emit_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,6 +123,22 @@ static glsl_scope_t open_loop(elemental_emitter_t *E, const hlo_instruction_t *i
     return el_open(E, instr, "for (int %s = (%s) - 1; %s >= (%s); %s--) {", var->s, to, var->s, from,
                    var->s);
   return el_open(E, instr, "for (int %s = %s; %s < %s; %s++) {", var->s, from, var->s, to, var->s);
+}
+
+/* Declares |mag| = |x| and |phase| = x / |x| (1 for x = 0) of a value
+ * of type |t|; a complex x is scaled by its larger part first, as its
+ * square may be subnormal (flushed to zero on many devices). */
+static void magnitude_phase(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                            const char *x, const char *mag, const char *phase) {
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  if (!is_complex(t)) {
+    el_line(E, instr, "%s %s = abs(%s), %s = %s < %s(0) ? %s(-1) : %s(1);", rt, mag, x, phase, x, rt, rt, rt);
+    return;
+  }
+  el_line(E, instr, "%s %s_big = max(abs(%s.x), abs(%s.y));", rt, mag, x, x);
+  el_line(E, instr, "%s %s_unit = %s_big > %s(0) ? %s / %s_big : %s(1, 0);", ct, phase, mag, rt, x, mag, ct);
+  el_line(E, instr, "%s %s_len = length(%s_unit), %s = %s_big * %s_len;", rt, mag, phase, mag, mag, mag);
+  el_line(E, instr, "%s %s = %s_unit / %s_len;", ct, phase, phase, mag);
 }
 
 /* ---------------------------------------------------- triangular_solve */
@@ -892,11 +909,9 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   codegen_load_result(E, instr, 2, idx, &app);
   matrix_index(bidx, br, "q", "q", idx);
   codegen_load_result(E, instr, 2, idx, &aqq);
-  el_line(E, instr, "%s g = %s(%s);", rt, cx ? "length" : "abs", apq.s);
+  magnitude_phase(E, instr, t, apq.s, "g", "u");
   el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
-  el_line(E, instr, "%s u = %s%s;", ct, ct, one);
   glsl_scope_t rot = el_open(E, instr, "if (g > %s(0)) {", rt);
-  el_line(E, instr, "u = %s / g;", apq.s);
   el_line(E, instr, "%s tau = (%s%s - %s%s) / (%s(2) * g);", rt, aqq.s, cx ? ".x" : "", app.s, cx ? ".x" : "", rt);
   el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
           rt);
@@ -996,6 +1011,388 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
                       (nn * half + LU_LANES - 1) / LU_LANES;
   el_count_loop_iterations(E, instr, rows * nn + max_sweeps * (rows * n + LU_LANES + (nn - 1) * (1 + per_round)) +
                                          rows * 2 * n);
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* ----------------------------------------------------------------- svd */
+
+/* Rows of a column pair per iteration of the svd kernel's Gram sums
+ * (fewer iterations under lavapipe's loop limiter) */
+#define SVD_DOT_ROWS 4
+
+/* The fewest sweeps the svd kernel is built with: one-sided Jacobi takes
+ * 8 to 11 (f32, f64) for random 64 x 64 matrices, the last confirming */
+#define SVD_MIN_SWEEPS 16
+
+/* svd (internal; codegen/expand.c, "solver custom calls"): the singular
+ * value decomposition a = U diag(s) V^H of each square batch matrix a
+ * [n, n] (the expand pass reduces rectangular ones to it by QR).  Results:
+ * (U [n, n], s [n] descending of the real type, V [n, n], info [batch...]
+ * s32, and two [N, N] work arrays W and V, N = n rounded up to even).
+ *
+ * The one-sided (Hestenes) Jacobi method: W = a (scaled by a power of two
+ * so that its largest part is in [0.5, 1): no sum of squares overflows,
+ * and s is exact to unscale) is rotated by plane rotations from the right
+ * until its columns are orthogonal; the same rotations build V from the
+ * identity.  The rotation of columns (p, q) is the one that diagonalizes
+ * their Gram matrix [[alpha, gamma], [conj(gamma), beta]] (alpha = |w_p|^2,
+ * beta = |w_q|^2, gamma = w_p^H w_q), as in the eigh kernel; a pair is
+ * rotated only while |gamma| > sqrt(n) eps sqrt(alpha beta) (LAPACK gesvj's
+ * test), and sweeps stop after one with no rotation.  Rounds in parallel
+ * order (the circle method), one workgroup per matrix: the round's Gram
+ * entries summed over row segments through shared memory, then every
+ * (row, pair) updated at once.  Then s_j = |w_j|, ranked descending (NaNs
+ * last, ties by index); U's column is w_j / s_j, and where s_j is below
+ * sqrt(smallest normal) / eps of the scaled matrix (zero, or too small to
+ * normalize) a unit vector orthogonal to the columns before it: e_c for
+ * the row c least covered by them, orthogonalized twice (classical
+ * Gram-Schmidt).  info is 1 when the sweeps did not converge within
+ * |max_sweeps| (fewer where the device's loop limit binds) or a value is
+ * NaN, else 0. */
+vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 6 ||
+      s->dimensions[r - 1] != s->dimensions[r - 2])
+    return VKHLO_INTERNAL("svd %s: operand of rank %d not square, or not six results", instr->name, r);
+  int br = r - 2;
+  int64_t n = s->dimensions[r - 1], nn = n + (n & 1), half = nn / 2;
+  int64_t seg = half < LU_LANES ? LU_LANES / half : 1, parts = half * seg;
+  int64_t rows = (n + LU_LANES - 1) / LU_LANES, cols = rows, nrows = (nn + LU_LANES - 1) / LU_LANES;
+  bool cx = is_complex(t), wide = t == HLO_F64 || t == HLO_C128;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  double eps = wide ? 0x1p-53 : 0x1p-24, tiny = wide ? 0x1p-511 / 0x1p-53 : 0x1p-63 / 0x1p-24;
+  /* shared memory: the round's partial Gram entries, rotations and pairs,
+   * per index the value, rank, row coverage and projection */
+  int64_t rsz = wide ? 8 : 4, csz = cx ? 2 * rsz : rsz;
+  int64_t shared_bytes = parts * (2 * rsz + csz) + half * (2 * rsz + csz + 8) + nn * (2 * rsz + 4 + csz) +
+                         LU_LANES * (rsz + 8);
+  if (shared_bytes > 16384)
+    return el_unimplemented(instr, "an svd of %lld x %lld %s matrices here (one workgroup's shared memory holds "
+                            "its rotations and projections up to about 256 x 256)",
+                            (long long)n, (long long)n, hlo_element_type_name(t));
+  /* loop iterations: the scaling and the copy, per sweep, then the
+   * values, ranks and columns and the completion of up to n columns */
+  int64_t per_round = (parts + LU_LANES - 1) / LU_LANES * ((n + SVD_DOT_ROWS * seg - 1) / (SVD_DOT_ROWS * seg)) +
+                      (half + LU_LANES - 1) / LU_LANES * seg + (half * ((n + 1) / 2) + LU_LANES - 1) / LU_LANES;
+  int64_t per_sweep = (nn - 1) * per_round + 2;
+  int64_t fixed = rows * n + LU_LANES + nrows * nn + cols * (n + n + 2 * n) + rows * n + 8 +
+                  n * (3 * rows + 24) + rows * n * (n - 1) + n * ((n + LU_LANES - 1) / LU_LANES) * n;
+  int64_t max_sweeps = 30;
+  uint32_t limit = E->target->max_loop_iterations;
+  if (limit && fixed + max_sweeps * per_sweep > (int64_t)limit) {
+    max_sweeps = ((int64_t)limit - fixed) / per_sweep;
+    if (max_sweeps < SVD_MIN_SWEEPS)
+      return el_unimplemented(instr, "an svd of %lld x %lld matrices on this device: its loop limiter (%u "
+                              "iterations per invocation) leaves %lld Jacobi sweeps, %d are needed",
+                              (long long)n, (long long)n, limit, (long long)(max_sweeps > 0 ? max_sweeps : 0), SVD_MIN_SWEEPS);
+  }
+  el_count_loop_iterations(E, instr, fixed + max_sweeps * per_sweep);
+
+  hlo_shape_t batch;
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v, g;
+  open_problem(E, instr, s, bidx, &batch);
+  el_name_t pa, pb, pg, rc, rs, ru, rp, red, redi, sig, rank, cover, proj, flag;
+  const char *prefixes[14] = {"sv_a", "sv_b", "sv_g", "sv_c", "sv_s", "sv_u", "sv_pq",
+                              "sv_red", "sv_redi", "sv_sig", "sv_rank", "sv_cover", "sv_d", "sv_flag"};
+  el_name_t *names[14] = {&pa, &pb, &pg, &rc, &rs, &ru, &rp, &red, &redi, &sig, &rank, &cover, &proj, &flag};
+  for (int k = 0; k < 14; k++) el_fresh(E, prefixes[k], names[k]);
+  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt, pa.s,
+                (long long)parts, rt, pb.s, (long long)parts, ct, pg.s, (long long)parts);
+  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\nshared ivec2 %s[%lld];\n",
+                rt, rc.s, (long long)half, rt, rs.s, (long long)half, ct, ru.s, (long long)half, rp.s, (long long)half);
+  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared ivec2 %s[%d];\n", rt, red.s, LU_LANES, redi.s, LU_LANES);
+  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared int %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n",
+                rt, sig.s, (long long)nn, rank.s, (long long)nn, rt, cover.s, (long long)nn, ct, proj.s, (long long)nn);
+  strbuf_printf(&E->functions, "shared int %s;\n", flag.s);
+  const char *one = cx ? "(1, 0)" : "(1)";
+  const char *sq = cx ? "dot(%s, %s)" : "%s * %s";
+  char sqbuf[160];
+  glsl_scope_t loops[2];
+
+  /* the scale: 2^-e for the largest part m = f 2^e, f in [0.5, 1) */
+  el_line(E, instr, "%s mx = %s(0);", rt, rt);
+  own_elements(E, instr, n, n, loops);
+  matrix_index(bidx, br, "i", "c", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  if (cx) el_line(E, instr, "%s ma = max(abs(%s.x), abs(%s.y));", rt, v.s, v.s);
+  else el_line(E, instr, "%s ma = abs(%s);", rt, v.s);
+  el_line(E, instr, "if (ma > mx) mx = ma;");
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
+  el_line(E, instr, "%s[lane] = mx;", red.s);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "for (int l = 0; l < %d; l++) if (%s[l] > mx) mx = %s[l];", LU_LANES, red.s, red.s);
+  el_line(E, instr, "int ex;");
+  el_line(E, instr, "frexp(mx, ex);");
+  el_line(E, instr, "%s scale = mx > %s(0) && !isinf(mx) ? ldexp(%s(1), -ex) : %s(1);", rt, rt, rt, rt);
+  el_line(E, instr, "barrier();");
+  /* W = scale a (0 past n), V = I */
+  own_elements(E, instr, nn, nn, loops);
+  el_line(E, instr, "%s aw = %s(0);", ct, ct);
+  glsl_scope_t in_n = el_open(E, instr, "if (i < %lld && c < %lld) {", (long long)n, (long long)n);
+  matrix_index(bidx, br, "i", "c", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &v));
+  el_line(E, instr, "aw = scale * %s;", v.s);
+  el_close(E, instr, in_n);
+  codegen_store_result(E, instr, 4, idx, "aw");
+  el_name_t e;
+  el_def(E, instr, t, false, &e, "i == c ? %s%s : %s(0)", ct, one, ct);
+  codegen_store_result(E, instr, 5, idx, e.s);
+  el_close(E, instr, loops[1]);
+  el_close(E, instr, loops[0]);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+
+  el_line(E, instr, "bool converged = false;");
+  glsl_scope_t sweeps = el_open(E, instr, "for (int sweep = 0; sweep < %lld; sweep++) {", (long long)max_sweeps);
+  el_line(E, instr, "if (lane == 0) %s = 0;", flag.s);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t rounds = el_open(E, instr, "for (int round = 0; round < %lld; round++) {", (long long)nn - 1);
+  /* the round's Gram entries, by (pair, row segment) */
+  glsl_scope_t items = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)parts, LU_LANES);
+  el_line(E, instr, "int k = b / %lld, sg = b %% %lld;", (long long)seg, (long long)seg);
+  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
+  el_line(E, instr, "%s ga = %s(0);", ct, ct);
+  glsl_scope_t segrows =
+      el_open(E, instr, "for (int r0 = sg; r0 < %lld; r0 += %lld) {", (long long)n, (long long)(SVD_DOT_ROWS * seg));
+  for (int u = 0; u < SVD_DOT_ROWS; u++) {
+    glsl_scope_t row = el_open(E, instr, "if (r0 + %lld < %lld) {", (long long)(u * seg), (long long)n);
+    el_line(E, instr, "int i = r0 + %lld;", (long long)(u * seg));
+    el_name_t wp, wq, cwp, gp;
+    matrix_index(bidx, br, "i", "p", idx);
+    codegen_load_result(E, instr, 4, idx, &wp);
+    matrix_index(bidx, br, "i", "q", idx);
+    codegen_load_result(E, instr, 4, idx, &wq);
+    snprintf(sqbuf, sizeof sqbuf, sq, wp.s, wp.s);
+    el_line(E, instr, "al += %s;", sqbuf);
+    snprintf(sqbuf, sizeof sqbuf, sq, wq.s, wq.s);
+    el_line(E, instr, "be += %s;", sqbuf);
+    conj_(E, instr, t, wp.s, &cwp);
+    mul(E, instr, t, cwp.s, wq.s, &gp);
+    el_line(E, instr, "ga += %s;", gp.s);
+    el_close(E, instr, row);
+  }
+  el_close(E, instr, segrows);
+  el_line(E, instr, "%s[b] = al;", pa.s);
+  el_line(E, instr, "%s[b] = be;", pb.s);
+  el_line(E, instr, "%s[b] = ga;", pg.s);
+  el_close(E, instr, items);
+  el_line(E, instr, "barrier();");
+  /* the rotations (those of the eigh kernel, of the Gram matrix) */
+  glsl_scope_t pairs = el_open(E, instr, "for (int k = lane; k < %lld; k += %d) {", (long long)half, LU_LANES);
+  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
+  el_line(E, instr, "%s ga = %s(0);", ct, ct);
+  el_line(E, instr, "for (int sg = 0; sg < %lld; sg++) { al += %s[k * %lld + sg]; be += %s[k * %lld + sg]; ga += "
+                    "%s[k * %lld + sg]; }",
+          (long long)seg, pa.s, (long long)seg, pb.s, (long long)seg, pg.s, (long long)seg);
+  magnitude_phase(E, instr, t, "ga", "gm", "u");
+  el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
+  glsl_scope_t rot = el_open(E, instr, "if (gm > %s(%.17g) * sqrt(al) * sqrt(be)) {", rt, eps * sqrt((double)n));
+  el_line(E, instr, "%s = 1;", flag.s);
+  el_line(E, instr, "%s tau = (be - al) / (%s(2) * gm);", rt, rt);
+  el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
+          rt);
+  el_line(E, instr, "cc = %s(1) / sqrt(%s(1) + tt * tt);", rt, rt);
+  el_line(E, instr, "ss = tt * cc;");
+  el_close(E, instr, rot);
+  el_line(E, instr, "%s[k] = cc;", rc.s);
+  el_line(E, instr, "%s[k] = ss;", rs.s);
+  el_line(E, instr, "%s[k] = u;", ru.s);
+  el_line(E, instr, "%s[k] = ivec2(p, q);", rp.s);
+  el_close(E, instr, pairs);
+  el_line(E, instr, "barrier();");
+  /* W = W J and V = V J: every (pair, two rows) */
+  glsl_scope_t upd =
+      el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(half * ((n + 1) / 2)), LU_LANES);
+  el_line(E, instr, "int r0 = b / %lld * 2, l = b %% %lld;", (long long)half, (long long)half);
+  el_line(E, instr, "%s c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s);
+  glsl_scope_t moved = el_open(E, instr, "if (s2 != %s(0)) {", rt);
+  el_line(E, instr, "ivec2 Q = %s[l];", rp.s);
+  el_line(E, instr, "%s u2 = %s[l];", ct, ru.s);
+  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+  for (int u = 0; u < 2; u++) {
+    glsl_scope_t row = el_open(E, instr, "if (r0 + %d < %lld) {", u, (long long)n);
+    el_line(E, instr, "int i = r0 + %d;", u);
+    for (int which = 4; which <= 5; which++) {
+      el_name_t v0, v1, mv, n0, n1;
+      matrix_index(bidx, br, "i", "Q.x", idx);
+      codegen_load_result(E, instr, which, idx, &v0);
+      matrix_index(bidx, br, "i", "Q.y", idx);
+      codegen_load_result(E, instr, which, idx, &v1);
+      mul(E, instr, t, "u2", v1.s, &mv);
+      el_def(E, instr, t, false, &n0, "c2 * %s - s2 * %s", v0.s, mv.s);
+      el_def(E, instr, t, false, &n1, "s2 * %s + c2 * %s", v0.s, mv.s);
+      matrix_index(bidx, br, "i", "Q.x", idx);
+      codegen_store_result(E, instr, which, idx, n0.s);
+      matrix_index(bidx, br, "i", "Q.y", idx);
+      codegen_store_result(E, instr, which, idx, n1.s);
+    }
+    el_close(E, instr, row);
+  }
+  el_close(E, instr, moved);
+  el_close(E, instr, upd);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, rounds);
+  el_line(E, instr, "bool still = %s != 0;", flag.s);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "if (!still) { converged = true; break; }");
+  el_close(E, instr, sweeps);
+
+  /* the values s_j = |w_j| (scaled) */
+  glsl_scope_t own = el_open(E, instr, "for (int j = lane; j < %lld; j += %d) {", (long long)n, LU_LANES);
+  el_line(E, instr, "%s al = %s(0);", rt, rt);
+  glsl_scope_t down = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)n);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 4, idx, &v);
+  snprintf(sqbuf, sizeof sqbuf, sq, v.s, v.s);
+  el_line(E, instr, "al += %s;", sqbuf);
+  el_close(E, instr, down);
+  el_line(E, instr, "%s[j] = sqrt(al);", sig.s);
+  el_close(E, instr, own);
+  el_line(E, instr, "barrier();");
+  /* ranks (descending, NaNs last), s, V's columns, U's defined ones */
+  el_line(E, instr, "ivec2 counts = ivec2(0);");
+  own = el_open(E, instr, "for (int j = lane; j < %lld; j += %d) {", (long long)n, LU_LANES);
+  el_line(E, instr, "%s sj = %s[j];", rt, sig.s);
+  el_line(E, instr, "int rk = 0;");
+  el_line(E, instr,
+          "for (int l = 0; l < %lld; l++) { %s sl = %s[l]; if (isnan(sj) ? (!isnan(sl) || l < j) : (!isnan(sl) && "
+          "(sl > sj || (sl == sj && l < j)))) rk++; }",
+          (long long)n, rt, sig.s);
+  el_line(E, instr, "%s[j] = rk;", rank.s);
+  el_line(E, instr, "bool good = sj >= %s(%.17g);", rt, tiny);
+  el_line(E, instr, "counts += ivec2(good ? 1 : 0, isnan(sj) ? 1 : 0);");
+  el_name_t sidx[HLO_MAX_RANK];
+  vector_index(bidx, br, "rk", sidx);
+  codegen_store_result(E, instr, 1, sidx, "sj / scale");
+  down = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)n);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 5, idx, &v);
+  matrix_index(bidx, br, "i", "rk", idx);
+  codegen_store_result(E, instr, 2, idx, v.s);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 4, idx, &v);
+  el_line(E, instr, "%s uv = good ? %s / sj : %s(0);", ct, v.s, ct);
+  matrix_index(bidx, br, "i", "rk", idx);
+  codegen_store_result(E, instr, 0, idx, "uv");
+  el_close(E, instr, down);
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = counts;", redi.s);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "counts = ivec2(0);");
+  el_line(E, instr, "for (int l = 0; l < %d; l++) counts += %s[l];", LU_LANES, redi.s);
+  el_line(E, instr, "barrier();");
+  /* how much of each row the defined columns cover */
+  own = own_rows(E, instr, "0", n);
+  el_line(E, instr, "%s cv = %s(0);", rt, rt);
+  glsl_scope_t across = el_open(E, instr, "for (int l = 0; l < counts.x; l++) {");
+  matrix_index(bidx, br, "i", "l", idx);
+  codegen_load_result(E, instr, 0, idx, &v);
+  snprintf(sqbuf, sizeof sqbuf, sq, v.s, v.s);
+  el_line(E, instr, "cv += %s;", sqbuf);
+  el_close(E, instr, across);
+  el_line(E, instr, "%s[i] = cv;", cover.s);
+  el_close(E, instr, own);
+  /* the other columns: e_c for the least covered row c, orthogonalized
+   * against the columns before it twice */
+  glsl_scope_t fill = el_open(E, instr, "for (int j = counts.x; j < %lld; j++) {", (long long)n);
+  el_line(E, instr, "%s best = %s(-1);", rt, rt);
+  el_line(E, instr, "int arg = %lld;", (long long)n);
+  own = own_rows(E, instr, "0", n);
+  el_line(E, instr, "if (%s(1) - %s[i] > best) { best = %s(1) - %s[i]; arg = i; }", rt, cover.s, rt, cover.s);
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = best;", red.s);
+  el_line(E, instr, "%s[lane] = ivec2(arg, 0);", redi.s);
+  el_line(E, instr, "barrier();");
+  glsl_scope_t tree = el_open(E, instr, "for (int h = %d; h > 0; h >>= 1) {", LU_LANES / 2);
+  el_line(E, instr,
+          "if (lane < h && (%s[lane + h] > %s[lane] || (%s[lane + h] == %s[lane] && %s[lane + h].x < %s[lane].x))) "
+          "{ %s[lane] = %s[lane + h]; %s[lane] = %s[lane + h]; }",
+          red.s, red.s, red.s, red.s, redi.s, redi.s, red.s, red.s, redi.s, redi.s);
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, tree);
+  el_line(E, instr, "int cr = %s[0].x;", redi.s);
+  el_line(E, instr, "barrier();");
+  own = own_rows(E, instr, "0", n);
+  el_line(E, instr, "%s x = i == cr ? %s%s : %s(0);", ct, ct, one, ct);
+  across = el_open(E, instr, "for (int l = 0; l < j; l++) {");
+  el_name_t uil, ucl, cu;
+  matrix_index(bidx, br, "i", "l", idx);
+  codegen_load_result(E, instr, 0, idx, &uil);
+  matrix_index(bidx, br, "cr", "l", idx);
+  codegen_load_result(E, instr, 0, idx, &ucl);
+  conj_(E, instr, t, ucl.s, &cu);
+  mul(E, instr, t, uil.s, cu.s, &g);
+  el_line(E, instr, "x -= %s;", g.s);
+  el_close(E, instr, across);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_store_result(E, instr, 0, idx, "x");
+  el_close(E, instr, own);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  glsl_scope_t dots = el_open(E, instr, "for (int l = lane; l < j; l += %d) {", LU_LANES);
+  el_line(E, instr, "%s d = %s(0);", ct, ct);
+  down = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)n);
+  el_name_t ui, xi;
+  matrix_index(bidx, br, "i", "l", idx);
+  codegen_load_result(E, instr, 0, idx, &ui);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &xi);
+  conj_(E, instr, t, ui.s, &cu);
+  mul(E, instr, t, cu.s, xi.s, &g);
+  el_line(E, instr, "d += %s;", g.s);
+  el_close(E, instr, down);
+  el_line(E, instr, "%s[l] = d;", proj.s);
+  el_close(E, instr, dots);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "%s nrm = %s(0);", rt, rt);
+  own = own_rows(E, instr, "0", n);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &xi);
+  el_line(E, instr, "%s x = %s;", ct, xi.s);
+  across = el_open(E, instr, "for (int l = 0; l < j; l++) {");
+  matrix_index(bidx, br, "i", "l", idx);
+  codegen_load_result(E, instr, 0, idx, &uil);
+  el_name_t dl;
+  el_def(E, instr, t, false, &dl, "%s[l]", proj.s);
+  mul(E, instr, t, uil.s, dl.s, &g);
+  el_line(E, instr, "x -= %s;", g.s);
+  el_close(E, instr, across);
+  snprintf(sqbuf, sizeof sqbuf, sq, "x", "x");
+  el_line(E, instr, "nrm += %s;", sqbuf);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_store_result(E, instr, 0, idx, "x");
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = nrm;", red.s);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "for (int h = %d; h > 0; h >>= 1) { if (lane < h) %s[lane] += %s[lane + h]; barrier(); }",
+          LU_LANES / 2, red.s, red.s);
+  el_line(E, instr, "nrm = sqrt(%s[0]);", red.s);
+  el_line(E, instr, "barrier();");
+  own = own_rows(E, instr, "0", n);
+  matrix_index(bidx, br, "i", "j", idx);
+  codegen_load_result(E, instr, 0, idx, &xi);
+  el_line(E, instr, "%s y = %s / nrm;", ct, xi.s);
+  codegen_store_result(E, instr, 0, idx, "y");
+  snprintf(sqbuf, sizeof sqbuf, sq, "y", "y");
+  el_line(E, instr, "%s[i] += %s;", cover.s, sqbuf);
+  el_close(E, instr, own);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  el_close(E, instr, fill);
+  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
+  codegen_store_result(E, instr, 3, bidx, "converged && counts.y == 0 ? 0 : 1");
+  el_close(E, instr, first);
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }

@@ -1948,6 +1948,11 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
  *                                   the last panel's first
  *   syevd / heevd (a) -> (vectors,  the internal eigh (Jacobi) of the
  *     values, info) (TPU: Eigh)     triangle the call names; info 0
+ *   gesdd / gesvd / gesvdj /        the internal svd (one-sided Jacobi) of
+ *     gesvdp (a) -> (a, s, U, V^H   a square a; a tall a factored by qr
+ *     or V, info)                   first (U = Q [U_R 0; 0 I]), a wide one
+ *                                   as its adjoint; the slots as the call
+ *                                   lays them out (expand_gesvd)
  * The calls' operand_layouts (column-major, the libraries' storage) change
  * no value: the operands and results are the same logical arrays.  The
  * options come from the dictionary in mhlo.backend_config (BLAS letters as
@@ -1992,6 +1997,7 @@ typedef enum solver_call_e {
   SOLVER_GEQRF,
   SOLVER_ORGQR,
   SOLVER_SYEVD,
+  SOLVER_GESVD,
 } solver_call_t;
 
 static solver_call_t solver_call(const hlo_instruction_t *in) {
@@ -2004,6 +2010,7 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
     if (strcmp(t + 8, "geqrf_ffi") == 0) return SOLVER_GEQRF;
     if (strcmp(t + 8, strchr("sd", t[7]) ? "syevd_ffi" : "heevd_ffi") == 0) return SOLVER_SYEVD;
     if (strcmp(t + 8, strchr("sd", t[7]) ? "orgqr_ffi" : "ungqr_ffi") == 0) return SOLVER_ORGQR;
+    if (strcmp(t + 8, "gesdd_ffi") == 0 || strcmp(t + 8, "gesvd_ffi") == 0) return SOLVER_GESVD;
     return SOLVER_NONE;
   }
   if (strcmp(t, "cusolver_potrf_ffi") == 0 || strcmp(t, "hipsolver_potrf_ffi") == 0) return SOLVER_POTRF;
@@ -2015,6 +2022,12 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
   if (strcmp(t, "cusolver_orgqr_ffi") == 0 || strcmp(t, "hipsolver_orgqr_ffi") == 0 ||
       strcmp(t, "ProductOfElementaryHouseholderReflectors") == 0)
     return SOLVER_ORGQR;
+  if (strncmp(t, "cusolver_", 9) == 0 || strncmp(t, "hipsolver_", 10) == 0) {
+    const char *f = t + (t[0] == 'c' ? 9 : 10);
+    if (strcmp(f, "gesvd_ffi") == 0 || strcmp(f, "gesdd_ffi") == 0 || strcmp(f, "gesvdj_ffi") == 0 ||
+        strcmp(f, "gesvdp_ffi") == 0)
+      return SOLVER_GESVD;
+  }
   if (strcmp(t, "cu_lu_pivots_to_permutation") == 0 || strcmp(t, "hip_lu_pivots_to_permutation") == 0)
     return SOLVER_PERMUTATION;
   return SOLVER_NONE;
@@ -2466,6 +2479,104 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
   return tuple(x, nres, v);
 }
 
+/* The internal svd of the square |a|: out = (U, s, V, info). */
+static void svd_square(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
+  out[0] = out[1] = out[2] = out[3] = NULL;
+  if (!a) return;
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1], dims[HLO_MAX_RANK];
+  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 1] = n + (n & 1);
+  hlo_element_type_t t = a->shape.element_type;
+  hlo_shape_t work = array_shape(t, r, dims);
+  hlo_shape_t shapes[6] = {a->shape, min_dim_shape(&a->shape, t == HLO_C64 ? HLO_F32 : t == HLO_C128 ? HLO_F64 : t),
+                           a->shape, array_shape(HLO_S32, r - 2, dims), work, work};
+  hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_SVD, a, 6, shapes);
+  for (int i = 0; i < 4; i++) out[i] = tuple_element(x, e, i);
+}
+
+/* a [batch..., m, n] = U diag(s) V^H: out = (U [m, ucols], s [min(m, n)],
+ * V [n, vcols], info), ucols m or min(m, n), vcols n or min(m, n).  A
+ * wide a is the adjoint of a tall one; a tall one is Q R (geqrf), the svd
+ * of R gives s and V, and U = Q [U_R 0; 0 I]. */
+static void svd_factor(expand_ctx_t *x, hlo_instruction_t *a, int64_t ucols, int64_t vcols, hlo_instruction_t **out) {
+  out[0] = out[1] = out[2] = out[3] = NULL;
+  if (!a) return;
+  int r = a->shape.rank;
+  int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1];
+  if (m < n) {
+    hlo_instruction_t *t[4];
+    svd_factor(x, conjugate(x, transpose_minor(x, a)), vcols, ucols, t);
+    out[0] = t[2], out[1] = t[1], out[2] = t[0], out[3] = t[3];
+    return;
+  }
+  if (m == n) {
+    svd_square(x, a, out);
+    return;
+  }
+  hlo_instruction_t *qr[2];
+  qr_factor(x, a, qr);
+  hlo_instruction_t *top = slice_minor(x, qr[0], 0, n, 0, n);
+  if (!top) return;
+  svd_square(x, select_(x, triangle_mask(x, &top->shape, HLO_CMP_LE), top, splat(x, &top->shape, 0, 0)), out);
+  hlo_instruction_t *reflectors =
+      ucols > n ? pad_dim(x, qr[0], r - 1, 0, ucols - n, scalar(x, a->shape.element_type, 0, 0)) : qr[0];
+  hlo_instruction_t *q = householder_product(x, reflectors, qr[1]);
+  hlo_instruction_t *u[2] = {matmul(x, slice_minor(x, q, 0, m, 0, n), out[0], false), NULL};
+  if (ucols > n) u[1] = slice_minor(x, q, 0, m, n, ucols);
+  out[0] = concat(x, ucols > n ? 2 : 1, u, r - 1);
+}
+
+/* What a gesvd-like call's second and third results hold: U [batch..., m,
+ * c], V^H [batch..., c, n] or V [batch..., n, c] (c = the other dimension
+ * or min(m, n)), or nothing (a scalar: cuSOLVER's gesvd without U and V). */
+typedef enum svd_slot_e { SVD_U, SVD_VT, SVD_V } svd_slot_t;
+
+/* The columns of U (rows of V^H, columns of V) that slot shape |s| holds,
+ * 0 for a scalar, -1 for a shape that is none of them. */
+static int64_t svd_slot_size(const hlo_shape_t *s, const hlo_shape_t *a, svd_slot_t kind) {
+  int r = a->rank;
+  int64_t m = a->dimensions[r - 2], n = a->dimensions[r - 1], k = min_dim(a);
+  if (!hlo_shape_is_tuple(s) && s->rank == 0 && s->element_type == a->element_type) return 0;
+  if (hlo_shape_is_tuple(s) || s->rank != r || s->element_type != a->element_type) return -1;
+  for (int d = 0; d < r - 2; d++)
+    if (s->dimensions[d] != a->dimensions[d]) return -1;
+  int64_t d0 = s->dimensions[r - 2], d1 = s->dimensions[r - 1];
+  int64_t own = kind == SVD_VT ? d0 : d1, other = kind == SVD_VT ? d1 : d0, full = kind == SVD_U ? m : n;
+  if (other != full || (own != full && own != k)) return -1;
+  return own;
+}
+
+/* gesdd / gesvd / gesvdj: see the section comment.  Slots 2 and 3 hold
+ * (U, V^H) for LAPACK and cuSOLVER's gesvd and gesdd, (V^H, U) for those
+ * with transposed = true, (U, V) for gesvdj and gesvdp.  U and V are
+ * computed only where a slot holds them and the call asks for them
+ * (LAPACK's mode not 'N', compute_uv not false); else the slot is 0. */
+static hlo_instruction_t *expand_gesvd(expand_ctx_t *x, hlo_instruction_t *in, const hlo_shape_t *parts,
+                                       const svd_slot_t *kinds, const int64_t *sizes) {
+  hlo_instruction_t *a = in->operands[0];
+  int r = a->shape.rank;
+  int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], k = min_dim(&a->shape), flag;
+  bool want = !(config_value(in, "mode", &flag) && flag == 'N') && !(config_value(in, "compute_uv", &flag) && !flag);
+  int64_t ucols = k, vcols = k;
+  for (int i = 0; i < 2; i++) {
+    if (kinds[i] == SVD_U && sizes[i] > ucols) ucols = sizes[i];
+    if (kinds[i] != SVD_U && sizes[i] > vcols) vcols = sizes[i];
+  }
+  hlo_instruction_t *f[4];
+  svd_factor(x, a, want ? ucols : k, want ? vcols : k, f);
+  hlo_instruction_t *v[5] = {a, f[1], NULL, NULL, f[3]};
+  for (int i = 0; i < 2; i++) {
+    const hlo_shape_t *s = &parts[2 + i];
+    if (!want || sizes[i] == 0) v[2 + i] = splat(x, s, 0, 0);
+    else if (kinds[i] == SVD_U) v[2 + i] = slice_minor(x, f[0], 0, m, 0, sizes[i]);
+    else if (kinds[i] == SVD_V) v[2 + i] = slice_minor(x, f[2], 0, n, 0, sizes[i]);
+    else v[2 + i] = conjugate(x, transpose_minor(x, slice_minor(x, f[2], 0, n, 0, sizes[i])));
+  }
+  if (v[4] && parts[4].element_type != HLO_S32) v[4] = convert(x, v[4], parts[4].element_type);
+  return tuple(x, 5, v);
+}
+
 static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *p = in->operands[0];
   if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
@@ -2542,6 +2653,26 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
            is_batch_shape(&parts[1], a, a->rank - 2, a->dimensions[a->rank - 1]) &&
            (nres == 2 || is_index_array(&parts[2], a, a->rank - 2, -1));
       if (ok) *out = expand_syevd(x, in, nres, parts);
+      break;
+    }
+    case SOLVER_GESVD: {
+      want = "(a [batch..., m, n] f32, f64, complex64 or complex128) -> (a's type, s [batch..., min(m, n)] of its real "
+             "type, U [batch..., m, m or min(m, n)], V^H [batch..., n or min(m, n), n] (gesvdj: V [batch..., n, n or "
+             "min(m, n)]; scalars without them), info [batch...] integer)";
+      const char *t = in->attrs.call_target_name;
+      int64_t transposed = 0;
+      config_value(in, "transposed", &transposed);
+      svd_slot_t kinds[2] = {SVD_U, SVD_VT};
+      if (strstr(t, "gesvdj") || strstr(t, "gesvdp")) kinds[1] = SVD_V;
+      else if (transposed) kinds[0] = SVD_VT, kinds[1] = SVD_U;
+      hlo_element_type_t real = !a ? HLO_PRED : a->element_type == HLO_C64 ? HLO_F32
+                                 : a->element_type == HLO_C128 ? HLO_F64 : a->element_type;
+      int64_t sizes[2] = {-1, -1};
+      ok = in->operand_count == 1 && is_lapack_matrix(a) && nres == 5 && hlo_shape_equal(&parts[0], a) &&
+           parts[1].element_type == real && is_batch_shape(&parts[1], a, a->rank - 2, min_dim(a)) &&
+           is_index_array(&parts[4], a, a->rank - 2, -1);
+      for (int i = 0; ok && i < 2; i++) ok = (sizes[i] = svd_slot_size(&parts[2 + i], a, kinds[i])) >= 0;
+      if (ok) *out = expand_gesvd(x, in, parts, kinds, sizes);
       break;
     }
     case SOLVER_NONE: break;

@@ -3,7 +3,8 @@
  * (cuSOLVER): custom_calls @lapack_?getrf_ffi, @lapack_?potrf_ffi,
  * @lapack_?trsm_ffi, @lapack_?geqrf_ffi, @lapack_?orgqr_ffi / ?ungqr_ffi,
  * @cusolver_getrf_ffi, @cusolver_potrf_ffi, @cusolver_geqrf_ffi,
- * @cusolver_orgqr_ffi, @lapack_?syevd_ffi / ?heevd_ffi, @cusolver_syevd_ffi
+ * @cusolver_orgqr_ffi, @lapack_?syevd_ffi / ?heevd_ffi, @cusolver_syevd_ffi,
+ * @lapack_?gesdd_ffi, @cusolver_gesvd_ffi, @cusolver_gesvdj_ffi
  * and @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
  * end to end with the validation layer on.  The programs carry what the
  * exporter writes: options in an mhlo.backend_config dictionary, the
@@ -35,6 +36,11 @@
  *                column f32, 45 x 40 and 12 x 12 complex64 (cuSOLVER and
  *                LAPACK names), checked by what Householder QR guarantees
  *                and against the product of the reflectors built here.
+ *   svd          [[3, 0], [4, 5]] (values 3 sqrt 5 and sqrt 5, vectors known);
+ *                33 x 33, 64 x 64, tall 90 x 20 and wide 12 x 40, full and
+ *                reduced, f32 and complex64, rank deficient and zero matrices,
+ *                cuSOLVER's transposed gesvd and gesvdj's V: s descending,
+ *                U and V orthonormal, U s V^H = a, info 0.
  *   errors       a solver call of the wrong result types is an
  *                INVALID_ARGUMENT naming what it expects.
  */
@@ -682,6 +688,156 @@ static void eigh_sizes(void **state) {
   eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 1, 30, false, true, true);
 }
 
+/* ----------------------------------------------------------------- svd */
+
+/* What the second and third results of an SVD call hold */
+typedef enum svd_form_e {
+  SVD_U_VT,     /* LAPACK gesdd / gesvd, cuSOLVER gesvd: U, V^H */
+  SVD_VT_U,     /* cuSOLVER gesvd with transposed = true: V^H, U */
+  SVD_U_V,      /* gesvdj: U, V */
+} svd_form_t;
+
+typedef enum svd_matrix_e { SVD_RANDOM, SVD_RANK_HALF, SVD_ZERO } svd_matrix_t;
+
+/* An SVD call on b m x n matrices: checks what an SVD guarantees: s
+ * descending and >= 0, U^H U = I, V^H V = I (all their columns, the full
+ * ones too), U diag(s) V^H = a within the rounding bound, info 0;
+ * SVD_RANK_HALF (a product of m x r and r x n, r = min(m, n) / 2): the
+ * values past r vanish; SVD_ZERO: all do. */
+static void svd_case(vkhlo_context_t *ctx, const char *target, const char *config, svd_form_t form, int b, int m,
+                     int n, bool cplx, bool full, svd_matrix_t kind) {
+  int w = cplx ? 2 : 1, k = m < n ? m : n, uc = full ? m : k, vr = full ? n : k;
+  const char *et = cplx ? "complex<f32>" : "f32";
+  char at_[64], st[64], ut[64], vt[64], it[64], text[2048];
+  tensor(at_, sizeof at_, b, m, n, et);
+  snprintf(st, sizeof st, "tensor<%dx%dxf32>", b, k);
+  tensor(ut, sizeof ut, b, m, uc, et);
+  tensor(vt, sizeof vt, b, form == SVD_U_V ? n : vr, form == SVD_U_V ? vr : n, et);
+  snprintf(it, sizeof it, "tensor<%dxi32>", b);
+  const char *r2 = form == SVD_VT_U ? vt : ut, *r3 = form == SVD_VT_U ? ut : vt;
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: %s) -> (%s, %s, %s, %s) {\n"
+           "  %%0:5 = stablehlo.custom_call @%s(%%arg0) {mhlo.backend_config = %s, operand_layouts = [dense<[1, 2, "
+           "0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = "
+           "[0], operand_index = 0, operand_tuple_indices = []>]} : (%s) -> (%s, %s, %s, %s, %s)\n"
+           "  return %%0#1, %%0#2, %%0#3, %%0#4 : %s, %s, %s, %s\n}\n",
+           at_, st, r2, r3, it, target, config, at_, at_, st, r2, r3, it, st, r2, r3, it);
+  size_t count = (size_t)b * m * n, ucount = (size_t)b * m * uc, vcount = (size_t)b * n * vr;
+  float *a = malloc(sizeof *a * count * w), *s = malloc(sizeof *s * (size_t)b * k), *u = malloc(sizeof *u * ucount * w),
+        *v = malloc(sizeof *v * vcount * w);
+  double complex *f = malloc(sizeof *f * (size_t)(m + n) * k);
+  int32_t *info = malloc(sizeof *info * (size_t)b);
+  assert_true(a && s && u && v && f && info);
+  uint32_t seed = 11u + (unsigned)(m * n);
+  int r = k / 2 ? k / 2 : 1;
+  for (int p = 0; p < b; p++) {
+    float *ap = a + (size_t)p * m * n * w;
+    for (size_t i = 0; i < (size_t)(m + n) * r; i++) f[i] = test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0);
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < n; j++) {
+        double complex x = 0;
+        if (kind == SVD_RANDOM) x = test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0);
+        if (kind == SVD_RANK_HALF)
+          for (int l = 0; l < r; l++) x += f[(size_t)i * r + l] * f[(size_t)(m + j) * r + l];
+        put(ap, (size_t)i * n + j, cplx, x);
+      }
+  }
+  vkhlo_tensor_type_t ty = {.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = 3, .dimensions = {b, m, n}};
+  const void *in[1] = {a};
+  void *out[4] = {s, form == SVD_VT_U ? v : u, form == SVD_VT_U ? u : v, info};
+  size_t bytes[4] = {sizeof *s * (size_t)b * k, sizeof *u * (form == SVD_VT_U ? vcount : ucount) * w,
+                     sizeof *u * (form == SVD_VT_U ? ucount : vcount) * w, sizeof *info * (size_t)b};
+  run(ctx, text, 1, &ty, in, 4, out, bytes);
+  double tol = 3e-6 * (m > n ? m : n);
+  for (int p = 0; p < b; p++) {
+    const float *ap = a + (size_t)p * m * n * w, *sp = s + (size_t)p * k, *up = u + (size_t)p * m * uc * w,
+                *vp = v + (size_t)p * n * vr * w;
+    /* V[i][c]: from V^H [vr, n] or V [n, vr] */
+#define SVD_V(i, c) (form == SVD_U_V ? at(vp, (size_t)(i) * vr + (c), cplx) : conj(at(vp, (size_t)(c) * n + (i), cplx)))
+    double norm = 0;
+    for (size_t i = 0; i < (size_t)m * n; i++) norm += creal(at(ap, i, cplx) * conj(at(ap, i, cplx)));
+    norm = sqrt(norm);
+    if (info[p] != 0) fail_msg("%s batch %d: info %d", text, p, info[p]);
+    for (int c = 0; c < k; c++) {
+      if (!(sp[c] >= 0) || (c > 0 && !(sp[c - 1] >= sp[c])))
+        fail_msg("%s batch %d: values %d (%g) not descending, >= 0", text, p, c, sp[c]);
+      if ((kind == SVD_ZERO || (kind == SVD_RANK_HALF && c >= r)) && !(sp[c] <= tol * (norm + 1)))
+        fail_msg("%s batch %d: value %d is %g, want 0", text, p, c, sp[c]);
+    }
+    for (int c = 0; c < uc; c++)
+      for (int d = 0; d <= c; d++) {
+        double complex x = 0;
+        for (int i = 0; i < m; i++) x += conj(at(up, (size_t)i * uc + d, cplx)) * at(up, (size_t)i * uc + c, cplx);
+        if (!(cabs(x - (c == d)) <= tol)) fail_msg("%s batch %d: (U^H U)[%d][%d] = %g", text, p, d, c, cabs(x));
+      }
+    for (int c = 0; c < vr; c++)
+      for (int d = 0; d <= c; d++) {
+        double complex x = 0;
+        for (int i = 0; i < n; i++) x += conj(SVD_V(i, d)) * SVD_V(i, c);
+        if (!(cabs(x - (c == d)) <= tol)) fail_msg("%s batch %d: (V^H V)[%d][%d] = %g", text, p, d, c, cabs(x));
+      }
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < n; j++) {
+        double complex x = -at(ap, (size_t)i * n + j, cplx);
+        for (int c = 0; c < k; c++) x += at(up, (size_t)i * uc + c, cplx) * sp[c] * conj(SVD_V(j, c));
+        if (!(cabs(x) <= tol * (norm + 1))) fail_msg("%s batch %d: |(U s V^H - a)[%d][%d]| = %g", text, p, i, j, cabs(x));
+      }
+#undef SVD_V
+  }
+  free(a), free(s), free(u), free(v), free(f), free(info);
+}
+
+/* [[3, 0], [4, 5]]: a^T a = [[25, 20], [20, 25]], so s = (3 sqrt 5,
+ * sqrt 5), V's columns (1, 1) / sqrt 2 and (1, -1) / sqrt 2, U's (1, 3) /
+ * sqrt 10 and (3, -1) / sqrt 10, each pair up to one sign. */
+static void svd_known(void **state) {
+  static const float a[4] = {3, 0, 4, 5};
+  float s[2], u[4], vt[4];
+  int32_t info;
+  const char *text =
+      "func.func public @main(%arg0: tensor<2x2xf32>) -> (tensor<2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, "
+      "tensor<i32>) {\n"
+      "  %0:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%arg0) {mhlo.backend_config = {mode = 65 : ui8}} : "
+      "(tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i32>)\n"
+      "  return %0#1, %0#2, %0#3, %0#4 : tensor<2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i32>\n}\n";
+  vkhlo_tensor_type_t t = {.element_type = VKHLO_F32, .rank = 2, .dimensions = {2, 2}};
+  const void *in[1] = {a};
+  void *out[4] = {s, u, vt, &info};
+  size_t bytes[4] = {sizeof s, sizeof u, sizeof vt, sizeof info};
+  run(*state, text, 1, &t, in, 4, out, bytes);
+  if (fabsf(s[0] - 3 * sqrtf(5)) > 1e-5f || fabsf(s[1] - sqrtf(5)) > 1e-5f || info != 0)
+    fail_msg("values %g, %g, info %d; want %g, %g, 0", s[0], s[1], info, 3 * sqrtf(5), sqrtf(5));
+  float r2 = sqrtf(0.5f), r10 = sqrtf(0.1f);
+  /* column c of U times row c of V^H: the signs cancel */
+  float want_u[2][2] = {{r10, 3 * r10}, {3 * r10, -r10}}, want_v[2][2] = {{r2, r2}, {r2, -r2}};
+  for (int c = 0; c < 2; c++) {
+    float sign = u[c] * want_u[c][0] < 0 ? -1 : 1;
+    for (int i = 0; i < 2; i++)
+      if (fabsf(u[i * 2 + c] - sign * want_u[c][i]) > 1e-6f || fabsf(vt[c * 2 + i] - sign * want_v[c][i]) > 1e-6f)
+        fail_msg("pair %d: U column (%g, %g), V^H row (%g, %g)", c, u[c], u[2 + c], vt[2 * c], vt[2 * c + 1]);
+  }
+}
+
+/* square odd and even, tall and wide (QR first; the adjoint), full and
+ * reduced, complex, rank deficient and zero (U completed), cuSOLVER's
+ * transposed gesvd and gesvdj's V */
+static void svd_sizes(void **state) {
+  const char *full = "{mode = 65 : ui8}", *reduced = "{mode = 83 : ui8}";
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 2, 33, 33, false, true, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 64, 64, false, true, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesvd_ffi", full, SVD_U_VT, 1, 90, 20, false, true, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesdd_ffi", reduced, SVD_U_VT, 2, 90, 20, false, false, SVD_RANDOM);
+  svd_case(*state, "lapack_cgesdd_ffi", full, SVD_U_VT, 1, 12, 40, true, true, SVD_RANDOM);
+  svd_case(*state, "lapack_cgesdd_ffi", reduced, SVD_U_VT, 2, 12, 40, true, false, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 16, 16, false, true, SVD_RANK_HALF);
+  svd_case(*state, "lapack_cgesdd_ffi", full, SVD_U_VT, 1, 30, 9, true, true, SVD_RANK_HALF);
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 7, 5, false, true, SVD_ZERO);
+  svd_case(*state, "cusolver_gesvd_ffi", "{compute_uv = true, full_matrices = true, transposed = true}", SVD_VT_U, 2,
+           6, 15, false, true, SVD_RANDOM);
+  svd_case(*state, "cusolver_gesvdj_ffi", "{compute_uv = true, full_matrices = false}", SVD_U_V, 2, 25, 17, true,
+           false, SVD_RANDOM);
+}
+
 /* -------------------------------------------------------------- errors */
 
 static void wrong_results_refused(void **state) {
@@ -719,6 +875,15 @@ static void solver_wrong_types_refused(void **state) {
                             "  return %0#1 : tensor<4xcomplex<f32>>\n}\n",
                             "eigh.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "eigh.mlir:2:3", "@lapack_cheevd_ffi",
                             "values [batch..., n] of its real type", NULL);
+  /* gesdd's U is m x m or m x min(m, n) */
+  test_expect_compile_error(*state,
+                            "func.func @main(%a: tensor<5x3xf32>) -> tensor<3xf32> {\n"
+                            "  %0:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%a) {mhlo.backend_config = {mode = 65 : "
+                            "ui8}} : (tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<3xf32>, tensor<5x4xf32>, "
+                            "tensor<3x3xf32>, tensor<i32>)\n"
+                            "  return %0#1 : tensor<3xf32>\n}\n",
+                            "svd.mlir", VKHLO_STATUS_INVALID_ARGUMENT, "svd.mlir:2:3", "@lapack_sgesdd_ffi",
+                            "U [batch..., m, m or min(m, n)]", NULL);
 }
 
 int main(void) {
@@ -730,7 +895,8 @@ int main(void) {
       cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(qr_known),
       cmocka_unit_test(qr_blocked),           cmocka_unit_test(qr_wide_and_small),
       cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
-      cmocka_unit_test(eigh_sizes),           cmocka_unit_test(wrong_results_refused),
+      cmocka_unit_test(eigh_sizes),           cmocka_unit_test(svd_known),
+      cmocka_unit_test(svd_sizes),            cmocka_unit_test(wrong_results_refused),
       cmocka_unit_test(solver_wrong_types_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
