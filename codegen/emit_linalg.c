@@ -1,7 +1,7 @@
 /*
  * Dense linear algebra kernels: triangular_solve, cholesky and the
- * internal lu, lu_pivots_to_permutation, qr, householder_product and
- * eigh.
+ * internal lu, lu_pivots_to_permutation, qr, householder_product, eigh,
+ * svd and tridiagonal_solve.
  *
  * Each is a sequential recurrence along one matrix dimension, so instead
  * of "one invocation per result element":
@@ -11,9 +11,11 @@
  *     backward substitution over the k unknowns, O(k^2) work.
  *   cholesky: one invocation per batch matrix; the Cholesky-Banachiewicz
  *     row-by-row recurrence, O(n^3) work.
- *   lu, qr, householder_product, eigh: one workgroup per batch matrix
- *     (workgroup_problems), its invocations ("lanes") splitting each step's
- *     rows, synchronized by barriers, reducing through shared arrays.
+ *   lu, qr, householder_product, eigh, svd, tridiagonal_solve: one
+ *     workgroup per batch matrix (workgroup_problems), its invocations
+ *     ("lanes") splitting each step's rows (tridiagonal_solve: the
+ *     right-hand sides), synchronized by barriers, reducing through
+ *     shared arrays.
  *
  * Solved values are written to the result buffer as soon as they are known
  * and read back from it (the result bindings are readwrite; coherent for
@@ -1393,6 +1395,182 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
   codegen_store_result(E, instr, 3, bidx, "converged && counts.y == 0 ? 0 : 1");
   el_close(E, instr, first);
+  *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* ------------------------------------------------- tridiagonal_solve */
+
+/* tridiagonal_solve (internal; codegen/expand.c, "solver custom calls"):
+ * LAPACK gtsv's solution of each batch system A x = b, A tridiagonal with
+ * sub-, main and superdiagonals dl, d, du [m] (dl[0] and du[m-1] not
+ * part of A) and b [m, n].  Results: (dl, d, du as gtsv leaves them -- U's
+ * diagonal in d, its first superdiagonal in du, its second in dl[1..m-2]
+ * -- x [m, n], info [batch...] s32, and two [m] work arrays: the
+ * multipliers and the rows interchanged).
+ *
+ * Gaussian elimination with partial pivoting, step by step as gtsv (a row
+ * interchange where |dl| > |d|, |re| + |im| for complex types; a complex
+ * zero subdiagonal eliminates nothing), by invocation 0 of one workgroup
+ * per system; info = k + 1 for the first zero pivot (x then keeps b's
+ * values).  Then each invocation applies the steps to its columns of b
+ * and substitutes back. */
+vkhlo_status_t codegen_emit_tridiagonal_solve(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                             int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[3]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  if (r < 2 || instr->operand_count != 4 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 7)
+    return VKHLO_INTERNAL("tridiagonal_solve %s: b of rank %d, or not four operands and seven results", instr->name,
+                          r);
+  int br = r - 2;
+  int64_t m = s->dimensions[r - 2], n = s->dimensions[r - 1], cols = (n + LU_LANES - 1) / LU_LANES;
+  bool cx = is_complex(t);
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  el_count_loop_iterations(E, instr, 2 * m + cols * 3 * m);
+  hlo_shape_t batch;
+  el_name_t bidx[HLO_MAX_RANK], vidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v;
+  open_problem(E, instr, s, bidx, &batch);
+
+  el_line(E, instr, "int info = 0;");
+  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
+  /* the diagonals as they are, then the elimination over them */
+  glsl_scope_t copy = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)m);
+  vector_index(bidx, br, "i", vidx);
+  for (int k = 0; k < 3; k++) {
+    VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, vidx, &v));
+    codegen_store_result(E, instr, k, vidx, v.s);
+  }
+  el_close(E, instr, copy);
+  el_name_t d0, du0;
+  vector_index(bidx, br, "0", vidx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, vidx, &d0));
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, vidx, &du0));
+  el_line(E, instr, "%s dk = %s, duk = %s;", ct, d0.s, du0.s);
+  glsl_scope_t steps = el_open(E, instr, "for (int k = 0; k < %lld; k++) {", (long long)m - 1);
+  el_name_t dl1, d1, du1, fact, prod;
+  vector_index(bidx, br, "(k + 1)", vidx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, vidx, &dl1));
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, vidx, &d1));
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, vidx, &du1));
+  el_line(E, instr, "int swap = 0;");
+  el_line(E, instr, "%s fact = %s(0), dk1 = %s, dunext = %s, dlk = %s;", ct, ct, d1.s, du1.s, dl1.s);
+  /* |x| as gtsv compares: |re| + |im| for complex types */
+  if (cx) el_line(E, instr, "%s magd = abs(dk.x) + abs(dk.y), magl = abs(%s.x) + abs(%s.y);", rt, dl1.s, dl1.s);
+  else el_line(E, instr, "%s magd = abs(dk), magl = abs(%s);", rt, dl1.s);
+  glsl_scope_t none = el_open(E, instr, "if (%s) {", cx ? "magl == 0" : "false");
+  el_line(E, instr, "if (dk == %s(0)) { info = k + 1; }", ct);
+  el_line(E, instr, "swap = 2;");
+  el_close(E, instr, none);
+  glsl_scope_t keep = el_open(E, instr, "else if (magd >= magl) {");
+  el_line(E, instr, "if (dk == %s(0)) { info = k + 1; }", ct);
+  glsl_scope_t ok = el_open(E, instr, "else {");
+  div_(E, instr, t, dl1.s, "dk", &fact);
+  el_line(E, instr, "fact = %s;", fact.s);
+  mul(E, instr, t, "fact", "duk", &prod);
+  el_line(E, instr, "dk1 = %s - %s;", d1.s, prod.s);
+  el_line(E, instr, "if (k < %lld) dlk = %s(0);", (long long)m - 2, ct);
+  el_close(E, instr, ok);
+  el_close(E, instr, keep);
+  glsl_scope_t inter = el_open(E, instr, "else {");
+  el_line(E, instr, "swap = 1;");
+  div_(E, instr, t, "dk", dl1.s, &fact);
+  el_line(E, instr, "fact = %s;", fact.s);
+  el_line(E, instr, "%s temp = %s;", ct, d1.s);
+  mul(E, instr, t, "fact", "temp", &prod);
+  el_line(E, instr, "dk1 = duk - %s;", prod.s);
+  el_line(E, instr, "dk = %s;", dl1.s);
+  glsl_scope_t inner = el_open(E, instr, "if (k < %lld) {", (long long)m - 2);
+  el_line(E, instr, "dlk = %s;", du1.s);
+  mul(E, instr, t, "fact", du1.s, &prod);
+  el_line(E, instr, "dunext = -%s;", prod.s);
+  el_close(E, instr, inner);
+  el_line(E, instr, "duk = temp;");
+  el_close(E, instr, inter);
+  vector_index(bidx, br, "k", vidx);
+  codegen_store_result(E, instr, 1, vidx, "dk");
+  codegen_store_result(E, instr, 2, vidx, "duk");
+  codegen_store_result(E, instr, 5, vidx, "fact");
+  codegen_store_result(E, instr, 6, vidx, "swap");
+  el_line(E, instr, "if (info != 0) break;");
+  vector_index(bidx, br, "(k + 1)", vidx);
+  codegen_store_result(E, instr, 0, vidx, "dlk");
+  el_line(E, instr, "dk = dk1;");
+  el_line(E, instr, "duk = dunext;");
+  el_close(E, instr, steps);
+  char last_row[32];
+  snprintf(last_row, sizeof last_row, "%lld", (long long)m - 1);
+  vector_index(bidx, br, last_row, vidx);
+  glsl_scope_t last = el_open(E, instr, "if (info == 0) {");
+  codegen_store_result(E, instr, 1, vidx, "dk");
+  el_line(E, instr, "if (dk == %s(0)) info = %lld;", ct, (long long)m);
+  el_close(E, instr, last);
+  codegen_store_result(E, instr, 4, bidx, "info");
+  el_close(E, instr, first);
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+  codegen_load_result(E, instr, 4, bidx, &v);
+  el_line(E, instr, "info = %s;", v.s);
+
+  /* this invocation's columns: x = b, the steps, back substitution */
+  glsl_scope_t own = el_open(E, instr, "for (int c = lane; c < %lld; c += %d) {", (long long)n, LU_LANES);
+  copy = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)m);
+  matrix_index(bidx, br, "i", "c", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 3, idx, &v));
+  codegen_store_result(E, instr, 3, idx, v.s);
+  el_close(E, instr, copy);
+  glsl_scope_t solve = el_open(E, instr, "if (info == 0) {");
+  steps = el_open(E, instr, "for (int k = 0; k < %lld; k++) {", (long long)m - 1);
+  el_name_t sw, f, xk, xk1;
+  vector_index(bidx, br, "k", vidx);
+  codegen_load_result(E, instr, 6, vidx, &sw);
+  codegen_load_result(E, instr, 5, vidx, &f);
+  matrix_index(bidx, br, "k", "c", idx);
+  codegen_load_result(E, instr, 3, idx, &xk);
+  el_name_t idx1[HLO_MAX_RANK];
+  matrix_index(bidx, br, "(k + 1)", "c", idx1);
+  codegen_load_result(E, instr, 3, idx1, &xk1);
+  glsl_scope_t s0 = el_open(E, instr, "if (%s == 0) {", sw.s);
+  mul(E, instr, t, f.s, xk.s, &prod);
+  el_line(E, instr, "%s y = %s - %s;", ct, xk1.s, prod.s);
+  codegen_store_result(E, instr, 3, idx1, "y");
+  el_close(E, instr, s0);
+  glsl_scope_t s1 = el_open(E, instr, "else if (%s == 1) {", sw.s);
+  mul(E, instr, t, f.s, xk1.s, &prod);
+  el_line(E, instr, "%s y = %s - %s;", ct, xk.s, prod.s);
+  codegen_store_result(E, instr, 3, idx, xk1.s);
+  codegen_store_result(E, instr, 3, idx1, "y");
+  el_close(E, instr, s1);
+  el_close(E, instr, steps);
+  /* x[k] = (x[k] - du[k] x[k+1] - dl[k+1] x[k+2]) / d[k], dl[k+1] being
+   * U's second superdiagonal */
+  el_line(E, instr, "%s x1 = %s(0), x2 = %s(0);", ct, ct, ct);
+  glsl_scope_t back = el_open(E, instr, "for (int k = %lld; k >= 0; k--) {", (long long)m - 1);
+  el_name_t dk_, duk_, dlk_, xv, p1, p2, q;
+  vector_index(bidx, br, "k", vidx);
+  codegen_load_result(E, instr, 1, vidx, &dk_);
+  codegen_load_result(E, instr, 2, vidx, &duk_);
+  matrix_index(bidx, br, "k", "c", idx);
+  codegen_load_result(E, instr, 3, idx, &xv);
+  el_line(E, instr, "%s acc = %s;", ct, xv.s);
+  glsl_scope_t a1 = el_open(E, instr, "if (k + 1 < %lld) {", (long long)m);
+  mul(E, instr, t, duk_.s, "x1", &p1);
+  el_line(E, instr, "acc = acc - %s;", p1.s);
+  el_close(E, instr, a1);
+  glsl_scope_t a2 = el_open(E, instr, "if (k + 2 < %lld) {", (long long)m);
+  vector_index(bidx, br, "(k + 1)", vidx);
+  codegen_load_result(E, instr, 0, vidx, &dlk_);
+  mul(E, instr, t, dlk_.s, "x2", &p2);
+  el_line(E, instr, "acc = acc - %s;", p2.s);
+  el_close(E, instr, a2);
+  div_(E, instr, t, "acc", dk_.s, &q);
+  codegen_store_result(E, instr, 3, idx, q.s);
+  el_line(E, instr, "x2 = x1;");
+  el_line(E, instr, "x1 = %s;", q.s);
+  el_close(E, instr, back);
+  el_close(E, instr, solve);
+  el_close(E, instr, own);
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }

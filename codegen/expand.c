@@ -1948,6 +1948,9 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
  *                                   the last panel's first
  *   syevd / heevd (a) -> (vectors,  the internal eigh (Jacobi) of the
  *     values, info) (TPU: Eigh)     triangle the call names; info 0
+ *   gtsv (dl, d, du, b) -> (dl, d,  the internal tridiagonal_solve (gtsv's
+ *     du, x, info) (cuSPARSE        elimination with partial pivoting);
+ *     gtsv2: -> x)                  cuSPARSE's call returns x alone
  *   gesdd / gesvd / gesvdj /        the internal svd (one-sided Jacobi) of
  *     gesvdp (a) -> (a, s, U, V^H   a square a; a tall a factored by qr
  *     or V, info)                   first (U = Q [U_R 0; 0 I]), a wide one
@@ -1998,6 +2001,7 @@ typedef enum solver_call_e {
   SOLVER_ORGQR,
   SOLVER_SYEVD,
   SOLVER_GESVD,
+  SOLVER_GTSV,
 } solver_call_t;
 
 static solver_call_t solver_call(const hlo_instruction_t *in) {
@@ -2011,6 +2015,7 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
     if (strcmp(t + 8, strchr("sd", t[7]) ? "syevd_ffi" : "heevd_ffi") == 0) return SOLVER_SYEVD;
     if (strcmp(t + 8, strchr("sd", t[7]) ? "orgqr_ffi" : "ungqr_ffi") == 0) return SOLVER_ORGQR;
     if (strcmp(t + 8, "gesdd_ffi") == 0 || strcmp(t + 8, "gesvd_ffi") == 0) return SOLVER_GESVD;
+    if (strcmp(t + 8, "gtsv_ffi") == 0) return SOLVER_GTSV;
     return SOLVER_NONE;
   }
   if (strcmp(t, "cusolver_potrf_ffi") == 0 || strcmp(t, "hipsolver_potrf_ffi") == 0) return SOLVER_POTRF;
@@ -2028,6 +2033,7 @@ static solver_call_t solver_call(const hlo_instruction_t *in) {
         strcmp(f, "gesvdp_ffi") == 0)
       return SOLVER_GESVD;
   }
+  if (strcmp(t, "cusparse_gtsv2_ffi") == 0 || strcmp(t, "hipsparse_gtsv2_ffi") == 0) return SOLVER_GTSV;
   if (strcmp(t, "cu_lu_pivots_to_permutation") == 0 || strcmp(t, "hip_lu_pivots_to_permutation") == 0)
     return SOLVER_PERMUTATION;
   return SOLVER_NONE;
@@ -2577,6 +2583,25 @@ static hlo_instruction_t *expand_gesvd(expand_ctx_t *x, hlo_instruction_t *in, c
   return tuple(x, 5, v);
 }
 
+/* gtsv: the internal tridiagonal_solve; LAPACK's call returns the
+ * diagonals as gtsv leaves them, x and info, cuSPARSE's gtsv2 x alone. */
+static hlo_instruction_t *expand_gtsv(expand_ctx_t *x, hlo_instruction_t *in, int nres, const hlo_shape_t *parts) {
+  const hlo_shape_t *dl = &in->operands[0]->shape, *b = &in->operands[3]->shape;
+  hlo_shape_t shapes[7] = {*dl, *dl, *dl, *b, array_shape(HLO_S32, dl->rank - 1, dl->dimensions), *dl,
+                           with_type(dl, HLO_S32)};
+  hlo_shape_t s;
+  if (!hlo_shape_make_tuple(x->m, &s, 7, shapes)) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *e = emit(x, HLO_OPCODE_TRIDIAGONAL_SOLVE, &s, 4, in->operands);
+  if (nres == 1) return tuple_element(x, e, 3);
+  hlo_instruction_t *v[5];
+  for (int i = 0; i < 5; i++) v[i] = tuple_element(x, e, i);
+  if (v[4] && parts[4].element_type != HLO_S32) v[4] = convert(x, v[4], parts[4].element_type);
+  return tuple(x, 5, v);
+}
+
 static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *p = in->operands[0];
   if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
@@ -2673,6 +2698,20 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
            is_index_array(&parts[4], a, a->rank - 2, -1);
       for (int i = 0; ok && i < 2; i++) ok = (sizes[i] = svd_slot_size(&parts[2 + i], a, kinds[i])) >= 0;
       if (ok) *out = expand_gesvd(x, in, parts, kinds, sizes);
+      break;
+    }
+    case SOLVER_GTSV: {
+      want = "(dl, d, du [batch..., m], b [batch..., m, n], all f32, f64, complex64 or complex128) -> b's type "
+             "(cuSPARSE), or (dl, d, du, b's types, info [batch...] integer) (LAPACK)";
+      const hlo_shape_t *b = in->operand_count == 4 ? &in->operands[3]->shape : NULL;
+      ok = b && is_lapack_matrix(b) && (nres == 1 ? hlo_shape_equal(s, b)
+                                                  : nres == 5 && hlo_shape_equal(&parts[3], b) &&
+                                                        is_index_array(&parts[4], b, b->rank - 2, -1));
+      for (int k = 0; ok && k < 3; k++)
+        ok = in->operands[k]->shape.element_type == b->element_type &&
+             is_batch_shape(&in->operands[k]->shape, b, b->rank - 2, b->dimensions[b->rank - 2]) &&
+             (nres == 1 || hlo_shape_equal(&parts[k], &in->operands[k]->shape));
+      if (ok) *out = expand_gtsv(x, in, nres, parts);
       break;
     }
     case SOLVER_NONE: break;

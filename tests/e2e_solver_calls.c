@@ -4,7 +4,8 @@
  * @lapack_?trsm_ffi, @lapack_?geqrf_ffi, @lapack_?orgqr_ffi / ?ungqr_ffi,
  * @cusolver_getrf_ffi, @cusolver_potrf_ffi, @cusolver_geqrf_ffi,
  * @cusolver_orgqr_ffi, @lapack_?syevd_ffi / ?heevd_ffi, @cusolver_syevd_ffi,
- * @lapack_?gesdd_ffi, @cusolver_gesvd_ffi, @cusolver_gesvdj_ffi
+ * @lapack_?gesdd_ffi, @cusolver_gesvd_ffi, @cusolver_gesvdj_ffi,
+ * @lapack_?gtsv_ffi, @cusparse_gtsv2_ffi
  * and @cu_lu_pivots_to_permutation (codegen/expand.c, "solver custom calls"),
  * end to end with the validation layer on.  The programs carry what the
  * exporter writes: options in an mhlo.backend_config dictionary, the
@@ -41,6 +42,9 @@
  *                reduced, f32 and complex64, rank deficient and zero matrices,
  *                cuSOLVER's transposed gesvd and gesvdj's V: s descending,
  *                U and V orthonormal, U s V^H = a, info 0.
+ *   gtsv         a 3 x 3 system whose solution is known; batches of 50 and 300
+ *                unknowns (70 right-hand sides), complex64, cuSPARSE's
+ *                gtsv2: A x = b within rounding; a zero column gives info 2.
  *   errors       a solver call of the wrong result types is an
  *                INVALID_ARGUMENT naming what it expects.
  */
@@ -61,11 +65,12 @@
 
 
 /* Runs |text| on |n| operands (types, host data) and reads |nres| results
- * into out[r] (bytes[r] each). */
+ * into out[r] (bytes[r] each); at most four of each. */
 static void run(vkhlo_context_t *ctx, const char *text, int n, const vkhlo_tensor_type_t *types,
                 const void *const *in, int nres, void *const *out, const size_t *bytes) {
   vkhlo_executable_t *exe = test_compile(ctx, text);
-  vkhlo_buffer_t *args[3] = {NULL, NULL, NULL}, *res[3] = {NULL, NULL, NULL};
+  vkhlo_buffer_t *args[4] = {NULL, NULL, NULL, NULL}, *res[4] = {NULL, NULL, NULL, NULL};
+  assert_true(n <= 4 && nres <= 4);
   for (int i = 0; i < n; i++) expect_ok(vkhlo_buffer_create(ctx, &types[i], in[i], &args[i]));
   expect_ok(vkhlo_executable_execute(exe, n, args, nres, res));
   for (int r = 0; r < nres; r++) {
@@ -838,6 +843,113 @@ static void svd_sizes(void **state) {
            false, SVD_RANDOM);
 }
 
+/* ------------------------------------------------------------------ gtsv */
+
+/* gtsv of b systems of m unknowns and n right-hand sides: |A x - b| within
+ * the rounding bound (random diagonals: rows interchanged at many steps),
+ * info 0; |singular|: a zero column at 2 (dl[2], d[1] and du[0]... zero),
+ * info 2.  cuSPARSE's gtsv2 returns x alone. */
+static void gtsv_case(vkhlo_context_t *ctx, const char *target, int b, int m, int n, bool cplx, bool singular) {
+  int w = cplx ? 2 : 1;
+  bool lapack = strncmp(target, "lapack_", 7) == 0;
+  const char *et = cplx ? "complex<f32>" : "f32";
+  char dt[64], bt[64], it[64], text[2048];
+  snprintf(dt, sizeof dt, "tensor<%dx%dx%s>", b, m, et);
+  tensor(bt, sizeof bt, b, m, n, et);
+  snprintf(it, sizeof it, "tensor<%dxi32>", b);
+  if (lapack)
+    snprintf(text, sizeof text,
+             "func.func public @main(%%a: %s, %%b: %s, %%c: %s, %%d: %s) -> (%s, %s) {\n"
+             "  %%0:5 = stablehlo.custom_call @%s(%%a, %%b, %%c, %%d) {mhlo.backend_config = {}} : (%s, %s, %s, %s) "
+             "-> (%s, %s, %s, %s, %s)\n"
+             "  return %%0#3, %%0#4 : %s, %s\n}\n",
+             dt, dt, dt, bt, bt, it, target, dt, dt, dt, bt, dt, dt, dt, bt, it, bt, it);
+  else
+    snprintf(text, sizeof text,
+             "func.func public @main(%%a: %s, %%b: %s, %%c: %s, %%d: %s) -> %s {\n"
+             "  %%0 = stablehlo.custom_call @%s(%%a, %%b, %%c, %%d) {mhlo.backend_config = {}} : (%s, %s, %s, %s) -> %s\n"
+             "  return %%0 : %s\n}\n",
+             dt, dt, dt, bt, bt, target, dt, dt, dt, bt, bt, bt);
+  size_t dn = (size_t)b * m, bn = dn * n;
+  float *diag[3], *rhs = malloc(sizeof *rhs * bn * w), *x = malloc(sizeof *x * bn * w);
+  int32_t *info = malloc(sizeof *info * (size_t)b);
+  uint32_t seed = 5u + (unsigned)m;
+  for (int k = 0; k < 3; k++) {
+    diag[k] = malloc(sizeof *diag[k] * dn * w);
+    assert_true(diag[k]);
+    for (size_t i = 0; i < dn; i++) put(diag[k], i, cplx, test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
+  }
+  for (size_t i = 0; i < bn; i++) put(rhs, i, cplx, test_uniform(&seed) + (cplx ? I * test_uniform(&seed) : 0));
+  if (singular) /* column 1 of every system zero: du[0], d[1], dl[2] */
+    for (int p = 0; p < b; p++) {
+      put(diag[2], (size_t)p * m + 0, cplx, 0);
+      put(diag[1], (size_t)p * m + 1, cplx, 0);
+      put(diag[0], (size_t)p * m + 2, cplx, 0);
+    }
+  vkhlo_tensor_type_t tys[4];
+  for (int k = 0; k < 4; k++)
+    tys[k] = (vkhlo_tensor_type_t){.element_type = cplx ? VKHLO_C64 : VKHLO_F32, .rank = k < 3 ? 2 : 3,
+                                   .dimensions = {b, m, n}};
+  const void *in[4] = {diag[0], diag[1], diag[2], rhs};
+  void *out[2] = {x, info};
+  size_t bytes[2] = {sizeof *x * bn * w, sizeof *info * (size_t)b};
+  run(ctx, text, 4, tys, in, lapack ? 2 : 1, out, bytes);
+  for (int p = 0; p < b; p++) {
+    if (lapack && info[p] != (singular ? 2 : 0))
+      fail_msg("%s batch %d: info %d, want %d", text, p, info[p], singular ? 2 : 0);
+    if (singular) continue;
+    const float *dl = diag[0] + (size_t)p * m * w, *d = diag[1] + (size_t)p * m * w, *du = diag[2] + (size_t)p * m * w;
+    const float *xp = x + (size_t)p * m * n * w, *bp = rhs + (size_t)p * m * n * w;
+    for (int i = 0; i < m; i++)
+      for (int c = 0; c < n; c++) {
+        double complex r = at(d, (size_t)i, cplx) * at(xp, (size_t)i * n + c, cplx) - at(bp, (size_t)i * n + c, cplx);
+        double scale = cabs(at(d, (size_t)i, cplx) * at(xp, (size_t)i * n + c, cplx)) + 1;
+        if (i > 0) {
+          r += at(dl, (size_t)i, cplx) * at(xp, (size_t)(i - 1) * n + c, cplx);
+          scale += cabs(at(dl, (size_t)i, cplx) * at(xp, (size_t)(i - 1) * n + c, cplx));
+        }
+        if (i + 1 < m) {
+          r += at(du, (size_t)i, cplx) * at(xp, (size_t)(i + 1) * n + c, cplx);
+          scale += cabs(at(du, (size_t)i, cplx) * at(xp, (size_t)(i + 1) * n + c, cplx));
+        }
+        if (!(cabs(r) <= 1e-5 * m * scale)) fail_msg("%s batch %d: |(A x - b)[%d][%d]| = %g", text, p, i, c, cabs(r));
+      }
+  }
+  for (int k = 0; k < 3; k++) free(diag[k]);
+  free(rhs), free(x), free(info);
+}
+
+/* [[2, 1, 0], [1, 2, 1], [0, 1, 2]] x = (1, 2, 3): x = (0.5, 0, 1.5) */
+static void gtsv_known(void **state) {
+  static const float dl[3] = {0, 1, 1}, d[3] = {2, 2, 2}, du[3] = {1, 1, 0}, b[3] = {1, 2, 3};
+  float x[3];
+  int32_t info;
+  const char *text =
+      "func.func public @main(%a: tensor<3xf32>, %b: tensor<3xf32>, %c: tensor<3xf32>, %d: tensor<3x1xf32>) -> "
+      "(tensor<3x1xf32>, tensor<i32>) {\n"
+      "  %0:5 = stablehlo.custom_call @lapack_sgtsv_ffi(%a, %b, %c, %d) {mhlo.backend_config = {}} : "
+      "(tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x1xf32>) -> (tensor<3xf32>, tensor<3xf32>, "
+      "tensor<3xf32>, tensor<3x1xf32>, tensor<i32>)\n"
+      "  return %0#3, %0#4 : tensor<3x1xf32>, tensor<i32>\n}\n";
+  vkhlo_tensor_type_t v = {.element_type = VKHLO_F32, .rank = 1, .dimensions = {3}},
+                      m = {.element_type = VKHLO_F32, .rank = 2, .dimensions = {3, 1}};
+  vkhlo_tensor_type_t tys[4] = {v, v, v, m};
+  const void *in[4] = {dl, d, du, b};
+  void *out[2] = {x, &info};
+  size_t bytes[2] = {sizeof x, sizeof info};
+  run(*state, text, 4, tys, in, 2, out, bytes);
+  if (fabsf(x[0] - 0.5f) > 1e-6f || fabsf(x[1]) > 1e-6f || fabsf(x[2] - 1.5f) > 1e-6f || info != 0)
+    fail_msg("x = (%g, %g, %g), info %d; want (0.5, 0, 1.5), 0", x[0], x[1], x[2], info);
+}
+
+static void gtsv_sizes(void **state) {
+  gtsv_case(*state, "lapack_sgtsv_ffi", 3, 50, 5, false, false);
+  gtsv_case(*state, "lapack_sgtsv_ffi", 1, 300, 70, false, false);
+  gtsv_case(*state, "lapack_cgtsv_ffi", 2, 9, 3, true, false);
+  gtsv_case(*state, "lapack_sgtsv_ffi", 2, 6, 2, false, true);
+  gtsv_case(*state, "cusparse_gtsv2_ffi", 2, 40, 1, false, false);
+}
+
 /* -------------------------------------------------------------- errors */
 
 static void wrong_results_refused(void **state) {
@@ -896,7 +1008,8 @@ int main(void) {
       cmocka_unit_test(qr_blocked),           cmocka_unit_test(qr_wide_and_small),
       cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
       cmocka_unit_test(eigh_sizes),           cmocka_unit_test(svd_known),
-      cmocka_unit_test(svd_sizes),            cmocka_unit_test(wrong_results_refused),
+      cmocka_unit_test(svd_sizes),            cmocka_unit_test(gtsv_known),
+      cmocka_unit_test(gtsv_sizes),           cmocka_unit_test(wrong_results_refused),
       cmocka_unit_test(solver_wrong_types_refused),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
