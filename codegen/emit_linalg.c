@@ -365,6 +365,21 @@ static void open_problem(elemental_emitter_t *E, const hlo_instruction_t *instr,
   el_delinearize(E, instr, batch, "idx", bidx);
 }
 
+/* Makes what every invocation of the workgroup stored into the results so
+ * far visible to all of them (the results are coherent), and waits. */
+static void sync_results(elemental_emitter_t *E, const hlo_instruction_t *instr) {
+  el_line(E, instr, "memoryBarrierBuffer();");
+  el_line(E, instr, "barrier();");
+}
+
+/* Result |r| at |idx| = |v|, stored by invocation 0 alone. */
+static void store_by_first(elemental_emitter_t *E, const hlo_instruction_t *instr, int r, const el_name_t *idx,
+                           const char *v) {
+  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
+  codegen_store_result(E, instr, r, idx, v);
+  el_close(E, instr, first);
+}
+
 /* lu (internal; codegen/expand.c, "solver custom calls"): LAPACK getrf's
  * factorization of each batch matrix a [m, n]: P a = L U with L unit lower
  * triangular (m x min(m, n)) and U upper triangular, both in the first
@@ -417,8 +432,7 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   codegen_store_result(E, instr, 0, idx, v.s);
   el_close(E, instr, l2);
   el_close(E, instr, l1);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_line(E, instr, "int info = 0;");
 
   glsl_scope_t steps = open_loop(E, instr, &j, "0", ks, false);
@@ -450,9 +464,7 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   el_line(E, instr, "if (pivot_zero && info == 0) info = %s + 1;", j.s);
   el_name_t pidx[HLO_MAX_RANK];
   vector_index(bidx, br, j.s, pidx);
-  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
-  codegen_store_result(E, instr, 1, pidx, "p");
-  el_close(E, instr, first);
+  store_by_first(E, instr, 1, pidx, "p");
   glsl_scope_t swap = el_open(E, instr, "if (!pivot_zero && p != %s) {", j.s);
   glsl_scope_t sl = el_open(E, instr, "for (int c = lane; c < %s; c += %d) {", ns, LU_LANES);
   el_name_t rowj[HLO_MAX_RANK], rowp[HLO_MAX_RANK], vj, vp;
@@ -464,8 +476,7 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   codegen_store_result(E, instr, 0, rowp, vj.s);
   el_close(E, instr, sl);
   el_close(E, instr, swap);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   /* the rows below: multipliers and the update of the trailing columns */
   glsl_scope_t update = el_open(E, instr, "if (!pivot_zero) {");
   el_name_t d, l, u, a;
@@ -490,12 +501,9 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   el_close(E, instr, right);
   el_close(E, instr, below);
   el_close(E, instr, update);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_close(E, instr, steps);
-  glsl_scope_t last = el_open(E, instr, "if (lane == 0) {");
-  codegen_store_result(E, instr, 2, bidx, "info");
-  el_close(E, instr, last);
+  store_by_first(E, instr, 2, bidx, "info");
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }
@@ -685,8 +693,7 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   codegen_store_result(E, instr, 0, idx, v.s);
   el_close(E, instr, loops[1]);
   el_close(E, instr, loops[0]);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
 
   glsl_scope_t steps = el_open(E, instr, "for (int j = 0; j < %lld; j++) {", (long long)kk);
   el_name_t alpha;
@@ -753,8 +760,7 @@ vkhlo_status_t codegen_emit_qr(elemental_emitter_t *E, const hlo_instruction_t *
   codegen_store_result(E, instr, 1, tidx, tau.s);
   el_close(E, instr, first);
   int64_t per_step = householder_apply(E, instr, bidx, br, &sh, true, "j", "j + 1", tau.s, true, "keep", m, n);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_close(E, instr, steps);
   el_count_loop_iterations(E, instr, rows * n + kk * (per_step + 2 * rows + 2 * LU_LANES));
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
@@ -874,8 +880,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   codegen_store_result(E, instr, 3, idx, e.s);
   el_close(E, instr, loops[1]);
   el_close(E, instr, loops[0]);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
 
   glsl_scope_t sweeps = el_open(E, instr, "for (int sweep = 0; sweep < %lld; sweep++) {", (long long)max_sweeps);
   /* stop once |offdiag(A)| <= n eps |A| (Frobenius norms; their
@@ -980,8 +985,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   matrix_index(bidx, br, "i", "Q.y", idx);
   codegen_store_result(E, instr, 3, idx, "n1");
   el_close(E, instr, vrows);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_close(E, instr, rounds);
   el_close(E, instr, sweeps);
 
@@ -1146,8 +1150,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   codegen_store_result(E, instr, 5, idx, e.s);
   el_close(E, instr, loops[1]);
   el_close(E, instr, loops[0]);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
 
   el_line(E, instr, "bool converged = false;");
   glsl_scope_t sweeps = el_open(E, instr, "for (int sweep = 0; sweep < %lld; sweep++) {", (long long)max_sweeps);
@@ -1241,8 +1244,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   }
   el_close(E, instr, moved);
   el_close(E, instr, upd);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_close(E, instr, rounds);
   el_line(E, instr, "bool still = %s != 0;", flag.s);
   el_line(E, instr, "barrier();");
@@ -1289,8 +1291,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   el_close(E, instr, down);
   el_close(E, instr, own);
   el_line(E, instr, "%s[lane] = counts;", redi.s);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_line(E, instr, "counts = ivec2(0);");
   el_line(E, instr, "for (int l = 0; l < %d; l++) counts += %s[l];", LU_LANES, redi.s);
   el_line(E, instr, "barrier();");
@@ -1340,8 +1341,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   matrix_index(bidx, br, "i", "j", idx);
   codegen_store_result(E, instr, 0, idx, "x");
   el_close(E, instr, own);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   glsl_scope_t dots = el_open(E, instr, "for (int l = lane; l < j; l += %d) {", LU_LANES);
   el_line(E, instr, "%s d = %s(0);", ct, ct);
   down = el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)n);
@@ -1389,12 +1389,9 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   snprintf(sqbuf, sizeof sqbuf, sq, "y", "y");
   el_line(E, instr, "%s[i] += %s;", cover.s, sqbuf);
   el_close(E, instr, own);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   el_close(E, instr, fill);
-  glsl_scope_t first = el_open(E, instr, "if (lane == 0) {");
-  codegen_store_result(E, instr, 3, bidx, "converged && counts.y == 0 ? 0 : 1");
-  el_close(E, instr, first);
+  store_by_first(E, instr, 3, bidx, "converged && counts.y == 0 ? 0 : 1");
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
   return NULL;
 }
@@ -1508,8 +1505,7 @@ vkhlo_status_t codegen_emit_tridiagonal_solve(elemental_emitter_t *E, const hlo_
   el_close(E, instr, last);
   codegen_store_result(E, instr, 4, bidx, "info");
   el_close(E, instr, first);
-  el_line(E, instr, "memoryBarrierBuffer();");
-  el_line(E, instr, "barrier();");
+  sync_results(E, instr);
   codegen_load_result(E, instr, 4, bidx, &v);
   el_line(E, instr, "info = %s;", v.s);
 
