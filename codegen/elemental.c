@@ -388,7 +388,7 @@ void el_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_elem
     return;
   }
   if (fk == 'C') { /* complex -> real: the real part, then float -> |to| */
-    hlo_element_type_t part = from == HLO_C64 ? HLO_F32 : HLO_F64;
+    hlo_element_type_t part = hlo_element_type_real(from);
     el_name_t re;
     el_def(E, instr, part, false, &re, "%s.x", v);
     el_convert(E, instr, part, to, re.s, out);
@@ -571,7 +571,7 @@ static vkhlo_status_t emit_bitcast_complex(elemental_emitter_t *E, const hlo_ins
   hlo_element_type_t from = os->element_type, to = instr->shape.element_type;
   int wf = hlo_element_type_bit_width(from), wt = hlo_element_type_bit_width(to);
   bool cf = kind_of(from) == 'C';
-  hlo_element_type_t part = (cf ? from : to) == HLO_C64 ? HLO_F32 : HLO_F64;
+  hlo_element_type_t part = hlo_element_type_real(cf ? from : to);
   int half = hlo_element_type_bit_width(part);
   el_use_type(E, from);
   el_use_type(E, to);

@@ -810,6 +810,84 @@ vkhlo_status_t codegen_emit_householder_product(elemental_emitter_t *E, const hl
   return NULL;
 }
 
+/* ------------------------------------------------- Jacobi rotations */
+
+/* The eigh and svd kernels rotate the N / 2 disjoint index pairs of a
+ * round together (the circle method).  Per pair k the round keeps, in
+ * shared arrays, the rotation J = [[c, s], [-conj(u) s, conj(u) c]] and
+ * the pair (p, q). */
+typedef struct jacobi_round_s {
+  el_name_t c, s, u, pq;
+} jacobi_round_t;
+
+/* Declares the round's shared arrays for |half| pairs of type |t|. */
+static void jacobi_round_shared(elemental_emitter_t *E, hlo_element_type_t t, int64_t half, jacobi_round_t *jr) {
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  el_fresh(E, "jc", &jr->c);
+  el_fresh(E, "js", &jr->s);
+  el_fresh(E, "ju", &jr->u);
+  el_fresh(E, "jpq", &jr->pq);
+  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\nshared ivec2 %s[%lld];\n",
+                rt, jr->c.s, (long long)half, rt, jr->s.s, (long long)half, ct, jr->u.s, (long long)half, jr->pq.s,
+                (long long)half);
+}
+
+/* Declares p and q, pair k of round `round` among |nn| indices: (nn - 1,
+ * round) for k = 0, else (round + k, round - k) mod nn - 1. */
+static void circle_pair(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t nn) {
+  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+}
+
+/* Sets cc and ss (declared by the caller, 1 and 0) to the rotation that
+ * diagonalizes the Hermitian [[a_pp, g u], [g conj(u), a_qq]], g > 0: t =
+ * s / c the smaller root of t^2 + 2 tau t - 1 = 0, tau = (a_qq - a_pp) /
+ * 2 g. */
+static void jacobi_rotation(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *rt, const char *a_pp,
+                            const char *a_qq, const char *g) {
+  el_line(E, instr, "%s tau = (%s - %s) / (%s(2) * %s);", rt, a_qq, a_pp, rt, g);
+  el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
+          rt);
+  el_line(E, instr, "cc = %s(1) / sqrt(%s(1) + tt * tt);", rt, rt);
+  el_line(E, instr, "ss = tt * cc;");
+}
+
+/* Stores pair k's rotation (cc, ss, u) and (p, q) into the round. */
+static void jacobi_store(elemental_emitter_t *E, const hlo_instruction_t *instr, const jacobi_round_t *jr) {
+  el_line(E, instr, "%s[k] = cc;", jr->c.s);
+  el_line(E, instr, "%s[k] = ss;", jr->s.s);
+  el_line(E, instr, "%s[k] = u;", jr->u.s);
+  el_line(E, instr, "%s[k] = ivec2(p, q);", jr->pq.s);
+}
+
+/* Declares pair l's Q = (p, q), c2, s2 and u2 = conj(u) from the round. */
+static void jacobi_load(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                        const jacobi_round_t *jr) {
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  el_line(E, instr, "ivec2 Q = %s[l];", jr->pq.s);
+  el_line(E, instr, "%s c2 = %s[l], s2 = %s[l];", rt, jr->c.s, jr->s.s);
+  el_line(E, instr, "%s u2 = %s[l];", ct, jr->u.s);
+  if (is_complex(t)) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+}
+
+/* Row |row| of result |r| times the loaded rotation on columns Q: X[row,
+ * (p, q)] = X[row, (p, q)] J. */
+static void rotate_row(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t, int r,
+                       const el_name_t *bidx, int br, const char *row) {
+  el_name_t idx[HLO_MAX_RANK], v0, v1, mv, n0, n1;
+  matrix_index(bidx, br, row, "Q.x", idx);
+  codegen_load_result(E, instr, r, idx, &v0);
+  matrix_index(bidx, br, row, "Q.y", idx);
+  codegen_load_result(E, instr, r, idx, &v1);
+  mul(E, instr, t, "u2", v1.s, &mv);
+  el_def(E, instr, t, false, &n0, "c2 * %s - s2 * %s", v0.s, mv.s);
+  el_def(E, instr, t, false, &n1, "s2 * %s + c2 * %s", v0.s, mv.s);
+  matrix_index(bidx, br, row, "Q.x", idx);
+  codegen_store_result(E, instr, r, idx, n0.s);
+  matrix_index(bidx, br, row, "Q.y", idx);
+  codegen_store_result(E, instr, r, idx, n1.s);
+}
+
 /* ---------------------------------------------------------------- eigh */
 
 /* eigh (internal; codegen/expand.c, "solver custom calls"): the
@@ -849,16 +927,11 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   hlo_shape_t batch;
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v;
   open_problem(E, instr, s, bidx, &batch);
-  el_name_t rc, rs, ru, rp, red;
-  el_fresh(E, "jc", &rc);
-  el_fresh(E, "js", &rs);
-  el_fresh(E, "ju", &ru);
-  el_fresh(E, "jpq", &rp);
+  jacobi_round_t jr;
+  jacobi_round_shared(E, t, half, &jr);
+  el_name_t red;
   el_fresh(E, "jred", &red);
-  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt, rc.s,
-                (long long)half, rt, rs.s, (long long)half, ct, ru.s, (long long)half);
-  strbuf_printf(&E->functions, "shared ivec2 %s[%lld];\nshared %s %s[%d];\n", rp.s, (long long)half, rt, red.s,
-                2 * LU_LANES);
+  strbuf_printf(&E->functions, "shared %s %s[%d];\n", rt, red.s, 2 * LU_LANES);
   const char *one = cx ? "(1, 0)" : "(1)";
 
   /* the work arrays: A (Hermitian from the triangle read, 0 past n), V = I */
@@ -907,8 +980,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   glsl_scope_t rounds = el_open(E, instr, "for (int round = 0; round < %lld; round++) {", (long long)nn - 1);
   /* the round's pairs and their rotations */
   glsl_scope_t pairs = el_open(E, instr, "for (int k = lane; k < %lld; k += %d) {", (long long)half, LU_LANES);
-  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
-  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  circle_pair(E, instr, nn);
   el_name_t apq, app, aqq;
   matrix_index(bidx, br, "p", "q", idx);
   codegen_load_result(E, instr, 2, idx, &apq);
@@ -919,25 +991,21 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   magnitude_phase(E, instr, t, apq.s, "g", "u");
   el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
   glsl_scope_t rot = el_open(E, instr, "if (g > %s(0)) {", rt);
-  el_line(E, instr, "%s tau = (%s%s - %s%s) / (%s(2) * g);", rt, aqq.s, cx ? ".x" : "", app.s, cx ? ".x" : "", rt);
-  el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
-          rt);
-  el_line(E, instr, "cc = %s(1) / sqrt(%s(1) + tt * tt);", rt, rt);
-  el_line(E, instr, "ss = tt * cc;");
+  char pp[EL_NAME_MAX + 4], qq[EL_NAME_MAX + 4];
+  snprintf(pp, sizeof pp, "%s%s", app.s, cx ? ".x" : "");
+  snprintf(qq, sizeof qq, "%s%s", aqq.s, cx ? ".x" : "");
+  jacobi_rotation(E, instr, rt, pp, qq, "g");
   el_close(E, instr, rot);
-  el_line(E, instr, "%s[k] = cc;", rc.s);
-  el_line(E, instr, "%s[k] = ss;", rs.s);
-  el_line(E, instr, "%s[k] = u;", ru.s);
-  el_line(E, instr, "%s[k] = ivec2(p, q);", rp.s);
+  jacobi_store(E, instr, &jr);
   el_close(E, instr, pairs);
   el_line(E, instr, "barrier();");
   /* A = J^H A J by 2 x 2 blocks: rows of pair k, columns of pair l */
   glsl_scope_t blocks = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(half * half), LU_LANES);
   el_line(E, instr, "int k = b / %lld, l = b %% %lld;", (long long)half, (long long)half);
-  el_line(E, instr, "ivec2 P = %s[k], Q = %s[l];", rp.s, rp.s);
-  el_line(E, instr, "%s c1 = %s[k], s1 = %s[k], c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s, rc.s, rs.s);
-  el_line(E, instr, "%s u1 = %s[k], u2 = %s[l];", ct, ru.s, ru.s);
-  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+  jacobi_load(E, instr, t, &jr);
+  el_line(E, instr, "ivec2 P = %s[k];", jr.pq.s);
+  el_line(E, instr, "%s c1 = %s[k], s1 = %s[k];", rt, jr.c.s, jr.s.s);
+  el_line(E, instr, "%s u1 = %s[k];", ct, jr.u.s);
   el_name_t x00, x01, x10, x11;
   matrix_index(bidx, br, "P.x", "Q.x", idx);
   codegen_load_result(E, instr, 2, idx, &x00);
@@ -968,22 +1036,8 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   /* V = V J: rows i, columns of pair l */
   glsl_scope_t vrows = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(nn * half), LU_LANES);
   el_line(E, instr, "int i = b / %lld, l = b %% %lld;", (long long)half, (long long)half);
-  el_line(E, instr, "ivec2 Q = %s[l];", rp.s);
-  el_line(E, instr, "%s c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s);
-  el_line(E, instr, "%s u2 = %s[l];", ct, ru.s);
-  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
-  el_name_t v0, v1;
-  matrix_index(bidx, br, "i", "Q.x", idx);
-  codegen_load_result(E, instr, 3, idx, &v0);
-  matrix_index(bidx, br, "i", "Q.y", idx);
-  codegen_load_result(E, instr, 3, idx, &v1);
-  el_name_t mv;
-  mul(E, instr, t, "u2", v1.s, &mv);
-  el_line(E, instr, "%s n0 = c2 * %s - s2 * %s, n1 = s2 * %s + c2 * %s;", ct, v0.s, mv.s, v0.s, mv.s);
-  matrix_index(bidx, br, "i", "Q.x", idx);
-  codegen_store_result(E, instr, 3, idx, "n0");
-  matrix_index(bidx, br, "i", "Q.y", idx);
-  codegen_store_result(E, instr, 3, idx, "n1");
+  jacobi_load(E, instr, t, &jr);
+  rotate_row(E, instr, t, 3, bidx, br, "i");
   el_close(E, instr, vrows);
   sync_results(E, instr);
   el_close(E, instr, rounds);
@@ -1067,7 +1121,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   int br = r - 2;
   int64_t n = s->dimensions[r - 1], nn = n + (n & 1), half = nn / 2;
   int64_t seg = half < LU_LANES ? LU_LANES / half : 1, parts = half * seg;
-  int64_t rows = (n + LU_LANES - 1) / LU_LANES, cols = rows, nrows = (nn + LU_LANES - 1) / LU_LANES;
+  int64_t rows = (n + LU_LANES - 1) / LU_LANES, nrows = (nn + LU_LANES - 1) / LU_LANES;
   bool cx = is_complex(t), wide = t == HLO_F64 || t == HLO_C128;
   const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
   double eps = wide ? 0x1p-53 : 0x1p-24, tiny = wide ? 0x1p-511 / 0x1p-53 : 0x1p-63 / 0x1p-24;
@@ -1085,7 +1139,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   int64_t per_round = (parts + LU_LANES - 1) / LU_LANES * ((n + SVD_DOT_ROWS * seg - 1) / (SVD_DOT_ROWS * seg)) +
                       (half + LU_LANES - 1) / LU_LANES * seg + (half * ((n + 1) / 2) + LU_LANES - 1) / LU_LANES;
   int64_t per_sweep = (nn - 1) * per_round + 2;
-  int64_t fixed = rows * n + LU_LANES + nrows * nn + cols * (n + n + 2 * n) + rows * n + 8 +
+  int64_t fixed = rows * n + LU_LANES + nrows * nn + rows * (n + n + 2 * n) + rows * n + 8 +
                   n * (3 * rows + 24) + rows * n * (n - 1) + n * ((n + LU_LANES - 1) / LU_LANES) * n;
   int64_t max_sweeps = 30;
   uint32_t limit = E->target->max_loop_iterations;
@@ -1101,15 +1155,14 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   hlo_shape_t batch;
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], v, g;
   open_problem(E, instr, s, bidx, &batch);
-  el_name_t pa, pb, pg, rc, rs, ru, rp, red, redi, sig, rank, cover, proj, flag;
-  const char *prefixes[14] = {"sv_a", "sv_b", "sv_g", "sv_c", "sv_s", "sv_u", "sv_pq",
-                              "sv_red", "sv_redi", "sv_sig", "sv_rank", "sv_cover", "sv_d", "sv_flag"};
-  el_name_t *names[14] = {&pa, &pb, &pg, &rc, &rs, &ru, &rp, &red, &redi, &sig, &rank, &cover, &proj, &flag};
-  for (int k = 0; k < 14; k++) el_fresh(E, prefixes[k], names[k]);
+  jacobi_round_t jr;
+  jacobi_round_shared(E, t, half, &jr);
+  el_name_t pa, pb, pg, red, redi, sig, rank, cover, proj, flag;
+  const char *prefixes[10] = {"sv_a", "sv_b", "sv_g", "sv_red", "sv_redi", "sv_sig", "sv_rank", "sv_cover", "sv_d", "sv_flag"};
+  el_name_t *names[10] = {&pa, &pb, &pg, &red, &redi, &sig, &rank, &cover, &proj, &flag};
+  for (int k = 0; k < 10; k++) el_fresh(E, prefixes[k], names[k]);
   strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt, pa.s,
                 (long long)parts, rt, pb.s, (long long)parts, ct, pg.s, (long long)parts);
-  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\nshared ivec2 %s[%lld];\n",
-                rt, rc.s, (long long)half, rt, rs.s, (long long)half, ct, ru.s, (long long)half, rp.s, (long long)half);
   strbuf_printf(&E->functions, "shared %s %s[%d];\nshared ivec2 %s[%d];\n", rt, red.s, LU_LANES, redi.s, LU_LANES);
   strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared int %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n",
                 rt, sig.s, (long long)nn, rank.s, (long long)nn, rt, cover.s, (long long)nn, ct, proj.s, (long long)nn);
@@ -1160,8 +1213,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   /* the round's Gram entries, by (pair, row segment) */
   glsl_scope_t items = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)parts, LU_LANES);
   el_line(E, instr, "int k = b / %lld, sg = b %% %lld;", (long long)seg, (long long)seg);
-  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
-  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  circle_pair(E, instr, nn);
   el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
   el_line(E, instr, "%s ga = %s(0);", ct, ct);
   glsl_scope_t segrows =
@@ -1191,8 +1243,7 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   el_line(E, instr, "barrier();");
   /* the rotations (those of the eigh kernel, of the Gram matrix) */
   glsl_scope_t pairs = el_open(E, instr, "for (int k = lane; k < %lld; k += %d) {", (long long)half, LU_LANES);
-  el_line(E, instr, "int p = k == 0 ? %lld : (round + k) %% %lld;", (long long)nn - 1, (long long)nn - 1);
-  el_line(E, instr, "int q = k == 0 ? round : (round - k + %lld) %% %lld;", (long long)nn - 1, (long long)nn - 1);
+  circle_pair(E, instr, nn);
   el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
   el_line(E, instr, "%s ga = %s(0);", ct, ct);
   el_line(E, instr, "for (int sg = 0; sg < %lld; sg++) { al += %s[k * %lld + sg]; be += %s[k * %lld + sg]; ga += "
@@ -1202,44 +1253,22 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
   glsl_scope_t rot = el_open(E, instr, "if (gm > %s(%.17g) * sqrt(al) * sqrt(be)) {", rt, eps * sqrt((double)n));
   el_line(E, instr, "%s = 1;", flag.s);
-  el_line(E, instr, "%s tau = (be - al) / (%s(2) * gm);", rt, rt);
-  el_line(E, instr, "%s tt = (tau >= %s(0) ? %s(1) : %s(-1)) / (abs(tau) + sqrt(%s(1) + tau * tau));", rt, rt, rt, rt,
-          rt);
-  el_line(E, instr, "cc = %s(1) / sqrt(%s(1) + tt * tt);", rt, rt);
-  el_line(E, instr, "ss = tt * cc;");
+  jacobi_rotation(E, instr, rt, "al", "be", "gm");
   el_close(E, instr, rot);
-  el_line(E, instr, "%s[k] = cc;", rc.s);
-  el_line(E, instr, "%s[k] = ss;", rs.s);
-  el_line(E, instr, "%s[k] = u;", ru.s);
-  el_line(E, instr, "%s[k] = ivec2(p, q);", rp.s);
+  jacobi_store(E, instr, &jr);
   el_close(E, instr, pairs);
   el_line(E, instr, "barrier();");
   /* W = W J and V = V J: every (pair, two rows) */
   glsl_scope_t upd =
       el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(half * ((n + 1) / 2)), LU_LANES);
   el_line(E, instr, "int r0 = b / %lld * 2, l = b %% %lld;", (long long)half, (long long)half);
-  el_line(E, instr, "%s c2 = %s[l], s2 = %s[l];", rt, rc.s, rs.s);
+  jacobi_load(E, instr, t, &jr);
   glsl_scope_t moved = el_open(E, instr, "if (s2 != %s(0)) {", rt);
-  el_line(E, instr, "ivec2 Q = %s[l];", rp.s);
-  el_line(E, instr, "%s u2 = %s[l];", ct, ru.s);
-  if (cx) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
   for (int u = 0; u < 2; u++) {
     glsl_scope_t row = el_open(E, instr, "if (r0 + %d < %lld) {", u, (long long)n);
     el_line(E, instr, "int i = r0 + %d;", u);
-    for (int which = 4; which <= 5; which++) {
-      el_name_t v0, v1, mv, n0, n1;
-      matrix_index(bidx, br, "i", "Q.x", idx);
-      codegen_load_result(E, instr, which, idx, &v0);
-      matrix_index(bidx, br, "i", "Q.y", idx);
-      codegen_load_result(E, instr, which, idx, &v1);
-      mul(E, instr, t, "u2", v1.s, &mv);
-      el_def(E, instr, t, false, &n0, "c2 * %s - s2 * %s", v0.s, mv.s);
-      el_def(E, instr, t, false, &n1, "s2 * %s + c2 * %s", v0.s, mv.s);
-      matrix_index(bidx, br, "i", "Q.x", idx);
-      codegen_store_result(E, instr, which, idx, n0.s);
-      matrix_index(bidx, br, "i", "Q.y", idx);
-      codegen_store_result(E, instr, which, idx, n1.s);
-    }
+    rotate_row(E, instr, t, 4, bidx, br, "i");
+    rotate_row(E, instr, t, 5, bidx, br, "i");
     el_close(E, instr, row);
   }
   el_close(E, instr, moved);

@@ -70,7 +70,7 @@ void emu64_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_e
   }
   if (fk == 'C') { /* complex -> real part -> |to| */
     el_name_t re;
-    hlo_element_type_t part = from == HLO_C64 ? HLO_F32 : HLO_F64;
+    hlo_element_type_t part = hlo_element_type_real(from);
     el_def(E, instr, part, false, &re, "%s.x", v);
     emu64_convert(E, instr, part, to, re.s, out);
     return;
@@ -100,7 +100,7 @@ void emu64_convert(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_e
     else el_def(E, instr, to, true, out, "%s(%s)", s ? "i64_to_float" : "u64_to_float", v);
   } else if (tk == 'C') {
     el_name_t f;
-    hlo_element_type_t part = to == HLO_C64 ? HLO_F32 : HLO_F64;
+    hlo_element_type_t part = hlo_element_type_real(to);
     emu64_convert(E, instr, from, part, v, &f);
     el_def(E, instr, to, false, out, "%s(%s, 0.0)", glsl_compute_type_on(E->target, to), f.s);
   } else {

@@ -1564,7 +1564,7 @@ static hlo_instruction_t *transpose_minor(expand_ctx_t *x, hlo_instruction_t *a)
 /* The complex conjugate of a (a itself for real types). */
 static hlo_instruction_t *conjugate(expand_ctx_t *x, hlo_instruction_t *a) {
   if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return a;
-  hlo_shape_t ps = with_type(&a->shape, a->shape.element_type == HLO_C64 ? HLO_F32 : HLO_F64);
+  hlo_shape_t ps = with_type(&a->shape, hlo_element_type_real(a->shape.element_type));
   hlo_instruction_t *re = emit(x, HLO_OPCODE_REAL, &ps, 1, &a);
   hlo_instruction_t *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
   hlo_instruction_t *ops[2] = {re, unary(x, HLO_OPCODE_NEGATE, im)};
@@ -1779,7 +1779,7 @@ static hlo_instruction_t *fft_op(expand_ctx_t *x, hlo_instruction_t *a, int type
   int r = s.rank;
   if (type == FFT_RFFT) s.dimensions[r - 1] = n / 2 + 1;
   if (type == FFT_IRFFT) s.dimensions[r - 1] = n;
-  hlo_element_type_t t = s.element_type, real = t == HLO_C128 ? HLO_F64 : t == HLO_C64 ? HLO_F32 : t;
+  hlo_element_type_t t = s.element_type, real = hlo_element_type_real(t);
   if (type == FFT_RFFT) t = real == HLO_F64 ? HLO_C128 : HLO_C64;
   if (type == FFT_IRFFT) t = real;
   s = array_shape(t, r, s.dimensions);
@@ -2112,7 +2112,7 @@ static hlo_instruction_t *expand_potrf(expand_ctx_t *x, hlo_instruction_t *in, c
   hlo_instruction_t *diag = sum_over(x, select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), l,
                                                 splat(x, &a->shape, 0, 0)), 1, (int64_t[]){r - 1});
   if (diag && hlo_element_type_is_complex(diag->shape.element_type)) {
-    hlo_shape_t rs = with_type(&diag->shape, diag->shape.element_type == HLO_C64 ? HLO_F32 : HLO_F64);
+    hlo_shape_t rs = with_type(&diag->shape, hlo_element_type_real(diag->shape.element_type));
     diag = emit(x, HLO_OPCODE_REAL, &rs, 1, &diag);
   }
   hlo_instruction_t *bad = diag ? unary(x, HLO_OPCODE_NOT, compare(x, diag, splat(x, &diag->shape, 0, 0), HLO_CMP_GT)) : NULL;
@@ -2303,7 +2303,7 @@ static hlo_instruction_t *is_zero(expand_ctx_t *x, hlo_instruction_t *v) {
   if (!v) return NULL;
   hlo_element_type_t t = v->shape.element_type;
   if (hlo_element_type_is_complex(t)) {
-    hlo_shape_t rs = with_type(&v->shape, t == HLO_C64 ? HLO_F32 : HLO_F64);
+    hlo_shape_t rs = with_type(&v->shape, hlo_element_type_real(t));
     v = emit(x, HLO_OPCODE_ABS, &rs, 1, &v);
   }
   return v ? compare(x, v, splat(x, &v->shape, 0, 0), HLO_CMP_EQ) : NULL;
@@ -2462,6 +2462,17 @@ static hlo_instruction_t *householder_product(expand_ctx_t *x, hlo_instruction_t
   return q;
 }
 
+/* The work arrays of the eigh and svd kernels for a [batch..., n, n]:
+ * [batch..., N, N], N = n rounded up to even (the circle method's
+ * pairs). */
+static hlo_shape_t jacobi_work_shape(const hlo_shape_t *a) {
+  int r = a->rank;
+  int64_t n = a->dimensions[r - 1], dims[HLO_MAX_RANK];
+  memcpy(dims, a->dimensions, sizeof(int64_t) * (size_t)r);
+  dims[r - 2] = dims[r - 1] = n + (n & 1);
+  return array_shape(a->element_type, r, dims);
+}
+
 /* syevd: the internal eigh's vectors and values, info 0 (Jacobi always
  * converges; NaNs come out as NaNs), of the triangle the call names:
  * LAPACK's uplo letter, cuSOLVER's lower, the TPU Eigh's first field of
@@ -2472,11 +2483,7 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
   if (config_value(in, "uplo", &uplo)) lower = uplo != 'U';
   else if (!config_value(in, "lower", &lower) && in->attrs.backend_config && in->attrs.backend_config[0] == '0')
     lower = 0;
-  int r = a->shape.rank;
-  int64_t n = a->shape.dimensions[r - 1], dims[HLO_MAX_RANK];
-  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
-  dims[r - 2] = dims[r - 1] = n + (n & 1);
-  hlo_shape_t work = array_shape(a->shape.element_type, r, dims);
+  hlo_shape_t work = jacobi_work_shape(&a->shape);
   hlo_shape_t shapes[4] = {a->shape, parts[1], work, work};
   hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_EIGH, a, 4, shapes);
   if (e) e->attrs.lower = lower != 0;
@@ -2489,14 +2496,9 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
 static void svd_square(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
   out[0] = out[1] = out[2] = out[3] = NULL;
   if (!a) return;
-  int r = a->shape.rank;
-  int64_t n = a->shape.dimensions[r - 1], dims[HLO_MAX_RANK];
-  memcpy(dims, a->shape.dimensions, sizeof(int64_t) * (size_t)r);
-  dims[r - 2] = dims[r - 1] = n + (n & 1);
-  hlo_element_type_t t = a->shape.element_type;
-  hlo_shape_t work = array_shape(t, r, dims);
-  hlo_shape_t shapes[6] = {a->shape, min_dim_shape(&a->shape, t == HLO_C64 ? HLO_F32 : t == HLO_C128 ? HLO_F64 : t),
-                           a->shape, array_shape(HLO_S32, r - 2, dims), work, work};
+  hlo_shape_t work = jacobi_work_shape(&a->shape);
+  hlo_shape_t shapes[6] = {a->shape, min_dim_shape(&a->shape, hlo_element_type_real(a->shape.element_type)), a->shape,
+                           array_shape(HLO_S32, a->shape.rank - 2, a->shape.dimensions), work, work};
   hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_SVD, a, 6, shapes);
   for (int i = 0; i < 4; i++) out[i] = tuple_element(x, e, i);
 }
@@ -2579,7 +2581,7 @@ static hlo_instruction_t *expand_gesvd(expand_ctx_t *x, hlo_instruction_t *in, c
     else if (kinds[i] == SVD_V) v[2 + i] = slice_minor(x, f[2], 0, n, 0, sizes[i]);
     else v[2 + i] = conjugate(x, transpose_minor(x, slice_minor(x, f[2], 0, n, 0, sizes[i])));
   }
-  if (v[4] && parts[4].element_type != HLO_S32) v[4] = convert(x, v[4], parts[4].element_type);
+  v[4] = convert(x, v[4], parts[4].element_type);
   return tuple(x, 5, v);
 }
 
@@ -2598,15 +2600,14 @@ static hlo_instruction_t *expand_gtsv(expand_ctx_t *x, hlo_instruction_t *in, in
   if (nres == 1) return tuple_element(x, e, 3);
   hlo_instruction_t *v[5];
   for (int i = 0; i < 5; i++) v[i] = tuple_element(x, e, i);
-  if (v[4] && parts[4].element_type != HLO_S32) v[4] = convert(x, v[4], parts[4].element_type);
+  v[4] = convert(x, v[4], parts[4].element_type);
   return tuple(x, 5, v);
 }
 
 static hlo_instruction_t *expand_permutation(expand_ctx_t *x, hlo_instruction_t *in) {
   hlo_instruction_t *p = in->operands[0];
-  if (p->shape.element_type != HLO_S32) p = convert(x, p, HLO_S32);
-  hlo_instruction_t *perm = pivots_to_permutation(x, p, in->shape.dimensions[in->shape.rank - 1]);
-  return in->shape.element_type == HLO_S32 ? perm : convert(x, perm, in->shape.element_type);
+  hlo_instruction_t *perm = pivots_to_permutation(x, convert(x, p, HLO_S32), in->shape.dimensions[in->shape.rank - 1]);
+  return convert(x, perm, in->shape.element_type); /* simplify folds an identity convert */
 }
 
 static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
@@ -2671,8 +2672,7 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
     case SOLVER_SYEVD: {
       want = "(a [batch..., n, n] f32, f64, complex64 or complex128) -> (a's type, values [batch..., n] of its real "
              "type[, info [batch...] integer])";
-      hlo_element_type_t real = !a ? HLO_PRED : a->element_type == HLO_C64 ? HLO_F32
-                                 : a->element_type == HLO_C128 ? HLO_F64 : a->element_type;
+      hlo_element_type_t real = a ? hlo_element_type_real(a->element_type) : HLO_PRED;
       ok = in->operand_count == 1 && is_lapack_matrix(a) && a->dimensions[a->rank - 1] == a->dimensions[a->rank - 2] &&
            (nres == 3 || nres == 2) && hlo_shape_equal(&parts[0], a) && parts[1].element_type == real &&
            is_batch_shape(&parts[1], a, a->rank - 2, a->dimensions[a->rank - 1]) &&
@@ -2690,8 +2690,7 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
       svd_slot_t kinds[2] = {SVD_U, SVD_VT};
       if (strstr(t, "gesvdj") || strstr(t, "gesvdp")) kinds[1] = SVD_V;
       else if (transposed) kinds[0] = SVD_VT, kinds[1] = SVD_U;
-      hlo_element_type_t real = !a ? HLO_PRED : a->element_type == HLO_C64 ? HLO_F32
-                                 : a->element_type == HLO_C128 ? HLO_F64 : a->element_type;
+      hlo_element_type_t real = a ? hlo_element_type_real(a->element_type) : HLO_PRED;
       int64_t sizes[2] = {-1, -1};
       ok = in->operand_count == 1 && is_lapack_matrix(a) && nres == 5 && hlo_shape_equal(&parts[0], a) &&
            parts[1].element_type == real && is_batch_shape(&parts[1], a, a->rank - 2, min_dim(a)) &&

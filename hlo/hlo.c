@@ -71,6 +71,9 @@ static char kind_of(hlo_element_type_t t) {
 }
 bool hlo_element_type_is_float(hlo_element_type_t t) { return kind_of(t) == 'F'; }
 bool hlo_element_type_is_complex(hlo_element_type_t t) { return kind_of(t) == 'C'; }
+hlo_element_type_t hlo_element_type_real(hlo_element_type_t t) {
+  return t == HLO_C64 ? HLO_F32 : t == HLO_C128 ? HLO_F64 : t;
+}
 bool hlo_element_type_is_signed_int(hlo_element_type_t t) { return kind_of(t) == 'S'; }
 bool hlo_element_type_is_unsigned_int(hlo_element_type_t t) { return kind_of(t) == 'U'; }
 bool hlo_element_type_is_integer(hlo_element_type_t t) {

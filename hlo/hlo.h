@@ -52,6 +52,9 @@ size_t hlo_element_type_size_bytes(hlo_element_type_t t); /* host bytes per elem
 int hlo_element_type_bit_width(hlo_element_type_t t);
 bool hlo_element_type_is_float(hlo_element_type_t t);    /* f16, bf16, f32, f64, f8... */
 bool hlo_element_type_is_complex(hlo_element_type_t t);
+/* The type of a complex type's real and imaginary parts (f32 for
+ * complex<f32>, f64 for complex<f64>); |t| itself for any other type. */
+hlo_element_type_t hlo_element_type_real(hlo_element_type_t t);
 bool hlo_element_type_is_signed_int(hlo_element_type_t t);   /* i2..i64 (not i1) */
 bool hlo_element_type_is_unsigned_int(hlo_element_type_t t); /* ui2..ui64 */
 bool hlo_element_type_is_integer(hlo_element_type_t t);      /* signed or unsigned, not i1 */

@@ -106,7 +106,7 @@ void hlo_fill_random(hlo_element_type_t t, void *dst, int64_t count, uint64_t *s
       hlo_float_encode(t, random_unit(state), &bits);
       store_bits(out, size, bits);
     } else if (hlo_element_type_is_complex(t)) {
-      hlo_element_type_t part = t == HLO_C64 ? HLO_F32 : HLO_F64;
+      hlo_element_type_t part = hlo_element_type_real(t);
       hlo_float_encode(part, random_unit(state), &bits);
       store_bits(out, size / 2, bits);
       hlo_float_encode(part, random_unit(state), &bits);

@@ -740,7 +740,7 @@ static void parse_scalar_elem(parser_t *p, hlo_element_type_t et, void *dst) {
   token_t *t = tok(p);
   hlo_location_t loc = tok_loc(p);
   if (hlo_element_type_is_complex(et)) {
-    hlo_element_type_t part = et == HLO_C64 ? HLO_F32 : HLO_F64;
+    hlo_element_type_t part = hlo_element_type_real(et);
     size_t half = hlo_element_type_size_bytes(part);
     expect_punct(p, '(');
     parse_float_elem(p, part, dst);

@@ -58,7 +58,7 @@ static void print_element(strbuf_t *sb, hlo_element_type_t t, const uint8_t *p) 
   size_t size = hlo_element_type_size_bytes(t);
   uint64_t bits = 0;
   if (hlo_element_type_is_complex(t)) {
-    hlo_element_type_t part = t == HLO_C64 ? HLO_F32 : HLO_F64;
+    hlo_element_type_t part = hlo_element_type_real(t);
     uint64_t re = 0, im = 0;
     memcpy(&re, p, size / 2);
     memcpy(&im, p + size / 2, size / 2);
