@@ -871,21 +871,97 @@ static void jacobi_load(elemental_emitter_t *E, const hlo_instruction_t *instr, 
 }
 
 /* Row |row| of result |r| times the loaded rotation on columns Q: X[row,
- * (p, q)] = X[row, (p, q)] J. */
-static void rotate_row(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t, int r,
-                       const el_name_t *bidx, int br, const char *row) {
-  el_name_t idx[HLO_MAX_RANK], v0, v1, mv, n0, n1;
-  matrix_index(bidx, br, row, "Q.x", idx);
-  codegen_load_result(E, instr, r, idx, &v0);
-  matrix_index(bidx, br, row, "Q.y", idx);
-  codegen_load_result(E, instr, r, idx, &v1);
-  mul(E, instr, t, "u2", v1.s, &mv);
-  el_def(E, instr, t, false, &n0, "c2 * %s - s2 * %s", v0.s, mv.s);
-  el_def(E, instr, t, false, &n1, "s2 * %s + c2 * %s", v0.s, mv.s);
+ * (p, q)] = X[row, (p, q)] J, X read from operand |src| (the result itself
+ * for -1). */
+static vkhlo_status_t rotate_row(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                 int src, int r, const el_name_t *bidx, int br, const char *row) {
+  el_name_t idx[HLO_MAX_RANK], v[2], mv, n0, n1;
+  const char *cols[2] = {"Q.x", "Q.y"};
+  for (int j = 0; j < 2; j++) {
+    matrix_index(bidx, br, row, cols[j], idx);
+    if (src < 0) codegen_load_result(E, instr, r, idx, &v[j]);
+    else VKHLO_RETURN_IF_ERROR(el_operand(E, instr, src, idx, &v[j]));
+  }
+  mul(E, instr, t, "u2", v[1].s, &mv);
+  el_def(E, instr, t, false, &n0, "c2 * %s - s2 * %s", v[0].s, mv.s);
+  el_def(E, instr, t, false, &n1, "s2 * %s + c2 * %s", v[0].s, mv.s);
   matrix_index(bidx, br, row, "Q.x", idx);
   codegen_store_result(E, instr, r, idx, n0.s);
   matrix_index(bidx, br, row, "Q.y", idx);
   codegen_store_result(E, instr, r, idx, n1.s);
+  return NULL;
+}
+
+/* Declares z00, z01, z10, z11 = J_k^H X J_l for the 2 x 2 block X = [[x00,
+ * x01], [x10, x11]] of rows P (pair k's rotation c1, s1, u1) and columns
+ * Q (pair l's c2, s2, u2 = conj(u)); a diagonal block (|same|: k == l)
+ * becomes exactly diagonal and real. */
+static void rotate_block(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                         const el_name_t *x, const char *same) {
+  const char *ct = glsl_compute_type(t);
+  el_name_t m0, m1;
+  /* Y = X J_l, then J_k^H Y */
+  mul(E, instr, t, "u2", x[1].s, &m0);
+  mul(E, instr, t, "u2", x[3].s, &m1);
+  el_line(E, instr, "%s y00 = c2 * %s - s2 * %s, y01 = s2 * %s + c2 * %s;", ct, x[0].s, m0.s, x[0].s, m0.s);
+  el_line(E, instr, "%s y10 = c2 * %s - s2 * %s, y11 = s2 * %s + c2 * %s;", ct, x[2].s, m1.s, x[2].s, m1.s);
+  mul(E, instr, t, "u1", "y10", &m0);
+  mul(E, instr, t, "u1", "y11", &m1);
+  el_line(E, instr, "%s z00 = c1 * y00 - s1 * %s, z10 = s1 * y00 + c1 * %s;", ct, m0.s, m0.s);
+  el_line(E, instr, "%s z01 = c1 * y01 - s1 * %s, z11 = s1 * y01 + c1 * %s;", ct, m1.s, m1.s);
+  el_line(E, instr, "if (%s) { z01 = %s(0); z10 = %s(0);%s }", same, ct, ct,
+          is_complex(t) ? " z00.y = 0; z11.y = 0;" : "");
+}
+
+/* Declares cc, ss and u, the rotation of pair (p, q) (declared by the
+ * caller) that zeroes a_pq of the Hermitian A: operand |src|, or result
+ * |r| for -1. */
+static vkhlo_status_t eigh_rotation(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t t,
+                                    int src, int r, const el_name_t *bidx, int br) {
+  const char *rt = real_compute_type(t);
+  const char *at[3][2] = {{"p", "q"}, {"p", "p"}, {"q", "q"}};
+  el_name_t idx[HLO_MAX_RANK], a[3];
+  for (int j = 0; j < 3; j++) {
+    matrix_index(bidx, br, at[j][0], at[j][1], idx);
+    if (src < 0) codegen_load_result(E, instr, r, idx, &a[j]);
+    else VKHLO_RETURN_IF_ERROR(el_operand(E, instr, src, idx, &a[j]));
+  }
+  magnitude_phase(E, instr, t, a[0].s, "g", "u");
+  el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
+  glsl_scope_t rot = el_open(E, instr, "if (g > %s(0)) {", rt);
+  char pp[EL_NAME_MAX + 4], qq[EL_NAME_MAX + 4];
+  const char *re = is_complex(t) ? ".x" : "";
+  snprintf(pp, sizeof pp, "%s%s", a[1].s, re);
+  snprintf(qq, sizeof qq, "%s%s", a[2].s, re);
+  jacobi_rotation(E, instr, rt, pp, qq, "g");
+  el_close(E, instr, rot);
+  return NULL;
+}
+
+/* The 2 x 2 block of rows P, columns Q, row-major */
+static const char *const block_at[4][2] = {{"P.x", "Q.x"}, {"P.x", "Q.y"}, {"P.y", "Q.x"}, {"P.y", "Q.y"}};
+
+/* Declares the x[4] of the block of operand |src| (result |r| for -1). */
+static vkhlo_status_t load_block(elemental_emitter_t *E, const hlo_instruction_t *instr, int src, int r,
+                                 const el_name_t *bidx, int br, el_name_t *x) {
+  el_name_t idx[HLO_MAX_RANK];
+  for (int z = 0; z < 4; z++) {
+    matrix_index(bidx, br, block_at[z][0], block_at[z][1], idx);
+    if (src < 0) codegen_load_result(E, instr, r, idx, &x[z]);
+    else VKHLO_RETURN_IF_ERROR(el_operand(E, instr, src, idx, &x[z]));
+  }
+  return NULL;
+}
+
+/* Stores rotate_block's z00, z01, z10, z11 into the block of result |r|. */
+static void store_block(elemental_emitter_t *E, const hlo_instruction_t *instr, int r, const el_name_t *bidx,
+                        int br) {
+  static const char *const zs[4] = {"z00", "z01", "z10", "z11"};
+  el_name_t idx[HLO_MAX_RANK];
+  for (int z = 0; z < 4; z++) {
+    matrix_index(bidx, br, block_at[z][0], block_at[z][1], idx);
+    codegen_store_result(E, instr, r, idx, zs[z]);
+  }
 }
 
 /* ---------------------------------------------------------------- eigh */
@@ -981,21 +1057,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   /* the round's pairs and their rotations */
   glsl_scope_t pairs = el_open(E, instr, "for (int k = lane; k < %lld; k += %d) {", (long long)half, LU_LANES);
   circle_pair(E, instr, nn);
-  el_name_t apq, app, aqq;
-  matrix_index(bidx, br, "p", "q", idx);
-  codegen_load_result(E, instr, 2, idx, &apq);
-  matrix_index(bidx, br, "p", "p", idx);
-  codegen_load_result(E, instr, 2, idx, &app);
-  matrix_index(bidx, br, "q", "q", idx);
-  codegen_load_result(E, instr, 2, idx, &aqq);
-  magnitude_phase(E, instr, t, apq.s, "g", "u");
-  el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
-  glsl_scope_t rot = el_open(E, instr, "if (g > %s(0)) {", rt);
-  char pp[EL_NAME_MAX + 4], qq[EL_NAME_MAX + 4];
-  snprintf(pp, sizeof pp, "%s%s", app.s, cx ? ".x" : "");
-  snprintf(qq, sizeof qq, "%s%s", aqq.s, cx ? ".x" : "");
-  jacobi_rotation(E, instr, rt, pp, qq, "g");
-  el_close(E, instr, rot);
+  VKHLO_RETURN_IF_ERROR(eigh_rotation(E, instr, t, -1, 2, bidx, br));
   jacobi_store(E, instr, &jr);
   el_close(E, instr, pairs);
   el_line(E, instr, "barrier();");
@@ -1006,38 +1068,16 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   el_line(E, instr, "ivec2 P = %s[k];", jr.pq.s);
   el_line(E, instr, "%s c1 = %s[k], s1 = %s[k];", rt, jr.c.s, jr.s.s);
   el_line(E, instr, "%s u1 = %s[k];", ct, jr.u.s);
-  el_name_t x00, x01, x10, x11;
-  matrix_index(bidx, br, "P.x", "Q.x", idx);
-  codegen_load_result(E, instr, 2, idx, &x00);
-  matrix_index(bidx, br, "P.x", "Q.y", idx);
-  codegen_load_result(E, instr, 2, idx, &x01);
-  matrix_index(bidx, br, "P.y", "Q.x", idx);
-  codegen_load_result(E, instr, 2, idx, &x10);
-  matrix_index(bidx, br, "P.y", "Q.y", idx);
-  codegen_load_result(E, instr, 2, idx, &x11);
-  /* Y = X J_l, then J_k^H Y; a diagonal block becomes exactly diagonal */
-  el_name_t m0, m1;
-  mul(E, instr, t, "u2", x01.s, &m0);
-  mul(E, instr, t, "u2", x11.s, &m1);
-  el_line(E, instr, "%s y00 = c2 * %s - s2 * %s, y01 = s2 * %s + c2 * %s;", ct, x00.s, m0.s, x00.s, m0.s);
-  el_line(E, instr, "%s y10 = c2 * %s - s2 * %s, y11 = s2 * %s + c2 * %s;", ct, x10.s, m1.s, x10.s, m1.s);
-  mul(E, instr, t, "u1", "y10", &m0);
-  mul(E, instr, t, "u1", "y11", &m1);
-  el_line(E, instr, "%s z00 = c1 * y00 - s1 * %s, z10 = s1 * y00 + c1 * %s;", ct, m0.s, m0.s);
-  el_line(E, instr, "%s z01 = c1 * y01 - s1 * %s, z11 = s1 * y01 + c1 * %s;", ct, m1.s, m1.s);
-  el_line(E, instr, "if (k == l) { z01 = %s(0); z10 = %s(0);%s }", ct, ct, cx ? " z00.y = 0; z11.y = 0;" : "");
-  const char *zs[4] = {"z00", "z01", "z10", "z11"}, *at[4][2] = {{"P.x", "Q.x"}, {"P.x", "Q.y"}, {"P.y", "Q.x"},
-                                                                  {"P.y", "Q.y"}};
-  for (int z = 0; z < 4; z++) {
-    matrix_index(bidx, br, at[z][0], at[z][1], idx);
-    codegen_store_result(E, instr, 2, idx, zs[z]);
-  }
+  el_name_t xs[4];
+  VKHLO_RETURN_IF_ERROR(load_block(E, instr, -1, 2, bidx, br, xs));
+  rotate_block(E, instr, t, xs, "k == l");
+  store_block(E, instr, 2, bidx, br);
   el_close(E, instr, blocks);
   /* V = V J: rows i, columns of pair l */
   glsl_scope_t vrows = el_open(E, instr, "for (int b = lane; b < %lld; b += %d) {", (long long)(nn * half), LU_LANES);
   el_line(E, instr, "int i = b / %lld, l = b %% %lld;", (long long)half, (long long)half);
   jacobi_load(E, instr, t, &jr);
-  rotate_row(E, instr, t, 3, bidx, br, "i");
+  VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, -1, 3, bidx, br, "i"));
   el_close(E, instr, vrows);
   sync_results(E, instr);
   el_close(E, instr, rounds);
@@ -1072,6 +1112,63 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   el_count_loop_iterations(E, instr, rows * nn + max_sweeps * (rows * n + LU_LANES + (nn - 1) * (1 + per_round)) +
                                          rows * 2 * n);
   *out_total = hlo_shape_element_count(&batch) * LU_LANES;
+  return NULL;
+}
+
+/* eigh_round (internal; codegen/expand.c, "solver custom calls"): one
+ * round of the eigh kernel's Jacobi method for matrices too large for one
+ * workgroup's loops, the round index (operand 2, s32, plus attrs.dimension)
+ * taken mod N - 1: (A [batch..., N, N] Hermitian, V [batch..., N, N],
+ * round) -> (J^H A J, V J) with J the round's N / 2 rotations, each found
+ * from A as the eigh kernel finds it.  One invocation per pair of pairs
+ * (k, l): it finds the rotations of pairs k and l, then writes the 2 x 2
+ * block (rows of pair k, columns of pair l) of A and the rows of pair k,
+ * columns of pair l of V.  No loops and no barriers: any size runs under
+ * lavapipe's loop limiter, and a round is a few GPU waves. */
+vkhlo_status_t codegen_emit_eigh_round(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  int64_t nn = s->dimensions[r - 1], half = nn / 2, m = nn - 1;
+  if (r < 2 || (nn & 1) || nn < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 2)
+    return VKHLO_INTERNAL("eigh_round %s: operand of rank %d or of odd size, or not two results", instr->name, r);
+  int br = r - 2;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  hlo_shape_t batch;
+  hlo_shape_init(&batch, t, br, s->dimensions);
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], rv;
+  el_line(E, instr, "int idx = int(gid);");
+  el_line(E, instr, "int l = idx %% %lld, kk = idx / %lld %% %lld;", (long long)half, (long long)half,
+          (long long)half);
+  el_line(E, instr, "idx /= %lld;", (long long)(half * half));
+  el_delinearize(E, instr, &batch, "idx", bidx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, idx, &rv));
+  el_line(E, instr, "int round = (%s + %lld) %% %lld;", rv.s, (long long)instr->attrs.dimension, (long long)m);
+  el_line(E, instr, "if (round < 0) round += %lld;", (long long)m);
+  el_line(E, instr, "ivec2 P, Q;");
+  el_line(E, instr, "%s c1, s1, c2, s2;", rt);
+  el_line(E, instr, "%s u1, u2;", ct);
+  const char *pair[2] = {"kk", "l"}, *to[2] = {"P", "Q"}, *rot[2][3] = {{"c1", "s1", "u1"}, {"c2", "s2", "u2"}};
+  for (int j = 0; j < 2; j++) {
+    glsl_scope_t scope = el_open(E, instr, "{");
+    el_line(E, instr, "int k = %s;", pair[j]);
+    circle_pair(E, instr, nn);
+    VKHLO_RETURN_IF_ERROR(eigh_rotation(E, instr, t, 0, -1, bidx, br));
+    el_line(E, instr, "%s = ivec2(p, q);", to[j]);
+    el_line(E, instr, "%s = cc;", rot[j][0]);
+    el_line(E, instr, "%s = ss;", rot[j][1]);
+    el_line(E, instr, "%s = u;", rot[j][2]);
+    el_close(E, instr, scope);
+  }
+  if (is_complex(t)) el_line(E, instr, "u2 = %s(u2.x, -u2.y);", ct);
+  el_name_t xs[4];
+  VKHLO_RETURN_IF_ERROR(load_block(E, instr, 0, -1, bidx, br, xs));
+  rotate_block(E, instr, t, xs, "kk == l");
+  store_block(E, instr, 0, bidx, br);
+  VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 1, 1, bidx, br, "P.x"));
+  VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 1, 1, bidx, br, "P.y"));
+  *out_total = hlo_shape_element_count(&batch) * half * half;
   return NULL;
 }
 
@@ -1267,8 +1364,8 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   for (int u = 0; u < 2; u++) {
     glsl_scope_t row = el_open(E, instr, "if (r0 + %d < %lld) {", u, (long long)n);
     el_line(E, instr, "int i = r0 + %d;", u);
-    rotate_row(E, instr, t, 4, bidx, br, "i");
-    rotate_row(E, instr, t, 5, bidx, br, "i");
+    VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, -1, 4, bidx, br, "i"));
+    VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, -1, 5, bidx, br, "i"));
     el_close(E, instr, row);
   }
   el_close(E, instr, moved);

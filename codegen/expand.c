@@ -2473,6 +2473,181 @@ static hlo_shape_t jacobi_work_shape(const hlo_shape_t *a) {
   return array_shape(a->element_type, r, dims);
 }
 
+/* Matrices past JACOBI_KERNEL_MAX are too large for the eigh kernel's one
+ * workgroup (lavapipe's loop limiter stops it past 64; a GPU would run
+ * them on one of its cores): their Jacobi rounds run as a while loop of
+ * eigh_round dispatches, JACOBI_LOOP_ROUNDS per iteration, its condition
+ * the eigh kernel's test, per matrix: |offdiag(A)|^2 > (n eps)^2 |A|^2
+ * (Frobenius norms), for at most EIGH_MAX_SWEEPS sweeps.  The same
+ * rotations in the same order as the kernel; only where sweeps stop
+ * differs (after any round here). */
+#define JACOBI_KERNEL_MAX 64
+#define JACOBI_LOOP_ROUNDS 16
+#define EIGH_MAX_SWEEPS 15
+
+/* a summed over its two minor dimensions, one at a time (no reduce longer
+ * than a dimension). */
+static hlo_instruction_t *sum_minor2(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  int64_t d = a->shape.rank - 1;
+  hlo_instruction_t *rows = sum_over(x, a, 1, &d);
+  d--;
+  return sum_over(x, rows, 1, &d);
+}
+
+/* |a|^2 elementwise, of the real type */
+static hlo_instruction_t *abs_squared(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return binary(x, HLO_OPCODE_MULTIPLY, a, a);
+  hlo_shape_t ps = with_type(&a->shape, hlo_element_type_real(a->shape.element_type));
+  hlo_instruction_t *re = emit(x, HLO_OPCODE_REAL, &ps, 1, &a), *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
+  return binary(x, HLO_OPCODE_ADD, binary(x, HLO_OPCODE_MULTIPLY, re, re), binary(x, HLO_OPCODE_MULTIPLY, im, im));
+}
+
+/* The eigh loop's condition on (A, V, round, iteration): iteration < cap
+ * and some matrix of the batch is not yet diagonal enough. */
+static hlo_instruction_t *eigh_loop_cond(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *it, int64_t n,
+                                         int64_t cap) {
+  hlo_element_type_t rt = hlo_element_type_real(a->shape.element_type);
+  double eps = rt == HLO_F64 ? 0x1p-53 : 0x1p-24;
+  hlo_instruction_t *m2 = abs_squared(x, a);
+  hlo_instruction_t *off = sum_minor2(x, select_(x, triangle_mask(x, &a->shape, HLO_CMP_NE), m2,
+                                                 splat(x, &m2->shape, 0, 0)));
+  hlo_instruction_t *all = sum_minor2(x, m2);
+  if (!off || !all) return NULL;
+  hlo_instruction_t *go = compare(x, off, binary(x, HLO_OPCODE_MULTIPLY, all, splat(x, &all->shape,
+                                                                                  eps * eps * (double)(n * n), 0)),
+                                  HLO_CMP_GT);
+  /* how many matrices go on: the batch summed one dimension at a time */
+  hlo_instruction_t *count = convert(x, go, HLO_S32);
+  while (count && count->shape.rank > 0) {
+    int64_t d = count->shape.rank - 1;
+    count = sum_over(x, count, 1, &d);
+  }
+  return binary(x, HLO_OPCODE_AND, compare(x, count, scalar(x, HLO_S32, 0, 0), HLO_CMP_GT),
+                compare(x, it, scalar(x, HLO_S32, 0, (uint64_t)cap), HLO_CMP_LT));
+}
+
+/* The eigh loop's body: JACOBI_LOOP_ROUNDS eigh_rounds. */
+static hlo_instruction_t *eigh_loop_body(expand_ctx_t *x, hlo_instruction_t *const *p, int64_t m) {
+  hlo_instruction_t *next[4] = {p[0], p[1], NULL, NULL};
+  hlo_shape_t parts[2] = {p[0]->shape, p[0]->shape};
+  for (int j = 0; j < JACOBI_LOOP_ROUNDS && j < m; j++) {
+    hlo_instruction_t *ops[3] = {next[0], next[1], p[2]};
+    hlo_shape_t s;
+    if (!hlo_shape_make_tuple(x->m, &s, 2, parts)) {
+      x->failed = true;
+      return NULL;
+    }
+    hlo_instruction_t *round = emit(x, HLO_OPCODE_EIGH_ROUND, &s, 3, ops);
+    if (round) round->attrs.dimension = j;
+    next[0] = tuple_element(x, round, 0);
+    next[1] = tuple_element(x, round, 1);
+  }
+  int64_t rounds = m < JACOBI_LOOP_ROUNDS ? m : JACOBI_LOOP_ROUNDS;
+  next[2] = binary(x, HLO_OPCODE_REMAINDER, binary(x, HLO_OPCODE_ADD, p[2], scalar(x, HLO_S32, 0, (uint64_t)rounds)),
+                   scalar(x, HLO_S32, 0, (uint64_t)m));
+  next[3] = binary(x, HLO_OPCODE_ADD, p[3], scalar(x, HLO_S32, 0, 1));
+  return tuple(x, 4, next);
+}
+
+/* The order of the values |w| [batch..., n] ascending, NaNs last, ties by
+ * index (the eigh kernel's): perm [batch..., n] s32, w[perm[r]] the r-th.
+ * rank_j counts the i before j; perm[r] is the j of rank r. */
+static hlo_instruction_t *ascending_order(expand_ctx_t *x, hlo_instruction_t *w) {
+  if (!w) return NULL;
+  int r = w->shape.rank + 1;
+  int64_t n = w->shape.dimensions[r - 2], dims[HLO_MAX_RANK], bi[HLO_MAX_RANK], bj[HLO_MAX_RANK];
+  for (int d = 0; d < r - 2; d++) dims[d] = w->shape.dimensions[d], bi[d] = bj[d] = d;
+  dims[r - 2] = dims[r - 1] = n;
+  bi[r - 2] = r - 2, bj[r - 2] = r - 1;
+  hlo_shape_t ws = array_shape(w->shape.element_type, r, dims), is = with_type(&ws, HLO_S32);
+  hlo_instruction_t *wi = broadcast(x, w, &ws, r - 1, bi), *wj = broadcast(x, w, &ws, r - 1, bj);
+  hlo_instruction_t *ii = iota(x, &is, r - 2), *ij = iota(x, &is, r - 1);
+  hlo_instruction_t *before = compare(x, ii, ij, HLO_CMP_LT), *num_i = compare(x, wi, wi, HLO_CMP_EQ);
+  hlo_instruction_t *smaller = binary(x, HLO_OPCODE_OR, compare(x, wi, wj, HLO_CMP_LT),
+                                      binary(x, HLO_OPCODE_AND, compare(x, wi, wj, HLO_CMP_EQ), before));
+  hlo_instruction_t *ahead = select_(x, compare(x, wj, wj, HLO_CMP_NE), binary(x, HLO_OPCODE_OR, num_i, before),
+                                     binary(x, HLO_OPCODE_AND, num_i, smaller));
+  int64_t d = r - 2;
+  hlo_instruction_t *rank = sum_over(x, convert(x, ahead, HLO_S32), 1, &d); /* [batch..., j] */
+  /* perm[r] = the j whose rank is r: rows r, columns j */
+  hlo_instruction_t *rj = broadcast(x, rank, &is, r - 1, bj);
+  hlo_instruction_t *hit = compare(x, rj, iota(x, &is, r - 2), HLO_CMP_EQ);
+  d = r - 1;
+  return sum_over(x, select_(x, hit, iota(x, &is, r - 1), splat(x, &is, 0, 0)), 1, &d);
+}
+
+/* eigh of a [batch..., n, n] (its |lower| or upper triangle) by the loop
+ * of eigh_rounds: out = (vectors, values ascending). */
+static void eigh_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, bool lower, hlo_instruction_t **out) {
+  out[0] = out[1] = NULL;
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1], nn = n + (n & 1), m = nn - 1;
+  hlo_element_type_t t = a->shape.element_type, rt = hlo_element_type_real(t);
+  bool cx = hlo_element_type_is_complex(t);
+  /* the Hermitian matrix from the triangle (the diagonal's real part), 0 past n */
+  hlo_instruction_t *full = select_(x, triangle_mask(x, &a->shape, lower ? HLO_CMP_GE : HLO_CMP_LE), a,
+                                    conjugate(x, transpose_minor(x, a)));
+  if (cx && full) {
+    hlo_shape_t ps = with_type(&a->shape, rt);
+    hlo_instruction_t *ops[2] = {emit(x, HLO_OPCODE_REAL, &ps, 1, &full), splat(x, &ps, 0, 0)};
+    hlo_instruction_t *diag = emit(x, HLO_OPCODE_COMPLEX, &a->shape, 2, ops);
+    full = select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), diag, full);
+  }
+  if (nn > n) {
+    hlo_instruction_t *zero = scalar(x, t, 0, 0);
+    full = pad_dim(x, pad_dim(x, full, r - 2, 0, 1, zero), r - 1, 0, 1, zero);
+  }
+  if (!full) return;
+  hlo_shape_t ws = full->shape;
+  hlo_instruction_t *init[4] = {full, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), splat(x, &ws, 1, 0),
+                                              splat(x, &ws, 0, 0)),
+                                scalar(x, HLO_S32, 0, 0), scalar(x, HLO_S32, 0, 0)};
+  hlo_shape_t ts, shapes[4];
+  if (!tuple_shape(x, 4, init, &ts)) return;
+  for (int i = 0; i < 4; i++) shapes[i] = init[i]->shape;
+  char name[96];
+  hlo_instruction_t *cp[4], *bp[4];
+  snprintf(name, sizeof name, "eigh_rounds_cond_%d", x->c->instruction_count);
+  hlo_computation_t *cond = helper_computation(x, name, 4, shapes, cp);
+  snprintf(name, sizeof name, "eigh_rounds_body_%d", x->c->instruction_count);
+  hlo_computation_t *body = helper_computation(x, name, 4, shapes, bp);
+  if (!cond || !body) {
+    x->failed = true;
+    return;
+  }
+  hlo_computation_t *outer = x->c;
+  int64_t per_sweep = (m + JACOBI_LOOP_ROUNDS - 1) / JACOBI_LOOP_ROUNDS;
+  x->c = cond;
+  cond->root = eigh_loop_cond(x, cp[0], cp[3], n, EIGH_MAX_SWEEPS * per_sweep);
+  x->c = body;
+  body->root = eigh_loop_body(x, bp, m);
+  x->c = outer;
+  if (!cond->root || !body->root) return;
+  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, 4, init);
+  hlo_computation_t *called[2] = {cond, body};
+  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
+    x->failed = true;
+    return;
+  }
+  hlo_instruction_t *ad = tuple_element(x, loop, 0), *v = slice_minor(x, tuple_element(x, loop, 1), 0, n, 0, n);
+  /* the values: A's diagonal (real), the first n */
+  int64_t last = r - 1;
+  hlo_instruction_t *d = sum_over(x, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), ad, splat(x, &ws, 0, 0)), 1, &last);
+  if (cx && d) {
+    hlo_shape_t ps = with_type(&d->shape, rt);
+    d = emit(x, HLO_OPCODE_REAL, &ps, 1, &d);
+  }
+  hlo_instruction_t *w = slice_dim(x, d, r - 2, 0, n);
+  hlo_instruction_t *perm = ascending_order(x, w);
+  if (!w || !perm) return;
+  hlo_shape_t cs = array_shape(rt, r, a->shape.dimensions);
+  cs.dimensions[r - 1] = 1;
+  hlo_instruction_t *sorted = take_rows(x, reshape_to(x, w, r, cs.dimensions), perm);
+  out[1] = sorted ? reshape_to(x, sorted, r - 1, w->shape.dimensions) : NULL;
+  out[0] = transpose_minor(x, take_rows(x, transpose_minor(x, v), perm));
+}
+
 /* syevd: the internal eigh's vectors and values, info 0 (Jacobi always
  * converges; NaNs come out as NaNs), of the triangle the call names:
  * LAPACK's uplo letter, cuSOLVER's lower, the TPU Eigh's first field of
@@ -2483,11 +2658,17 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
   if (config_value(in, "uplo", &uplo)) lower = uplo != 'U';
   else if (!config_value(in, "lower", &lower) && in->attrs.backend_config && in->attrs.backend_config[0] == '0')
     lower = 0;
-  hlo_shape_t work = jacobi_work_shape(&a->shape);
-  hlo_shape_t shapes[4] = {a->shape, parts[1], work, work};
-  hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_EIGH, a, 4, shapes);
-  if (e) e->attrs.lower = lower != 0;
-  hlo_instruction_t *v[3] = {tuple_element(x, e, 0), tuple_element(x, e, 1), NULL};
+  hlo_instruction_t *v[3] = {NULL, NULL, NULL};
+  if (a->shape.dimensions[a->shape.rank - 1] > JACOBI_KERNEL_MAX) {
+    eigh_by_rounds(x, a, lower != 0, v);
+  } else {
+    hlo_shape_t work = jacobi_work_shape(&a->shape);
+    hlo_shape_t shapes[4] = {a->shape, parts[1], work, work};
+    hlo_instruction_t *e = tuple_op(x, HLO_OPCODE_EIGH, a, 4, shapes);
+    if (e) e->attrs.lower = lower != 0;
+    v[0] = tuple_element(x, e, 0);
+    v[1] = tuple_element(x, e, 1);
+  }
   if (nres == 3) v[2] = splat(x, &parts[2], 0, 0);
   return tuple(x, nres, v);
 }

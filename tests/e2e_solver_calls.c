@@ -29,7 +29,10 @@
  *   syevd        [[2, 1], [1, 2]] (values 1 and 3); 33 x 33 and 64 x 64 f32,
  *                20 x 20 and 7 x 7 complex64 (cuSOLVER's and LAPACK's names,
  *                either triangle, 1e6 in the other), eigenvalues 1, 1, 1,
- *                2, 2, ...: orthonormal vectors, a v = w v, ascending, info 0.
+ *                2, 2, ...: orthonormal vectors, a v = w v, ascending, info 0;
+ *                past 64 (the while loop of eigh_round dispatches) 65 x 65
+ *                (a batch of two), upper 100 x 100, 90 x 90 repeated f32 and
+ *                71 x 71 complex64.
  *   geqrf, orgqr a 2 x 2 matrix whose reflectors are known (worked by hand),
  *                also through the TPU export's @Qr (a function returning
  *                its tuple as one value);
@@ -693,6 +696,17 @@ static void eigh_sizes(void **state) {
   eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 1, 30, false, true, true);
 }
 
+/* past 64 x 64 the rounds run as a while loop of eigh_round dispatches
+ * (codegen/expand.c): odd and even sizes, a batch, both triangles,
+ * complex, repeated eigenvalues */
+static void eigh_rounds(void **state) {
+  const char *lapack_l = "{mode = 86 : ui8, uplo = 76 : ui8}", *lapack_u = "{mode = 86 : ui8, uplo = 85 : ui8}";
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 2, 65, false, true, false);
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_u, 1, 100, false, false, false);
+  eigh_case(*state, "lapack_cheevd_ffi", lapack_l, 1, 71, true, true, false);
+  eigh_case(*state, "lapack_ssyevd_ffi", lapack_l, 1, 90, false, true, true);
+}
+
 /* ----------------------------------------------------------------- svd */
 
 /* What the second and third results of an SVD call hold */
@@ -1007,7 +1021,8 @@ int main(void) {
       cmocka_unit_test(pivots_to_permutation), cmocka_unit_test(qr_known),
       cmocka_unit_test(qr_blocked),           cmocka_unit_test(qr_wide_and_small),
       cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
-      cmocka_unit_test(eigh_sizes),           cmocka_unit_test(svd_known),
+      cmocka_unit_test(eigh_sizes),           cmocka_unit_test(eigh_rounds),
+      cmocka_unit_test(svd_known),
       cmocka_unit_test(svd_sizes),            cmocka_unit_test(gtsv_known),
       cmocka_unit_test(gtsv_sizes),           cmocka_unit_test(wrong_results_refused),
       cmocka_unit_test(solver_wrong_types_refused),
