@@ -416,6 +416,7 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
       {HLO_OPCODE_EIGH, codegen_emit_eigh, true},
       {HLO_OPCODE_EIGH_ROUND, codegen_emit_eigh_round, false},
       {HLO_OPCODE_SVD, codegen_emit_svd, true},
+      {HLO_OPCODE_SVD_ROUND, codegen_emit_svd_round, false},
       {HLO_OPCODE_TRIDIAGONAL_SOLVE, codegen_emit_tridiagonal_solve, true},
       {HLO_OPCODE_FFT, codegen_emit_fft, false},
       {HLO_OPCODE_RNG_BIT_GENERATOR, codegen_emit_rng_bit_generator, false},

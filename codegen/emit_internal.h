@@ -122,6 +122,7 @@ vkhlo_status_t codegen_emit_cholesky(elemental_emitter_t *E, const hlo_instructi
 vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_eigh_round(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
+vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total);
 vkhlo_status_t codegen_emit_tridiagonal_solve(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                              int64_t *out_total);

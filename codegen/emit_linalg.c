@@ -1172,6 +1172,96 @@ vkhlo_status_t codegen_emit_eigh_round(elemental_emitter_t *E, const hlo_instruc
   return NULL;
 }
 
+/* svd_round (internal; codegen/expand.c, "solver custom calls"): one
+ * round of the svd kernel's one-sided Jacobi method for matrices too large
+ * for one workgroup's loops: (W [batch..., N, N], V [batch..., N, N],
+ * stamps [batch..., N / 2] s32, round s32 []) -> (W J, V J, stamps), the
+ * round g = operand 3 + attrs.dimension (pairs of round g mod N - 1).
+ * One workgroup per (matrix, pair k): its invocations sum the pair's Gram
+ * entries over rows through shared memory, each finds the same rotation
+ * (the svd kernel's, with gesvj's test), and they rotate the pair's two
+ * columns of W and V row by row; the pair's stamp becomes g where it
+ * rotated (the expand pass stops once no pair has rotated for N - 1
+ * rounds). */
+vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  hlo_element_type_t t = s->element_type;
+  VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
+  int r = s->rank;
+  int64_t nn = r >= 2 ? s->dimensions[r - 1] : 0, half = nn / 2, m = nn - 1;
+  if (r < 2 || (nn & 1) || nn < 2 || instr->operand_count != 4 || !hlo_shape_is_tuple(&instr->shape) ||
+      instr->shape.tuple_count != 3)
+    return VKHLO_INTERNAL("svd_round %s: operand of rank %d or of odd size, or not three results", instr->name, r);
+  int br = r - 2;
+  int64_t rows = (nn + LU_LANES - 1) / LU_LANES;
+  bool wide = t == HLO_F64 || t == HLO_C128;
+  double eps = wide ? 0x1p-53 : 0x1p-24;
+  const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
+  hlo_shape_t batch;
+  hlo_shape_init(&batch, t, br, s->dimensions);
+  el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], rv, v, pa, pb, pg;
+  E->workgroup_problems = true;
+  el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
+  el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
+  el_line(E, instr, "int k = idx %% %lld;", (long long)half);
+  el_line(E, instr, "idx /= %lld;", (long long)half);
+  el_delinearize(E, instr, &batch, "idx", bidx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 3, idx, &rv));
+  el_line(E, instr, "int g = %s + %lld;", rv.s, (long long)instr->attrs.dimension);
+  el_line(E, instr, "int round = g %% %lld;", (long long)m);
+  circle_pair(E, instr, nn);
+  el_fresh(E, "sr_a", &pa);
+  el_fresh(E, "sr_b", &pb);
+  el_fresh(E, "sr_g", &pg);
+  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared %s %s[%d];\nshared %s %s[%d];\n", rt, pa.s, LU_LANES, rt,
+                pb.s, LU_LANES, ct, pg.s, LU_LANES);
+  /* the pair's Gram entries: this invocation's rows, then all of them */
+  el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
+  el_line(E, instr, "%s ga = %s(0);", ct, ct);
+  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
+  el_name_t wp, wq, cwp, gp;
+  matrix_index(bidx, br, "i", "p", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &wp));
+  matrix_index(bidx, br, "i", "q", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &wq));
+  bool cx = is_complex(t);
+  el_line(E, instr, cx ? "al += dot(%s, %s);" : "al += %s * %s;", wp.s, wp.s);
+  el_line(E, instr, cx ? "be += dot(%s, %s);" : "be += %s * %s;", wq.s, wq.s);
+  conj_(E, instr, t, wp.s, &cwp);
+  mul(E, instr, t, cwp.s, wq.s, &gp);
+  el_line(E, instr, "ga += %s;", gp.s);
+  el_close(E, instr, own);
+  el_line(E, instr, "%s[lane] = al;", pa.s);
+  el_line(E, instr, "%s[lane] = be;", pb.s);
+  el_line(E, instr, "%s[lane] = ga;", pg.s);
+  el_line(E, instr, "barrier();");
+  el_line(E, instr, "al = %s(0);", rt);
+  el_line(E, instr, "be = %s(0);", rt);
+  el_line(E, instr, "ga = %s(0);", ct);
+  el_line(E, instr, "for (int l = 0; l < %d; l++) { al += %s[l]; be += %s[l]; ga += %s[l]; }", LU_LANES, pa.s, pb.s,
+          pg.s);
+  magnitude_phase(E, instr, t, "ga", "gm", "u");
+  el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
+  el_line(E, instr, "bool turn = gm > %s(%.17g) * sqrt(al) * sqrt(be);", rt, eps * sqrt((double)nn));
+  glsl_scope_t rot = el_open(E, instr, "if (turn) {");
+  jacobi_rotation(E, instr, rt, "al", "be", "gm");
+  el_close(E, instr, rot);
+  el_line(E, instr, "ivec2 Q = ivec2(p, q);");
+  el_line(E, instr, "%s c2 = cc, s2 = ss;", rt);
+  el_line(E, instr, cx ? "%s u2 = %s(u.x, -u.y);" : "%s u2 = u;", ct, ct);
+  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
+  VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 0, 0, bidx, br, "i"));
+  VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 1, 1, bidx, br, "i"));
+  el_close(E, instr, own);
+  vector_index(bidx, br, "k", idx);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, idx, &v));
+  el_line(E, instr, "int stamp = turn ? g : %s;", v.s);
+  store_by_first(E, instr, 2, idx, "stamp");
+  el_count_loop_iterations(E, instr, 2 * rows + LU_LANES);
+  *out_total = hlo_shape_element_count(&batch) * half * LU_LANES;
+  return NULL;
+}
+
 /* ----------------------------------------------------------------- svd */
 
 /* Rows of a column pair per iteration of the svd kernel's Gram sums

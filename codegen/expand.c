@@ -2673,10 +2673,210 @@ static hlo_instruction_t *expand_syevd(expand_ctx_t *x, hlo_instruction_t *in, i
   return tuple(x, nres, v);
 }
 
+/* Past JACOBI_KERNEL_MAX the svd kernel's rounds run likewise as a while
+ * loop of svd_round dispatches (JACOBI_LOOP_ROUNDS per iteration), each
+ * pair stamped with the round it last rotated in; the loop stops once no
+ * pair has rotated for a whole sweep (N - 1 rounds), or after
+ * SVD_MAX_SWEEPS.  Before it a is scaled by a power of two (its largest
+ * part in [1, 2): no sum of squares overflows); after it s_j = |w_j|
+ * ranked descending (NaNs last), U's column w_j / s_j, and where s_j is
+ * zero or too small to normalize (below sqrt(smallest normal) / eps) the
+ * column of the Q of a QR factorization of the columns kept (its columns
+ * past theirs are orthogonal to them).  info is 1 when the sweeps did not
+ * converge or a value is NaN. */
+#define SVD_MAX_SWEEPS 30
+
+/* The largest |re| or |im| of each matrix of a [batch..., n, n]: [batch...] */
+static hlo_instruction_t *max_part(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  hlo_element_type_t rt = hlo_element_type_real(a->shape.element_type);
+  hlo_shape_t ps = with_type(&a->shape, rt);
+  hlo_instruction_t *m = a;
+  if (hlo_element_type_is_complex(a->shape.element_type))
+    m = binary(x, HLO_OPCODE_MAXIMUM, unary(x, HLO_OPCODE_ABS, emit(x, HLO_OPCODE_REAL, &ps, 1, &a)),
+               unary(x, HLO_OPCODE_ABS, emit(x, HLO_OPCODE_IMAG, &ps, 1, &a)));
+  else m = unary(x, HLO_OPCODE_ABS, a);
+  hlo_instruction_t *zero = scalar(x, rt, 0, 0);
+  return reduce_last(x, reduce_last(x, m, HLO_OPCODE_MAXIMUM, zero), HLO_OPCODE_MAXIMUM, zero);
+}
+
+/* 2^e for each positive finite v = f 2^e, f in [1, 2) (1 otherwise): v's
+ * exponent bits alone */
+static hlo_instruction_t *power_of_two_below(expand_ctx_t *x, hlo_instruction_t *v) {
+  if (!v) return NULL;
+  bool f64 = v->shape.element_type == HLO_F64;
+  hlo_shape_t is = with_type(&v->shape, f64 ? HLO_U64 : HLO_U32);
+  hlo_instruction_t *bits = emit(x, HLO_OPCODE_BITCAST_CONVERT, &is, 1, &v);
+  hlo_instruction_t *e = binary(x, HLO_OPCODE_AND, bits, splat(x, &is, 0, f64 ? 0x7ff0000000000000ull : 0x7f800000u));
+  hlo_instruction_t *p = emit(x, HLO_OPCODE_BITCAST_CONVERT, &v->shape, 1, &e);
+  hlo_instruction_t *usable = binary(x, HLO_OPCODE_AND, compare(x, p, splat(x, &v->shape, 0, 0), HLO_CMP_GT),
+                                     compare(x, p, splat(x, &v->shape, f64 ? 0x1p1000 : 0x1p120, 0), HLO_CMP_LT));
+  return select_(x, usable, p, splat(x, &v->shape, 1, 0));
+}
+
+/* a reduced by |op| over all its dimensions, one at a time: a scalar */
+static hlo_instruction_t *reduce_all(expand_ctx_t *x, hlo_instruction_t *a, hlo_opcode_t op, hlo_instruction_t *init) {
+  while (a && a->shape.rank > 0) a = reduce_last(x, a, op, init);
+  return a;
+}
+
+/* Of the svd loop's (W, V, stamps, round g, iteration): whether some pair
+ * rotated in the last N - 1 rounds. */
+static hlo_instruction_t *svd_rotating(expand_ctx_t *x, hlo_instruction_t *const *p, int64_t m) {
+  hlo_instruction_t *last = reduce_all(x, p[2], HLO_OPCODE_MAXIMUM, scalar(x, HLO_S32, 0, 0));
+  return compare(x, last, binary(x, HLO_OPCODE_SUBTRACT, p[3], scalar(x, HLO_S32, 0, (uint64_t)m)), HLO_CMP_GE);
+}
+
+/* The svd loop's condition: rotating, and iteration < cap. */
+static hlo_instruction_t *svd_loop_cond(expand_ctx_t *x, hlo_instruction_t *const *p, int64_t m, int64_t cap) {
+  return binary(x, HLO_OPCODE_AND, svd_rotating(x, p, m),
+                compare(x, p[4], scalar(x, HLO_S32, 0, (uint64_t)cap), HLO_CMP_LT));
+}
+
+/* The svd loop's body: JACOBI_LOOP_ROUNDS svd_rounds. */
+static hlo_instruction_t *svd_loop_body(expand_ctx_t *x, hlo_instruction_t *const *p) {
+  hlo_instruction_t *next[5] = {p[0], p[1], p[2], NULL, NULL};
+  hlo_shape_t parts[3] = {p[0]->shape, p[1]->shape, p[2]->shape}, s;
+  if (!hlo_shape_make_tuple(x->m, &s, 3, parts)) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int j = 0; j < JACOBI_LOOP_ROUNDS; j++) {
+    hlo_instruction_t *ops[4] = {next[0], next[1], next[2], p[3]};
+    hlo_instruction_t *round = emit(x, HLO_OPCODE_SVD_ROUND, &s, 4, ops);
+    if (round) round->attrs.dimension = j;
+    for (int i = 0; i < 3; i++) next[i] = tuple_element(x, round, i);
+  }
+  next[3] = binary(x, HLO_OPCODE_ADD, p[3], scalar(x, HLO_S32, 0, JACOBI_LOOP_ROUNDS));
+  next[4] = binary(x, HLO_OPCODE_ADD, p[4], scalar(x, HLO_S32, 0, 1));
+  return tuple(x, 5, next);
+}
+
+/* The columns of a [batch..., rows, n] in the order of perm [batch..., n] */
+static hlo_instruction_t *take_columns(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *perm) {
+  return transpose_minor(x, take_rows(x, transpose_minor(x, a), perm));
+}
+
+/* v [batch..., n] in the order of perm */
+static hlo_instruction_t *take_elements(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *perm) {
+  if (!v) return NULL;
+  int r = v->shape.rank + 1;
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, v->shape.dimensions, sizeof(int64_t) * (size_t)(r - 1));
+  dims[r - 1] = 1;
+  hlo_instruction_t *t = take_rows(x, reshape_to(x, v, r, dims), perm);
+  return t ? reshape_to(x, t, r - 1, v->shape.dimensions) : NULL;
+}
+
+/* The svd of the square a [batch..., n, n] by the loop of svd_rounds:
+ * out = (U, s, V, info). */
+static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
+  int r = a->shape.rank;
+  int64_t n = a->shape.dimensions[r - 1], nn = n + (n & 1), m = nn - 1, half = nn / 2;
+  hlo_element_type_t t = a->shape.element_type, rt = hlo_element_type_real(t);
+  bool f64 = rt == HLO_F64;
+  hlo_shape_t bs = array_shape(rt, r - 2, a->shape.dimensions);
+  hlo_instruction_t *p2 = power_of_two_below(x, max_part(x, a));
+  int64_t bdims[HLO_MAX_RANK];
+  for (int d = 0; d < r - 2; d++) bdims[d] = d;
+  hlo_instruction_t *inv = binary(x, HLO_OPCODE_DIVIDE, splat(x, &bs, 1, 0), p2);
+  if (hlo_element_type_is_complex(t) && inv) {
+    hlo_instruction_t *ops[2] = {inv, splat(x, &bs, 0, 0)};
+    hlo_shape_t cs = with_type(&bs, t);
+    inv = emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops);
+  }
+  hlo_instruction_t *w = binary(x, HLO_OPCODE_MULTIPLY, a, broadcast(x, inv, &a->shape, r - 2, bdims));
+  if (nn > n) {
+    hlo_instruction_t *zero = scalar(x, t, 0, 0);
+    w = pad_dim(x, pad_dim(x, w, r - 2, 0, 1, zero), r - 1, 0, 1, zero);
+  }
+  if (!w) return;
+  hlo_shape_t ws = w->shape;
+  int64_t sd[HLO_MAX_RANK];
+  memcpy(sd, a->shape.dimensions, sizeof(int64_t) * (size_t)(r - 2));
+  sd[r - 2] = half;
+  hlo_shape_t ss = array_shape(HLO_S32, r - 1, sd);
+  hlo_instruction_t *init[5] = {w, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), splat(x, &ws, 1, 0),
+                                           splat(x, &ws, 0, 0)),
+                                splat(x, &ss, 0, (uint64_t)m), scalar(x, HLO_S32, 0, (uint64_t)m),
+                                scalar(x, HLO_S32, 0, 0)};
+  hlo_shape_t ts, shapes[5];
+  if (!tuple_shape(x, 5, init, &ts)) return;
+  for (int i = 0; i < 5; i++) shapes[i] = init[i]->shape;
+  char name[96];
+  hlo_instruction_t *cp[5], *bp[5];
+  snprintf(name, sizeof name, "svd_rounds_cond_%d", x->c->instruction_count);
+  hlo_computation_t *cond = helper_computation(x, name, 5, shapes, cp);
+  snprintf(name, sizeof name, "svd_rounds_body_%d", x->c->instruction_count);
+  hlo_computation_t *body = helper_computation(x, name, 5, shapes, bp);
+  if (!cond || !body) {
+    x->failed = true;
+    return;
+  }
+  hlo_computation_t *outer = x->c;
+  int64_t cap = SVD_MAX_SWEEPS * ((m + JACOBI_LOOP_ROUNDS - 1) / JACOBI_LOOP_ROUNDS);
+  x->c = cond;
+  cond->root = svd_loop_cond(x, cp, m, cap);
+  x->c = body;
+  body->root = svd_loop_body(x, bp);
+  x->c = outer;
+  if (!cond->root || !body->root) return;
+  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, 5, init);
+  hlo_computation_t *called[2] = {cond, body};
+  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
+    x->failed = true;
+    return;
+  }
+  hlo_instruction_t *wf = slice_minor(x, tuple_element(x, loop, 0), 0, n, 0, n);
+  hlo_instruction_t *vf = slice_minor(x, tuple_element(x, loop, 1), 0, n, 0, n);
+  hlo_instruction_t *lp[5];
+  for (int i = 0; i < 5; i++) lp[i] = tuple_element(x, loop, i);
+  hlo_instruction_t *unconverged = svd_rotating(x, lp, m); /* stopped by the cap */
+  /* s_j = |w_j| (scaled), descending */
+  int64_t rows = r - 2;
+  hlo_instruction_t *sc = unary(x, HLO_OPCODE_SQRT, sum_over(x, abs_squared(x, wf), 1, &rows));
+  hlo_instruction_t *perm = ascending_order(x, unary(x, HLO_OPCODE_NEGATE, sc));
+  hlo_instruction_t *s_sorted = take_elements(x, sc, perm);
+  if (!s_sorted) return;
+  hlo_shape_t vs = s_sorted->shape;
+  hlo_instruction_t *w_sorted = take_columns(x, wf, perm);
+  out[2] = take_columns(x, vf, perm);
+  out[1] = binary(x, HLO_OPCODE_MULTIPLY, s_sorted, broadcast(x, p2, &vs, r - 2, bdims));
+  /* U: w_j / s_j where s_j normalizes, else Q's column */
+  double tiny = f64 ? 0x1p-511 / 0x1p-53 : 0x1p-63 / 0x1p-24;
+  int64_t cols[HLO_MAX_RANK];
+  for (int d = 0; d < r - 2; d++) cols[d] = d;
+  cols[r - 2] = r - 1;
+  hlo_shape_t ps = with_type(&wf->shape, HLO_PRED);
+  hlo_instruction_t *keep_col = broadcast(x, compare(x, s_sorted, splat(x, &vs, tiny, 0), HLO_CMP_GT), &ps, r - 1, cols);
+  hlo_instruction_t *sv = s_sorted;
+  if (hlo_element_type_is_complex(t) && sv) {
+    hlo_instruction_t *ops[2] = {sv, splat(x, &vs, 0, 0)};
+    hlo_shape_t cs = with_type(&vs, t);
+    sv = emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops);
+  }
+  hlo_instruction_t *u = binary(x, HLO_OPCODE_DIVIDE, w_sorted, broadcast(x, sv, &wf->shape, r - 1, cols));
+  hlo_instruction_t *kept = select_(x, keep_col, u, splat(x, &wf->shape, 0, 0));
+  hlo_instruction_t *qr[2];
+  qr_factor(x, kept, qr);
+  hlo_instruction_t *q = householder_product(x, qr[0], qr[1]);
+  out[0] = select_(x, keep_col, u, q);
+  /* info: not converged, or a NaN value */
+  hlo_instruction_t *nan = convert(x, compare(x, s_sorted, s_sorted, HLO_CMP_NE), HLO_S32);
+  hlo_instruction_t *bad = reduce_last(x, nan, HLO_OPCODE_MAXIMUM, scalar(x, HLO_S32, 0, 0));
+  hlo_shape_t is = array_shape(HLO_S32, r - 2, a->shape.dimensions);
+  if (bad) bad = binary(x, HLO_OPCODE_MAXIMUM, bad, broadcast(x, convert(x, unconverged, HLO_S32), &is, 0, NULL));
+  out[3] = bad;
+}
+
 /* The internal svd of the square |a|: out = (U, s, V, info). */
 static void svd_square(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
   out[0] = out[1] = out[2] = out[3] = NULL;
   if (!a) return;
+  if (a->shape.dimensions[a->shape.rank - 1] > JACOBI_KERNEL_MAX) {
+    svd_by_rounds(x, a, out);
+    return;
+  }
   hlo_shape_t work = jacobi_work_shape(&a->shape);
   hlo_shape_t shapes[6] = {a->shape, min_dim_shape(&a->shape, hlo_element_type_real(a->shape.element_type)), a->shape,
                            array_shape(HLO_S32, a->shape.rank - 2, a->shape.dimensions), work, work};

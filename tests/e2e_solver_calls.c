@@ -44,7 +44,10 @@
  *                33 x 33, 64 x 64, tall 90 x 20 and wide 12 x 40, full and
  *                reduced, f32 and complex64, rank deficient and zero matrices,
  *                cuSOLVER's transposed gesvd and gesvdj's V: s descending,
- *                U and V orthonormal, U s V^H = a, info 0.
+ *                U and V orthonormal, U s V^H = a, info 0; past 64 (the
+ *                while loop of svd_round dispatches) 65 x 65, reduced
+ *                100 x 70, complex 66 x 80, rank deficient 75 x 75 and
+ *                zero 67 x 67.
  *   gtsv         a 3 x 3 system whose solution is known; batches of 50 and 300
  *                unknowns (70 right-hand sides), complex64, cuSPARSE's
  *                gtsv2: A x = b within rounding; a zero column gives info 2.
@@ -857,6 +860,18 @@ static void svd_sizes(void **state) {
            false, SVD_RANDOM);
 }
 
+/* past 64 x 64 the rounds run as a while loop of svd_round dispatches
+ * (codegen/expand.c): square odd and even, tall (QR first) and wide,
+ * complex, rank deficient and zero (U completed from a QR) */
+static void svd_rounds(void **state) {
+  const char *full = "{mode = 65 : ui8}", *reduced = "{mode = 83 : ui8}";
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 65, 65, false, true, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesdd_ffi", reduced, SVD_U_VT, 1, 100, 70, false, false, SVD_RANDOM);
+  svd_case(*state, "lapack_cgesdd_ffi", full, SVD_U_VT, 1, 66, 80, true, true, SVD_RANDOM);
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 75, 75, false, true, SVD_RANK_HALF);
+  svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 67, 67, false, true, SVD_ZERO);
+}
+
 /* ------------------------------------------------------------------ gtsv */
 
 /* gtsv of b systems of m unknowns and n right-hand sides: |A x - b| within
@@ -1023,7 +1038,7 @@ int main(void) {
       cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
       cmocka_unit_test(eigh_sizes),           cmocka_unit_test(eigh_rounds),
       cmocka_unit_test(svd_known),
-      cmocka_unit_test(svd_sizes),            cmocka_unit_test(gtsv_known),
+      cmocka_unit_test(svd_sizes),            cmocka_unit_test(svd_rounds),            cmocka_unit_test(gtsv_known),
       cmocka_unit_test(gtsv_sizes),           cmocka_unit_test(wrong_results_refused),
       cmocka_unit_test(solver_wrong_types_refused),
   };
