@@ -1415,6 +1415,41 @@ static hlo_instruction_t *reshape_dim(expand_ctx_t *x, hlo_instruction_t *a, int
   return reshape_to(x, a, rank, dims);
 }
 
+/* The cond and body computations of a while loop over the |n| values
+ * |init| (parameters into |cp| and |bp|, no roots yet), named |prefix|
+ * and |suffix| _cond and _step; false when out of memory. */
+static bool loop_computations(expand_ctx_t *x, const char *prefix, int suffix, int n, hlo_instruction_t *const *init,
+                              hlo_computation_t **cond, hlo_computation_t **body, hlo_instruction_t **cp,
+                              hlo_instruction_t **bp) {
+  hlo_shape_t *shapes = arena_alloc(&x->m->arena, sizeof *shapes * (size_t)n);
+  for (int i = 0; shapes && i < n; i++) {
+    if (!init[i]) return false;
+    shapes[i] = init[i]->shape;
+  }
+  char name[96];
+  snprintf(name, sizeof name, suffix >= 0 ? "%s_%d_cond" : "%s_cond", prefix, suffix);
+  *cond = shapes ? helper_computation(x, name, n, shapes, cp) : NULL;
+  snprintf(name, sizeof name, suffix >= 0 ? "%s_%d_step" : "%s_step", prefix, suffix);
+  *body = *cond ? helper_computation(x, name, n, shapes, bp) : NULL;
+  if (!*body) x->failed = true;
+  return *body != NULL;
+}
+
+/* while(init) over the |n| values, calling |cond| and |body| (their roots
+ * set); NULL when one is missing or out of memory. */
+static hlo_instruction_t *while_loop(expand_ctx_t *x, int n, hlo_instruction_t *const *init, hlo_computation_t *cond,
+                                     hlo_computation_t *body) {
+  hlo_shape_t ts;
+  if (!cond->root || !body->root || !tuple_shape(x, n, init, &ts)) return NULL;
+  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, n, init);
+  hlo_computation_t *called[2] = {cond, body};
+  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
+    x->failed = true;
+    return NULL;
+  }
+  return loop;
+}
+
 static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   const hlo_attrs_t *a = &in->attrs;
   int ni = (int)a->scan_inputs, nc = in->operand_count - ni;
@@ -1427,8 +1462,7 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   /* the loop values (init, cond's and step's parameters, step's results),
    * the body's arguments and results, the op's results */
   hlo_instruction_t **init = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(6 * nv + 1));
-  hlo_shape_t *shapes = arena_alloc(&x->m->arena, sizeof *shapes * (size_t)nv);
-  if (!init || !shapes) {
+  if (!init) {
     x->failed = true;
     return NULL;
   }
@@ -1440,18 +1474,8 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
     const hlo_shape_t *os = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[o] : &in->shape;
     init[1 + ni + nc + o] = splat(x, os, 0, 0);
   }
-  hlo_shape_t ts;
-  if (!tuple_shape(x, nv, init, &ts)) return NULL;
-  for (int i = 0; i < nv; i++) shapes[i] = init[i]->shape;
-  char name[96];
-  snprintf(name, sizeof name, "%s_cond", in->name);
-  hlo_computation_t *cond = helper_computation(x, name, nv, shapes, cp);
-  snprintf(name, sizeof name, "%s_step", in->name);
-  hlo_computation_t *step = helper_computation(x, name, nv, shapes, bp);
-  if (!cond || !step) {
-    x->failed = true;
-    return NULL;
-  }
+  hlo_computation_t *cond, *step;
+  if (!loop_computations(x, in->name, -1, nv, init, &cond, &step, cp, bp)) return NULL;
   /* cond: i < n */
   x->c = cond;
   cond->root = compare(x, cp[0], scalar(x, HLO_S32, 0, (uint64_t)n), HLO_CMP_LT);
@@ -1497,13 +1521,8 @@ static hlo_instruction_t *expand_scan(expand_ctx_t *x, hlo_instruction_t *in) {
   }
   step->root = tuple(x, nv, next);
   x->c = outer;
-  if (!cond->root || !step->root) return NULL;
-  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, nv, init);
-  hlo_computation_t *called[2] = {cond, step};
-  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
-    x->failed = true;
-    return NULL;
-  }
+  hlo_instruction_t *loop = while_loop(x, nv, init, cond, step);
+  if (!loop) return NULL;
   for (int o = 0; o < no; o++) out[o] = tuple_element(x, loop, 1 + ni + nc + o);
   for (int k = 0; k < nc; k++) out[no + k] = tuple_element(x, loop, 1 + ni + k);
   return nr > 1 ? tuple(x, nr, out) : out[0];
@@ -2096,6 +2115,11 @@ static hlo_instruction_t *triangle_mask(expand_ctx_t *x, const hlo_shape_t *a, h
   return compare(x, iota(x, &s, a->rank - 2), iota(x, &s, a->rank - 1), dir);
 }
 
+/* The identity in each [..., n, n] matrix of shape |s| */
+static hlo_instruction_t *identity_matrix(expand_ctx_t *x, const hlo_shape_t *s) {
+  return select_(x, triangle_mask(x, s, HLO_CMP_EQ), splat(x, s, 1, 0), splat(x, s, 0, 0));
+}
+
 /* potrf: see the section comment. */
 static hlo_instruction_t *expand_potrf(expand_ctx_t *x, hlo_instruction_t *in, const hlo_shape_t *info_shape) {
   hlo_instruction_t *a = in->operands[0];
@@ -2600,22 +2624,10 @@ static void eigh_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, bool lower, hl
   }
   if (!full) return;
   hlo_shape_t ws = full->shape;
-  hlo_instruction_t *init[4] = {full, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), splat(x, &ws, 1, 0),
-                                              splat(x, &ws, 0, 0)),
-                                scalar(x, HLO_S32, 0, 0), scalar(x, HLO_S32, 0, 0)};
-  hlo_shape_t ts, shapes[4];
-  if (!tuple_shape(x, 4, init, &ts)) return;
-  for (int i = 0; i < 4; i++) shapes[i] = init[i]->shape;
-  char name[96];
+  hlo_instruction_t *init[4] = {full, identity_matrix(x, &ws), scalar(x, HLO_S32, 0, 0), scalar(x, HLO_S32, 0, 0)};
   hlo_instruction_t *cp[4], *bp[4];
-  snprintf(name, sizeof name, "eigh_rounds_cond_%d", x->c->instruction_count);
-  hlo_computation_t *cond = helper_computation(x, name, 4, shapes, cp);
-  snprintf(name, sizeof name, "eigh_rounds_body_%d", x->c->instruction_count);
-  hlo_computation_t *body = helper_computation(x, name, 4, shapes, bp);
-  if (!cond || !body) {
-    x->failed = true;
-    return;
-  }
+  hlo_computation_t *cond, *body;
+  if (!loop_computations(x, "eigh_rounds", x->c->instruction_count, 4, init, &cond, &body, cp, bp)) return;
   hlo_computation_t *outer = x->c;
   int64_t per_sweep = (m + JACOBI_LOOP_ROUNDS - 1) / JACOBI_LOOP_ROUNDS;
   x->c = cond;
@@ -2623,13 +2635,8 @@ static void eigh_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, bool lower, hl
   x->c = body;
   body->root = eigh_loop_body(x, bp, m);
   x->c = outer;
-  if (!cond->root || !body->root) return;
-  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, 4, init);
-  hlo_computation_t *called[2] = {cond, body};
-  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
-    x->failed = true;
-    return;
-  }
+  hlo_instruction_t *loop = while_loop(x, 4, init, cond, body);
+  if (!loop) return;
   hlo_instruction_t *ad = tuple_element(x, loop, 0), *v = slice_minor(x, tuple_element(x, loop, 1), 0, n, 0, n);
   /* the values: A's diagonal (real), the first n */
   int64_t last = r - 1;
@@ -2796,23 +2803,11 @@ static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction
   memcpy(sd, a->shape.dimensions, sizeof(int64_t) * (size_t)(r - 2));
   sd[r - 2] = half;
   hlo_shape_t ss = array_shape(HLO_S32, r - 1, sd);
-  hlo_instruction_t *init[5] = {w, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), splat(x, &ws, 1, 0),
-                                           splat(x, &ws, 0, 0)),
-                                splat(x, &ss, 0, (uint64_t)m), scalar(x, HLO_S32, 0, (uint64_t)m),
+  hlo_instruction_t *init[5] = {w, identity_matrix(x, &ws), splat(x, &ss, 0, (uint64_t)m), scalar(x, HLO_S32, 0, (uint64_t)m),
                                 scalar(x, HLO_S32, 0, 0)};
-  hlo_shape_t ts, shapes[5];
-  if (!tuple_shape(x, 5, init, &ts)) return;
-  for (int i = 0; i < 5; i++) shapes[i] = init[i]->shape;
-  char name[96];
   hlo_instruction_t *cp[5], *bp[5];
-  snprintf(name, sizeof name, "svd_rounds_cond_%d", x->c->instruction_count);
-  hlo_computation_t *cond = helper_computation(x, name, 5, shapes, cp);
-  snprintf(name, sizeof name, "svd_rounds_body_%d", x->c->instruction_count);
-  hlo_computation_t *body = helper_computation(x, name, 5, shapes, bp);
-  if (!cond || !body) {
-    x->failed = true;
-    return;
-  }
+  hlo_computation_t *cond, *body;
+  if (!loop_computations(x, "svd_rounds", x->c->instruction_count, 5, init, &cond, &body, cp, bp)) return;
   hlo_computation_t *outer = x->c;
   int64_t cap = SVD_MAX_SWEEPS * ((m + JACOBI_LOOP_ROUNDS - 1) / JACOBI_LOOP_ROUNDS);
   x->c = cond;
@@ -2820,13 +2815,8 @@ static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction
   x->c = body;
   body->root = svd_loop_body(x, bp);
   x->c = outer;
-  if (!cond->root || !body->root) return;
-  hlo_instruction_t *loop = emit(x, HLO_OPCODE_WHILE, &ts, 5, init);
-  hlo_computation_t *called[2] = {cond, body};
-  if (!loop || !hlo_instruction_set_called(x->m, loop, 2, called)) {
-    x->failed = true;
-    return;
-  }
+  hlo_instruction_t *loop = while_loop(x, 5, init, cond, body);
+  if (!loop) return;
   hlo_instruction_t *wf = slice_minor(x, tuple_element(x, loop, 0), 0, n, 0, n);
   hlo_instruction_t *vf = slice_minor(x, tuple_element(x, loop, 1), 0, n, 0, n);
   hlo_instruction_t *lp[5];
