@@ -42,11 +42,15 @@
  *                      custom_call @lapack_sgeqrf_ffi (Householder QR, blocked
  *                      past 32 columns); the reference LAPACK's sgeqrf (the
  *                      same reflectors); flops 4 n^3 / 3
- *   syevd_32, syevd_64 custom_call @lapack_ssyevd_ffi (Jacobi, one workgroup);
- *                      its eigenvalues against LAPACK's ssyevd; flops 9 n^3
+ *   syevd_32, syevd_64, syevd_128
+ *                      custom_call @lapack_ssyevd_ffi (Jacobi, one workgroup;
+ *                      128: the while loop of eigh_round dispatches); its
+ *                      eigenvalues against LAPACK's ssyevd; flops 9 n^3
  *                      nominal (LAPACK's count with vectors)
- *   gesdd_32, gesdd_64 custom_call @lapack_sgesdd_ffi (one-sided Jacobi, one
- *                      workgroup; U and V^H computed too, mode 'A'); its
+ *   gesdd_32, gesdd_64, gesdd_128
+ *                      custom_call @lapack_sgesdd_ffi (one-sided Jacobi, one
+ *                      workgroup; 128: the while loop of svd_round
+ *                      dispatches; U and V^H computed too, mode 'A'); its
  *                      singular values against LAPACK's sgesdd; flops 8 n^3
  *                      nominal
  *
@@ -325,7 +329,8 @@ static const linalg_case_t linalg_cases[] = {
     {"trsm_256", TRSM, 256},       {"trsm_1024", TRSM, 1024},       {"getrf_64", GETRF, 64},
     {"getrf_256", GETRF, 256},     {"getrf_1024", GETRF, 1024},     {"geqrf_64", GEQRF, 64},
     {"geqrf_256", GEQRF, 256},     {"geqrf_1024", GEQRF, 1024},     {"syevd_32", SYEVD, 32},
-    {"syevd_64", SYEVD, 64},       {"gesdd_32", GESDD, 32},         {"gesdd_64", GESDD, 64},
+    {"syevd_64", SYEVD, 64},       {"syevd_128", SYEVD, 128},       {"gesdd_32", GESDD, 32},
+    {"gesdd_64", GESDD, 64},       {"gesdd_128", GESDD, 128},
 };
 
 /* LAPACK's Cholesky factorization (Fortran interface, column-major; OpenBLAS
