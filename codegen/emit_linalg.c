@@ -380,6 +380,15 @@ static void store_by_first(elemental_emitter_t *E, const hlo_instruction_t *inst
   el_close(E, instr, first);
 }
 
+/* Declares the workgroup's shared array |out| (named from |prefix|) of
+ * |count| elements of GLSL type |type|; a single value for count 0. */
+static void shared_array(elemental_emitter_t *E, const char *prefix, const char *type, int64_t count,
+                         el_name_t *out) {
+  el_fresh(E, prefix, out);
+  if (count) strbuf_printf(&E->functions, "shared %s %s[%lld];\n", type, out->s, (long long)count);
+  else strbuf_printf(&E->functions, "shared %s %s;\n", type, out->s);
+}
+
 /* lu (internal; codegen/expand.c, "solver custom calls"): LAPACK getrf's
  * factorization of each batch matrix a [m, n]: P a = L U with L unit lower
  * triangular (m x min(m, n)) and U upper triangular, both in the first
@@ -408,9 +417,8 @@ vkhlo_status_t codegen_emit_lu(elemental_emitter_t *E, const hlo_instruction_t *
   int64_t rows = (m + LU_LANES - 1) / LU_LANES, cols = (n + LU_LANES - 1) / LU_LANES;
   const char *rt = real_compute_type(t);
   el_name_t best, row;
-  el_fresh(E, "lu_best", &best);
-  el_fresh(E, "lu_row", &row);
-  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared int %s[%d];\n", rt, best.s, LU_LANES, row.s, LU_LANES);
+  shared_array(E, "lu_best", rt, LU_LANES, &best);
+  shared_array(E, "lu_row", "int", LU_LANES, &row);
 
   hlo_shape_t batch;
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK];
@@ -563,13 +571,10 @@ typedef struct householder_shared_s {
 /* Declares the shared arrays for |cols| columns of element type |t|. */
 static void householder_shared(elemental_emitter_t *E, hlo_element_type_t t, int64_t cols, householder_shared_t *sh) {
   const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
-  el_fresh(E, "hh_scale", &sh->scale);
-  el_fresh(E, "hh_ssq", &sh->ssq);
-  el_fresh(E, "hh_part", &sh->part);
-  el_fresh(E, "hh_w", &sh->w);
-  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared %s %s[%d];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt,
-                sh->scale.s, LU_LANES, rt, sh->ssq.s, LU_LANES, ct, sh->part.s, (long long)cols * LU_LANES, ct,
-                sh->w.s, (long long)cols);
+  shared_array(E, "hh_scale", rt, LU_LANES, &sh->scale);
+  shared_array(E, "hh_ssq", rt, LU_LANES, &sh->ssq);
+  shared_array(E, "hh_part", ct, cols * LU_LANES, &sh->part);
+  shared_array(E, "hh_w", ct, cols, &sh->w);
 }
 
 /* Opens the loops over the elements (i, c) of this lane's rows (i % 64 ==
@@ -823,13 +828,10 @@ typedef struct jacobi_round_s {
 /* Declares the round's shared arrays for |half| pairs of type |t|. */
 static void jacobi_round_shared(elemental_emitter_t *E, hlo_element_type_t t, int64_t half, jacobi_round_t *jr) {
   const char *ct = glsl_compute_type(t), *rt = real_compute_type(t);
-  el_fresh(E, "jc", &jr->c);
-  el_fresh(E, "js", &jr->s);
-  el_fresh(E, "ju", &jr->u);
-  el_fresh(E, "jpq", &jr->pq);
-  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\nshared ivec2 %s[%lld];\n",
-                rt, jr->c.s, (long long)half, rt, jr->s.s, (long long)half, ct, jr->u.s, (long long)half, jr->pq.s,
-                (long long)half);
+  shared_array(E, "jc", rt, half, &jr->c);
+  shared_array(E, "js", rt, half, &jr->s);
+  shared_array(E, "ju", ct, half, &jr->u);
+  shared_array(E, "jpq", "ivec2", half, &jr->pq);
 }
 
 /* Declares p and q, pair k of round `round` among |nn| indices: (nn - 1,
@@ -1006,8 +1008,7 @@ vkhlo_status_t codegen_emit_eigh(elemental_emitter_t *E, const hlo_instruction_t
   jacobi_round_t jr;
   jacobi_round_shared(E, t, half, &jr);
   el_name_t red;
-  el_fresh(E, "jred", &red);
-  strbuf_printf(&E->functions, "shared %s %s[%d];\n", rt, red.s, 2 * LU_LANES);
+  shared_array(E, "jred", rt, 2 * LU_LANES, &red);
   const char *one = cx ? "(1, 0)" : "(1)";
 
   /* the work arrays: A (Hermitian from the triangle read, 0 past n), V = I */
@@ -1210,11 +1211,9 @@ vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruct
   el_line(E, instr, "int g = %s + %lld;", rv.s, (long long)instr->attrs.dimension);
   el_line(E, instr, "int round = g %% %lld;", (long long)m);
   circle_pair(E, instr, nn);
-  el_fresh(E, "sr_a", &pa);
-  el_fresh(E, "sr_b", &pb);
-  el_fresh(E, "sr_g", &pg);
-  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared %s %s[%d];\nshared %s %s[%d];\n", rt, pa.s, LU_LANES, rt,
-                pb.s, LU_LANES, ct, pg.s, LU_LANES);
+  shared_array(E, "sr_a", rt, LU_LANES, &pa);
+  shared_array(E, "sr_b", rt, LU_LANES, &pb);
+  shared_array(E, "sr_g", ct, LU_LANES, &pg);
   /* the pair's Gram entries: this invocation's rows, then all of them */
   el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
   el_line(E, instr, "%s ga = %s(0);", ct, ct);
@@ -1345,15 +1344,16 @@ vkhlo_status_t codegen_emit_svd(elemental_emitter_t *E, const hlo_instruction_t 
   jacobi_round_t jr;
   jacobi_round_shared(E, t, half, &jr);
   el_name_t pa, pb, pg, red, redi, sig, rank, cover, proj, flag;
-  const char *prefixes[10] = {"sv_a", "sv_b", "sv_g", "sv_red", "sv_redi", "sv_sig", "sv_rank", "sv_cover", "sv_d", "sv_flag"};
-  el_name_t *names[10] = {&pa, &pb, &pg, &red, &redi, &sig, &rank, &cover, &proj, &flag};
-  for (int k = 0; k < 10; k++) el_fresh(E, prefixes[k], names[k]);
-  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n", rt, pa.s,
-                (long long)parts, rt, pb.s, (long long)parts, ct, pg.s, (long long)parts);
-  strbuf_printf(&E->functions, "shared %s %s[%d];\nshared ivec2 %s[%d];\n", rt, red.s, LU_LANES, redi.s, LU_LANES);
-  strbuf_printf(&E->functions, "shared %s %s[%lld];\nshared int %s[%lld];\nshared %s %s[%lld];\nshared %s %s[%lld];\n",
-                rt, sig.s, (long long)nn, rank.s, (long long)nn, rt, cover.s, (long long)nn, ct, proj.s, (long long)nn);
-  strbuf_printf(&E->functions, "shared int %s;\n", flag.s);
+  shared_array(E, "sv_a", rt, parts, &pa);
+  shared_array(E, "sv_b", rt, parts, &pb);
+  shared_array(E, "sv_g", ct, parts, &pg);
+  shared_array(E, "sv_red", rt, LU_LANES, &red);
+  shared_array(E, "sv_redi", "ivec2", LU_LANES, &redi);
+  shared_array(E, "sv_sig", rt, nn, &sig);
+  shared_array(E, "sv_rank", "int", nn, &rank);
+  shared_array(E, "sv_cover", rt, nn, &cover);
+  shared_array(E, "sv_d", ct, nn, &proj);
+  shared_array(E, "sv_flag", "int", 0, &flag);
   const char *one = cx ? "(1, 0)" : "(1)";
   const char *sq = cx ? "dot(%s, %s)" : "%s * %s";
   char sqbuf[160];

@@ -1580,13 +1580,27 @@ static hlo_instruction_t *transpose_minor(expand_ctx_t *x, hlo_instruction_t *a)
   return a ? swap_dims(x, a, a->shape.rank - 2, a->shape.rank - 1) : NULL;
 }
 
+/* The real part of a (a itself for real types). */
+static hlo_instruction_t *real_part(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return a;
+  hlo_shape_t ps = with_type(&a->shape, hlo_element_type_real(a->shape.element_type));
+  return emit(x, HLO_OPCODE_REAL, &ps, 1, &a);
+}
+
+/* The real v as a value of type |t|: complex(v, 0) for a complex t, v
+ * itself otherwise. */
+static hlo_instruction_t *real_as(expand_ctx_t *x, hlo_instruction_t *v, hlo_element_type_t t) {
+  if (!v || !hlo_element_type_is_complex(t)) return v;
+  hlo_shape_t cs = with_type(&v->shape, t);
+  hlo_instruction_t *ops[2] = {v, splat(x, &v->shape, 0, 0)};
+  return emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops);
+}
+
 /* The complex conjugate of a (a itself for real types). */
 static hlo_instruction_t *conjugate(expand_ctx_t *x, hlo_instruction_t *a) {
   if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return a;
   hlo_shape_t ps = with_type(&a->shape, hlo_element_type_real(a->shape.element_type));
-  hlo_instruction_t *re = emit(x, HLO_OPCODE_REAL, &ps, 1, &a);
-  hlo_instruction_t *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
-  hlo_instruction_t *ops[2] = {re, unary(x, HLO_OPCODE_NEGATE, im)};
+  hlo_instruction_t *ops[2] = {real_part(x, a), unary(x, HLO_OPCODE_NEGATE, emit(x, HLO_OPCODE_IMAG, &ps, 1, &a))};
   return emit(x, HLO_OPCODE_COMPLEX, &a->shape, 2, ops);
 }
 
@@ -2135,10 +2149,7 @@ static hlo_instruction_t *expand_potrf(expand_ctx_t *x, hlo_instruction_t *in, c
   /* the diagonal, real; a pivot that is not > 0 (NaN included) fails */
   hlo_instruction_t *diag = sum_over(x, select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), l,
                                                 splat(x, &a->shape, 0, 0)), 1, (int64_t[]){r - 1});
-  if (diag && hlo_element_type_is_complex(diag->shape.element_type)) {
-    hlo_shape_t rs = with_type(&diag->shape, hlo_element_type_real(diag->shape.element_type));
-    diag = emit(x, HLO_OPCODE_REAL, &rs, 1, &diag);
-  }
+  diag = real_part(x, diag);
   hlo_instruction_t *bad = diag ? unary(x, HLO_OPCODE_NOT, compare(x, diag, splat(x, &diag->shape, 0, 0), HLO_CMP_GT)) : NULL;
   hlo_shape_t is = diag ? with_type(&diag->shape, HLO_S32) : a->shape;
   hlo_instruction_t *column = binary(x, HLO_OPCODE_ADD, iota(x, &is, r - 2), splat(x, &is, 0, 1));
@@ -2509,6 +2520,38 @@ static hlo_shape_t jacobi_work_shape(const hlo_shape_t *a) {
 #define JACOBI_LOOP_ROUNDS 16
 #define EIGH_MAX_SWEEPS 15
 
+/* a reduced by |op| over all its dimensions, one at a time: a scalar */
+static hlo_instruction_t *reduce_all(expand_ctx_t *x, hlo_instruction_t *a, hlo_opcode_t op, hlo_instruction_t *init) {
+  while (a && a->shape.rank > 0) a = reduce_last(x, a, op, init);
+  return a;
+}
+
+/* The columns of a [batch..., rows, n] in the order of perm [batch..., n] */
+static hlo_instruction_t *take_columns(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *perm) {
+  return transpose_minor(x, take_rows(x, transpose_minor(x, a), perm));
+}
+
+/* v [batch..., n] in the order of perm */
+static hlo_instruction_t *take_elements(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *perm) {
+  if (!v) return NULL;
+  int r = v->shape.rank + 1;
+  int64_t dims[HLO_MAX_RANK];
+  memcpy(dims, v->shape.dimensions, sizeof(int64_t) * (size_t)(r - 1));
+  dims[r - 1] = 1;
+  hlo_instruction_t *t = take_rows(x, reshape_to(x, v, r, dims), perm);
+  return t ? reshape_to(x, t, r - 1, v->shape.dimensions) : NULL;
+}
+
+/* a [batch..., n, n] with a zero row and column appended for an odd n:
+ * the Jacobi rounds' N x N (the circle method pairs indices). */
+static hlo_instruction_t *pad_to_even(expand_ctx_t *x, hlo_instruction_t *a) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  if (!(a->shape.dimensions[r - 1] & 1)) return a;
+  hlo_instruction_t *zero = scalar(x, a->shape.element_type, 0, 0);
+  return pad_dim(x, pad_dim(x, a, r - 2, 0, 1, zero), r - 1, 0, 1, zero);
+}
+
 /* a summed over its two minor dimensions, one at a time (no reduce longer
  * than a dimension). */
 static hlo_instruction_t *sum_minor2(expand_ctx_t *x, hlo_instruction_t *a) {
@@ -2523,7 +2566,7 @@ static hlo_instruction_t *sum_minor2(expand_ctx_t *x, hlo_instruction_t *a) {
 static hlo_instruction_t *abs_squared(expand_ctx_t *x, hlo_instruction_t *a) {
   if (!a || !hlo_element_type_is_complex(a->shape.element_type)) return binary(x, HLO_OPCODE_MULTIPLY, a, a);
   hlo_shape_t ps = with_type(&a->shape, hlo_element_type_real(a->shape.element_type));
-  hlo_instruction_t *re = emit(x, HLO_OPCODE_REAL, &ps, 1, &a), *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
+  hlo_instruction_t *re = real_part(x, a), *im = emit(x, HLO_OPCODE_IMAG, &ps, 1, &a);
   return binary(x, HLO_OPCODE_ADD, binary(x, HLO_OPCODE_MULTIPLY, re, re), binary(x, HLO_OPCODE_MULTIPLY, im, im));
 }
 
@@ -2541,12 +2584,8 @@ static hlo_instruction_t *eigh_loop_cond(expand_ctx_t *x, hlo_instruction_t *a, 
   hlo_instruction_t *go = compare(x, off, binary(x, HLO_OPCODE_MULTIPLY, all, splat(x, &all->shape,
                                                                                   eps * eps * (double)(n * n), 0)),
                                   HLO_CMP_GT);
-  /* how many matrices go on: the batch summed one dimension at a time */
-  hlo_instruction_t *count = convert(x, go, HLO_S32);
-  while (count && count->shape.rank > 0) {
-    int64_t d = count->shape.rank - 1;
-    count = sum_over(x, count, 1, &d);
-  }
+  /* how many matrices go on */
+  hlo_instruction_t *count = reduce_all(x, convert(x, go, HLO_S32), HLO_OPCODE_ADD, scalar(x, HLO_S32, 0, 0));
   return binary(x, HLO_OPCODE_AND, compare(x, count, scalar(x, HLO_S32, 0, 0), HLO_CMP_GT),
                 compare(x, it, scalar(x, HLO_S32, 0, (uint64_t)cap), HLO_CMP_LT));
 }
@@ -2607,21 +2646,13 @@ static void eigh_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, bool lower, hl
   out[0] = out[1] = NULL;
   int r = a->shape.rank;
   int64_t n = a->shape.dimensions[r - 1], nn = n + (n & 1), m = nn - 1;
-  hlo_element_type_t t = a->shape.element_type, rt = hlo_element_type_real(t);
-  bool cx = hlo_element_type_is_complex(t);
+  hlo_element_type_t t = a->shape.element_type;
   /* the Hermitian matrix from the triangle (the diagonal's real part), 0 past n */
   hlo_instruction_t *full = select_(x, triangle_mask(x, &a->shape, lower ? HLO_CMP_GE : HLO_CMP_LE), a,
                                     conjugate(x, transpose_minor(x, a)));
-  if (cx && full) {
-    hlo_shape_t ps = with_type(&a->shape, rt);
-    hlo_instruction_t *ops[2] = {emit(x, HLO_OPCODE_REAL, &ps, 1, &full), splat(x, &ps, 0, 0)};
-    hlo_instruction_t *diag = emit(x, HLO_OPCODE_COMPLEX, &a->shape, 2, ops);
-    full = select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), diag, full);
-  }
-  if (nn > n) {
-    hlo_instruction_t *zero = scalar(x, t, 0, 0);
-    full = pad_dim(x, pad_dim(x, full, r - 2, 0, 1, zero), r - 1, 0, 1, zero);
-  }
+  if (hlo_element_type_is_complex(t))
+    full = select_(x, triangle_mask(x, &a->shape, HLO_CMP_EQ), real_as(x, real_part(x, full), t), full);
+  full = pad_to_even(x, full);
   if (!full) return;
   hlo_shape_t ws = full->shape;
   hlo_instruction_t *init[4] = {full, identity_matrix(x, &ws), scalar(x, HLO_S32, 0, 0), scalar(x, HLO_S32, 0, 0)};
@@ -2641,18 +2672,10 @@ static void eigh_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, bool lower, hl
   /* the values: A's diagonal (real), the first n */
   int64_t last = r - 1;
   hlo_instruction_t *d = sum_over(x, select_(x, triangle_mask(x, &ws, HLO_CMP_EQ), ad, splat(x, &ws, 0, 0)), 1, &last);
-  if (cx && d) {
-    hlo_shape_t ps = with_type(&d->shape, rt);
-    d = emit(x, HLO_OPCODE_REAL, &ps, 1, &d);
-  }
-  hlo_instruction_t *w = slice_dim(x, d, r - 2, 0, n);
+  hlo_instruction_t *w = slice_dim(x, real_part(x, d), r - 2, 0, n);
   hlo_instruction_t *perm = ascending_order(x, w);
-  if (!w || !perm) return;
-  hlo_shape_t cs = array_shape(rt, r, a->shape.dimensions);
-  cs.dimensions[r - 1] = 1;
-  hlo_instruction_t *sorted = take_rows(x, reshape_to(x, w, r, cs.dimensions), perm);
-  out[1] = sorted ? reshape_to(x, sorted, r - 1, w->shape.dimensions) : NULL;
-  out[0] = transpose_minor(x, take_rows(x, transpose_minor(x, v), perm));
+  out[1] = take_elements(x, w, perm);
+  out[0] = take_columns(x, v, perm);
 }
 
 /* syevd: the internal eigh's vectors and values, info 0 (Jacobi always
@@ -2700,7 +2723,7 @@ static hlo_instruction_t *max_part(expand_ctx_t *x, hlo_instruction_t *a) {
   hlo_shape_t ps = with_type(&a->shape, rt);
   hlo_instruction_t *m = a;
   if (hlo_element_type_is_complex(a->shape.element_type))
-    m = binary(x, HLO_OPCODE_MAXIMUM, unary(x, HLO_OPCODE_ABS, emit(x, HLO_OPCODE_REAL, &ps, 1, &a)),
+    m = binary(x, HLO_OPCODE_MAXIMUM, unary(x, HLO_OPCODE_ABS, real_part(x, a)),
                unary(x, HLO_OPCODE_ABS, emit(x, HLO_OPCODE_IMAG, &ps, 1, &a)));
   else m = unary(x, HLO_OPCODE_ABS, a);
   hlo_instruction_t *zero = scalar(x, rt, 0, 0);
@@ -2719,12 +2742,6 @@ static hlo_instruction_t *power_of_two_below(expand_ctx_t *x, hlo_instruction_t 
   hlo_instruction_t *usable = binary(x, HLO_OPCODE_AND, compare(x, p, splat(x, &v->shape, 0, 0), HLO_CMP_GT),
                                      compare(x, p, splat(x, &v->shape, f64 ? 0x1p1000 : 0x1p120, 0), HLO_CMP_LT));
   return select_(x, usable, p, splat(x, &v->shape, 1, 0));
-}
-
-/* a reduced by |op| over all its dimensions, one at a time: a scalar */
-static hlo_instruction_t *reduce_all(expand_ctx_t *x, hlo_instruction_t *a, hlo_opcode_t op, hlo_instruction_t *init) {
-  while (a && a->shape.rank > 0) a = reduce_last(x, a, op, init);
-  return a;
 }
 
 /* Of the svd loop's (W, V, stamps, round g, iteration): whether some pair
@@ -2759,22 +2776,6 @@ static hlo_instruction_t *svd_loop_body(expand_ctx_t *x, hlo_instruction_t *cons
   return tuple(x, 5, next);
 }
 
-/* The columns of a [batch..., rows, n] in the order of perm [batch..., n] */
-static hlo_instruction_t *take_columns(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *perm) {
-  return transpose_minor(x, take_rows(x, transpose_minor(x, a), perm));
-}
-
-/* v [batch..., n] in the order of perm */
-static hlo_instruction_t *take_elements(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *perm) {
-  if (!v) return NULL;
-  int r = v->shape.rank + 1;
-  int64_t dims[HLO_MAX_RANK];
-  memcpy(dims, v->shape.dimensions, sizeof(int64_t) * (size_t)(r - 1));
-  dims[r - 1] = 1;
-  hlo_instruction_t *t = take_rows(x, reshape_to(x, v, r, dims), perm);
-  return t ? reshape_to(x, t, r - 1, v->shape.dimensions) : NULL;
-}
-
 /* The svd of the square a [batch..., n, n] by the loop of svd_rounds:
  * out = (U, s, V, info). */
 static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
@@ -2786,17 +2787,8 @@ static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction
   hlo_instruction_t *p2 = power_of_two_below(x, max_part(x, a));
   int64_t bdims[HLO_MAX_RANK];
   for (int d = 0; d < r - 2; d++) bdims[d] = d;
-  hlo_instruction_t *inv = binary(x, HLO_OPCODE_DIVIDE, splat(x, &bs, 1, 0), p2);
-  if (hlo_element_type_is_complex(t) && inv) {
-    hlo_instruction_t *ops[2] = {inv, splat(x, &bs, 0, 0)};
-    hlo_shape_t cs = with_type(&bs, t);
-    inv = emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops);
-  }
-  hlo_instruction_t *w = binary(x, HLO_OPCODE_MULTIPLY, a, broadcast(x, inv, &a->shape, r - 2, bdims));
-  if (nn > n) {
-    hlo_instruction_t *zero = scalar(x, t, 0, 0);
-    w = pad_dim(x, pad_dim(x, w, r - 2, 0, 1, zero), r - 1, 0, 1, zero);
-  }
+  hlo_instruction_t *inv = real_as(x, binary(x, HLO_OPCODE_DIVIDE, splat(x, &bs, 1, 0), p2), t);
+  hlo_instruction_t *w = pad_to_even(x, binary(x, HLO_OPCODE_MULTIPLY, a, broadcast(x, inv, &a->shape, r - 2, bdims)));
   if (!w) return;
   hlo_shape_t ws = w->shape;
   int64_t sd[HLO_MAX_RANK];
@@ -2839,13 +2831,8 @@ static void svd_by_rounds(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction
   cols[r - 2] = r - 1;
   hlo_shape_t ps = with_type(&wf->shape, HLO_PRED);
   hlo_instruction_t *keep_col = broadcast(x, compare(x, s_sorted, splat(x, &vs, tiny, 0), HLO_CMP_GT), &ps, r - 1, cols);
-  hlo_instruction_t *sv = s_sorted;
-  if (hlo_element_type_is_complex(t) && sv) {
-    hlo_instruction_t *ops[2] = {sv, splat(x, &vs, 0, 0)};
-    hlo_shape_t cs = with_type(&vs, t);
-    sv = emit(x, HLO_OPCODE_COMPLEX, &cs, 2, ops);
-  }
-  hlo_instruction_t *u = binary(x, HLO_OPCODE_DIVIDE, w_sorted, broadcast(x, sv, &wf->shape, r - 1, cols));
+  hlo_instruction_t *u =
+      binary(x, HLO_OPCODE_DIVIDE, w_sorted, broadcast(x, real_as(x, s_sorted, t), &wf->shape, r - 1, cols));
   hlo_instruction_t *kept = select_(x, keep_col, u, splat(x, &wf->shape, 0, 0));
   hlo_instruction_t *qr[2];
   qr_factor(x, kept, qr);
