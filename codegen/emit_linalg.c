@@ -1131,7 +1131,7 @@ vkhlo_status_t codegen_emit_eigh_round(elemental_emitter_t *E, const hlo_instruc
   hlo_element_type_t t = s->element_type;
   VKHLO_RETURN_IF_ERROR(check_float_type(instr, t));
   int r = s->rank;
-  int64_t nn = s->dimensions[r - 1], half = nn / 2, m = nn - 1;
+  int64_t nn = r >= 2 ? s->dimensions[r - 1] : 0, half = nn / 2, m = nn - 1;
   if (r < 2 || (nn & 1) || nn < 2 || !hlo_shape_is_tuple(&instr->shape) || instr->shape.tuple_count != 2)
     return VKHLO_INTERNAL("eigh_round %s: operand of rank %d or of odd size, or not two results", instr->name, r);
   int br = r - 2;
