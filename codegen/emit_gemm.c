@@ -63,6 +63,9 @@
  * auto picks gemm_cpu on CPU devices (target->is_cpu) and gemm_gpu
  * elsewhere; "cpu"/"gpu" force one (gpu runs on lavapipe too, which is
  * how its correctness is tested here); "off" keeps the elemental path.
+ * Products of few result tiles reach the GPU kernel already split along
+ * k (codegen/expand.c, "split-K": S parts as a batch dimension, a reduce
+ * of their partials after).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -971,10 +974,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool packed = glsl_type_is_packed(target, p.view[0].type);
   for (int d = 0; d < p.ndot; d++) packed |= glsl_type_is_packed(target, p.rview[d].type);
   if (packed) return NULL;
-  bool gpu = target->gemm == CODEGEN_GEMM_GPU || (target->gemm == CODEGEN_GEMM_AUTO && !target->is_cpu);
   /* gemm_cpu.comp (at most 64 invocations) where the target cannot run
    * gemm_gpu.comp's workgroups */
-  if (!codegen_target_fits_gemm_gpu(target)) gpu = false;
+  bool gpu = codegen_target_gemm_gpu(target);
   if (gpu && p.ndot > 1) return NULL; /* gemm_gpu.comp computes one product */
   const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
   if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");

@@ -40,6 +40,9 @@
  *   ?orgqr, ?syevd, cuSOLVER /   (see "solver custom calls": JAX's linear
  *   hipSOLVER potrf, getrf, ...  algebra exported for CPUs or GPUs)
  *   cu_lu_pivots_to_permutation
+ *   dot_general, dot with few    split-K on GPUs: reduce of a dot_general
+ *   result tiles and a long k    over S parts of k (see "split-K": another
+ *                                order of the same sums)
  *   custom_call @ApproxTopK      the exact top k: a stable sort by its
  *                                comparator, sliced (see "long sorts")
  *   get_dimension_size           a constant
@@ -64,7 +67,7 @@
  * module's computation list, keeping callees before callers.
  *
  * Every other rewrite (all but the long reductions, the prefix scans, the
- * fft and the blocked linear algebra, which sum in another order) is
+ * fft, the blocked linear algebra and split-K, which sum in another order) is
  * exact: the decompositions are the spec's own, and the arithmetic happens
  * in the op's element type as the spec's pseudocode does.
  */
@@ -77,6 +80,7 @@
 #include <string.h>
 
 #include "codegen/elemental.h"
+#include "codegen/glsl_types.h"
 #include "hlo/literal.h"
 #include "support/status.h"
 
@@ -84,6 +88,7 @@
 
 typedef struct expand_ctx {
   hlo_module_t *m;
+  const codegen_target_t *target;
   hlo_computation_t *c;  /* computation being rebuilt */
   hlo_location_t loc;    /* of the instruction being expanded */
   bool failed;           /* out of memory */
@@ -1392,6 +1397,137 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
   return sum_over(x, kept, 1, &gdim);
 }
 
+/* ----------------------------------------------------------- split-K */
+
+/*
+ * Skinny products on GPUs (split-K).  gemm_gpu.comp gives each 64 x 64
+ * tile of a product's result one workgroup, which walks all of k: a
+ * product of few tiles (M = 1..64 rows: a decoding step's projections, a
+ * classifier head) keeps a few of a GPU's cores busy however long k is.
+ * Where the GPU kernel computes such a dot_general (or dot) it becomes
+ *
+ *   reduce(dot_general(lhs', rhs'), dimensions = [nb], add)
+ *
+ * lhs' and rhs' the operands with their contracting dimension of size K
+ * reshaped into S x K / S (S outer: a view, no copy) and S made their last
+ * batching dimension, so that S workgroups share each tile, each summing
+ * K / S products into the partial results [batch, S, free...] in f32; the
+ * reduce adds the S partials (the dot's epilogue fuses into the reduce's
+ * kernel then).  16-bit products take f32 partials and are rounded once
+ * after the reduce, as the kernel rounds them.  The spec defines each
+ * element of dot_general as a reduce over its products (spec
+ * 'dot_general'), and a reduce's order as implementation-defined (spec
+ * 'reduce'): the same sums in another order, as XLA's GPU backend splits k.
+ *
+ * S: the smallest power of two giving SPLIT_K_WORKGROUPS workgroups, then
+ * halved until it divides K, leaves each workgroup at least SPLIT_K_MIN_K
+ * of k and the partials at most SPLIT_K_MAX_PARTIALS elements; below 2 the
+ * dot stays whole.  Not tuned: no GPU was lent when this was written, so
+ * these are what keeps a GPU of ~130 cores busy (4 workgroups of 256
+ * invocations each), not measured optima.  CPU devices never split (their
+ * kernel, gemm_cpu.comp, tiles down to a row; lavapipe runs 2 threads).
+ */
+#define SPLIT_K_WORKGROUPS 512
+#define SPLIT_K_MIN_K 256
+#define SPLIT_K_MAX_PARTIALS ((int64_t)1 << 24)
+#define SPLIT_K_TILE 64 /* gemm_gpu.comp's BM = BN */
+
+/* A dot's dimension numbers with one contracting dimension per operand. */
+typedef struct dot_numbers {
+  int nb;
+  int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc, rc;
+} dot_numbers_t;
+
+/* The number of parts S >= 2 the GPU GEMM splits |in|'s k into (filling
+ * |dn|), or 0: not a dot the GPU kernel takes with one contracting
+ * dimension, or busy enough whole. */
+static int64_t split_k_parts(const expand_ctx_t *x, const hlo_instruction_t *in, dot_numbers_t *dn) {
+  const codegen_target_t *t = x->target;
+  if (!t || !codegen_target_gemm_gpu(t) || t->gemm == CODEGEN_GEMM_OFF || in->operand_count != 2) return 0;
+  const hlo_shape_t *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
+  hlo_element_type_t rt = in->shape.element_type;
+  if (hlo_shape_is_tuple(&in->shape) || (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) ||
+      in->shape.rank >= HLO_MAX_RANK || ls->rank >= HLO_MAX_RANK || rs->rank >= HLO_MAX_RANK)
+    return 0;
+  for (int k = 0; k < 2; k++) { /* what emit_gemm.c's plan_gemm takes */
+    hlo_element_type_t at = in->operands[k]->shape.element_type;
+    if ((at != HLO_F32 && at != HLO_F16 && at != HLO_BF16) || (at != rt && rt != HLO_F32) ||
+        glsl_type_is_packed(t, at))
+      return 0;
+  }
+  if (in->opcode == HLO_OPCODE_DOT) {
+    if (ls->rank < 1 || ls->rank > 2 || rs->rank < 1 || rs->rank > 2) return 0;
+    dn->nb = 0;
+    dn->lc = ls->rank - 1;
+    dn->rc = 0;
+  } else if (in->opcode == HLO_OPCODE_DOT_GENERAL) {
+    const hlo_attrs_t *a = &in->attrs;
+    if (a->lhs_contracting_dimensions.count != 1 || a->rhs_contracting_dimensions.count != 1 ||
+        a->rhs_batching_dimensions.count != a->lhs_batching_dimensions.count)
+      return 0;
+    dn->nb = a->lhs_batching_dimensions.count;
+    for (int i = 0; i < dn->nb; i++) {
+      dn->lb[i] = a->lhs_batching_dimensions.data[i];
+      dn->rb[i] = a->rhs_batching_dimensions.data[i];
+    }
+    dn->lc = a->lhs_contracting_dimensions.data[0];
+    dn->rc = a->rhs_contracting_dimensions.data[0];
+  } else {
+    return 0;
+  }
+  int64_t k = ls->dimensions[dn->lc], batch = 1, m = 1, outputs = hlo_shape_element_count(&in->shape);
+  for (int i = 0; i < dn->nb; i++) batch *= ls->dimensions[dn->lb[i]];
+  for (int d = 0; d < ls->rank; d++) {
+    bool batching = false;
+    for (int i = 0; i < dn->nb; i++) batching |= dn->lb[i] == d;
+    if (!batching && d != dn->lc) m *= ls->dimensions[d];
+  }
+  if (outputs == 0 || k < 2 * SPLIT_K_MIN_K) return 0;
+  int64_t n = outputs / (batch * m);
+  int64_t tiles = batch * ((m + SPLIT_K_TILE - 1) / SPLIT_K_TILE) * ((n + SPLIT_K_TILE - 1) / SPLIT_K_TILE);
+  int64_t s = 1;
+  while (s * tiles < SPLIT_K_WORKGROUPS) s *= 2;
+  while (s > 1 && (k % s != 0 || k / s < SPLIT_K_MIN_K || s * outputs > SPLIT_K_MAX_PARTIALS)) s /= 2;
+  return s >= 2 ? s : 0;
+}
+
+/* |a| with dimension |c| (of size K) reshaped into s x K / s. */
+static hlo_instruction_t *split_dimension(expand_ctx_t *x, hlo_instruction_t *a, int64_t c, int64_t s) {
+  int64_t dims[HLO_MAX_RANK];
+  int rank = 0;
+  for (int d = 0; d < a->shape.rank; d++) {
+    if (d == c) dims[rank++] = s;
+    dims[rank++] = d == c ? a->shape.dimensions[d] / s : a->shape.dimensions[d];
+  }
+  return reshape_to(x, a, rank, dims);
+}
+
+static hlo_instruction_t *expand_split_k(expand_ctx_t *x, hlo_instruction_t *in) {
+  dot_numbers_t dn;
+  int64_t s = split_k_parts(x, in, &dn);
+  hlo_instruction_t *ops[2] = {split_dimension(x, in->operands[0], dn.lc, s),
+                               split_dimension(x, in->operands[1], dn.rc, s)};
+  int64_t lb[HLO_MAX_RANK], rb[HLO_MAX_RANK], lc = dn.lc + 1, rc = dn.rc + 1;
+  for (int i = 0; i < dn.nb; i++) { /* dimensions past the split one move by one */
+    lb[i] = dn.lb[i] + (dn.lb[i] > dn.lc);
+    rb[i] = dn.rb[i] + (dn.rb[i] > dn.rc);
+  }
+  lb[dn.nb] = dn.lc;
+  rb[dn.nb] = dn.rc;
+  int64_t dims[HLO_MAX_RANK], nb = dn.nb;
+  for (int d = 0, r = 0; d <= in->shape.rank; d++) dims[d] = d == nb ? s : in->shape.dimensions[r++];
+  hlo_shape_t ps = array_shape(HLO_F32, in->shape.rank + 1, dims);
+  hlo_instruction_t *d = emit(x, HLO_OPCODE_DOT_GENERAL, &ps, 2, ops);
+  if (!d) return NULL;
+  if (in->opcode == HLO_OPCODE_DOT_GENERAL) d->attrs = in->attrs; /* precision_config, algorithm */
+  d->attrs.lhs_batching_dimensions = dims_of(x, lb, dn.nb + 1);
+  d->attrs.rhs_batching_dimensions = dims_of(x, rb, dn.nb + 1);
+  d->attrs.lhs_contracting_dimensions = dims_of(x, &lc, 1);
+  d->attrs.rhs_contracting_dimensions = dims_of(x, &rc, 1);
+  hlo_instruction_t *sum = sum_over(x, d, 1, &nb);
+  return in->shape.element_type == HLO_F32 ? sum : convert(x, sum, in->shape.element_type);
+}
+
 /* -------------------------------------------------------------- scan */
 
 /* chlo.scan as a while loop over the positions of the scan dimension, the
@@ -2001,7 +2137,7 @@ static vkhlo_status_t expand_annotation(const hlo_instruction_t *in, hlo_instruc
  * device. */
 static int64_t lu_panel(int64_t m) { return m <= 1024 ? 64 : m <= 4096 ? 32 : 16; }
 
-static bool is_expanded(const hlo_instruction_t *in);
+static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in);
 static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out);
 
 /* |in| (created, not yet appended) appended, or its expansion where it has
@@ -2013,7 +2149,7 @@ static hlo_instruction_t *place(expand_ctx_t *x, hlo_instruction_t *in) {
   }
   in->loc = x->loc;
   hlo_instruction_t *r = NULL;
-  if (is_expanded(in)) {
+  if (is_expanded(x, in)) {
     hlo_location_t loc = x->loc;
     if (expand_one(x, in, &r)) r = NULL; /* cholesky and triangular_solve expand without errors */
     x->loc = loc;
@@ -3081,8 +3217,11 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
 
 /* ------------------------------------------------------------ driver */
 
-static bool is_expanded(const hlo_instruction_t *in) {
+static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
+  dot_numbers_t dn;
   switch (in->opcode) {
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL: return split_k_parts(x, in, &dn) >= 2;
     case HLO_OPCODE_REDUCE: return is_long_reduce(in);
     case HLO_OPCODE_REDUCE_WINDOW: {
       bool reverse;
@@ -3148,6 +3287,8 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_BATCH_NORM_GRAD: *out = expand_batch_norm_grad(x, in); return NULL;
     case HLO_OPCODE_CHLO_MULHI: *out = expand_mulhi(x, in); return NULL;
     case HLO_OPCODE_CHLO_RAGGED_DOT: *out = expand_ragged_dot(x, in); return NULL;
+    case HLO_OPCODE_DOT:
+    case HLO_OPCODE_DOT_GENERAL: *out = expand_split_k(x, in); return NULL;
     case HLO_OPCODE_CHLO_SCAN: *out = expand_scan(x, in); return NULL;
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
@@ -3186,7 +3327,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
 /* Rebuilds |c| with every expandable instruction replaced. */
 static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, bool *changed) {
   bool any = false;
-  for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(c->instructions[i]);
+  for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(x, c->instructions[i]);
   if (!any) return NULL;
   *changed = true;
   int count = c->instruction_count;
@@ -3204,7 +3345,7 @@ static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, 
     hlo_instruction_t *in = old[i];
     for (int k = 0; k < in->operand_count; k++)
       if (in->operands[k]->scratch) in->operands[k] = in->operands[k]->scratch;
-    if (!is_expanded(in)) {
+    if (!is_expanded(x, in)) {
       if (!hlo_computation_append(x->m, c, in)) x->failed = true;
       continue;
     }
@@ -3223,11 +3364,11 @@ static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, 
 }
 
 vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed) {
-  (void)target;
   *changed = false;
   expand_ctx_t x;
   memset(&x, 0, sizeof x);
   x.m = module;
+  x.target = target;
   /* Iterate by index: add_body() prepends computations as it goes. */
   for (int i = 0; i < module->computation_count; i++) {
     hlo_computation_t *c = module->computations[i];

@@ -5,7 +5,8 @@
  *   expand      (codegen/expand.c)    ops rewritten into simpler StableHLO:
  *                                     batch_norm_*, single-replica collectives...,
  *                                     long reduces split into chains, long
- *                                     sorts into merge passes (sort_runs)
+ *                                     sorts into merge passes (sort_runs),
+ *                                     skinny dots split along k on GPUs
  *   simplify    (codegen/simplify.c)  constant folding of small constants,
  *                                     algebraic simplification
  *   cse         (codegen/cse.c)       common-subexpression elimination
@@ -15,8 +16,9 @@
  *
  * Each pass keeps the program's meaning exactly (floating point included)
  * and reports whether it changed the module; the one latitude taken is the
- * spec's own: expand gives long reductions another reduction tree (see
- * codegen/expand.c, "long reductions").  In debug builds (and when
+ * spec's own: expand gives long reductions (and skinny dots, whose
+ * elements are reduces) another reduction tree (see codegen/expand.c,
+ * "long reductions", "split-K").  In debug builds (and when
  * options->verify_between is set) the verifier runs after every pass.
  */
 #ifndef VKHLO_CODEGEN_PASSES_H

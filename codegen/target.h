@@ -136,6 +136,15 @@ static inline bool codegen_target_fits_gemm_gpu(const codegen_target_t *t) {
          !(t->max_shared_memory_bytes && t->max_shared_memory_bytes < 16384);
 }
 
+/* Whether dot_general takes shaders/gemm_gpu.comp on |t| (where its
+ * operands are f32 / f16 / bf16 views the kernel reads, codegen/emit_gemm.c):
+ * GPUs unless $VKHLO_GEMM says otherwise, any device under VKHLO_GEMM=gpu,
+ * never a target whose workgroups are too small for it. */
+static inline bool codegen_target_gemm_gpu(const codegen_target_t *t) {
+  bool gpu = t->gemm == CODEGEN_GEMM_GPU || (t->gemm == CODEGEN_GEMM_AUTO && !t->is_cpu);
+  return gpu && codegen_target_fits_gemm_gpu(t);
+}
+
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);
 

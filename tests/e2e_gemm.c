@@ -36,6 +36,10 @@ typedef struct fixture {
   /* when set, the default mode's GLSL must contain it on CPU devices (a
    * kernel path) */
   const char *cpu_needle, *cpu_needle2; /* the second one too, when set */
+  /* 1: under VKHLO_GEMM=gpu the product must run as shaders/gemm_gpu.comp
+   * split along k (codegen/expand.c, "split-K": a reduce of the parts,
+   * whose add body is named expand_add_f32); -1: whole; 0: not checked */
+  int gpu_split;
 } fixture_t;
 
 static int setup(void **state) {
@@ -107,7 +111,8 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
     char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
     vkhlo_compile_options_t o;
     memset(&o, 0, sizeof o);
-    if (m == MODE_AUTO) {
+    bool dump = m == MODE_AUTO || (m == MODE_GPU && f->gpu_split);
+    if (dump) {
       assert_non_null(mkdtemp(dir));
       o.dump_dir = dir;
     }
@@ -121,6 +126,11 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
       for (int i = 0; i < 2; i++)
         if (needles[i] && strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, needles[i]))
           fail_msg("the kernel has no %s:\n%s", needles[i], text);
+      test_remove_dir(dir);
+    } else if (dump) {
+      if (!test_dump_contains(dir, "as shaders/gemm_gpu") ||
+          test_dump_file_contains(dir, ".mlir", "@expand_add_f32") != (f->gpu_split > 0))
+        fail_msg("VKHLO_GEMM=gpu: not %s on shaders/gemm_gpu.comp:\n%s", f->gpu_split > 0 ? "split" : "whole", text);
       test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
@@ -752,6 +762,86 @@ static void f32_to_f16_falls_back(void **state) {
   check_bits(state, DOT2T(16, 8, 8, "f32", "f16"), false, false, VKHLO_F16);
 }
 
+/* Split-K (codegen/expand.c): under VKHLO_GEMM=gpu a product of few
+ * 64 x 64 tiles and a long k runs as S products of K / S each and a reduce
+ * of their f32 partials (the epilogue in the reduce's kernel); the same
+ * sums in another order, so the modes agree to f32 rounding. */
+static void check_split(void **state, const char *text, int k, int split) {
+  fixture_t *f = *state;
+  f->gpu_split = split;
+  check(state, text, true, k);
+  f->gpu_split = 0;
+}
+
+/* a classifier head: 1 x 4096 x 1000 (S = 16) with a bias and a relu */
+static void split_k_head(void **state) {
+  check_split(state,
+              "func.func @main(%x: tensor<1x4096xf32>, %w: tensor<4096x1000xf32>, %bias: tensor<1000xf32>)"
+              " -> tensor<1x1000xf32> {\n"
+              "  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] :"
+              " (tensor<1x4096xf32>, tensor<4096x1000xf32>) -> tensor<1x1000xf32>\n"
+              "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<1000xf32>) -> tensor<1x1000xf32>\n"
+              "  %s = stablehlo.add %d, %bb : tensor<1x1000xf32>\n"
+              "  %z = stablehlo.constant dense<0.0> : tensor<1x1000xf32>\n"
+              "  %y = stablehlo.maximum %s, %z : tensor<1x1000xf32>\n"
+              "  return %y : tensor<1x1000xf32>\n}\n",
+              4096, 1);
+}
+
+/* stablehlo.dot (S = 4) */
+static void split_k_dot(void **state) {
+  check_split(state,
+              "func.func @main(%a: tensor<2x1024xf32>, %b: tensor<1024x300xf32>) -> tensor<2x300xf32> {\n"
+              "  %c = stablehlo.dot %a, %b : (tensor<2x1024xf32>, tensor<1024x300xf32>) -> tensor<2x300xf32>\n"
+              "  return %c : tensor<2x300xf32>\n}\n",
+              1024, 1);
+}
+
+/* contracting first in the lhs and last in the rhs, a batch dimension in
+ * the middle of the lhs: the split dimension moves the others */
+static void split_k_batched(void **state) {
+  check_split(state,
+              "func.func @main(%a: tensor<1024x2x3xf32>, %b: tensor<2x70x1024xf32>) -> tensor<2x3x70xf32> {\n"
+              "  %c = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [0] x [2] :"
+              " (tensor<1024x2x3xf32>, tensor<2x70x1024xf32>) -> tensor<2x3x70xf32>\n"
+              "  return %c : tensor<2x3x70xf32>\n}\n",
+              1024, 1);
+}
+
+/* k shorter than two parts of 256 stays whole */
+static void split_k_short(void **state) { check_split(state, DOT2(1, 511, 64), 511, -1); }
+
+/* f16 operands and result (S = 8): f32 partials, rounded to f16 once
+ * after the reduce.  Each mode's result is the sum computed here in
+ * double, rounded: within one f16 ulp (half an ulp for rounding, a little
+ * more for the f32 sums' own rounding in any order). */
+static void split_k_f16(void **state) {
+  fixture_t *f = *state;
+  void *in[2] = {NULL, NULL};
+  int nin = 2;
+  uint8_t *out[MODES];
+  size_t bytes = 0;
+  f->gpu_split = 1;
+  run_modes_raw(f, DOT2T(1, 2048, 64, "f16", "f16"), true, false, out, &bytes, in, &nin);
+  f->gpu_split = 0;
+  assert_int_equal(bytes, 64 * 2);
+  const uint16_t *a = in[0], *b = in[1];
+  for (int j = 0; j < 64; j++) {
+    double want = 0;
+    for (int k = 0; k < 2048; k++) want += f16_value(a[k]) * f16_value(b[k * 64 + j]);
+    double ulp = ldexp(1, (fabs(want) < ldexp(1, -14) ? -14 : ilogb(want)) - 10);
+    for (int m = 0; m < MODES; m++) {
+      uint16_t h;
+      memcpy(&h, out[m] + 2 * j, 2);
+      if (fabs(f16_value(h) - want) > ulp)
+        fail_msg("%s: element %d is %.9g, want %.9g", mode_env[m] ? mode_env[m] : "default", j, f16_value(h), want);
+    }
+  }
+  for (int m = 0; m < MODES; m++) free(out[m]);
+  free(in[0]);
+  free(in[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -773,6 +863,9 @@ int main(void) {
       cmocka_unit_test(bf16_odd),           cmocka_unit_test(f16_odd),
       cmocka_unit_test(f16_to_f32),         cmocka_unit_test(f16_convert_prologue),
       cmocka_unit_test(f16_epilogue),       cmocka_unit_test(f32_to_f16_falls_back),
+      cmocka_unit_test(split_k_head),       cmocka_unit_test(split_k_dot),
+      cmocka_unit_test(split_k_batched),    cmocka_unit_test(split_k_short),
+      cmocka_unit_test(split_k_f16),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

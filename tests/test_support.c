@@ -57,10 +57,12 @@ static bool find_needle(const char *path, const char *text, size_t size, void *u
   return *needle != NULL;
 }
 
-bool test_dump_contains(const char *dir, const char *needle) {
-  test_for_each_file(dir, ".comp", find_needle, &needle);
+bool test_dump_file_contains(const char *dir, const char *suffix, const char *needle) {
+  test_for_each_file(dir, suffix, find_needle, &needle);
   return needle == NULL;
 }
+
+bool test_dump_contains(const char *dir, const char *needle) { return test_dump_file_contains(dir, ".comp", needle); }
 
 void test_remove_dir(const char *dir) {
   DIR *d = opendir(dir);

@@ -27,6 +27,9 @@ int test_for_each_file(const char *dir, const char *suffix, test_file_fn fn, voi
 /* True when some kernel GLSL file (*.comp) in |dir| (a compile's
  * dump_dir) contains |needle|. */
 bool test_dump_contains(const char *dir, const char *needle);
+/* The same over the files whose names end with |suffix| (".mlir": the
+ * program after each pass). */
+bool test_dump_file_contains(const char *dir, const char *suffix, const char *needle);
 
 /* Removes |dir| and the files in it (a dump_dir; not recursive). */
 void test_remove_dir(const char *dir);
