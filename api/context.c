@@ -143,6 +143,7 @@ static void env_tile(const char *name, int *a, int *b) {
  * (the first, value 0, is the default). */
 static const char *const gemm_kinds[] = {"auto", "cpu", "gpu", "off", NULL};
 static const char *const conv_kinds[] = {"auto", "generic", "elemental", "gpu", NULL};
+static const char *const reduce_kinds[] = {"auto", "subgroup", "serial", NULL};
 _Static_assert(CODEGEN_GEMM_AUTO == 0 && CODEGEN_GEMM_CPU == 1 && CODEGEN_GEMM_GPU == 2 &&
                    CODEGEN_GEMM_OFF == 3, "gemm_kinds follows codegen_gemm_kind_t");
 _Static_assert(CODEGEN_CONV_AUTO == 0 && CODEGEN_CONV_GENERIC == 1 && CODEGEN_CONV_ELEMENTAL == 2 &&
@@ -206,6 +207,10 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   env_tile("VKHLO_CONV_TILE", &t->conv_tile_p, &t->conv_tile_c);
   t->conv_no_shuffle = env_false("VKHLO_CONV_SHUFFLE");
   env_tile("VKHLO_GEMM_TILE", &t->gemm_tile_m, &t->gemm_tile_n);
+  /* codegen/target.h; an unknown value means auto */
+  int reduce;
+  env_choice("VKHLO_REDUCE", reduce_kinds, &reduce);
+  t->subgroup_reduce = t->subgroup_shuffle && (reduce == 1 || (reduce == 0 && !t->is_cpu));
 }
 
 /* $VKHLO_GEMM: the kernel for dot_general (codegen/emit_gemm.c); an

@@ -1347,6 +1347,110 @@ static vkhlo_status_t need_called(const hlo_instruction_t *instr, int n) {
   return NULL;
 }
 
+int64_t el_reduced_count(const hlo_instruction_t *instr) {
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  int64_t count = 1;
+  for (int d = 0; d < is->rank; d++)
+    if (hlo_dims_contains(instr->attrs.dimensions, d)) count *= is->dimensions[d];
+  return count;
+}
+
+bool el_reduce_lanes_ok(const codegen_target_t *target, const hlo_instruction_t *instr) {
+  if (instr->opcode != HLO_OPCODE_REDUCE || instr->called_count < 1 || instr->operand_count < 2 ||
+      el_reduced_count(instr) < EL_LANES_REDUCE_MIN)
+    return false;
+  for (int k = 0; k < instr->operand_count / 2; k++) {
+    const char *t = glsl_compute_type_on(target, el_result_shape(instr, k)->element_type);
+    if (strcmp(t, "float") && strcmp(t, "int") && strcmp(t, "uint") && strcmp(t, "bool") && strcmp(t, "vec2") &&
+        strcmp(t, "uvec2"))
+      return false;
+  }
+  return true;
+}
+
+/* The input index |ii| of reduce |instr| at output index |index| and
+ * position |r| (an int expression) of its reduced elements, row-major
+ * over the reduced dimensions. */
+static void reduced_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
+                          const char *r, el_name_t *ii) {
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  int64_t inner = 1;
+  for (int d = is->rank - 1, oi = is->rank - instr->attrs.dimensions.count - 1; d >= 0; d--) {
+    if (!hlo_dims_contains(instr->attrs.dimensions, d)) {
+      ii[d] = index[oi--];
+      continue;
+    }
+    int64_t size = is->dimensions[d];
+    if (inner == 1 && size == el_reduced_count(instr)) snprintf(ii[d].s, sizeof ii[d].s, "%s", r);
+    else el_def(E, instr, HLO_S32, false, &ii[d], "(%s / %lld) %% %lld", r, (long long)inner, (long long)size);
+    inner *= size;
+  }
+}
+
+/* reduce over a subgroup's lanes (E->subgroup_reduce): lane l folds
+ * reduced elements l, l + S, l + 2S, ... (S = gl_SubgroupSize) in order,
+ * starting from its first one; the lanes' partials then combine by
+ * butterfly, the lower lane's first (body(lower, upper) on both lanes of
+ * a pair, so every lane holds the same value; a lane without elements
+ * takes its partner's), and the init values fold in last: body(init,
+ * total).  The spec leaves a reduce's order implementation-defined (spec
+ * 'reduce', schedule); integer, maximum and minimum results are those of
+ * the loop in order. */
+static vkhlo_status_t reduce_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *index,
+                                   int n, el_name_t *acc) {
+  int64_t count = el_reduced_count(instr);
+  el_name_t part[EL_MAX_RESULTS], ok, ii[HLO_MAX_RANK], v[EL_MAX_RESULTS];
+  const char *ty[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) {
+    ty[k] = glsl_compute_type_on(E->target, el_result_shape(instr, k)->element_type);
+    el_fresh(E, "p", &part[k]);
+    el_line(E, instr, "%s %s = %s;", ty[k], part[k].s, acc[k].s);
+  }
+  el_fresh(E, "ok", &ok);
+  el_line(E, instr, "bool %s = gl_SubgroupInvocationID < %lldu;", ok.s, (long long)count);
+  glsl_scope_t first = el_open(E, instr, "if (%s) {", ok.s);
+  reduced_index(E, instr, index, "int(gl_SubgroupInvocationID)", ii);
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, ii, &v[k]));
+  for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", part[k].s, v[k].s);
+  el_name_t r;
+  el_fresh(E, "r", &r);
+  el_count_loop_iterations(E, instr, count);
+  glsl_scope_t loop = el_open(E, instr, "for (int %s = int(gl_SubgroupInvocationID + gl_SubgroupSize); %s < %lld; %s += int(gl_SubgroupSize)) {",
+                              r.s, r.s, (long long)count, r.s);
+  reduced_index(E, instr, index, r.s, ii);
+  VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, ii, part));
+  el_close(E, instr, loop);
+  el_close(E, instr, first);
+  el_name_t w, qo, q[EL_MAX_RESULTS], lo[2 * EL_MAX_RESULTS], res[EL_MAX_RESULTS];
+  el_fresh(E, "w", &w);
+  glsl_scope_t fly = el_open(E, instr, "for (uint %s = 1u; %s < gl_SubgroupSize; %s <<= 1) {", w.s, w.s, w.s);
+  for (int k = 0; k < n; k++) {
+    el_fresh(E, "q", &q[k]);
+    el_line(E, instr, "%s %s = subgroupShuffleXor(%s, %s);", ty[k], q[k].s, part[k].s, w.s);
+  }
+  el_fresh(E, "qo", &qo);
+  el_line(E, instr, "bool %s = subgroupShuffleXor(%s, %s);", qo.s, ok.s, w.s);
+  glsl_scope_t both = el_open(E, instr, "if (%s && %s) {", ok.s, qo.s);
+  for (int k = 0; k < n; k++) { /* (lower lane's, upper lane's) */
+    el_fresh(E, "lo", &lo[k]);
+    el_line(E, instr, "%s %s = (gl_SubgroupInvocationID & %s) == 0u ? %s : %s;", ty[k], lo[k].s, w.s, part[k].s, q[k].s);
+    el_fresh(E, "hi", &lo[n + k]);
+    el_line(E, instr, "%s %s = (gl_SubgroupInvocationID & %s) == 0u ? %s : %s;", ty[k], lo[n + k].s, w.s, q[k].s, part[k].s);
+    el_fresh(E, "c", &res[k]);
+    el_line(E, instr, "%s %s;", ty[k], res[k].s);
+  }
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2 * n, lo, n, res));
+  for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", part[k].s, res[k].s);
+  both = el_else(E, instr, both, "else if (%s) {", qo.s);
+  for (int k = 0; k < n; k++) el_line(E, instr, "%s = %s;", part[k].s, q[k].s);
+  el_close(E, instr, both);
+  el_line(E, instr, "%s = %s || %s;", ok.s, ok.s, qo.s);
+  el_close(E, instr, fly);
+  el_name_t args[2 * EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) args[k] = acc[k], args[n + k] = part[k];
+  return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
+}
+
 /* reduce (spec 'reduce'): for N inputs and N init values, each result
  * element accumulates body(acc..., input[index]...) from the init values
  * over the reduced dimensions in row-major order. */
@@ -1364,6 +1468,12 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
     el_use_type(E, t);
     el_fresh(E, "v", &acc[k]);
     el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), acc[k].s, init.s);
+  }
+  /* at the top level of main() only: shuffles need every lane there */
+  if (E->subgroup_reduce && el_reduce_lanes_ok(E->target, instr) && glsl_at_root(&E->glsl) && !E->scope) {
+    VKHLO_RETURN_IF_ERROR(reduce_lanes(E, instr, index, n, acc));
+    for (int k = 0; k < n; k++) out[k] = acc[k];
+    return NULL;
   }
   int64_t rdims[HLO_MAX_RANK] = {0};
   int nr = 0;

@@ -123,6 +123,13 @@ struct elemental_emitter {
    * views uint64_t or u64vec2 words (the attention kernel's columns). */
   bool word_outputs;
   int word_output_lanes;
+  /* Subgroup reductions (GPU fusions, emit_fusion.c): the invocations of
+   * a subgroup compute one output element together (codegen_assemble
+   * gives each subgroup an element), and a reduce emitted at the top
+   * level of main() splits its reduced elements over the lanes, combines
+   * the lanes' partial results by butterfly and folds them into the init
+   * value: every lane ends with the same result (el_reduce_lanes). */
+  bool subgroup_reduce;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that
    * finishes early), so the kernel cannot be wrapped in a grid-stride
@@ -143,6 +150,17 @@ struct elemental_emitter {
   const hlo_instruction_t *loop_instr;
   int64_t loop_instr_iterations;
 };
+
+/* The number of input elements each result of reduce |instr| folds. */
+int64_t el_reduced_count(const hlo_instruction_t *instr);
+
+/* Whether reduce |instr| may be split over a subgroup's lanes on |target|
+ * (elemental_emitter_t.subgroup_reduce): at least EL_LANES_REDUCE_MIN
+ * elements per result (fewer run faster one invocation per result), and
+ * values of types subgroupShuffleXor takes without extensions (32-bit
+ * scalars, bool, complex64 as vec2, 64-bit integers as uvec2). */
+#define EL_LANES_REDUCE_MIN 32
+bool el_reduce_lanes_ok(const codegen_target_t *target, const hlo_instruction_t *instr);
 
 /* Initializes |E| (empty buffers); free with el_free. */
 void el_init(elemental_emitter_t *E, const codegen_target_t *target, const vkhlo_allocator_t *allocator,

@@ -275,10 +275,16 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
    * twice as fast as one invocation per element, and consecutive lanes
    * still touch consecutive elements.  GPUs get one invocation per element,
    * and so does a body that returns early (it would leave the loop). */
-  bool grid_stride = E->target->is_cpu && !E->early_return;
+  bool grid_stride = E->target->is_cpu && !E->early_return && !E->subgroup_reduce;
   strbuf_append(&sb, "void main() {\n");
   if (E->preamble.data) strbuf_append(&sb, E->preamble.data);
-  if (grid_stride) {
+  if (E->subgroup_reduce) { /* an element per subgroup (emit_fusion.c, "Subgroup reductions") */
+    strbuf_printf(&sb,
+                  "  uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumSubgroups;\n"
+                  "  for (uint gid = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * gl_NumSubgroups + "
+                  "gl_SubgroupID; gid < %lluu; gid += stride) {\n",
+                  (unsigned long long)total);
+  } else if (grid_stride) {
     strbuf_printf(&sb,
                   "  uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * %uu;\n"
                   "  for (uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
@@ -292,7 +298,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
     strbuf_printf(&sb, "  if (gid >= %lluu) return;\n", (unsigned long long)total);
   }
   if (E->body.data) strbuf_append(&sb, E->body.data);
-  if (grid_stride) strbuf_append(&sb, "  }\n");
+  if (grid_stride || E->subgroup_reduce) strbuf_append(&sb, "  }\n");
   strbuf_append(&sb, "}\n");
   char *glsl = strbuf_take(&sb);
   if (!glsl) return VKHLO_NO_MEMORY();
@@ -309,6 +315,12 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   name[i] = 0;
 
   uint64_t groups = ((uint64_t)total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
+  if (E->subgroup_reduce) { /* the device's subgroups may be larger: the loop takes the rest */
+    uint64_t sg = E->target->subgroup_size ? E->target->subgroup_size : 32;
+    groups = ((uint64_t)total * sg + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
+    uint64_t maxx = E->target->max_workgroup_count[0] ? E->target->max_workgroup_count[0] : 65535;
+    if (groups > maxx) groups = maxx;
+  }
   if (groups == 0) groups = 1;
   uint64_t max_groups = E->wide_lanes ? CODEGEN_CPU_MAX_GROUPS_WIDE : CODEGEN_CPU_MAX_GROUPS;
   if (grid_stride && groups > max_groups) groups = max_groups;

@@ -688,14 +688,55 @@ static int wide_lanes(const codegen_target_t *target, const hlo_instruction_t *f
 static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *const *roots,
                                  int nroots, int nout) {
   int r = 0;
+  /* subgroup reductions: every value first (the reduces' shuffles need
+   * every lane), then one lane stores */
+  el_name_t all[EL_MAX_RESULTS];
   for (int i = 0; i < nroots; i++) {
     el_name_t vals[EL_MAX_RESULTS];
     VKHLO_RETURN_IF_ERROR(value_of(E, ctx, roots[i], ctx->out_index, vals));
-    for (int k = 0; k < el_result_count(roots[i]) && r < nout; k++, r++)
-      store_output(E, ctx, roots[i], r, vals[k].s);
+    for (int k = 0; k < el_result_count(roots[i]) && r < nout; k++, r++) {
+      if (E->subgroup_reduce) all[r] = vals[k];
+      else store_output(E, ctx, roots[i], r, vals[k].s);
+    }
   }
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", ctx->fusion->name, r, nout);
+  if (E->subgroup_reduce) {
+    glsl_scope_t one = el_open(E, ctx->fusion, "if (gl_SubgroupInvocationID == 0u) {");
+    for (int i = 0, q = 0; i < nroots; i++)
+      for (int k = 0; k < el_result_count(roots[i]) && q < nout; k++, q++) store_output(E, ctx, roots[i], q, all[q].s);
+    el_close(E, ctx->fusion, one);
+  }
   return NULL;
+}
+
+/* Subgroup reductions (GPUs, codegen_target_t.subgroup_reduce).  One
+ * invocation per output element leaves a row reduce (a softmax's max and
+ * sum, a layer norm's moments over 768 features) to one thread per row,
+ * which on a GPU means few threads, each walking its row alone with
+ * loads no neighbour shares.  A fusion whose reduces fold at least
+ * EL_LANES_REDUCE_MIN elements per result, and which holds no
+ * contraction or window (those would run once per lane), instead gives
+ * each output element a subgroup (codegen_assemble loops the subgroups
+ * over the elements): lane l folds elements l, l + S, ... of each reduce,
+ * so neighbouring lanes load neighbouring elements of a row, the lanes'
+ * partials combine by butterfly (el_reduce_lanes in elemental.c), every
+ * lane computes the epilogue and lane 0 stores it. */
+static bool subgroup_fusion(const codegen_target_t *target, const hlo_computation_t *fc) {
+  /* full subgroups of a power of two lanes within the workgroup */
+  uint32_t sg = target->subgroup_size;
+  if (!target->subgroup_reduce || sg < 2 || sg > CODEGEN_LOCAL_SIZE_X || (sg & (sg - 1))) return false;
+  bool lanes = false;
+  for (int i = 0; i < fc->instruction_count; i++) {
+    const hlo_instruction_t *x = fc->instructions[i];
+    switch (x->opcode) {
+      case HLO_OPCODE_DOT: case HLO_OPCODE_DOT_GENERAL: case HLO_OPCODE_CONVOLUTION:
+      case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_SELECT_AND_SCATTER:
+        return false;
+      case HLO_OPCODE_REDUCE: lanes |= el_reduce_lanes_ok(target, x); break;
+      default: break;
+    }
+  }
+  return lanes;
 }
 
 /* Does |fc| make a row kernel (elemental.h, "Row fusions")? */
@@ -1534,6 +1575,10 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
     total = ctx.rows > 1 ? (rows + ctx.rows - 1) / ctx.rows * (n / ctx.wide) : total / ctx.wide;
   } else {
     el_name_t index[HLO_MAX_RANK];
+    if (subgroup_fusion(E->target, fc)) {
+      E->subgroup_reduce = true; /* codegen_assemble: a subgroup per element */
+      E->features |= GLSL_FEATURE_SUBGROUP_SHUFFLE;
+    }
     el_line(E, fusion, "int idx = int(gid);");
     el_delinearize(E, fusion, s0, "idx", index);
     ctx.out_index = index;

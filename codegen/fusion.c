@@ -949,7 +949,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   f->n = comp->instruction_count;
   f->max_buffers = max_buffers;
   f->wide_singles = target && target->is_cpu && target->shader_int64;
-  f->row_fusions = target && target->is_cpu;
+  f->row_fusions = target && target->is_cpu && !target->subgroup_reduce;
   f->multi_dots = !target || codegen_target_multi_dots(target);
   f->target = target;
   size_t n = (size_t)f->n;

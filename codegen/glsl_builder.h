@@ -99,6 +99,9 @@ glsl_scope_t glsl_velse(glsl_builder_t *b, glsl_scope_t s, const void *note, con
 glsl_scope_t glsl_open_function(glsl_builder_t *b, strbuf_t *text);
 void glsl_close_function(glsl_builder_t *b, glsl_scope_t s);
 
+/* True when no scope but the root is open (the top level of main()). */
+static inline bool glsl_at_root(const glsl_builder_t *b) { return b->depth == 1; }
+
 /* The innermost open scope (the root scope at the top level). */
 glsl_scope_t glsl_innermost(const glsl_builder_t *b);
 

@@ -34,6 +34,13 @@ typedef struct codegen_target {
   bool storage_buffer_8bit, storage_buffer_16bit;
   uint32_t subgroup_size;
   bool subgroup_shuffle; /* subgroupShuffle in compute shaders */
+  /* Reductions of fusions split over a subgroup's lanes, one output
+   * element per subgroup (emit_fusion.c, "Subgroup reductions"): GPUs
+   * with subgroup shuffles; $VKHLO_REDUCE=subgroup forces it on any device
+   * with shuffles (how it is tested on lavapipe, whose fusions then take
+   * no row kernels, as on a GPU), =serial keeps one invocation per
+   * element (api/context.c). */
+  bool subgroup_reduce;
   uint32_t max_workgroup_count[3];
   uint32_t max_workgroup_invocations;
   uint32_t max_shared_memory_bytes;
@@ -173,7 +180,7 @@ static inline uint32_t codegen_clamp_limit(uint32_t device, uint32_t profile) {
 static inline void codegen_target_restrict(codegen_target_t *t) {
   t->shader_int64 = t->shader_float64 = t->shader_int16 = t->shader_int8 = false;
   t->shader_float16 = t->storage_buffer_8bit = t->storage_buffer_16bit = false;
-  t->subgroup_shuffle = false;
+  t->subgroup_shuffle = t->subgroup_reduce = false;
   /* SignedZeroInfNanPreserve needs VK_KHR_shader_float_controls, which the
    * profile lacks: NaN tests stay bit tests (shaders/nan.glsl). */
   t->signed_zero_inf_nan_preserve_float16 = t->signed_zero_inf_nan_preserve_float32 =

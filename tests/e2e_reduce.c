@@ -34,6 +34,11 @@
  * And on lavapipe, whose loops stop after 65535 iterations per invocation,
  * a kernel that needs more is refused.
  *
+ * Subgroup reductions (a GPU's default; VKHLO_REDUCE=subgroup here): a
+ * subgroup per output element, the lanes' partials combined by butterfly
+ * (subgroup_reductions: softmax, layer norm, argmax with ties, a column
+ * sum with an init, a whole-matrix maximum, against the serial loop).
+ *
  * Each program runs fused and with no_fusion (one kernel per instruction,
  * the per-element loop) on the same seeded inputs, and the results must be
  * bit-identical; sums are also checked against a sequential f32 sum
@@ -746,6 +751,141 @@ static void loop_limit_refused(void **state) {
                             "limit.mlir:2:3: stablehlo.fft runs 65537 loop iterations per invocation", (const char *)NULL);
 }
 
+/* Subgroup reductions (codegen/emit_fusion.c, "Subgroup reductions"; a
+ * GPU's default, forced here with VKHLO_REDUCE=subgroup): a subgroup per
+ * output element, each lane folding every S-th element, the lanes'
+ * partials combined by butterfly.  A softmax and a layer norm over rows of
+ * 300 and 768 (two kernels each: no row kernels then), a row argmax with
+ * ties (variadic: the lowest index must win), a column sum with an init
+ * of 2.5 and a sum over a whole [5, 40] matrix, each fused in that
+ * context against the unfused program (the per-element loop) in the
+ * default one: maxima, argmax and the softmax's max exact, sums within
+ * f32 rounding of another order; the layer norm also against the formula.
+ * On CPU devices (lavapipe has subgroup shuffles) the kernels must hold
+ * the lanes' butterfly (subgroupShuffleXor). */
+static vkhlo_context_t *subgroup_context(void) {
+  setenv("VKHLO_REDUCE", "subgroup", 1);
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.enable_validation = true;
+  vkhlo_context_t *ctx = NULL;
+  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
+  unsetenv("VKHLO_REDUCE");
+  expect_ok(st);
+  return ctx;
+}
+
+/* |text| fused in |sg| (its kernels must split a reduce over the lanes)
+ * against unfused in |ctx|: within |tol| relative (0: identical). */
+static float *lanes_match_serial(vkhlo_context_t *sg, vkhlo_context_t *ctx, const char *text, const float *x,
+                                 size_t n, size_t m, double tol) {
+  float *fused = malloc(m * sizeof *fused), *serial = malloc(m * sizeof *serial);
+  assert_true(fused && serial);
+  char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  run(sg, text, false, x, n, fused, m, dir);
+  bool lanes = test_dump_contains(dir, "subgroupShuffleXor(");
+  test_remove_dir(dir);
+  if (!lanes && words_expected(ctx)) fail_msg("no reduce split over a subgroup's lanes:\n%s", text);
+  run(ctx, text, true, x, n, serial, m, NULL);
+  for (size_t i = 0; i < m; i++) {
+    bool same = memcmp(&fused[i], &serial[i], sizeof(float)) == 0;
+    if (!same && (tol == 0 || !(fabs((double)fused[i] - serial[i]) <= tol * (1.0 + fabs((double)serial[i])))))
+      fail_msg("element %zu: subgroup lanes %.9g, serial %.9g\n%s", i, fused[i], serial[i], text);
+  }
+  free(serial);
+  return fused;
+}
+
+static void subgroup_reductions(void **state) {
+  vkhlo_context_t *ctx = *state, *sg = subgroup_context();
+  static const char softmax[] =
+      "func.func @main(%x: tensor<64x300xf32>) -> tensor<64x300xf32> {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<64x300xf32>, tensor<f32>) -> tensor<64xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x300xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<64x300xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<64x300xf32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<64x300xf32>, tensor<f32>) -> tensor<64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x300xf32>\n"
+      "  %y = stablehlo.divide %e, %sb : tensor<64x300xf32>\n"
+      "  return %y : tensor<64x300xf32>\n"
+      "}\n";
+  float *x = malloc(40 * 768 * sizeof *x);
+  assert_non_null(x);
+  fill(x, 64 * 300, 9);
+  free(lanes_match_serial(sg, ctx, softmax, x, 64 * 300, 64 * 300, 1e-6));
+  char text[4096];
+  layer_norm_program(text, sizeof text, 40, 768, false);
+  fill(x, 40 * 768, 10);
+  float *got = lanes_match_serial(sg, ctx, text, x, 40 * 768, 40 * 768, 1e-3); /* y * g + b cancels */
+  check_layer_norm(got, x, 40, 768, NULL, NULL, 1e-3);
+  free(got);
+  static const char argmax[] =
+      "func.func @main(%x: tensor<16x1000xf32>) -> (tensor<16xf32>, tensor<16xi32>) {\n"
+      "  %i = stablehlo.iota dim = 1 : tensor<16x1000xi32>\n"
+      "  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %zi = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [1] : "
+      "(tensor<16x1000xf32>, tensor<16x1000xi32>, tensor<f32>, tensor<i32>) -> (tensor<16xf32>, tensor<16xi32>)\n"
+      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
+      "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %eq = stablehlo.compare EQ, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %tie = stablehlo.and %eq, %lt : tensor<i1>\n"
+      "    %first = stablehlo.or %gt, %tie : tensor<i1>\n"
+      "    %m = stablehlo.select %first, %a, %b : tensor<i1>, tensor<f32>\n"
+      "    %mi = stablehlo.select %first, %ai, %bi : tensor<i1>, tensor<i32>\n"
+      "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n"
+      "  }\n"
+      "  return %r#0, %r#1 : tensor<16xf32>, tensor<16xi32>\n"
+      "}\n";
+  fill(x, 16 * 1000, 11);
+  for (int r = 0; r < 16; r++) /* the row's maximum twice: at 3r + 5 and later */
+    x[r * 1000 + 3 * r + 5] = x[r * 1000 + 999 - 7 * r] = 600.0f;
+  got = lanes_match_serial(sg, ctx, argmax, x, 16 * 1000, 32, 0);
+  for (int r = 0; r < 16; r++) {
+    int32_t index;
+    memcpy(&index, &got[16 + r], sizeof index);
+    if (got[r] != 600.0f || index != 3 * r + 5) fail_msg("row %d: %.9g at %d, want 600 at %d", r, got[r], index, 3 * r + 5);
+  }
+  free(got);
+  static const char columns[] =
+      "func.func @main(%x: tensor<300x40xf32>) -> tensor<40xf32> {\n"
+      "  %z = stablehlo.constant dense<2.5> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : "
+      "(tensor<300x40xf32>, tensor<f32>) -> tensor<40xf32>\n"
+      "  return %s : tensor<40xf32>\n"
+      "}\n";
+  fill(x, 300 * 40, 12);
+  got = lanes_match_serial(sg, ctx, columns, x, 300 * 40, 40, 1e-5);
+  for (int j = 0; j < 40; j++) {
+    double want = 2.5;
+    for (int i = 0; i < 300; i++) want += x[i * 40 + j];
+    if (fabs(got[j] - want) > 1e-5 * (1 + fabs(want))) fail_msg("column %d: %.9g, want %.9g", j, got[j], want);
+  }
+  free(got);
+  static const char whole[] =
+      "func.func @main(%x: tensor<5x40xf32>) -> tensor<f32> {\n"
+      "  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.maximum across dimensions = [0, 1] : "
+      "(tensor<5x40xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  return %s : tensor<f32>\n"
+      "}\n";
+  fill(x, 200, 13);
+  x[137] = 777.0f;
+  got = lanes_match_serial(sg, ctx, whole, x, 200, 1, 0);
+  if (got[0] != 777.0f) fail_msg("maximum %.9g, want 777", got[0]);
+  free(got);
+  free(x);
+  int messages = vkhlo_context_validation_message_count(sg);
+  vkhlo_context_destroy(sg);
+  assert_int_equal(messages, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(row_sums),
@@ -759,6 +899,7 @@ int main(void) {
       cmocka_unit_test(long_argmax),
       cmocka_unit_test(prefix_scans),
       cmocka_unit_test(loop_limit_refused),
+      cmocka_unit_test(subgroup_reductions),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
