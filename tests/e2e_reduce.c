@@ -615,6 +615,20 @@ static void column_reductions(void **state) {
  * padded with its init values (-inf, 0); the largest value is at two
  * places and the reducer keeps the smaller index, so the first one wins in
  * any schedule. */
+/* The reducer of an argmax over (f32 values, i32 indices): the larger
+ * value, the lower index on ties. */
+#define ARGMAX_REDUCER \
+  "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n" \
+  "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n" \
+  "    %eq = stablehlo.compare EQ, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n" \
+  "    %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>\n" \
+  "    %tie = stablehlo.and %eq, %lt : tensor<i1>\n" \
+  "    %first = stablehlo.or %gt, %tie : tensor<i1>\n" \
+  "    %m = stablehlo.select %first, %a, %b : tensor<i1>, tensor<f32>\n" \
+  "    %mi = stablehlo.select %first, %ai, %bi : tensor<i1>, tensor<i32>\n" \
+  "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n" \
+  "  }\n"
+
 static void long_argmax(void **state) {
   vkhlo_context_t *ctx = *state;
   static const char text[] =
@@ -624,16 +638,7 @@ static void long_argmax(void **state) {
       "  %zi = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [0] : "
       "(tensor<200003xf32>, tensor<200003xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)\n"
-      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
-      "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-      "    %eq = stablehlo.compare EQ, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-      "    %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-      "    %tie = stablehlo.and %eq, %lt : tensor<i1>\n"
-      "    %first = stablehlo.or %gt, %tie : tensor<i1>\n"
-      "    %m = stablehlo.select %first, %a, %b : tensor<i1>, tensor<f32>\n"
-      "    %mi = stablehlo.select %first, %ai, %bi : tensor<i1>, tensor<i32>\n"
-      "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n"
-      "  }\n"
+      ARGMAX_REDUCER
       "  return %r#0, %r#1 : tensor<f32>, tensor<i32>\n"
       "}\n";
   size_t n = 200003;
@@ -831,16 +836,7 @@ static void subgroup_reductions(void **state) {
       "  %zi = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [1] : "
       "(tensor<16x1000xf32>, tensor<16x1000xi32>, tensor<f32>, tensor<i32>) -> (tensor<16xf32>, tensor<16xi32>)\n"
-      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
-      "    %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-      "    %eq = stablehlo.compare EQ, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-      "    %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-      "    %tie = stablehlo.and %eq, %lt : tensor<i1>\n"
-      "    %first = stablehlo.or %gt, %tie : tensor<i1>\n"
-      "    %m = stablehlo.select %first, %a, %b : tensor<i1>, tensor<f32>\n"
-      "    %mi = stablehlo.select %first, %ai, %bi : tensor<i1>, tensor<i32>\n"
-      "    stablehlo.return %m, %mi : tensor<f32>, tensor<i32>\n"
-      "  }\n"
+      ARGMAX_REDUCER
       "  return %r#0, %r#1 : tensor<16xf32>, tensor<16xi32>\n"
       "}\n";
   fill(x, 16 * 1000, 11);
