@@ -16,7 +16,10 @@
 #                    the passing list: a file that passes on lavapipe and
 #                    fails here is reported as a regression
 #   kernels.log      bench_kernels (--big: the 4096^3 rows too)
+#   kernels_whole_k.log  the skinny row with VKHLO_SPLIT_K=0 (split-K's baseline)
 #   fusion.log       bench_fusion (the elementwise chain against a copy)
+#   fusion_serial.log  bench_fusion with VKHLO_REDUCE=serial (the subgroup
+#                    reductions' baseline)
 #   conv.log         bench_conv (conv_gpu.glsl against the per-element
 #                    kernel, every ResNet-50 layer in both layouts)
 #   models.log       bench_models (chess-9M from DIR/models when present,
@@ -84,7 +87,11 @@ if [ $quick -eq 1 ]; then
   step models "$build/bench/bench_models" --repeat=1 --dir="$models_dir" resnet50_nhwc
 else
   step kernels "$build/bench/bench_kernels" --rounds=3 --big
+  # same-run baselines of the GPU-only paths: products kept whole (no
+  # split-K) and reductions one invocation per output (no subgroups)
+  step kernels_whole_k env VKHLO_SPLIT_K=0 "$build/bench/bench_kernels" --rounds=3 skinny
   step fusion "$build/bench/bench_fusion" 5
+  step fusion_serial env VKHLO_REDUCE=serial "$build/bench/bench_fusion" 5
   step conv "$build/bench/bench_conv" 5
   if [ -f "$chess" ]; then
     step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" --chess="$chess" chess_9m resnet bert

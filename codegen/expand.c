@@ -1443,7 +1443,7 @@ typedef struct dot_numbers {
  * dimension, or busy enough whole. */
 static int64_t split_k_parts(const expand_ctx_t *x, const hlo_instruction_t *in, dot_numbers_t *dn) {
   const codegen_target_t *t = x->target;
-  if (!t || !codegen_target_gemm_gpu(t) || t->gemm == CODEGEN_GEMM_OFF || in->operand_count != 2) return 0;
+  if (!t || !codegen_target_gemm_gpu(t) || t->no_split_k || in->operand_count != 2) return 0;
   const hlo_shape_t *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
   hlo_element_type_t rt = in->shape.element_type;
   if (hlo_shape_is_tuple(&in->shape) || (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) ||

@@ -77,6 +77,9 @@ typedef struct codegen_target {
   bool f16_soft_conversions;
   /* GEMM kernel choice; from VKHLO_GEMM=auto|cpu|gpu|off (api/context.c). */
   codegen_gemm_kind_t gemm;
+  /* For measurements: products the GPU GEMM would split along k stay
+   * whole (codegen/expand.c, "split-K"); from VKHLO_SPLIT_K=0. */
+  bool no_split_k;
   /* For measurements: gemm_cpu.comp's register tile where the lhs is shared
    * by subgroup shuffles (gemm_tile_m rows x gemm_tile_n columns per
    * invocation; 0 x 0: chosen per product); from VKHLO_GEMM_TILE=MxN. */
