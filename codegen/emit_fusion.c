@@ -720,8 +720,13 @@ static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, cons
  * over the elements): lane l folds elements l, l + S, ... of each reduce,
  * so neighbouring lanes load neighbouring elements of a row, the lanes'
  * partials combine by butterfly (el_reduce_lanes in elemental.c), every
- * lane computes the epilogue and lane 0 stores it. */
-static bool subgroup_fusion(const codegen_target_t *target, const hlo_computation_t *fc) {
+ * lane computes the epilogue and lane 0 stores it.  A reduce that keeps
+ * its input's minor dimension (a column sum) takes the lanes only for
+ * fewer than SUBGROUP_COLUMN_OUTPUTS outputs: with more, neighbouring
+ * invocations already load neighbouring columns, and lanes would stride
+ * down a column instead. */
+#define SUBGROUP_COLUMN_OUTPUTS 8192
+static bool subgroup_fusion(const codegen_target_t *target, const hlo_computation_t *fc, int64_t outputs) {
   /* full subgroups of a power of two lanes within the workgroup */
   uint32_t sg = target->subgroup_size;
   if (!target->subgroup_reduce || sg < 2 || sg > CODEGEN_LOCAL_SIZE_X || (sg & (sg - 1))) return false;
@@ -732,7 +737,12 @@ static bool subgroup_fusion(const codegen_target_t *target, const hlo_computatio
       case HLO_OPCODE_DOT: case HLO_OPCODE_DOT_GENERAL: case HLO_OPCODE_CONVOLUTION:
       case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_SELECT_AND_SCATTER:
         return false;
-      case HLO_OPCODE_REDUCE: lanes |= el_reduce_lanes_ok(target, x); break;
+      case HLO_OPCODE_REDUCE: {
+        int minor = x->operands[0]->shape.rank - 1;
+        bool row = minor >= 0 && hlo_dims_contains(x->attrs.dimensions, minor);
+        lanes |= el_reduce_lanes_ok(target, x) && (row || outputs < SUBGROUP_COLUMN_OUTPUTS);
+        break;
+      }
       default: break;
     }
   }
@@ -1575,7 +1585,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
     total = ctx.rows > 1 ? (rows + ctx.rows - 1) / ctx.rows * (n / ctx.wide) : total / ctx.wide;
   } else {
     el_name_t index[HLO_MAX_RANK];
-    if (subgroup_fusion(E->target, fc)) {
+    if (subgroup_fusion(E->target, fc, total)) {
       E->subgroup_reduce = true; /* codegen_assemble: a subgroup per element */
       E->features |= GLSL_FEATURE_SUBGROUP_SHUFFLE;
     }

@@ -762,10 +762,13 @@ static void loop_limit_refused(void **state) {
  * partials combined by butterfly.  A softmax and a layer norm over rows of
  * 300 and 768 (two kernels each: no row kernels then), a row argmax with
  * ties (variadic: the lowest index must win), a column sum with an init
- * of 2.5 and a sum over a whole [5, 40] matrix, each fused in that
+ * of 2.5 over 40 columns and a maximum over a whole [5, 40] matrix, each
+ * fused in that
  * context against the unfused program (the per-element loop) in the
  * default one: maxima, argmax and the softmax's max exact, sums within
  * f32 rounding of another order; the layer norm also against the formula.
+ * A column sum over 9000 columns keeps one invocation per output (its
+ * neighbours' loads are side by side already): bit for bit the loop's.
  * On CPU devices (lavapipe has subgroup shuffles) the kernels must hold
  * the lanes' butterfly (subgroupShuffleXor). */
 static vkhlo_context_t *subgroup_context(void) {
@@ -780,10 +783,11 @@ static vkhlo_context_t *subgroup_context(void) {
   return ctx;
 }
 
-/* |text| fused in |sg| (its kernels must split a reduce over the lanes)
- * against unfused in |ctx|: within |tol| relative (0: identical). */
+/* |text| fused in |sg| (on CPU devices its kernels must split a reduce
+ * over the lanes, or with !|lanes_wanted| must not) against unfused in
+ * |ctx|: within |tol| relative (0: identical). */
 static float *lanes_match_serial(vkhlo_context_t *sg, vkhlo_context_t *ctx, const char *text, const float *x,
-                                 size_t n, size_t m, double tol) {
+                                 size_t n, size_t m, double tol, bool lanes_wanted) {
   float *fused = malloc(m * sizeof *fused), *serial = malloc(m * sizeof *serial);
   assert_true(fused && serial);
   char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
@@ -791,7 +795,8 @@ static float *lanes_match_serial(vkhlo_context_t *sg, vkhlo_context_t *ctx, cons
   run(sg, text, false, x, n, fused, m, dir);
   bool lanes = test_dump_contains(dir, "subgroupShuffleXor(");
   test_remove_dir(dir);
-  if (!lanes && words_expected(ctx)) fail_msg("no reduce split over a subgroup's lanes:\n%s", text);
+  if (lanes != lanes_wanted && words_expected(ctx))
+    fail_msg("%s reduce split over a subgroup's lanes:\n%s", lanes ? "a" : "no", text);
   run(ctx, text, true, x, n, serial, m, NULL);
   for (size_t i = 0; i < m; i++) {
     bool same = memcmp(&fused[i], &serial[i], sizeof(float)) == 0;
@@ -822,11 +827,11 @@ static void subgroup_reductions(void **state) {
   float *x = malloc(40 * 768 * sizeof *x);
   assert_non_null(x);
   fill(x, 64 * 300, 9);
-  free(lanes_match_serial(sg, ctx, softmax, x, 64 * 300, 64 * 300, 1e-6));
+  free(lanes_match_serial(sg, ctx, softmax, x, 64 * 300, 64 * 300, 1e-6, true));
   char text[4096];
   layer_norm_program(text, sizeof text, 40, 768, false);
   fill(x, 40 * 768, 10);
-  float *got = lanes_match_serial(sg, ctx, text, x, 40 * 768, 40 * 768, 1e-3); /* y * g + b cancels */
+  float *got = lanes_match_serial(sg, ctx, text, x, 40 * 768, 40 * 768, 1e-3, true); /* y * g + b cancels */
   check_layer_norm(got, x, 40, 768, NULL, NULL, 1e-3);
   free(got);
   static const char argmax[] =
@@ -842,7 +847,7 @@ static void subgroup_reductions(void **state) {
   fill(x, 16 * 1000, 11);
   for (int r = 0; r < 16; r++) /* the row's maximum twice: at 3r + 5 and later */
     x[r * 1000 + 3 * r + 5] = x[r * 1000 + 999 - 7 * r] = 600.0f;
-  got = lanes_match_serial(sg, ctx, argmax, x, 16 * 1000, 32, 0);
+  got = lanes_match_serial(sg, ctx, argmax, x, 16 * 1000, 32, 0, true);
   for (int r = 0; r < 16; r++) {
     int32_t index;
     memcpy(&index, &got[16 + r], sizeof index);
@@ -857,13 +862,25 @@ static void subgroup_reductions(void **state) {
       "  return %s : tensor<40xf32>\n"
       "}\n";
   fill(x, 300 * 40, 12);
-  got = lanes_match_serial(sg, ctx, columns, x, 300 * 40, 40, 1e-5);
+  got = lanes_match_serial(sg, ctx, columns, x, 300 * 40, 40, 1e-5, true);
   for (int j = 0; j < 40; j++) {
     double want = 2.5;
     for (int i = 0; i < 300; i++) want += x[i * 40 + j];
     if (fabs(got[j] - want) > 1e-5 * (1 + fabs(want))) fail_msg("column %d: %.9g, want %.9g", j, got[j], want);
   }
   free(got);
+  static const char many_columns[] = /* 9000 columns: one invocation each, loads side by side */
+      "func.func @main(%x: tensor<40x9000xf32>) -> tensor<9000xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : "
+      "(tensor<40x9000xf32>, tensor<f32>) -> tensor<9000xf32>\n"
+      "  return %s : tensor<9000xf32>\n"
+      "}\n";
+  float *xl = malloc(40 * 9000 * sizeof *xl);
+  assert_non_null(xl);
+  fill(xl, 40 * 9000, 14);
+  free(lanes_match_serial(sg, ctx, many_columns, xl, 40 * 9000, 9000, 0, false));
+  free(xl);
   static const char whole[] =
       "func.func @main(%x: tensor<5x40xf32>) -> tensor<f32> {\n"
       "  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
@@ -873,7 +890,7 @@ static void subgroup_reductions(void **state) {
       "}\n";
   fill(x, 200, 13);
   x[137] = 777.0f;
-  got = lanes_match_serial(sg, ctx, whole, x, 200, 1, 0);
+  got = lanes_match_serial(sg, ctx, whole, x, 200, 1, 0, true);
   if (got[0] != 777.0f) fail_msg("maximum %.9g, want 777", got[0]);
   free(got);
   free(x);
