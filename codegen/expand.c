@@ -1449,6 +1449,8 @@ static int64_t split_k_parts(const expand_ctx_t *x, const hlo_instruction_t *in,
   if (hlo_shape_is_tuple(&in->shape) || (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) ||
       in->shape.rank >= HLO_MAX_RANK || ls->rank >= HLO_MAX_RANK || rs->rank >= HLO_MAX_RANK)
     return 0;
+  for (int d = 0; d < in->shape.rank; d++) /* a result layout of its own stays with the dot */
+    if (in->shape.minor_to_major[d] != in->shape.rank - 1 - d) return 0;
   for (int k = 0; k < 2; k++) { /* what emit_gemm.c's plan_gemm takes */
     hlo_element_type_t at = in->operands[k]->shape.element_type;
     if ((at != HLO_F32 && at != HLO_F16 && at != HLO_BF16) || (at != rt && rt != HLO_F32) ||
