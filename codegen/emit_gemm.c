@@ -1063,6 +1063,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
                   "#define GEMM_SG %d\n#define GEMM_SGR %d\n#define GEMM_KB %d\n",
                   tl.sg, tl.sgr, tl.kb);
   if (!gpu && !tl.sg && tl.sgr > 1) strbuf_printf(&sb, "#define GEMM_SGR %d\n", tl.sgr);
+  if (gpu && codegen_gemm_gpu_rows(target, p.m) == 16) /* the 16 x 256 tile */
+    strbuf_append(&sb, "#define GEMM_TY 4\n#define GEMM_BK 8\n");
   bool words16 = (words[0] && is_16bit(p.view[0].type)) || ((words[1] || (!gpu && tl.rhs_k_words)) && is_16bit(p.rview[0].type));
   if (words16) strbuf_append(&sb, "#define GEMM_WORDS16 1\n");
   if (!gpu)
@@ -1173,8 +1175,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
 
   uint64_t groups;
   uint32_t local = 64;
-  if (gpu) { /* one workgroup of GEMM_GPU_THREADS per BM x BN tile */
-    const uint64_t bm = 64, bn = 64;
+  if (gpu) { /* one workgroup of 256 invocations per BM x BN tile */
+    const uint64_t bm = (uint64_t)codegen_gemm_gpu_rows(target, p.m), bn = 4096 / bm;
     groups = (uint64_t)p.batch * (uint64_t)((p.m + bm - 1) / bm) * (uint64_t)((p.n + bn - 1) / bn);
     local = 256;
   } else {

@@ -1401,7 +1401,8 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
 
 /*
  * Skinny products on GPUs (split-K).  gemm_gpu.comp gives each 64 x 64
- * tile of a product's result one workgroup, which walks all of k: a
+ * tile (16 x 256 for 16 rows or fewer, codegen_gemm_gpu_rows) of a
+ * product's result one workgroup, which walks all of k: a
  * product of few tiles (M = 1..64 rows: a decoding step's projections, a
  * classifier head) keeps a few of a GPU's cores busy however long k is.
  * Where the GPU kernel computes such a dot_general (or dot) it becomes
@@ -1430,7 +1431,6 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
 #define SPLIT_K_WORKGROUPS 512
 #define SPLIT_K_MIN_K 256
 #define SPLIT_K_MAX_PARTIALS ((int64_t)1 << 24)
-#define SPLIT_K_TILE 64 /* gemm_gpu.comp's BM = BN */
 
 /* A dot's dimension numbers with one contracting dimension per operand. */
 typedef struct dot_numbers {
@@ -1486,7 +1486,8 @@ static int64_t split_k_parts(const expand_ctx_t *x, const hlo_instruction_t *in,
   }
   if (outputs == 0 || k < 2 * SPLIT_K_MIN_K) return 0;
   int64_t n = outputs / (batch * m);
-  int64_t tiles = batch * ((m + SPLIT_K_TILE - 1) / SPLIT_K_TILE) * ((n + SPLIT_K_TILE - 1) / SPLIT_K_TILE);
+  int64_t bm = codegen_gemm_gpu_rows(t, m), bn = 4096 / bm;
+  int64_t tiles = batch * ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
   int64_t s = 1;
   while (s * tiles < SPLIT_K_WORKGROUPS) s *= 2;
   while (s > 1 && (k % s != 0 || k / s < SPLIT_K_MIN_K || s * outputs > SPLIT_K_MAX_PARTIALS)) s /= 2;

@@ -155,6 +155,14 @@ static inline bool codegen_target_gemm_gpu(const codegen_target_t *t) {
   return gpu && codegen_target_fits_gemm_gpu(t);
 }
 
+/* The rows of gemm_gpu.comp's tile for a product of |m| rows (its columns:
+ * 4096 / rows): 16 (GEMM_TY 4, 16 x 256, 17 KiB of shared memory) for at
+ * most 16 rows where the device has that much, else 64 (64 x 64). */
+static inline int64_t codegen_gemm_gpu_rows(const codegen_target_t *t, int64_t m) {
+  bool room = !t->max_shared_memory_bytes || t->max_shared_memory_bytes >= 17408;
+  return m <= 16 && room ? 16 : 64;
+}
+
 /* A target with every feature, for tests that only emit GLSL. */
 void codegen_target_default(codegen_target_t *t);
 

@@ -6,6 +6,9 @@
  * Tiling.  One workgroup of 256 invocations per BM x BN = 64 x 64 tile of
  * C; invocation (ty, tx) of the 16 x 16 grid accumulates the 4 x 4
  * elements rows 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3 in registers.
+ * Products of at most 16 rows (a decoding step's GEMV, split along k by
+ * codegen/expand.c) take a 4 x 64 grid instead, a 16 x 256 tile (GEMM_TY
+ * 4, GEMM_BK 8), so a row computes 16 times, not 64.
  * k advances BK = 16 at a time through shared memory: the workgroup
  * copies the 64 x 16 slice of A and the 16 x 64 slice of B into shared
  * arrays (4 elements of each per invocation, consecutive invocations on
@@ -37,9 +40,10 @@
  *                  consecutive rows of A (columns of B) of one k, for
  *                  operands laid out that way; 0 (default): consecutive k
  *                  of A (the row-major lhs), consecutive n of B.
- * The tile shape is
- * fixed here (codegen/emit_gemm.c computes the group count from BM, BN);
- * it is what an untuned GPU default should be, not a measured optimum:
+ * The tile shapes are
+ * fixed here (codegen/emit_gemm.c picks one, codegen_gemm_gpu_rows, and
+ * computes the group count from it); they are what an untuned GPU default
+ * should be, not measured optima:
  * no GPU was available when this was written, and it was checked for
  * correctness on lavapipe (VKHLO_GEMM=gpu).
  */
@@ -81,9 +85,22 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #define GEMM_B_K_FAST 0
 #endif
 
-#define BM 64
-#define BN 64
-#define BK 16
+/* The tile: GEMM_TY x (256 / GEMM_TY) invocations of 4 x 4 results each
+ * (16: 64 x 64, the default; 4: 16 x 256 for products of at most 16 rows,
+ * GEMM_BK 8 so that the slices stay within 17 KiB of shared memory), k in
+ * slices of GEMM_BK. */
+#ifndef GEMM_TY
+#define GEMM_TY 16
+#endif
+#ifndef GEMM_BK
+#define GEMM_BK 16
+#endif
+#define TX (256 / GEMM_TY)
+#define BM (4 * GEMM_TY)
+#define BN (4 * TX)
+#define BK GEMM_BK
+#define A_LOADS ((BM * BK + 255) / 256) /* elements of an A slice per invocation (the last ones guarded) */
+#define B_LOADS (BK * BN / 256)
 
 layout(local_size_x = 256) in;
 
@@ -101,49 +118,54 @@ void main() {
   int tid = int(gl_LocalInvocationID.x);
   int tn = tile % TILES_N, tm = (tile / TILES_N) % TILES_M, b = tile / (TILES_N * TILES_M);
   int m0 = tm * BM, n0 = tn * BN;
-  /* this invocation's 4 elements of each slice: A (am[e], ak[e]), B
-   * (bk[e], bn[e]), the fastest index following the tid */
-  int am[4], ak[4], bk[4], bn[4], bcol[4];
-  GEMM_A_ROW_T arow[4];
-  for (int e = 0; e < 4; e++) {
+  /* this invocation's elements of each slice, element q = tid + 256 e of
+   * the slice: A (am[e], ak[e]), B (bk[e], bn[e]), the fastest index
+   * following the tid */
+  int am[A_LOADS], ak[A_LOADS], bk[B_LOADS], bn[B_LOADS], bcol[B_LOADS];
+  GEMM_A_ROW_T arow[A_LOADS];
+  for (int e = 0; e < A_LOADS; e++) {
+    int q = tid + 256 * e;
 #if GEMM_A_M_FAST
-    am[e] = tid % BM;
-    ak[e] = tid / BM + (256 / BM) * e;
+    am[e] = q % BM;
+    ak[e] = q / BM;
 #else
-    ak[e] = tid % BK;
-    am[e] = tid / BK + (256 / BK) * e;
+    ak[e] = q % BK;
+    am[e] = q / BK;
 #endif
+    arow[e] = GEMM_A_ROW(b, min(m0 + min(am[e], BM - 1), GEMM_M - 1));
+  }
+  for (int e = 0; e < B_LOADS; e++) {
+    int q = tid + 256 * e;
 #if GEMM_B_K_FAST
-    bk[e] = tid % BK;
-    bn[e] = tid / BK + (256 / BK) * e;
+    bk[e] = q % BK;
+    bn[e] = q / BK;
 #else
-    bn[e] = tid % BN;
-    bk[e] = tid / BN + (256 / BN) * e;
+    bn[e] = q % BN;
+    bk[e] = q / BN;
 #endif
-    arow[e] = GEMM_A_ROW(b, min(m0 + am[e], GEMM_M - 1));
     bcol[e] = GEMM_B_COL(b, min(n0 + bn[e], GEMM_N - 1));
   }
-  float ra[4], rb[4];
-  for (int e = 0; e < 4; e++) {
-    ra[e] = GEMM_A(arow[e], ak[e]);
-    rb[e] = GEMM_B(bcol[e], bk[e]);
-  }
-  for (int e = 0; e < 4; e++) {
-    As[0][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
-    Bs[0][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
-  }
+  /* an A slice of fewer than 256 elements (16 x 8): the invocations past
+   * it load and store none */
+  bool a_in[A_LOADS];
+  for (int e = 0; e < A_LOADS; e++) a_in[e] = tid + 256 * e < BM * BK;
+  float ra[A_LOADS], rb[B_LOADS];
+  for (int e = 0; e < A_LOADS; e++) ra[e] = a_in[e] ? GEMM_A(arow[e], ak[e]) : 0.0;
+  for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], bk[e]);
+  for (int e = 0; e < A_LOADS; e++)
+    if (a_in[e]) As[0][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
+  for (int e = 0; e < B_LOADS; e++) Bs[0][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
   barrier();
-  int tx = tid % 16, ty = tid / 16;
+  int tx = tid % TX, ty = tid / TX;
   vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
   for (int s = 0; s < SLICES; s++) {
     int cur = s & 1;
     bool more = s + 1 < SLICES;
     if (more) { /* the next slice, into registers */
       int k1 = (s + 1) * BK;
-      for (int e = 0; e < 4; e++) {
-        ra[e] = GEMM_A(arow[e], k1 + ak[e]);
-        rb[e] = GEMM_B(bcol[e], k1 + bk[e]);
-      }
+      for (int e = 0; e < A_LOADS; e++)
+        if (a_in[e]) ra[e] = GEMM_A(arow[e], k1 + ak[e]);
+      for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], k1 + bk[e]);
     }
     for (int kk = 0; kk < BK; kk++) {
       vec4 a = As[cur][kk][ty];
@@ -154,10 +176,9 @@ void main() {
       acc[3] += a.w * bv;
     }
     if (more) {
-      for (int e = 0; e < 4; e++) {
-        As[cur ^ 1][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
-        Bs[cur ^ 1][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
-      }
+      for (int e = 0; e < A_LOADS; e++)
+        if (a_in[e]) As[cur ^ 1][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
+      for (int e = 0; e < B_LOADS; e++) Bs[cur ^ 1][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
     }
     barrier();
   }

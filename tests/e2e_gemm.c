@@ -38,8 +38,11 @@ typedef struct fixture {
   const char *cpu_needle, *cpu_needle2; /* the second one too, when set */
   /* 1: under VKHLO_GEMM=gpu the product must run as shaders/gemm_gpu.comp
    * split along k (codegen/expand.c, "split-K": a reduce of the parts,
-   * whose add body is named expand_add_f32); -1: whole; 0: not checked */
+   * whose add body is named expand_add_f32); -1: whole; 0: not checked.
+   * Checked with it: products of at most 16 rows take gemm_gpu.comp's
+   * 16 x 256 tile (GEMM_TY 4), others the 64 x 64 one. */
   int gpu_split;
+  bool gpu_skinny;
 } fixture_t;
 
 static int setup(void **state) {
@@ -131,6 +134,8 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
       if (!test_dump_contains(dir, "as shaders/gemm_gpu") ||
           test_dump_file_contains(dir, ".mlir", "@expand_add_f32") != (f->gpu_split > 0))
         fail_msg("VKHLO_GEMM=gpu: not %s on shaders/gemm_gpu.comp:\n%s", f->gpu_split > 0 ? "split" : "whole", text);
+      if (test_dump_contains(dir, "#define GEMM_TY 4") != f->gpu_skinny)
+        fail_msg("VKHLO_GEMM=gpu: %s the 16 x 256 tile:\n%s", f->gpu_skinny ? "not" : "unexpectedly", text);
       test_remove_dir(dir);
     }
     int np = vkhlo_executable_parameter_count(exe);
@@ -769,8 +774,10 @@ static void f32_to_f16_falls_back(void **state) {
 static void check_split(void **state, const char *text, int k, int split) {
   fixture_t *f = *state;
   f->gpu_split = split;
+  f->gpu_skinny = true; /* every case here has at most 16 rows */
   check(state, text, true, k);
   f->gpu_split = 0;
+  f->gpu_skinny = false;
 }
 
 /* a classifier head: 1 x 4096 x 1000 (S = 16) with a bias and a relu */
@@ -811,6 +818,22 @@ static void split_k_batched(void **state) {
 /* k shorter than two parts of 256 stays whole */
 static void split_k_short(void **state) { check_split(state, DOT2(1, 511, 64), 511, -1); }
 
+/* 16 rows, a transposed lhs (a view), 520 columns: three 16 x 256 tiles,
+ * the last one partial; k too short to split.  17 rows take the 64 x 64
+ * tile. */
+static void skinny_tile(void **state) {
+  check_split(state,
+              "func.func @main(%a: tensor<40x16xf32>, %b: tensor<40x520xf32>) -> tensor<16x520xf32> {\n"
+              "  %c = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] :"
+              " (tensor<40x16xf32>, tensor<40x520xf32>) -> tensor<16x520xf32>\n"
+              "  return %c : tensor<16x520xf32>\n}\n",
+              40, -1);
+  fixture_t *f = *state;
+  f->gpu_split = -1;
+  check(state, DOT2(17, 40, 300), true, 40);
+  f->gpu_split = 0;
+}
+
 /* f16 operands and result (S = 8): f32 partials, rounded to f16 once
  * after the reduce.  Each mode's result is the sum computed here in
  * double, rounded: within one f16 ulp (half an ulp for rounding, a little
@@ -822,8 +845,10 @@ static void split_k_f16(void **state) {
   uint8_t *out[MODES];
   size_t bytes = 0;
   f->gpu_split = 1;
+  f->gpu_skinny = true;
   run_modes_raw(f, DOT2T(1, 2048, 64, "f16", "f16"), true, false, out, &bytes, in, &nin);
   f->gpu_split = 0;
+  f->gpu_skinny = false;
   assert_int_equal(bytes, 64 * 2);
   const uint16_t *a = in[0], *b = in[1];
   for (int j = 0; j < 64; j++) {
@@ -865,7 +890,7 @@ int main(void) {
       cmocka_unit_test(f16_epilogue),       cmocka_unit_test(f32_to_f16_falls_back),
       cmocka_unit_test(split_k_head),       cmocka_unit_test(split_k_dot),
       cmocka_unit_test(split_k_batched),    cmocka_unit_test(split_k_short),
-      cmocka_unit_test(split_k_f16),
+      cmocka_unit_test(split_k_f16),        cmocka_unit_test(skinny_tile),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
