@@ -128,7 +128,8 @@ struct elemental_emitter {
    * gives each subgroup an element), and a reduce emitted at the top
    * level of main() splits its reduced elements over the lanes, combines
    * the lanes' partial results by butterfly and folds them into the init
-   * value: every lane ends with the same result (el_reduce_lanes). */
+   * value: every lane ends with the same result (reduce_lanes in
+   * elemental.c). */
   bool subgroup_reduce;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that

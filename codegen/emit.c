@@ -315,11 +315,9 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
   name[i] = 0;
 
   uint64_t groups = ((uint64_t)total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
-  if (E->subgroup_reduce) { /* the device's subgroups may be larger: the loop takes the rest */
+  if (E->subgroup_reduce) { /* a subgroup per element; larger subgroups than the target says: the loop takes the rest */
     uint64_t sg = E->target->subgroup_size ? E->target->subgroup_size : 32;
     groups = ((uint64_t)total * sg + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
-    uint64_t maxx = E->target->max_workgroup_count[0] ? E->target->max_workgroup_count[0] : 65535;
-    if (groups > maxx) groups = maxx;
   }
   if (groups == 0) groups = 1;
   uint64_t max_groups = E->wide_lanes ? CODEGEN_CPU_MAX_GROUPS_WIDE : CODEGEN_CPU_MAX_GROUPS;

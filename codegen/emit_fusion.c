@@ -691,19 +691,19 @@ static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, cons
   /* subgroup reductions: every value first (the reduces' shuffles need
    * every lane), then one lane stores */
   el_name_t all[EL_MAX_RESULTS];
+  const hlo_instruction_t *root_of[EL_MAX_RESULTS];
   for (int i = 0; i < nroots; i++) {
     el_name_t vals[EL_MAX_RESULTS];
     VKHLO_RETURN_IF_ERROR(value_of(E, ctx, roots[i], ctx->out_index, vals));
     for (int k = 0; k < el_result_count(roots[i]) && r < nout; k++, r++) {
-      if (E->subgroup_reduce) all[r] = vals[k];
+      if (E->subgroup_reduce) all[r] = vals[k], root_of[r] = roots[i];
       else store_output(E, ctx, roots[i], r, vals[k].s);
     }
   }
   if (r != nout) return VKHLO_INTERNAL("fusion %s: %d outputs for %d results", ctx->fusion->name, r, nout);
   if (E->subgroup_reduce) {
     glsl_scope_t one = el_open(E, ctx->fusion, "if (gl_SubgroupInvocationID == 0u) {");
-    for (int i = 0, q = 0; i < nroots; i++)
-      for (int k = 0; k < el_result_count(roots[i]) && q < nout; k++, q++) store_output(E, ctx, roots[i], q, all[q].s);
+    for (r = 0; r < nout; r++) store_output(E, ctx, root_of[r], r, all[r].s);
     el_close(E, ctx->fusion, one);
   }
   return NULL;
@@ -719,7 +719,7 @@ static vkhlo_status_t emit_roots(elemental_emitter_t *E, fusion_ctx_t *ctx, cons
  * each output element a subgroup (codegen_assemble loops the subgroups
  * over the elements): lane l folds elements l, l + S, ... of each reduce,
  * so neighbouring lanes load neighbouring elements of a row, the lanes'
- * partials combine by butterfly (el_reduce_lanes in elemental.c), every
+ * partials combine by butterfly (reduce_lanes in elemental.c), every
  * lane computes the epilogue and lane 0 stores it.  A reduce that keeps
  * its input's minor dimension (a column sum) takes the lanes only for
  * fewer than SUBGROUP_COLUMN_OUTPUTS outputs: with more, neighbouring

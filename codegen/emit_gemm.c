@@ -151,6 +151,16 @@ typedef struct gemm_plan {
  * as f32, every product exact in f32; see "16-bit operands"). */
 static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
 
+bool codegen_gemm_types(const hlo_instruction_t *dot) {
+  hlo_element_type_t rt = dot->shape.element_type;
+  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape) || dot->operand_count != 2) return false;
+  for (int k = 0; k < 2; k++) {
+    hlo_element_type_t at = dot->operands[k]->shape.element_type;
+    if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
+  }
+  return true;
+}
+
 static bool is_dot(const hlo_instruction_t *x) {
   return x->opcode == HLO_OPCODE_DOT || x->opcode == HLO_OPCODE_DOT_GENERAL;
 }
@@ -423,12 +433,7 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
    * finish_acc in elemental.c); the kernels read operands as f32 and round
    * in the epilogue, the same values wherever that conversion is exact: an
    * operand of the result's type, or f16/bf16 into an f32 result. */
-  hlo_element_type_t rt = dot->shape.element_type;
-  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape)) return false;
-  for (int k = 0; k < 2; k++) {
-    hlo_element_type_t at = dot->operands[k]->shape.element_type;
-    if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
-  }
+  if (!codegen_gemm_types(dot)) return false;
   if (dot->opcode == HLO_OPCODE_DOT) {
     if (ls->rank < 1 || ls->rank > 2 || rs->rank < 1 || rs->rank > 2) return false;
     p->nc = 1;

@@ -80,6 +80,7 @@
 #include <string.h>
 
 #include "codegen/elemental.h"
+#include "codegen/emit_internal.h"
 #include "codegen/glsl_types.h"
 #include "hlo/literal.h"
 #include "support/status.h"
@@ -1443,20 +1444,13 @@ typedef struct dot_numbers {
  * dimension, or busy enough whole. */
 static int64_t split_k_parts(const expand_ctx_t *x, const hlo_instruction_t *in, dot_numbers_t *dn) {
   const codegen_target_t *t = x->target;
-  if (!t || !codegen_target_gemm_gpu(t) || t->no_split_k || in->operand_count != 2) return 0;
+  if (!t || !codegen_target_gemm_gpu(t) || t->no_split_k || !codegen_gemm_types(in)) return 0;
   const hlo_shape_t *ls = &in->operands[0]->shape, *rs = &in->operands[1]->shape;
-  hlo_element_type_t rt = in->shape.element_type;
-  if (hlo_shape_is_tuple(&in->shape) || (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) ||
-      in->shape.rank >= HLO_MAX_RANK || ls->rank >= HLO_MAX_RANK || rs->rank >= HLO_MAX_RANK)
+  if (in->shape.rank >= HLO_MAX_RANK || ls->rank >= HLO_MAX_RANK || rs->rank >= HLO_MAX_RANK ||
+      glsl_type_is_packed(t, ls->element_type) || glsl_type_is_packed(t, rs->element_type))
     return 0;
   for (int d = 0; d < in->shape.rank; d++) /* a result layout of its own stays with the dot */
     if (in->shape.minor_to_major[d] != in->shape.rank - 1 - d) return 0;
-  for (int k = 0; k < 2; k++) { /* what emit_gemm.c's plan_gemm takes */
-    hlo_element_type_t at = in->operands[k]->shape.element_type;
-    if ((at != HLO_F32 && at != HLO_F16 && at != HLO_BF16) || (at != rt && rt != HLO_F32) ||
-        glsl_type_is_packed(t, at))
-      return 0;
-  }
   if (in->opcode == HLO_OPCODE_DOT) {
     if (ls->rank < 1 || ls->rank > 2 || rs->rank < 1 || rs->rank > 2) return 0;
     dn->nb = 0;
