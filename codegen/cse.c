@@ -94,6 +94,7 @@ static bool attrs_equal(const hlo_attrs_t *a, const hlo_attrs_t *b) {
   V(fusion_kind)
   V(split_dimension) V(concat_dimension) V(split_count)
   D(source_target_pairs)
+  V(use_global_device_ids) V(has_dynamic_root) V(group_size) V(group_index)
 #undef D
 #undef V
   return true;

@@ -1176,6 +1176,7 @@ static vkhlo_status_t expand_identity_collective(expand_ctx_t *x, hlo_instructio
  * and zeros otherwise. */
 static hlo_instruction_t *expand_receive_or_zero(expand_ctx_t *x, hlo_instruction_t *in) {
   bool receives = false;
+  int n = in->operand_count - (in->attrs.has_dynamic_root ? 1 : 0); /* a dynamic root can only be 0 */
   if (in->opcode == HLO_OPCODE_COLLECTIVE_PERMUTE) {
     const hlo_dims_t *p = &in->attrs.source_target_pairs;
     for (int i = 0; i + 1 < p->count; i += 2) receives |= p->data[i] == 0 && p->data[i + 1] == 0;
@@ -1183,8 +1184,14 @@ static hlo_instruction_t *expand_receive_or_zero(expand_ctx_t *x, hlo_instructio
     const hlo_dims_t *g = &in->attrs.replica_groups;
     for (int i = 0; i < g->count; i++) receives |= g->data[i] == 0;
   }
-  if (receives) return in->operands[0];
-  return splat(x, &in->shape, 0, 0);
+  if (!hlo_shape_is_tuple(&in->shape)) return receives ? in->operands[0] : splat(x, &in->shape, 0, 0);
+  hlo_instruction_t **v = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(n ? n : 1));
+  if (!v) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int k = 0; k < n; k++) v[k] = receives ? in->operands[k] : splat(x, &in->shape.tuple_shapes[k], 0, 0);
+  return tuple(x, n, v);
 }
 
 /* ------------------------------------------------------ dynamic shapes */
@@ -1764,6 +1771,96 @@ static hlo_instruction_t *concat(expand_ctx_t *x, int n, hlo_instruction_t *cons
   hlo_instruction_t *in = emit(x, HLO_OPCODE_CONCATENATE, &s, n, v);
   if (in) in->attrs.dimension = dim;
   return in;
+}
+
+/* ---------------------------------------- collectives across processes */
+
+/* A collective that interpreter.run_parallel linked across the processes
+ * of its group (hlo/run_parallel.c; hlo.h, group_size): operand k of group
+ * member j is operands[j * per + k], this process is member group_index.
+ * The spec's definitions, member by member in the group's order. */
+static hlo_instruction_t *member_operand(const hlo_instruction_t *in, int per, int j, int k) {
+  return in->operands[j * per + k];
+}
+
+/* all_reduce's body applied to the members' k-th operands, folded in the
+ * group's order (the spec leaves the order of the reduction tree to the
+ * implementation), as maps of the body. */
+static hlo_instruction_t *fold_members(expand_ctx_t *x, const hlo_instruction_t *in, int per, int k) {
+  hlo_instruction_t *acc = member_operand(in, per, 0, k);
+  int rank = acc->shape.rank;
+  int64_t all[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) all[d] = d;
+  for (int j = 1; j < in->attrs.group_size && acc; j++) {
+    hlo_instruction_t *ops[2] = {acc, member_operand(in, per, j, k)};
+    acc = emit(x, HLO_OPCODE_MAP, &acc->shape, 2, ops);
+    if (!acc) return NULL;
+    acc->attrs.dimensions = hlo_dims_make(x->m, all, rank);
+    if ((rank && !acc->attrs.dimensions.data) || !hlo_instruction_set_called(x->m, acc, 1, in->called_computations))
+      x->failed = true;
+  }
+  return acc;
+}
+
+/* collective_broadcast with a dynamic root: result k is member root[k]'s
+ * k-th operand (zeros for a root outside the group). */
+static hlo_instruction_t *pick_member(expand_ctx_t *x, const hlo_instruction_t *in, int per, int k,
+                                      const hlo_shape_t *rs) {
+  hlo_instruction_t *root = in->operands[in->operand_count - 1];
+  hlo_element_type_t t = root->shape.element_type;
+  hlo_instruction_t *at = reshape_to(x, slice_dim(x, root, 0, k, k + 1), 0, NULL);
+  hlo_instruction_t *acc = splat(x, rs, 0, 0);
+  hlo_shape_t ps = with_type(rs, HLO_PRED);
+  for (int j = 0; j < in->attrs.group_size; j++) {
+    hlo_instruction_t *is = broadcast(x, compare(x, at, scalar(x, t, j, (uint64_t)j), HLO_CMP_EQ), &ps, 0, NULL);
+    acc = select_(x, is, member_operand(in, per, j, k), acc);
+  }
+  return acc;
+}
+
+static vkhlo_status_t expand_linked_collective(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
+  int members = (int)in->attrs.group_size, me = (int)in->attrs.group_index;
+  bool dynamic = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && in->attrs.has_dynamic_root;
+  int per = (in->operand_count - (dynamic ? 1 : 0)) / members;
+  int64_t d = in->attrs.dimension;
+  bool is_tuple = hlo_shape_is_tuple(&in->shape);
+  if (in->opcode == HLO_OPCODE_ALL_TO_ALL && in->attrs.split_count != members)
+    return el_unimplemented(in, "stablehlo.all_to_all: split_count %lld differs from its process group's size %d",
+                            (long long)in->attrs.split_count, members);
+  hlo_instruction_t **v = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(per + members));
+  if (!v) return VKHLO_NO_MEMORY();
+  hlo_instruction_t **parts = v + per;
+  for (int k = 0; k < per; k++) {
+    const hlo_shape_t *rs = is_tuple ? &in->shape.tuple_shapes[k] : &in->shape;
+    switch (in->opcode) {
+      case HLO_OPCODE_ALL_GATHER: /* spec 'all_gather': the members' operands concatenated */
+        for (int j = 0; j < members; j++) parts[j] = member_operand(in, per, j, k);
+        v[k] = concat(x, members, parts, (int)d);
+        break;
+      case HLO_OPCODE_ALL_REDUCE: v[k] = fold_members(x, in, per, k); break; /* spec 'all_reduce' */
+      case HLO_OPCODE_REDUCE_SCATTER: { /* spec 'reduce_scatter': this member's part of the reduction */
+        int64_t part = rs->rank > d ? rs->dimensions[d] : 0;
+        v[k] = slice_dim(x, fold_members(x, in, per, k), (int)d, me * part, (me + 1) * part);
+        break;
+      }
+      case HLO_OPCODE_ALL_TO_ALL: { /* spec 'all_to_all': part |me| of every member's split */
+        hlo_instruction_t *a = member_operand(in, per, 0, k);
+        int64_t sd = in->attrs.split_dimension, part = a->shape.dimensions[sd] / members;
+        for (int j = 0; j < members; j++)
+          parts[j] = slice_dim(x, member_operand(in, per, j, k), (int)sd, me * part, (me + 1) * part);
+        v[k] = concat(x, members, parts, (int)in->attrs.concat_dimension);
+        break;
+      }
+      case HLO_OPCODE_COLLECTIVE_BROADCAST: v[k] = pick_member(x, in, per, k, rs); break;
+      default: return VKHLO_INTERNAL("expand_linked_collective: unexpected %s", hlo_opcode_name(in->opcode));
+    }
+    if (!v[k]) return x->failed ? VKHLO_NO_MEMORY() : VKHLO_INTERNAL("expand_linked_collective: no value");
+    if (!hlo_shape_equal(&v[k]->shape, rs))
+      return el_unimplemented(in, "stablehlo.%s whose result %d's type differs from what its process group gives "
+                              "(an element type other than its operands')", hlo_opcode_name(in->opcode), k);
+  }
+  *out = is_tuple ? tuple(x, per, v) : v[0];
+  return NULL;
 }
 
 /* a [batch..., m, k] times b [batch..., k, n] (or b^T when |b_transposed|,
@@ -3309,8 +3406,11 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_ALL_REDUCE:     /* spec 'all_reduce' */
     case HLO_OPCODE_ALL_TO_ALL:     /* spec 'all_to_all' */
     case HLO_OPCODE_REDUCE_SCATTER: /* spec 'reduce_scatter' */
+      if (in->attrs.group_size > 0) return expand_linked_collective(x, in, out);
       return expand_identity_collective(x, in, out);
     case HLO_OPCODE_COLLECTIVE_BROADCAST: /* spec 'collective_broadcast' */
+      if (in->attrs.group_size > 0) return expand_linked_collective(x, in, out);
+      /* fall through */
     case HLO_OPCODE_COLLECTIVE_PERMUTE:   /* spec 'collective_permute' */
       if (max_group_id(in) > 0)
         return el_unimplemented(in, "stablehlo.%s across several processes (vkhlo runs one replica "

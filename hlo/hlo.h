@@ -284,6 +284,15 @@ typedef struct hlo_attrs {
   /* Appended by the parser (all_to_all, collective_permute): */
   int64_t split_dimension, concat_dimension, split_count;
   hlo_dims_t source_target_pairs; /* flattened (source, target) pairs */
+  bool use_global_device_ids; /* all_gather, all_reduce, reduce_scatter */
+  bool has_dynamic_root;      /* collective_broadcast: the last operand gives each result's source */
+  /* A collective linked across the processes of interpreter.run_parallel
+   * (hlo/run_parallel.c): its operands are those of every member of its
+   * process group, member by member in the group's order (group_size
+   * times the op's own operand count; collective_broadcast with a dynamic
+   * root: then this process's root), and group_index is this process's
+   * place in the group.  group_size 0: the op of a single process. */
+  int64_t group_size, group_index;
 } hlo_attrs_t;
 
 /* chlo.ragged_dot's group_sizes of rank > 1 is [prefix..., g]: the lhs
@@ -422,6 +431,34 @@ char *hlo_module_to_string(const hlo_module_t *module); /* caller frees (vkhlo_f
 bool hlo_computation_inline(hlo_module_t *m, hlo_computation_t *caller,
                             const hlo_computation_t *callee, hlo_instruction_t *const *args,
                             bool root_is_result_tuple, hlo_instruction_t **out_results);
+/* interpreter.run_parallel (hlo/run_parallel.c): the processes of a
+ * num_replicas x num_partitions grid, process (r, p) running programs[r *
+ * num_partitions + p] on its own arguments, appended to |caller| as one
+ * program: each process's instructions are copied with replica_id and
+ * partition_id as constants, its collectives (all_gather, all_reduce,
+ * reduce_scatter, all_to_all, collective_permute, collective_broadcast,
+ * send / recv) joined with those of the processes they communicate with
+ * (spec "Parallel execution"), and infeed taking the results of the
+ * infeed functions in order. */
+typedef struct hlo_run_parallel {
+  int num_replicas, num_partitions;
+  hlo_computation_t *const *programs; /* num_replicas * num_partitions, replica-major */
+  const int *result_counts;           /* each program's result count */
+  hlo_instruction_t *const *args;     /* the processes' arguments, process after process */
+  hlo_computation_t *const *infeed;   /* infeed functions (no arguments), in the order taken */
+  const int *infeed_result_counts;
+  int infeed_count;
+  hlo_location_t loc; /* the run_parallel op, for messages */
+} hlo_run_parallel_t;
+/* Writes every process's results, process after process, to |results|.
+ * Errors (input errors at the offending op): a collective no other process
+ * matches (processes that wait for each other forever), process groups the
+ * processes disagree on or that leave a process out, a process-dependent op
+ * (replica_id, a collective, send / recv, infeed) inside a region, more
+ * infeeds than infeed functions, out-of-memory.  The module keeps what was
+ * appended until then (unreferenced: a failed parse drops the module). */
+vkhlo_status_t hlo_run_parallel(hlo_module_t *m, hlo_computation_t *caller, const hlo_run_parallel_t *rp,
+                                hlo_instruction_t **results);
 /* A copy of |instr| (new id and name, same attributes, literal and called
  * computations) whose operands are |operands| (instr->operand_count of
  * them).  Not appended anywhere.  NULL on out-of-memory. */

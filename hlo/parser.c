@@ -1024,6 +1024,13 @@ typedef struct region {
   int capture_count;
 } region_t;
 
+/* @name references of an attribute, in order. */
+typedef struct symbol_list {
+  const char **names;
+  size_t *lens;
+  int count, cap, lens_cap;
+} symbol_list_t;
+
 typedef struct raw_op {
   const char *name; /* full op name, NUL-terminated scratch copy */
   hlo_location_t loc;
@@ -1046,6 +1053,9 @@ typedef struct raw_op {
   int applies_opcode; /* reduce ... applies stablehlo.add; -1 if none */
   const char *probe_id; /* interpreter.probe, check.expect_serialized_eq */
   bool has_probe_iter;
+  symbol_list_t programs; /* interpreter.run_parallel: rows x cols functions */
+  int program_rows, program_cols;
+  symbol_list_t infeed; /* interpreter.run_parallel's infeed functions */
 } raw_op_t;
 
 static void raw_push_operand(parser_t *p, raw_op_t *r, hlo_instruction_t *v) {
@@ -1109,7 +1119,8 @@ static const char *const rng_dist_names[] = {"UNIFORM", "NORMAL"};
 
 typedef enum {
   A_DIMS, A_I64, A_INT, A_BOOL, A_FLOAT, A_CMPDIR, A_CMPTYPE, A_TRANSPOSE, A_FFT, A_RNG_ALG,
-  A_RNG_DIST, A_STRING, A_SYMBOL, A_SYMBOLS, A_STRUCT, A_VALUE, A_REPLICA, A_SKIP
+  A_RNG_DIST, A_STRING, A_SYMBOL, A_SYMBOLS, A_STRUCT, A_VALUE, A_REPLICA, A_SKIP,
+  A_PROGRAMS, A_INFEED /* interpreter.run_parallel's [[@f, ...], ...] and [@f, ...] */
 } attr_kind_t;
 
 typedef struct attr_spec {
@@ -1189,6 +1200,8 @@ static const attr_spec_t attr_specs[] = {
     {"is_stable", A_BOOL, F(is_stable)},
     {"is_reverse", A_BOOL, F(is_reverse)},
     {"has_side_effect", A_BOOL, F(has_side_effect)},
+    {"use_global_device_ids", A_BOOL, F(use_global_device_ids)},
+    {"has_dynamic_root", A_BOOL, F(has_dynamic_root)},
     {"left_side", A_BOOL, F(left_side)},
     {"lower", A_BOOL, F(lower)},
     {"unit_diagonal", A_BOOL, F(unit_diagonal)},
@@ -1216,10 +1229,28 @@ static const attr_spec_t attr_specs[] = {
     {"channel_handle", A_STRUCT, 0},
     {"value", A_VALUE, 0},
     {"replica_groups", A_REPLICA, 0},
+    {"programs", A_PROGRAMS, 0},
+    {"infeed", A_INFEED, 0},
 };
 #undef F
 
 static void parse_conv_dim_string(parser_t *p, hlo_attrs_t *a);
+
+/* [@a, @b, ...] appended to |list|. */
+static void parse_symbol_list(parser_t *p, symbol_list_t *list) {
+  expect_punct(p, '[');
+  if (accept_punct(p, ']')) return;
+  do {
+    if (tok(p)->kind != TK_SYMBOL) fail_expected(p, "a symbol (@name)");
+    t_grow(p, (void **)&list->names, &list->cap, list->count + 1, sizeof(char *));
+    t_grow(p, (void **)&list->lens, &list->lens_cap, list->count + 1, sizeof(size_t));
+    list->names[list->count] = tok(p)->start + 1;
+    list->lens[list->count++] = tok(p)->len - 1;
+    lex_next(p);
+  } while (accept_punct(p, ','));
+  expect_punct(p, ']');
+}
+
 static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len, bool allow_suffix);
 
 /* #stablehlo.gather<offset_dims = [1], ...>, #stablehlo.conv<[b, 0, f]x...>,
@@ -1351,6 +1382,21 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
       }
       break;
     case A_STRUCT: parse_struct_attr(p, r); break;
+    case A_PROGRAMS: /* [[@a, @b], [@c, @d]]: one row per replica, one function per partition */
+      expect_punct(p, '[');
+      do {
+        int before = r->programs.count;
+        parse_symbol_list(p, &r->programs);
+        int cols = r->programs.count - before;
+        if (cols == 0) fail(p, "a row of programs names no function");
+        if (r->program_rows && cols != r->program_cols)
+          fail(p, "every row of programs must name as many functions (one per partition)");
+        r->program_cols = cols;
+        r->program_rows++;
+      } while (accept_punct(p, ','));
+      expect_punct(p, ']');
+      break;
+    case A_INFEED: parse_symbol_list(p, &r->infeed); break;
     case A_VALUE: {
       if (!at_ident(p, "dense") && !at_ident(p, "dense_resource")) fail_expected(p, "a dense literal");
       r->literal = parse_typed_literal(p);
@@ -1883,7 +1929,8 @@ static bool lookup_opcode(const char *name, hlo_opcode_t *out) {
 typedef enum {
   OPK_UNKNOWN, OPK_HLO, OPK_CALL, OPK_RETURN, OPK_CHECK,
   OPK_PROBE,      /* interpreter.probe */
-  OPK_PROBE_CHECK /* check.expect_serialized_eq */
+  OPK_PROBE_CHECK, /* check.expect_serialized_eq */
+  OPK_RUN_PARALLEL /* interpreter.run_parallel */
 } op_kind_t;
 
 static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
@@ -1896,6 +1943,7 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
     return OPK_CHECK;
   if (!strcmp(name, "interpreter.probe")) return OPK_PROBE;
   if (!strcmp(name, "check.expect_serialized_eq")) return OPK_PROBE_CHECK;
+  if (!strcmp(name, "interpreter.run_parallel")) return OPK_RUN_PARALLEL;
   if (!strcmp(name, "stablehlo.dot")) {
     *opcode = HLO_OPCODE_DOT_GENERAL;
     return OPK_HLO;
@@ -2370,6 +2418,51 @@ static void build_call(parser_t *p, raw_op_t *r, const result_names_t *rn) {
   bind_results(p, rn, vals, nres, r->loc);
 }
 
+/* "interpreter.run_parallel"(%args...) {programs = [[@f, ...], ...], infeed = [@g, ...]}
+ * The reference interpreter's grid of processes (hlo/run_parallel.c): row
+ * r of programs is replica r, column p partition p; the operands are each
+ * process's arguments in process order (replica-major), the results each
+ * process's results in the same order. */
+static void build_run_parallel(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  int count = r->programs.count;
+  if (!count) fail_at(p, r->loc, "interpreter.run_parallel needs programs = [[@function, ...], ...]");
+  hlo_computation_t **programs = t_alloc(p, sizeof(void *) * (size_t)count);
+  int *result_counts = t_alloc(p, sizeof(int) * (size_t)count);
+  int args = 0, results = 0;
+  for (int i = 0; i < count; i++) {
+    programs[i] = function_computation(p, r->programs.names[i], r->programs.lens[i], r->loc);
+    result_counts[i] = find_func(p, r->programs.names[i], r->programs.lens[i])->result_count;
+    args += programs[i]->parameter_count;
+    results += result_counts[i];
+  }
+  if (args != r->operand_count)
+    fail_at(p, r->loc, "interpreter.run_parallel: the programs take %d arguments in all, got %d operands", args,
+            r->operand_count);
+  for (int i = 0, a = 0; i < count; i++)
+    for (int k = 0; k < programs[i]->parameter_count; k++, a++)
+      if (!hlo_shape_equal(&programs[i]->parameters[k]->shape, &r->operands[a]->shape))
+        fail_at(p, r->loc, "interpreter.run_parallel: operand %d goes to argument %d of '@%s' (process %d), "
+                "whose type differs", a, k, programs[i]->name, i);
+  int infeeds = r->infeed.count;
+  hlo_computation_t **infeed = t_alloc(p, sizeof(void *) * (size_t)(infeeds ? infeeds : 1));
+  int *infeed_results = t_alloc(p, sizeof(int) * (size_t)(infeeds ? infeeds : 1));
+  for (int i = 0; i < infeeds; i++) {
+    infeed[i] = function_computation(p, r->infeed.names[i], r->infeed.lens[i], r->loc);
+    infeed_results[i] = find_func(p, r->infeed.names[i], r->infeed.lens[i])->result_count;
+  }
+  hlo_run_parallel_t rp = {
+      .num_replicas = r->program_rows, .num_partitions = r->program_cols, .programs = programs,
+      .result_counts = result_counts, .args = r->operands, .infeed = infeed,
+      .infeed_result_counts = infeed_results, .infeed_count = infeeds, .loc = r->loc};
+  hlo_instruction_t **vals = t_alloc(p, sizeof(void *) * (size_t)(results ? results : 1));
+  vkhlo_status_t st = hlo_run_parallel(p->m, p->scope->comp, &rp, vals);
+  if (st) {
+    p->err = st;
+    longjmp(p->jb, 1);
+  }
+  bind_results(p, rn, vals, results, r->loc);
+}
+
 static hlo_instruction_t *emit_check(parser_t *p, raw_op_t *r, hlo_check_kind_t kind,
                                      hlo_instruction_t *actual, hlo_instruction_t *expected) {
   hlo_shape_t empty;
@@ -2712,6 +2805,7 @@ static bool parse_op(parser_t *p) {
       break;
     case OPK_HLO: build_hlo(p, r, op, &rn); break;
     case OPK_PROBE: build_probe(p, r, &rn); break;
+    case OPK_RUN_PARALLEL: build_run_parallel(p, r, &rn); break;
     case OPK_PROBE_CHECK:
       if (rn.count) fail_at(p, loc, "%s has no results", name);
       build_probe_check(p, r);

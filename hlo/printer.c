@@ -102,6 +102,8 @@ static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
     const hlo_dims_t *d = (const hlo_dims_t *)((const char *)a + dims_fields[i].offset);
     if (d->count) print_dims(sb, dims_fields[i].name, *d);
   }
+  if (a->group_size) /* linked by interpreter.run_parallel (hlo.h) */
+    strbuf_printf(sb, ", group_index = %" PRId64 ", group_size = %" PRId64, a->group_index, a->group_size);
   switch (in->opcode) {
     case HLO_OPCODE_COMPARE:
       strbuf_printf(sb, ", comparison_direction = %s", dirs[a->comparison_direction % 6]);

@@ -288,6 +288,87 @@ static void test_missing_function(void **state) {
       "@bar", "@bar");
 }
 
+/* interpreter.run_parallel: a collective no process meets, a collective
+ * inside a region, an infeed past the infeed functions, a group id outside
+ * the grid, arguments that do not add up. */
+static void test_run_parallel(void **state) {
+  (void)state;
+  static const char reduce[] =
+      "func.func @r(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = \"stablehlo.all_reduce\"(%x) ({\n"
+      "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+      "      %s = stablehlo.add %a, %b : tensor<f32>\n"
+      "      stablehlo.return %s : tensor<f32>\n"
+      "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n"
+      "}\n"
+      "func.func @id(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  func.return %x : tensor<2xf32>\n"
+      "}\n";
+  char text[2048];
+  snprintf(text, sizeof text,
+           "%sfunc.func @main(%%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {\n"
+           "  %%r:2 = \"interpreter.run_parallel\"(%%a, %%a) {programs = [[@r], [@id]]}\n"
+           "      : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n"
+           "  func.return %%r#0, %%r#1 : tensor<2xf32>, tensor<2xf32>\n"
+           "}\n", reduce);
+  expect_op_error(text, "\"stablehlo.all_reduce\"", "all_reduce", "process 0", "never matched");
+  snprintf(text, sizeof text,
+           "%sfunc.func @main(%%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {\n"
+           "  %%r:2 = \"interpreter.run_parallel\"(%%a) {programs = [[@r], [@id]]}\n"
+           "      : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n"
+           "  func.return %%r#0, %%r#1 : tensor<2xf32>, tensor<2xf32>\n"
+           "}\n", reduce);
+  expect_op_error(text, "%r:2 = \"interpreter.run_parallel\"", "take 2 arguments", "1 operands");
+  snprintf(text, sizeof text,
+           "%sfunc.func @main(%%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {\n"
+           "  %%r:3 = \"interpreter.run_parallel\"(%%a, %%a, %%a) {programs = [[@r], [@r], [@r]]}\n"
+           "      : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)\n"
+           "  func.return %%r#0, %%r#1, %%r#2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>\n"
+           "}\n", reduce);
+  expect_op_error(text, "\"stablehlo.all_reduce\"", "process 2", "no process group");
+  expect_op_error(
+      "func.func @r(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = \"stablehlo.collective_permute\"(%x) {source_target_pairs = dense<[[0, 5]]> : tensor<1x2xi64>}"
+      " : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n"
+      "}\n"
+      "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %r = \"interpreter.run_parallel\"(%a) {programs = [[@r]]} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return %r : tensor<2xf32>\n"
+      "}\n",
+      "\"stablehlo.collective_permute\"", "id 5", "outside the grid");
+  expect_op_error(
+      "func.func @body(%i: tensor<ui32>) -> tensor<ui32> {\n"
+      "  %w = stablehlo.while(%v = %i) : tensor<ui32>\n"
+      "    cond {\n"
+      "      %c = stablehlo.constant dense<3> : tensor<ui32>\n"
+      "      %lt = stablehlo.compare LT, %v, %c : (tensor<ui32>, tensor<ui32>) -> tensor<i1>\n"
+      "      stablehlo.return %lt : tensor<i1>\n"
+      "    } do {\n"
+      "      %id = stablehlo.replica_id : tensor<ui32>\n"
+      "      %n = stablehlo.add %v, %id : tensor<ui32>\n"
+      "      stablehlo.return %n : tensor<ui32>\n"
+      "    }\n"
+      "  func.return %w : tensor<ui32>\n"
+      "}\n"
+      "func.func @main(%a: tensor<ui32>) -> tensor<ui32> {\n"
+      "  %r = \"interpreter.run_parallel\"(%a) {programs = [[@body]]} : (tensor<ui32>) -> tensor<ui32>\n"
+      "  func.return %r : tensor<ui32>\n"
+      "}\n",
+      "stablehlo.replica_id", "replica_id", "inside a region");
+  expect_op_error(
+      "func.func @feed(%t: !stablehlo.token) -> tensor<2xf32> {\n"
+      "  %a:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)\n"
+      "  func.return %a#0 : tensor<2xf32>\n"
+      "}\n"
+      "func.func @main(%t: !stablehlo.token) -> tensor<2xf32> {\n"
+      "  %r = \"interpreter.run_parallel\"(%t) {programs = [[@feed]]} : (!stablehlo.token) -> tensor<2xf32>\n"
+      "  func.return %r : tensor<2xf32>\n"
+      "}\n",
+      "%a:2 = \"stablehlo.infeed\"", "infeed", "all taken");
+}
+
 static void test_undefined_value(void **state) {
   (void)state;
   expect_error(
@@ -487,6 +568,7 @@ int main(void) {
       cmocka_unit_test(test_bad_literals),
       cmocka_unit_test(test_missing_function),
       cmocka_unit_test(test_undefined_value),
+      cmocka_unit_test(test_run_parallel),
       cmocka_unit_test(test_elided_constant),
       cmocka_unit_test(test_dynamic_shape),
       cmocka_unit_test(test_fuzz_truncate_and_mutate),
