@@ -66,8 +66,6 @@ typedef struct run {
   int next_infeed;
 } run_t;
 
-#define NO_MEMORY() VKHLO_NO_MEMORY()
-
 static void *run_alloc(run_t *R, size_t size) { return arena_alloc(&R->m->arena, size ? size : 1); }
 
 static bool is_rendezvous(hlo_opcode_t op) {
@@ -104,7 +102,7 @@ static hlo_instruction_t *mapped(const run_t *R, const process_t *P, const hlo_i
 }
 
 static vkhlo_status_t append(run_t *R, hlo_instruction_t *copy) {
-  if (!copy || !hlo_computation_append(R->m, R->caller, copy)) return NO_MEMORY();
+  if (!copy || !hlo_computation_append(R->m, R->caller, copy)) return VKHLO_NO_MEMORY();
   return NULL;
 }
 
@@ -113,10 +111,10 @@ static vkhlo_status_t append(run_t *R, hlo_instruction_t *copy) {
 static vkhlo_status_t append_like(run_t *R, const hlo_instruction_t *like, int n, hlo_instruction_t *const *ops,
                                   hlo_instruction_t **out) {
   hlo_instruction_t *c = hlo_instruction_create(R->m, like->opcode, &like->shape, n, ops);
-  if (!c) return NO_MEMORY();
+  if (!c) return VKHLO_NO_MEMORY();
   c->attrs = like->attrs;
   c->loc = like->loc;
-  if (!hlo_instruction_set_called(R->m, c, like->called_count, like->called_computations)) return NO_MEMORY();
+  if (!hlo_instruction_set_called(R->m, c, like->called_count, like->called_computations)) return VKHLO_NO_MEMORY();
   *out = c;
   return append(R, c);
 }
@@ -140,7 +138,7 @@ static vkhlo_status_t zeros(run_t *R, const hlo_shape_t *shape, hlo_instruction_
     return append(R, *out);
   }
   hlo_instruction_t **v = run_alloc(R, sizeof(void *) * (size_t)shape->tuple_count);
-  if (!v) return NO_MEMORY();
+  if (!v) return VKHLO_NO_MEMORY();
   for (int k = 0; k < shape->tuple_count; k++) {
     vkhlo_status_t st = zeros(R, &shape->tuple_shapes[k], &v[k]);
     if (st) return st;
@@ -213,6 +211,12 @@ static vkhlo_status_t check_ids(const run_t *R, const hlo_instruction_t *in, gro
   return NULL;
 }
 
+/* |in|'s grouping, its ids checked against the grid. */
+static vkhlo_status_t checked_grouping(const run_t *R, const hlo_instruction_t *in, grouping_t *g) {
+  vkhlo_status_t st = grouping_of(in, g);
+  return st ? st : check_ids(R, in, *g);
+}
+
 /* ---------------------------------------------------- completing a step */
 
 /* Whether process |q| waits at a collective that meets |in|. */
@@ -234,14 +238,13 @@ static void finish(run_t *R, int q, hlo_instruction_t *value) {
 static vkhlo_status_t try_permute(run_t *R, int pid, bool *done) {
   const hlo_instruction_t *in = R->procs[pid].waiting;
   grouping_t g;
-  vkhlo_status_t st = grouping_of(in, &g);
-  if (!st) st = check_ids(R, in, g);
+  vkhlo_status_t st = checked_grouping(R, in, &g);
   if (st) return st;
   int np = R->rp->num_partitions;
   int r = pid / np, p = pid % np;
   const hlo_dims_t *pairs = &in->attrs.source_target_pairs;
   int *line = run_alloc(R, sizeof(int) * (size_t)R->count);
-  if (!line) return NO_MEMORY();
+  if (!line) return VKHLO_NO_MEMORY();
   int n = 0;
   line[n++] = pid;
   bool paired = false; /* a process in no pair meets no one and receives zeros */
@@ -255,7 +258,7 @@ static vkhlo_status_t try_permute(run_t *R, int pid, bool *done) {
   for (int k = 0; k < n; k++)
     if (!waits_with(R, line[k], in)) return NULL;
   hlo_instruction_t **value = run_alloc(R, sizeof(void *) * (size_t)n);
-  if (!value) return NO_MEMORY();
+  if (!value) return VKHLO_NO_MEMORY();
   for (int k = 0; k < n; k++) { /* every value before any process moves on */
     const hlo_instruction_t *w = R->procs[line[k]].waiting;
     int own = g == CROSS_REPLICA ? line[k] / np : line[k] % np, source = -1;
@@ -285,7 +288,7 @@ static vkhlo_status_t broadcast_value(run_t *R, const int *group, int k, hlo_ins
   if (root->operand_count != values) return hlo_error_at(w->loc, "stablehlo.collective_broadcast: the group's "
                                                                  "processes pass different operand counts");
   hlo_instruction_t **v = run_alloc(R, sizeof(void *) * (size_t)values);
-  if (!v) return NO_MEMORY();
+  if (!v) return VKHLO_NO_MEMORY();
   for (int i = 0; i < values; i++) v[i] = mapped(R, &R->procs[group[0]], root->operands[i]);
   return as_result(R, &w->shape, values, v, out);
 }
@@ -298,7 +301,7 @@ static vkhlo_status_t linked_value(run_t *R, const int *group, int n, int k, hlo
   int per = w->operand_count - (dynamic ? 1 : 0);
   int total = per * n + (dynamic ? 1 : 0);
   hlo_instruction_t **ops = run_alloc(R, sizeof(void *) * (size_t)total);
-  if (!ops) return NO_MEMORY();
+  if (!ops) return VKHLO_NO_MEMORY();
   for (int j = 0; j < n; j++) {
     const hlo_instruction_t *o = R->procs[group[j]].waiting;
     if (o->operand_count != w->operand_count)
@@ -326,11 +329,10 @@ static vkhlo_status_t linked_value(run_t *R, const int *group, int n, int k, hlo
 static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
   const hlo_instruction_t *in = R->procs[pid].waiting;
   grouping_t g;
-  vkhlo_status_t st = grouping_of(in, &g);
-  if (!st) st = check_ids(R, in, g);
+  vkhlo_status_t st = checked_grouping(R, in, &g);
   if (st) return st;
   int *group = run_alloc(R, sizeof(int) * (size_t)R->count * 2), *other = group + R->count;
-  if (!group) return NO_MEMORY();
+  if (!group) return VKHLO_NO_MEMORY();
   int n = group_of(R, in, g, pid, group);
   if (n == 0) {
     if (in->opcode != HLO_OPCODE_COLLECTIVE_BROADCAST)
@@ -355,7 +357,7 @@ static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
                           hlo_opcode_name(in->opcode), pid, group[k]);
   }
   hlo_instruction_t **value = run_alloc(R, sizeof(void *) * (size_t)n);
-  if (!value) return NO_MEMORY();
+  if (!value) return VKHLO_NO_MEMORY();
   for (int k = 0; k < n; k++) {
     bool copy = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && !in->attrs.has_dynamic_root;
     st = copy ? broadcast_value(R, group, k, &value[k]) : linked_value(R, group, n, k, &value[k]);
@@ -380,7 +382,7 @@ static vkhlo_status_t try_recv(run_t *R, int pid, bool *done) {
                         hlo_shape_is_tuple(&in->shape) ? in->shape.tuple_count - 1 : 0, s->op->loc.file,
                         s->op->loc.line, s->op->loc.col, values);
   hlo_instruction_t **v = run_alloc(R, sizeof(void *) * (size_t)(values + 1));
-  if (!v) return NO_MEMORY();
+  if (!v) return VKHLO_NO_MEMORY();
   for (int i = 0; i < values; i++) {
     if (!hlo_shape_equal(&in->shape.tuple_shapes[i], &s->op->operands[i]->shape))
       return hlo_error_at(in->loc, "stablehlo.recv: value %d's type differs from what the send at %s:%d:%d sends",
@@ -414,8 +416,8 @@ static vkhlo_status_t copy_infeed(run_t *R, process_t *P, const hlo_instruction_
     return hlo_error_at(in->loc, "stablehlo.infeed: gives %d values but infeed function '@%s' returns %d", values,
                         fn->name, nres);
   hlo_instruction_t **v = run_alloc(R, sizeof(void *) * (size_t)(values + 1));
-  if (!v) return NO_MEMORY();
-  if (values && !hlo_computation_inline(R->m, R->caller, fn, NULL, nres != 1, v)) return NO_MEMORY();
+  if (!v) return VKHLO_NO_MEMORY();
+  if (values && !hlo_computation_inline(R->m, R->caller, fn, NULL, nres != 1, v)) return VKHLO_NO_MEMORY();
   for (int i = 0; i < values; i++)
     if (!hlo_shape_equal(&v[i]->shape, &in->shape.tuple_shapes[i]))
       return hlo_error_at(in->loc, "stablehlo.infeed: value %d's type differs from what '@%s' returns", i, fn->name);
@@ -470,7 +472,7 @@ static vkhlo_status_t advance(run_t *R, int pid, bool *progress) {
       default: {
         hlo_instruction_t *small[8], **ops = small;
         if (in->operand_count > 8 && !(ops = run_alloc(R, sizeof(void *) * (size_t)in->operand_count)))
-          return NO_MEMORY();
+          return VKHLO_NO_MEMORY();
         for (int k = 0; k < in->operand_count; k++) ops[k] = mapped(R, P, in->operands[k]);
         v = hlo_instruction_clone(R->m, in, ops);
         st = append(R, v);
@@ -489,7 +491,7 @@ static vkhlo_status_t start(run_t *R) {
   R->count = rp->num_replicas * rp->num_partitions;
   R->procs = run_alloc(R, sizeof(process_t) * (size_t)R->count);
   R->slot_of_id = run_alloc(R, sizeof(int) * (size_t)(R->m->next_instruction_id + 1));
-  if (!R->procs || !R->slot_of_id) return NO_MEMORY();
+  if (!R->procs || !R->slot_of_id) return VKHLO_NO_MEMORY();
   int sends = 0, arg = 0;
   for (int i = 0; i < R->count; i++) {
     const hlo_computation_t *c = rp->programs[i];
@@ -497,7 +499,7 @@ static vkhlo_status_t start(run_t *R) {
     *P = (process_t){.program = c, .result_count = rp->result_counts[i], .args = rp->args + arg};
     arg += c->parameter_count;
     P->value = run_alloc(R, sizeof(void *) * (size_t)(c->parameter_count + c->instruction_count));
-    if (!P->value) return NO_MEMORY();
+    if (!P->value) return VKHLO_NO_MEMORY();
     for (int k = 0; k < c->parameter_count; k++) {
       R->slot_of_id[c->parameters[k]->id] = k;
       P->value[k] = P->args[k];
@@ -509,7 +511,7 @@ static vkhlo_status_t start(run_t *R) {
     }
   }
   R->sends = run_alloc(R, sizeof(queued_send_t) * (size_t)sends);
-  return R->sends ? NULL : NO_MEMORY();
+  return R->sends ? NULL : VKHLO_NO_MEMORY();
 }
 
 vkhlo_status_t hlo_run_parallel(hlo_module_t *m, hlo_computation_t *caller, const hlo_run_parallel_t *rp,
