@@ -1367,20 +1367,15 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
       r->symbol_len = tok(p)->len - 1;
       lex_next(p);
       break;
-    case A_SYMBOLS: /* [@a, @b, ...]: the first is kept (custom_call uses one) */
-      expect_punct(p, '[');
-      if (!accept_punct(p, ']')) {
-        do {
-          if (tok(p)->kind != TK_SYMBOL) fail_expected(p, "a symbol (@name)");
-          if (!r->called) {
-            r->called = tok(p)->start + 1;
-            r->called_len = tok(p)->len - 1;
-          }
-          lex_next(p);
-        } while (accept_punct(p, ','));
-        expect_punct(p, ']');
+    case A_SYMBOLS: { /* [@a, @b, ...]: the first is kept (custom_call uses one) */
+      symbol_list_t called = {0};
+      parse_symbol_list(p, &called);
+      if (!r->called && called.count) {
+        r->called = called.names[0];
+        r->called_len = called.lens[0];
       }
       break;
+    }
     case A_STRUCT: parse_struct_attr(p, r); break;
     case A_PROGRAMS: /* [[@a, @b], [@c, @d]]: one row per replica, one function per partition */
       expect_punct(p, '[');
@@ -2423,15 +2418,27 @@ static void build_call(parser_t *p, raw_op_t *r, const result_names_t *rn) {
  * r of programs is replica r, column p partition p; the operands are each
  * process's arguments in process order (replica-major), the results each
  * process's results in the same order. */
+/* The computations of the functions |list| names (parsed on demand) and
+ * their result counts, into arrays of the parser's scratch. */
+static hlo_computation_t **list_functions(parser_t *p, const symbol_list_t *list, hlo_location_t loc,
+                                          int **result_counts) {
+  size_t n = (size_t)(list->count ? list->count : 1);
+  hlo_computation_t **fns = t_alloc(p, sizeof(void *) * n);
+  *result_counts = t_alloc(p, sizeof(int) * n);
+  for (int i = 0; i < list->count; i++) {
+    fns[i] = function_computation(p, list->names[i], list->lens[i], loc);
+    (*result_counts)[i] = find_func(p, list->names[i], list->lens[i])->result_count;
+  }
+  return fns;
+}
+
 static void build_run_parallel(parser_t *p, raw_op_t *r, const result_names_t *rn) {
   int count = r->programs.count;
   if (!count) fail_at(p, r->loc, "interpreter.run_parallel needs programs = [[@function, ...], ...]");
-  hlo_computation_t **programs = t_alloc(p, sizeof(void *) * (size_t)count);
-  int *result_counts = t_alloc(p, sizeof(int) * (size_t)count);
+  int *result_counts, *infeed_results;
+  hlo_computation_t **programs = list_functions(p, &r->programs, r->loc, &result_counts);
   int args = 0, results = 0;
   for (int i = 0; i < count; i++) {
-    programs[i] = function_computation(p, r->programs.names[i], r->programs.lens[i], r->loc);
-    result_counts[i] = find_func(p, r->programs.names[i], r->programs.lens[i])->result_count;
     args += programs[i]->parameter_count;
     results += result_counts[i];
   }
@@ -2443,17 +2450,11 @@ static void build_run_parallel(parser_t *p, raw_op_t *r, const result_names_t *r
       if (!hlo_shape_equal(&programs[i]->parameters[k]->shape, &r->operands[a]->shape))
         fail_at(p, r->loc, "interpreter.run_parallel: operand %d goes to argument %d of '@%s' (process %d), "
                 "whose type differs", a, k, programs[i]->name, i);
-  int infeeds = r->infeed.count;
-  hlo_computation_t **infeed = t_alloc(p, sizeof(void *) * (size_t)(infeeds ? infeeds : 1));
-  int *infeed_results = t_alloc(p, sizeof(int) * (size_t)(infeeds ? infeeds : 1));
-  for (int i = 0; i < infeeds; i++) {
-    infeed[i] = function_computation(p, r->infeed.names[i], r->infeed.lens[i], r->loc);
-    infeed_results[i] = find_func(p, r->infeed.names[i], r->infeed.lens[i])->result_count;
-  }
+  hlo_computation_t **infeed = list_functions(p, &r->infeed, r->loc, &infeed_results);
   hlo_run_parallel_t rp = {
       .num_replicas = r->program_rows, .num_partitions = r->program_cols, .programs = programs,
       .result_counts = result_counts, .args = r->operands, .infeed = infeed,
-      .infeed_result_counts = infeed_results, .infeed_count = infeeds, .loc = r->loc};
+      .infeed_result_counts = infeed_results, .infeed_count = r->infeed.count, .loc = r->loc};
   hlo_instruction_t **vals = t_alloc(p, sizeof(void *) * (size_t)(results ? results : 1));
   vkhlo_status_t st = hlo_run_parallel(p->m, p->scope->comp, &rp, vals);
   if (st) {

@@ -64,6 +64,9 @@ typedef struct run {
   queued_send_t *sends;
   int send_count;
   int next_infeed;
+  /* scratch of a collective's completion, |count| entries each */
+  int *members, *other;
+  hlo_instruction_t **received;
 } run_t;
 
 static void *run_alloc(run_t *R, size_t size) { return arena_alloc(&R->m->arena, size ? size : 1); }
@@ -243,9 +246,7 @@ static vkhlo_status_t try_permute(run_t *R, int pid, bool *done) {
   int np = R->rp->num_partitions;
   int r = pid / np, p = pid % np;
   const hlo_dims_t *pairs = &in->attrs.source_target_pairs;
-  int *line = run_alloc(R, sizeof(int) * (size_t)R->count);
-  if (!line) return VKHLO_NO_MEMORY();
-  int n = 0;
+  int *line = R->members, n = 0;
   line[n++] = pid;
   bool paired = false; /* a process in no pair meets no one and receives zeros */
   for (int i = 0; i < pairs->count; i++) paired |= pairs->data[i] == (g == CROSS_REPLICA ? r : p);
@@ -257,8 +258,7 @@ static vkhlo_status_t try_permute(run_t *R, int pid, bool *done) {
   }
   for (int k = 0; k < n; k++)
     if (!waits_with(R, line[k], in)) return NULL;
-  hlo_instruction_t **value = run_alloc(R, sizeof(void *) * (size_t)n);
-  if (!value) return VKHLO_NO_MEMORY();
+  hlo_instruction_t **value = R->received;
   for (int k = 0; k < n; k++) { /* every value before any process moves on */
     const hlo_instruction_t *w = R->procs[line[k]].waiting;
     int own = g == CROSS_REPLICA ? line[k] / np : line[k] % np, source = -1;
@@ -331,8 +331,7 @@ static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
   grouping_t g;
   vkhlo_status_t st = checked_grouping(R, in, &g);
   if (st) return st;
-  int *group = run_alloc(R, sizeof(int) * (size_t)R->count * 2), *other = group + R->count;
-  if (!group) return VKHLO_NO_MEMORY();
+  int *group = R->members, *other = R->other;
   int n = group_of(R, in, g, pid, group);
   if (n == 0) {
     if (in->opcode != HLO_OPCODE_COLLECTIVE_BROADCAST)
@@ -356,8 +355,7 @@ static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
       return hlo_error_at(in->loc, "stablehlo.%s: processes %d and %d disagree about their process group",
                           hlo_opcode_name(in->opcode), pid, group[k]);
   }
-  hlo_instruction_t **value = run_alloc(R, sizeof(void *) * (size_t)n);
-  if (!value) return VKHLO_NO_MEMORY();
+  hlo_instruction_t **value = R->received;
   for (int k = 0; k < n; k++) {
     bool copy = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && !in->attrs.has_dynamic_root;
     st = copy ? broadcast_value(R, group, k, &value[k]) : linked_value(R, group, n, k, &value[k]);
@@ -491,7 +489,10 @@ static vkhlo_status_t start(run_t *R) {
   R->count = rp->num_replicas * rp->num_partitions;
   R->procs = run_alloc(R, sizeof(process_t) * (size_t)R->count);
   R->slot_of_id = run_alloc(R, sizeof(int) * (size_t)(R->m->next_instruction_id + 1));
-  if (!R->procs || !R->slot_of_id) return VKHLO_NO_MEMORY();
+  R->members = run_alloc(R, sizeof(int) * (size_t)R->count);
+  R->other = run_alloc(R, sizeof(int) * (size_t)R->count);
+  R->received = run_alloc(R, sizeof(void *) * (size_t)R->count);
+  if (!R->procs || !R->slot_of_id || !R->members || !R->other || !R->received) return VKHLO_NO_MEMORY();
   int sends = 0, arg = 0;
   for (int i = 0; i < R->count; i++) {
     const hlo_computation_t *c = rp->programs[i];
