@@ -132,6 +132,46 @@ bool hlo_computation_has_side_effect(const hlo_computation_t *c) {
   return false;
 }
 
+/* Whether data[i] (stride apart from |first|) equals an earlier one. */
+static bool seen_before(const int64_t *data, int first, int i, int stride) {
+  for (int k = first; k < i; k += stride)
+    if (data[k] == data[i]) return true;
+  return false;
+}
+
+const char *hlo_collective_ids_problem(const hlo_instruction_t *instr, char *buf, size_t size) {
+  if (instr->opcode == HLO_OPCODE_COLLECTIVE_PERMUTE) {
+    const hlo_dims_t *p = &instr->attrs.source_target_pairs;
+    if (p->count % 2) {
+      snprintf(buf, size, "source_target_pairs has %d ids, not pairs", p->count);
+      return buf;
+    }
+    for (int i = 0; i < p->count; i++) {
+      if (p->data[i] < 0) snprintf(buf, size, "source_target_pairs has the negative id %lld", (long long)p->data[i]);
+      else if (seen_before(p->data, i % 2, i, 2))
+        snprintf(buf, size, "%s %lld appears twice in source_target_pairs", i % 2 ? "target" : "source",
+                 (long long)p->data[i]);
+      else continue;
+      return buf;
+    }
+    return NULL;
+  }
+  const hlo_dims_t *g = &instr->attrs.replica_groups;
+  int64_t cols = instr->attrs.replica_groups_cols;
+  if (g->count && (cols <= 0 || g->count % cols)) {
+    snprintf(buf, size, "replica_groups holds %d ids, not rows of %lld", g->count, (long long)cols);
+    return buf;
+  }
+  for (int i = 0; i < g->count; i++) {
+    if (g->data[i] < -1) snprintf(buf, size, "replica_groups has the id %lld", (long long)g->data[i]);
+    else if (g->data[i] >= 0 && seen_before(g->data, 0, i, 1))
+      snprintf(buf, size, "id %lld appears twice in replica_groups", (long long)g->data[i]);
+    else continue;
+    return buf;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------ shapes */
 
 void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims) {

@@ -364,6 +364,15 @@ typedef struct hlo_module {
 bool hlo_instruction_has_side_effect(const hlo_instruction_t *instr);
 bool hlo_computation_has_side_effect(const hlo_computation_t *c);
 
+/* The process ids of a collective that no process grid can run: in
+ * replica_groups an id below -1 (-1 pads a ragged group), an id twice, or
+ * a row length that does not divide the list; in a collective_permute's
+ * source_target_pairs an odd count, a negative id, a source or a target
+ * twice (spec "all_gather" (C2), "collective_permute" (C1)-(C3) and
+ * alike).  Returns what is wrong ("id 3 appears twice in replica_groups")
+ * in |buf|, or NULL when nothing is. */
+const char *hlo_collective_ids_problem(const hlo_instruction_t *instr, char *buf, size_t size);
+
 /* ------------------------------------------------------- construction */
 
 /* Creates an empty module whose arena (and every host block of the passes

@@ -200,9 +200,13 @@ static int group_of(const run_t *R, const hlo_instruction_t *in, grouping_t g, i
   return 0;
 }
 
-/* Ids of |in|'s replica_groups (or source_target_pairs) that are neither
- * -1 nor in the grid's range of |g| make an error. */
+/* Ids of |in|'s replica_groups (or source_target_pairs) that no grid
+ * takes (hlo_collective_ids_problem), or that are neither -1 nor in the
+ * grid's range of |g|, make an error. */
 static vkhlo_status_t check_ids(const run_t *R, const hlo_instruction_t *in, grouping_t g) {
+  char why[160];
+  if (hlo_collective_ids_problem(in, why, sizeof why))
+    return hlo_error_at(in->loc, "stablehlo.%s: %s", hlo_opcode_name(in->opcode), why);
   int64_t span = g == CROSS_PARTITION ? R->rp->num_partitions : g == FLATTENED_IDS ? R->count : R->rp->num_replicas;
   const hlo_dims_t *ids = in->opcode == HLO_OPCODE_COLLECTIVE_PERMUTE ? &in->attrs.source_target_pairs
                                                                      : &in->attrs.replica_groups;
@@ -497,7 +501,7 @@ static vkhlo_status_t start(run_t *R) {
   for (int i = 0; i < R->count; i++) {
     const hlo_computation_t *c = rp->programs[i];
     process_t *P = &R->procs[i];
-    *P = (process_t){.program = c, .result_count = rp->result_counts[i], .args = rp->args + arg};
+    *P = (process_t){.program = c, .result_count = rp->result_counts[i], .args = rp->args ? rp->args + arg : NULL};
     arg += c->parameter_count;
     P->value = run_alloc(R, sizeof(void *) * (size_t)(c->parameter_count + c->instruction_count));
     if (!P->value) return VKHLO_NO_MEMORY();

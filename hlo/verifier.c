@@ -20,7 +20,7 @@
  * What it does not do
  *  - It does not modify the module and allocates only one scratch array.
  *  - It does not reject what it does not understand: ops without checks
- *    here (custom_call, collectives, dynamic-shape ops, most CHLO ops) are
+ *    here (custom_call, dynamic-shape ops, most CHLO ops) are
  *    accepted.  A verifier that rejects a valid program is worse than one
  *    that misses a check, so where the spec and the programs in the wild
  *    disagree (e.g. the element type of a dot_general or convolution result,
@@ -1753,6 +1753,79 @@ static vkhlo_status_t verify_case(const verifier_t *v) {
   return NULL;
 }
 
+/* The collectives (spec "all_gather", "all_reduce", "reduce_scatter",
+ * "all_to_all", "collective_broadcast", "collective_permute"): the
+ * process ids (hlo_collective_ids_problem); one result per operand
+ * (collective_broadcast's dynamic root, the last operand, aside: a rank-1
+ * integer tensor of one entry per result); dimension attributes in range;
+ * each result the operand's type except, for all_gather, reduce_scatter
+ * and all_to_all, the dimension they gather, scatter, split and
+ * concatenate.  How many processes a group holds is known only for a
+ * linked op (hlo.h, group_size: its operands are every member's, which
+ * must agree); otherwise those dimensions must be a whole multiple. */
+static vkhlo_status_t verify_collective(const verifier_t *v) {
+  const hlo_instruction_t *in = v->instr;
+  char why[160];
+  if (hlo_collective_ids_problem(in, why, sizeof why)) return fail(v, "%s", why);
+  bool dynamic = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && in->attrs.has_dynamic_root;
+  int64_t members = in->attrs.group_size > 0 ? in->attrs.group_size : 1;
+  int data = in->operand_count - (dynamic ? 1 : 0), n = result_count(&in->shape);
+  if (data < 1 || data % members || data / members != n)
+    return fail(v, "has %d results for %d operands%s", n, in->operand_count,
+                dynamic ? " (the last one the root)" : "");
+  if (in->attrs.group_size > 0 && in->attrs.group_index >= in->attrs.group_size)
+    return fail(v, "group_index %lld is outside its group of %lld", (long long)in->attrs.group_index,
+                (long long)in->attrs.group_size);
+  if (dynamic) {
+    const hlo_shape_t *root = &in->operands[data]->shape;
+    if (root->rank != 1 || root->dimensions[0] != n || !(element_kind(root->element_type) & K_INT))
+      return fail(v, "the dynamic root %s should hold one integer per result (%d)", SHAPE(root), n);
+  }
+  int64_t d = in->opcode == HLO_OPCODE_ALL_TO_ALL ? in->attrs.split_dimension : in->attrs.dimension;
+  int64_t c = in->attrs.concat_dimension, parts = in->attrs.split_count;
+  for (int k = 0; k < n; k++) {
+    const hlo_shape_t *x = &in->operands[k]->shape, *r = op_result(in, k);
+    for (int j = 1; j < members; j++)
+      if (!hlo_shape_equal(&in->operands[j * n + k]->shape, x))
+        return fail(v, "its processes pass operand %d of different types", k);
+    if (!is_array(x) || x->element_type != r->element_type || x->rank != r->rank)
+      return fail(v, "operand %d %s and result %d %s differ in element type or rank", k, SHAPE(x), k, SHAPE(r));
+    int64_t want[HLO_MAX_RANK];
+    memcpy(want, x->dimensions, sizeof(int64_t) * (size_t)x->rank);
+    bool scaled = false; /* want[d] is a bound to divide, not the size */
+    switch (in->opcode) {
+      case HLO_OPCODE_ALL_GATHER:
+      case HLO_OPCODE_REDUCE_SCATTER:
+        if (d < 0 || d >= x->rank) return fail(v, "dimension %lld is out of range for %s", (long long)d, SHAPE(x));
+        if (in->attrs.group_size > 0 && in->opcode == HLO_OPCODE_ALL_GATHER) want[d] *= members;
+        else if (in->attrs.group_size > 0) want[d] = x->dimensions[d] % members ? -1 : x->dimensions[d] / members;
+        else scaled = true;
+        break;
+      case HLO_OPCODE_ALL_TO_ALL:
+        if (d < 0 || d >= x->rank || c < 0 || c >= x->rank)
+          return fail(v, "split_dimension %lld or concat_dimension %lld is out of range for %s", (long long)d,
+                      (long long)c, SHAPE(x));
+        if (parts <= 0 || x->dimensions[d] % parts)
+          return fail(v, "split_count %lld does not divide dimension %lld of %s", (long long)parts, (long long)d,
+                      SHAPE(x));
+        want[d] /= parts;
+        want[c] *= parts;
+        break;
+      default: break;
+    }
+    for (int i = 0; i < x->rank; i++) {
+      bool ok = r->dimensions[i] == want[i];
+      if (scaled && i == d) { /* all_gather: a multiple of the operand's; reduce_scatter: a part of it */
+        int64_t big = in->opcode == HLO_OPCODE_ALL_GATHER ? r->dimensions[i] : x->dimensions[i];
+        int64_t small = in->opcode == HLO_OPCODE_ALL_GATHER ? x->dimensions[i] : r->dimensions[i];
+        ok = small ? big % small == 0 : big == 0;
+      }
+      if (!ok) return fail(v, "result %d %s does not fit operand %d %s", k, SHAPE(r), k, SHAPE(x));
+    }
+  }
+  return NULL;
+}
+
 /* spec "optimization_barrier": (C1) result types = operand types. */
 static vkhlo_status_t verify_optimization_barrier(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
@@ -2007,6 +2080,12 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_IF: return verify_if(v);
     case HLO_OPCODE_CASE: return verify_case(v);
     case HLO_OPCODE_OPTIMIZATION_BARRIER: return verify_optimization_barrier(v);
+    case HLO_OPCODE_ALL_GATHER:
+    case HLO_OPCODE_ALL_REDUCE:
+    case HLO_OPCODE_REDUCE_SCATTER:
+    case HLO_OPCODE_ALL_TO_ALL:
+    case HLO_OPCODE_COLLECTIVE_BROADCAST:
+    case HLO_OPCODE_COLLECTIVE_PERMUTE: return verify_collective(v);
     case HLO_OPCODE_CHECK: return verify_check(v);
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:

@@ -859,6 +859,68 @@ static void test_check_invalid(void **state) {
       "stablehlo.custom_call", "check.expect_close: actual type tensor<4xf32> and expected type tensor<3xf32> differ");
 }
 
+/* The collectives (verify_collective): process ids, result counts and the
+ * gathered / scattered / split dimensions. */
+static void test_collectives_invalid(void **state) {
+  (void)state;
+  expect_invalid(
+      "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = \"stablehlo.collective_broadcast\"(%a) {replica_groups = dense<[[1, 1]]> : tensor<1x2xi64>}"
+      " : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n"
+      "}\n",
+      "stablehlo.collective_broadcast", "stablehlo.collective_broadcast: id 1 appears twice in replica_groups");
+  expect_invalid(
+      "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = \"stablehlo.collective_permute\"(%a) {source_target_pairs = dense<[[0, 1], [2, 1]]> : tensor<2x2xi64>}"
+      " : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n"
+      "}\n",
+      "stablehlo.collective_permute", "stablehlo.collective_permute: target 1 appears twice in source_target_pairs");
+  expect_invalid(
+      "func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+      "  %0 = \"stablehlo.all_gather\"(%a) {all_gather_dim = 2 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>}"
+      " : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  func.return %0 : tensor<2x3xf32>\n"
+      "}\n",
+      "stablehlo.all_gather", "stablehlo.all_gather: dimension 2 is out of range for tensor<2x3xf32>");
+  expect_invalid(
+      "func.func @main(%a: tensor<2x3xf32>) -> tensor<2x4xf32> {\n"
+      "  %0 = \"stablehlo.all_gather\"(%a) {all_gather_dim = 1 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>}"
+      " : (tensor<2x3xf32>) -> tensor<2x4xf32>\n"
+      "  func.return %0 : tensor<2x4xf32>\n"
+      "}\n",
+      "stablehlo.all_gather",
+      "stablehlo.all_gather: result 0 tensor<2x4xf32> does not fit operand 0 tensor<2x3xf32>");
+  expect_invalid(
+      "func.func @main(%a: tensor<4x3xf32>) -> tensor<2x6xf32> {\n"
+      "  %0 = \"stablehlo.all_to_all\"(%a) {split_dimension = 0 : i64, concat_dimension = 1 : i64,"
+      " split_count = 3 : i64, replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>}"
+      " : (tensor<4x3xf32>) -> tensor<2x6xf32>\n"
+      "  func.return %0 : tensor<2x6xf32>\n"
+      "}\n",
+      "stablehlo.all_to_all", "stablehlo.all_to_all: split_count 3 does not divide dimension 0 of tensor<4x3xf32>");
+  expect_invalid(
+      "func.func @main(%a: tensor<4xf32>) -> tensor<4xf64> {\n"
+      "  %0 = \"stablehlo.all_reduce\"(%a) ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %s = stablehlo.add %x, %y : tensor<f32>\n"
+      "    stablehlo.return %s : tensor<f32>\n"
+      "  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<4xf32>) -> tensor<4xf64>\n"
+      "  func.return %0 : tensor<4xf64>\n"
+      "}\n",
+      "stablehlo.all_reduce",
+      "stablehlo.all_reduce: operand 0 tensor<4xf32> and result 0 tensor<4xf64> differ in element type or rank");
+  expect_invalid(
+      "func.func @main(%a: tensor<2xf32>, %r: tensor<2xi32>) -> tensor<2xf32> {\n"
+      "  %0 = \"stablehlo.collective_broadcast\"(%a, %r) {replica_groups = dense<[[0]]> : tensor<1x1xi64>,"
+      " has_dynamic_root} : (tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>\n"
+      "  func.return %0 : tensor<2xf32>\n"
+      "}\n",
+      "stablehlo.collective_broadcast",
+      "stablehlo.collective_broadcast: the dynamic root tensor<2xi32> should hold one integer per result (1)");
+}
+
 static void test_misc_invalid(void **state) {
   (void)state;
   expect_invalid(
@@ -1172,6 +1234,7 @@ int main(void) {
       cmocka_unit_test(test_reduce_invalid),
       cmocka_unit_test(test_control_flow_invalid),
       cmocka_unit_test(test_check_invalid),
+      cmocka_unit_test(test_collectives_invalid),
       cmocka_unit_test(test_misc_invalid),
       cmocka_unit_test(test_valid_programs),
       cmocka_unit_test(test_conformance_corpus),

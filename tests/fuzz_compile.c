@@ -1,0 +1,157 @@
+/* The compiler on arbitrary text: parse, verify, the pass pipeline and
+ * every kernel's GLSL, as vkhlo_executable_compile runs them, minus the
+ * device (no glslang, no Vulkan), so that a fuzzer reaches thousands of
+ * inputs a second.
+ *
+ * Whatever the bytes, each stage must return a status or succeed: no
+ * crash, no sanitizer report, no leak, nothing past the buffer (the text
+ * is not NUL-terminated).  Inputs of odd length compile for a CPU device
+ * as lavapipe describes itself (texel words, 8 lanes, a loop limit),
+ * inputs of even length for a GPU (32 lanes, subgroup reductions): one
+ * corpus covers both kernel families.
+ *
+ * Two builds of this file:
+ *   - with -DVKHLO_FUZZ=ON under clang (tests/CMakeLists.txt): the libFuzzer
+ *     target fuzz_compile (the library built with ASan, UBSan and the
+ *     fuzzer's coverage; see README "Fuzzing");
+ *   - always: fuzz_replay FILE|DIR..., which runs each file once through
+ *     the same function and fails on a crash: ctest runs it over
+ *     tests/fuzz/regressions, the inputs the fuzzer has found crashing
+ *     (each fixed since), under ASan+UBSan in CI's sanitizer pass.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codegen/kernel.h"
+#include "codegen/passes.h"
+#include "codegen/target.h"
+#include "hlo/hlo.h"
+#include "vkhlo/status.h"
+
+static void fuzz_target(bool cpu, codegen_target_t *t) {
+  codegen_target_default(t);
+  t->subgroup_shuffle = true;
+  if (cpu) {
+    t->is_cpu = true;
+    t->texel_words = true;
+    t->subgroup_size = 8;
+    t->max_loop_iterations = 65535;
+    t->max_texel_buffer_elements = 1u << 27;
+  } else {
+    t->subgroup_reduce = true;
+  }
+}
+
+/* Emits every kernel of |c| and of the while / if / case regions it runs,
+ * as api/lower.c does; the first error stops. */
+static vkhlo_status_t emit_computation(const codegen_target_t *t, const hlo_computation_t *c, int depth) {
+  if (depth > 64) return NULL;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *instr = c->instructions[i];
+    if (instr->opcode == HLO_OPCODE_WHILE || instr->opcode == HLO_OPCODE_IF || instr->opcode == HLO_OPCODE_CASE) {
+      for (int k = 0; k < instr->called_count; k++)
+        VKHLO_RETURN_IF_ERROR(emit_computation(t, instr->called_computations[k], depth + 1));
+      continue;
+    }
+    if (!codegen_instruction_needs_kernel(instr)) continue;
+    codegen_kernel_t k;
+    memset(&k, 0, sizeof k);
+    vkhlo_status_t st = codegen_emit_instruction(t, NULL, instr, &k);
+    if (!st) st = codegen_target_check_kernel(t, instr, &k);
+    codegen_kernel_free(&k);
+    if (st) return st;
+  }
+  return NULL;
+}
+
+/* One input through every stage; returns the first stage's status. */
+static vkhlo_status_t compile_text(const uint8_t *data, size_t size) {
+  codegen_target_t target;
+  fuzz_target(size % 2 == 1, &target);
+  hlo_parse_options_t popts = {NULL, 1, 0, NULL};
+  hlo_module_t *m = NULL;
+  vkhlo_status_t st = hlo_parse((const char *)data, size, "fuzz.mlir", &popts, &m);
+  if (!st) st = hlo_verify(m);
+  if (!st) {
+    codegen_pass_options_t o;
+    memset(&o, 0, sizeof o);
+    o.target = &target;
+    codegen_pass_stats_t stats;
+    st = codegen_run_passes(m, &o, &stats);
+  }
+  if (!st) st = emit_computation(&target, m->entry_computation, 0);
+  hlo_module_destroy(m);
+  return st;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  vkhlo_status_free(compile_text(data, size));
+  return 0;
+}
+
+#ifndef VKHLO_LIBFUZZER
+/* fuzz_replay: each file (or each file of a directory) once, in a buffer of
+ * exactly its size (ASan sees a read past the text). */
+static int replay_file(const char *path, int *count) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "fuzz_replay: cannot open %s\n", path);
+    return 1;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
+  size_t got = buf ? fread(buf, 1, (size_t)(n > 0 ? n : 0), f) : 0;
+  fclose(f);
+  if (!buf || got != (size_t)(n > 0 ? n : 0)) {
+    fprintf(stderr, "fuzz_replay: cannot read %s\n", path);
+    free(buf);
+    return 1;
+  }
+  vkhlo_status_t st = compile_text(buf, got);
+  const char *msg = vkhlo_status_message(st);
+  printf("%s: %s\n", path, st ? msg : "compiles");
+  vkhlo_status_free(st);
+  free(buf);
+  (*count)++;
+  return 0;
+}
+
+static int replay_path(const char *path, int *count) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    fprintf(stderr, "fuzz_replay: no such file or directory: %s\n", path);
+    return 1;
+  }
+  if (!S_ISDIR(sb.st_mode)) return replay_file(path, count);
+  DIR *d = opendir(path);
+  if (!d) return 1;
+  int bad = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    bad |= replay_path(sub, count);
+  }
+  closedir(d);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: fuzz_replay FILE|DIR...\n");
+    return 2;
+  }
+  int bad = 0, count = 0;
+  for (int i = 1; i < argc; i++) bad |= replay_path(argv[i], &count);
+  printf("fuzz_replay: %d inputs, none crashed\n", count);
+  return bad || count == 0;
+}
+#endif
