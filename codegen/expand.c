@@ -1266,6 +1266,9 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
     }
     default: return VKHLO_INTERNAL("expand_dynamic: unexpected %s", hlo_opcode_name(in->opcode));
   }
+  /* the operands' values were the verifier's blind spot: the static op
+   * meets the spec's constraints or the program is in error */
+  if (r) VKHLO_RETURN_IF_ERROR(hlo_verify_instruction(r));
   *out = r;
   return NULL;
 }

@@ -425,6 +425,11 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
 
 /* Checks every op's constraints as the StableHLO spec states them. */
 vkhlo_status_t hlo_verify(const hlo_module_t *module);
+/* The spec's constraints of one instruction's op alone (hlo_verify checks
+ * them for every instruction, after the module's structure): for a pass
+ * that builds an op from values only it can read, such as the expand
+ * pass's static forms of dynamic_* ops from their constant operands. */
+vkhlo_status_t hlo_verify_instruction(const hlo_instruction_t *instr);
 
 /* Prints the module in a StableHLO-like text form (for dumps and tests). */
 char *hlo_module_to_string(const hlo_module_t *module); /* caller frees (vkhlo_free(module->arena.allocator, ...)) */

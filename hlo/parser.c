@@ -163,13 +163,21 @@ static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
 static void fail(parser_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
-static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...) {
-  char msg[768];
+static void fail_code_at(parser_t *p, vkhlo_status_code_t code, hlo_location_t loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noreturn));
+static void fail_code_at(parser_t *p, vkhlo_status_code_t code, hlo_location_t loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->err = hlo_vstatus_at(code, loc, fmt, ap);
   va_end(ap);
-  p->err = hlo_error_at(loc, "%s", msg);
+  longjmp(p->jb, 1);
+}
+
+static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  p->err = hlo_vstatus_at(VKHLO_STATUS_INVALID_ARGUMENT, loc, fmt, ap);
+  va_end(ap);
   longjmp(p->jb, 1);
 }
 
@@ -823,7 +831,10 @@ static hlo_literal_t *build_literal(parser_t *p, const literal_ref_t *ref, const
   size_t esize = hlo_element_type_size_bytes(shape->element_type);
   int64_t total = hlo_shape_element_count(shape);
   lit->size_bytes = (size_t)total * esize;
-  lit->data = m_alloc(p, lit->size_bytes ? lit->size_bytes : 1);
+  lit->data = arena_alloc(&p->m->arena, lit->size_bytes ? lit->size_bytes : 1);
+  if (!lit->data) /* the one allocation an input sizes: say where */
+    fail_code_at(p, VKHLO_STATUS_RESOURCE_EXHAUSTED, ref->loc, "out of host memory for the %zu bytes of a %s constant",
+                 lit->size_bytes, tbuf);
 
   if (ref->is_resource) {
     if (ref->resource_len == 10 && memcmp(ref->resource_name, "__elided__", 10) == 0) {

@@ -2192,6 +2192,11 @@ static vkhlo_status_t verify_computation(verifier_t *v, const hlo_computation_t 
   return NULL;
 }
 
+vkhlo_status_t hlo_verify_instruction(const hlo_instruction_t *instr) {
+  verifier_t v = {NULL, NULL, instr};
+  return verify_op(&v);
+}
+
 vkhlo_status_t hlo_verify(const hlo_module_t *module) {
   if (!module) return VKHLO_INVALID("hlo_verify: no module");
   if (!module->entry_computation)

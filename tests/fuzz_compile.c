@@ -48,19 +48,20 @@ static void fuzz_target(bool cpu, codegen_target_t *t) {
 
 /* Emits every kernel of |c| and of the while / if / case regions it runs,
  * as api/lower.c does; the first error stops. */
-static vkhlo_status_t emit_computation(const codegen_target_t *t, const hlo_computation_t *c, int depth) {
+static vkhlo_status_t emit_computation(const codegen_target_t *t, const vkhlo_allocator_t *allocator,
+                                       const hlo_computation_t *c, int depth) {
   if (depth > 64) return NULL;
   for (int i = 0; i < c->instruction_count; i++) {
     const hlo_instruction_t *instr = c->instructions[i];
     if (instr->opcode == HLO_OPCODE_WHILE || instr->opcode == HLO_OPCODE_IF || instr->opcode == HLO_OPCODE_CASE) {
       for (int k = 0; k < instr->called_count; k++)
-        VKHLO_RETURN_IF_ERROR(emit_computation(t, instr->called_computations[k], depth + 1));
+        VKHLO_RETURN_IF_ERROR(emit_computation(t, allocator, instr->called_computations[k], depth + 1));
       continue;
     }
     if (!codegen_instruction_needs_kernel(instr)) continue;
     codegen_kernel_t k;
     memset(&k, 0, sizeof k);
-    vkhlo_status_t st = codegen_emit_instruction(t, NULL, instr, &k);
+    vkhlo_status_t st = codegen_emit_instruction(t, allocator, instr, &k);
     if (!st) st = codegen_target_check_kernel(t, instr, &k);
     codegen_kernel_free(&k);
     if (st) return st;
@@ -68,11 +69,30 @@ static vkhlo_status_t emit_computation(const codegen_target_t *t, const hlo_comp
   return NULL;
 }
 
+/* The host allocator of the run: the C library's, refusing any block over
+ * 256 MiB, so that a program that asks for more (a splat constant of 2^40
+ * elements) takes the library's out-of-memory path instead of the
+ * fuzzer's memory limit. */
+#define FUZZ_MAX_BLOCK ((size_t)256 << 20)
+static void *capped_malloc(void *user, size_t size) {
+  (void)user;
+  return size > FUZZ_MAX_BLOCK ? NULL : malloc(size);
+}
+static void *capped_realloc(void *user, void *ptr, size_t size) {
+  (void)user;
+  return size > FUZZ_MAX_BLOCK ? NULL : realloc(ptr, size);
+}
+static void capped_free(void *user, void *ptr) {
+  (void)user;
+  free(ptr);
+}
+
 /* One input through every stage; returns the first stage's status. */
 static vkhlo_status_t compile_text(const uint8_t *data, size_t size) {
   codegen_target_t target;
   fuzz_target(size % 2 == 1, &target);
-  hlo_parse_options_t popts = {NULL, 1, 0, NULL};
+  const vkhlo_allocator_t allocator = {NULL, capped_malloc, capped_realloc, capped_free};
+  hlo_parse_options_t popts = {NULL, 1, 0, &allocator};
   hlo_module_t *m = NULL;
   vkhlo_status_t st = hlo_parse((const char *)data, size, "fuzz.mlir", &popts, &m);
   if (!st) st = hlo_verify(m);
@@ -83,7 +103,7 @@ static vkhlo_status_t compile_text(const uint8_t *data, size_t size) {
     codegen_pass_stats_t stats;
     st = codegen_run_passes(m, &o, &stats);
   }
-  if (!st) st = emit_computation(&target, m->entry_computation, 0);
+  if (!st) st = emit_computation(&target, &allocator, m->entry_computation, 0);
   hlo_module_destroy(m);
   return st;
 }
@@ -94,7 +114,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-#ifndef VKHLO_LIBFUZZER
+#ifdef VKHLO_LIBFUZZER
+/* Most byte-level mutations break the text's syntax, so half of the
+ * mutations rewrite one decimal number instead (a dimension size, an
+ * attribute, an index, a constant's element) with a value from the edges:
+ * 0, 1, -1, 2, a neighbour, a power of two, the int32 / int64 limits. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
+  if (size == 0 || (r >> 60) < 8) return LLVMFuzzerMutate(data, size, max_size);
+  size_t at = (size_t)((r >> 8) % size), start = at;
+  while (start < size && !(data[start] >= '0' && data[start] <= '9')) start++;
+  if (start == size) return LLVMFuzzerMutate(data, size, max_size);
+  size_t end = start;
+  long long old = 0;
+  while (end < size && data[end] >= '0' && data[end] <= '9' && end - start < 18) old = old * 10 + (data[end++] - '0');
+  static const long long edges[] = {0, 1, -1, 2, 3, 7, 8, 16, 64, 65536, 2147483647, -2147483648LL,
+                                    4294967296LL, 9223372036854775807LL};
+  unsigned pick = (unsigned)((r >> 32) % 20);
+  long long v = pick < 14 ? edges[pick] : pick < 17 ? old + 1 : pick < 19 ? old - 1 : 1LL << ((r >> 40) % 40);
+  char num[32];
+  int len = snprintf(num, sizeof num, "%lld", v);
+  if (size - (end - start) + (size_t)len > max_size) return LLVMFuzzerMutate(data, size, max_size);
+  memmove(data + start + len, data + end, size - end);
+  memcpy(data + start, num, (size_t)len);
+  return size - (end - start) + (size_t)len;
+}
+#else
 /* fuzz_replay: each file (or each file of a directory) once, in a buffer of
  * exactly its size (ASan sees a read past the text). */
 static int replay_file(const char *path, int *count) {
