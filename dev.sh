@@ -10,12 +10,19 @@
 #                      unpack an arm64 sysroot (cmake/aarch64-sysroot.sh),
 #                      cross-build into build-aarch64 and run tests/arm64.sh
 #                      --full under qemu with arm64 lavapipe
+#   ./dev.sh fuzz [S]  also install clang, build the libFuzzer target
+#                      fuzz_compile into build-fuzz and fuzz the compiler for
+#                      S seconds (default 600) from the shared programs; new
+#                      crashes land in build-fuzz/crashes (README "Fuzzing")
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-dev
           glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
           libcmocka-dev libopenblas-dev python3)
+
+# `./dev.sh fuzz` only: clang with its libFuzzer and sanitizer runtimes.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 # Host packages for `./dev.sh arm64` only (the arm64 libraries themselves go
 # into a sysroot, never onto the host).
@@ -67,8 +74,21 @@ case "${1:-}" in
       -DVKHLO_AARCH64_SYSROOT="$PWD/build-aarch64-sysroot" -DVKHLO_BUILD_TESTS=OFF -DVKHLO_BUILD_BENCH=OFF
     VKHLO_VALIDATION=1 VKHLO_CHECK_BUFFERS=1 tests/arm64.sh --full --x86=build/vkhlo --build-dir=build-aarch64
     ;;
+  fuzz)
+    install_deps
+    install_deps "${FUZZ_PACKAGES[@]}"
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKHLO_FUZZ=ON \
+      -DVKHLO_BUILD_BENCH=OFF >/dev/null
+    cmake --build build-fuzz -j"$(nproc)" --target fuzz_compile
+    mkdir -p build-fuzz/corpus build-fuzz/crashes
+    seeds=(tests/ops tests/fuzz/regressions)
+    [ -d ../shared/conformance/testdata ] && seeds+=(../shared/conformance/testdata)
+    ASAN_OPTIONS=allocator_may_return_null=1 build-fuzz/tests/fuzz_compile build-fuzz/corpus "${seeds[@]}" \
+      -fork="$(nproc)" -ignore_crashes=1 -max_len=8192 -timeout=10 -max_total_time="${2:-600}" \
+      -artifact_prefix=build-fuzz/crashes/
+    ;;
   *)
-    echo "usage: ./dev.sh example | test | arm64" >&2
+    echo "usage: ./dev.sh example | test | arm64 | fuzz [seconds]" >&2
     exit 2
     ;;
 esac

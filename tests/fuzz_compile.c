@@ -10,14 +10,19 @@
  * inputs of even length for a GPU (32 lanes, subgroup reductions): one
  * corpus covers both kernel families.
  *
+ * A kernel emitted for a verified program must also compile: where a
+ * SPIR-V compiler is given, each kernel's GLSL goes through glslang,
+ * spirv-val and spirv-opt, and one they reject aborts the run.
+ *
  * Two builds of this file:
  *   - with -DVKHLO_FUZZ=ON under clang (tests/CMakeLists.txt): the libFuzzer
  *     target fuzz_compile (the library built with ASan, UBSan and the
- *     fuzzer's coverage; see README "Fuzzing");
+ *     fuzzer's coverage; see README "Fuzzing"); it compiles the GLSL only
+ *     with VKHLO_FUZZ_SPIRV=1 (glslang takes milliseconds a kernel);
  *   - always: fuzz_replay FILE|DIR..., which runs each file once through
- *     the same function and fails on a crash: ctest runs it over
- *     tests/fuzz/regressions, the inputs the fuzzer has found crashing
- *     (each fixed since), under ASan+UBSan in CI's sanitizer pass.
+ *     the same function, GLSL compiled, and fails on a crash: ctest runs
+ *     it over tests/fuzz/regressions, the inputs the fuzzer has found
+ *     crashing (each fixed since), under ASan+UBSan in CI's sanitizer pass.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -28,6 +33,7 @@
 
 #include "codegen/kernel.h"
 #include "codegen/passes.h"
+#include "codegen/spirv.h"
 #include "codegen/target.h"
 #include "hlo/hlo.h"
 #include "vkhlo/status.h"
@@ -44,29 +50,6 @@ static void fuzz_target(bool cpu, codegen_target_t *t) {
   } else {
     t->subgroup_reduce = true;
   }
-}
-
-/* Emits every kernel of |c| and of the while / if / case regions it runs,
- * as api/lower.c does; the first error stops. */
-static vkhlo_status_t emit_computation(const codegen_target_t *t, const vkhlo_allocator_t *allocator,
-                                       const hlo_computation_t *c, int depth) {
-  if (depth > 64) return NULL;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const hlo_instruction_t *instr = c->instructions[i];
-    if (instr->opcode == HLO_OPCODE_WHILE || instr->opcode == HLO_OPCODE_IF || instr->opcode == HLO_OPCODE_CASE) {
-      for (int k = 0; k < instr->called_count; k++)
-        VKHLO_RETURN_IF_ERROR(emit_computation(t, allocator, instr->called_computations[k], depth + 1));
-      continue;
-    }
-    if (!codegen_instruction_needs_kernel(instr)) continue;
-    codegen_kernel_t k;
-    memset(&k, 0, sizeof k);
-    vkhlo_status_t st = codegen_emit_instruction(t, allocator, instr, &k);
-    if (!st) st = codegen_target_check_kernel(t, instr, &k);
-    codegen_kernel_free(&k);
-    if (st) return st;
-  }
-  return NULL;
 }
 
 /* The host allocator of the run: the C library's, refusing any block over
@@ -86,35 +69,107 @@ static void capped_free(void *user, void *ptr) {
   (void)user;
   free(ptr);
 }
+static const vkhlo_allocator_t capped_allocator = {NULL, capped_malloc, capped_realloc, capped_free};
+
+typedef struct fuzz_run {
+  codegen_target_t target;
+  /* when set, every kernel's GLSL is compiled and validated too: a kernel
+   * that glslang or spirv-val rejects is a compiler bug (abort) */
+  spirv_compiler_t *spirv;
+} fuzz_run_t;
+
+static void check_spirv(const fuzz_run_t *run, const codegen_kernel_t *k) {
+  uint32_t *words = NULL;
+  size_t size = 0;
+  vkhlo_status_t st = spirv_compile_glsl(run->spirv, k->name, k->glsl, &words, &size);
+  vkhlo_free(&capped_allocator, words);
+  if (st && vkhlo_status_code(st) != VKHLO_STATUS_RESOURCE_EXHAUSTED) {
+    fprintf(stderr, "fuzz: kernel %s of a verified program does not compile:\n%s\n--- GLSL:\n%s\n", k->name,
+            vkhlo_status_message(st), k->glsl);
+    abort();
+  }
+  vkhlo_status_free(st);
+}
+
+/* Emits every kernel of |c| and of the while / if / case regions it runs,
+ * as api/lower.c does; the first error stops. */
+static vkhlo_status_t emit_computation(const fuzz_run_t *run, const hlo_computation_t *c, int depth) {
+  if (depth > 64) return NULL;
+  for (int i = 0; i < c->instruction_count; i++) {
+    const hlo_instruction_t *instr = c->instructions[i];
+    if (instr->opcode == HLO_OPCODE_WHILE || instr->opcode == HLO_OPCODE_IF || instr->opcode == HLO_OPCODE_CASE) {
+      for (int k = 0; k < instr->called_count; k++)
+        VKHLO_RETURN_IF_ERROR(emit_computation(run, instr->called_computations[k], depth + 1));
+      continue;
+    }
+    if (!codegen_instruction_needs_kernel(instr)) continue;
+    codegen_kernel_t k;
+    memset(&k, 0, sizeof k);
+    vkhlo_status_t st = codegen_emit_instruction(&run->target, &capped_allocator, instr, &k);
+    if (!st) st = codegen_target_check_kernel(&run->target, instr, &k);
+    if (!st && run->spirv) check_spirv(run, &k);
+    codegen_kernel_free(&k);
+    if (st) return st;
+  }
+  return NULL;
+}
 
 /* One input through every stage; returns the first stage's status. */
-static vkhlo_status_t compile_text(const uint8_t *data, size_t size) {
-  codegen_target_t target;
-  fuzz_target(size % 2 == 1, &target);
-  const vkhlo_allocator_t allocator = {NULL, capped_malloc, capped_realloc, capped_free};
-  hlo_parse_options_t popts = {NULL, 1, 0, &allocator};
+static vkhlo_status_t compile_text(spirv_compiler_t *spirv, const uint8_t *data, size_t size) {
+  fuzz_run_t run = {.spirv = spirv};
+  fuzz_target(size % 2 == 1, &run.target);
+  hlo_parse_options_t popts = {NULL, 1, 0, &capped_allocator};
   hlo_module_t *m = NULL;
   vkhlo_status_t st = hlo_parse((const char *)data, size, "fuzz.mlir", &popts, &m);
   if (!st) st = hlo_verify(m);
   if (!st) {
     codegen_pass_options_t o;
     memset(&o, 0, sizeof o);
-    o.target = &target;
+    o.target = &run.target;
     codegen_pass_stats_t stats;
     st = codegen_run_passes(m, &o, &stats);
   }
-  if (!st) st = emit_computation(&target, &allocator, m->entry_computation, 0);
+  if (!st) st = emit_computation(&run, m->entry_computation, 0);
   hlo_module_destroy(m);
   return st;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  vkhlo_status_free(compile_text(data, size));
-  return 0;
+/* glslang and SPIRV-Tools, without the disk cache. */
+static spirv_compiler_t *new_spirv_compiler(void) {
+  spirv_compiler_options_t o;
+  memset(&o, 0, sizeof o);
+  o.disable_cache = true;
+  o.optimize = true;
+  o.allocator = &capped_allocator;
+  spirv_compiler_t *c = NULL;
+  vkhlo_status_t st = spirv_compiler_create(&o, &c);
+  if (st) {
+    fprintf(stderr, "fuzz: no SPIR-V compiler: %s\n", vkhlo_status_message(st));
+    vkhlo_status_free(st);
+    return NULL;
+  }
+  return c;
 }
 
 #ifdef VKHLO_LIBFUZZER
+/* The fuzzer's SPIR-V compiler, for the process (VKHLO_FUZZ_SPIRV=1: every
+ * kernel compiled, ~100x fewer inputs a second). */
+static spirv_compiler_t *fuzz_spirv;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc, (void)argv;
+  const char *e = getenv("VKHLO_FUZZ_SPIRV");
+  if (e && strcmp(e, "1") == 0) fuzz_spirv = new_spirv_compiler();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  vkhlo_status_free(compile_text(fuzz_spirv, data, size));
+  return 0;
+}
+
 /* Most byte-level mutations break the text's syntax, so half of the
  * mutations rewrite one decimal number instead (a dimension size, an
  * attribute, an index, a constant's element) with a value from the edges:
@@ -144,7 +199,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 #else
 /* fuzz_replay: each file (or each file of a directory) once, in a buffer of
  * exactly its size (ASan sees a read past the text). */
-static int replay_file(const char *path, int *count) {
+static int replay_file(spirv_compiler_t *spirv, const char *path, int *count) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "fuzz_replay: cannot open %s\n", path);
@@ -161,7 +216,7 @@ static int replay_file(const char *path, int *count) {
     free(buf);
     return 1;
   }
-  vkhlo_status_t st = compile_text(buf, got);
+  vkhlo_status_t st = compile_text(spirv, buf, got);
   const char *msg = vkhlo_status_message(st);
   printf("%s: %s\n", path, st ? msg : "compiles");
   vkhlo_status_free(st);
@@ -170,13 +225,13 @@ static int replay_file(const char *path, int *count) {
   return 0;
 }
 
-static int replay_path(const char *path, int *count) {
+static int replay_path(spirv_compiler_t *spirv, const char *path, int *count) {
   struct stat sb;
   if (stat(path, &sb) != 0) {
     fprintf(stderr, "fuzz_replay: no such file or directory: %s\n", path);
     return 1;
   }
-  if (!S_ISDIR(sb.st_mode)) return replay_file(path, count);
+  if (!S_ISDIR(sb.st_mode)) return replay_file(spirv, path, count);
   DIR *d = opendir(path);
   if (!d) return 1;
   int bad = 0;
@@ -185,7 +240,7 @@ static int replay_path(const char *path, int *count) {
     if (e->d_name[0] == '.') continue;
     char sub[4096];
     snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-    bad |= replay_path(sub, count);
+    bad |= replay_path(spirv, sub, count);
   }
   closedir(d);
   return bad;
@@ -196,9 +251,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: fuzz_replay FILE|DIR...\n");
     return 2;
   }
+  spirv_compiler_t *spirv = new_spirv_compiler();
+  if (!spirv) return 1;
   int bad = 0, count = 0;
-  for (int i = 1; i < argc; i++) bad |= replay_path(argv[i], &count);
-  printf("fuzz_replay: %d inputs, none crashed\n", count);
+  for (int i = 1; i < argc; i++) bad |= replay_path(spirv, argv[i], &count);
+  spirv_compiler_destroy(spirv);
+  printf("fuzz_replay: %d inputs, none crashed, every kernel compiled and validated\n", count);
   return bad || count == 0;
 }
 #endif
