@@ -1955,10 +1955,14 @@ static vkhlo_status_t verify_fft(const verifier_t *v) {
                                  : xd == rd;
     if (!ok) return fail(v, "operand %s and result %s have inconsistent dimensions", SHAPE(x), SHAPE(r));
   }
-  if (real)
-    for (int i = 0; i < len->count; i++)
-      if (real->dimensions[real->rank - len->count + i] != len->data[i])
-        return fail(v, "fft_length %s does not match the real tensor %s", DIMS(len), SHAPE(real));
+  /* (C4) the real tensor's trailing dimensions are fft_length; for fft and
+   * ifft the operand's (as XLA requires: a transform of another length
+   * than its input's is not defined) */
+  const hlo_shape_t *sized = real ? real : x;
+  for (int i = 0; i < len->count; i++)
+    if (sized->dimensions[sized->rank - len->count + i] != len->data[i])
+      return fail(v, "fft_length %s does not match the %s tensor %s", DIMS(len), real ? "real" : "operand",
+                  SHAPE(sized));
   return NULL;
 }
 
