@@ -2603,6 +2603,14 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   int n_in = r->operand_count;
   if (r->parenthesized_inputs && r->in_count != n_in)
     fail_at(p, r->loc, "%s: expected %d operands, got %d", r->name, r->in_count, n_in);
+  /* as MLIR: a value is used with the type it was defined with */
+  for (int i = 0; r->parenthesized_inputs && i < n_in; i++)
+    if (!hlo_shape_equal(&r->operands[i]->shape, &r->in_types[i])) {
+      char have[128], said[128];
+      hlo_shape_to_string(&r->operands[i]->shape, have, sizeof have);
+      hlo_shape_to_string(&r->in_types[i], said, sizeof said);
+      fail_at(p, r->loc, "%s: operand %d is %s but its type is given as %s", r->name, i, have, said);
+    }
 
   /* Arity of elementwise ops. */
   int want = -1;

@@ -293,7 +293,9 @@ static vkhlo_status_t check_reducer(const verifier_t *v, const hlo_computation_t
     const hlo_shape_t *p = &body->parameters[i]->shape;
     if (!is_array(p) || p->rank != 0)
       return fail(v, "%s parameter %d must be a rank-0 tensor but is %s", what, i, SHAPE(p));
-    if (types && element_kind(p->element_type) != element_kind(types[i % n]))
+    /* is_promotable: the same kind, at least as wide */
+    if (types && (element_kind(p->element_type) != element_kind(types[i % n]) ||
+                  hlo_element_type_bit_width(p->element_type) < hlo_element_type_bit_width(types[i % n])))
       return fail(v, "%s parameter %d has type %s, incompatible with element type %s", what, i,
                   SHAPE(p), hlo_element_type_name(types[i % n]));
   }
@@ -1443,7 +1445,7 @@ static vkhlo_status_t verify_reduce(const verifier_t *v) {
     const hlo_shape_t *xi = &in->operands[i]->shape, *init = &in->operands[n + i]->shape;
     if (!same_dims(xi, x))
       return fail(v, "input %d %s and input 0 %s have different shapes", i, SHAPE(xi), SHAPE(x));
-    if (init->rank != 0 || element_kind(init->element_type) != element_kind(xi->element_type))
+    if (init->rank != 0 || init->element_type != xi->element_type)
       return fail(v, "init_value %d %s must be a rank-0 tensor of input %d's element type %s", i,
                   SHAPE(init), i, hlo_element_type_name(xi->element_type));
   }
@@ -1482,7 +1484,7 @@ static vkhlo_status_t verify_reduce_window(const verifier_t *v) {
     const hlo_shape_t *xi = &in->operands[i]->shape, *init = &in->operands[n + i]->shape;
     if (!same_dims(xi, x))
       return fail(v, "input %d %s and input 0 %s have different shapes", i, SHAPE(xi), SHAPE(x));
-    if (init->rank != 0 || element_kind(init->element_type) != element_kind(xi->element_type))
+    if (init->rank != 0 || init->element_type != xi->element_type)
       return fail(v, "init_value %d %s must be a rank-0 tensor of input %d's element type %s", i,
                   SHAPE(init), i, hlo_element_type_name(xi->element_type));
   }
@@ -1757,8 +1759,11 @@ static vkhlo_status_t verify_case(const verifier_t *v) {
  * "all_to_all", "collective_broadcast", "collective_permute"): the
  * process ids (hlo_collective_ids_problem); one result per operand
  * (collective_broadcast's dynamic root, the last operand, aside: a rank-1
- * integer tensor of one entry per result); dimension attributes in range;
- * each result the operand's type except, for all_gather, reduce_scatter
+ * integer tensor of one entry per result); all_reduce's and
+ * reduce_scatter's computation a reducer of tensor<E> to which every
+ * operand's element type promotes; dimension attributes in range; each
+ * result the operand's type (element type E where there is a computation)
+ * except, for all_gather, reduce_scatter
  * and all_to_all, the dimension they gather, scatter, split and
  * concatenate.  How many processes a group holds is known only for a
  * linked op (hlo.h, group_size: its operands are every member's, which
@@ -1781,6 +1786,18 @@ static vkhlo_status_t verify_collective(const verifier_t *v) {
     if (root->rank != 1 || root->dimensions[0] != n || !(element_kind(root->element_type) & K_INT))
       return fail(v, "the dynamic root %s should hold one integer per result (%d)", SHAPE(root), n);
   }
+  /* all_reduce, reduce_scatter (C5/C6): the computation takes and returns
+   * tensor<E>, the operands' element types promotable to E, the results' E */
+  bool reduces = in->opcode == HLO_OPCODE_ALL_REDUCE || in->opcode == HLO_OPCODE_REDUCE_SCATTER;
+  hlo_element_type_t e = HLO_TUPLE;
+  if (reduces) {
+    VKHLO_RETURN_IF_ERROR(expect_called_count(v, 1, "computation"));
+    for (int k = 0; k < n; k++) {
+      hlo_element_type_t t = in->operands[k]->shape.element_type;
+      VKHLO_RETURN_IF_ERROR(check_reducer(v, in->called_computations[0], 1, &t, "computation"));
+    }
+    e = in->called_computations[0]->parameters[0]->shape.element_type;
+  }
   int64_t d = in->opcode == HLO_OPCODE_ALL_TO_ALL ? in->attrs.split_dimension : in->attrs.dimension;
   int64_t c = in->attrs.concat_dimension, parts = in->attrs.split_count;
   for (int k = 0; k < n; k++) {
@@ -1788,7 +1805,7 @@ static vkhlo_status_t verify_collective(const verifier_t *v) {
     for (int j = 1; j < members; j++)
       if (!hlo_shape_equal(&in->operands[j * n + k]->shape, x))
         return fail(v, "its processes pass operand %d of different types", k);
-    if (!is_array(x) || x->element_type != r->element_type || x->rank != r->rank)
+    if (!is_array(x) || r->element_type != (reduces ? e : x->element_type) || x->rank != r->rank)
       return fail(v, "operand %d %s and result %d %s differ in element type or rank", k, SHAPE(x), k, SHAPE(r));
     int64_t want[HLO_MAX_RANK];
     memcpy(want, x->dimensions, sizeof(int64_t) * (size_t)x->rank);

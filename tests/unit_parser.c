@@ -778,6 +778,29 @@ static void test_elided_constants(void **state) {
 
 /* ---------------------------------------------------------- errors */
 
+/* An allocator refusing blocks over 1 GiB (ASan would abort on the 256 GiB
+ * the C library's malloc may be asked for). */
+static void *capped_malloc(void *user, size_t size) { return size > ((size_t)1 << 30) ? NULL : malloc(size); }
+static void *capped_realloc(void *user, void *ptr, size_t size) {
+  return size > ((size_t)1 << 30) ? NULL : realloc(ptr, size);
+}
+static void capped_free(void *user, void *ptr) { free(ptr); }
+
+/* A constant larger than memory: RESOURCE_EXHAUSTED at the literal. */
+static void test_constant_out_of_memory(void **state) {
+  (void)state;
+  const vkhlo_allocator_t capped = {NULL, capped_malloc, capped_realloc, capped_free};
+  hlo_parse_options_t o = {NULL, 0, 0, &capped};
+  const char *text = CONST_FN("tensor<262144x262144xf32>", "dense<1.0>");
+  hlo_module_t *m = NULL;
+  vkhlo_status_t st = hlo_parse(text, strlen(text), "t.mlir", &o, &m);
+  assert_null(m);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_RESOURCE_EXHAUSTED);
+  assert_string_equal(vkhlo_status_message(st), "t.mlir:2:27: out of host memory for the 274877906944 bytes "
+                                                 "of a tensor<262144x262144xf32> constant");
+  vkhlo_status_free(st);
+}
+
 static void test_errors(void **state) {
   (void)state;
   expect_error("func.func @main() {\n  %0 = stablehlo.add %7, %7 : tensor<f32>\n  return\n}\n",
@@ -798,6 +821,9 @@ static void test_errors(void **state) {
                "t.mlir:2:3: undefined function '@nope'");
   expect_error("func.func @main(%a: tensor<f32>) {\n  %0 = stablehlo.add %a : tensor<f32>\n  return\n}\n",
                "t.mlir:2:3: stablehlo.add: expected 2 operands, got 1");
+  expect_error("func.func @main(%a: tensor<4xi32>) {\n  %0 = \"stablehlo.abs\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
+               "  return\n}\n",
+               "t.mlir:2:3: stablehlo.abs: operand 0 is tensor<4xi32> but its type is given as tensor<4xf32>");
   expect_error("func.func @main(%a: tensor<f32>) {\n"
                "  %0 = \"stablehlo.add\"(%a, %a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n  return\n}\n",
                "t.mlir:2:3: stablehlo.add: expected 2 operands, got 3");
@@ -1077,6 +1103,7 @@ int main(void) {
       cmocka_unit_test(test_float_helpers),
       cmocka_unit_test(test_elided_constants),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_constant_out_of_memory),
       cmocka_unit_test(test_robustness),
       cmocka_unit_test(test_printer),
       cmocka_unit_test(test_corpus),
