@@ -1763,9 +1763,8 @@ static vkhlo_status_t verify_case(const verifier_t *v) {
  * reduce_scatter's computation a reducer of tensor<E> to which every
  * operand's element type promotes; dimension attributes in range; each
  * result the operand's type (element type E where there is a computation)
- * except, for all_gather, reduce_scatter
- * and all_to_all, the dimension they gather, scatter, split and
- * concatenate.  How many processes a group holds is known only for a
+ * except, for all_gather, reduce_scatter and all_to_all, the dimension
+ * they gather, scatter, split and concatenate.  How many processes a group holds is known only for a
  * linked op (hlo.h, group_size: its operands are every member's, which
  * must agree); otherwise those dimensions must be a whole multiple. */
 static vkhlo_status_t verify_collective(const verifier_t *v) {
