@@ -1681,6 +1681,13 @@ static void window_position(elemental_emitter_t *E, const hlo_instruction_t *ins
                             int64_t lo, int64_t bd, int64_t dim, const char *valid,
                             el_name_t *pos) {
   el_name_t p;
+  /* Index arithmetic is 32-bit, so the padded extent is (as every other
+   * literal here must be).  Then a stride past INT32_MAX leaves one window
+   * (o is 0), and a window dilation past it leaves none for a window of
+   * more than one position (the kernel never runs): either way the value
+   * does not matter, and as a literal it would not compile. */
+  if (stride > INT32_MAX) stride = 1;
+  if (wdil > INT32_MAX) wdil = 1;
   idx_def(E, instr, &p, "%s * %lld + %s * %lld - %lld", o, (long long)stride, w, (long long)wdil,
           (long long)lo);
   if (bd == 1) {
@@ -1848,6 +1855,7 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   for (int d = 0; d < rank; d++) {
     int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
     int64_t pl = dims_get(a->padding, 2 * d, 0);
+    if (st > INT32_MAX) st = 1; /* one source position (window_position) */
     idx_def(E, instr, &lo[d], "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s,
             (long long)(pl - (w - 1)), (long long)st);
     idx_def(E, instr, &hi[d], "min(%lld, vk_floor_div(%s + %lld, %lld))",
