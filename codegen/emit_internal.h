@@ -99,14 +99,13 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
 bool codegen_attention_fusion(const codegen_target_t *target, const hlo_instruction_t *fusion, el_attention_t *a);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
-/* The GEMM kernel (shaders/gemm_*.comp) of a dot_general or of an output
- * fusion around one (emit_gemm.c); *handled false: not a GEMM it takes. */
 /* Whether the GEMM kernels take dot_general (or dot) |dot|'s element types:
  * f32, f16 or bf16 operands each of the result's type, or f16/bf16 into an
  * f32 result (see plan_gemm in emit_gemm.c); not a tuple.  Split-K
  * (codegen/expand.c) asks the same. */
 bool codegen_gemm_types(const hlo_instruction_t *dot);
-
+/* The GEMM kernel (shaders/gemm_*.comp) of a dot_general or of an output
+ * fusion around one (emit_gemm.c); *handled false: not a GEMM it takes. */
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled);
 /* |x| inside fused computation |fc| as a strided view of a kernel binding
