@@ -1,11 +1,14 @@
-/* The compiler on arbitrary text: parse, verify, the pass pipeline and
- * every kernel's GLSL, as vkhlo_executable_compile runs them, minus the
- * device (no glslang, no Vulkan), so that a fuzzer reaches thousands of
- * inputs a second.
+/* The compiler on arbitrary text: parse, verify, the pass pipeline, then
+ * the executable's half (scheduling, lowering with every kernel's GLSL,
+ * in-place decisions, buffer assignment and its proof), as
+ * vkhlo_executable_compile runs them, minus the device (no glslang, no
+ * Vulkan), so that a fuzzer reaches thousands of inputs a second.
  *
  * Whatever the bytes, each stage must return a status or succeed: no
  * crash, no sanitizer report, no leak, nothing past the buffer (the text
- * is not NUL-terminated).  Inputs of odd length compile for a CPU device
+ * is not NUL-terminated), and no INTERNAL status (the compiler's own
+ * failures: a pass whose result does not verify, an unsafe buffer
+ * assignment).  Inputs of odd length compile for a CPU device
  * as lavapipe describes itself (texel words, 8 lanes, a loop limit),
  * inputs of even length for a GPU (32 lanes, subgroup reductions): one
  * corpus covers both kernel families.
@@ -31,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api/internal.h"
 #include "codegen/kernel.h"
 #include "codegen/passes.h"
 #include "codegen/spirv.h"
@@ -73,51 +77,68 @@ static const vkhlo_allocator_t capped_allocator = {NULL, capped_malloc, capped_r
 
 typedef struct fuzz_run {
   codegen_target_t target;
+  exe_buffer_limits_t limits; /* the device's, as lavapipe or a GPU gives them */
   /* when set, every kernel's GLSL is compiled and validated too: a kernel
    * that glslang or spirv-val rejects is a compiler bug (abort) */
   spirv_compiler_t *spirv;
 } fuzz_run_t;
 
-static void check_spirv(const fuzz_run_t *run, const codegen_kernel_t *k) {
+static void check_spirv(const fuzz_run_t *run, const char *name, const char *glsl) {
   uint32_t *words = NULL;
   size_t size = 0;
-  vkhlo_status_t st = spirv_compile_glsl(run->spirv, k->name, k->glsl, &words, &size);
+  vkhlo_status_t st = spirv_compile_glsl(run->spirv, name, glsl, &words, &size);
   vkhlo_free(&capped_allocator, words);
   if (st && vkhlo_status_code(st) != VKHLO_STATUS_RESOURCE_EXHAUSTED) {
-    fprintf(stderr, "fuzz: kernel %s of a verified program does not compile:\n%s\n--- GLSL:\n%s\n", k->name,
-            vkhlo_status_message(st), k->glsl);
+    fprintf(stderr, "fuzz: kernel %s of a verified program does not compile:\n%s\n--- GLSL:\n%s\n", name,
+            vkhlo_status_message(st), glsl);
     abort();
   }
   vkhlo_status_free(st);
 }
 
-/* Emits every kernel of |c| and of the while / if / case regions it runs,
- * as api/lower.c does; the first error stops. */
-static vkhlo_status_t emit_computation(const fuzz_run_t *run, const hlo_computation_t *c, int depth) {
-  if (depth > 64) return NULL;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const hlo_instruction_t *instr = c->instructions[i];
-    if (instr->opcode == HLO_OPCODE_WHILE || instr->opcode == HLO_OPCODE_IF || instr->opcode == HLO_OPCODE_CASE) {
-      for (int k = 0; k < instr->called_count; k++)
-        VKHLO_RETURN_IF_ERROR(emit_computation(run, instr->called_computations[k], depth + 1));
-      continue;
-    }
-    if (!codegen_instruction_needs_kernel(instr)) continue;
-    codegen_kernel_t k;
-    memset(&k, 0, sizeof k);
-    vkhlo_status_t st = codegen_emit_instruction(&run->target, &capped_allocator, instr, &k);
-    if (!st) st = codegen_target_check_kernel(&run->target, instr, &k);
-    if (!st && run->spirv) check_spirv(run, &k);
-    codegen_kernel_free(&k);
-    if (st) return st;
+/* The executable's half of the compiler, as api/executable.c runs it
+ * after the passes, minus the device: scheduling, lowering (every kernel
+ * emitted and checked against the target's limits), the in-place
+ * decisions, buffer assignment and its proof.  A context without a device
+ * stands in for the caller's (no custom-call kernels registered). */
+static vkhlo_status_t lower_module(const fuzz_run_t *run, const hlo_module_t *m) {
+  struct vkhlo_context_s context;
+  memset(&context, 0, sizeof context);
+  context.allocator = &capped_allocator;
+  context.target = run->target;
+  vkhlo_executable_t *exe = vkhlo_calloc(&capped_allocator, 1, sizeof *exe);
+  if (!exe) return VKHLO_NO_MEMORY();
+  exe->context = &context;
+  exe->allocator = &capped_allocator;
+  exe->max_loop_iterations = 10000000;
+  exe_schedule_t schedule;
+  memset(&schedule, 0, sizeof schedule);
+  void *constants = NULL;
+  vkhlo_status_t st = exe_schedule_module(m, &schedule);
+  if (!st) st = exe_lower_module(exe, m, &schedule, &run->target, run->limits.alignment, &constants);
+  exe_schedule_free(&schedule);
+  if (!st) {
+    exe_decide_inplace(exe);
+    st = exe_assign_buffers(exe, &run->limits);
   }
-  return NULL;
+  if (!st) st = exe_verify_buffer_assignment(exe);
+  if (!st) { /* what the executable's statistics read */
+    (void)exe_temp_bytes(exe);
+    (void)exe_liveness_lower_bound(exe);
+    (void)exe_count_barriers(exe);
+  }
+  for (int i = 0; !st && run->spirv && i < exe->kernel_count; i++)
+    if (exe->kernels[i].glsl) check_spirv(run, exe->kernels[i].name, exe->kernels[i].glsl);
+  vkhlo_free(&capped_allocator, constants);
+  vkhlo_executable_destroy(exe);
+  return st;
 }
 
 /* One input through every stage; returns the first stage's status. */
 static vkhlo_status_t compile_text(spirv_compiler_t *spirv, const uint8_t *data, size_t size) {
   fuzz_run_t run = {.spirv = spirv};
   fuzz_target(size % 2 == 1, &run.target);
+  run.limits = size % 2 == 1 ? (exe_buffer_limits_t){16, (uint64_t)1 << 31} : (exe_buffer_limits_t){64, (uint64_t)1 << 32};
   hlo_parse_options_t popts = {NULL, 1, 0, &capped_allocator};
   hlo_module_t *m = NULL;
   vkhlo_status_t st = hlo_parse((const char *)data, size, "fuzz.mlir", &popts, &m);
@@ -129,8 +150,15 @@ static vkhlo_status_t compile_text(spirv_compiler_t *spirv, const uint8_t *data,
     codegen_pass_stats_t stats;
     st = codegen_run_passes(m, &o, &stats);
   }
-  if (!st) st = emit_computation(&run, m->entry_computation, 0);
+  if (!st) st = lower_module(&run, m);
   hlo_module_destroy(m);
+  /* INTERNAL is the compiler's own failure (a pass's result that does not
+   * verify, a kernel without its outputs, an unsafe buffer assignment):
+   * never the answer to a program, however wrong. */
+  if (st && vkhlo_status_code(st) == VKHLO_STATUS_INTERNAL) {
+    fprintf(stderr, "fuzz: internal error: %s\n", vkhlo_status_message(st));
+    abort();
+  }
   return st;
 }
 
