@@ -208,6 +208,7 @@ static void target_from_caps(const vkrt_caps_t *caps, const vkrt_device_info_t *
   t->conv_no_shuffle = env_false("VKHLO_CONV_SHUFFLE");
   env_tile("VKHLO_GEMM_TILE", &t->gemm_tile_m, &t->gemm_tile_n);
   t->no_split_k = env_false("VKHLO_SPLIT_K");
+  t->no_ragged_gemm = env_false("VKHLO_RAGGED_GEMM");
   /* codegen/target.h; an unknown value means auto */
   int reduce;
   env_choice("VKHLO_REDUCE", reduce_kinds, &reduce);

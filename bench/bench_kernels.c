@@ -47,6 +47,15 @@
  *                      128: the while loop of eigh_round dispatches); its
  *                      eigenvalues against LAPACK's ssyevd; flops 9 n^3
  *                      nominal (LAPACK's count with vectors)
+ *   moe_up, moe_down, moe64_up
+ *                      chlo.ragged_dot as a mixture of experts routes tokens
+ *                      (jax.lax.ragged_dot): 2048 rows in 8 (64) uneven
+ *                      groups times their expert's 256x1024, 1024x256
+ *                      (256x512) weights; the CPU GEMM's grouped product,
+ *                      timed in the same rounds against the expansion
+ *                      (VKHLO_RAGGED_GEMM=0: the product with every
+ *                      expert's weights) and one cblas_sgemm per group;
+ *                      flops 2 m n k (the useful product) for all three
  *   gesdd_32, gesdd_64, gesdd_128
  *                      custom_call @lapack_sgesdd_ffi (one-sided Jacobi, one
  *                      workgroup; 128: the while loop of svd_round
@@ -227,20 +236,30 @@ typedef struct prepared {
   vkhlo_buffer_t *args[3], *res[1];
 } prepared_t;
 
-static void prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, prepared_t *p) {
+/* Compiles |text| and makes its parameters from |a|, |b| and |c| (NULL:
+ * the second's data, as ffn_gated's second rhs) and a result buffer; a
+ * compile error is returned (*p untouched), any other ends the run. */
+static vkhlo_status_t try_prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c,
+                                  prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench.mlir", &o, &p->exe);
-  if (st) die(st, "compile");
+  if (st) return st;
   p->nargs = vkhlo_executable_parameter_count(p->exe);
-  for (int i = 0; i < p->nargs && i < 3; i++) { /* the second rhs is the first's data */
+  for (int i = 0; i < p->nargs && i < 3; i++) {
     vkhlo_tensor_type_t t;
     vkhlo_executable_parameter_type(p->exe, i, &t);
-    if ((st = vkhlo_buffer_create(ctx, &t, i ? b : a, &p->args[i]))) die(st, "buffer");
+    if ((st = vkhlo_buffer_create(ctx, &t, i == 0 ? a : i == 2 && c ? c : b, &p->args[i]))) die(st, "buffer");
   }
   vkhlo_tensor_type_t t;
   vkhlo_executable_result_type(p->exe, 0, &t);
   if ((st = vkhlo_buffer_create(ctx, &t, NULL, &p->res[0]))) die(st, "result buffer");
+  return NULL;
+}
+
+static void prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c, prepared_t *p) {
+  vkhlo_status_t st = try_prepare(ctx, text, a, b, c, p);
+  if (st) die(st, "compile");
 }
 
 static void release(prepared_t *p) {
@@ -493,7 +512,7 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     }
     char *text = linalg_program(c);
     prepared_t p;
-    prepare(ctx, text, a, b, &p);
+    prepare(ctx, text, a, b, NULL, &p);
     run_wall(&p); /* warm-up (lavapipe compiles each pipeline at its first dispatch) */
     run_linalg_blas(c, a, b, ref);
     double err = compare(&p, ref, c->kind == SYEVD || c->kind == GESDD ? (size_t)n : nn, NULL);
@@ -518,6 +537,125 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     free(wall), free(dev), free(blas), free(ratio);
     release(&p);
     free(text), free(a), free(b), free(g), free(ref);
+  }
+}
+
+/* ------------------------------------------------------- ragged dot */
+
+/* jax.lax.ragged_dot as a mixture of experts routes tokens: rows [m, k]
+ * in groups of the experts' sizes, rhs [g, k, n] (one expert's weights
+ * per group), result [m, n]. */
+typedef struct ragged_case {
+  const char *name;
+  int m, n, k, g;
+} ragged_case_t;
+
+static const ragged_case_t ragged_cases[] = {
+    {"moe_up", 2048, 1024, 256, 8},
+    {"moe_down", 2048, 256, 1024, 8},
+    {"moe64_up", 2048, 512, 256, 64},
+};
+
+/* Group sizes summing to m, uneven (0 .. 2 m / g, none on a tile edge
+ * in general), some empty where g is large. */
+static void ragged_sizes(const ragged_case_t *c, int32_t *gs) {
+  int left = c->m;
+  uint32_t seed = 777;
+  for (int j = 0; j < c->g; j++) {
+    int s = (int)((seed = seed * 1664525u + 1013904223u) >> 8) % (2 * c->m / c->g + 1);
+    if (j == c->g - 1 || s > left) s = left; /* the last takes the rest */
+    gs[j] = s;
+    left -= s;
+  }
+}
+
+static char *ragged_program(const ragged_case_t *c) {
+  char *text = malloc(1024);
+  snprintf(text, 1024,
+           "func.func @main(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dx%dxf32>, %%g: tensor<%dxi32>) -> "
+           "tensor<%dx%dxf32> {\n"
+           "  %%c = \"chlo.ragged_dot\"(%%a, %%b, %%g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+           "      lhs_batching_dimensions = [], rhs_batching_dimensions = [],\n"
+           "      lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1],\n"
+           "      lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>}\n"
+           "      : (tensor<%dx%dxf32>, tensor<%dx%dx%dxf32>, tensor<%dxi32>) -> tensor<%dx%dxf32>\n"
+           "  return %%c : tensor<%dx%dxf32>\n}\n",
+           c->m, c->k, c->g, c->k, c->n, c->g, c->m, c->n, c->m, c->k, c->g, c->k, c->n, c->g, c->m, c->n, c->m, c->n);
+  return text;
+}
+
+/* Each group's rows times its expert's weights, one cblas_sgemm per
+ * group (rows past the last group stay zero: none here). */
+static double run_ragged_blas(const ragged_case_t *c, const int32_t *gs, const float *a, const float *b, float *out) {
+  double t0 = now_ms();
+  int row = 0;
+  for (int j = 0; j < c->g; j++) {
+    if (gs[j] > 0)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, gs[j], c->n, c->k, 1.0f, a + (size_t)row * c->k, c->k,
+                  b + (size_t)j * c->k * c->n, c->n, 0.0f, out + (size_t)row * c->n, c->n);
+    row += gs[j];
+  }
+  return now_ms() - t0;
+}
+
+/* The grouped GEMM (default) against the expansion of the same program
+ * ($VKHLO_RAGGED_GEMM=0: the product with every expert's weights, each
+ * row's kept) and OpenBLAS, in the same rounds; GFLOP/s count the useful
+ * product (2 m n k) for all three. */
+static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, const char *only, int rounds) {
+  bool header = false;
+  for (size_t ci = 0; ci < sizeof ragged_cases / sizeof ragged_cases[0]; ci++) {
+    const ragged_case_t *c = &ragged_cases[ci];
+    if (only && !strstr(c->name, only)) continue;
+    if (!header) {
+      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "MxNxK/groups", "wall_ms", "dev_ms",
+             "GFLOP/s", "blas_ms", "blasGF/s", "ratio", "expand_ms", "speedup", "max_err");
+      header = true;
+    }
+    size_t na = (size_t)c->m * c->k, nb = (size_t)c->g * c->k * c->n, no = (size_t)c->m * c->n;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *ref = calloc(no, sizeof *ref);
+    int32_t gs[64];
+    ragged_sizes(c, gs);
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < nb; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    char *text = ragged_program(c);
+    prepared_t p, e;
+    prepare(ctx, text, a, b, gs, &p);
+    /* the expansion's product with every expert may not fit the device
+     * (moe64_up's [2048, 64 x 512] f32 on lavapipe: 256 MiB against a
+     * 128 MiB maxStorageBufferRange): then its columns say so */
+    vkhlo_status_t est = try_prepare(expand_ctx, text, a, b, gs, &e);
+    run_wall(&p); /* warm-up */
+    if (!est) run_wall(&e);
+    run_ragged_blas(c, gs, a, b, ref);
+    double err = compare(&p, ref, no, NULL);
+    double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
+           *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio),
+           *exp_ms = calloc((size_t)rounds, sizeof *exp_ms), *speedup = calloc((size_t)rounds, sizeof *speedup);
+    for (int r = 0; r < rounds; r++) {
+      wall[r] = run_wall(&p);
+      dev[r] = run_device(&p);
+      blas[r] = run_ragged_blas(c, gs, a, b, ref);
+      exp_ms[r] = est ? 0 : run_device(&e);
+      ratio[r] = blas[r] / dev[r];
+      speedup[r] = exp_ms[r] / dev[r];
+    }
+    double flop = 2.0 * c->m * c->n * (double)c->k, md = median(dev, rounds), mb = median(blas, rounds);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%d/%d", c->m, c->n, c->k, c->g);
+    printf("%-18s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%% ", c->name, shape, median(wall, rounds), md,
+           flop / md / 1e6, mb, flop / mb / 1e6, 100 * median(ratio, rounds));
+    if (est) printf("%9s %9s", "fails", "-");
+    else printf("%9.2f %8.1fx", median(exp_ms, rounds), median(speedup, rounds));
+    printf(" %8.1e\n", err);
+    if (est) printf("  expansion: %s\n", vkhlo_status_message(est));
+    fflush(stdout);
+    vkhlo_status_free(est);
+    free(wall), free(dev), free(blas), free(ratio), free(exp_ms), free(speedup);
+    release(&p);
+    if (!est) release(&e);
+    free(text), free(a), free(b), free(ref);
   }
 }
 
@@ -574,8 +712,8 @@ int main(int argc, char **argv) {
     }
     const void *va = a16 ? (const void *)a16 : a, *vb = b16 ? (const void *)b16 : b;
     prepared_t p, e;
-    prepare(ctx, text, va, vb, &p);
-    if (before) prepare(elem_ctx, text, va, vb, &e);
+    prepare(ctx, text, va, vb, NULL, &p);
+    if (before) prepare(elem_ctx, text, va, vb, NULL, &e);
 
     run_wall(&p); /* warm-up */
     run_blas(c, a, b, ref);
@@ -612,6 +750,19 @@ int main(int argc, char **argv) {
     free(text), free(a), free(b), free(ref), free(a16), free(b16);
   }
   bench_linalg(ctx, only, rounds);
+  /* the ragged products' baseline: the expansion ($VKHLO_RAGGED_GEMM=0,
+   * read when the context is made) */
+  bool ragged = !only;
+  for (size_t ci = 0; ci < sizeof ragged_cases / sizeof ragged_cases[0]; ci++)
+    ragged |= only && strstr(ragged_cases[ci].name, only);
+  if (ragged) {
+    vkhlo_context_t *expand_ctx = NULL;
+    setenv("VKHLO_RAGGED_GEMM", "0", 1);
+    if ((st = vkhlo_context_create(&co, &expand_ctx))) die(st, "context (VKHLO_RAGGED_GEMM=0)");
+    unsetenv("VKHLO_RAGGED_GEMM");
+    bench_ragged(ctx, expand_ctx, only, rounds);
+    vkhlo_context_destroy(expand_ctx);
+  }
   if (elem_ctx) vkhlo_context_destroy(elem_ctx);
   vkhlo_context_destroy(ctx);
   return 0;

@@ -145,6 +145,11 @@ typedef struct gemm_plan {
   /* the lhs's contracting dimension split (gemm_view_t): k at
    * (k / lk_inner) * lk_outer + (k % lk_inner) * lks; lk_inner 0: not */
   int64_t lk_inner, lk_outer;
+  /* chlo.ragged_dot (see "Ragged products"): the rhs's group dimension rg
+   * (not a free one), its groups and the stride of its view along rg */
+  bool ragged;
+  int rg;
+  int64_t groups, rgs;
 } gemm_plan_t;
 
 /* The element types the kernels read and write: f32, and f16 / bf16 (read
@@ -153,7 +158,8 @@ static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == 
 
 bool codegen_gemm_types(const hlo_instruction_t *dot) {
   hlo_element_type_t rt = dot->shape.element_type;
-  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape) || dot->operand_count != 2) return false;
+  int operands = dot->opcode == HLO_OPCODE_CHLO_RAGGED_DOT ? 3 : 2; /* (lhs, rhs[, group_sizes]) */
+  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape) || dot->operand_count != operands) return false;
   for (int k = 0; k < 2; k++) {
     hlo_element_type_t at = dot->operands[k]->shape.element_type;
     if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
@@ -376,10 +382,42 @@ static bool own_index_only(const hlo_computation_t *fc, const hlo_instruction_t 
   return true;
 }
 
+/* Ragged products.  chlo.ragged_dot in mode 1 (verifier.c: the lhs
+ * ragged dimension a free one, the rhs with a group dimension) whose
+ * ragged dimension is the lhs's only free dimension (jax.lax.ragged_dot's
+ * [m, k] x [g, k, n], with batch dimensions or not), its group_sizes of
+ * rank 1 and 32 or 64 bits, M < 2^30: gemm_cpu.comp's grouped product
+ * ("Groups" there), which computes each row with its own group's rhs only,
+ * where the expansion (codegen/expand.c) computes the product with every
+ * group's.  Fills the plan's ragged fields; false where it does not fit. */
+static bool plan_ragged(const hlo_instruction_t *dot, gemm_plan_t *p) {
+  const hlo_attrs_t *a = &dot->attrs;
+  const hlo_shape_t *ls = &dot->operands[0]->shape, *gs = &dot->operands[2]->shape;
+  if (a->lhs_ragged_dimensions.count != 1 || a->rhs_group_dimensions.count != 1 || gs->rank != 1) return false;
+  int64_t ragged = a->lhs_ragged_dimensions.data[0];
+  if (ragged < 0 || ragged >= ls->rank || ls->rank != a->lhs_batching_dimensions.count + a->lhs_contracting_dimensions.count + 1 ||
+      hlo_dims_contains(a->lhs_batching_dimensions, ragged) || hlo_dims_contains(a->lhs_contracting_dimensions, ragged))
+    return false;
+  size_t bytes = hlo_element_type_size_bytes(gs->element_type);
+  if (!hlo_element_type_is_integer(gs->element_type) || (bytes != 4 && bytes != 8) || ls->dimensions[ragged] >= (1 << 30))
+    return false;
+  p->ragged = true;
+  p->rg = (int)a->rhs_group_dimensions.data[0];
+  p->groups = gs->dimensions[0];
+  return true;
+}
+
+/* Is dimension |d| of operand |k| a ragged product's rhs group dimension
+ * (neither batch, contracting nor free)? */
+static bool group_dimension(const gemm_plan_t *p, int k, int d) { return k == 1 && p->ragged && d == p->rg; }
+
 static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
   memset(p, 0, sizeof *p);
   const hlo_instruction_t *dot = NULL;
   if (is_dot(instr)) {
+    dot = instr;
+  } else if (instr->opcode == HLO_OPCODE_CHLO_RAGGED_DOT && codegen_gemm_types(instr)) {
+    if (!plan_ragged(instr, p)) return false;
     dot = instr;
   } else if (instr->opcode == HLO_OPCODE_FUSION && instr->called_count >= 1) {
     const hlo_computation_t *fc = instr->called_computations[0];
@@ -464,6 +502,7 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
   }
   if (!merge(ls, p->view[0].stride, p->lc, p->nc, &p->lks) || !merge(rs, p->view[1].stride, p->rc, p->nc, &p->rks))
     return false;
+  if (p->ragged) p->rgs = p->view[1].stride[p->rg];
   p->rview[0] = p->view[1];
   p->rks_of[0] = p->rks;
   for (int d = 1; d < p->ndot; d++)
@@ -526,7 +565,7 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view
   int64_t free_dims[HLO_MAX_RANK];
   int nf = 0;
   for (int d = 0; d < s->rank; d++) {
-    bool used = false;
+    bool used = group_dimension(p, k, d);
     for (int i = 0; i < p->nb; i++) used |= bd[i] == d;
     for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
     if (!used) free_dims[nf++] = d;
@@ -550,7 +589,7 @@ static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64
   if (view->offset % 8 != 0) return false;
   int inner = -1; /* the innermost free dimension of size > 1 */
   for (int d = 0; d < s->rank; d++) {
-    bool used = false;
+    bool used = group_dimension(p, k, d);
     for (int i = 0; i < p->nb; i++) used |= bd[i] == d;
     for (int i = 0; i < p->nc; i++) used |= cd[i] == d;
     if (!used && s->dimensions[d] > 1) inner = d;
@@ -967,29 +1006,62 @@ static void define_word_load(strbuf_t *sb, const char *name, const gemm_view_t *
                   v->binding);
 }
 
-vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
-                                 codegen_kernel_t *out, bool *handled) {
-  *handled = false;
-  if (target->gemm == CODEGEN_GEMM_OFF) return NULL;
-  gemm_plan_t p;
-  if (!plan_gemm(instr, &p)) return NULL;
+/* A ragged product's group sizes (operand 2, binding 2: 32- or 64-bit
+ * integers) as words, and gemm_group_size(g): group g's size clamped to
+ * [0, 2^30] (rows are fewer than 2^30, plan_ragged; a negative size, which
+ * no program the spec defines has, counts as 0). */
+static void append_group_size(strbuf_t *sb, const hlo_shape_t *gs) {
+  bool is_signed = !hlo_element_type_is_unsigned_int(gs->element_type);
+  strbuf_append(sb, "layout(std430, set = 0, binding = 2) readonly buffer BufferGroups { uint data[]; } gsz;\n"
+                    "int gemm_group_size(int g) {\n");
+  if (hlo_element_type_size_bytes(gs->element_type) == 4) {
+    strbuf_append(sb, is_signed ? "  return clamp(int(gsz.data[g]), 0, 0x40000000);\n}\n"
+                                : "  return int(min(gsz.data[g], 0x40000000u));\n}\n");
+    return;
+  }
+  strbuf_append(sb, "  uint lo = gsz.data[2 * g], hi = gsz.data[2 * g + 1];\n");
+  if (is_signed)
+    strbuf_append(sb, "  if (int(hi) < 0) return 0;\n");
+  strbuf_append(sb, "  return hi != 0u ? 0x40000000 : int(min(lo, 0x40000000u));\n}\n");
+}
+
+/* Whether a GEMM kernel computes |instr| on |target|, and its plan. */
+static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *instr, gemm_plan_t *p) {
+  if (target->gemm == CODEGEN_GEMM_OFF || !plan_gemm(instr, p)) return false;
   /* 16-bit operands where the device stores them natively (not packed two
    * to a 32-bit word: devices without 16-bit storage keep the elemental
    * path) */
-  bool packed = glsl_type_is_packed(target, p.view[0].type);
-  for (int d = 0; d < p.ndot; d++) packed |= glsl_type_is_packed(target, p.rview[d].type);
-  if (packed) return NULL;
+  bool packed = glsl_type_is_packed(target, p->view[0].type);
+  for (int d = 0; d < p->ndot; d++) packed |= glsl_type_is_packed(target, p->rview[d].type);
+  if (packed) return false;
   /* gemm_cpu.comp (at most 64 invocations) where the target cannot run
-   * gemm_gpu.comp's workgroups */
-  bool gpu = codegen_target_gemm_gpu(target);
-  if (gpu && p.ndot > 1) return NULL; /* gemm_gpu.comp computes one product */
-  const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
-  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
-  if (p.batch * p.m * p.n > 0x7FFFFFFF) return NULL;
+   * gemm_gpu.comp's workgroups; gemm_gpu.comp computes one product, and
+   * no ragged one */
+  if (codegen_target_gemm_gpu(target) && (p->ndot > 1 || p->ragged)) return false;
+  if (p->batch * p->m * p->n > 0x7FFFFFFF) return false;
   /* Both kernels' k loops take 8 (CPU) or 16 (GPU) steps per iteration: a
    * longer product than the target's loops allow keeps the elemental path,
-   * which refuses it by name (codegen_assemble) */
-  if (target->max_loop_iterations && p.k / 8 + 64 > (int64_t)target->max_loop_iterations) return NULL;
+   * which refuses it by name (codegen_assemble); a ragged product's tile
+   * steps through the G groups and takes a pass over k for each of at most
+   * TM (<= 32) of them that covers its rows */
+  int64_t loops = p->k / 8 + 64;
+  if (p->ragged) loops += p->groups + 1 + (p->groups < 32 ? p->groups : 32) * (p->k / 8 + 2);
+  return !target->max_loop_iterations || loops <= (int64_t)target->max_loop_iterations;
+}
+
+bool codegen_ragged_dot_gemm(const codegen_target_t *target, const hlo_instruction_t *instr) {
+  gemm_plan_t p;
+  return instr->opcode == HLO_OPCODE_CHLO_RAGGED_DOT && !target->no_ragged_gemm && gemm_takes(target, instr, &p);
+}
+
+vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,
+                                 codegen_kernel_t *out, bool *handled) {
+  *handled = false;
+  gemm_plan_t p;
+  if (!gemm_takes(target, instr, &p)) return NULL;
+  bool gpu = codegen_target_gemm_gpu(target);
+  const shaders_file_t *file = shaders_find(gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
+  if (!file) return VKHLO_INTERNAL("shaders/%s is not embedded", gpu ? "gemm_gpu.comp" : "gemm_cpu.comp");
 
   /* CPU: operands read in 64-bit words where they can be */
   bool words[2] = {false, false}, rhs_k_words = false;
@@ -1011,6 +1083,12 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
    * (lanes of lavapipe's SIMD groups would idle). */
   cpu_tiles_t tl;
   choose_cpu_tiles(&p, target, words, rhs_k_words, &tl, out);
+  if (p.ragged) { /* see "Groups" in gemm_cpu.comp */
+    tl.kb = 0;
+    if (tl.tm > 32) tl.tm = 32;
+    size_t used = strlen(out->tune_key);
+    snprintf(out->tune_key + used, sizeof out->tune_key - used, " groups=%lld", (long long)p.groups);
+  }
   if (gpu) { /* gemm_gpu.comp has one configuration */
     out->tune_key[0] = 0;
     out->tune_candidates = 0;
@@ -1054,7 +1132,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     strbuf_append(&sb, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
   if (E.features & GLSL_FEATURE_STORAGE8) strbuf_append(&sb, "#extension GL_EXT_shader_8bit_storage : require\n");
   if (E.features & GLSL_FEATURE_STORAGE16) strbuf_append(&sb, "#extension GL_EXT_shader_16bit_storage : require\n");
-  strbuf_printf(&sb, "// %s: stablehlo.%s as shaders/%s", instr->name, hlo_opcode_name(instr->opcode), file->name);
+  strbuf_printf(&sb, "// %s: %s.%s as shaders/%s", instr->name, hlo_opcode_is_chlo(instr->opcode) ? "chlo" : "stablehlo",
+                hlo_opcode_name(instr->opcode), file->name);
   if (instr->loc.file) strbuf_printf(&sb, " at %s:%d:%d", instr->loc.file, instr->loc.line, instr->loc.col);
   strbuf_append(&sb, "\n#define GEMM_GENERATED 1\n");
   strbuf_printf(&sb, "#define GEMM_BATCH %lld\n#define GEMM_M %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n",
@@ -1104,6 +1183,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     }
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
+  if (p.ragged)
+    strbuf_printf(&sb, "#define GEMM_GROUPS %lld\n#define RHS_GS_0 %lld\n#define GEMM_GROUP_SIZE(g) gemm_group_size(g)\n",
+                  (long long)p.groups, (long long)p.rgs);
   /* v is the accumulators of every product, comma-separated (ACCS, ACCS8) */
   if (words_out) strbuf_append(&sb, "#define GEMM_STORE8(idx, v) gemm_epilogue8(idx, v)\n");
   else strbuf_append(&sb, "#define GEMM_STORE(idx, v) gemm_epilogue(idx, v)\n");
@@ -1142,6 +1224,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       strbuf_printf(&sb, "layout(std430, set = 0, binding = %d) writeonly buffer Buffer%dw { %s data[]; } out%dw;\n",
                     instr->operand_count + r, instr->operand_count + r, is_16bit(rt) ? "u64vec2" : "u64vec4", r);
   }
+  if (p.ragged) append_group_size(&sb, &instr->operands[2]->shape);
   glsl_append_prelude(&sb, E.features);
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");

@@ -104,6 +104,10 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
  * f32 result (see plan_gemm in emit_gemm.c); not a tuple.  Split-K
  * (codegen/expand.c) asks the same. */
 bool codegen_gemm_types(const hlo_instruction_t *dot);
+/* Whether the GEMM kernel computes chlo.ragged_dot |instr| on |target| as
+ * a grouped product (emit_gemm.c, "Ragged products"); the expand pass
+ * expands the others into dot_general (codegen/expand.c). */
+bool codegen_ragged_dot_gemm(const codegen_target_t *target, const hlo_instruction_t *instr);
 /* The GEMM kernel (shaders/gemm_*.comp) of a dot_general or of an output
  * fusion around one (emit_gemm.c); *handled false: not a GEMM it takes. */
 vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instruction_t *instr,

@@ -9,7 +9,8 @@
  *   chlo.mulhi                   a widening multiply and a shift (<= 32 bits)
  *                                or a 32x32-bit schoolbook product (64 bits)
  *   chlo.ragged_dot              dot_general of every group, the group's own
- *                                part kept by select (see "ragged dot")
+ *                                part kept by select (see "ragged dot"),
+ *                                unless the CPU GEMM kernel takes it
  *   chlo.scan                    a while loop over the scan dimension's
  *                                positions (see "scan")
  *   dynamic_broadcast_in_dim,    the static op: the result type is static,
@@ -1289,7 +1290,9 @@ static vkhlo_status_t expand_dynamic(expand_ctx_t *x, hlo_instruction_t *in,
  *     free one of the product, moved to the front;
  *   mode 3 (ragged batch): the product itself (the rhs has no groups).
  * The product is computed for every group (g times a plain product's
- * work): a correct decomposition from the core ops, not a grouped GEMM. */
+ * work): a correct decomposition from the core ops.  Where the CPU GEMM
+ * kernel computes the op as a grouped product (mode 1 as jax.lax.ragged_dot
+ * makes it: codegen_ragged_dot_gemm, emit_gemm.c) it is not expanded. */
 
 /* The inclusive prefix sums of |a| along its last dimension. */
 static hlo_instruction_t *prefix_sums(expand_ctx_t *x, hlo_instruction_t *a) {
@@ -3334,8 +3337,8 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:
     case HLO_OPCODE_BATCH_NORM_GRAD:
+    case HLO_OPCODE_CHLO_RAGGED_DOT: return !codegen_ragged_dot_gemm(x->target, in);
     case HLO_OPCODE_CHLO_MULHI:
-    case HLO_OPCODE_CHLO_RAGGED_DOT:
     case HLO_OPCODE_CHLO_SCAN:
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
     case HLO_OPCODE_DYNAMIC_IOTA:

@@ -80,6 +80,10 @@ typedef struct codegen_target {
   /* For measurements: products the GPU GEMM would split along k stay
    * whole (codegen/expand.c, "split-K"); from VKHLO_SPLIT_K=0. */
   bool no_split_k;
+  /* For measurements: chlo.ragged_dot is always expanded (a product per
+   * group), never the CPU GEMM's grouped product (codegen/emit_gemm.c,
+   * "Ragged products"); from VKHLO_RAGGED_GEMM=0. */
+  bool no_ragged_gemm;
   /* For measurements: gemm_cpu.comp's register tile where the lhs is shared
    * by subgroup shuffles (gemm_tile_m rows x gemm_tile_n columns per
    * invocation; 0 x 0: chosen per product); from VKHLO_GEMM_TILE=MxN. */

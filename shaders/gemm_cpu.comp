@@ -84,6 +84,12 @@
  *                  the fused elementwise ops of an output fusion (bias add,
  *                  residual, activation; several outputs for a multi-output
  *                  fusion);
+ *   GEMM_GROUPS, GEMM_GROUP_SIZE(g), RHS_GS_0  optional: a grouped
+ *                  product (chlo.ragged_dot with the lhs rows in groups, see
+ *                  "Groups"): G groups, the int size of group g (clamped to
+ *                  [0, 2^30]), and the stride of B's group dimension
+ *                  (B_g at RHS_AT_0(b, n) + g * RHS_GS_0); NDOT 1, GEMM_KB
+ *                  0, TM <= 32, M < 2^30;
  *   GEMM_STORE8(idx, v)  instead of GEMM_STORE (TN and N multiples of 8):
  *                  the same for the 8 elements from idx (a multiple of 8),
  *                  v being two vec4s per product (a0, b0, a1, b1, ..).
@@ -242,6 +248,39 @@ u64vec4 gemm_bf16x8(u64vec2 w) {
 #if defined(RHS_LOADW_0) && TN % 8 != 0
 #error RHS_LOADW needs TN a multiple of 8
 #endif
+/* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
+ * lhs's one free dimension m) multiplies the rows of group g, rows
+ * [end(g - 1), end(g - 1) + size(g)) with end the running sum of the
+ * sizes, by B_g, and stores zeros in rows no group covers (past the last
+ * group's end).  A tile of TM rows takes one pass per group that covers
+ * some of its rows, each with fresh accumulators and B_g's offset, and
+ * stores those rows only (gmask: bit i for row m0 + i); a last pass stores
+ * zeros in the rows no group covered.  Most tiles lie in one group, so the
+ * product costs about what the plain one does, instead of a product per
+ * group.  An invocation's tiles come in increasing rows (per batch
+ * element), so it keeps where its last tile's rows started in the groups
+ * (gfirst, starting at row gbase) and reads only the sizes of groups from
+ * there until one ends past the tile: O(G) loads per invocation, not per
+ * tile.  With many small groups the product is bound by reading the
+ * weights: on lavapipe 2048 x 512 x 256 takes 8.7 ms as one group and 26
+ * ms as 64 groups of 32 rows or 32 of 64 (no tile straddling two), each
+ * group's 512 KiB of B read by a few tiles only.  A tile's
+ * rows belong to one subgroup, so the passes stay uniform where the lhs is
+ * shared by shuffles; the k-block barriers (GEMM_KB) are off, as tiles of
+ * one workgroup may take different numbers of passes.  Group sizes are
+ * nonnegative in every program the spec defines; a negative one counts as
+ * 0 here. */
+#if defined(GEMM_GROUPS)
+#if NDOT != 1 || (defined(GEMM_KB) && GEMM_KB != 0) || TM > 32
+#error GEMM_GROUPS needs NDOT 1, GEMM_KB 0 and TM <= 32
+#endif
+#define GEMM_ROW_STORED(i, m) (((gmask >> uint(i)) & 1u) != 0u)
+#define GEMM_GOFF goff
+#else
+#define GEMM_ROW_STORED(i, m) ((m) >= mfirst && (m) < GEMM_M)
+#define GEMM_GOFF 0
+#endif
+
 /* FOR_D(X) is X(0) .. X(NDOT - 1); ACCS(i, v, c) the accumulators of
  * every product at one position, ACCS8(i, w) their vec4s of row i's
  * word w (columns 8w .. 8w + 7 of the invocation's TN). */
@@ -305,6 +344,9 @@ void main() {
 #endif
   /* unsigned tile arithmetic: see "Unsigned division" in codegen/emit_gemm.c */
   uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+#if defined(GEMM_GROUPS)
+  int gfirst = 0, gbase = 0; /* see "Groups" */
+#endif
   /* uniform over the workgroup (t; the rows too where GEMM_SGR is 1) */
   for (uint t = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; t < uint(TILES); t += groups) {
     int tn = int(t % uint(TILES_N));
@@ -325,12 +367,51 @@ void main() {
     int m0 = 0;
 #endif
     int n0 = tn * CB + lane * TN;
+#if defined(GEMM_GROUPS)
+    /* one pass per group covering rows of the tile, then the zeros (see
+     * "Groups") */
+    if (mfirst < gbase) { /* a new batch element: its rows from 0 again */
+      gfirst = 0;
+      gbase = 0;
+    }
+    uint gcovered = 0u;
+    int gend = gbase, tile_end = min(m0 + TM, GEMM_M);
+    for (int g = gfirst; g <= GEMM_GROUPS; g++) {
+      uint gmask = 0u;
+      int glo = gend;
+      if (g < GEMM_GROUPS && gend >= tile_end) g = GEMM_GROUPS; /* no later group has rows here */
+      if (g < GEMM_GROUPS) {
+        gend = min(gend + GEMM_GROUP_SIZE(g), GEMM_M);
+        /* groups ending by this tile's first row end before every later
+         * tile's of this batch element */
+        if (gend <= mfirst) {
+          gfirst = g + 1;
+          gbase = gend;
+        }
+      }
+      /* the tile's rows to store, [mfirst, tile_end), those of the group
+       * (or none's), as bits from m0 (no loop: lavapipe counts every loop
+       * iteration against its limit) */
+      int lo = mfirst, hi = tile_end;
+      if (g < GEMM_GROUPS) {
+        lo = max(lo, glo);
+        hi = min(hi, gend);
+      }
+      if (lo < hi)
+        gmask = (hi - lo == 32 ? 0xFFFFFFFFu : (1u << uint(hi - lo)) - 1u) << uint(lo - m0);
+      if (g == GEMM_GROUPS) gmask &= ~gcovered;
+      if (gmask == 0u) continue;
+      gcovered |= gmask;
+      int goff = g < GEMM_GROUPS ? g * RHS_GS_0 : 0;
+#endif
     int arow[TM];
 #define ROW_AT(i) arow[i] = LHS_AT(b, ROW(i));
     FOR_M(ROW_AT)
     int bcols[NDOT][TN];
-#define COL_AT(d, v) bcols[d][4 * v] = RHS_AT_##d(b, COL(4 * v)); bcols[d][4 * v + 1] = RHS_AT_##d(b, COL(4 * v + 1)); \
-    bcols[d][4 * v + 2] = RHS_AT_##d(b, COL(4 * v + 2)); bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3));
+#define COL_AT(d, v) bcols[d][4 * v] = RHS_AT_##d(b, COL(4 * v)) + GEMM_GOFF; \
+    bcols[d][4 * v + 1] = RHS_AT_##d(b, COL(4 * v + 1)) + GEMM_GOFF; \
+    bcols[d][4 * v + 2] = RHS_AT_##d(b, COL(4 * v + 2)) + GEMM_GOFF; \
+    bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3)) + GEMM_GOFF;
 #define COLS_AT(d) FOR_V(COL_AT, d)
     FOR_D(COLS_AT)
     vec4 acc[NDOT][TM][TN / 4];
@@ -341,7 +422,7 @@ void main() {
 #if defined(RHS_LOADW_0)
     /* rhs in 64-bit words: 8 columns per u64vec4 (see "Words") */
     int bw[NDOT][TN / 8];
-#define WORD_AT(d) for (int w = 0; w < TN / 8; w++) bw[d][w] = RHS_AT_##d(b, min(n0 + 8 * w, GEMM_N - 8));
+#define WORD_AT(d) for (int w = 0; w < TN / 8; w++) bw[d][w] = RHS_AT_##d(b, min(n0 + 8 * w, GEMM_N - 8)) + GEMM_GOFF;
     FOR_D(WORD_AT)
 #define LOAD_BD(d)                                                                       \
     for (int w = 0; w < TN / 8; w++) {                                                   \
@@ -359,6 +440,9 @@ void main() {
 #define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
 #define MAC(d, v) acc[d][I][v] += a * bv[d][v];
 #define MAC_D(d) FOR_V(MAC, d)
+#if defined(GEMM_GROUPS)
+    if (g < GEMM_GROUPS) { /* the zeros' pass computes nothing */
+#endif
 #if defined(GEMM_SG)
     /* The lhs shared by the subgroup (see "Subgroups"): this lane loads
      * rows sl, sl + SG, .. of the TM, 8 k at a time (one word, or 8
@@ -445,6 +529,9 @@ void main() {
       FOR_M(MAC_ROW)
     }
 #endif
+#if defined(GEMM_GROUPS)
+    }
+#endif
     /* Positions: one vector, obase, that the rows and columns add
      * constants to.  lavapipe stores lane by lane, and LLVM computes each
      * lane's position inside that loop from the vectors it is made of:
@@ -459,10 +546,13 @@ void main() {
     /* 8 columns (one word) of every product per store (see "Stores") */
 #define STORE8(i, w) \
     if (n0 + 8 * w < GEMM_N) GEMM_STORE8(obase + (i * GEMM_N + 8 * w), ACCS8(i, w));
-#define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_W(STORE8, i) } }
+#define STORE_ROW(i) { int m = m0 + i; if (GEMM_ROW_STORED(i, m)) { FOR_W(STORE8, i) } }
 #else
-#define STORE_ROW(i) { int m = m0 + i; if (m >= mfirst && m < GEMM_M) { FOR_V(STORE, i) } }
+#define STORE_ROW(i) { int m = m0 + i; if (GEMM_ROW_STORED(i, m)) { FOR_V(STORE, i) } }
 #endif
     FOR_M(STORE_ROW)
+#if defined(GEMM_GROUPS)
+    }
+#endif
   }
 }

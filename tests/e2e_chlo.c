@@ -7,7 +7,13 @@
  *                    first, per-batch group sizes with empty groups and
  *                    rows past the last group; ragged contracting; ragged
  *                    batch), and a group_sizes of the wrong shape refused
- *                    with the verifier's message;
+ *                    with the verifier's message; jax.lax.ragged_dot's
+ *                    form ([m, k] x [g, k, n], with a batch dimension or
+ *                    not), which the CPU GEMM kernel computes as a grouped
+ *                    product (checked in its GLSL on CPU devices): groups
+ *                    straddling its row tiles, empty groups, rows past the
+ *                    last group, sizes past m, i32 and i64 sizes, products
+ *                    with the rhs read by words and not;
  *   chlo.scan        a running sum along the minor dimension, a reverse scan
  *                    with two carries whose outputs differ from them, and a
  *                    body of the wrong type refused.
@@ -15,6 +21,7 @@
  * Values are small integers, so every sum is exact and the results are
  * compared for equality.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +111,104 @@ static void ragged_dot_noncontracting(void **state) {
         }
       }
   assert_int_equal(zeros, 5 + 7 + 1); /* rows past the last group: blocks (0, 2), (1, 1), (1, 2) */
+}
+
+/* jax.lax.ragged_dot: lhs [batch, m, k] (no batch dimension when
+ * |batch| is 0) ragged in m, rhs [g, batch, k, n], group sizes [g] of
+ * |gtype| (s32 or s64; |gs| as int64): compiled with a dump, its result
+ * checked against the product of each row with its group's rhs (zeros
+ * past the last group), and on CPU devices the kernel checked to be the
+ * grouped GEMM. */
+static void check_grouped(vkhlo_context_t *ctx, int batch, int m, int k, int n, int g, vkhlo_element_type_t gtype,
+                          const int64_t *gs) {
+  int b = batch ? batch : 1;
+  char bdim[16] = "", text[2048], lty[64], rty[64], oty[64], gty[32];
+  if (batch) snprintf(bdim, sizeof bdim, "%dx", batch);
+  const char *gname = gtype == VKHLO_S64 ? "i64" : "i32";
+  snprintf(lty, sizeof lty, "tensor<%s%dx%dxf32>", bdim, m, k);
+  snprintf(rty, sizeof rty, "tensor<%dx%s%dx%dxf32>", g, bdim, k, n);
+  snprintf(oty, sizeof oty, "tensor<%s%dx%dxf32>", bdim, m, n);
+  snprintf(gty, sizeof gty, "tensor<%dx%s>", g, gname);
+  snprintf(text, sizeof text,
+           "func.func @main(%%l: %s, %%r: %s, %%g: %s) -> %s {\n"
+           "  %%0 = \"chlo.ragged_dot\"(%%l, %%r, %%g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<\n"
+           "      lhs_batching_dimensions = [%s], rhs_batching_dimensions = [%s],\n"
+           "      lhs_contracting_dimensions = [%d], rhs_contracting_dimensions = [%d],\n"
+           "      lhs_ragged_dimensions = [%d], rhs_group_dimensions = [0]>}\n"
+           "      : (%s, %s, %s) -> %s\n"
+           "  return %%0 : %s\n}\n",
+           lty, rty, gty, oty, batch ? "0" : "", batch ? "1" : "", batch ? 2 : 1, batch ? 2 : 1, batch ? 1 : 0, lty,
+           rty, gty, oty, oty);
+  size_t ln = (size_t)b * m * k, rn = (size_t)g * b * k * n, on = (size_t)b * m * n;
+  float *lhs = malloc(sizeof(float) * ln), *rhs = malloc(sizeof(float) * rn), *out = malloc(sizeof(float) * on);
+  int32_t gs32[16];
+  assert_true(lhs && rhs && out && g <= 16);
+  fill(lhs, (int)ln, 3);
+  fill(rhs, (int)rn, 4);
+  for (int j = 0; j < g; j++) gs32[j] = (int32_t)gs[j];
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  char dir[] = "/tmp/vkhlo_ragged_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  o.dump_dir = dir;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "ragged.mlir", &o, &exe));
+  vkhlo_device_description_t d;
+  vkhlo_context_device(ctx, &d);
+  if (strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, "#define GEMM_GROUPS"))
+    fail_msg("not the grouped GEMM kernel:\n%s", text);
+  test_remove_dir(dir);
+  vkhlo_tensor_type_t lt = {VKHLO_F32, batch ? 3 : 2, {0}}, rt = {VKHLO_F32, batch ? 4 : 3, {0}},
+                      gt = {gtype, 1, {g}};
+  int li = 0, ri = 0;
+  rt.dimensions[ri++] = g;
+  if (batch) lt.dimensions[li++] = rt.dimensions[ri++] = batch;
+  lt.dimensions[li++] = m;
+  lt.dimensions[li] = rt.dimensions[ri++] = k;
+  rt.dimensions[ri] = n;
+  vkhlo_buffer_t *in[3] = {NULL, NULL, NULL}, *res = NULL;
+  expect_ok(vkhlo_buffer_create(ctx, &lt, lhs, &in[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &rt, rhs, &in[1]));
+  expect_ok(vkhlo_buffer_create(ctx, &gt, gtype == VKHLO_S64 ? (const void *)gs : (const void *)gs32, &in[2]));
+  expect_ok(vkhlo_executable_execute(exe, 3, in, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof(float) * on));
+  for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(in[i]);
+  vkhlo_buffer_destroy(res);
+  vkhlo_executable_destroy(exe);
+  for (int bb = 0; bb < b; bb++)
+    for (int i = 0; i < m; i++) {
+      int64_t end = 0;
+      int j = 0;
+      while (j < g && i >= (end += gs[j])) j++; /* the row's group; g past the last */
+      for (int c = 0; c < n; c++) {
+        float want = 0;
+        for (int kk = 0; j < g && kk < k; kk++)
+          want += lhs[((size_t)bb * m + i) * k + kk] * rhs[(((size_t)j * b + bb) * k + kk) * n + c];
+        float got = out[((size_t)bb * m + i) * n + c];
+        if (got != want)
+          fail_msg("%s[%d, %d, %d] (group %d): got %g, want %g", text, bb, i, c, j, (double)got, (double)want);
+      }
+    }
+  free(lhs);
+  free(rhs);
+  free(out);
+}
+
+static void ragged_dot_grouped(void **state) {
+  vkhlo_context_t *ctx = *state;
+  /* groups straddling tiles, an empty group, 13 rows past the last; N a
+   * multiple of 8 (the rhs by words, the lhs shared by subgroup shuffles) */
+  static const int64_t a[] = {13, 0, 30, 1, 20};
+  check_grouped(ctx, 0, 77, 24, 40, 5, VKHLO_S32, a);
+  /* fewer rows than a tile */
+  static const int64_t b[] = {2, 0, 3};
+  check_grouped(ctx, 0, 5, 8, 16, 3, VKHLO_S32, b);
+  /* N = 13: the rhs element by element; sizes past m (i64, one past 2^32) */
+  static const int64_t c[] = {20, 5, (int64_t)1 << 33, 7};
+  check_grouped(ctx, 0, 37, 16, 13, 4, VKHLO_S64, c);
+  /* a batch dimension, several row tiles and workgroups per group */
+  static const int64_t e[] = {100, 150, 50};
+  check_grouped(ctx, 2, 300, 64, 96, 3, VKHLO_S64, e);
 }
 
 /* Mode 2: lhs [b=2, m=3, k=12] ragged in k, rhs [b, k, n=4], group sizes
@@ -281,6 +386,7 @@ int main(void) {
       cmocka_unit_test(ragged_dot_noncontracting),
       cmocka_unit_test(ragged_dot_contracting),
       cmocka_unit_test(ragged_dot_batch),
+      cmocka_unit_test(ragged_dot_grouped),
       cmocka_unit_test(ragged_dot_bad_group_sizes),
       cmocka_unit_test(scan_running_sum),
       cmocka_unit_test(scan_reverse_two_carries),
