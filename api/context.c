@@ -323,17 +323,24 @@ int vkhlo_context_validation_message_count(const vkhlo_context_t *context) {
 /* ------------------------------------------------------------- buffers */
 
 /* The buffer pool.  Sizes are rounded up to 16 bytes; a pooled buffer is
- * taken for a request of the same rounded size (the most recently pooled
- * first, so a caller that destroys its results before the next execution
- * gets the same device buffers back).  Beyond the limits the oldest pooled
- * buffers are freed. */
+ * taken for a request of the same rounded size: the one asked for by id
+ * where it is pooled (an executable asks for the device buffer its
+ * recording bound for that result, so it replays whatever order the caller
+ * destroyed its results in), else the most recently pooled (so a caller
+ * that destroys its results before the next execution gets the same
+ * device buffers back).  Beyond the limits the oldest pooled buffers are
+ * freed. */
 enum { CONTEXT_POOL_MAX_BUFFERS = 64 };
 #define CONTEXT_POOL_MAX_BYTES ((uint64_t)256 << 20)
 
 static uint64_t rounded_size(size_t size) { return size < 16 ? 16 : (size + 15) / 16 * 16; }
 
-static vkrt_buffer_t *pool_take(vkhlo_context_t *ctx, uint64_t size) {
+static vkrt_buffer_t *pool_take(vkhlo_context_t *ctx, uint64_t size, uint64_t preferred_id) {
+  int found = -1;
+  for (int i = ctx->pool_count - 1; i >= 0 && preferred_id; i--)
+    if (vkrt_buffer_id(ctx->pool[i]) == preferred_id && vkrt_buffer_size(ctx->pool[i]) == size) found = i;
   for (int i = ctx->pool_count - 1; i >= 0; i--) {
+    if (found >= 0 && i != found) continue;
     vkrt_buffer_t *b = ctx->pool[i];
     if (vkrt_buffer_size(b) != size) continue;
     memmove(&ctx->pool[i], &ctx->pool[i + 1], sizeof *ctx->pool * (size_t)(ctx->pool_count - i - 1));
@@ -376,7 +383,7 @@ static vkhlo_status_t check_tensor_type(const vkhlo_tensor_type_t *type) {
 }
 
 vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
-                                      bool *out_reused, vkhlo_buffer_t **out_buffer) {
+                                      uint64_t preferred_id, bool *out_reused, vkhlo_buffer_t **out_buffer) {
   *out_buffer = NULL;
   *out_reused = false;
   VKHLO_RETURN_IF_ERROR(check_tensor_type(type));
@@ -386,7 +393,7 @@ vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tens
   b->serial = ++context->next_buffer_serial;
   b->type = *type;
   uint64_t size = rounded_size(vkhlo_tensor_type_size_bytes(type));
-  b->buffer = pool_take(context, size);
+  b->buffer = pool_take(context, size, preferred_id);
   *out_reused = b->buffer != NULL;
   if (!b->buffer) {
     vkhlo_status_t st = vkrt_buffer_create(context->device, size, &b->buffer);
@@ -404,7 +411,7 @@ vkhlo_status_t vkhlo_buffer_create(vkhlo_context_t *context, const vkhlo_tensor_
   *out_buffer = NULL;
   bool reused;
   vkhlo_buffer_t *b;
-  VKHLO_RETURN_IF_ERROR(context_buffer_acquire(context, type, &reused, &b));
+  VKHLO_RETURN_IF_ERROR(context_buffer_acquire(context, type, 0, &reused, &b));
   size_t size = vkhlo_tensor_type_size_bytes(type);
   vkhlo_status_t st = NULL;
   void *zeros = NULL;

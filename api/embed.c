@@ -116,20 +116,22 @@ vkhlo_status_t vkhlo_buffer_wrap(vkhlo_context_t *context, const vkhlo_tensor_ty
 static vkhlo_status_t check_straight_line(const vkhlo_executable_t *exe, const char *what) {
   if (exe->profiling)
     return VKHLO_UNIMPLEMENTED("%s: profiling is on (vkhlo_executable_set_profiling); use execute", what);
-  for (int i = 0; i < exe->main.count; i++) {
-    const exe_thunk_t *t = &exe->main.thunks[i];
-    if (t->kind == EXE_THUNK_WHILE || t->kind == EXE_THUNK_CONDITIONAL)
-      return VKHLO_UNIMPLEMENTED("%s: the program has a %s, whose %s is read back on the host between "
-                                 "submissions; only straight-line programs can be submitted or recorded "
-                                 "(use vkhlo_executable_execute_into)",
-                                 what, t->kind == EXE_THUNK_WHILE ? "while loop" : "conditional (if/case)",
-                                 t->kind == EXE_THUNK_WHILE ? "predicate" : "branch index");
-    if (t->kind == EXE_THUNK_HOST)
-      return VKHLO_UNIMPLEMENTED("%s: the program calls the host (stablehlo.%s); only programs without host "
-                                 "calls can be submitted or recorded (use vkhlo_executable_execute_into)",
-                                 what, t->host_op);
-  }
-  return NULL;
+  const exe_thunk_t *t;
+  if (exe_sequence_recorded_thunks(&exe->main, &t) >= 0) return NULL;
+  if (!t)
+    return VKHLO_UNIMPLEMENTED("%s: the program records more than %d commands (its counted loops unrolled); "
+                               "only straight-line programs of at most that many can be submitted or recorded "
+                               "(use vkhlo_executable_execute_into)",
+                               what, EXE_MAX_RECORDED_THUNKS);
+  if (t->kind == EXE_THUNK_HOST)
+    return VKHLO_UNIMPLEMENTED("%s: the program calls the host (stablehlo.%s); only programs without host "
+                               "calls can be submitted or recorded (use vkhlo_executable_execute_into)",
+                               what, t->host_op);
+  return VKHLO_UNIMPLEMENTED("%s: the program has a %s, whose %s is read back on the host between "
+                             "submissions; only straight-line programs (while loops with a trip count the "
+                             "program fixes) can be submitted or recorded (use vkhlo_executable_execute_into)",
+                             what, t->kind == EXE_THUNK_WHILE ? "while loop" : "conditional (if/case)",
+                             t->kind == EXE_THUNK_WHILE ? "predicate" : "branch index");
 }
 
 vkhlo_status_t vkhlo_executable_submit(vkhlo_executable_t *exe, int arg_count, vkhlo_buffer_t *const *args,
@@ -168,6 +170,7 @@ vkhlo_status_t vkhlo_executable_submit(vkhlo_executable_t *exe, int arg_count, v
   };
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit_async(exe->cmd, &s));
   exe->stats.copy_commands = exe->recorded_copies;
+  exe->stats.submissions = 1;
   exe->stats.executions++;
   for (int i = 0; i < exe->check_count; i++) memset(&exe->checks[i].result, 0, sizeof exe->checks[i].result);
   return NULL;
@@ -195,6 +198,7 @@ vkhlo_status_t vkhlo_executable_record(vkhlo_executable_t *exe, void *command_bu
   if (st) return st;
   exe->stats.copy_commands = copies;
   exe->stats.result_copies = result_copies;
+  exe->stats.submissions = 0;
   exe->stats.recordings++;
   exe->stats.executions++;
   for (int i = 0; i < exe->check_count; i++) memset(&exe->checks[i].result, 0, sizeof exe->checks[i].result);

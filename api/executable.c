@@ -151,6 +151,7 @@ static vkhlo_status_t stage_lower(compile_job_t *job) {
 }
 
 static vkhlo_status_t stage_inplace(compile_job_t *job) {
+  exe_alias_loop_state(job->exe);
   exe_decide_inplace(job->exe);
   return NULL;
 }
@@ -319,7 +320,9 @@ static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequ
         fprintf(f, "copy %d -> %d bytes=%llu\n", t->src, t->dst, (unsigned long long)t->size_bytes);
         break;
       case EXE_THUNK_WHILE:
-        fprintf(f, "while pred=%d\n%*s  cond:\n", t->pred_buffer, 2 * depth, "");
+        if (t->has_trip_count) fprintf(f, "while pred=%d trip_count=%lld\n%*s  cond (not run):\n", t->pred_buffer,
+                                       (long long)t->trip_count, 2 * depth, "");
+        else fprintf(f, "while pred=%d\n%*s  cond:\n", t->pred_buffer, 2 * depth, "");
         dump_sequence(f, exe, t->cond, depth + 2);
         fprintf(f, "%*s  body:\n", 2 * depth, "");
         dump_sequence(f, exe, t->body, depth + 2);

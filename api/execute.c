@@ -5,7 +5,11 @@
  * Control flow is decided on the host: before a while or conditional the
  * recorded work is submitted and waited for, the predicate (or case index)
  * is read back, and the chosen sequence is recorded next — one submission
- * per loop iteration.  Results live in the caller's result buffers: a
+ * per loop iteration.  A while loop whose trip count the program fixes
+ * (has_trip_count: codegen/trip_count.c) is the exception: its body is
+ * recorded that many times in a row, its cond never runs, nothing is read
+ * back; a recording that grows past EXE_MAX_RECORDED_THUNKS thunks that way
+ * is submitted and continued in a fresh one.  Results live in the caller's result buffers: a
  * result placed there by buffer assignment is written by its dispatch
  * directly; the others (parameters, constants, a value returned twice)
  * are copied in at the end.  Then the check buffers are read back and
@@ -21,7 +25,8 @@
  * which needs no barrier against itself.  A submission ends the pending
  * set (the next recording starts after a fence wait).
  *
- * Replay.  A straight-line executable (no while, no conditional) is
+ * Replay.  A straight-line executable (no host step between
+ * submissions: exe_sequence_recorded_thunks, counted loops unrolled) is
  * recorded once and its command buffer replayed on later executions while
  * the arguments and results are the same buffers (by serial number, which
  * is compared by vkrt_buffer_id, which is never reused, so a freed and
@@ -59,11 +64,16 @@ typedef struct run {
   bool counting; /* exe_count_barriers: no device work */
   vkrt_cmd_t *cmd;
   bool recording;
+  /* a recording that is replayed or the caller's: never submitted in
+   * parts (its program is straight-line, so bounded in size) */
+  bool one_recording;
+  int64_t thunks_recorded; /* since the last submission */
   access_t *pending; /* accesses since the last barrier */
   int pending_count, pending_capacity;
   int64_t barriers;
   /* copy commands recorded: copy thunks, and result copy-outs */
   int64_t copies, result_copies;
+  int64_t submissions;
   /* profiling: the kernel and first timestamp of each dispatch timed in
    * the current recording */
   int *timed_kernel;
@@ -164,9 +174,11 @@ static vkhlo_status_t collect_times(run_t *r) {
 
 static vkhlo_status_t flush(run_t *r) {
   r->pending_count = 0;
+  r->thunks_recorded = 0;
   if (!r->recording) return NULL;
   r->recording = false;
   if (r->counting) return NULL;
+  r->submissions++;
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit_and_wait(r->cmd));
   return collect_times(r);
 }
@@ -224,6 +236,7 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, t->binding_count));
   if (r->counting) return NULL;
+  r->thunks_recorded++;
   uint32_t query = UINT32_MAX;
   if (exe->profiling) VKHLO_RETURN_IF_ERROR(begin_timing(r, t->kernel, &query));
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_dispatch(r->cmd, k->pipeline, (uint32_t)t->binding_count, bindings,
@@ -245,6 +258,7 @@ static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   if (r->counting) return NULL;
   r->copies++;
+  r->thunks_recorded++;
   return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
 }
 
@@ -292,6 +306,35 @@ static vkhlo_status_t run_host_call(run_t *r, const exe_thunk_t *t) {
   return st;
 }
 
+static vkhlo_status_t too_many_iterations(const vkhlo_executable_t *exe) {
+  return vkhlo_status_make(VKHLO_STATUS_DEADLINE_EXCEEDED,
+                           "while loop ran more than %llu iterations (VKHLO_MAX_LOOP_ITERATIONS)",
+                           (unsigned long long)exe->max_loop_iterations);
+}
+
+int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_t **out_host_step) {
+  if (out_host_step) *out_host_step = NULL;
+  int64_t total = 0;
+  for (int i = 0; seq && i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    int64_t n = 1;
+    if (t->kind == EXE_THUNK_CONDITIONAL || t->kind == EXE_THUNK_HOST ||
+        (t->kind == EXE_THUNK_WHILE && !t->has_trip_count)) {
+      if (out_host_step) *out_host_step = t;
+      return -1;
+    }
+    if (t->kind == EXE_THUNK_WHILE) {
+      int64_t body = exe_sequence_recorded_thunks(t->body, out_host_step);
+      if (body < 0) return -1;
+      if (body && t->trip_count > EXE_MAX_RECORDED_THUNKS / body) return -1;
+      n = body * t->trip_count;
+    }
+    total += n;
+    if (total > EXE_MAX_RECORDED_THUNKS) return -1;
+  }
+  return total;
+}
+
 static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
   vkhlo_executable_t *exe = r->exe;
   for (int i = 0; i < seq->count; i++) {
@@ -307,6 +350,16 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
         VKHLO_RETURN_IF_ERROR(run_host_call(r, t));
         break;
       case EXE_THUNK_WHILE: {
+        if (t->has_trip_count) { /* the body trip_count times, in this recording */
+          if ((uint64_t)t->trip_count > exe->max_loop_iterations)
+            return too_many_iterations(exe);
+          for (int64_t it = 0; it < t->trip_count; it++) {
+            VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
+            if (r->counting) break; /* loops counted once */
+            if (!r->one_recording && r->thunks_recorded >= EXE_MAX_RECORDED_THUNKS) VKHLO_RETURN_IF_ERROR(flush(r));
+          }
+          break;
+        }
         uint64_t iterations = 0;
         for (;;) {
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->cond));
@@ -314,10 +367,7 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
           int64_t pred = 1;
           if (!r->counting) VKHLO_RETURN_IF_ERROR(read_scalar(r, t->pred_buffer, &pred));
           if (!(pred & 0xff)) break;
-          if (++iterations > exe->max_loop_iterations)
-            return vkhlo_status_make(VKHLO_STATUS_DEADLINE_EXCEEDED,
-                                     "while loop ran more than %llu iterations (VKHLO_MAX_LOOP_ITERATIONS)",
-                                     (unsigned long long)exe->max_loop_iterations);
+          if (++iterations > exe->max_loop_iterations) return too_many_iterations(exe);
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
           if (r->counting) break; /* loops counted once */
         }
@@ -451,8 +501,10 @@ static vkhlo_status_t run_replayed(run_t *r) {
       if (!exe->recorded_serials) return VKHLO_NO_MEMORY();
     }
     r->cmd = exe->cmd;
+    r->one_recording = true;
     VKHLO_RETURN_IF_ERROR(ensure_recording(r));
     vkhlo_status_t st = run_sequence(r, &exe->main);
+    r->one_recording = false;
     r->recording = false;
     vkhlo_status_t est = vkrt_cmd_end(exe->cmd);
     if (st || est) {
@@ -467,6 +519,7 @@ static vkhlo_status_t run_replayed(run_t *r) {
     exe->stats.recordings++;
   }
   VKHLO_RETURN_IF_ERROR(vkrt_cmd_submit(exe->cmd, false));
+  r->submissions++;
   r->cmd = exe->copy_cmd;
   r->pending_count = 0;
   vkhlo_status_t st = record_result_copies(r, true);
@@ -522,6 +575,7 @@ vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhl
   r.results = results;
   r.cmd = cmd;
   r.recording = true;
+  r.one_recording = true;
   vkrt_cmd_barrier(cmd);
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, false);
@@ -582,6 +636,7 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
     exe->stats.copy_commands = r.copies + r.result_copies;
   }
   exe->stats.result_copies = r.result_copies;
+  exe->stats.submissions = r.submissions;
   vkhlo_free(exe->allocator, r.pending);
   vkhlo_free(exe->allocator, r.timed_kernel);
   vkhlo_free(exe->allocator, r.timed_query);
@@ -618,8 +673,12 @@ vkhlo_status_t vkhlo_executable_execute(vkhlo_executable_t *exe, int arg_count,
     return VKHLO_INVALID("executable returns %d results, room for %d given", exe->result_count, result_count);
   vkhlo_status_t st = NULL;
   bool reused;
-  for (int i = 0; i < result_count && !st; i++) /* no zeroing: the execution writes them */
-    st = context_buffer_acquire(exe->context, &exe->result_types[i], &reused, &out_results[i]);
+  /* no zeroing: the execution writes them; the device buffers the last
+   * recording bound where they are pooled, so that it replays */
+  for (int i = 0; i < result_count && !st; i++)
+    st = context_buffer_acquire(exe->context, &exe->result_types[i],
+                                exe->recorded && exe->recorded_serials ? exe->recorded_serials[exe->parameter_count + i] : 0,
+                                &reused, &out_results[i]);
   if (!st) st = vkhlo_executable_execute_into(exe, arg_count, args, result_count, out_results);
   if (st) {
     for (int i = 0; i < result_count; i++) {

@@ -22,6 +22,20 @@
  * exe_decide_inplace takes the candidates whose input dies at that
  * dispatch, and drops the copy of a scatter's input that dies there.
  * Parameter and constant buffers are never written.
+ *
+ * Loop state (exe_alias_loop_state, first).  Lowering gives a while loop
+ * one buffer per loop value, its state, which the cond and the body read;
+ * the body computes the next values into buffers of their own and copies
+ * them into the state at its end (api/lower.c).  XLA writes the body's
+ * results into the state instead, and so does this, per loop value, where
+ * that is safe: the value V copied into state S is written by one
+ * dispatch D of the body (not nested in a conditional or inner loop),
+ * every other thunk of the body that touches S comes before D, and D
+ * itself reads S only through inputs it may write in place (out[i] from
+ * in[i] alone, or a dynamic_update_slice's operand; a scatter, whose
+ * result starts as a copy of S, updates S itself).  Then D writes S, the
+ * thunks after it read S where they read V, and the copy goes.  A scan's
+ * carry and its dynamic_update_slice'd outputs then cost no copy per step.
  */
 #include "api/internal.h"
 
@@ -188,3 +202,154 @@ static void decide_inplace(vkhlo_executable_t *exe, exe_sequence_t *seq) {
 }
 
 void exe_decide_inplace(vkhlo_executable_t *exe) { decide_inplace(exe, &exe->main); }
+
+/* --------------------------------------------------------- loop state */
+
+static bool binds(const int *ids, int count, int id) {
+  for (int i = 0; i < count; i++)
+    if (ids[i] == id) return true;
+  return false;
+}
+
+static bool sequence_touches(const exe_sequence_t *seq, int id);
+
+/* Whether thunk |t|, or a thunk nested in it, reads or writes buffer |id|. */
+static bool thunk_touches(const exe_thunk_t *t, int id) {
+  switch (t->kind) {
+    case EXE_THUNK_DISPATCH:
+    case EXE_THUNK_HOST: return binds(t->bindings, t->binding_count, id);
+    case EXE_THUNK_COPY: return t->src == id || t->dst == id;
+    case EXE_THUNK_WHILE: return t->pred_buffer == id || sequence_touches(t->cond, id) || sequence_touches(t->body, id);
+    case EXE_THUNK_CONDITIONAL: {
+      if (t->selector_buffer == id) return true;
+      for (int b = 0; b < t->branch_count; b++)
+        if (sequence_touches(t->branches[b], id)) return true;
+      return false;
+    }
+  }
+  return false;
+}
+
+static bool sequence_touches(const exe_sequence_t *seq, int id) {
+  for (int i = 0; seq && i < seq->count; i++)
+    if (thunk_touches(&seq->thunks[i], id)) return true;
+  return false;
+}
+
+/* Buffer |from| becomes |to| in every thunk of |seq|. */
+static void substitute(exe_sequence_t *seq, int from, int to) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    for (int b = 0; b < t->binding_count; b++)
+      if (t->bindings[b] == from) t->bindings[b] = to;
+    if (t->kind == EXE_THUNK_COPY) {
+      if (t->src == from) t->src = to;
+      if (t->dst == from) t->dst = to;
+    }
+    if (t->kind == EXE_THUNK_WHILE && t->pred_buffer == from) t->pred_buffer = to;
+    if (t->kind == EXE_THUNK_CONDITIONAL && t->selector_buffer == from) t->selector_buffer = to;
+    substitute(t->cond, from, to);
+    substitute(t->body, from, to);
+    for (int b = 0; b < t->branch_count; b++) substitute(t->branches[b], from, to);
+  }
+}
+
+static void lowest_position(const exe_sequence_t *seq, int *lo) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    if (t->position < *lo) *lo = t->position;
+    lowest_position(t->cond, lo);
+    lowest_position(t->body, lo);
+    for (int b = 0; b < t->branch_count; b++) lowest_position(t->branches[b], lo);
+  }
+}
+
+/* Copy |c| of |body| writes V into state S (defined before the loop,
+ * which starts at position |lo|): may V's dispatch write S instead (see
+ * the essay)?  *out_writer: that dispatch; *out_start: the copy S -> V a
+ * scatter starts from (-1: none). */
+static bool state_can_take(const vkhlo_executable_t *exe, const exe_sequence_t *body, int c, int lo,
+                           int *out_writer, int *out_start) {
+  const exe_thunk_t *copy = &body->thunks[c];
+  int S = copy->dst, V = copy->src;
+  const exe_buffer_t *sb = &exe->buffers[S], *vb = &exe->buffers[V];
+  if (S == V || sb->kind != EXE_BUFFER_TEMP || vb->kind != EXE_BUFFER_TEMP || sb->def_position >= lo ||
+      vb->def_position < lo || vb->size_bytes != sb->size_bytes || vb->inplace_of >= 0 || sb->inplace_of >= 0)
+    return false;
+  int d = -1, start = -1;
+  for (int i = 0; i < body->count; i++) { /* V's one writer, a dispatch at this level */
+    const exe_thunk_t *x = &body->thunks[i];
+    if (x->kind == EXE_THUNK_DISPATCH) {
+      if (!binds(x->bindings + x->input_count, x->binding_count - x->input_count, V)) continue;
+      if (d >= 0) return false;
+      d = i;
+    } else if (x->kind == EXE_THUNK_COPY && x->dst == V) {
+      if (start >= 0 || x->src != S) return false;
+      start = i;
+    } else if (x->kind != EXE_THUNK_COPY && thunk_touches(x, V) && d < 0) {
+      return false; /* V written inside a region */
+    }
+  }
+  if (d < 0 || d > c) return false;
+  const exe_thunk_t *D = &body->thunks[d];
+  if (start >= 0 && (!D->is_scatter || start > d)) return false;
+  if (D->is_scatter && start < 0) return false;
+  for (int i = 0; i < body->count; i++) {
+    const exe_thunk_t *x = &body->thunks[i];
+    if (i == c || i == start) continue;
+    if (i == d) {
+      for (int m = 0; m < x->binding_count; m++) {
+        if (x->bindings[m] != S) continue;
+        bool in_place_input = m < x->input_count && (x->is_scatter || (x->inplace_ok && x->inplace_ok[m]));
+        if (!in_place_input) return false;
+      }
+      continue;
+    }
+    if (i > d && thunk_touches(x, S)) return false;
+  }
+  *out_writer = d;
+  *out_start = start;
+  return true;
+}
+
+static void alias_loop_state(vkhlo_executable_t *exe, exe_sequence_t *seq) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    alias_loop_state(exe, t->cond);
+    alias_loop_state(exe, t->body);
+    for (int b = 0; b < t->branch_count; b++) alias_loop_state(exe, t->branches[b]);
+    if (t->kind != EXE_THUNK_WHILE || !t->body) continue;
+    exe_sequence_t *body = t->body;
+    int lo = t->position;
+    lowest_position(t->cond, &lo);
+    lowest_position(body, &lo);
+    bool dropped = false;
+    for (int c = 0; c < body->count; c++) {
+      int d, start;
+      if (body->thunks[c].kind != EXE_THUNK_COPY || body->thunks[c].src < 0 ||
+          !state_can_take(exe, body, c, lo, &d, &start))
+        continue;
+      int S = body->thunks[c].dst, V = body->thunks[c].src;
+      substitute(body, V, S);
+      body->thunks[c].src = body->thunks[c].dst = -1; /* dropped below */
+      if (start >= 0) body->thunks[start].src = body->thunks[start].dst = -1;
+      dropped = true;
+      /* V is no longer bound anywhere: no storage of its own */
+      exe_buffer_t *vb = &exe->buffers[V];
+      vb->size_bytes = 16;
+      vb->data_bytes = 0;
+      vb->last_use_position = vb->def_position;
+    }
+    if (!dropped) continue;
+    int k = 0;
+    for (int j = 0; j < body->count; j++) {
+      exe_thunk_t *x = &body->thunks[j];
+      if (x->kind == EXE_THUNK_COPY && x->src < 0) continue;
+      body->thunks[k++] = *x;
+    }
+    body->count = k;
+  }
+}
+
+void exe_alias_loop_state(vkhlo_executable_t *exe) { alias_loop_state(exe, &exe->main); }
+

@@ -79,10 +79,11 @@ struct vkhlo_context_s {
 vkhlo_status_t context_open_pipeline_cache(vkhlo_context_t *context, const vkhlo_context_options_t *options);
 
 /* A buffer for |type| from the context's pool (no allocation when one of
- * the right size is pooled) or newly allocated; its contents are
- * unspecified (executions overwrite their results). */
+ * the right size is pooled: the device buffer whose vkrt_buffer_id is
+ * |preferred_id| where that one is, 0 for any) or newly allocated; its
+ * contents are unspecified (executions overwrite their results). */
 vkhlo_status_t context_buffer_acquire(vkhlo_context_t *context, const vkhlo_tensor_type_t *type,
-                                      bool *out_reused, vkhlo_buffer_t **out_buffer);
+                                      uint64_t preferred_id, bool *out_reused, vkhlo_buffer_t **out_buffer);
 
 struct vkhlo_buffer_s {
   vkhlo_context_t *context;
@@ -175,10 +176,14 @@ typedef struct exe_thunk {
   /* copy (whole-buffer prefix of size_bytes) */
   int src, dst;
   uint64_t size_bytes;
-  /* while: run cond; read pred_buffer; if true run body and repeat */
+  /* while: run cond; read pred_buffer; if true run body and repeat.  With
+   * has_trip_count (the loop's known_trip_count, codegen/trip_count.c):
+   * run body trip_count times, never the cond, nothing read back. */
   exe_sequence_t *cond;
   exe_sequence_t *body;
   int pred_buffer;
+  bool has_trip_count;
+  int64_t trip_count;
   /* conditional: read selector (i1 for if: true -> branch 0; i32 for case:
    * out of range -> last branch), run that branch */
   int selector_buffer;
@@ -241,7 +246,9 @@ struct vkhlo_executable_s {
   exe_kernel_t *kernels;
   exe_sequence_t main;
   int position_count;
-  bool straight_line; /* main has no while / conditional thunk */
+  /* main needs no host step (exe_sequence_recorded_thunks >= 0): one
+   * recording runs it, which is replayed */
+  bool straight_line;
   int parameter_count;
   vkhlo_tensor_type_t *parameter_types;
   int result_count;
@@ -324,6 +331,10 @@ bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_in
  * once live ranges are final; drops the copies of scatters whose input
  * dies at the scatter. */
 void exe_decide_inplace(vkhlo_executable_t *exe);
+/* Loop state written in place (api/inplace.c, "Loop state"): a while
+ * body's results go straight into the loop's state buffers where that is
+ * safe, and their copies are dropped.  Before exe_decide_inplace. */
+void exe_alias_loop_state(vkhlo_executable_t *exe);
 
 /* api/context_compile.c (library vkhlo, not vkhlo_runtime): the
  * context's SPIR-V compiler, created on the first call from the context's
@@ -397,6 +408,16 @@ uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
  * pipeline error names the kernel). */
 vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *const *spirv,
                                          const size_t *spirv_size_bytes, const void *constant_data);
+
+/* Straight-line programs (api/execute.c).  The thunks one run of |seq|
+ * records, counted loops (has_trip_count) unrolled, or -1 when it needs a
+ * step on the host between submissions: a while loop whose predicate is
+ * read back, a conditional (its selector), a host call (infeed, outfeed,
+ * send, recv), or more than EXE_MAX_RECORDED_THUNKS thunks in all (such a
+ * program is submitted in parts).  *out_host_step (may be NULL): the first
+ * thunk that needs the host, or NULL when only the size is the reason. */
+enum { EXE_MAX_RECORDED_THUNKS = 1 << 16 };
+int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_t **out_host_step);
 
 /* api/execute.c */
 /* Barriers one execution records (loops and branches counted once). */

@@ -320,6 +320,8 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
   exe_thunk_t tmp;
   memset(&tmp, 0, sizeof tmp);
   tmp.kind = EXE_THUNK_WHILE;
+  tmp.has_trip_count = instr->attrs.has_known_trip_count;
+  tmp.trip_count = instr->attrs.known_trip_count;
   value_bufs_t cond_root = {0, NULL}, body_root = {0, NULL};
   if ((st = lower_region(l, cond, total, ids, &tmp.cond, &cond_root))) goto loop_done;
   if (cond_root.count != 1) {
@@ -637,14 +639,6 @@ void exe_tensor_type_from_shape(const hlo_shape_t *shape, vkhlo_tensor_type_t *o
   for (int i = 0; i < shape->rank; i++) out->dimensions[i] = shape->dimensions[i];
 }
 
-static bool has_control_flow(const exe_sequence_t *seq) {
-  for (int i = 0; i < seq->count; i++)
-    if (seq->thunks[i].kind == EXE_THUNK_WHILE || seq->thunks[i].kind == EXE_THUNK_CONDITIONAL ||
-        seq->thunks[i].kind == EXE_THUNK_HOST)
-      return true;
-  return false;
-}
-
 vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *module,
                                 const exe_schedule_t *schedule, const codegen_target_t *target,
                                 uint64_t alignment,
@@ -709,7 +703,7 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
     if (exe->buffers[i].last_use_position > l.position + 1) exe->buffers[i].last_use_position = l.position + 1;
   exe->position_count = l.position + 2;
   exe->constant_size_bytes = l.constant_size;
-  if (!st) exe->straight_line = !has_control_flow(&exe->main);
+  if (!st) exe->straight_line = exe_sequence_recorded_thunks(&exe->main, NULL) >= 0;
   if (st) {
     vkhlo_free(exe->allocator, l.constant_data);
     return st;

@@ -58,7 +58,8 @@
  *           dispatch:    i32 kernel, u32 binding_count, u32 input_count,
  *                        u32 is_scatter, i32 bindings[binding_count]
  *           copy:        i32 src, i32 dst, u64 size_bytes
- *           while:       i32 pred_buffer, cond sequence, body sequence
+ *           while:       i32 pred_buffer, i64 trip_count (-1: read the
+ *                        predicate back), cond sequence, body sequence
  *           conditional: i32 selector_buffer, u32 selector_is_pred,
  *                        u32 branch_count, the branch sequences
  *           host:        str op (infeed|outfeed|send|recv), i64 channel_id,
@@ -99,7 +100,7 @@
 #include "api/internal.h"
 
 #define VKX_MAGIC "VKHLOVKX"
-#define VKX_VERSION 2u
+#define VKX_VERSION 3u /* 3: while loops carry their trip count */
 #define VKX_HEADER_BYTES 48u
 #define VKX_SECTION_COUNT 10u
 #define VKX_MAX_DEPTH 32

@@ -402,6 +402,10 @@ static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
       return;
     case EXE_THUNK_WHILE:
       t->pred_buffer = i32(c, "while pred");
+      int64_t trips = (int64_t)u64(c, "while trip count");
+      if (trips < -1) return fail_at(c, at, "while trip count %lld", (long long)trips);
+      t->has_trip_count = trips >= 0;
+      t->trip_count = trips >= 0 ? trips : 0;
       if (c->depth >= VKX_MAX_DEPTH) return fail_at(c, at, "sequences nest deeper than %d", VKX_MAX_DEPTH);
       t->cond = alloc(c, 1, sizeof *t->cond);
       t->body = alloc(c, 1, sizeof *t->body);
@@ -540,12 +544,6 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
   }
 }
 
-static bool sequence_straight(const exe_sequence_t *seq) {
-  for (int i = 0; i < seq->count; i++)
-    if (seq->thunks[i].kind == EXE_THUNK_WHILE || seq->thunks[i].kind == EXE_THUNK_CONDITIONAL) return false;
-  return true;
-}
-
 /* Cross references of a parsed executable, before anything trusts them. */
 static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *parsed) {
   validator_t v = {exe, NULL, &parsed->requirements, parsed, parsed->section_at[0], 0};
@@ -637,7 +635,7 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
   }
   if (!v.err) check_sequence(&v, &exe->main);
   v.at = parsed->section_at[6];
-  if (!v.err && exe->straight_line != sequence_straight(&exe->main))
+  if (!v.err && exe->straight_line != (exe_sequence_recorded_thunks(&exe->main, NULL) >= 0))
     invalid(&v, "straight_line flag disagrees with the program");
   /* constants: one entry per constant allocation, inside their bytes */
   int constant_allocations = 0;

@@ -100,6 +100,7 @@ static void put_sequence(writer_t *w, const exe_sequence_t *seq) {
         break;
       case EXE_THUNK_WHILE:
         put_i32(w, t->pred_buffer);
+        put_u64(w, t->has_trip_count ? (uint64_t)t->trip_count : ~0ull);
         put_sequence(w, t->cond);
         put_sequence(w, t->body);
         break;

@@ -14,6 +14,14 @@
  *              device buffers every time, so every execution records anew
  *              (what every fresh-result execution did before the pool).
  * overhead = wall - device; per dispatch = overhead / dispatches.
+ *
+ * Then loops: a scan as JAX exports it (step i reads row i of xs, h =
+ * tanh(0.9 h + row), writes row i of the outputs; T steps) in two forms
+ * run alternately in the same rounds: the bound a constant of the cond
+ * (a counted loop: its body recorded T times, the program replayed) and
+ * the same bound passed as an argument (the predicate read back on the
+ * host after every step, the baseline).  Prints wall per execution, per
+ * step, queue submissions per execution, and the ratio.
  * Prints the device it ran on.  Not a test.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -138,6 +146,84 @@ static int bench(vkhlo_context_t *ctx, const char *name, const char *text, size_
   return 0;
 }
 
+/* The scan of T steps over [T, 256] rows; |bound_is_argument|: the
+ * bound comes from parameter %t instead of the constant T. */
+static char *scan_program(int steps, bool bound_is_argument) {
+  char *text = malloc(4096);
+  if (!text) return NULL;
+  snprintf(text, 4096,
+           "func.func @main(%%xs: tensor<%dx256xf32>, %%h0: tensor<1x256xf32>, %%t: tensor<i32>) -> tensor<%dx256xf32> {\n"
+           "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<%dx256xf32>\n"
+           "  %%r:3 = stablehlo.while(%%i = %%c0, %%h = %%h0, %%ys = %%z) : tensor<i32>, tensor<1x256xf32>, tensor<%dx256xf32>\n"
+           "   cond {\n"
+           "    %%n = stablehlo.constant dense<%d> : tensor<i32>\n"
+           "    %%p = stablehlo.compare LT, %%i, %s, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+           "    stablehlo.return %%p : tensor<i1>\n"
+           "  } do {\n"
+           "    %%c00 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "    %%row = stablehlo.dynamic_slice %%xs, %%i, %%c00, sizes = [1, 256] : (tensor<%dx256xf32>, tensor<i32>, tensor<i32>) -> tensor<1x256xf32>\n"
+           "    %%k = stablehlo.constant dense<0.9> : tensor<1x256xf32>\n"
+           "    %%hk = stablehlo.multiply %%h, %%k : tensor<1x256xf32>\n"
+           "    %%s = stablehlo.add %%hk, %%row : tensor<1x256xf32>\n"
+           "    %%hn = stablehlo.tanh %%s : tensor<1x256xf32>\n"
+           "    %%ysn = stablehlo.dynamic_update_slice %%ys, %%hn, %%i, %%c00 : (tensor<%dx256xf32>, tensor<1x256xf32>, tensor<i32>, tensor<i32>) -> tensor<%dx256xf32>\n"
+           "    %%c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+           "    %%j = stablehlo.add %%i, %%c1 : tensor<i32>\n"
+           "    stablehlo.return %%j, %%hn, %%ysn : tensor<i32>, tensor<1x256xf32>, tensor<%dx256xf32>\n"
+           "  }\n"
+           "  return %%r#2 : tensor<%dx256xf32>\n"
+           "}\n",
+           steps, steps, steps, steps, bound_is_argument ? 0 : steps, bound_is_argument ? "%t" : "%n", steps, steps,
+           steps, steps, steps);
+  return text;
+}
+
+/* Both forms of the scan, alternating, |runs| executions each. */
+static int bench_loops(vkhlo_context_t *ctx, int steps, int runs) {
+  vkhlo_executable_t *exe[2] = {NULL, NULL};
+  vkhlo_buffer_t *args[3] = {NULL, NULL, NULL};
+  vkhlo_status_t st = NULL;
+  for (int f = 0; f < 2 && !st; f++) {
+    char *text = scan_program(steps, f == 1);
+    if (!text) return 2;
+    st = vkhlo_executable_compile(ctx, text, strlen(text), "scan.mlir", NULL, &exe[f]);
+    free(text);
+  }
+  for (int i = 0; i < 3 && !st; i++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_executable_parameter_type(exe[0], i, &t);
+    int32_t n = steps;
+    st = vkhlo_buffer_create(ctx, &t, i == 2 ? &n : NULL, &args[i]);
+  }
+  double *t[2] = {calloc((size_t)runs, sizeof(double)), calloc((size_t)runs, sizeof(double))};
+  int64_t submissions[2] = {0, 0};
+  vkhlo_buffer_t *res = NULL;
+  for (int f = 0; f < 2 && !st; f++) st = execute_once(exe[f], 3, args, 1, &res, false); /* warm-up */
+  for (int r = 0; r < runs && !st; r++)
+    for (int f = 0; f < 2 && !st; f++) {
+      double t0 = now_us();
+      st = execute_once(exe[f], 3, args, 1, &res, false);
+      t[f][r] = now_us() - t0;
+      vkhlo_executable_stats_t s;
+      vkhlo_executable_stats(exe[f], &s);
+      submissions[f] = s.submissions;
+    }
+  vkhlo_buffer_destroy(res);
+  if (!st) {
+    double wall[2] = {median(t[0], runs), median(t[1], runs)};
+    for (int f = 0; f < 2; f++)
+      printf("scan %3d steps %-9s %12.1f %12.2f %12lld\n", steps, f ? "argument" : "counted", wall[f],
+             wall[f] / steps, (long long)submissions[f]);
+    printf("scan %3d steps ratio     argument / counted wall = %.2f\n", steps, wall[1] / wall[0]);
+  }
+  free(t[0]);
+  free(t[1]);
+  for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(args[i]);
+  for (int f = 0; f < 2; f++) vkhlo_executable_destroy(exe[f]);
+  return st ? fail(st) : 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   int runs = argc > 1 ? atoi(argv[1]) : 41;
@@ -170,6 +256,9 @@ int main(int argc, char **argv) {
     rc = bench(ctx, files[f][1], text, size, f == 1 ? 3 : runs);
     free(text);
   }
+  printf("\nloops: median of %d executions, the two forms alternating\n", runs);
+  printf("%-24s %12s %12s %12s\n", "program", "wall_us", "us/step", "submissions");
+  for (int steps = 16; steps <= 256 && !rc; steps *= 4) rc = bench_loops(ctx, steps, runs);
   vkhlo_context_destroy(ctx);
   return rc;
 }

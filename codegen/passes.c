@@ -52,6 +52,7 @@ vkhlo_status_t codegen_run_passes(hlo_module_t *module, const codegen_pass_optio
       {"simplify", codegen_simplify_pass, false},
       {"cse", codegen_cse_pass, false},
       {"dce", codegen_dce_pass, false},
+      {"trip_count", codegen_trip_count_pass, false},
       {"fusion", codegen_fusion_pass, true},
       {"dce", codegen_dce_pass, false},
   };

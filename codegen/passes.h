@@ -11,6 +11,8 @@
  *                                     algebraic simplification
  *   cse         (codegen/cse.c)       common-subexpression elimination
  *   dce         (codegen/dce.c)       dead-code elimination
+ *   trip_count  (codegen/trip_count.c) while loops whose trip count the
+ *                                     program fixes, marked with it
  *   fusion      (codegen/fusion.c)    op clusters -> fusion instructions
  *   dce
  *
@@ -68,6 +70,7 @@ vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t 
 vkhlo_status_t codegen_simplify_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 vkhlo_status_t codegen_cse_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 vkhlo_status_t codegen_dce_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
+vkhlo_status_t codegen_trip_count_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 vkhlo_status_t codegen_fusion_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed);
 
 /* The fusion plan as a Graphviz DOT graph (clusters = fusions).  Caller frees

@@ -293,6 +293,10 @@ typedef struct hlo_attrs {
    * root: then this process's root), and group_index is this process's
    * place in the group.  group_size 0: the op of a single process. */
   int64_t group_size, group_index;
+  /* while: the number of times its body runs, where the program fixes it
+   * (hlo_while_trip_count; set by codegen's trip_count pass) */
+  bool has_known_trip_count;
+  int64_t known_trip_count;
 } hlo_attrs_t;
 
 /* chlo.ragged_dot's group_sizes of rank > 1 is [prefix..., g]: the lhs
@@ -473,6 +477,11 @@ typedef struct hlo_run_parallel {
  * appended until then (unreferenced: a failed parse drops the module). */
 vkhlo_status_t hlo_run_parallel(hlo_module_t *m, hlo_computation_t *caller, const hlo_run_parallel_t *rp,
                                 hlo_instruction_t **results);
+/* The number of times while loop |w| runs its body when the program fixes
+ * it (hlo/loops.c): a loop value counted by a constant step from a
+ * constant to a constant bound, as JAX's fori_loop and scan make them.
+ * False when it is not known (the count is never guessed). */
+bool hlo_while_trip_count(const hlo_instruction_t *w, int64_t *out_count);
 /* A copy of |instr| (new id and name, same attributes, literal and called
  * computations) whose operands are |operands| (instr->operand_count of
  * them).  Not appended anywhere.  NULL on out-of-memory. */

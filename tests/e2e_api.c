@@ -138,6 +138,152 @@ static void while_loop_counts(void **state) {
   vkhlo_executable_destroy(exe);
 }
 
+/* A loop of |trips| iterations (x = x * 0.5 + float(i); an inner loop of 3
+ * adds 1 to y each time), its bound written in the cond ("%n" a constant:
+ * counted, codegen/trip_count.c) or taken from argument %m (read back on
+ * the host every iteration). */
+static char *counted_loop_program(int trips, bool bound_is_argument) {
+  static char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<16xf32>, %%y: tensor<16xf32>, %%m: tensor<i32>) -> "
+           "(tensor<16xf32>, tensor<16xf32>, tensor<i32>) {\n"
+           "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %%r:3 = stablehlo.while(%%i = %%c0, %%v = %%x, %%w = %%y) : tensor<i32>, tensor<16xf32>, tensor<16xf32>\n"
+           "   cond {\n"
+           "    %%n = stablehlo.constant dense<%d> : tensor<i32>\n"
+           "    %%p = stablehlo.compare LT, %%i, %s, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+           "    stablehlo.return %%p : tensor<i1>\n"
+           "  } do {\n"
+           "    %%h = stablehlo.constant dense<0.5> : tensor<16xf32>\n"
+           "    %%f = stablehlo.convert %%i : (tensor<i32>) -> tensor<f32>\n"
+           "    %%fb = stablehlo.broadcast_in_dim %%f, dims = [] : (tensor<f32>) -> tensor<16xf32>\n"
+           "    %%hv = stablehlo.multiply %%v, %%h : tensor<16xf32>\n"
+           "    %%a = stablehlo.add %%hv, %%fb : tensor<16xf32>\n"
+           "    %%k0 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "    %%q:2 = stablehlo.while(%%k = %%k0, %%u = %%w) : tensor<i32>, tensor<16xf32>\n"
+           "     cond {\n"
+           "      %%three = stablehlo.constant dense<3> : tensor<i32>\n"
+           "      %%pk = stablehlo.compare LT, %%k, %%three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+           "      stablehlo.return %%pk : tensor<i1>\n"
+           "    } do {\n"
+           "      %%one = stablehlo.constant dense<1.0> : tensor<16xf32>\n"
+           "      %%u1 = stablehlo.add %%u, %%one : tensor<16xf32>\n"
+           "      %%k1c = stablehlo.constant dense<1> : tensor<i32>\n"
+           "      %%k1 = stablehlo.add %%k, %%k1c : tensor<i32>\n"
+           "      stablehlo.return %%k1, %%u1 : tensor<i32>, tensor<16xf32>\n"
+           "    }\n"
+           "    %%c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+           "    %%j = stablehlo.add %%i, %%c1 : tensor<i32>\n"
+           "    stablehlo.return %%j, %%a, %%q#1 : tensor<i32>, tensor<16xf32>, tensor<16xf32>\n"
+           "  }\n"
+           "  return %%r#1, %%r#2, %%r#0 : tensor<16xf32>, tensor<16xf32>, tensor<i32>\n"
+           "}\n",
+           bound_is_argument ? 0 : trips, bound_is_argument ? "%m" : "%n");
+  return text;
+}
+
+/* Loops with a trip count the program fixes run their bodies without
+ * reading a predicate back: the program is recorded once and replayed,
+ * one submission per execution, with the same results as the loop whose
+ * bound comes from an argument (one submission per iteration). */
+static void counted_loops_replay(void **state) {
+  vkhlo_context_t *ctx = *state;
+  enum { TRIPS = 40 };
+  vkhlo_tensor_type_t vt = {VKHLO_F32, 1, {16}}, st = {VKHLO_S32, 0, {0}};
+  float x[16], y[16], want_x[16], want_y[16];
+  for (int e = 0; e < 16; e++) {
+    x[e] = want_x[e] = (float)e - 3.25f;
+    y[e] = want_y[e] = 0.125f * (float)e;
+  }
+  for (int i = 0; i < TRIPS; i++)
+    for (int e = 0; e < 16; e++) {
+      want_x[e] = want_x[e] * 0.5f + (float)i; /* exact in f32: no rounding to differ */
+      want_y[e] += 3.0f;
+    }
+  int32_t m = TRIPS;
+  vkhlo_buffer_t *args[3];
+  expect_ok(vkhlo_buffer_create(ctx, &vt, x, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &vt, y, &args[1]));
+  expect_ok(vkhlo_buffer_create(ctx, &st, &m, &args[2]));
+  float got[2][2][16];
+  for (int form = 0; form < 2; form++) {
+    vkhlo_executable_t *exe = test_compile(ctx, counted_loop_program(TRIPS, form == 1));
+    vkhlo_executable_stats_t s0, s1;
+    for (int run = 0; run < 3; run++) {
+      vkhlo_buffer_t *res[3];
+      expect_ok(vkhlo_executable_execute(exe, 3, args, 3, res));
+      if (run == 0) vkhlo_executable_stats(exe, &s0);
+      int32_t i = -1;
+      expect_ok(vkhlo_buffer_read(res[0], got[form][0], sizeof got[form][0]));
+      expect_ok(vkhlo_buffer_read(res[1], got[form][1], sizeof got[form][1]));
+      expect_ok(vkhlo_buffer_read(res[2], &i, sizeof i));
+      assert_int_equal(i, TRIPS);
+      for (int e = 0; e < 16; e++) {
+        if (got[form][0][e] != want_x[e] || got[form][1][e] != want_y[e])
+          fail_msg("form %d element %d: %g %g, want %g %g", form, e, got[form][0][e], got[form][1][e], want_x[e],
+                   want_y[e]);
+      }
+      for (int k = 0; k < 3; k++) vkhlo_buffer_destroy(res[k]);
+    }
+    vkhlo_executable_stats(exe, &s1);
+    if (form == 0) { /* counted: replayed, one submission (+ the result copy-out) */
+      assert_int_equal(s1.recordings, s0.recordings);
+      assert_true(s1.submissions >= 1 && s1.submissions <= 2);
+    } else { /* every iteration of the outer loop read back (the inner one is counted) */
+      assert_int_equal(s1.recordings - s0.recordings, 2);
+      assert_true(s1.submissions > TRIPS);
+    }
+    vkhlo_executable_destroy(exe);
+  }
+  assert_memory_equal(got[0], got[1], sizeof got[0]);
+  for (int k = 0; k < 3; k++) vkhlo_buffer_destroy(args[k]);
+}
+
+/* A counted loop longer than VKHLO_MAX_LOOP_ITERATIONS fails as the host
+ * loop does, before it runs; and a counted loop of more thunks than one
+ * recording takes (65536) runs in parts, correctly. */
+static void counted_loop_limits(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char program[] =
+      "func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<4xi32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<40000> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %c3 = stablehlo.constant dense<3> : tensor<4xi32>\n"
+      "    %a = stablehlo.add %v, %c3 : tensor<4xi32>\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    stablehlo.return %j, %a : tensor<i32>, tensor<4xi32>\n"
+      "  }\n"
+      "  return %r#1 : tensor<4xi32>\n}\n";
+  vkhlo_tensor_type_t t = {VKHLO_S32, 1, {4}};
+  int32_t x[4] = {0, 1, -5, 100}, out[4];
+  vkhlo_buffer_t *arg, *res;
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
+  setenv("VKHLO_MAX_LOOP_ITERATIONS", "39999", 1);
+  vkhlo_executable_t *exe = test_compile(ctx, program);
+  unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
+  vkhlo_status_t st = vkhlo_executable_execute(exe, 1, &arg, 1, &res);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_DEADLINE_EXCEEDED);
+  assert_non_null(strstr(vkhlo_status_message(st), "39999"));
+  vkhlo_status_free(st);
+  vkhlo_executable_destroy(exe);
+  exe = test_compile(ctx, program);
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  for (int e = 0; e < 4; e++) assert_int_equal(out[e], x[e] + 3 * 40000);
+  vkhlo_executable_stats_t s;
+  vkhlo_executable_stats(exe, &s);
+  assert_true(s.submissions >= 2 && s.submissions <= 4); /* in parts of at most 65536 thunks */
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_executable_destroy(exe);
+}
+
 /* $VKHLO_MAX_LOOP_ITERATIONS and $VKHLO_MAX_ALLOCATION_BYTES: a bad value
  * fails the compile with INVALID_ARGUMENT naming the variable (it used to
  * become 0: every loop failed, or be ignored); a good one is obeyed. */
@@ -521,6 +667,8 @@ int main(void) {
       cmocka_unit_test(bad_text_gives_located_error),
       cmocka_unit_test(checks_report_pass_and_fail),
       cmocka_unit_test(while_loop_counts),
+      cmocka_unit_test(counted_loops_replay),
+      cmocka_unit_test(counted_loop_limits),
       cmocka_unit_test(limits_from_the_environment),
       cmocka_unit_test(gemm_kind_from_the_environment),
       cmocka_unit_test(custom_call_runs_user_kernel),

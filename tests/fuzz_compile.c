@@ -118,6 +118,7 @@ static vkhlo_status_t lower_module(const fuzz_run_t *run, const hlo_module_t *m)
   if (!st) st = exe_lower_module(exe, m, &schedule, &run->target, run->limits.alignment, &constants);
   exe_schedule_free(&schedule);
   if (!st) {
+    exe_alias_loop_state(exe);
     exe_decide_inplace(exe);
     st = exe_assign_buffers(exe, &run->limits);
   }

@@ -325,7 +325,7 @@ static void loop_keeps_captures_alive(void **state) {
   }
   for (int fused = 0; fused < 2; fused++) {
     vkhlo_executable_t *exe = compile(ctx, loop_program, !fused);
-    assert_false(exe->straight_line);
+    assert_true(exe->straight_line); /* 5 trips, counted: unrolled into one recording */
     /* y2 is read inside the loop and after it: it must outlive the loop */
     const void *args[2] = {xs, ys};
     for (int rep = 0; rep < 2; rep++) {
@@ -385,6 +385,123 @@ static void conditional_branches(void **state) {
 }
 
 /* ------------------------------------------- dynamic_update_slice, scatter */
+
+/* The loop's state written in place (exe_alias_loop_state): a scan whose
+ * carry h, counter i, dynamic_update_slice'd rows ys and scatter-added
+ * counts c are written by the body's dispatches straight into the state
+ * buffers (no copy per step), while a swap of two values (a, b) = (b,
+ * a + 1), whose old b is read after a + 1 is computed, keeps its copies,
+ * and so does m = broadcast(sum(m)) / 2, whose kernel reads all of m for
+ * each element it writes.
+ * Results against the host's, fused and unfused, counted and read back. */
+static const char *scan_state_program(bool counted) {
+  static char text[3072];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<1024xf32>, %%h0: tensor<128xf32>, %%t: tensor<i32>) -> (tensor<8x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<4xf32>, tensor<128xf32>) {\n"
+           "  %%xs = stablehlo.reshape %%x : (tensor<1024xf32>) -> tensor<8x128xf32>\n"
+           "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<8x128xf32>\n"
+           "  %%zb = stablehlo.constant dense<0.0> : tensor<128xf32>\n"
+           "  %%zc = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+           "  %%r:7 = stablehlo.while(%%i = %%c0, %%h = %%h0, %%ys = %%z, %%a = %%h0, %%b = %%zb, %%c = %%zc, %%m = %%h0)"
+           " : tensor<i32>, tensor<128xf32>, tensor<8x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<4xf32>, tensor<128xf32>\n"
+           "   cond {\n"
+           "    %%n = stablehlo.constant dense<8> : tensor<i32>\n"
+           "    %%p = stablehlo.compare LT, %%i, %s, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+           "    stablehlo.return %%p : tensor<i1>\n"
+           "  } do {\n"
+           "    %%c00 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "    %%row2 = stablehlo.dynamic_slice %%xs, %%i, %%c00, sizes = [1, 128] : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>\n"
+           "    %%row = stablehlo.reshape %%row2 : (tensor<1x128xf32>) -> tensor<128xf32>\n"
+           "    %%half = stablehlo.constant dense<0.5> : tensor<128xf32>\n"
+           "    %%hh = stablehlo.multiply %%h, %%half : tensor<128xf32>\n"
+           "    %%hn = stablehlo.add %%hh, %%row : tensor<128xf32>\n"
+           "    %%hn2 = stablehlo.reshape %%hn : (tensor<128xf32>) -> tensor<1x128xf32>\n"
+           "    %%ysn = stablehlo.dynamic_update_slice %%ys, %%hn2, %%i, %%c00 : (tensor<8x128xf32>, tensor<1x128xf32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>\n"
+           "    %%one = stablehlo.constant dense<1.0> : tensor<128xf32>\n"
+           "    %%a1 = stablehlo.add %%a, %%one : tensor<128xf32>\n"
+           "    %%four = stablehlo.constant dense<4> : tensor<i32>\n"
+           "    %%slot = stablehlo.remainder %%i, %%four : tensor<i32>\n"
+           "    %%idx = stablehlo.reshape %%slot : (tensor<i32>) -> tensor<1x1xi32>\n"
+           "    %%upd = stablehlo.constant dense<[1.5]> : tensor<1xf32>\n"
+           "    %%cn = \"stablehlo.scatter\"(%%c, %%idx, %%upd) ({\n"
+           "    ^bb0(%%u: tensor<f32>, %%v: tensor<f32>):\n"
+           "      %%s = stablehlo.add %%u, %%v : tensor<f32>\n"
+           "      stablehlo.return %%s : tensor<f32>\n"
+           "    }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}"
+           " : (tensor<4xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<4xf32>\n"
+           "    %%zs = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "    %%ms = stablehlo.reduce(%%m init: %%zs) applies stablehlo.add across dimensions = [0] : (tensor<128xf32>, tensor<f32>) -> tensor<f32>\n"
+           "    %%mb = stablehlo.broadcast_in_dim %%ms, dims = [] : (tensor<f32>) -> tensor<128xf32>\n"
+           "    %%mn = stablehlo.multiply %%mb, %%half : tensor<128xf32>\n"
+           "    %%c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+           "    %%j = stablehlo.add %%i, %%c1 : tensor<i32>\n"
+           "    stablehlo.return %%j, %%hn, %%ysn, %%b, %%a1, %%cn, %%mn"
+           " : tensor<i32>, tensor<128xf32>, tensor<8x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<4xf32>, tensor<128xf32>\n"
+           "  }\n"
+           "  return %%r#2, %%r#3, %%r#4, %%r#5, %%r#6 : tensor<8x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<4xf32>, tensor<128xf32>\n"
+           "}\n",
+           counted ? "%n" : "%t");
+  return text;
+}
+
+static void loop_state_written_in_place(void **state) {
+  vkhlo_context_t *ctx = *state;
+  fill_inputs();
+  float h0[128], want_ys[8][128], h[128], a[128], b[128], want_c[4] = {0, 0, 0, 0}, m = 0;
+  for (int e = 0; e < 128; e++) h0[e] = h[e] = a[e] = (float)(e % 5) - 1.0f, b[e] = 0, m += h0[e];
+  m *= 0.5f; /* every element of m after the first step (sums of integers times powers of 2: exact) */
+  for (int k = 1; k < 8; k++) m = 128.0f * m * 0.5f;
+  for (int i = 0; i < 8; i++) {
+    for (int e = 0; e < 128; e++) {
+      h[e] = h[e] * 0.5f + xs[i * 128 + e];
+      want_ys[i][e] = h[e];
+      float a1 = a[e] + 1.0f;
+      a[e] = b[e];
+      b[e] = a1;
+    }
+    want_c[i % 4] += 1.5f;
+  }
+  int32_t trips = 8;
+  for (int form = 0; form < 4; form++) {
+    bool fused = form & 1, counted = form < 2;
+    vkhlo_executable_t *exe = compile(ctx, scan_state_program(counted), !fused);
+    const exe_thunk_t *loop = NULL;
+    for (int i = 0; i < exe->main.count; i++)
+      if (exe->main.thunks[i].kind == EXE_THUNK_WHILE) loop = &exe->main.thunks[i];
+    assert_non_null(loop);
+    assert_int_equal(loop->has_trip_count, counted);
+    /* h, i, ys and c in place; the swap's three copies (b staged, the
+     * staged b into a, a + 1 into b) and m's stay */
+    assert_int_equal(count_copies(loop->body), 4);
+    vkhlo_buffer_t *args[3], *res[5];
+    const void *host[3] = {xs, h0, &trips};
+    for (int k = 0; k < 3; k++) {
+      vkhlo_tensor_type_t t;
+      expect_ok(vkhlo_executable_parameter_type(exe, k, &t));
+      expect_ok(vkhlo_buffer_create(ctx, &t, host[k], &args[k]));
+    }
+    expect_ok(vkhlo_executable_execute(exe, 3, args, 5, res));
+    float ys[8][128], ga[128], gb[128], gc[4], gm[128];
+    expect_ok(vkhlo_buffer_read(res[0], ys, sizeof ys));
+    expect_ok(vkhlo_buffer_read(res[1], ga, sizeof ga));
+    expect_ok(vkhlo_buffer_read(res[2], gb, sizeof gb));
+    expect_ok(vkhlo_buffer_read(res[3], gc, sizeof gc));
+    expect_ok(vkhlo_buffer_read(res[4], gm, sizeof gm));
+    for (int e = 0; e < 128; e++)
+      if (gm[e] != m) fail_msg("form %d m[%d] = %g, want %g", form, e, gm[e], m);
+    for (int i = 0; i < 8; i++)
+      for (int e = 0; e < 128; e++)
+        if (ys[i][e] != want_ys[i][e]) fail_msg("form %d ys[%d][%d] = %g, want %g", form, i, e, ys[i][e], want_ys[i][e]);
+    assert_memory_equal(ga, a, sizeof ga);
+    assert_memory_equal(gb, b, sizeof gb);
+    assert_memory_equal(gc, want_c, sizeof gc);
+    for (int k = 0; k < 5; k++) vkhlo_buffer_destroy(res[k]);
+    for (int k = 0; k < 3; k++) vkhlo_buffer_destroy(args[k]);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
 
 static void dynamic_update_slice_in_place(void **state) {
   vkhlo_context_t *ctx = *state;
@@ -966,6 +1083,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(loop_keeps_captures_alive, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(conditional_branches, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(loop_state_written_in_place, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_drops_its_copy, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),

@@ -1085,7 +1085,303 @@ static void test_rewrite_utilities(void **state) {
 static void test_attrs_struct_unchanged(void **state) {
   (void)state;
   if (sizeof(void *) != 8) skip();
-  assert_int_equal(sizeof(hlo_attrs_t), 960);
+  assert_int_equal(sizeof(hlo_attrs_t), 976);
+}
+
+/* ----------------------------------------------- trip counts */
+
+/* The first while of |m|'s entry computation. */
+static hlo_instruction_t *first_while(hlo_module_t *m) {
+  for (int i = 0; i < entry(m)->instruction_count; i++)
+    if (entry(m)->instructions[i]->opcode == HLO_OPCODE_WHILE) return entry(m)->instructions[i];
+  return NULL;
+}
+
+/* A counting loop over |type| values: i from INIT while (i DIR BOUND),
+ * i = i STEP_OP STEP, the bound given as |bound| says: "const" (in the
+ * cond), "carried" (a loop value the body passes on), "capture" (a value
+ * of main the cond uses).  Returns the trip count pass's verdict. */
+static bool loop_trip_count(const char *type, long long init, const char *dir, const char *cmp_type,
+                            long long bound, const char *step_op, long long step, const char *bound_kind,
+                            int64_t *out_count) {
+  char text[4096];
+  bool carried = strcmp(bound_kind, "carried") == 0, capture = strcmp(bound_kind, "capture") == 0;
+  char bound_def[256] = "", bound_use[32] = "%n";
+  if (carried) snprintf(bound_use, sizeof bound_use, "%%b");
+  else snprintf(bound_def, sizeof bound_def, "%s%%n = stablehlo.constant dense<%lld> : tensor<%s>\n",
+                capture ? "  " : "    ", bound, type);
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %%c0 = stablehlo.constant dense<%lld> : tensor<%s>\n"
+           "  %%cb = stablehlo.constant dense<%lld> : tensor<%s>\n"
+           "%s"
+           "  %%r:3 = stablehlo.while(%%i = %%c0, %%v = %%x, %%b = %%cb) : tensor<%s>, tensor<4xf32>, tensor<%s>\n"
+           "   cond {\n"
+           "%s"
+           "    %%p = stablehlo.compare %s, %%i, %s, %s : (tensor<%s>, tensor<%s>) -> tensor<i1>\n"
+           "    stablehlo.return %%p : tensor<i1>\n"
+           "  } do {\n"
+           "    %%a = stablehlo.add %%v, %%v : tensor<4xf32>\n"
+           "    %%s = stablehlo.constant dense<%lld> : tensor<%s>\n"
+           "    %%j = stablehlo.%s %%i, %%s : tensor<%s>\n"
+           "    stablehlo.return %%j, %%a, %%b : tensor<%s>, tensor<4xf32>, tensor<%s>\n"
+           "  }\n"
+           "  return %%r#1 : tensor<4xf32>\n"
+           "}\n",
+           init, type, bound, type, capture ? bound_def : "", type, type, capture || carried ? "" : bound_def, dir,
+           bound_use, cmp_type, type, type, step, type, step_op, type, type, type);
+  hlo_module_t *m = simplified(text);
+  hlo_instruction_t *w = first_while(m);
+  assert_non_null(w);
+  bool changed = false;
+  expect_ok(codegen_trip_count_pass(m, NULL, &changed));
+  bool known = w->attrs.has_known_trip_count;
+  assert_int_equal(changed, known);
+  *out_count = w->attrs.known_trip_count;
+  if (!known) assert_int_equal(*out_count, 0);
+  hlo_module_destroy(m);
+  return known;
+}
+
+static int64_t known_count(const char *type, long long init, const char *dir, long long bound, long long step) {
+  int64_t n = -1;
+  if (!loop_trip_count(type, init, dir, "SIGNED", bound, "add", step, "const", &n))
+    fail_msg("%s from %lld while %s %lld by %lld: not counted", type, init, dir, bound, step);
+  return n;
+}
+
+static void test_trip_count_patterns(void **state) {
+  (void)state;
+  int64_t n;
+  /* fori_loop's form in every direction and bound form */
+  assert_int_equal(known_count("i32", 0, "LT", 100, 1), 100);
+  assert_int_equal(known_count("i32", 0, "LE", 100, 1), 101);
+  assert_int_equal(known_count("i32", 0, "LT", 100, 7), 15); /* 0, 7, .., 98 */
+  assert_int_equal(known_count("i32", 0, "LE", 98, 7), 15);
+  assert_int_equal(known_count("i32", 10, "GT", 0, -1), 10);
+  assert_int_equal(known_count("i32", 10, "GE", 0, -3), 4); /* 10, 7, 4, 1 */
+  assert_int_equal(known_count("i32", 0, "NE", 5, 1), 5);
+  assert_int_equal(known_count("i32", 5, "NE", 0, -1), 5);
+  assert_int_equal(known_count("i32", 3, "EQ", 3, 1), 1);
+  assert_int_equal(known_count("i32", 7, "LT", 3, 1), 0); /* never entered */
+  assert_int_equal(known_count("i32", 7, "LT", 3, -1), 0); /* never entered, even stepping away */
+  assert_int_equal(known_count("i64", -5, "LT", 5, 2), 5);
+  assert_int_equal(known_count("i8", -128, "LT", 127, 1), 255);
+  assert_int_equal(known_count("i64", 0, "LT", 1000000000000LL, 1000), 1000000000);
+  assert_true(loop_trip_count("i32", 0, "LT", "SIGNED", 100, "subtract", -2, "const", &n));
+  assert_int_equal(n, 50);
+  assert_true(loop_trip_count("i32", 0, "LT", "SIGNED", 100, "add", 1, "carried", &n));
+  assert_int_equal(n, 100);
+  assert_true(loop_trip_count("i32", 0, "LT", "SIGNED", 100, "add", 1, "capture", &n));
+  assert_int_equal(n, 100);
+  /* unsigned: by the compare's type, and the wrap of NE */
+  assert_true(loop_trip_count("ui32", 0, "LT", "UNSIGNED", 4000000000LL, "add", 1000000000, "const", &n));
+  assert_int_equal(n, 4);
+  assert_true(loop_trip_count("ui8", 250, "NE", "UNSIGNED", 4, "add", 1, "const", &n));
+  assert_int_equal(n, 10);
+  assert_true(loop_trip_count("ui32", 4294967295LL, "LT", "UNSIGNED", 5, "add", 1, "const", &n)); /* never */
+  assert_int_equal(n, 0);
+  assert_true(loop_trip_count("ui64", 0, "LT", "UNSIGNED", 3, "add", 1, "const", &n));
+  assert_int_equal(n, 3);
+  /* not known: would wrap, never ends, steps away from the bound */
+  assert_false(loop_trip_count("i8", 0, "LT", "SIGNED", 127, "add", 2, "const", &n)); /* 126 + 2 wraps */
+  assert_false(loop_trip_count("i8", 0, "LE", "SIGNED", 127, "add", 1, "const", &n));
+  assert_false(loop_trip_count("i32", 0, "LT", "SIGNED", 10, "add", 0, "const", &n));
+  assert_false(loop_trip_count("i32", 0, "LT", "SIGNED", 10, "add", -1, "const", &n));
+  assert_false(loop_trip_count("i32", 0, "NE", "SIGNED", 10, "add", 3, "const", &n));
+  assert_false(loop_trip_count("i32", 0, "LT", "SIGNED", 10, "multiply", 1, "const", &n));
+}
+
+/* Forms that are not counted: the start, the bound or the step not
+ * constants, a cond that does more than compare, a float counter, a side
+ * effect in the cond. */
+static void test_trip_count_unknown(void **state) {
+  (void)state;
+  static const char *const programs[] = {
+      /* the start is an argument */
+      "func.func @main(%s: tensor<i32>) -> tensor<i32> {\n"
+      "  %r = stablehlo.while(%i = %s) : tensor<i32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<10> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    stablehlo.return %j : tensor<i32>\n"
+      "  }\n"
+      "  return %r : tensor<i32>\n}\n",
+      /* the carried bound changes */
+      "func.func @main(%x: tensor<i32>) -> tensor<i32> {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c9 = stablehlo.constant dense<9> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %b = %c9) : tensor<i32>, tensor<i32>\n"
+      "   cond {\n"
+      "    %p = stablehlo.compare LT, %i, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    %k = stablehlo.subtract %b, %c1 : tensor<i32>\n"
+      "    stablehlo.return %j, %k : tensor<i32>, tensor<i32>\n"
+      "  }\n"
+      "  return %r#0 : tensor<i32>\n}\n",
+      /* the step is a loop value */
+      "func.func @main(%x: tensor<i32>) -> tensor<i32> {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %s = %c1) : tensor<i32>, tensor<i32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<10> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %j = stablehlo.add %i, %s : tensor<i32>\n"
+      "    %t = stablehlo.add %s, %s : tensor<i32>\n"
+      "    stablehlo.return %j, %t : tensor<i32>, tensor<i32>\n"
+      "  }\n"
+      "  return %r#0 : tensor<i32>\n}\n",
+      /* the cond also asks another value */
+      "func.func @main(%x: tensor<i1>) -> tensor<i32> {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %go = %x) : tensor<i32>, tensor<i1>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<10> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %q = stablehlo.and %p, %go : tensor<i1>\n"
+      "    stablehlo.return %q : tensor<i1>\n"
+      "  } do {\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    %f = stablehlo.not %go : tensor<i1>\n"
+      "    stablehlo.return %j, %f : tensor<i32>, tensor<i1>\n"
+      "  }\n"
+      "  return %r#0 : tensor<i32>\n}\n",
+      /* a float counter */
+      "func.func @main(%x: tensor<f32>) -> tensor<f32> {\n"
+      "  %c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = stablehlo.while(%i = %c0) : tensor<f32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<10.0> : tensor<f32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %c1 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<f32>\n"
+      "    stablehlo.return %j : tensor<f32>\n"
+      "  }\n"
+      "  return %r : tensor<f32>\n}\n",
+      /* a side effect in the cond */
+      "func.func @main(%x: tensor<i32>) -> tensor<i32> {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r = stablehlo.while(%i = %c0) : tensor<i32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<10> : tensor<i32>\n"
+      "    stablehlo.custom_call @log(%i) {has_side_effect = true} : (tensor<i32>) -> ()\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    stablehlo.return %j : tensor<i32>\n"
+      "  }\n"
+      "  return %r : tensor<i32>\n}\n",
+  };
+  for (size_t k = 0; k < sizeof programs / sizeof programs[0]; k++) {
+    hlo_module_t *m = simplified(programs[k]);
+    hlo_instruction_t *w = first_while(m);
+    assert_non_null(w);
+    int64_t n = -1;
+    if (hlo_while_trip_count(w, &n)) fail_msg("program %zu: counted %lld trips", k, (long long)n);
+    bool changed = true;
+    expect_ok(codegen_trip_count_pass(m, NULL, &changed));
+    assert_false(changed);
+    assert_false(w->attrs.has_known_trip_count);
+    hlo_module_destroy(m);
+  }
+}
+
+/* Every i8 and ui8 loop "for (v = a; v DIR b; v += s)": where the analysis
+ * gives a count, running the loop (with the spec's wrapping arithmetic)
+ * takes exactly that many steps; where the loop ends without wrapping and
+ * steps by a nonzero amount towards its bound (or by +-1 under NE), the
+ * analysis gives its count.  The constants of one parsed loop are
+ * rewritten in place for each case. */
+static void test_trip_count_exhaustive_8bit(void **state) {
+  (void)state;
+  static const char *const dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+  for (int sign = 0; sign < 2; sign++) {
+    int64_t n;
+    const char *type = sign ? "i8" : "ui8";
+    /* parse one loop, then rewrite its constants and direction */
+    char text[2048];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+             "  %%c0 = stablehlo.constant dense<1> : tensor<%s>\n"
+             "  %%r:2 = stablehlo.while(%%i = %%c0, %%v = %%x) : tensor<%s>, tensor<4xf32>\n"
+             "   cond {\n"
+             "    %%n = stablehlo.constant dense<2> : tensor<%s>\n"
+             "    %%p = stablehlo.compare LT, %%i, %%n, %s : (tensor<%s>, tensor<%s>) -> tensor<i1>\n"
+             "    stablehlo.return %%p : tensor<i1>\n"
+             "  } do {\n"
+             "    %%a = stablehlo.add %%v, %%v : tensor<4xf32>\n"
+             "    %%s = stablehlo.constant dense<3> : tensor<%s>\n"
+             "    %%j = stablehlo.add %%i, %%s : tensor<%s>\n"
+             "    stablehlo.return %%j, %%a : tensor<%s>, tensor<4xf32>\n"
+             "  }\n"
+             "  return %%r#1 : tensor<4xf32>\n"
+             "}\n",
+             type, type, type, sign ? "SIGNED" : "UNSIGNED", type, type, type, type, type);
+    hlo_module_t *m = simplified(text);
+    hlo_instruction_t *w = first_while(m);
+    assert_non_null(w);
+    hlo_instruction_t *cmp = w->called_computations[0]->root, *step_op = NULL;
+    const hlo_instruction_t *body_root = w->called_computations[1]->root;
+    step_op = body_root->operands[0];
+    uint8_t *init = w->operands[0]->literal->data, *bound = cmp->operands[1]->literal->data;
+    uint8_t *step = step_op->operands[1]->literal->data;
+    assert_int_equal(cmp->operands[1]->opcode, HLO_OPCODE_CONSTANT);
+    assert_int_equal(step_op->operands[1]->opcode, HLO_OPCODE_CONSTANT);
+    long checked = 0, counted = 0;
+    for (int d = 0; d < 6; d++) {
+      cmp->attrs.comparison_direction = (hlo_comparison_direction_t)d;
+      assert_string_equal(dirs[d], dirs[cmp->attrs.comparison_direction]);
+      for (int a = 0; a < 256; a += 3)
+        for (int b = 0; b < 256; b += 5)
+          for (int s = 0; s < 256; s += (s < 8 || s > 248) ? 1 : 17) {
+            *init = (uint8_t)a;
+            *bound = (uint8_t)b;
+            *step = (uint8_t)s;
+            /* run it (at most 256 steps visit every value); the step
+             * as a signed number ss: adding 200 to a ui8 is taking 56 */
+            int ss = (int8_t)(uint8_t)s, v = a, steps = 0;
+            bool wrapped = false, ended = false;
+            for (; steps <= 256; steps++) {
+              int x = sign ? (int8_t)v : v, y = sign ? (int8_t)b : b;
+              bool go = d == 0 ? x == y : d == 1 ? x != y : d == 2 ? x >= y : d == 3 ? x > y : d == 4 ? x <= y : x < y;
+              if (!go) {
+                ended = true;
+                break;
+              }
+              int next = x + ss;
+              if (next != (sign ? (int8_t)(uint8_t)next : (uint8_t)next)) wrapped = true;
+              v = (uint8_t)next;
+            }
+            bool known = hlo_while_trip_count(w, &n);
+            if (known && (!ended || n != steps))
+              fail_msg("%s %s a=%d b=%d s=%d: counted %lld, ran %d%s", type, dirs[d], a, b, s, (long long)n, steps,
+                       ended ? "" : " (no end)");
+            bool towards = (d == 5 || d == 4) ? ss > 0 : (d == 3 || d == 2) ? ss < 0 : d == 1 ? (ss == 1 || ss == -1) : ss != 0;
+            if (ended && (steps == 0 || (towards && (!wrapped || d == 1))) && !known)
+              fail_msg("%s %s a=%d b=%d s=%d: ran %d steps, not counted", type, dirs[d], a, b, s, steps);
+            checked++;
+            counted += known;
+          }
+    }
+    assert_true(checked > 100000);
+    assert_true(counted > checked / 4);
+    hlo_module_destroy(m);
+  }
 }
 
 /* ----------------------------------------------- corpus */
@@ -1234,6 +1530,9 @@ int main(void) {
       cmocka_unit_test(test_split_long_reductions),
       cmocka_unit_test(test_long_sorts),
       cmocka_unit_test(test_rewrite_utilities),
+      cmocka_unit_test(test_trip_count_patterns),
+      cmocka_unit_test(test_trip_count_unknown),
+      cmocka_unit_test(test_trip_count_exhaustive_8bit),
       cmocka_unit_test(test_attrs_struct_unchanged),
       cmocka_unit_test(test_corpus),
       cmocka_unit_test(test_pipeline_reports_broken_module_as_internal),

@@ -181,6 +181,29 @@ static void host_calls_and_conditionals(void **state) {
     vkhlo_buffer_destroy(args[0]);
     vkhlo_buffer_destroy(args[1]);
   }
+  vkhlo_executable_destroy(exe);
+  /* host calls alone (no loop, no conditional) make a program that is not
+   * straight-line either: the loader agrees (it used to call such a file's
+   * straight_line flag wrong) */
+  exe = compile(ctx,
+                "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                "  %t = stablehlo.create_token : !stablehlo.token\n"
+                "  %y = stablehlo.negate %x : tensor<4xf32>\n"
+                "  %t2 = \"stablehlo.outfeed\"(%y, %t) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
+                "  return %y : tensor<4xf32>\n}\n");
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_destroy(exe);
+  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &exe));
+  free(data);
+  memset(&log, 0, sizeof log);
+  vkhlo_buffer_t *arg, *res;
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+  assert_int_equal(log.calls, 1);
+  for (int i = 0; i < 4; i++) assert_true(out[i] == -x[i] && log.outfed[i] == -x[i]);
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(arg);
   vkhlo_context_set_host_callback(ctx, NULL, NULL);
   vkhlo_executable_destroy(exe);
 }
@@ -288,7 +311,7 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     pos = end;
   }
   assert_true(prog > 0);
-  size_t payload = 8 + (size_t)depth * 16 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
+  size_t payload = 8 + (size_t)depth * 24 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
   *out_size = size - (prog_end - prog) + 16 + padded;
   uint8_t *out = calloc(1, *out_size), *p = out;
   memcpy(p, valid, prog);
@@ -304,7 +327,9 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     words[n++] = 1;                 /* one thunk: */
     words[n++] = EXE_THUNK_WHILE;   /* kind */
     words[n++] = 0;                 /* position */
-    words[n++] = 0;                 /* pred_buffer 0; then cond: */
+    words[n++] = 0;                 /* pred_buffer 0 */
+    words[n++] = 0xFFFFFFFFu;       /* trip count -1: read back; */
+    words[n++] = 0xFFFFFFFFu;       /* then cond: */
   }
   words[n++] = 0; /* the innermost cond is empty; bodies unwind: */
   for (int d = 0; d < depth; d++) words[n++] = 0;
@@ -334,6 +359,74 @@ static void nesting_depth(void **state) {
   vkhlo_status_free(st);
   free(deep);
   free(valid);
+}
+
+/* A loop whose trip count the program fixes keeps it through the file:
+ * the loaded program is straight-line (one submission per execution) and
+ * computes the same; a file whose trip count is below -1 is malformed. */
+static void counted_loops_survive_the_file(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char counted[] =
+      "func.func @main(%n: tensor<i32>, %x: tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %acc = %x) : tensor<i32>, tensor<4xf32>\n"
+      "    cond {\n"
+      "      %c5 = stablehlo.constant dense<5> : tensor<i32>\n"
+      "      %p = stablehlo.compare LT, %i, %c5 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %w = stablehlo.constant dense<[1.5, 2.5, -3.0, 4.25]> : tensor<4xf32>\n"
+      "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
+      "      %a2 = stablehlo.add %acc, %w : tensor<4xf32>\n"
+      "      stablehlo.return %i1, %a2 : tensor<i32>, tensor<4xf32>\n"
+      "    }\n"
+      "  return %r#0, %r#1 : tensor<i32>, tensor<4xf32>\n}\n";
+  vkhlo_executable_t *exe = compile(ctx, counted);
+  assert_true(exe->straight_line);
+  uint8_t want[20], got[20];
+  run(ctx, exe, want);
+  int32_t count;
+  memcpy(&count, want, 4);
+  assert_int_equal(count, 5);
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_destroy(exe);
+  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &exe));
+  assert_true(exe->straight_line);
+  const exe_thunk_t *loop = NULL;
+  for (int i = 0; i < exe->main.count; i++)
+    if (exe->main.thunks[i].kind == EXE_THUNK_WHILE) loop = &exe->main.thunks[i];
+  assert_non_null(loop);
+  assert_true(loop->has_trip_count);
+  assert_int_equal(loop->trip_count, 5);
+  run(ctx, exe, got);
+  assert_memory_equal(want, got, sizeof want);
+  vkhlo_executable_stats_t s;
+  vkhlo_executable_stats(exe, &s);
+  assert_true(s.submissions >= 1 && s.submissions <= 2);
+  vkhlo_executable_destroy(exe);
+  /* the uncounted program's file says -1; make it -2 */
+  uint8_t *file;
+  size_t file_size;
+  serialized(ctx, program, &file, &file_size);
+  bool found = false;
+  for (size_t at = VKX_HEADER_BYTES; at + 20 <= file_size && !found; at++) {
+    uint32_t kind;
+    memcpy(&kind, file + at, 4);
+    uint64_t trips;
+    memcpy(&trips, file + at + 12, 8);
+    if (kind == EXE_THUNK_WHILE && trips == ~0ull) { /* kind, position, pred_buffer, trip count */
+      put64(file + at + 12, ~0ull - 1);
+      found = true;
+    }
+  }
+  assert_true(found);
+  reseal(file, file_size);
+  expect_malformed(ctx, file, file_size, "trip count -2");
+  free(file);
+  free(data);
 }
 
 static void missing_feature(void **state) {
@@ -576,6 +669,7 @@ int main(void) {
       cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(host_calls_and_conditionals),
       cmocka_unit_test(side_weights_file),
       cmocka_unit_test(malformed_files),        cmocka_unit_test(nesting_depth),
+      cmocka_unit_test(counted_loops_survive_the_file),
       cmocka_unit_test(missing_feature),        cmocka_unit_test(pipeline_cache_file),
       cmocka_unit_test(fuzz_parse),             cmocka_unit_test(fuzz_load),
   };

@@ -324,6 +324,15 @@ typedef struct vkhlo_executable_stats {
    * returned twice, or a value that shares storage with a larger one). */
   int64_t copy_commands;
   int64_t result_copies;
+  /* Of the last execution: queue submissions it made.  execute and
+   * execute_into submit a straight-line program once (twice where results
+   * are copied out) and otherwise once per step the host decides: each
+   * iteration of a while loop whose predicate is read back, each if/case,
+   * each host call.  A while loop whose trip count the program fixes (a
+   * counter from a constant to a constant bound by a constant step, as
+   * JAX's fori_loop and scan export) adds none: its body is recorded that
+   * many times.  submit: 1; record: 0. */
+  int64_t submissions;
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 
@@ -536,9 +545,11 @@ typedef struct vkhlo_submit_info {
  * another thread during the call.
  * Errors: INVALID_ARGUMENT as execute_into, or for a semaphore count with
  * a NULL array or stage mask 0; UNIMPLEMENTED for programs that need host
- * decisions or host work (while, if/case: the predicate is read on the
- * host; infeed/outfeed/send/recv: host callbacks) and while profiling is
- * on; UNAVAILABLE on device loss. */
+ * decisions or host work (a while loop whose trip count the program does
+ * not fix, if/case: the predicate is read on the host;
+ * infeed/outfeed/send/recv: host callbacks), for one that records more
+ * than 65536 commands with its counted loops unrolled, and while profiling
+ * is on; UNAVAILABLE on device loss. */
 vkhlo_status_t vkhlo_executable_submit(vkhlo_executable_t *executable, int arg_count,
                                        vkhlo_buffer_t *const *args, int result_count,
                                        vkhlo_buffer_t *const *results, const vkhlo_submit_info_t *info);
