@@ -153,7 +153,7 @@ static vkhlo_status_t stage_lower(compile_job_t *job) {
 static vkhlo_status_t stage_inplace(compile_job_t *job) {
   exe_alias_loop_state(job->exe);
   exe_decide_inplace(job->exe);
-  return NULL;
+  return exe_select_inplace_kernels(job->exe);
 }
 
 static vkhlo_status_t stage_assign_buffers(compile_job_t *job) {

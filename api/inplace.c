@@ -353,3 +353,61 @@ static void alias_loop_state(vkhlo_executable_t *exe, exe_sequence_t *seq) {
 
 void exe_alias_loop_state(vkhlo_executable_t *exe) { alias_loop_state(exe, &exe->main); }
 
+/* ------------------------------------------- in-place update kernels */
+
+static void select_window_kernels(vkhlo_executable_t *exe, exe_sequence_t *seq, bool *used) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    select_window_kernels(exe, t->cond, used);
+    select_window_kernels(exe, t->body, used);
+    for (int b = 0; b < t->branch_count; b++) select_window_kernels(exe, t->branches[b], used);
+    if (t->kind != EXE_THUNK_DISPATCH) continue;
+    if (t->has_window_kernel && t->window_input >= 0 && t->window_input < t->input_count &&
+        t->binding_count == t->input_count + 1) {
+      int out = t->bindings[t->input_count], in = t->bindings[t->window_input];
+      if (out == in || exe_storage_buffer(exe, out) == exe_storage_buffer(exe, in)) t->kernel = t->window_kernel;
+    }
+    t->has_window_kernel = false;
+    used[t->kernel] = true;
+  }
+}
+
+static void renumber_kernels(exe_sequence_t *seq, const int *index) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    renumber_kernels(t->cond, index);
+    renumber_kernels(t->body, index);
+    for (int b = 0; b < t->branch_count; b++) renumber_kernels(t->branches[b], index);
+    if (t->kind == EXE_THUNK_DISPATCH) t->kernel = index[t->kernel];
+  }
+}
+
+vkhlo_status_t exe_select_inplace_kernels(vkhlo_executable_t *exe) {
+  int n = exe->kernel_count;
+  bool *used = vkhlo_calloc(exe->allocator, (size_t)n + 1, sizeof *used);
+  int *index = vkhlo_calloc(exe->allocator, (size_t)n + 1, sizeof *index);
+  if (!used || !index) {
+    vkhlo_free(exe->allocator, used);
+    vkhlo_free(exe->allocator, index);
+    return VKHLO_NO_MEMORY();
+  }
+  select_window_kernels(exe, &exe->main, used);
+  int kept = 0;
+  for (int k = 0; k < n; k++) {
+    exe_kernel_t *e = &exe->kernels[k];
+    if (!used[k]) { /* not compiled yet: its name and source only */
+      vkhlo_free(exe->allocator, e->name);
+      vkhlo_free(exe->allocator, e->glsl);
+      vkhlo_free(exe->allocator, e->spirv);
+      vkhlo_free(exe->allocator, e->tune_key);
+      continue;
+    }
+    index[k] = kept;
+    exe->kernels[kept++] = *e;
+  }
+  exe->kernel_count = kept;
+  renumber_kernels(&exe->main, index);
+  vkhlo_free(exe->allocator, used);
+  vkhlo_free(exe->allocator, index);
+  return NULL;
+}

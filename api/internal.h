@@ -173,6 +173,11 @@ typedef struct exe_thunk {
    * no input qualifies. */
   bool *inplace_ok;
   bool is_scatter; /* its results start as copies of its inputs */
+  /* A dynamic_update_slice's kernel for when its output is written over
+   * input |window_input|'s storage (codegen_emit_dus_in_place: the update
+   * only); exe_select_inplace_kernels takes it then.  Compile time only. */
+  bool has_window_kernel;
+  int window_kernel, window_input;
   /* copy (whole-buffer prefix of size_bytes) */
   int src, dst;
   uint64_t size_bytes;
@@ -335,6 +340,10 @@ void exe_decide_inplace(vkhlo_executable_t *exe);
  * body's results go straight into the loop's state buffers where that is
  * safe, and their copies are dropped.  Before exe_decide_inplace. */
 void exe_alias_loop_state(vkhlo_executable_t *exe);
+/* After both: a dynamic_update_slice dispatch whose output shares its
+ * operand's storage runs its window kernel (has_window_kernel); kernels
+ * no thunk dispatches any more are dropped (indices renumbered). */
+vkhlo_status_t exe_select_inplace_kernels(vkhlo_executable_t *exe);
 
 /* api/context_compile.c (library vkhlo, not vkhlo_runtime): the
  * context's SPIR-V compiler, created on the first call from the context's

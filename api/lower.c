@@ -497,6 +497,25 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
         exe_inplace_candidate(l->module, l->marks, instr, i))
       any_inplace = inplace_ok[i] = true;
   }
+  /* a dynamic_update_slice that may write over its operand: also the
+   * kernel of that case, over the update only (exe_select_inplace_kernels
+   * takes it where the decision falls so) */
+  int window_kernel = -1, dus_operand = codegen_dus_in_place_operand(instr);
+  if (!st && dus_operand >= 0 && dus_operand < k.input_count && inplace_ok[dus_operand]) {
+    codegen_kernel_t wk;
+    bool handled = false;
+    st = codegen_emit_dus_in_place(l->target, l->exe->allocator, instr, &wk, &handled);
+    if (!st && handled) {
+      vkhlo_status_t limits = codegen_target_check_kernel(l->target, instr, &wk);
+      bool none = wk.group_count[0] == 0 || wk.group_count[1] == 0 || wk.group_count[2] == 0;
+      if (limits || none || wk.input_count != k.input_count || wk.output_count != k.output_count) {
+        vkhlo_status_free(limits); /* the whole kernel stays */
+        codegen_kernel_free(&wk);
+      } else {
+        st = add_kernel(l, &wk, &window_kernel);
+      }
+    }
+  }
   if (!st) st = lowering_new_value(l, &instr->shape, instr->name, out);
   if (!st && out->count != k.output_count)
     st = lowering_instr_error(instr, VKHLO_STATUS_INTERNAL, "kernel output count does not match the result");
@@ -535,6 +554,9 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   t->is_scatter = is_scatter;
   if (any_inplace) t->inplace_ok = inplace_ok;
   else vkhlo_free(l->exe->allocator, inplace_ok);
+  t->has_window_kernel = window_kernel >= 0;
+  t->window_kernel = window_kernel;
+  t->window_input = dus_operand;
   for (int i = 0; i < t->binding_count; i++) lowering_use_buffer(l, bindings[i]);
   for (int i = 0; i < out->count && !is_scatter; i++) {
     exe_buffer_t *b = &l->exe->buffers[out->ids[i]];

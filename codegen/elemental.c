@@ -1237,6 +1237,20 @@ static vkhlo_status_t emit_dynamic_update_slice(elemental_emitter_t *E,
   return NULL;
 }
 
+vkhlo_status_t el_dus_window(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *ui,
+                             el_name_t *out_index, el_name_t *out) {
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  const hlo_shape_t *us = &instr->operands[1]->shape;
+  if (instr->opcode != HLO_OPCODE_DYNAMIC_UPDATE_SLICE || instr->operand_count != os->rank + 2)
+    return el_unimplemented(instr, "in-place dynamic_update_slice with tensor start indices");
+  for (int d = 0; d < os->rank; d++) {
+    el_name_t s;
+    VKHLO_RETURN_IF_ERROR(clamped_start(E, instr, d + 2, os->dimensions[d] - us->dimensions[d], &s));
+    idx_def(E, instr, &out_index[d], "%s + %s", ui[d].s, s.s);
+  }
+  return el_operand(E, instr, 1, ui, out);
+}
+
 /* gather (spec 'gather'):
  *   batch_index = result_index[batch_dims]   (dims not in offset_dims)
  *   start_index = start_indices[batch_index with ':' at index_vector_dim]

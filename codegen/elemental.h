@@ -131,6 +131,12 @@ struct elemental_emitter {
    * value: every lane ends with the same result (reduce_lanes in
    * elemental.c). */
   bool subgroup_reduce;
+  /* In-place dynamic_update_slice (codegen_emit_dus_in_place): the kernel
+   * computes a dynamic_update_slice result (the instruction, or a
+   * fusion's root) whose storage is its operand 0's, so it runs over the
+   * update's elements only and writes them at the window (el_dus_window);
+   * the operand's other elements are already in place. */
+  bool dus_window;
   /* Kernel facts, set by the emitters and read by codegen_assemble:
    * |early_return|: main()'s body holds a `return` (an invocation that
    * finishes early), so the kernel cannot be wrapped in a grid-stride
@@ -243,6 +249,13 @@ vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
  * out[q * lanes + j] (rows * lanes <= EL_MAX_LANES). */
 vkhlo_status_t el_emit_dot_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                   const el_name_t *const *row_index, int rows, int lanes, el_name_t *out);
+
+/* dynamic_update_slice |instr| written over its operand 0 (spec
+ * 'dynamic_update_slice'): for update element |ui| (rank names), the
+ * result index it goes to (the clamped start plus ui) in |out_index| and
+ * the update's value there in |out|. */
+vkhlo_status_t el_dus_window(elemental_emitter_t *E, const hlo_instruction_t *instr, const el_name_t *ui,
+                             el_name_t *out_index, el_name_t *out);
 
 /* One step of reduce |instr| at input index |index|: acc = body(acc,
  * input values at |index|), in the existing locals |acc|. */

@@ -360,6 +360,16 @@ static vkhlo_status_t emit_elemental_kernel(elemental_emitter_t *E, const hlo_in
     if (!hlo_shape_compatible_dims(s0, el_result_shape(instr, r)))
       return el_unimplemented(instr, "results of different shapes");
   el_name_t index[HLO_MAX_RANK], values[EL_MAX_RESULTS];
+  if (E->dus_window) { /* codegen_emit_dus_in_place: the update's elements only */
+    const hlo_shape_t *us = &instr->operands[1]->shape;
+    el_name_t oi[HLO_MAX_RANK];
+    el_line(E, instr, "int idx = int(gid);");
+    el_delinearize(E, instr, us, "idx", index);
+    VKHLO_RETURN_IF_ERROR(el_dus_window(E, instr, index, oi, &values[0]));
+    codegen_store_result(E, instr, 0, oi, values[0].s);
+    *out_total = hlo_shape_element_count(us);
+    return NULL;
+  }
   el_line(E, instr, "int idx = int(gid);");
   el_delinearize(E, instr, s0, "idx", index);
   VKHLO_RETURN_IF_ERROR(el_emit(E, instr, index, values));
@@ -373,8 +383,41 @@ static bool is_supported_op(hlo_opcode_t op) {
   return el_is_elemental(op) || hlo_opcode_emitter(op) == HLO_EMITTER_KERNEL;
 }
 
+int codegen_dus_in_place_operand(const hlo_instruction_t *instr) {
+  if (hlo_shape_is_tuple(&instr->shape) || hlo_element_type_size_bytes(instr->shape.element_type) < 4 ||
+      hlo_element_type_bit_width(instr->shape.element_type) != (int)(8 * hlo_element_type_size_bytes(instr->shape.element_type)))
+    return -1;
+  if (instr->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE) return 0;
+  if (instr->opcode != HLO_OPCODE_FUSION || instr->called_count < 1) return -1;
+  const hlo_computation_t *f = instr->called_computations[0];
+  const hlo_instruction_t *root = f->root;
+  if (!root || root->opcode != HLO_OPCODE_DYNAMIC_UPDATE_SLICE || root->operands[0]->opcode != HLO_OPCODE_PARAMETER)
+    return -1;
+  const hlo_instruction_t *param = root->operands[0];
+  for (int i = 0; i < f->instruction_count; i++) /* the operand is read by the root alone */
+    for (int j = 0; j < f->instructions[i]->operand_count; j++)
+      if (f->instructions[i]->operands[j] == param && (f->instructions[i] != root || j != 0)) return -1;
+  int k = param->parameter_number;
+  return k >= 0 && k < instr->operand_count ? k : -1;
+}
+
+static vkhlo_status_t emit_kernel(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
+                                  const hlo_instruction_t *instr, bool dus_window, codegen_kernel_t *out);
+
+vkhlo_status_t codegen_emit_dus_in_place(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
+                                         const hlo_instruction_t *instr, codegen_kernel_t *out, bool *handled) {
+  memset(out, 0, sizeof *out);
+  *handled = codegen_dus_in_place_operand(instr) >= 0;
+  return *handled ? emit_kernel(target, allocator, instr, true, out) : NULL;
+}
+
 vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
                                         const hlo_instruction_t *instr, codegen_kernel_t *out) {
+  return emit_kernel(target, allocator, instr, false, out);
+}
+
+static vkhlo_status_t emit_kernel(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
+                                  const hlo_instruction_t *instr, bool dus_window, codegen_kernel_t *out) {
   memset(out, 0, sizeof *out);
   out->allocator = allocator; /* read by codegen_emit_conv and codegen_emit_gemm */
   if (!is_supported_op(instr->opcode)) {
@@ -392,7 +435,7 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
                                 hlo_opcode_name(instr->opcode));
   }
   el_attention_t shape; /* attention: a kernel of emit_fusion.c, not a GEMM */
-  bool attention = codegen_attention_fusion(target, instr, &shape);
+  bool attention = dus_window || codegen_attention_fusion(target, instr, &shape);
   if (!attention && (instr->opcode == HLO_OPCODE_CONVOLUTION || instr->opcode == HLO_OPCODE_FUSION)) {
     bool handled = false; /* library kernel from shaders/ (emit_conv.c) */
     vkhlo_status_t cst = codegen_emit_conv(target, instr, out, &handled);
@@ -405,6 +448,10 @@ vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vk
   out->tune_candidates = 0;
   elemental_emitter_t E;
   el_init(&E, target, allocator, codegen_load_operand, NULL);
+  E.dus_window = dus_window;
+  if (dus_window)
+    el_line(&E, instr, "/* in place: the result's storage is operand %d's; only the update's elements are written */",
+            codegen_dus_in_place_operand(instr));
   int64_t total = 0;
   /* the ops with a kernel of their own; |readwrite|: it reads back its results */
   static const struct {

@@ -1539,6 +1539,34 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
   return st;
 }
 
+/* In-place dynamic_update_slice root |dus| (E->dus_window): one
+ * invocation per element of the update, which it writes at the window of
+ * the result, whose storage already holds the operand. */
+static vkhlo_status_t emit_dus_window(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_instruction_t *dus,
+                                      int64_t *out_total) {
+  const hlo_shape_t *us = &dus->operands[1]->shape, *result = ctx->out_shape;
+  el_name_t ui[HLO_MAX_RANK], oi[HLO_MAX_RANK], v;
+  el_line(E, ctx->fusion, "int idx = int(gid);");
+  el_delinearize(E, ctx->fusion, us, "idx", ui);
+  /* the fused values are computed at the update's index: positions
+   * relative to the "output" (append_position) are the update's */
+  ctx->out_shape = us;
+  ctx->out_index = ui;
+  VKHLO_RETURN_IF_ERROR(el_dus_window(E, dus, ui, oi, &v));
+  ctx->out_shape = result;
+  ctx->out_index = NULL;
+  strbuf_t ref;
+  strbuf_init(&ref, E->allocator);
+  el_append_linear(&ref, result, oi);
+  if (ref.failed) E->body.failed = true;
+  else el_line(E, dus, "int oidx = %s;", ref.data);
+  strbuf_free(&ref);
+  ctx->linear = "oidx";
+  store_output(E, ctx, dus, 0, v.s);
+  *out_total = hlo_shape_element_count(us);
+  return NULL;
+}
+
 vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction_t *fusion,
                                    int64_t *out_total) {
   if (fusion->called_count < 1 || !fusion->called_computations[0]->root)
@@ -1567,6 +1595,12 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
+  if (E->dus_window) { /* over the update only, in place (codegen_emit_dus_in_place) */
+    const hlo_instruction_t *dus = fc->root;
+    if (nout != 1 || dus->opcode != HLO_OPCODE_DYNAMIC_UPDATE_SLICE)
+      return VKHLO_INTERNAL("fusion %s: an in-place kernel needs a dynamic_update_slice root", fusion->name);
+    st = emit_dus_window(E, &ctx, dus, &total);
+  } else {
   el_attention_t attention;
   bool attention_kernel = nout == 1 && codegen_attention_fusion(E->target, fusion, &attention);
   bool row_kernel = !attention_kernel && s0->rank >= 1 && has_row_reduce(fc, s0);
@@ -1593,6 +1627,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
     el_delinearize(E, fusion, s0, "idx", index);
     ctx.out_index = index;
     st = emit_roots(E, &ctx, roots, nroots, nout);
+  }
   }
   for (int i = 0; i < ctx.memo_count; i++) vkhlo_free(E->allocator, ctx.memo[i].key);
   vkhlo_free(E->allocator, ctx.memo);

@@ -68,6 +68,21 @@ bool codegen_instruction_needs_kernel(const hlo_instruction_t *instr);
 vkhlo_status_t codegen_emit_instruction(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
                                         const hlo_instruction_t *instr, codegen_kernel_t *out);
 
+/* In-place dynamic_update_slice.  A dynamic_update_slice, or a fusion
+ * whose root is one, may have its result written over the storage of the
+ * operand it updates (api/inplace.c): then only the update's elements
+ * need writing.  codegen_dus_in_place_operand gives that operand's index
+ * (0 for the op, the fusion operand that is the root's operand 0 and is
+ * read by nothing else), or -1; codegen_emit_dus_in_place emits the
+ * kernel for that case (*handled false where the operand index is -1):
+ * one invocation per element of the update, each storing it at the
+ * clamped start plus its index, the operand's binding never read.  Only
+ * correct where the result's storage is that operand's.  Errors as
+ * codegen_emit_instruction. */
+int codegen_dus_in_place_operand(const hlo_instruction_t *instr);
+vkhlo_status_t codegen_emit_dus_in_place(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
+                                         const hlo_instruction_t *instr, codegen_kernel_t *out, bool *handled);
+
 /* Checks that every element type of |instr| (operands and results) is
  * supported on |target|; UNIMPLEMENTED "unsupported element type" otherwise. */
 vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,

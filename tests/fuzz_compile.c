@@ -120,7 +120,8 @@ static vkhlo_status_t lower_module(const fuzz_run_t *run, const hlo_module_t *m)
   if (!st) {
     exe_alias_loop_state(exe);
     exe_decide_inplace(exe);
-    st = exe_assign_buffers(exe, &run->limits);
+    st = exe_select_inplace_kernels(exe);
+    if (!st) st = exe_assign_buffers(exe, &run->limits);
   }
   if (!st) st = exe_verify_buffer_assignment(exe);
   if (!st) { /* what the executable's statistics read */

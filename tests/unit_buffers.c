@@ -531,6 +531,122 @@ static void dynamic_update_slice_in_place(void **state) {
   }
 }
 
+/* Whether a dispatch of |seq| (at any depth) runs a dynamic_update_slice
+ * window kernel (codegen_emit_dus_in_place, which says so in a comment),
+ * and whether one runs a whole dynamic_update_slice kernel. */
+static void find_dus_kernels(const vkhlo_executable_t *exe, const exe_sequence_t *seq, bool *window, bool *whole) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    find_dus_kernels(exe, t->cond, window, whole);
+    find_dus_kernels(exe, t->body, window, whole);
+    if (t->kind != EXE_THUNK_DISPATCH) continue;
+    const char *g = exe->kernels[t->kernel].glsl;
+    if (!g || !strstr(g, "dynamic_update_slice")) continue;
+    if (strstr(g, "only the update's elements are written")) *window = true;
+    else *whole = true;
+  }
+}
+
+/* The host's dynamic_update_slice of [32, 32] |a| by [4, 8] |u| at the
+ * spec's clamped start (i, j). */
+static void host_dus(float *a, const float *u, int i, int j) {
+  i = i < 0 ? 0 : i > 28 ? 28 : i;
+  j = j < 0 ? 0 : j > 24 ? 24 : j;
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 8; c++) a[(i + r) * 32 + j + c] = u[r * 8 + c];
+}
+
+/* A dynamic_update_slice whose operand dies there writes only its update,
+ * in place (the window kernel), at the clamped start; one whose operand
+ * lives on computes the whole result; in a loop the fused update goes
+ * straight into the loop state at starts clamped at both ends. */
+static void dynamic_update_slice_window_kernel(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char dies[] =
+      "func.func @main(%x: tensor<1024xf32>, %u: tensor<32xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<32x32xf32> {\n"
+      "  %x2 = stablehlo.reshape %x : (tensor<1024xf32>) -> tensor<32x32xf32>\n"
+      "  %a = stablehlo.multiply %x2, %x2 : tensor<32x32xf32>\n"
+      "  %u2 = stablehlo.reshape %u : (tensor<32xf32>) -> tensor<4x8xf32>\n"
+      "  %d = stablehlo.dynamic_update_slice %a, %u2, %i, %j : (tensor<32x32xf32>, tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<32x32xf32>\n"
+      "  return %d : tensor<32x32xf32>\n}\n";
+  static const char lives[] =
+      "func.func @main(%x: tensor<1024xf32>, %u: tensor<32xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<32x32xf32> {\n"
+      "  %x2 = stablehlo.reshape %x : (tensor<1024xf32>) -> tensor<32x32xf32>\n"
+      "  %a = stablehlo.multiply %x2, %x2 : tensor<32x32xf32>\n"
+      "  %u2 = stablehlo.reshape %u : (tensor<32xf32>) -> tensor<4x8xf32>\n"
+      "  %d = stablehlo.dynamic_update_slice %a, %u2, %i, %j : (tensor<32x32xf32>, tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<32x32xf32>\n"
+      "  %s = stablehlo.subtract %d, %a : tensor<32x32xf32>\n"
+      "  return %s : tensor<32x32xf32>\n}\n";
+  fill_inputs();
+  float us[32];
+  for (int k = 0; k < 32; k++) us[k] = 100.0f + (float)k;
+  static const int starts[][2] = {{0, 0}, {5, 7}, {28, 24}, {40, 100}, {-3, -9}, {31, 2}};
+  for (int form = 0; form < 2; form++) {
+    vkhlo_executable_t *exe = compile(ctx, form ? lives : dies, true);
+    bool window = false, whole = false;
+    find_dus_kernels(exe, &exe->main, &window, &whole);
+    assert_int_equal(window, form == 0);
+    assert_int_equal(whole, form == 1);
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
+      float out[N], want[N];
+      for (int e = 0; e < N; e++) want[e] = xs[e] * xs[e];
+      host_dus(want, us, starts[k][0], starts[k][1]);
+      if (form) for (int e = 0; e < N; e++) want[e] -= xs[e] * xs[e];
+      const void *args[4] = {xs, us, &starts[k][0], &starts[k][1]};
+      run(ctx, exe, 4, args, out, N);
+      for (int e = 0; e < N; e++)
+        if (out[e] != want[e]) fail_msg("form %d start (%d, %d) element %d: %g, want %g", form, starts[k][0],
+                                        starts[k][1], e, out[e], want[e]);
+    }
+    vkhlo_executable_destroy(exe);
+  }
+  /* in a counted loop: row start 7 i - 5 (clamped to 0 and to 28), column 3 */
+  static const char loop[] =
+      "func.func @main(%x: tensor<1024xf32>, %u: tensor<32xf32>) -> tensor<32x32xf32> {\n"
+      "  %x2 = stablehlo.reshape %x : (tensor<1024xf32>) -> tensor<32x32xf32>\n"
+      "  %u2 = stablehlo.reshape %u : (tensor<32xf32>) -> tensor<4x8xf32>\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %c0, %ys = %x2) : tensor<i32>, tensor<32x32xf32>\n"
+      "   cond {\n"
+      "    %n = stablehlo.constant dense<7> : tensor<i32>\n"
+      "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n"
+      "  } do {\n"
+      "    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>\n"
+      "    %fb = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<4x8xf32>\n"
+      "    %upd = stablehlo.multiply %u2, %fb : tensor<4x8xf32>\n"
+      "    %c7 = stablehlo.constant dense<7> : tensor<i32>\n"
+      "    %c5 = stablehlo.constant dense<5> : tensor<i32>\n"
+      "    %c3 = stablehlo.constant dense<3> : tensor<i32>\n"
+      "    %i7 = stablehlo.multiply %i, %c7 : tensor<i32>\n"
+      "    %row = stablehlo.subtract %i7, %c5 : tensor<i32>\n"
+      "    %ysn = stablehlo.dynamic_update_slice %ys, %upd, %row, %c3 : (tensor<32x32xf32>, tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<32x32xf32>\n"
+      "    %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %j = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "    stablehlo.return %j, %ysn : tensor<i32>, tensor<32x32xf32>\n"
+      "  }\n"
+      "  return %r#1 : tensor<32x32xf32>\n}\n";
+  float want[N];
+  memcpy(want, xs, sizeof want);
+  for (int i = 0; i < 7; i++) {
+    float upd[32];
+    for (int k = 0; k < 32; k++) upd[k] = us[k] * (float)i;
+    host_dus(want, upd, 7 * i - 5, 3);
+  }
+  for (int fused = 0; fused < 2; fused++) {
+    vkhlo_executable_t *exe = compile(ctx, loop, !fused);
+    bool window = false, whole = false;
+    find_dus_kernels(exe, &exe->main, &window, &whole);
+    assert_true(window && !whole);
+    float out[N];
+    const void *args[2] = {xs, us};
+    run(ctx, exe, 2, args, out, N);
+    for (int e = 0; e < N; e++)
+      if (out[e] != want[e]) fail_msg("loop, fused %d, element %d: %g, want %g", fused, e, out[e], want[e]);
+    vkhlo_executable_destroy(exe);
+  }
+}
+
 static void scatter_drops_its_copy(void **state) {
   vkhlo_context_t *ctx = *state;
   const char *text =
@@ -1084,6 +1200,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(conditional_branches, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(dynamic_update_slice_in_place, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(loop_state_written_in_place, validated_context_setup, validated_context_teardown),
+      cmocka_unit_test_setup_teardown(dynamic_update_slice_window_kernel, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_drops_its_copy, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(scatter_keeps_copy_of_live_input, validated_context_setup, validated_context_teardown),
       cmocka_unit_test_setup_teardown(wide_kernel_mixes_word_and_element_loads, validated_context_setup, validated_context_teardown),
