@@ -62,6 +62,13 @@
  *                      dispatches; U and V^H computed too, mode 'A'); its
  *                      singular values against LAPACK's sgesdd; flops 8 n^3
  *                      nominal
+ *   layers_scan        a counted while loop over L = 4 stacked layers,
+ *                      h = tanh(h @ w[i]) with h [256, 512] and w [4, 512, 512]
+ *                      (a scan over layers as JAX exports it: the weight a
+ *                      dynamic_slice of the stack, read in place by the GEMM
+ *                      through the loop counter), timed in the same rounds
+ *                      against the same layers unrolled with static slices
+ *                      and L cblas_sgemm calls (without the tanh)
  *
  * Each round runs, back to back: vkhlo (one execution into the same result
  * buffers, wall time), vkhlo with profiling on (one execution, summed device
@@ -659,6 +666,99 @@ static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, cons
   }
 }
 
+/* The scan over L stacked layers (|unrolled|: the same layers one after
+ * another through static slices): h = tanh(h @ w[i]). */
+static char *layers_program(int m, int k, int layers, bool unrolled) {
+  size_t size = 8192 + (size_t)layers * 1024;
+  char *t = malloc(size);
+  if (!t) return NULL;
+  int n = snprintf(t, size, "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dx%dxf32>) -> tensor<%dx%dxf32> {\n",
+                   m, k, layers, k, k, m, k);
+  if (unrolled) {
+    for (int l = 0; l < layers; l++) {
+      char prev[16];
+      snprintf(prev, sizeof prev, l ? "%%h%d" : "%%x", l - 1);
+      n += snprintf(t + n, size - n,
+                    "  %%s%d = stablehlo.slice %%w [%d:%d, 0:%d, 0:%d] : (tensor<%dx%dx%dxf32>) -> tensor<1x%dx%dxf32>\n"
+                    "  %%w%d = stablehlo.reshape %%s%d : (tensor<1x%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+                    "  %%d%d = stablehlo.dot_general %s, %%w%d, contracting_dims = [1] x [0] : (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+                    "  %%h%d = stablehlo.tanh %%d%d : tensor<%dx%dxf32>\n",
+                    l, l, l + 1, k, k, layers, k, k, k, k, l, l, k, k, k, k, l, prev, l, m, k, k, k, m, k, l, l, m, k);
+    }
+    snprintf(t + n, size - n, "  return %%h%d : tensor<%dx%dxf32>\n}\n", layers - 1, m, k);
+    return t;
+  }
+  snprintf(t + n, size - n,
+           "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+           "  %%r:2 = stablehlo.while(%%i = %%c0, %%h = %%x) : tensor<i32>, tensor<%dx%dxf32>\n"
+           "   cond {\n"
+           "    %%n = stablehlo.constant dense<%d> : tensor<i32>\n"
+           "    %%p = stablehlo.compare LT, %%i, %%n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+           "    stablehlo.return %%p : tensor<i1>\n"
+           "  } do {\n"
+           "    %%z = stablehlo.constant dense<0> : tensor<i32>\n"
+           "    %%wi = stablehlo.dynamic_slice %%w, %%i, %%z, %%z, sizes = [1, %d, %d] : (tensor<%dx%dx%dxf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x%dx%dxf32>\n"
+           "    %%w2 = stablehlo.reshape %%wi : (tensor<1x%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+           "    %%d = stablehlo.dot_general %%h, %%w2, contracting_dims = [1] x [0] : (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+           "    %%t = stablehlo.tanh %%d : tensor<%dx%dxf32>\n"
+           "    %%c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+           "    %%j = stablehlo.add %%i, %%c1 : tensor<i32>\n"
+           "    stablehlo.return %%j, %%t : tensor<i32>, tensor<%dx%dxf32>\n"
+           "  }\n"
+           "  return %%r#1 : tensor<%dx%dxf32>\n}\n",
+           m, k, layers, k, k, layers, k, k, k, k, k, k, k, k, m, k, k, k, m, k, m, k, m, k, m, k);
+  return t;
+}
+
+static void bench_layers(vkhlo_context_t *ctx, const char *only, int rounds) {
+  if (only && !strstr("layers_scan", only)) return;
+  enum { M = 256, K = 512, L = 4 };
+  size_t nx = (size_t)M * K, nw = (size_t)L * K * K;
+  float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *h = malloc(nx * sizeof *h), *o = malloc(nx * sizeof *o);
+  uint32_t seed = 777;
+  for (size_t i = 0; i < nx; i++) x[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+  for (size_t i = 0; i < nw; i++) w[i] = ((float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f) / 8;
+  char *scan = layers_program(M, K, L, false), *unrolled = layers_program(M, K, L, true);
+  prepared_t p, u;
+  prepare(ctx, scan, x, w, NULL, &p);
+  prepare(ctx, unrolled, x, w, NULL, &u);
+  run_wall(&p), run_wall(&u); /* warm-up */
+  double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
+         *uwall = calloc((size_t)rounds, sizeof *uwall), *blas = calloc((size_t)rounds, sizeof *blas),
+         *ratio = calloc((size_t)rounds, sizeof *ratio);
+  for (int r = 0; r < rounds; r++) {
+    wall[r] = run_wall(&p);
+    dev[r] = run_device(&p);
+    uwall[r] = run_wall(&u);
+    double t0 = now_ms();
+    memcpy(h, x, nx * sizeof *h);
+    for (int l = 0; l < L; l++) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, K, 1.0f, h, K, w + (size_t)l * K * K, K, 0.0f, o, K);
+      memcpy(h, o, nx * sizeof *h);
+    }
+    blas[r] = now_ms() - t0;
+    ratio[r] = uwall[r] / wall[r];
+  }
+  /* the scan's result against the unrolled program's (the same kernels' sums) */
+  float *a = malloc(nx * sizeof *a), *b = malloc(nx * sizeof *b);
+  vkhlo_status_t st = vkhlo_buffer_read(p.res[0], a, nx * sizeof *a);
+  if (!st) st = vkhlo_buffer_read(u.res[0], b, nx * sizeof *b);
+  if (st) die(st, "read");
+  double err = 0;
+  for (size_t i = 0; i < nx; i++) err = fmax(err, fabs((double)a[i] - b[i]));
+  double flop = 2.0 * M * K * (double)K * L, mw = median(wall, rounds), md = median(dev, rounds);
+  printf("\n%-18s %20s %9s %9s %9s %9s %9s %9s %9s %8s\n", "case", "MxKxK/layers", "wall_ms", "dev_ms", "GFLOP/s",
+         "blas_ms", "blasGF/s", "unroll_ms", "unroll/scan", "diff");
+  printf("%-18s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2fx %8.1e\n", "layers_scan", "256x512x512/4", mw, md,
+         flop / md / 1e6, median(blas, rounds), flop / median(blas, rounds) / 1e6, median(uwall, rounds),
+         median(ratio, rounds), err);
+  fflush(stdout);
+  free(a), free(b), free(wall), free(dev), free(uwall), free(blas), free(ratio);
+  release(&p);
+  release(&u);
+  free(scan), free(unrolled), free(x), free(w), free(h), free(o);
+}
+
 int main(int argc, char **argv) {
   int rounds = 3;
   bool big = false, before = false;
@@ -750,6 +850,7 @@ int main(int argc, char **argv) {
     free(text), free(a), free(b), free(ref), free(a16), free(b16);
   }
   bench_linalg(ctx, only, rounds);
+  bench_layers(ctx, only, rounds);
   /* the ragged products' baseline: the expansion ($VKHLO_RAGGED_GEMM=0,
    * read when the context is made) */
   bool ragged = !only;

@@ -15,7 +15,9 @@
  *   - each dot operand is a fusion parameter (or the dot's own operand)
  *     seen through a chain of transpose, broadcast_in_dim, reshape (of a
  *     dense view, or one whose merged dimensions form a progression),
- *     slice (its start an offset, its steps scaling the strides) and
+ *     slice (its start an offset, its steps scaling the strides),
+ *     dynamic_slice (constant starts an offset, a parameter's start read by
+ *     the kernel: scan over stacked layer weights) and
  *     exact convert (f16/bf16 to f32): such a chain is a strided view of the
  *     parameter, its offset and strides go into the kernel's
  *     LHS_AT/RHS_AT/..._KS macros (operand fusion stays: no transposed or
@@ -125,6 +127,15 @@ typedef struct gemm_view {
    * (PyTorch's heads x head size, transposed, back to the model width). */
   int split_dim;
   int64_t split_inner, split_stride;
+  /* dynamic_slice starts given by kernel inputs: the element offset adds
+   * min(max(start, 0), hi) * stride for each, the start the one element of
+   * scalar binding |binding| (an integer of |type|), read at run time */
+  int dyn_count;
+  struct gemm_dyn {
+    int binding;
+    hlo_element_type_t type;
+    int64_t hi, stride;
+  } dyn[HLO_MAX_RANK];
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -258,6 +269,20 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
   return true;
 }
 
+/* The value of integer scalar constant |x| (saturated to int64). */
+static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
+  hlo_element_type_t t = x->shape.element_type;
+  size_t n = hlo_element_type_size_bytes(t);
+  if (x->opcode != HLO_OPCODE_CONSTANT || x->shape.rank != 0 || !x->literal || !x->literal->data ||
+      !hlo_element_type_is_integer(t) || x->literal->size_bytes < n || (int)(8 * n) != hlo_element_type_bit_width(t))
+    return false;
+  uint64_t raw = 0;
+  memcpy(&raw, x->literal->data, n); /* little-endian host bytes */
+  if (hlo_element_type_is_unsigned_int(t)) *out = raw > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)raw;
+  else *out = n == 8 ? (int64_t)raw : (int64_t)(raw << (64 - 8 * n)) >> (64 - 8 * n);
+  return true;
+}
+
 /* |x| (inside |fc|, or operand |k| of a lone dot when fc is NULL) as a
  * strided view of a binding. */
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
@@ -269,6 +294,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->type = x->shape.element_type;
     v->split_dim = -1;
     v->offset = 0;
+    v->dyn_count = 0;
     row_major(s, v->stride);
     return true;
   }
@@ -279,6 +305,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->binding = (int)x->parameter_number;
       v->type = x->shape.element_type;
       v->offset = 0;
+      v->dyn_count = 0;
       row_major(s, v->stride);
       return true;
     case HLO_OPCODE_CONVERT: /* exact only: to its own type, or f16/bf16 to f32 */
@@ -299,9 +326,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank ||
           in.split_dim >= 0)
         return false;
-      v->binding = in.binding;
-      v->type = in.type;
-      v->offset = in.offset;
+      *v = in;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
       for (int j = 0; j < is->rank; j++) {
         int64_t od = x->attrs.broadcast_dimensions.data[j];
@@ -312,9 +337,8 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     }
     case HLO_OPCODE_RESHAPE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
-      v->binding = in.binding;
-      v->type = in.type;
-      v->offset = in.offset;
+      *v = in;
+      v->split_dim = -1;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
@@ -335,13 +359,39 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       }
       return true;
     }
+    case HLO_OPCODE_DYNAMIC_SLICE: { /* the start (clamped, spec 'dynamic_slice') moves the offset */
+      const hlo_shape_t *is = &x->operands[0]->shape;
+      if (x->operand_count != 1 + is->rank || !trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
+      *v = in;
+      for (int d = 0; d < s->rank; d++) {
+        const hlo_instruction_t *start = x->operands[1 + d];
+        int64_t hi = is->dimensions[d] - s->dimensions[d], c;
+        if (hi == 0) continue; /* clamped to 0 whatever it is */
+        if (d == in.split_dim || start->shape.rank != 0 || in.stride[d] == 0) return false;
+        if (scalar_integer(start, &c)) {
+          v->offset += (c < 0 ? 0 : c > hi ? hi : c) * in.stride[d];
+        } else if (start->opcode == HLO_OPCODE_PARAMETER && hlo_element_type_is_integer(start->shape.element_type) &&
+                   (hlo_element_type_size_bytes(start->shape.element_type) == 4 ||
+                    hlo_element_type_size_bytes(start->shape.element_type) == 8) &&
+                   v->dyn_count < HLO_MAX_RANK) {
+          struct gemm_dyn *t = &v->dyn[v->dyn_count++];
+          t->binding = (int)start->parameter_number;
+          t->type = start->shape.element_type;
+          t->hi = hi;
+          t->stride = in.stride[d];
+        } else {
+          return false;
+        }
+      }
+      return true;
+    }
     default: return false;
   }
 }
 
 bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride) {
   gemm_view_t v;
-  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0) return false;
+  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0 || v.dyn_count) return false;
   *binding = v.binding;
   for (int d = 0; d < x->shape.rank; d++) stride[d] = v.stride[d];
   return true;
@@ -571,6 +621,17 @@ static void define_at(strbuf_t *sb, const gemm_plan_t *p, int k, const gemm_view
     if (!used) free_dims[nf++] = d;
   }
   strbuf_printf(sb, "#define %s(b, %s) (%lld", name, var, (long long)view->offset);
+  for (int i = 0; i < view->dyn_count; i++) { /* dynamic_slice starts */
+    const struct gemm_dyn *t = &view->dyn[i];
+    bool wide = hlo_element_type_size_bytes(t->type) == 8, is_signed = hlo_element_type_is_signed_int(t->type);
+    const char *ct = is_signed ? (wide ? "int64_t" : "int") : (wide ? "uint64_t" : "uint");
+    if (is_signed)
+      strbuf_printf(sb, " + int(clamp(in%d.data[0], %s(0), %s(%lld))) * %lld", t->binding, ct, ct, (long long)t->hi,
+                    (long long)t->stride);
+    else
+      strbuf_printf(sb, " + int(min(in%d.data[0], %s(%lld))) * %lld", t->binding, ct, (long long)t->hi,
+                    (long long)t->stride);
+  }
   append_offset(sb, s, view->stride, bd, p->nb, "b");
   append_offset(sb, s, view->stride, free_dims, nf, var);
   strbuf_append(sb, ")\n");
@@ -587,6 +648,8 @@ static bool words_ok(const gemm_plan_t *p, int k, const gemm_view_t *view, int64
   const hlo_shape_t *s = &p->dot->operands[k]->shape;
   const int64_t *bd = k ? p->rb : p->lb, *cd = k ? p->rc : p->lc, *st = view->stride;
   if (view->offset % 8 != 0) return false;
+  for (int i = 0; i < view->dyn_count; i++)
+    if (view->dyn[i].stride % 8 != 0) return false;
   int inner = -1; /* the innermost free dimension of size > 1 */
   for (int d = 0; d < s->rank; d++) {
     bool used = group_dimension(p, k, d);
@@ -1034,6 +1097,12 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
   bool packed = glsl_type_is_packed(target, p->view[0].type);
   for (int d = 0; d < p->ndot; d++) packed |= glsl_type_is_packed(target, p->rview[d].type);
   if (packed) return false;
+  /* dynamic_slice starts of 64 bits only where the device has them */
+  for (int v = -1; v < p->ndot; v++) {
+    const gemm_view_t *view = v < 0 ? &p->view[0] : &p->rview[v];
+    for (int i = 0; i < view->dyn_count; i++)
+      if (glsl_type_is_emulated64(target, view->dyn[i].type)) return false;
+  }
   /* gemm_cpu.comp (at most 64 invocations) where the target cannot run
    * gemm_gpu.comp's workgroups; gemm_gpu.comp computes one product, and
    * no ragged one */

@@ -87,6 +87,13 @@ static int teardown(void **state) {
  * -0. */
 static void seeded_element(vkhlo_element_type_t t, uint32_t *seed, int64_t k, bool specials, uint8_t *dst) {
   uint32_t r = (*seed = *seed * 1664525u + 1013904223u) >> 8;
+  if (t == VKHLO_S32 || t == VKHLO_S64 || t == VKHLO_U32) { /* start indices: inside, at the edges, past them */
+    static const int64_t starts[] = {-3, 0, 1, 2, 7, 1000};
+    int64_t v = starts[r % 6];
+    if (t == VKHLO_U32 && v < 0) v = 4000000000ll; /* past the end as an unsigned number */
+    memcpy(dst, &v, t == VKHLO_S64 ? 8 : 4); /* little-endian */
+    return;
+  }
   if (t == VKHLO_F32) {
     float v = (float)r / (1 << 24) - 0.5f;
     memcpy(dst, &v, 4);
@@ -380,6 +387,58 @@ static void sliced_operands(void **state) {
         " (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
         "  return %c : tensor<32x40xf32>\n}\n",
         true, 48);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+}
+
+/* Operands that are dynamic_slices of parameters (a scan over stacked
+ * layer weights: w[layer]): the start, read by the kernel and clamped as
+ * the spec says, moves the view's offset; start indices inside, at the
+ * edges, negative and past the end (seeded_element's picks), of 32 and 64
+ * bits and unsigned, on the lhs, the rhs and a dimension that is not the
+ * leading one, with a bias dynamic_sliced in the epilogue. */
+static void dynamic_sliced_operands(void **state) {
+  fixture_t *f = *state;
+  static const char *const programs[] = {
+      "func.func @main(%a: tensor<3x24x48xf32>, %i: tensor<i32>, %w: tensor<4x56x40xf32>, %j: tensor<i32>, %k: tensor<i32>,"
+      " %b: tensor<4x40xf32>) -> tensor<24x40xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %a1 = stablehlo.dynamic_slice %a, %i, %z, %z, sizes = [1, 24, 48] : (tensor<3x24x48xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x24x48xf32>\n"
+      "  %a2 = stablehlo.reshape %a1 : (tensor<1x24x48xf32>) -> tensor<24x48xf32>\n"
+      "  %w1 = stablehlo.dynamic_slice %w, %j, %k, %z, sizes = [1, 48, 40] : (tensor<4x56x40xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x48x40xf32>\n"
+      "  %w2 = stablehlo.reshape %w1 : (tensor<1x48x40xf32>) -> tensor<48x40xf32>\n"
+      "  %c = stablehlo.dot_general %a2, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x40xf32>) -> tensor<24x40xf32>\n"
+      "  %b1 = stablehlo.dynamic_slice %b, %j, %z, sizes = [1, 40] : (tensor<4x40xf32>, tensor<i32>, tensor<i32>) -> tensor<1x40xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b1, dims = [0, 1] : (tensor<1x40xf32>) -> tensor<24x40xf32>\n"
+      "  %r = stablehlo.add %c, %bb : tensor<24x40xf32>\n"
+      "  return %r : tensor<24x40xf32>\n}\n",
+      "func.func @main(%a: tensor<24x48xf32>, %w: tensor<4x48x40xf32>, %j: tensor<i64>) -> tensor<24x40xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+      "  %w1 = stablehlo.dynamic_slice %w, %j, %z, %z, sizes = [1, 48, 40] : (tensor<4x48x40xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<1x48x40xf32>\n"
+      "  %w2 = stablehlo.reshape %w1 : (tensor<1x48x40xf32>) -> tensor<48x40xf32>\n"
+      "  %c = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x40xf32>) -> tensor<24x40xf32>\n"
+      "  return %c : tensor<24x40xf32>\n}\n",
+      "func.func @main(%a: tensor<24x48xf32>, %w: tensor<4x48x40xf32>, %j: tensor<ui32>, %k: tensor<ui32>) -> (tensor<24x40xf32>, tensor<24x40xf32>) {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<ui32>\n"
+      "  %w1 = stablehlo.dynamic_slice %w, %j, %z, %z, sizes = [1, 48, 40] : (tensor<4x48x40xf32>, tensor<ui32>, tensor<ui32>, tensor<ui32>) -> tensor<1x48x40xf32>\n"
+      "  %w2 = stablehlo.reshape %w1 : (tensor<1x48x40xf32>) -> tensor<48x40xf32>\n"
+      "  %c = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x40xf32>) -> tensor<24x40xf32>\n"
+      "  %v1 = stablehlo.dynamic_slice %w, %k, %z, %z, sizes = [1, 48, 40] : (tensor<4x48x40xf32>, tensor<ui32>, tensor<ui32>, tensor<ui32>) -> tensor<1x48x40xf32>\n"
+      "  %v2 = stablehlo.reshape %v1 : (tensor<1x48x40xf32>) -> tensor<48x40xf32>\n"
+      "  %d = stablehlo.dot_general %a, %v2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x40xf32>) -> tensor<24x40xf32>\n"
+      "  return %c, %d : tensor<24x40xf32>, tensor<24x40xf32>\n}\n",
+  };
+  /* (bindings are the fusion's operands) */
+  static const char *const needles[][2] = {
+      {"#define RHS_AT_0(b, n) (0 + int(clamp(in3.data[0], int(0), int(3))) * 2240 + int(clamp(in4.data[0], int(0), int(8))) * 40",
+       "#define LHS_AT(b, m) (0 + int(clamp(in1.data[0], int(0), int(2))) * 1152"},
+      {"int(clamp(in1.data[0], int64_t(0), int64_t(3))) * 1920", NULL},
+      {"uint(3))) * 1920", "int(min(in"},
+  };
+  for (size_t p = 0; p < sizeof programs / sizeof programs[0]; p++) {
+    f->cpu_needle = needles[p][0];
+    f->cpu_needle2 = needles[p][1];
+    check(state, programs[p], true, 48);
+  }
   f->cpu_needle = f->cpu_needle2 = NULL;
 }
 
@@ -874,6 +933,7 @@ int main(void) {
       cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
       cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
+      cmocka_unit_test(dynamic_sliced_operands),
       cmocka_unit_test(fused_epilogue_words), cmocka_unit_test(two_results_words),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
       cmocka_unit_test(swiglu_two_dots),    cmocka_unit_test(two_dots_two_lhs),
