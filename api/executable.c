@@ -320,9 +320,10 @@ static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequ
         fprintf(f, "copy %d -> %d bytes=%llu\n", t->src, t->dst, (unsigned long long)t->size_bytes);
         break;
       case EXE_THUNK_WHILE:
-        if (t->has_trip_count) fprintf(f, "while pred=%d trip_count=%lld\n%*s  cond (not run):\n", t->pred_buffer,
-                                       (long long)t->trip_count, 2 * depth, "");
-        else fprintf(f, "while pred=%d\n%*s  cond:\n", t->pred_buffer, 2 * depth, "");
+        fprintf(f, "while pred=%d", t->pred_buffer);
+        if (t->has_trip_count) fprintf(f, " trip_count=%lld", (long long)t->trip_count);
+        for (int p = 0; p < t->rotate_count; p++) fprintf(f, " rotate=%d<->%d", t->rotate[2 * p], t->rotate[2 * p + 1]);
+        fprintf(f, "\n%*s  cond%s:\n", 2 * depth, "", t->has_trip_count ? " (not run)" : "");
         dump_sequence(f, exe, t->cond, depth + 2);
         fprintf(f, "%*s  body:\n", 2 * depth, "");
         dump_sequence(f, exe, t->body, depth + 2);

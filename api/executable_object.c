@@ -17,6 +17,7 @@ void exe_free_sequence(const vkhlo_allocator_t *allocator, exe_sequence_t *seq) 
     vkhlo_free(allocator, t->host_config);
     vkhlo_free(allocator, t->host_types);
     vkhlo_free(allocator, t->inplace_ok);
+    vkhlo_free(allocator, t->rotate);
     if (t->cond) { exe_free_sequence(allocator, t->cond); vkhlo_free(allocator, t->cond); }
     if (t->body) { exe_free_sequence(allocator, t->body); vkhlo_free(allocator, t->body); }
     for (int b = 0; b < t->branch_count; b++) {

@@ -68,6 +68,9 @@ typedef struct run {
    * parts (its program is straight-line, so bounded in size) */
   bool one_recording;
   int64_t thunks_recorded; /* since the last submission */
+  /* Loop state in two buffers (exe_thunk_t.rotate): the buffer whose
+   * storage each logical buffer names now; NULL: every buffer its own */
+  int *storage;
   access_t *pending; /* accesses since the last barrier */
   int pending_count, pending_capacity;
   int64_t barriers;
@@ -81,7 +84,10 @@ typedef struct run {
   int timed_count, timed_capacity;
 } run_t;
 
+static int storage_of(const run_t *r, int id) { return r->storage ? r->storage[id] : id; }
+
 static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_offset, uint64_t *out_size) {
+  id = storage_of(r, id);
   const exe_buffer_t *b = &r->exe->buffers[id];
   const exe_buffer_allocation_t *a = &r->exe->allocations[b->allocation];
   if (a->kind == EXE_ALLOCATION_PARAMETER) {
@@ -106,8 +112,8 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
   *out_size = b->size_bytes;
 }
 
-static access_t buffer_access(const vkhlo_executable_t *exe, int id, uint64_t size, bool write) {
-  const exe_buffer_t *b = &exe->buffers[id];
+static access_t buffer_access(const run_t *r, int id, uint64_t size, bool write) {
+  const exe_buffer_t *b = &r->exe->buffers[storage_of(r, id)];
   access_t a = {b->allocation, b->offset_bytes, b->offset_bytes + size, write};
   return a;
 }
@@ -231,7 +237,7 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   access_t accesses[MAX_BINDINGS];
   for (int b = 0; b < t->binding_count; b++) {
     resolve(r, t->bindings[b], &bindings[b].buffer, &bindings[b].offset_bytes, &bindings[b].size_bytes);
-    accesses[b] = buffer_access(exe, t->bindings[b], exe->buffers[t->bindings[b]].size_bytes, b >= t->input_count);
+    accesses[b] = buffer_access(r, t->bindings[b], exe->buffers[t->bindings[b]].size_bytes, b >= t->input_count);
   }
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, t->binding_count));
@@ -245,21 +251,51 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   return exe->profiling ? end_timing(r, query) : NULL;
 }
 
-static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
+static vkhlo_status_t copy_buffer(run_t *r, int src, int dst, uint64_t size) {
   vkrt_buffer_t *sb, *db;
   uint64_t so, ss, dof, ds;
-  resolve(r, t->src, &sb, &so, &ss);
-  resolve(r, t->dst, &db, &dof, &ds);
-  uint64_t size = t->size_bytes;
+  resolve(r, src, &sb, &so, &ss);
+  resolve(r, dst, &db, &dof, &ds);
   if (size > ss) size = ss;
   if (size > ds) size = ds;
-  access_t accesses[2] = {buffer_access(r->exe, t->src, size, false), buffer_access(r->exe, t->dst, size, true)};
+  access_t accesses[2] = {buffer_access(r, src, size, false), buffer_access(r, dst, size, true)};
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   if (r->counting) return NULL;
   r->copies++;
   r->thunks_recorded++;
   return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
+}
+
+static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) { return copy_buffer(r, t->src, t->dst, t->size_bytes); }
+
+/* After an iteration of |t|: each rotate pair's S and V trade storage. */
+static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
+  if (!t->rotate_count) return NULL;
+  int n = r->exe->buffer_count;
+  if (!r->storage) {
+    r->storage = vkhlo_malloc(r->exe->allocator, sizeof *r->storage * ((size_t)n + 1));
+    if (!r->storage) return VKHLO_NO_MEMORY();
+    for (int i = 0; i < n; i++) r->storage[i] = i;
+  }
+  for (int p = 0; p < t->rotate_count; p++) {
+    int S = t->rotate[2 * p], V = t->rotate[2 * p + 1], tmp = r->storage[S];
+    r->storage[S] = r->storage[V];
+    r->storage[V] = tmp;
+  }
+  return NULL;
+}
+
+/* After the loop: a state held in its value's storage is copied home. */
+static vkhlo_status_t settle_state(run_t *r, const exe_thunk_t *t) {
+  for (int p = 0; p < t->rotate_count && r->storage; p++) {
+    int S = t->rotate[2 * p], V = t->rotate[2 * p + 1];
+    if (r->storage[S] == S) continue;
+    r->storage[S] = S;
+    r->storage[V] = V;
+    VKHLO_RETURN_IF_ERROR(copy_buffer(r, V, S, r->exe->buffers[S].size_bytes)); /* what the state was in */
+  }
+  return NULL;
 }
 
 /* infeed/outfeed/send/recv: finish the recorded work, hand the tensors to
@@ -327,7 +363,7 @@ int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_
       int64_t body = exe_sequence_recorded_thunks(t->body, out_host_step);
       if (body < 0) return -1;
       if (body && t->trip_count > EXE_MAX_RECORDED_THUNKS / body) return -1;
-      n = body * t->trip_count;
+      n = body * t->trip_count + t->rotate_count; /* and the state copied home */
     }
     total += n;
     if (total > EXE_MAX_RECORDED_THUNKS) return -1;
@@ -355,9 +391,11 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
             return too_many_iterations(exe);
           for (int64_t it = 0; it < t->trip_count; it++) {
             VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
+            VKHLO_RETURN_IF_ERROR(rotate_state(r, t));
             if (r->counting) break; /* loops counted once */
             if (!r->one_recording && r->thunks_recorded >= EXE_MAX_RECORDED_THUNKS) VKHLO_RETURN_IF_ERROR(flush(r));
           }
+          VKHLO_RETURN_IF_ERROR(settle_state(r, t));
           break;
         }
         uint64_t iterations = 0;
@@ -369,8 +407,10 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
           if (!(pred & 0xff)) break;
           if (++iterations > exe->max_loop_iterations) return too_many_iterations(exe);
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
+          VKHLO_RETURN_IF_ERROR(rotate_state(r, t));
           if (r->counting) break; /* loops counted once */
         }
+        VKHLO_RETURN_IF_ERROR(settle_state(r, t));
         break;
       }
       case EXE_THUNK_CONDITIONAL: {
@@ -423,7 +463,7 @@ static vkhlo_status_t record_result_copies(run_t *r, bool after_submission) {
     vkrt_buffer_t *src;
     uint64_t off, size;
     resolve(r, exe->result_buffers[i], &src, &off, &size);
-    access_t accesses[2] = {buffer_access(exe, exe->result_buffers[i], n, false), {-1 - i, 0, n, true}};
+    access_t accesses[2] = {buffer_access(r, exe->result_buffers[i], n, false), {-1 - i, 0, n, true}};
     VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
     if (!r->counting) VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, src, off, r->results[i]->buffer, 0, n));
     r->result_copies++;
@@ -471,6 +511,8 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe) {
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, exe->straight_line);
   vkhlo_free(exe->allocator, r.pending);
+  vkhlo_free(exe->allocator, r.storage);
+  r.storage = NULL; /* (the checks below resolve buffers) */
   if (st) {
     vkhlo_status_free(st);
     return -1;
@@ -581,6 +623,8 @@ vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhl
   if (!st) st = record_result_copies(&r, false);
   r.recording = false;
   vkhlo_free(exe->allocator, r.pending);
+  vkhlo_free(exe->allocator, r.storage);
+  r.storage = NULL; /* (the checks below resolve buffers) */
   vkhlo_free(exe->allocator, r.timed_kernel);
   vkhlo_free(exe->allocator, r.timed_query);
   *out_copies = r.copies + r.result_copies;
@@ -638,6 +682,8 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
   exe->stats.result_copies = r.result_copies;
   exe->stats.submissions = r.submissions;
   vkhlo_free(exe->allocator, r.pending);
+  vkhlo_free(exe->allocator, r.storage);
+  r.storage = NULL; /* (the checks below resolve buffers) */
   vkhlo_free(exe->allocator, r.timed_kernel);
   vkhlo_free(exe->allocator, r.timed_query);
   exe->stats.executions++;

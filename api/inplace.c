@@ -36,6 +36,12 @@
  * result starts as a copy of S, updates S itself).  Then D writes S, the
  * thunks after it read S where they read V, and the copy goes.  A scan's
  * carry and its dynamic_update_slice'd outputs then cost no copy per step.
+ * Where D must read S whole while it writes V (an RNN's h = tanh(W h + x),
+ * a layer's h = f(h W)) but nothing after the copy touches S or V, the two
+ * trade storage instead: the copy goes, V lives across the loop like S,
+ * and the executor swaps which storage each names after every iteration
+ * (the while thunk's rotate pairs), copying the state into S once after
+ * the loop when it ended in V's.
  */
 #include "api/internal.h"
 
@@ -265,11 +271,11 @@ static void lowest_position(const exe_sequence_t *seq, int *lo) {
 }
 
 /* Copy |c| of |body| writes V into state S (defined before the loop,
- * which starts at position |lo|): may V's dispatch write S instead (see
- * the essay)?  *out_writer: that dispatch; *out_start: the copy S -> V a
- * scatter starts from (-1: none). */
-static bool state_can_take(const vkhlo_executable_t *exe, const exe_sequence_t *body, int c, int lo,
-                           int *out_writer, int *out_start) {
+ * which starts at position |lo|), V written by one dispatch of the body at
+ * its top level: *out_writer (and for a scatter *out_start, the copy S -> V
+ * it starts from; -1: none). */
+static bool state_copy(const vkhlo_executable_t *exe, const exe_sequence_t *body, int c, int lo, int *out_writer,
+                       int *out_start) {
   const exe_thunk_t *copy = &body->thunks[c];
   int S = copy->dst, V = copy->src;
   const exe_buffer_t *sb = &exe->buffers[S], *vb = &exe->buffers[V];
@@ -294,6 +300,18 @@ static bool state_can_take(const vkhlo_executable_t *exe, const exe_sequence_t *
   const exe_thunk_t *D = &body->thunks[d];
   if (start >= 0 && (!D->is_scatter || start > d)) return false;
   if (D->is_scatter && start < 0) return false;
+  *out_writer = d;
+  *out_start = start;
+  return true;
+}
+
+/* May V's dispatch write state S itself (state_copy's copy |c|; see the
+ * essay)? */
+static bool state_can_take(const vkhlo_executable_t *exe, const exe_sequence_t *body, int c, int lo,
+                           int *out_writer, int *out_start) {
+  int d, start;
+  if (!state_copy(exe, body, c, lo, &d, &start)) return false;
+  int S = body->thunks[c].dst;
   for (int i = 0; i < body->count; i++) {
     const exe_thunk_t *x = &body->thunks[i];
     if (i == c || i == start) continue;
@@ -309,6 +327,18 @@ static bool state_can_take(const vkhlo_executable_t *exe, const exe_sequence_t *
   }
   *out_writer = d;
   *out_start = start;
+  return true;
+}
+
+/* May S and V of state_copy's copy |c| trade storage (see the essay):
+ * nothing after the copy touches either, and V is no scatter's result
+ * (which starts as a copy of S: that copy would read the wrong storage). */
+static bool state_can_rotate(const vkhlo_executable_t *exe, const exe_sequence_t *body, int c, int lo) {
+  int d, start;
+  if (!state_copy(exe, body, c, lo, &d, &start) || start >= 0) return false;
+  int S = body->thunks[c].dst, V = body->thunks[c].src;
+  for (int i = c + 1; i < body->count; i++)
+    if (thunk_touches(&body->thunks[i], S) || thunk_touches(&body->thunks[i], V)) return false;
   return true;
 }
 
@@ -339,6 +369,23 @@ static void alias_loop_state(vkhlo_executable_t *exe, exe_sequence_t *seq) {
       vb->size_bytes = 16;
       vb->data_bytes = 0;
       vb->last_use_position = vb->def_position;
+    }
+    /* the others, where they may, trade storage with their state */
+    for (int c = 0; c < body->count; c++) {
+      exe_thunk_t *copy = &body->thunks[c];
+      if (copy->kind != EXE_THUNK_COPY || copy->src < 0 || !state_can_rotate(exe, body, c, lo)) continue;
+      int *pairs = vkhlo_realloc(exe->allocator, t->rotate, sizeof *pairs * (size_t)(2 * t->rotate_count + 2));
+      if (!pairs) continue; /* out of memory: the copy stays */
+      t->rotate = pairs;
+      pairs[2 * t->rotate_count] = copy->dst;
+      pairs[2 * t->rotate_count + 1] = copy->src;
+      t->rotate_count++;
+      /* V holds the state every other iteration: it lives as long as S */
+      exe_buffer_t *vb = &exe->buffers[copy->src];
+      vb->def_position = lo;
+      if (vb->last_use_position < t->position) vb->last_use_position = t->position;
+      copy->src = copy->dst = -1; /* dropped below */
+      dropped = true;
     }
     if (!dropped) continue;
     int k = 0;

@@ -189,6 +189,13 @@ typedef struct exe_thunk {
   int pred_buffer;
   bool has_trip_count;
   int64_t trip_count;
+  /* Loop state in two buffers (api/inplace.c, "Loop state"): pairs
+   * (state S, value V) whose copy V -> S the body no longer makes: after
+   * each iteration S and V trade storage (api/execute.c), and where the
+   * state ends in V's storage it is copied into S once after the loop.
+   * rotate[2 i], rotate[2 i + 1]: S and V of pair i (owned). */
+  int rotate_count;
+  int *rotate;
   /* conditional: read selector (i1 for if: true -> branch 0; i32 for case:
    * out of range -> last branch), run that branch */
   int selector_buffer;

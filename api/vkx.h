@@ -59,7 +59,9 @@
  *                        u32 is_scatter, i32 bindings[binding_count]
  *           copy:        i32 src, i32 dst, u64 size_bytes
  *           while:       i32 pred_buffer, i64 trip_count (-1: read the
- *                        predicate back), cond sequence, body sequence
+ *                        predicate back), u32 rotate_count, i32
+ *                        rotate[2 rotate_count] (state and value buffers
+ *                        trading storage), cond sequence, body sequence
  *           conditional: i32 selector_buffer, u32 selector_is_pred,
  *                        u32 branch_count, the branch sequences
  *           host:        str op (infeed|outfeed|send|recv), i64 channel_id,

@@ -406,6 +406,10 @@ static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
       if (trips < -1) return fail_at(c, at, "while trip count %lld", (long long)trips);
       t->has_trip_count = trips >= 0;
       t->trip_count = trips >= 0 ? trips : 0;
+      t->rotate_count = count_of(c, 8, 65536, "while rotate count");
+      if (c->err) return;
+      t->rotate = alloc(c, (size_t)(2 * t->rotate_count) + 1, sizeof(int));
+      for (int p = 0; p < 2 * t->rotate_count && !c->err; p++) t->rotate[p] = i32(c, "while rotate buffer");
       if (c->depth >= VKX_MAX_DEPTH) return fail_at(c, at, "sequences nest deeper than %d", VKX_MAX_DEPTH);
       t->cond = alloc(c, 1, sizeof *t->cond);
       t->body = alloc(c, 1, sizeof *t->body);
@@ -525,6 +529,12 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
       case EXE_THUNK_WHILE:
         if (buffer_ok(v, t->pred_buffer, "while predicate") && exe->buffers[t->pred_buffer].size_bytes < 1)
           invalid(v, "while predicate buffer is empty");
+        for (int p = 0; p < t->rotate_count; p++) /* pairs of equal temps */
+          if (buffer_ok(v, t->rotate[2 * p], "rotated state") && buffer_ok(v, t->rotate[2 * p + 1], "rotated value") &&
+              (t->rotate[2 * p] == t->rotate[2 * p + 1] || exe->buffers[t->rotate[2 * p]].kind != EXE_BUFFER_TEMP ||
+               exe->buffers[t->rotate[2 * p + 1]].kind != EXE_BUFFER_TEMP ||
+               exe->buffers[t->rotate[2 * p]].size_bytes != exe->buffers[t->rotate[2 * p + 1]].size_bytes))
+            invalid(v, "rotated loop state %d is not a pair of equal temps", p);
         check_sequence(v, t->cond);
         check_sequence(v, t->body);
         break;

@@ -311,7 +311,7 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     pos = end;
   }
   assert_true(prog > 0);
-  size_t payload = 8 + (size_t)depth * 24 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
+  size_t payload = 8 + (size_t)depth * 28 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
   *out_size = size - (prog_end - prog) + 16 + padded;
   uint8_t *out = calloc(1, *out_size), *p = out;
   memcpy(p, valid, prog);
@@ -328,8 +328,9 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     words[n++] = EXE_THUNK_WHILE;   /* kind */
     words[n++] = 0;                 /* position */
     words[n++] = 0;                 /* pred_buffer 0 */
-    words[n++] = 0xFFFFFFFFu;       /* trip count -1: read back; */
-    words[n++] = 0xFFFFFFFFu;       /* then cond: */
+    words[n++] = 0xFFFFFFFFu;       /* trip count -1: read back */
+    words[n++] = 0xFFFFFFFFu;
+    words[n++] = 0;                 /* no rotated state; then cond: */
   }
   words[n++] = 0; /* the innermost cond is empty; bodies unwind: */
   for (int d = 0; d < depth; d++) words[n++] = 0;
