@@ -145,6 +145,17 @@ bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_in
   return ok && f->root->id < module->next_instruction_id;
 }
 
+/* Removes the copies of |seq| marked dropped (src -1). */
+static void drop_marked_copies(exe_sequence_t *seq) {
+  int k = 0;
+  for (int i = 0; i < seq->count; i++) {
+    exe_thunk_t *t = &seq->thunks[i];
+    if (t->kind == EXE_THUNK_COPY && t->src < 0) continue;
+    seq->thunks[k++] = *t;
+  }
+  seq->count = k;
+}
+
 /* Decides in-place reuse for the dispatches of |seq| (see the essay); live
  * ranges are final.  Drops the copies of scatters whose input dies. */
 static void decide_inplace(vkhlo_executable_t *exe, exe_sequence_t *seq) {
@@ -197,14 +208,7 @@ static void decide_inplace(vkhlo_executable_t *exe, exe_sequence_t *seq) {
       break;
     }
   }
-  /* compact away dropped copies */
-  int k = 0;
-  for (int i = 0; i < seq->count; i++) {
-    exe_thunk_t *t = &seq->thunks[i];
-    if (t->kind == EXE_THUNK_COPY && t->src < 0) continue;
-    seq->thunks[k++] = *t;
-  }
-  seq->count = k;
+  drop_marked_copies(seq);
 }
 
 void exe_decide_inplace(vkhlo_executable_t *exe) { decide_inplace(exe, &exe->main); }
@@ -387,14 +391,7 @@ static void alias_loop_state(vkhlo_executable_t *exe, exe_sequence_t *seq) {
       copy->src = copy->dst = -1; /* dropped below */
       dropped = true;
     }
-    if (!dropped) continue;
-    int k = 0;
-    for (int j = 0; j < body->count; j++) {
-      exe_thunk_t *x = &body->thunks[j];
-      if (x->kind == EXE_THUNK_COPY && x->src < 0) continue;
-      body->thunks[k++] = *x;
-    }
-    body->count = k;
+    if (dropped) drop_marked_copies(body);
   }
 }
 
