@@ -256,6 +256,11 @@ int main(int argc, char **argv) {
     rc = bench(ctx, files[f][1], text, size, f == 1 ? 3 : runs);
     free(text);
   }
+  /* a counted loop is recorded unrolled: what that recording costs when
+   * it cannot be replayed (record), against its replay */
+  char *scan64 = scan_program(64, false);
+  if (!rc && scan64) rc = bench(ctx, "scan 64 steps counted", scan64, strlen(scan64), runs);
+  free(scan64);
   printf("\nloops: median of %d executions, the two forms alternating\n", runs);
   printf("%-24s %12s %12s %12s\n", "program", "wall_us", "us/step", "submissions");
   for (int steps = 16; steps <= 256 && !rc; steps *= 4) rc = bench_loops(ctx, steps, runs);

@@ -46,6 +46,9 @@
  *                                order of the same sums)
  *   custom_call @ApproxTopK      the exact top k: a stable sort by its
  *                                comparator, sliced (see "long sorts")
+ *   if, case whose branches are  every branch inlined and the results
+ *   all small and cheap          picked by select (see "conditionals as
+ *                                selects")
  *   get_dimension_size           a constant
  *   replica_id, partition_id     constant 0
  *   all_gather, all_reduce,      single-process semantics (vkhlo runs one
@@ -3315,6 +3318,92 @@ static vkhlo_status_t expand_solver_call(expand_ctx_t *x, hlo_instruction_t *in,
   return NULL;
 }
 
+/* Conditionals as selects (XLA's ConditionalSimplifier does the same).
+ * An if or case runs on the host: the recorded work is submitted and
+ * waited for, the predicate or index read back, the branch recorded (one
+ * submission each time, and no program with one is straight-line: never
+ * replayed, submitted or recorded by an embedder, and a counted loop
+ * holding one reads it back every iteration).  Where every branch is
+ * small and cheap (at most COND_SELECT_INSTRUCTIONS instructions in all,
+ * each elementwise or data movement, no side effect, no region; results of
+ * at most COND_SELECT_ELEMENTS elements each), every branch is inlined and
+ * each result is picked by select: if (pred) a else b is select(pred, a,
+ * b), and case (index) the last branch's values replaced by branch b's
+ * where index == b, from the last but one down to 0, so that an index out
+ * of range takes the last branch as the spec says.  The untaken branches'
+ * work is done and dropped: StableHLO ops do not trap, and without side
+ * effects nothing else tells, so the results are the taken branch's, bit
+ * for bit. */
+#define COND_SELECT_INSTRUCTIONS 32
+#define COND_SELECT_ELEMENTS (1 << 20)
+
+static bool cheap_conditional(const hlo_instruction_t *in) {
+  if ((in->opcode != HLO_OPCODE_IF && in->opcode != HLO_OPCODE_CASE) || in->called_count < 1 ||
+      in->operand_count < 1 || in->operands[0]->shape.rank != 0 || hlo_instruction_has_side_effect(in))
+    return false;
+  int results = hlo_shape_is_tuple(&in->shape) ? in->shape.tuple_count : 1;
+  for (int r = 0; r < results; r++) {
+    const hlo_shape_t *s = hlo_shape_is_tuple(&in->shape) ? &in->shape.tuple_shapes[r] : &in->shape;
+    if (hlo_shape_is_tuple(s) || s->element_type == HLO_TOKEN || hlo_shape_element_count(s) > COND_SELECT_ELEMENTS)
+      return false;
+  }
+  int total = 0;
+  for (int b = 0; b < in->called_count; b++) {
+    const hlo_computation_t *c = in->called_computations[b];
+    if (!c->root || c->parameter_count != in->operand_count - 1) return false;
+    for (int i = 0; i < c->instruction_count; i++) {
+      const hlo_instruction_t *y = c->instructions[i];
+      switch (y->opcode) {
+        case HLO_OPCODE_PARAMETER:
+        case HLO_OPCODE_TUPLE:
+        case HLO_OPCODE_GET_TUPLE_ELEMENT: continue;
+        case HLO_OPCODE_CONSTANT: break;
+        default:
+          if (y->called_count > 0 || (!hlo_opcode_is_pointwise(y->opcode) && !el_is_data_movement(y->opcode)))
+            return false;
+      }
+      if (hlo_shape_is_tuple(&y->shape) || y->shape.element_type == HLO_TOKEN) return false;
+      if (++total > COND_SELECT_INSTRUCTIONS) return false;
+    }
+  }
+  return true;
+}
+
+static hlo_instruction_t *expand_conditional(expand_ctx_t *x, hlo_instruction_t *in) {
+  bool multi = hlo_shape_is_tuple(&in->shape);
+  int n = multi ? in->shape.tuple_count : 1, branches = in->called_count;
+  hlo_instruction_t **values = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(branches * (n + 1)));
+  if (!values) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int b = 0; b < branches; b++)
+    if (!hlo_computation_inline(x->m, x->c, in->called_computations[b], in->operands + 1, multi, values + b * (n + 1))) {
+      x->failed = true;
+      return NULL;
+    }
+  hlo_instruction_t *selector = in->operands[0];
+  hlo_instruction_t **results = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(n + 1));
+  if (!results) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int r = 0; r < n; r++) {
+    hlo_instruction_t *v = values[(branches - 1) * (n + 1) + r]; /* if: the false branch */
+    for (int b = branches - 2; b >= 0; b--) {
+      hlo_instruction_t *take = in->opcode == HLO_OPCODE_IF
+                                    ? selector
+                                    : compare(x, selector, scalar(x, selector->shape.element_type, 0, (uint64_t)b),
+                                              HLO_CMP_EQ);
+      hlo_shape_t mask = v ? with_type(&v->shape, HLO_PRED) : selector->shape;
+      if (v && v->shape.rank > 0) take = broadcast(x, take, &mask, 0, NULL);
+      v = select_(x, take, values[b * (n + 1) + r], v);
+    }
+    results[r] = v;
+  }
+  return multi ? tuple(x, n, results) : results[0];
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
@@ -3333,11 +3422,13 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
+    case HLO_OPCODE_CHLO_RAGGED_DOT: return !codegen_ragged_dot_gemm(x->target, in);
+    case HLO_OPCODE_IF:
+    case HLO_OPCODE_CASE: return cheap_conditional(in);
     case HLO_OPCODE_COMPOSITE:
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:
     case HLO_OPCODE_BATCH_NORM_GRAD:
-    case HLO_OPCODE_CHLO_RAGGED_DOT: return !codegen_ragged_dot_gemm(x->target, in);
     case HLO_OPCODE_CHLO_MULHI:
     case HLO_OPCODE_CHLO_SCAN:
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
@@ -3390,6 +3481,8 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_DOT:
     case HLO_OPCODE_DOT_GENERAL: *out = expand_split_k(x, in); return NULL;
     case HLO_OPCODE_CHLO_SCAN: *out = expand_scan(x, in); return NULL;
+    case HLO_OPCODE_IF:
+    case HLO_OPCODE_CASE: *out = expand_conditional(x, in); return NULL;
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;

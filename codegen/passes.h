@@ -6,7 +6,8 @@
  *                                     batch_norm_*, single-replica collectives...,
  *                                     long reduces split into chains, long
  *                                     sorts into merge passes (sort_runs),
- *                                     skinny dots split along k on GPUs
+ *                                     skinny dots split along k on GPUs,
+ *                                     small conditionals into selects
  *   simplify    (codegen/simplify.c)  constant folding of small constants,
  *                                     algebraic simplification
  *   cse         (codegen/cse.c)       common-subexpression elimination

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +283,84 @@ static void counted_loop_limits(void **state) {
   vkhlo_buffer_destroy(res);
   vkhlo_buffer_destroy(arg);
   vkhlo_executable_destroy(exe);
+}
+
+/* Small side-effect-free conditionals become selects (codegen/expand.c,
+ * "conditionals as selects"): the program is straight-line, one
+ * submission, and gives the taken branch's values, case indices out of
+ * range taking the last branch; a conditional with a dot in a branch stays
+ * one (its selector read on the host). */
+static void cheap_conditionals_become_selects(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char cheap[] =
+      "func.func @main(%x: tensor<4xf32>, %p: tensor<i1>, %k: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<i32>) {\n"
+      "  %a = \"stablehlo.if\"(%p) ({\n"
+      "    %n = stablehlo.negate %x : tensor<4xf32>\n"
+      "    stablehlo.return %n : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %e = stablehlo.add %x, %x : tensor<4xf32>\n"
+      "    stablehlo.return %e : tensor<4xf32>\n"
+      "  }) : (tensor<i1>) -> tensor<4xf32>\n"
+      "  %b:2 = \"stablehlo.case\"(%k) ({\n"
+      "    %c = stablehlo.constant dense<10> : tensor<i32>\n"
+      "    stablehlo.return %x, %c : tensor<4xf32>, tensor<i32>\n"
+      "  }, {\n"
+      "    %m = stablehlo.multiply %x, %x : tensor<4xf32>\n"
+      "    %c = stablehlo.constant dense<20> : tensor<i32>\n"
+      "    stablehlo.return %m, %c : tensor<4xf32>, tensor<i32>\n"
+      "  }, {\n"
+      "    %s = stablehlo.sqrt %x : tensor<4xf32>\n"
+      "    %c = stablehlo.constant dense<30> : tensor<i32>\n"
+      "    stablehlo.return %s, %c : tensor<4xf32>, tensor<i32>\n"
+      "  }) : (tensor<i32>) -> (tensor<4xf32>, tensor<i32>)\n"
+      "  return %a, %b#0, %b#1 : tensor<4xf32>, tensor<4xf32>, tensor<i32>\n}\n";
+  static const char with_dot[] =
+      "func.func @main(%x: tensor<4xf32>, %q: tensor<i1>, %k: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<i32>) {\n"
+      "  %t = stablehlo.constant dense<true> : tensor<i1>\n"
+      "  %p = stablehlo.compare EQ, %q, %t : (tensor<i1>, tensor<i1>) -> tensor<i1>\n"
+      "  %a = \"stablehlo.if\"(%p) ({\n"
+      "    %n = stablehlo.negate %x : tensor<4xf32>\n"
+      "    stablehlo.return %n : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %d = stablehlo.dot_general %x, %x, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n"
+      "    %e = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+      "    stablehlo.return %e : tensor<4xf32>\n"
+      "  }) : (tensor<i1>) -> tensor<4xf32>\n"
+      "  %c = stablehlo.constant dense<7> : tensor<i32>\n"
+      "  return %a, %x, %c : tensor<4xf32>, tensor<4xf32>, tensor<i32>\n}\n";
+  vkhlo_tensor_type_t tx = {VKHLO_F32, 1, {4}}, tp = {VKHLO_PRED, 0, {0}}, tk = {VKHLO_S32, 0, {0}};
+  float x[4] = {1, 4, 9, 16};
+  for (int form = 0; form < 2; form++) {
+    vkhlo_executable_t *exe = test_compile(ctx, form ? with_dot : cheap);
+    for (int p = 0; p < 2; p++)
+      for (int32_t k = -1; k <= 3; k++) {
+        uint8_t pred = (uint8_t)p;
+        vkhlo_buffer_t *args[3], *res[3];
+        expect_ok(vkhlo_buffer_create(ctx, &tx, x, &args[0]));
+        expect_ok(vkhlo_buffer_create(ctx, &tp, &pred, &args[1]));
+        expect_ok(vkhlo_buffer_create(ctx, &tk, &k, &args[2]));
+        expect_ok(vkhlo_executable_execute(exe, 3, args, 3, res));
+        float a[4], b[4];
+        int32_t c;
+        expect_ok(vkhlo_buffer_read(res[0], a, sizeof a));
+        expect_ok(vkhlo_buffer_read(res[1], b, sizeof b));
+        expect_ok(vkhlo_buffer_read(res[2], &c, sizeof c));
+        int branch = k == 0 ? 0 : k == 1 ? 1 : 2;
+        for (int e = 0; e < 4; e++) {
+          float want_a = p ? -x[e] : (form ? 354.0f : 2 * x[e]); /* 1 + 16 + 81 + 256 */
+          float want_b = form ? x[e] : branch == 0 ? x[e] : branch == 1 ? x[e] * x[e] : sqrtf(x[e]);
+          if (a[e] != want_a || b[e] != want_b)
+            fail_msg("form %d p %d k %d element %d: %g %g, want %g %g", form, p, (int)k, e, a[e], b[e], want_a, want_b);
+        }
+        assert_int_equal(c, form ? 7 : 10 * (branch + 1));
+        vkhlo_executable_stats_t s;
+        vkhlo_executable_stats(exe, &s);
+        if (form == 0) assert_true(s.submissions <= 2); /* straight-line */
+        else assert_true(s.submissions >= 2);            /* the if's predicate computed, read back */
+        for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(res[i]), vkhlo_buffer_destroy(args[i]);
+      }
+    vkhlo_executable_destroy(exe);
+  }
 }
 
 /* $VKHLO_MAX_LOOP_ITERATIONS and $VKHLO_MAX_ALLOCATION_BYTES: a bad value
@@ -669,6 +748,7 @@ int main(void) {
       cmocka_unit_test(while_loop_counts),
       cmocka_unit_test(counted_loops_replay),
       cmocka_unit_test(counted_loop_limits),
+      cmocka_unit_test(cheap_conditionals_become_selects),
       cmocka_unit_test(limits_from_the_environment),
       cmocka_unit_test(gemm_kind_from_the_environment),
       cmocka_unit_test(custom_call_runs_user_kernel),
