@@ -462,6 +462,15 @@ vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, 
   return vkrt_buffer_download(buffer->buffer, 0, host_data, size);
 }
 
+vkhlo_status_t vkhlo_buffer_write(vkhlo_buffer_t *buffer, const void *host_data, size_t size_bytes) {
+  size_t size = vkhlo_tensor_type_size_bytes(&buffer->type);
+  if (size != size_bytes)
+    return VKHLO_INVALID("vkhlo_buffer_write: buffer holds %zu bytes, %zu given", size, size_bytes);
+  if (!size) return NULL;
+  if (!host_data) return VKHLO_INVALID("vkhlo_buffer_write: no data");
+  return vkrt_buffer_upload(buffer->buffer, 0, host_data, size);
+}
+
 /* ------------------------------------------------------ host calls */
 
 void vkhlo_context_set_host_callback(vkhlo_context_t *context, vkhlo_host_callback_fn fn,

@@ -28,6 +28,40 @@ static const char add_program[] =
     "  return %1 : tensor<2x3xf32>\n"
     "}\n";
 
+/* New inputs written into the same argument buffers (vkhlo_buffer_write)
+ * give new results and replay the recording (no re-recording). */
+static void buffer_write_replays(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = test_compile(ctx, add_program);
+  vkhlo_tensor_type_t t = {VKHLO_F32, 2, {2, 3}};
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {0.5f, -1, 2, 0, 10, -6}, out[6];
+  vkhlo_buffer_t *args[2], *res;
+  expect_ok(vkhlo_buffer_create(ctx, &t, a, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, b, &args[1]));
+  expect_ok(vkhlo_buffer_create(ctx, &t, NULL, &res));
+  expect_ok(vkhlo_executable_execute_into(exe, 2, args, 1, &res));
+  vkhlo_executable_stats_t s0, s1;
+  vkhlo_executable_stats(exe, &s0);
+  for (int round = 1; round <= 3; round++) {
+    for (int i = 0; i < 6; i++) a[i] = (float)(round * 10 + i), b[i] = (float)(i - round);
+    expect_ok(vkhlo_buffer_write(args[0], a, sizeof a));
+    expect_ok(vkhlo_buffer_write(args[1], b, sizeof b));
+    expect_ok(vkhlo_executable_execute_into(exe, 2, args, 1, &res));
+    expect_ok(vkhlo_buffer_read(res, out, sizeof out));
+    for (int i = 0; i < 6; i++) assert_true(out[i] == (a[i] + b[i]) * a[i]);
+  }
+  vkhlo_executable_stats(exe, &s1);
+  assert_int_equal(s1.recordings, s0.recordings);
+  assert_int_equal(s1.executions, s0.executions + 3);
+  vkhlo_status_t st = vkhlo_buffer_write(args[0], a, sizeof a - 4);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  vkhlo_status_free(st);
+  vkhlo_buffer_destroy(res);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
 static void add_multiply_runs(void **state) {
   vkhlo_context_t *ctx = *state;
   vkhlo_executable_t *exe = test_compile(ctx, add_program);
@@ -742,6 +776,7 @@ static void float_semantics_are_ieee(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_multiply_runs),
+      cmocka_unit_test(buffer_write_replays),
       cmocka_unit_test(execute_rejects_wrong_arguments),
       cmocka_unit_test(bad_text_gives_located_error),
       cmocka_unit_test(checks_report_pass_and_fail),

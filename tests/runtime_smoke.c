@@ -112,6 +112,13 @@ static void test_context_and_buffers(void) {
     vkhlo_status_t st = vkhlo_buffer_read(b, back, sizeof back - 4);
     CHECK(st && vkhlo_status_code(st) == VKHLO_STATUS_INVALID_ARGUMENT);
     vkhlo_status_free(st);
+    /* overwritten in place, read back; a write of the wrong size is refused */
+    const float other[6] = {-7.0f, 0.5f, 1e-3f, 2.0f, -0.0f, 42.0f};
+    if (OK(vkhlo_buffer_write(b, other, sizeof other)) && OK(vkhlo_buffer_read(b, back, sizeof back)))
+      CHECK(memcmp(back, other, sizeof other) == 0);
+    st = vkhlo_buffer_write(b, other, sizeof other + 4);
+    CHECK(st && vkhlo_status_code(st) == VKHLO_STATUS_INVALID_ARGUMENT);
+    vkhlo_status_free(st);
     vkhlo_buffer_destroy(b);
   }
 

@@ -420,6 +420,17 @@ void vkhlo_buffer_type(const vkhlo_buffer_t *buffer, vkhlo_tensor_type_t *out_ty
 /* Copies the tensor to |host_data| (|size_bytes| must equal its size).
  * Errors: INVALID_ARGUMENT on a size mismatch; UNAVAILABLE on device loss. */
 vkhlo_status_t vkhlo_buffer_read(const vkhlo_buffer_t *buffer, void *host_data, size_t size_bytes);
+/* Overwrites the tensor with |host_data| (host representation;
+ * |size_bytes| must equal its size), in place: the same device buffer, so
+ * an executable that last ran with it replays its recording (new inputs
+ * into the same argument buffers cost no re-recording; see
+ * vkhlo_executable_execute_into).  Synchronous, like vkhlo_buffer_read;
+ * not while a vkhlo_executable_submit that uses the buffer is in flight
+ * (wait for it first).  A wrapped buffer (vkhlo_buffer_wrap) is written
+ * through a staging copy on the context's queue: its VkBuffer needs
+ * TRANSFER_DST.  Errors: INVALID_ARGUMENT on a size mismatch; UNAVAILABLE
+ * on device loss. */
+vkhlo_status_t vkhlo_buffer_write(vkhlo_buffer_t *buffer, const void *host_data, size_t size_bytes);
 
 /* ----------------------------------------------------------- execution */
 
