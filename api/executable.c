@@ -317,7 +317,9 @@ static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequ
         break;
       }
       case EXE_THUNK_COPY:
-        fprintf(f, "copy %d -> %d bytes=%llu\n", t->src, t->dst, (unsigned long long)t->size_bytes);
+        fprintf(f, "copy %d -> %d bytes=%llu", t->src, t->dst, (unsigned long long)t->size_bytes);
+        if (t->src_stride) fprintf(f, " from +%llu per iteration", (unsigned long long)t->src_stride);
+        fprintf(f, "\n");
         break;
       case EXE_THUNK_WHILE:
         fprintf(f, "while pred=%d", t->pred_buffer);

@@ -68,6 +68,7 @@ typedef struct run {
    * parts (its program is straight-line, so bounded in size) */
   bool one_recording;
   int64_t thunks_recorded; /* since the last submission */
+  int64_t iteration;       /* of the innermost counted loop running (its counter table's entry) */
   /* Loop state in two buffers (exe_thunk_t.rotate): the buffer whose
    * storage each logical buffer names now; NULL: every buffer its own */
   int *storage;
@@ -251,11 +252,16 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   return exe->profiling ? end_timing(r, query) : NULL;
 }
 
-static vkhlo_status_t copy_buffer(run_t *r, int src, int dst, uint64_t size) {
+/* |size| bytes of buffer |src| from |src_offset| into buffer |dst|. */
+static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size) {
   vkrt_buffer_t *sb, *db;
   uint64_t so, ss, dof, ds;
   resolve(r, src, &sb, &so, &ss);
   resolve(r, dst, &db, &dof, &ds);
+  if (src_offset > ss) return VKHLO_INTERNAL("copy from offset %llu of a %llu-byte buffer", (unsigned long long)src_offset,
+                                             (unsigned long long)ss);
+  so += src_offset;
+  ss -= src_offset;
   if (size > ss) size = ss;
   if (size > ds) size = ds;
   access_t accesses[2] = {buffer_access(r, src, size, false), buffer_access(r, dst, size, true)};
@@ -267,7 +273,9 @@ static vkhlo_status_t copy_buffer(run_t *r, int src, int dst, uint64_t size) {
   return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
 }
 
-static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) { return copy_buffer(r, t->src, t->dst, t->size_bytes); }
+static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
+  return copy_buffer(r, t->src, t->src_stride * (uint64_t)r->iteration, t->dst, t->size_bytes);
+}
 
 /* After an iteration of |t|: each rotate pair's S and V trade storage. */
 static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
@@ -293,7 +301,7 @@ static vkhlo_status_t settle_state(run_t *r, const exe_thunk_t *t) {
     if (r->storage[S] == S) continue;
     r->storage[S] = S;
     r->storage[V] = V;
-    VKHLO_RETURN_IF_ERROR(copy_buffer(r, V, S, r->exe->buffers[S].size_bytes)); /* what the state was in */
+    VKHLO_RETURN_IF_ERROR(copy_buffer(r, V, 0, S, r->exe->buffers[S].size_bytes)); /* what the state was in */
   }
   return NULL;
 }
@@ -389,12 +397,15 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
         if (t->has_trip_count) { /* the body trip_count times, in this recording */
           if ((uint64_t)t->trip_count > exe->max_loop_iterations)
             return too_many_iterations(exe);
+          int64_t outer = r->iteration;
           for (int64_t it = 0; it < t->trip_count; it++) {
+            r->iteration = it;
             VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
             VKHLO_RETURN_IF_ERROR(rotate_state(r, t));
             if (r->counting) break; /* loops counted once */
             if (!r->one_recording && r->thunks_recorded >= EXE_MAX_RECORDED_THUNKS) VKHLO_RETURN_IF_ERROR(flush(r));
           }
+          r->iteration = outer;
           VKHLO_RETURN_IF_ERROR(settle_state(r, t));
           break;
         }

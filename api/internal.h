@@ -178,9 +178,11 @@ typedef struct exe_thunk {
    * only); exe_select_inplace_kernels takes it then.  Compile time only. */
   bool has_window_kernel;
   int window_kernel, window_input;
-  /* copy (whole-buffer prefix of size_bytes) */
+  /* copy (whole-buffer prefix of size_bytes); with src_stride, in the
+   * body of a counted loop: from src_stride * t bytes into src at
+   * iteration t (a counter table, api/lower.c) */
   int src, dst;
-  uint64_t size_bytes;
+  uint64_t size_bytes, src_stride;
   /* while: run cond; read pred_buffer; if true run body and repeat.  With
    * has_trip_count (the loop's known_trip_count, codegen/trip_count.c):
    * run body trip_count times, never the cond, nothing read back. */

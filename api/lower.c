@@ -200,10 +200,10 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
   return NULL;
 }
 
-static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr, int *out_id) {
-  const hlo_literal_t *lit = instr->literal;
-  size_t size = hlo_shape_size_bytes(&instr->shape);
-  int id = new_buffer(l, EXE_BUFFER_CONSTANT, size, instr->name);
+/* A constant buffer of |size| bytes holding |data| (zeros when NULL). */
+static vkhlo_status_t add_constant_bytes(lowering_t *l, const char *name, const void *data, size_t data_size,
+                                         size_t size, int *out_id) {
+  int id = new_buffer(l, EXE_BUFFER_CONSTANT, size, name);
   if (id < 0) return VKHLO_NO_MEMORY();
   exe_buffer_t *b = &l->exe->buffers[id];
   uint64_t offset = align_up(l->constant_size, l->alignment);
@@ -217,14 +217,17 @@ static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr
     l->constant_data = p;
     l->constant_capacity = cap;
   }
-  if (lit && lit->data) {
-    size_t n = lit->size_bytes < size ? lit->size_bytes : size;
-    memcpy(l->constant_data + offset, lit->data, n);
-  }
+  if (data) memcpy(l->constant_data + offset, data, data_size < size ? data_size : size);
   b->offset_bytes = offset;
   l->constant_size = end;
   *out_id = id;
   return NULL;
+}
+
+static vkhlo_status_t add_constant(lowering_t *l, const hlo_instruction_t *instr, int *out_id) {
+  const hlo_literal_t *lit = instr->literal;
+  return add_constant_bytes(l, instr->name, lit ? lit->data : NULL, lit ? lit->size_bytes : 0,
+                            hlo_shape_size_bytes(&instr->shape), out_id);
 }
 
 static void location_string(const hlo_location_t *loc, char *buf, size_t size) {
@@ -291,6 +294,66 @@ static void extend_loop_live_ranges(lowering_t *l, int start, int end) {
   }
 }
 
+/* Counter table.  A counted loop's counter (attrs trip_counter, from
+ * init by step: codegen/trip_count.c) takes, after iteration t, the value
+ * init + (t + 1) * step, known before the program runs.  Where the body
+ * computes it with an instruction nothing else in the body reads, that
+ * instruction is not lowered (no dispatch each iteration, most of a small
+ * body's cost on lavapipe, where a dispatch is a thread-pool round trip):
+ * a constant table holds the trip_count next values, and the copy into
+ * the counter's state reads entry t (exe_thunk_t.src_stride; the executor
+ * knows t).  Loops of at most COUNTER_TABLE_MAX trips. */
+#define COUNTER_TABLE_MAX 65536
+
+/* The counted loop |w|'s counter step instruction that a table may
+ * replace (see "Counter table"), or NULL. */
+static const hlo_instruction_t *counter_step(const hlo_instruction_t *w, int n) {
+  const hlo_attrs_t *a = &w->attrs;
+  const hlo_computation_t *body = w->called_computations[1];
+  if (!a->has_known_trip_count || a->known_trip_count < 1 || a->known_trip_count > COUNTER_TABLE_MAX ||
+      a->trip_counter < 0 || a->trip_counter >= n || !body->root)
+    return NULL;
+  const hlo_shape_t *s = &w->operands[a->trip_counter]->shape;
+  size_t bytes = hlo_element_type_size_bytes(s->element_type);
+  if (s->rank != 0 || (bytes != 4 && bytes != 8) || !hlo_element_type_is_integer(s->element_type)) return NULL;
+  const hlo_instruction_t *root = body->root, *x = root;
+  if (root->opcode == HLO_OPCODE_TUPLE) {
+    if (root->operand_count != n) return NULL;
+    x = root->operands[a->trip_counter];
+  } else if (n != 1) {
+    return NULL;
+  }
+  if (x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT || x->opcode == HLO_OPCODE_TUPLE ||
+      hlo_shape_is_tuple(&x->shape) || hlo_instruction_has_side_effect(x))
+    return NULL;
+  int uses = x == root; /* read by the root alone, once */
+  for (int i = 0; i < body->instruction_count; i++)
+    for (int k = 0; k < body->instructions[i]->operand_count; k++) uses += body->instructions[i]->operands[k] == x;
+  return uses == 1 ? x : NULL;
+}
+
+/* The table of the counter's next values (see "Counter table"). */
+static vkhlo_status_t add_counter_table(lowering_t *l, const hlo_instruction_t *w, int *out_id) {
+  const hlo_attrs_t *a = &w->attrs;
+  size_t bytes = hlo_element_type_size_bytes(w->operands[a->trip_counter]->shape.element_type);
+  size_t size = (size_t)a->known_trip_count * bytes;
+  unsigned char *data = vkhlo_malloc(l->exe->allocator, size + 1);
+  if (!data) return VKHLO_NO_MEMORY();
+  uint64_t v = a->trip_init;
+  for (int64_t t = 0; t < a->known_trip_count; t++) { /* wrapping, as the body's add would */
+    v += a->trip_step;
+    if (bytes == 4) {
+      uint32_t v32 = (uint32_t)v;
+      memcpy(data + t * 4, &v32, 4);
+    } else {
+      memcpy(data + t * 8, &v, 8);
+    }
+  }
+  vkhlo_status_t st = add_constant_bytes(l, w->name, data, size, size, out_id);
+  vkhlo_free(l->exe->allocator, data);
+  return st;
+}
+
 static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
                                   exe_sequence_t *seq, value_bufs_t *out) {
   if (instr->called_count != 2) return lowering_instr_error(instr, VKHLO_STATUS_INTERNAL, "needs cond and body");
@@ -333,7 +396,16 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
    * its own, so that no thunk of the cond may reuse its storage. */
   l->position++;
   lowering_use_buffer(l, tmp.pred_buffer);
-  if ((st = lower_region(l, body, total, ids, &tmp.body, &body_root))) goto loop_done;
+  {
+    const hlo_instruction_t *saved_step = l->counter_step;
+    int saved_table = l->counter_table;
+    l->counter_step = counter_step(instr, n);
+    if (l->counter_step && (st = add_counter_table(l, instr, &l->counter_table))) l->counter_step = NULL;
+    if (!st) st = lower_region(l, body, total, ids, &tmp.body, &body_root);
+    l->counter_step = saved_step;
+    l->counter_table = saved_table;
+    if (st) goto loop_done;
+  }
   if (body_root.count != n) {
     st = lowering_instr_error(instr, VKHLO_STATUS_INVALID_ARGUMENT, "body must return the loop values");
     goto loop_done;
@@ -363,6 +435,18 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
     if (staged[i] != ids[i]) st = add_copy(l, tmp.body, staged[i], ids[i]);
   vkhlo_free(l->exe->allocator, staged);
   if (st) goto loop_done;
+  if (counter_step(instr, n)) { /* the counter's copy reads the table's entry for the iteration */
+    int k = (int)instr->attrs.trip_counter;
+    exe_thunk_t *copy = NULL;
+    for (int i = tmp.body->count - 1; i >= 0 && !copy; i--)
+      if (tmp.body->thunks[i].kind == EXE_THUNK_COPY && tmp.body->thunks[i].dst == ids[k]) copy = &tmp.body->thunks[i];
+    if (!copy || l->exe->buffers[copy->src].kind != EXE_BUFFER_CONSTANT) {
+      st = lowering_instr_error(instr, VKHLO_STATUS_INTERNAL, "the counter table's copy is missing");
+      goto loop_done;
+    }
+    copy->size_bytes = hlo_element_type_size_bytes(instr->operands[k]->shape.element_type);
+    copy->src_stride = copy->size_bytes;
+  }
   {
     exe_thunk_t *t = lowering_add_thunk(l, seq, EXE_THUNK_WHILE);
     if (!t) {
@@ -570,6 +654,8 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
                                         bool is_entry) {
   value_bufs_t *out = lowering_lookup(env, instr);
   if (!out) return lowering_instr_error(instr, VKHLO_STATUS_INTERNAL, "instruction id out of range");
+  if (instr == l->counter_step) /* a counted loop's counter: its next value is read from the table */
+    return alias_value(l->exe->allocator, out, 1, &l->counter_table);
   switch (instr->opcode) {
     case HLO_OPCODE_PARAMETER: {
       const value_bufs_t *p = &params[instr->parameter_number];

@@ -32,6 +32,11 @@ typedef struct lowering {
   uint64_t *kernel_hashes;
   /* scratch marks indexed by instruction id (all false between uses) */
   bool *marks;
+  /* While a counted loop's body is lowered (lower_while, "counter
+   * table"): the instruction computing its counter's next value, which
+   * becomes buffer |counter_table| instead of a dispatch (NULL: none). */
+  const hlo_instruction_t *counter_step;
+  int counter_table;
 } lowering_t;
 
 /* The value -> buffers map of one lowering of a computation. */

@@ -57,7 +57,9 @@
  *         is u32 kind (exe_thunk_kind_t), i32 position, then
  *           dispatch:    i32 kernel, u32 binding_count, u32 input_count,
  *                        u32 is_scatter, i32 bindings[binding_count]
- *           copy:        i32 src, i32 dst, u64 size_bytes
+ *           copy:        i32 src, i32 dst, u64 size_bytes, u64 src_stride
+ *                        (bytes into src per iteration of the counted
+ *                        loop whose body holds the copy; 0: none)
  *           while:       i32 pred_buffer, i64 trip_count (-1: read the
  *                        predicate back), u32 rotate_count, i32
  *                        rotate[2 rotate_count] (state and value buffers

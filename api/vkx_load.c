@@ -399,6 +399,7 @@ static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
       t->src = i32(c, "copy src");
       t->dst = i32(c, "copy dst");
       t->size_bytes = u64(c, "copy size");
+      t->src_stride = u64(c, "copy src stride");
       return;
     case EXE_THUNK_WHILE:
       t->pred_buffer = i32(c, "while pred");
@@ -496,7 +497,9 @@ static bool buffer_ok(validator_t *v, int id, const char *what) {
   return true;
 }
 
-static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
+/* |trips|: the trip count of the counted loop whose body |seq| is (its
+ * copies may step through a counter table), else -1. */
+static void check_sequence(validator_t *v, const exe_sequence_t *seq, int64_t trips) {
   const vkhlo_executable_t *exe = v->exe;
   for (int i = 0; i < seq->count && !v->err; i++) {
     const exe_thunk_t *t = &seq->thunks[i];
@@ -525,6 +528,10 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
         if (buffer_ok(v, t->src, "copy source") && buffer_ok(v, t->dst, "copy destination") &&
             (t->size_bytes > exe->buffers[t->src].size_bytes || t->size_bytes > exe->buffers[t->dst].size_bytes))
           invalid(v, "copy of %llu bytes exceeds its buffers", (unsigned long long)t->size_bytes);
+        else if (t->src_stride && (trips < 1 || t->src_stride > exe->buffers[t->src].size_bytes ||
+                                   (uint64_t)(trips - 1) > (exe->buffers[t->src].size_bytes - t->size_bytes) / t->src_stride))
+          invalid(v, "copy stepping %llu bytes per iteration outside a counted loop or past its source",
+                  (unsigned long long)t->src_stride);
         break;
       case EXE_THUNK_WHILE:
         if (buffer_ok(v, t->pred_buffer, "while predicate") && exe->buffers[t->pred_buffer].size_bytes < 1)
@@ -535,14 +542,14 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq) {
                exe->buffers[t->rotate[2 * p + 1]].kind != EXE_BUFFER_TEMP ||
                exe->buffers[t->rotate[2 * p]].size_bytes != exe->buffers[t->rotate[2 * p + 1]].size_bytes))
             invalid(v, "rotated loop state %d is not a pair of equal temps", p);
-        check_sequence(v, t->cond);
-        check_sequence(v, t->body);
+        check_sequence(v, t->cond, -1);
+        check_sequence(v, t->body, t->has_trip_count ? t->trip_count : -1);
         break;
       case EXE_THUNK_CONDITIONAL:
         if (buffer_ok(v, t->selector_buffer, "conditional selector") &&
             exe->buffers[t->selector_buffer].size_bytes < (t->selector_is_pred ? 1u : 4u))
           invalid(v, "conditional selector buffer too small");
-        for (int b = 0; b < t->branch_count; b++) check_sequence(v, t->branches[b]);
+        for (int b = 0; b < t->branch_count; b++) check_sequence(v, t->branches[b], -1);
         break;
       case EXE_THUNK_HOST:
         for (int b = 0; b < t->binding_count; b++)
@@ -643,7 +650,7 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
               (long long)max_binding, other_set ? " or a set other than 0" : "", declared);
     if (push && !kk->has_push_constant) invalid(&v, "kernel %d's SPIR-V uses a push constant the kernel lacks", k);
   }
-  if (!v.err) check_sequence(&v, &exe->main);
+  if (!v.err) check_sequence(&v, &exe->main, -1);
   v.at = parsed->section_at[6];
   if (!v.err && exe->straight_line != (exe_sequence_recorded_thunks(&exe->main, NULL) >= 0))
     invalid(&v, "straight_line flag disagrees with the program");

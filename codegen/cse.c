@@ -95,7 +95,7 @@ static bool attrs_equal(const hlo_attrs_t *a, const hlo_attrs_t *b) {
   V(split_dimension) V(concat_dimension) V(split_count)
   D(source_target_pairs)
   V(use_global_device_ids) V(has_dynamic_root) V(group_size) V(group_index)
-  V(has_known_trip_count) V(known_trip_count)
+  V(has_known_trip_count) V(known_trip_count) V(trip_counter) V(trip_init) V(trip_step)
 #undef D
 #undef V
   return true;

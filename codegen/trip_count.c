@@ -16,6 +16,8 @@
  */
 #include "codegen/passes.h"
 
+#include <string.h>
+
 vkhlo_status_t codegen_trip_count_pass(hlo_module_t *module, const codegen_target_t *target, bool *changed) {
   (void)target;
   *changed = false;
@@ -24,11 +26,15 @@ vkhlo_status_t codegen_trip_count_pass(hlo_module_t *module, const codegen_targe
     for (int i = 0; i < comp->instruction_count; i++) {
       hlo_instruction_t *in = comp->instructions[i];
       if (in->opcode != HLO_OPCODE_WHILE) continue;
-      int64_t count = 0;
-      bool known = hlo_while_trip_count(in, &count);
-      if (known != in->attrs.has_known_trip_count || (known && count != in->attrs.known_trip_count)) *changed = true;
+      hlo_trip_count_t tc;
+      memset(&tc, 0, sizeof tc);
+      bool known = hlo_while_trip_count(in, &tc);
+      if (known != in->attrs.has_known_trip_count || (known && tc.count != in->attrs.known_trip_count)) *changed = true;
       in->attrs.has_known_trip_count = known;
-      in->attrs.known_trip_count = known ? count : 0;
+      in->attrs.known_trip_count = known ? tc.count : 0;
+      in->attrs.trip_counter = known ? tc.counter : 0;
+      in->attrs.trip_init = known ? tc.init : 0;
+      in->attrs.trip_step = known ? tc.step : 0;
     }
   }
   return NULL;

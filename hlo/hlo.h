@@ -293,10 +293,12 @@ typedef struct hlo_attrs {
    * root: then this process's root), and group_index is this process's
    * place in the group.  group_size 0: the op of a single process. */
   int64_t group_size, group_index;
-  /* while: the number of times its body runs, where the program fixes it
-   * (hlo_while_trip_count; set by codegen's trip_count pass) */
+  /* while: the number of times its body runs, where the program fixes it,
+   * and the loop value that counts, its start and step (hlo_trip_count_t;
+   * set by codegen's trip_count pass) */
   bool has_known_trip_count;
-  int64_t known_trip_count;
+  int64_t known_trip_count, trip_counter;
+  uint64_t trip_init, trip_step;
 } hlo_attrs_t;
 
 /* chlo.ragged_dot's group_sizes of rank > 1 is [prefix..., g]: the lhs
@@ -481,7 +483,14 @@ vkhlo_status_t hlo_run_parallel(hlo_module_t *m, hlo_computation_t *caller, cons
  * it (hlo/loops.c): a loop value counted by a constant step from a
  * constant to a constant bound, as JAX's fori_loop and scan make them.
  * False when it is not known (the count is never guessed). */
-bool hlo_while_trip_count(const hlo_instruction_t *w, int64_t *out_count);
+typedef struct hlo_trip_count {
+  int64_t count;
+  int counter;         /* the loop value that counts */
+  uint64_t init, step; /* its start and step: raw bits of its element type
+                          (the value after t steps is init + t * step,
+                          wrapping) */
+} hlo_trip_count_t;
+bool hlo_while_trip_count(const hlo_instruction_t *w, hlo_trip_count_t *out);
 /* A copy of |instr| (new id and name, same attributes, literal and called
  * computations) whose operands are |operands| (instr->operand_count of
  * them).  Not appended anywhere.  NULL on out-of-memory. */

@@ -155,7 +155,7 @@ static bool count_trips(hlo_comparison_direction_t d, uint64_t a, uint64_t b, ui
   return true;
 }
 
-bool hlo_while_trip_count(const hlo_instruction_t *w, int64_t *out_count) {
+bool hlo_while_trip_count(const hlo_instruction_t *w, hlo_trip_count_t *out) {
   if (w->opcode != HLO_OPCODE_WHILE || w->called_count != 2) return false;
   const hlo_computation_t *cond = w->called_computations[0], *body = w->called_computations[1];
   int n = hlo_shape_is_tuple(&w->shape) ? w->shape.tuple_count : 1;
@@ -193,6 +193,7 @@ bool hlo_while_trip_count(const hlo_instruction_t *w, int64_t *out_count) {
     }
     uint64_t a, b, count;
     if (!int_constant(w->operands[k], t, &a) || !bound_value(w, n, other, t, &b)) continue;
+    uint64_t init = a;
     if (is_signed) { /* order-keeping shift into [0, 2^bits) */
       uint64_t bias = 1ull << (bits - 1), mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
       a = (a + bias) & mask;
@@ -200,7 +201,11 @@ bool hlo_while_trip_count(const hlo_instruction_t *w, int64_t *out_count) {
     }
     hlo_comparison_direction_t d = side == 0 ? cmp->attrs.comparison_direction : swapped(cmp->attrs.comparison_direction);
     if (!count_trips(d, a, b, step, bits, &count) || count > (uint64_t)INT64_MAX) return false;
-    *out_count = (int64_t)count;
+    uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    out->count = (int64_t)count;
+    out->counter = k;
+    out->init = init & mask;
+    out->step = step & mask;
     return true;
   }
   return false;

@@ -413,12 +413,32 @@ static void counted_loops_survive_the_file(void **state) {
   assert_non_null(loop);
   assert_true(loop->has_trip_count);
   assert_int_equal(loop->trip_count, 5);
+  bool table = false; /* the counter's next value copied from its table (api/lower.c) */
+  for (int i = 0; i < loop->body->count; i++)
+    table |= loop->body->thunks[i].kind == EXE_THUNK_COPY && loop->body->thunks[i].src_stride == 4;
+  assert_true(table);
   run(ctx, exe, got);
   assert_memory_equal(want, got, sizeof want);
   vkhlo_executable_stats_t s;
   vkhlo_executable_stats(exe, &s);
   assert_true(s.submissions >= 1 && s.submissions <= 2);
   vkhlo_executable_destroy(exe);
+  /* a counter table's stride past its table is malformed */
+  bool stepped = false;
+  for (size_t at = VKX_HEADER_BYTES; at + 32 <= size && !stepped; at++) {
+    uint32_t kind;
+    uint64_t bytes, stride;
+    memcpy(&kind, (uint8_t *)data + at, 4);
+    memcpy(&bytes, (uint8_t *)data + at + 16, 8);
+    memcpy(&stride, (uint8_t *)data + at + 24, 8);
+    if (kind == EXE_THUNK_COPY && bytes == 4 && stride == 4) { /* kind, position, src, dst, size, stride */
+      put64((uint8_t *)data + at + 24, 4096);
+      stepped = true;
+    }
+  }
+  assert_true(stepped);
+  reseal(data, size);
+  expect_malformed(ctx, data, size, "copy stepping");
   /* the uncounted program's file says -1; make it -2 */
   uint8_t *file;
   size_t file_size;
