@@ -244,6 +244,8 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   memset(&dopts, 0, sizeof dopts);
   dopts.selector = options->device;
   dopts.enable_validation = options->enable_validation || env_true("VKHLO_VALIDATION");
+  /* tests: host access through staging copies, as on a discrete GPU */
+  dopts.force_staging = env_true("VKHLO_FORCE_STAGING");
   dopts.message_fn = on_message;
   dopts.message_user = ctx;
   dopts.allocator = ctx->allocator;

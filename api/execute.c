@@ -219,12 +219,36 @@ static vkhlo_status_t end_timing(run_t *r, uint32_t query) {
   return NULL;
 }
 
-static vkhlo_status_t read_scalar(run_t *r, int id, int64_t *out) {
+/* Submits the recorded work, waits for it and reads the first 32 bits of
+ * buffer |id| (a loop's predicate, a conditional's selector) into *out.
+ * Where the host cannot map that memory (a discrete GPU's), a copy into
+ * the executable's mapped readback buffer ends the submission, instead of
+ * a staging copy and a second submission after it. */
+static vkhlo_status_t read_selector(run_t *r, int id, int64_t *out) {
+  *out = 1;
   vkrt_buffer_t *buf;
   uint64_t off, size;
   resolve(r, id, &buf, &off, &size);
+  vkhlo_executable_t *exe = r->exe;
+  bool staged = !r->counting && buf && !vkrt_buffer_is_mapped(buf);
+  if (staged && !exe->readback) {
+    vkhlo_status_t st = vkrt_buffer_create_readback(exe->context->device, 16, &exe->readback);
+    if (st) { /* (no mappable memory: the staging download below) */
+      vkhlo_status_free(st);
+      staged = false;
+    }
+  }
+  if (staged) {
+    enum { READBACK = -1000000 }; /* an allocation id of no buffer of the program */
+    access_t accesses[2] = {buffer_access(r, id, 4, false), {READBACK, 0, 4, true}};
+    VKHLO_RETURN_IF_ERROR(ensure_recording(r));
+    VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
+    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, buf, off, exe->readback, 0, 4));
+  }
+  VKHLO_RETURN_IF_ERROR(flush(r));
+  if (r->counting) return NULL;
   int32_t v = 0;
-  VKHLO_RETURN_IF_ERROR(vkrt_buffer_download(buf, off, &v, 4));
+  VKHLO_RETURN_IF_ERROR(vkrt_buffer_download(staged ? exe->readback : buf, staged ? 0 : off, &v, 4));
   *out = v;
   return NULL;
 }
@@ -412,9 +436,8 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
         uint64_t iterations = 0;
         for (;;) {
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->cond));
-          VKHLO_RETURN_IF_ERROR(flush(r));
           int64_t pred = 1;
-          if (!r->counting) VKHLO_RETURN_IF_ERROR(read_scalar(r, t->pred_buffer, &pred));
+          VKHLO_RETURN_IF_ERROR(read_selector(r, t->pred_buffer, &pred));
           if (!(pred & 0xff)) break;
           if (++iterations > exe->max_loop_iterations) return too_many_iterations(exe);
           VKHLO_RETURN_IF_ERROR(run_sequence(r, t->body));
@@ -425,8 +448,8 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
         break;
       }
       case EXE_THUNK_CONDITIONAL: {
-        VKHLO_RETURN_IF_ERROR(flush(r));
         if (r->counting) { /* the branch that records the most barriers */
+          VKHLO_RETURN_IF_ERROR(flush(r));
           int64_t before = r->barriers, most = 0;
           for (int b = 0; b < t->branch_count; b++) {
             r->barriers = 0;
@@ -438,7 +461,7 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
           break;
         }
         int64_t sel;
-        VKHLO_RETURN_IF_ERROR(read_scalar(r, t->selector_buffer, &sel));
+        VKHLO_RETURN_IF_ERROR(read_selector(r, t->selector_buffer, &sel));
         int branch;
         if (t->selector_is_pred) branch = (sel & 0xff) ? 0 : 1;
         else branch = (sel < 0 || sel >= t->branch_count) ? t->branch_count - 1 : (int)sel;

@@ -288,6 +288,11 @@ struct vkhlo_executable_s {
    * buffer (created on first use). */
   bool recorded_async;
   vkrt_cmd_t *record_cmd;
+  /* Where a loop's predicate or a conditional's selector lives in memory
+   * the host cannot map (a discrete GPU's), a copy into this mapped buffer
+   * ends the submission before it is read (api/execute.c, read_selector);
+   * made on first use. */
+  vkrt_buffer_t *readback;
   uint64_t max_loop_iterations;
   /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */
   bool profiling;

@@ -230,6 +230,29 @@ vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t
 
 bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer) { return buffer->wrapped; }
 
+bool vkrt_buffer_is_mapped(const vkrt_buffer_t *buffer) { return buffer->mapped != NULL; }
+
+vkhlo_status_t vkrt_buffer_create_readback(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer) {
+  *out_buffer = NULL;
+  if (size_bytes == 0) size_bytes = 16;
+  vkrt_buffer_t *b = vkhlo_calloc(device->allocator, 1, sizeof *b);
+  if (!b) return VKHLO_NO_MEMORY();
+  b->device = device;
+  b->id = ++device->next_buffer_id;
+  b->size_bytes = size_bytes;
+  vkhlo_status_t s = create_raw(device, size_bytes, true, true, b);
+  if (!s && !b->mapped) {
+    destroy_raw(device, b);
+    s = VKHLO_INTERNAL("a readback buffer is not host-mapped");
+  }
+  if (s) {
+    vkhlo_free(device->allocator, b);
+    return vkhlo_status_annotate(s, "creating a readback buffer of %llu bytes", (unsigned long long)size_bytes);
+  }
+  *out_buffer = b;
+  return NULL;
+}
+
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer) {
   if (!buffer) return;
   destroy_raw(buffer->device, buffer);

@@ -199,6 +199,14 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
 vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t offset_bytes,
                                 uint64_t range_bytes, vkrt_buffer_t **out_buffer);
 bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer);
+/* A small host-visible buffer that copies read back into
+ * (vkrt_cmd_copy's destination; TRANSFER_DST only, not bindable to a
+ * kernel), mapped, so that vkrt_buffer_download of it after a wait is a
+ * memcpy; cached host memory where the device has it. */
+vkhlo_status_t vkrt_buffer_create_readback(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer);
+/* Whether host access to |buffer| is a memcpy (its memory is mapped),
+ * rather than a staging copy and a submission of its own. */
+bool vkrt_buffer_is_mapped(const vkrt_buffer_t *buffer);
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer);
 uint64_t vkrt_buffer_size(const vkrt_buffer_t *buffer);
 /* A number naming |buffer| (and so its VkBuffer) that no other buffer of
