@@ -182,7 +182,10 @@ static void destroy_raw(vkrt_device_t *d, vkrt_buffer_t *b) {
   }
 }
 
-vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer) {
+/* A buffer with memory of its own: device-local storage, or (|readback|)
+ * host-visible and mapped, the destination of copies read back. */
+static vkhlo_status_t create_buffer(vkrt_device_t *device, uint64_t size_bytes, bool readback,
+                                    vkrt_buffer_t **out_buffer) {
   *out_buffer = NULL;
   if (size_bytes == 0) size_bytes = 16;
   if (device->caps.max_memory_allocation_size && size_bytes > device->caps.max_memory_allocation_size)
@@ -195,13 +198,22 @@ vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vk
   b->device = device;
   b->id = ++device->next_buffer_id;
   b->size_bytes = size_bytes;
-  vkhlo_status_t s = create_raw(device, size_bytes, false, false, b);
+  vkhlo_status_t s = create_raw(device, size_bytes, readback, readback, b);
+  if (!s && readback && !b->mapped) { /* (an embedder's allocator gave memory it did not map) */
+    destroy_raw(device, b);
+    s = VKHLO_INTERNAL("the memory is not mapped");
+  }
   if (s) {
     vkhlo_free(device->allocator, b);
-    return vkhlo_status_annotate(s, "creating a buffer of %llu bytes", (unsigned long long)size_bytes);
+    return vkhlo_status_annotate(s, "creating a %sbuffer of %llu bytes", readback ? "readback " : "",
+                                 (unsigned long long)size_bytes);
   }
   *out_buffer = b;
   return NULL;
+}
+
+vkhlo_status_t vkrt_buffer_create(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer) {
+  return create_buffer(device, size_bytes, false, out_buffer);
 }
 
 vkhlo_status_t vkrt_buffer_wrap(vkrt_device_t *device, void *vk_buffer, uint64_t offset_bytes,
@@ -233,24 +245,7 @@ bool vkrt_buffer_is_wrapped(const vkrt_buffer_t *buffer) { return buffer->wrappe
 bool vkrt_buffer_is_mapped(const vkrt_buffer_t *buffer) { return buffer->mapped != NULL; }
 
 vkhlo_status_t vkrt_buffer_create_readback(vkrt_device_t *device, uint64_t size_bytes, vkrt_buffer_t **out_buffer) {
-  *out_buffer = NULL;
-  if (size_bytes == 0) size_bytes = 16;
-  vkrt_buffer_t *b = vkhlo_calloc(device->allocator, 1, sizeof *b);
-  if (!b) return VKHLO_NO_MEMORY();
-  b->device = device;
-  b->id = ++device->next_buffer_id;
-  b->size_bytes = size_bytes;
-  vkhlo_status_t s = create_raw(device, size_bytes, true, true, b);
-  if (!s && !b->mapped) {
-    destroy_raw(device, b);
-    s = VKHLO_INTERNAL("a readback buffer is not host-mapped");
-  }
-  if (s) {
-    vkhlo_free(device->allocator, b);
-    return vkhlo_status_annotate(s, "creating a readback buffer of %llu bytes", (unsigned long long)size_bytes);
-  }
-  *out_buffer = b;
-  return NULL;
+  return create_buffer(device, size_bytes, true, out_buffer);
 }
 
 void vkrt_buffer_destroy(vkrt_buffer_t *buffer) {
