@@ -106,7 +106,10 @@ static bool inplace_width_ok(const hlo_shape_t *in, const hlo_shape_t *out) {
 bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_instruction_t *instr, int k) {
   const hlo_instruction_t *operand = instr->operands[k];
   if (!inplace_width_ok(&operand->shape, &instr->shape)) return false;
-  if (instr->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE) return k == 0;
+  /* dynamic_update_slice (alone, or a fusion's root updating a parameter
+   * read by nothing else) on the operand it updates */
+  int dus = codegen_dus_in_place_operand(instr);
+  if (dus >= 0 || instr->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE) return k == dus;
   if (instr->opcode != HLO_OPCODE_FUSION)
     return hlo_opcode_is_elementwise(instr->opcode);
   if (instr->called_count < 1) return false;
@@ -115,15 +118,6 @@ bool exe_inplace_candidate(const hlo_module_t *module, bool *marks, const hlo_in
   for (int i = 0; i < f->parameter_count; i++)
     if (f->parameters[i]->parameter_number == k) param = f->parameters[i];
   if (!param || !f->root || param->id >= module->next_instruction_id) return false;
-  /* dynamic_update_slice root updating the parameter, its only use */
-  if (f->root->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE && f->root->operands[0] == param) {
-    int uses = 0;
-    for (int i = 0; i < f->instruction_count; i++) {
-      const hlo_instruction_t *x = f->instructions[i];
-      for (int j = 0; j < x->operand_count; j++) uses += x->operands[j] == param;
-    }
-    return uses == 1;
-  }
   /* every instruction that depends on the parameter is identity-indexed */
   int64_t count = hlo_shape_element_count(&operand->shape);
   bool ok = true;

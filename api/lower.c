@@ -396,11 +396,12 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
    * its own, so that no thunk of the cond may reuse its storage. */
   l->position++;
   lowering_use_buffer(l, tmp.pred_buffer);
+  const hlo_instruction_t *step = counter_step(instr, n); /* see "Counter table" */
   {
     const hlo_instruction_t *saved_step = l->counter_step;
     int saved_table = l->counter_table;
-    l->counter_step = counter_step(instr, n);
-    if (l->counter_step && (st = add_counter_table(l, instr, &l->counter_table))) l->counter_step = NULL;
+    l->counter_step = step;
+    if (step) st = add_counter_table(l, instr, &l->counter_table);
     if (!st) st = lower_region(l, body, total, ids, &tmp.body, &body_root);
     l->counter_step = saved_step;
     l->counter_table = saved_table;
@@ -435,7 +436,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
     if (staged[i] != ids[i]) st = add_copy(l, tmp.body, staged[i], ids[i]);
   vkhlo_free(l->exe->allocator, staged);
   if (st) goto loop_done;
-  if (counter_step(instr, n)) { /* the counter's copy reads the table's entry for the iteration */
+  if (step) { /* the counter's copy reads the table's entry for the iteration */
     int k = (int)instr->attrs.trip_counter;
     exe_thunk_t *copy = NULL;
     for (int i = tmp.body->count - 1; i >= 0 && !copy; i--)

@@ -1595,17 +1595,16 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   E->user = &ctx;
 
   vkhlo_status_t st;
-  if (E->dus_window) { /* over the update only, in place (codegen_emit_dus_in_place) */
-    const hlo_instruction_t *dus = fc->root;
-    if (nout != 1 || dus->opcode != HLO_OPCODE_DYNAMIC_UPDATE_SLICE)
-      return VKHLO_INTERNAL("fusion %s: an in-place kernel needs a dynamic_update_slice root", fusion->name);
-    st = emit_dus_window(E, &ctx, dus, &total);
-  } else {
   el_attention_t attention;
-  bool attention_kernel = nout == 1 && codegen_attention_fusion(E->target, fusion, &attention);
-  bool row_kernel = !attention_kernel && s0->rank >= 1 && has_row_reduce(fc, s0);
-  if (!row_kernel && !attention_kernel) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
-  if (attention_kernel) {
+  bool window = E->dus_window; /* over the update only, in place (codegen_emit_dus_in_place) */
+  bool attention_kernel = !window && nout == 1 && codegen_attention_fusion(E->target, fusion, &attention);
+  bool row_kernel = !window && !attention_kernel && s0->rank >= 1 && has_row_reduce(fc, s0);
+  if (!window && !row_kernel && !attention_kernel) ctx.wide = wide_lanes(E->target, fusion, fc, nout, total, &ctx.rows);
+  if (window) {
+    st = nout == 1 && fc->root->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE
+             ? emit_dus_window(E, &ctx, fc->root, &total)
+             : VKHLO_INTERNAL("fusion %s: an in-place kernel needs a dynamic_update_slice root", fusion->name);
+  } else if (attention_kernel) {
     E->reduce_row = NULL;
     st = emit_attention(E, &ctx, &attention, &total);
   } else if (row_kernel) {
@@ -1627,7 +1626,6 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
     el_delinearize(E, fusion, s0, "idx", index);
     ctx.out_index = index;
     st = emit_roots(E, &ctx, roots, nroots, nout);
-  }
   }
   for (int i = 0; i < ctx.memo_count; i++) vkhlo_free(E->allocator, ctx.memo[i].key);
   vkhlo_free(E->allocator, ctx.memo);
