@@ -25,6 +25,12 @@
  *                      reference is still cblas_sgemm, in f32, on the
  *                      16-bit inputs' values (OpenBLAS 0.3.21 has no f16
  *                      GEMM), and max_err includes the result's rounding
+ *   gemm_1024_i8, ffn_up_i8, skinny_i8
+ *                      integer products: i8 operands into i32 (GEMM_INT,
+ *                      sums wrapping modulo 2^32); inputs in [-8, 8), so
+ *                      that cblas_sgemm on their f32 values, the reference,
+ *                      is exact (max_err 0); --before shows the elemental
+ *                      path, which every integer dot took before
  *   cholesky_64, cholesky_256, cholesky_1024
  *                      stablehlo.cholesky (lower) of an f32 symmetric positive
  *                      definite matrix: 64 is one block kernel, larger ones
@@ -123,7 +129,7 @@ typedef struct gemm_case {
   bool big;   /* only with --big */
   bool gated; /* two products of the same lhs, multiplied (a SwiGLU's gate and up) */
   int heads;  /* > 0: batch = b / heads x heads, rhs [b / heads, k, heads * n] (attention's values) */
-  const char *type; /* operand and result element type: NULL for f32, "f16" or "bf16" */
+  const char *type; /* operand and result element type: NULL for f32, "f16" or "bf16"; "i8": i8 into i32 */
 } gemm_case_t;
 
 static const gemm_case_t cases[] = {
@@ -140,7 +146,12 @@ static const gemm_case_t cases[] = {
     {"gemm_1024_bf16", 1, 1024, 1024, 1024, false, false, false, 0, "bf16"},
     {"ffn_up_f16", 1, 2607, 1024, 256, false, false, false, 0, "f16"},
     {"gemm_4096_f16", 1, 4096, 4096, 4096, false, true, false, 0, "f16"},
+    {"gemm_1024_i8", 1, 1024, 1024, 1024, false, false, false, 0, "i8"},
+    {"ffn_up_i8", 1, 2607, 1024, 256, false, false, false, 0, "i8"},
+    {"skinny_i8", 1, 1, 4096, 4096, false, false, false, 0, "i8"},
 };
+
+static bool is_i8(const char *type) { return type && strcmp(type, "i8") == 0; }
 
 /* f32 to f16 / bf16 bits, rounding to nearest even (finite values of the
  * inputs' range, [-0.5, 0.5): f16 subnormals included), and back. */
@@ -192,12 +203,15 @@ static char *program(const gemm_case_t *c) {
   }
   size_t size = 2048;
   char *text = malloc(size);
-  if (c->type) { /* a plain product (the cases above) in the 16-bit type */
+  if (c->type) { /* a plain product (the cases above) in the 16-bit type (i8: the operands, the result i32) */
     char *t = program(&(gemm_case_t){c->name, c->b, c->m, c->n, c->k, c->rhs_t, c->big, false, 0, NULL});
     size_t o = 0;
+    int seen = 0; /* types in order: the signature's lhs, rhs, result, the dot's, the return's */
     for (const char *q = t; *q && o + 8 < size; q++) {
       if (strncmp(q, "xf32>", 5) == 0) {
-        o += (size_t)snprintf(text + o, size - o, "x%s>", c->type);
+        bool result = seen == 2 || seen >= 5;
+        seen++;
+        o += (size_t)snprintf(text + o, size - o, "x%s>", is_i8(c->type) && result ? "i32" : c->type);
         q += 4;
       } else {
         text[o++] = *q;
@@ -321,7 +335,12 @@ static double run_blas(const gemm_case_t *c, const float *a, const float *b, flo
 static double compare(prepared_t *p, const float *ref, size_t n, const char *type) {
   float *got = malloc(n * sizeof *got);
   vkhlo_status_t st;
-  if (type) {
+  if (is_i8(type)) {
+    int32_t *v = malloc(n * sizeof *v);
+    if ((st = vkhlo_buffer_read(p->res[0], v, n * sizeof *v))) die(st, "read");
+    for (size_t i = 0; i < n; i++) got[i] = (float)v[i];
+    free(v);
+  } else if (type) {
     uint16_t *bits = malloc(n * sizeof *bits);
     if ((st = vkhlo_buffer_read(p->res[0], bits, n * sizeof *bits))) die(st, "read");
     for (size_t i = 0; i < n; i++) got[i] = from_16bit(strcmp(type, "f16") == 0, bits[i]);
@@ -804,13 +823,19 @@ int main(int argc, char **argv) {
     char *text = program(c);
     /* 16-bit cases: vkhlo gets the bits, OpenBLAS their f32 values */
     uint16_t *a16 = NULL, *b16 = NULL;
-    if (c->type) {
+    int8_t *a8 = NULL, *b8 = NULL;
+    if (is_i8(c->type)) { /* [-8, 8): sums of at most 64 K, exact in f32 */
+      a8 = malloc(na), b8 = malloc(nb);
+      for (size_t i = 0; i < na; i++) a[i] = a8[i] = (int8_t)((int)(a[i] * 16.0f));
+      for (size_t i = 0; i < nb; i++) b[i] = b8[i] = (int8_t)((int)(b[i] * 16.0f));
+    } else if (c->type) {
       bool half = strcmp(c->type, "f16") == 0;
       a16 = malloc(na * sizeof *a16), b16 = malloc(nb * sizeof *b16);
       for (size_t i = 0; i < na; i++) a[i] = from_16bit(half, a16[i] = to_16bit(half, a[i]));
       for (size_t i = 0; i < nb; i++) b[i] = from_16bit(half, b16[i] = to_16bit(half, b[i]));
     }
-    const void *va = a16 ? (const void *)a16 : a, *vb = b16 ? (const void *)b16 : b;
+    const void *va = a8 ? (const void *)a8 : a16 ? (const void *)a16 : a;
+    const void *vb = b8 ? (const void *)b8 : b16 ? (const void *)b16 : b;
     prepared_t p, e;
     prepare(ctx, text, va, vb, NULL, &p);
     if (before) prepare(elem_ctx, text, va, vb, NULL, &e);
@@ -847,7 +872,7 @@ int main(int argc, char **argv) {
     free(wall), free(dev), free(blas), free(ratio), free(elem);
     release(&p);
     if (before) release(&e);
-    free(text), free(a), free(b), free(ref), free(a16), free(b16);
+    free(text), free(a), free(b), free(ref), free(a16), free(b16), free(a8), free(b8);
   }
   bench_linalg(ctx, only, rounds);
   bench_layers(ctx, only, rounds);

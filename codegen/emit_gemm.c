@@ -3,7 +3,8 @@
  * (gemm_cpu.comp for CPU devices, gemm_gpu.comp for GPUs) with their
  * hooks filled in for one instruction.
  *
- * Which instructions.  An f32, f16 or bf16 dot or dot_general (batch dimensions, any
+ * Which instructions.  An f32, f16 or bf16 dot or dot_general, or one of
+ * integers of 8, 16 or 32 bits (batch dimensions, any
  * number and order of contracting and free dimensions), alone or in an
  * output fusion (codegen/fusion.c) whose other instructions are
  * elementwise ops, data movement, parameters and splat constants, the dot
@@ -32,9 +33,18 @@
  *     the result type is exact (an operand of the result's type, or
  *     f16/bf16 into an f32 result; see plan_gemm), on devices that store
  *     16-bit types natively.
+ *   - integers (GEMM_INT, "Integer operands" in gemm_cpu.comp): operands
+ *     widened to 32 bits by their own signedness, int products and sums
+ *     wrapping modulo 2^32, the low bits of an 8- or 16-bit result taken
+ *     in the epilogue: the elemental dot's values whatever the order.  A
+ *     widening integer convert is read through (exact_convert), and so is
+ *     an 8-bit integer's convert into a float product, or a 16-bit one's
+ *     into f32: integer weights whose scale is applied after the product.
  * Anything else keeps the elemental path (one invocation per element, or
- * the wide kernels of emit_fusion.c): integer and f64 dots, f32 operands
- * into a 16-bit result, operands behind pads, concatenates or arithmetic.
+ * the wide kernels of emit_fusion.c): i1, 64-bit and f64 dots, f32
+ * operands into a 16-bit result, operands behind pads, concatenates or
+ * arithmetic (a scale applied to the weights before the product: its
+ * multiply is a fusion of its own, the product a GEMM on its result).
  *
  * The epilogue is a GLSL function gemm_epilogue(idx, gemm_v0[, gemm_v1,
  * gemm_v2]) made by the elemental emitter over the fused computation with
@@ -118,7 +128,7 @@
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
   int binding;
-  hlo_element_type_t type; /* the binding's element type: f32, f16 or bf16 */
+  hlo_element_type_t type; /* the binding's element type: f32, f16, bf16 or an integer (gemm_int_type) */
   int64_t offset;               /* of element [0, ..., 0] in the binding (a slice's start) */
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
   /* A split dimension (split_dim >= 0): index i of that dimension is at
@@ -164,18 +174,47 @@ typedef struct gemm_plan {
 } gemm_plan_t;
 
 /* The element types the kernels read and write: f32, and f16 / bf16 (read
- * as f32, every product exact in f32; see "16-bit operands"). */
+ * as f32, every product exact in f32; see "16-bit operands"); and the
+ * integers of 8, 16 and 32 bits (GEMM_INT, "Integer operands" in
+ * gemm_cpu.comp). */
 static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
+static bool gemm_int_type(hlo_element_type_t t) {
+  return t == HLO_S8 || t == HLO_U8 || t == HLO_S16 || t == HLO_U16 || t == HLO_S32 || t == HLO_U32;
+}
 
 bool codegen_gemm_types(const hlo_instruction_t *dot) {
   hlo_element_type_t rt = dot->shape.element_type;
-  int operands = dot->opcode == HLO_OPCODE_CHLO_RAGGED_DOT ? 3 : 2; /* (lhs, rhs[, group_sizes]) */
-  if (!gemm_float_type(rt) || hlo_shape_is_tuple(&dot->shape) || dot->operand_count != operands) return false;
+  bool ragged = dot->opcode == HLO_OPCODE_CHLO_RAGGED_DOT;
+  int operands = ragged ? 3 : 2; /* (lhs, rhs[, group_sizes]) */
+  if (hlo_shape_is_tuple(&dot->shape) || dot->operand_count != operands) return false;
+  if (gemm_int_type(rt) && !ragged) /* any integer operands: they wrap into the result's type */
+    return gemm_int_type(dot->operands[0]->shape.element_type) && gemm_int_type(dot->operands[1]->shape.element_type);
+  if (!gemm_float_type(rt)) return false;
   for (int k = 0; k < 2; k++) {
     hlo_element_type_t at = dot->operands[k]->shape.element_type;
     if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
   }
   return true;
+}
+
+/* Does convert from |from| to |to| keep every value, so that a dot reads
+ * the converted operand as the unconverted one?  The same type; f16/bf16
+ * to f32; an integer into a wider one that holds all of its values (the
+ * integer kernels widen every operand to 32 bits by its own signedness);
+ * an 8-bit integer into any float type, a 16-bit one into f32 (integer
+ * weights of a float product: read as ints, made floats). */
+static bool exact_convert(hlo_element_type_t from, hlo_element_type_t to) {
+  if (from == to) return true;
+  if (gemm_float_type(from)) return to == HLO_F32;
+  if (!gemm_int_type(from)) return false;
+  if (gemm_float_type(to)) {
+    int fb = hlo_element_type_bit_width(from);
+    return fb == 8 || (fb == 16 && to == HLO_F32);
+  }
+  if (!gemm_int_type(to)) return false;
+  int fb = hlo_element_type_bit_width(from), tb = hlo_element_type_bit_width(to);
+  if (hlo_element_type_is_unsigned_int(from)) return tb > fb || (tb == fb && hlo_element_type_is_unsigned_int(to));
+  return tb >= fb && hlo_element_type_is_signed_int(to);
 }
 
 static bool is_dot(const hlo_instruction_t *x) {
@@ -288,7 +327,9 @@ static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
                        gemm_view_t *v) {
   const hlo_shape_t *s = &x->shape;
-  if (!gemm_float_type(x->shape.element_type) || s->rank > HLO_MAX_RANK || depth > 16) return false;
+  if (!(gemm_float_type(x->shape.element_type) || gemm_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
+      depth > 16)
+    return false;
   if (!fc) {
     v->binding = k;
     v->type = x->shape.element_type;
@@ -308,9 +349,8 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->dyn_count = 0;
       row_major(s, v->stride);
       return true;
-    case HLO_OPCODE_CONVERT: /* exact only: to its own type, or f16/bf16 to f32 */
-      if (x->operands[0]->shape.element_type != x->shape.element_type && x->shape.element_type != HLO_F32)
-        return false;
+    case HLO_OPCODE_CONVERT: /* exact only (exact_convert) */
+      if (!exact_convert(x->operands[0]->shape.element_type, x->shape.element_type)) return false;
       return trace_view(fc, x->operands[0], 0, depth + 1, v);
     case HLO_OPCODE_TRANSPOSE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
@@ -391,7 +431,9 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
 
 bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride) {
   gemm_view_t v;
-  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0 || v.dyn_count) return false;
+  if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0 || v.dyn_count ||
+      !gemm_float_type(v.type))
+    return false;
   *binding = v.binding;
   for (int d = 0; d < x->shape.rank; d++) stride[d] = v.stride[d];
   return true;
@@ -829,14 +871,16 @@ static vkhlo_status_t emit_epilogue(elemental_emitter_t *E, const gemm_plan_t *p
 
 /* gemm_epilogue8(idx, a0, b0[, a1, b1, ..]): the 8 outputs from idx (a
  * multiple of 8) of every result, product d's accumulators in the vec4s
- * a<d> (columns 0-3) and b<d> (4-7), through gemm_values, stored as one
- * word per result: a u64vec4 of 8 floats, a u64vec2 of 8 f16/bf16. */
-static void append_epilogue8(strbuf_t *sb, const hlo_instruction_t *instr, int ndot, int nres, uint64_t word_reads,
-                             const int64_t *word_period) {
+ * (ivec4s for GEMM_INT: |acc|) a<d> (columns 0-3) and b<d> (4-7), through
+ * gemm_values, stored as one word per result: a u64vec4 of 8 floats or
+ * 32-bit integers, a u64vec2 of 8 f16/bf16. */
+static void append_epilogue8(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr, int ndot,
+                             const char *acc, int nres, uint64_t word_reads, const int64_t *word_period) {
   strbuf_append(sb, "void gemm_epilogue8(int idx");
-  for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", vec4 gemm_a%d, vec4 gemm_b%d", d, d);
+  for (int d = 0; d < ndot; d++) strbuf_printf(sb, ", %s gemm_a%d, %s gemm_b%d", acc, d, acc, d);
   strbuf_append(sb, ") {\n");
-  for (int r = 0; r < nres; r++) strbuf_printf(sb, "  float r%d[8];\n", r);
+  for (int r = 0; r < nres; r++)
+    strbuf_printf(sb, "  %s r%d[8];\n", glsl_compute_type_on(target, el_result_shape(instr, r)->element_type), r);
   for (int k = 0; k < 64; k++) {
     if (!(word_reads >> k & 1)) continue;
     if (word_period[k])
@@ -861,6 +905,10 @@ static void append_epilogue8(strbuf_t *sb, const hlo_instruction_t *instr, int n
       for (int w = 0; w < 4; w++)
         strbuf_printf(sb, "%spackUint2x32(floatBitsToUint(vec2(r%d[%d], r%d[%d])))", w ? ", " : "", r, 2 * w, r,
                       2 * w + 1);
+    } else if (rt == HLO_S32 || rt == HLO_U32) {
+      strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec4(", r);
+      for (int w = 0; w < 4; w++)
+        strbuf_printf(sb, "%spackUint2x32(uvec2(r%d[%d], r%d[%d]))", w ? ", " : "", r, 2 * w, r, 2 * w + 1);
     } else { /* 8 values already of the 16-bit type: 16 bytes, each conversion exact */
       strbuf_printf(sb, "  out%dw.data[idx >> 3] = u64vec2(", r);
       for (int w = 0; w < 2; w++) {
@@ -1041,12 +1089,19 @@ static void choose_cpu_tiles(const gemm_plan_t *p, const codegen_target_t *targe
   c->wg = (int)(wg >= 64 ? 64 : (wg + 7) / 8 * 8);
 }
 
-static bool is_16bit(hlo_element_type_t t) { return t == HLO_F16 || t == HLO_BF16; }
+static bool is_16bit(hlo_element_type_t t) { return hlo_element_type_bit_width(t) == 16; }
 
-/* #define NAME(off): the f32 value of the view's element at off (through
- * in<k>_at for f32, an R32UI texel view on CPU devices; the element load
- * of glsl_append_load_element, the elemental path's, for f16/bf16). */
-static void define_load(strbuf_t *sb, const codegen_target_t *target, const char *name, const gemm_view_t *v) {
+/* The word type a binding of element type |t| is read in: 8 elements of
+ * 32 bits (u64vec4), 8 of 16 bits (u64vec2), or 16 of 8 bits (u64vec2,
+ * one RGBA32UI texel; see GEMM_WORDS8 in gemm_cpu.comp). */
+static const char *word_type(hlo_element_type_t t) { return hlo_element_type_bit_width(t) == 32 ? "u64vec4" : "u64vec2"; }
+
+/* #define NAME(off): the value of the view's element at off, a float (an
+ * int for GEMM_INT): through in<k>_at for f32, an R32UI texel view on CPU
+ * devices; the element load of glsl_append_load_element, the elemental
+ * path's, for the other types. */
+static void define_load(strbuf_t *sb, const codegen_target_t *target, const char *name, const gemm_view_t *v,
+                        bool float_product) {
   strbuf_printf(sb, "#define %s(off) ", name);
   if (v->type == HLO_F32) {
     strbuf_printf(sb, "in%d_at(off)\n", v->binding);
@@ -1054,19 +1109,31 @@ static void define_load(strbuf_t *sb, const codegen_target_t *target, const char
   }
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", v->binding);
+  /* integers as ints (GEMM_INT), or as floats for a float product */
+  bool integer = gemm_int_type(v->type);
+  if (integer) strbuf_append(sb, float_product ? "float(int(" : "int(");
   glsl_append_load_element(sb, target, v->type, buffer, "(off)");
-  strbuf_append(sb, "\n");
+  strbuf_append(sb, !integer ? "\n" : float_product ? "))\n" : ")\n");
 }
 
 /* #define NAME(off): the word of 8 elements from off (a multiple of 8) as
- * the u64vec4 of 8 f32 values gemm_cpu.comp reads; 16-bit elements come
- * as a u64vec2 word (in<k>w_at) widened by gemm_f16x8 / gemm_bf16x8. */
-static void define_word_load(strbuf_t *sb, const char *name, const gemm_view_t *v) {
-  if (v->type == HLO_F32)
-    strbuf_printf(sb, "#define %s(off) in%dw_at((off) >> 3)\n", name, v->binding);
+ * the u64vec4 of 8 32-bit values gemm_cpu.comp reads (f32, or ints for
+ * GEMM_INT); 16-bit elements come as a u64vec2 word (in<k>w_at) widened
+ * by gemm_<type>x8, 8-bit ones as half of a u64vec2 word of 16; integers
+ * that a float product reads are then made floats (gemm_i2f8). */
+static void define_word_load(strbuf_t *sb, const char *name, const gemm_view_t *v, bool float_product) {
+  hlo_element_type_t t = v->type;
+  int bits = hlo_element_type_bit_width(t);
+  bool to_float = float_product && gemm_int_type(t);
+  strbuf_printf(sb, "#define %s(off) %s", name, to_float ? "gemm_i2f8(" : "");
+  if (bits == 32)
+    strbuf_printf(sb, "in%dw_at((off) >> 3)", v->binding);
+  else if (bits == 16)
+    strbuf_printf(sb, "gemm_%sx8(in%dw_at((off) >> 3))",
+                  t == HLO_F16 ? "f16" : t == HLO_BF16 ? "bf16" : t == HLO_S16 ? "s16" : "u16", v->binding);
   else
-    strbuf_printf(sb, "#define %s(off) gemm_%sx8(in%dw_at((off) >> 3))\n", name, v->type == HLO_F16 ? "f16" : "bf16",
-                  v->binding);
+    strbuf_printf(sb, "gemm_%s8x8(GEMM_HALF8(in%dw_at((off) >> 4), off))", t == HLO_S8 ? "s" : "u", v->binding);
+  strbuf_append(sb, to_float ? ")\n" : "\n");
 }
 
 /* A ragged product's group sizes (operand 2, binding 2: 32- or 64-bit
@@ -1086,6 +1153,14 @@ static void append_group_size(strbuf_t *sb, const hlo_shape_t *gs) {
   if (is_signed)
     strbuf_append(sb, "  if (int(hi) < 0) return 0;\n");
   strbuf_append(sb, "  return hi != 0u ? 0x40000000 : int(min(lo, 0x40000000u));\n}\n");
+}
+
+/* False where |v| is read in halves of 16-byte words (8-bit elements) and
+ * its binding, operand v->binding of |instr|, ends inside one. */
+static bool whole_words(const hlo_instruction_t *instr, const gemm_view_t *v) {
+  if (hlo_element_type_bit_width(v->type) != 8) return true;
+  return v->binding >= 0 && v->binding < instr->operand_count &&
+         hlo_shape_size_bytes(&instr->operands[v->binding]->shape) % 16 == 0;
 }
 
 /* Whether a GEMM kernel computes |instr| on |target|, and its plan. */
@@ -1141,6 +1216,13 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       words[1] = words[1] && words_ok(&p, 1, &p.rview[d], p.rks_of[d], false);
       rhs_k_words = rhs_k_words && words_ok(&p, 1, &p.rview[d], p.rks_of[d], true);
     }
+    /* 8-bit words are halves of 16-byte ones: the binding must hold whole
+     * 16-byte words (its texel view ends at the last whole texel) */
+    words[0] = words[0] && whole_words(instr, &p.view[0]);
+    for (int d = 0; d < p.ndot; d++) {
+      words[1] = words[1] && whole_words(instr, &p.rview[d]);
+      rhs_k_words = rhs_k_words && whole_words(instr, &p.rview[d]);
+    }
   }
   /* CPU: a workgroup covers WG * TN columns; narrow products get a
    * narrower workgroup (a multiple of 8, the SIMD width of lavapipe on AVX2) */
@@ -1170,7 +1252,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool words_out = !gpu && target->shader_int64 && tl.tn % 8 == 0 && p.n % 8 == 0;
   for (int r = 0; r < nres && words_out; r++) {
     hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
-    words_out = gemm_float_type(rt) && !glsl_type_is_packed(target, rt);
+    words_out = (gemm_float_type(rt) || rt == HLO_S32 || rt == HLO_U32) && !glsl_type_is_packed(target, rt);
   }
 
   elemental_emitter_t E;
@@ -1218,18 +1300,23 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   if (!gpu && !tl.sg && tl.sgr > 1) strbuf_printf(&sb, "#define GEMM_SGR %d\n", tl.sgr);
   if (gpu && codegen_gemm_gpu_rows(target, p.m) == 16) /* the 16 x 256 tile */
     strbuf_append(&sb, "#define GEMM_TY 4\n#define GEMM_BK 8\n");
-  bool words16 = (words[0] && is_16bit(p.view[0].type)) || ((words[1] || (!gpu && tl.rhs_k_words)) && is_16bit(p.rview[0].type));
-  if (words16) strbuf_append(&sb, "#define GEMM_WORDS16 1\n");
+  bool rhs_in_words = words[1] || (!gpu && tl.rhs_k_words);
+  for (int bits = 8; bits <= 16; bits += 8)
+    if ((words[0] && hlo_element_type_bit_width(p.view[0].type) == bits) ||
+        (rhs_in_words && hlo_element_type_bit_width(p.rview[0].type) == bits))
+      strbuf_printf(&sb, "#define GEMM_WORDS%d 1\n", bits);
+  bool float_product = !gemm_int_type(p.dot->shape.element_type);
+  if (!float_product) strbuf_append(&sb, "#define GEMM_INT 1\n");
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
                   p.ndot);
   define_at(&sb, &p, 0, &p.view[0], "LHS_AT", "m");
   strbuf_printf(&sb, "#define LHS_KS %lld\n", (long long)p.lks);
-  define_load(&sb, target, "LHS_LOAD", &p.view[0]);
+  define_load(&sb, target, "LHS_LOAD", &p.view[0], float_product);
   if (p.lk_inner)
     strbuf_printf(&sb, "#define LHS_KOFF(k) (int(uint(k) / %lldu) * %lld + int(uint(k) %% %lldu) * LHS_KS)\n",
                   (long long)p.lk_inner, (long long)p.lk_outer, (long long)p.lk_inner);
-  if (words[0]) define_word_load(&sb, "LHS_LOADW", &p.view[0]);
+  if (words[0]) define_word_load(&sb, "LHS_LOADW", &p.view[0], float_product);
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
@@ -1241,14 +1328,14 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     strbuf_printf(&sb, "#define RHS_KS%s %lld\n", suffix, (long long)p.rks_of[d]);
     char name[24];
     snprintf(name, sizeof name, "RHS_LOAD%s", suffix);
-    define_load(&sb, target, name, &p.rview[d]);
+    define_load(&sb, target, name, &p.rview[d], float_product);
     if (words[1]) {
       snprintf(name, sizeof name, "RHS_LOADW%s", suffix);
-      define_word_load(&sb, name, &p.rview[d]);
+      define_word_load(&sb, name, &p.rview[d], float_product);
     }
     if (!gpu && tl.rhs_k_words) {
       snprintf(name, sizeof name, "RHS_LOADWK%s", suffix);
-      define_word_load(&sb, name, &p.rview[d]);
+      define_word_load(&sb, name, &p.rview[d], float_product);
     }
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
   }
@@ -1261,7 +1348,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   uint64_t texel_inputs = 0;
   for (int k = 0; k < instr->operand_count && k < 64; k++)
     if (word_view[k])
-      codegen_declare_word_view(&sb, target, instr, k, is_16bit(instr->operands[k]->shape.element_type) ? "u64vec2" : "u64vec4",
+      codegen_declare_word_view(&sb, target, instr, k, word_type(instr->operands[k]->shape.element_type),
                                 instr->operand_count + nres, &texel_inputs, &E.features);
   /* the operands' element loads (LHS_LOAD, RHS_LOAD_d): through texel
    * views on the CPU kernel where they are not read by words */
@@ -1297,15 +1384,20 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   glsl_append_prelude(&sb, E.features);
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
-  for (int d = 0; d < p.ndot; d++) strbuf_printf(&sb, ", float gemm_v%d", d);
+  /* each product's value: a float, or an int (GEMM_INT) taken as the
+   * compute type of the product's integer type */
+  for (int d = 0; d < p.ndot; d++)
+    strbuf_printf(&sb, ", %s gemm_v%d", glsl_compute_type_on(target, p.dots[d]->shape.element_type), d);
   for (int k = 0; k < 64; k++)
     if (ectx.word_reads >> k & 1) strbuf_printf(&sb, ", float gemm_p%d", k);
-  for (int r = 0; words_out && r < nres; r++) strbuf_printf(&sb, ", out float gemm_r%d", r);
+  for (int r = 0; words_out && r < nres; r++)
+    strbuf_printf(&sb, ", out %s gemm_r%d", glsl_compute_type_on(target, el_result_shape(instr, r)->element_type), r);
   strbuf_append(&sb, ") {\n");
-  /* an f16/bf16 product: its f32 sum rounded once, as the elemental dot */
+  /* an f16/bf16 product: its f32 sum rounded once, as the elemental dot;
+   * an 8- or 16-bit integer one: the low bits of its 32-bit sum */
   for (int d = 0; d < p.ndot; d++) {
     hlo_element_type_t dt = p.dots[d]->shape.element_type;
-    if (dt == HLO_F32) continue;
+    if (hlo_element_type_bit_width(dt) == 32) continue;
     char v[16];
     snprintf(v, sizeof v, "gemm_v%d", d);
     strbuf_printf(&sb, "  %s = ", v);
@@ -1314,7 +1406,9 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
-  if (words_out) append_epilogue8(&sb, instr, p.ndot, nres, ectx.word_reads, ectx.word_period);
+  if (words_out)
+    append_epilogue8(&sb, target, instr, p.ndot, gemm_int_type(p.dot->shape.element_type) ? "ivec4" : "vec4", nres,
+                     ectx.word_reads, ectx.word_period);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;
   el_free(&E);

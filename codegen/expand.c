@@ -1432,7 +1432,8 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
  * K / S products into the partial results [batch, S, free...] in f32; the
  * reduce adds the S partials (the dot's epilogue fuses into the reduce's
  * kernel then).  16-bit products take f32 partials and are rounded once
- * after the reduce, as the kernel rounds them.  The spec defines each
+ * after the reduce, as the kernel rounds them; integer products take
+ * partials of their own type (wrapping sums: exact in any order).  The spec defines each
  * element of dot_general as a reduce over its products (spec
  * 'dot_general'), and a reduce's order as implementation-defined (spec
  * 'reduce'): the same sums in another order, as XLA's GPU backend splits k.
@@ -1529,7 +1530,10 @@ static hlo_instruction_t *expand_split_k(expand_ctx_t *x, hlo_instruction_t *in)
   rb[dn.nb] = dn.rc;
   int64_t dims[HLO_MAX_RANK], nb = dn.nb;
   for (int d = 0, r = 0; d <= in->shape.rank; d++) dims[d] = d == nb ? s : in->shape.dimensions[r++];
-  hlo_shape_t ps = array_shape(HLO_F32, in->shape.rank + 1, dims);
+  /* float partials in f32; integer ones in the product's own type, whose
+   * sums wrap: the partial sums' sum modulo 2^w is the whole sum's */
+  hlo_element_type_t pt = hlo_element_type_is_integer(in->shape.element_type) ? in->shape.element_type : HLO_F32;
+  hlo_shape_t ps = array_shape(pt, in->shape.rank + 1, dims);
   hlo_instruction_t *d = emit(x, HLO_OPCODE_DOT_GENERAL, &ps, 2, ops);
   if (!d) return NULL;
   if (in->opcode == HLO_OPCODE_DOT_GENERAL) d->attrs = in->attrs; /* precision_config, algorithm */
@@ -1538,7 +1542,7 @@ static hlo_instruction_t *expand_split_k(expand_ctx_t *x, hlo_instruction_t *in)
   d->attrs.lhs_contracting_dimensions = dims_of(x, &lc, 1);
   d->attrs.rhs_contracting_dimensions = dims_of(x, &rc, 1);
   hlo_instruction_t *sum = sum_over(x, d, 1, &nb);
-  return in->shape.element_type == HLO_F32 ? sum : convert(x, sum, in->shape.element_type);
+  return in->shape.element_type == pt ? sum : convert(x, sum, in->shape.element_type);
 }
 
 /* -------------------------------------------------------------- scan */

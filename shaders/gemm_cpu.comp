@@ -2,7 +2,8 @@
 /*
  * gemm_cpu.comp: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for CPU Vulkan
  * devices (lavapipe/llvmpipe, SwiftShader), f32 accumulated; operands and
- * results f32, f16 or bf16 (see "16-bit operands").
+ * results f32, f16 or bf16 (see "16-bit operands"), or integers
+ * accumulated in int (see "Integer operands").
  *
  * Why this shape.  lavapipe runs the invocations of a workgroup as the
  * SIMD lanes of one CPU thread, and turns every storage-buffer access into
@@ -221,7 +222,9 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
  * shaders/texel_words.glsl): two RGBA32UI texels per word, one vector load
  * per lane each on lavapipe instead of a loop over the lanes per
  * component, which makes this kernel about 1.5x faster there at 1024^3. */
-#if defined(RHS_LOADW_0) || defined(LHS_LOADW) || defined(RHS_LOADWK_0)
+#if defined(GEMM_INT)
+#define WORD_F2(u) ivec2(unpackUint2x32(u))
+#else
 #define WORD_F2(u) uintBitsToFloat(unpackUint2x32(u))
 #endif
 /* 16-bit operands.  LHS_LOAD and RHS_LOAD_d give an f16 or bf16 element
@@ -243,6 +246,69 @@ uint64_t gemm_bf16_pair(uint h) { return packUint2x32(uvec2(h << 16, h & 0xFFFF0
 u64vec4 gemm_bf16x8(u64vec2 w) {
   uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y);
   return u64vec4(gemm_bf16_pair(a.x), gemm_bf16_pair(a.y), gemm_bf16_pair(b.x), gemm_bf16_pair(b.y));
+}
+#endif
+/* Integer operands.  With GEMM_INT (an integer dot_general: operands
+ * and result integers of 8, 16 or 32 bits) the accumulators are ivec4
+ * and every value an int: LHS_LOAD and RHS_LOAD_d give the element
+ * widened by its own signedness, the LOADW macros 8 such 32-bit values in
+ * a u64vec4 (the widening helpers below for 8- and 16-bit words).  Sums
+ * wrap modulo 2^32, and the epilogue takes the low bits of the result's
+ * type: that is the elemental dot's value (each operand converted to the
+ * result type, products and sums wrapping in it) for any order of the
+ * sums, since reduction modulo 2^w commutes with + and *.
+ * A float product may read integers too, where its operand is their
+ * exact convert (8-bit integers, or 16-bit ones into f32: weights stored
+ * as integers, the scale applied after the product): the same loads, each
+ * value then made a float (gemm_i2f8 for words). */
+#if defined(GEMM_INT)
+#define GEMM_T int
+#define GEMM_V ivec4
+#else
+#define GEMM_T float
+#define GEMM_V vec4
+#endif
+#if defined(GEMM_WORDS16)
+/* 8 16-bit integers (a u64vec2 word) as 8 ints, sign or zero extended */
+uint64_t gemm_s16_pair(uint h) {
+  return packUint2x32(uvec2(bitfieldExtract(int(h), 0, 16), bitfieldExtract(int(h), 16, 16)));
+}
+uint64_t gemm_u16_pair(uint h) { return packUint2x32(uvec2(h & 0xFFFFu, h >> 16)); }
+u64vec4 gemm_s16x8(u64vec2 w) {
+  uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y);
+  return u64vec4(gemm_s16_pair(a.x), gemm_s16_pair(a.y), gemm_s16_pair(b.x), gemm_s16_pair(b.y));
+}
+u64vec4 gemm_u16x8(u64vec2 w) {
+  uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y);
+  return u64vec4(gemm_u16_pair(a.x), gemm_u16_pair(a.y), gemm_u16_pair(b.x), gemm_u16_pair(b.y));
+}
+#endif
+#if defined(GEMM_WORDS8)
+/* 8 8-bit integers as 8 ints: the generated part reads the 16-byte word
+ * (one RGBA32UI texel) holding them and passes the half, w.x or w.y,
+ * the 8 elements from off start (off / 8 odd: the upper half) */
+uint64_t gemm_s8_pair(uint q, int at) {
+  return packUint2x32(uvec2(bitfieldExtract(int(q), at, 8), bitfieldExtract(int(q), at + 8, 8)));
+}
+uint64_t gemm_u8_pair(uint q, int at) {
+  return packUint2x32(uvec2(bitfieldExtract(q, at, 8), bitfieldExtract(q, at + 8, 8)));
+}
+u64vec4 gemm_s8x8(uint64_t h) {
+  uvec2 q = unpackUint2x32(h);
+  return u64vec4(gemm_s8_pair(q.x, 0), gemm_s8_pair(q.x, 16), gemm_s8_pair(q.y, 0), gemm_s8_pair(q.y, 16));
+}
+u64vec4 gemm_u8x8(uint64_t h) {
+  uvec2 q = unpackUint2x32(h);
+  return u64vec4(gemm_u8_pair(q.x, 0), gemm_u8_pair(q.x, 16), gemm_u8_pair(q.y, 0), gemm_u8_pair(q.y, 16));
+}
+#define GEMM_HALF8(w, off) ((((off) >> 3) & 1) != 0 ? (w).y : (w).x)
+#endif
+#if defined(GEMM_WORDS8) || defined(GEMM_WORDS16)
+/* 8 ints as 8 floats: integer weights (8 bits, or 16 into an f32
+ * product) that a float product reads through their exact convert */
+uint64_t gemm_i2f_pair(uint64_t h) { return packUint2x32(floatBitsToUint(vec2(ivec2(unpackUint2x32(h))))); }
+u64vec4 gemm_i2f8(u64vec4 w) {
+  return u64vec4(gemm_i2f_pair(w.x), gemm_i2f_pair(w.y), gemm_i2f_pair(w.z), gemm_i2f_pair(w.w));
 }
 #endif
 #if defined(RHS_LOADW_0) && TN % 8 != 0
@@ -414,8 +480,8 @@ void main() {
     bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3)) + GEMM_GOFF;
 #define COLS_AT(d) FOR_V(COL_AT, d)
     FOR_D(COLS_AT)
-    vec4 acc[NDOT][TM][TN / 4];
-#define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = vec4(0.0);
+    GEMM_V acc[NDOT][TM][TN / 4];
+#define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = GEMM_V(0);
 #define ZERO_D(d) FOR_V(ZERO, d)
     FOR_D(ZERO_D)
     /* B_d's step kc into bv[d] */
@@ -427,17 +493,17 @@ void main() {
 #define LOAD_BD(d)                                                                       \
     for (int w = 0; w < TN / 8; w++) {                                                   \
       u64vec4 x = RHS_LOADW_##d(bw[d][w] + kc * RHS_KS_##d);                             \
-      bv[d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                                   \
-      bv[d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                               \
+      bv[d][2 * w] = GEMM_V(WORD_F2(x.x), WORD_F2(x.y));                                 \
+      bv[d][2 * w + 1] = GEMM_V(WORD_F2(x.z), WORD_F2(x.w));                             \
     }
 #else
-#define LOAD_B(d, v) bv[d][v] = vec4(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),    \
-                                     RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
-                                     RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
-                                     RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d));
+#define LOAD_B(d, v) bv[d][v] = GEMM_V(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),  \
+                                       RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
+                                       RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
+                                       RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d));
 #define LOAD_BD(d) FOR_V(LOAD_B, d)
 #endif
-#define LOAD_B_STEP vec4 bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
+#define LOAD_B_STEP GEMM_V bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
 #define MAC(d, v) acc[d][I][v] += a * bv[d][v];
 #define MAC_D(d) FOR_V(MAC, d)
 #if defined(GEMM_GROUPS)
@@ -457,7 +523,7 @@ void main() {
       for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + LHS_KOFF(k));
 #define A8(kk) subgroupShuffle(WORD_F2(aw[I / GEMM_SG][kk >> 1])[kk & 1], uint(I % GEMM_SG))
 #else
-      float af[AS][8];
+      GEMM_T af[AS][8];
       for (int s = 0; s < AS; s++)
         for (int j = 0; j < 8; j++) af[s][j] = LHS_LOAD(acoop[s] + LHS_KOFF(k + j));
 #define A8(kk) subgroupShuffle(af[I / GEMM_SG][kk], uint(I % GEMM_SG))
@@ -468,23 +534,23 @@ void main() {
       u64vec4 bk[NDOT][TN];
 #define BK_D(d) for (int c = 0; c < TN; c++) bk[d][c] = RHS_LOADWK_##d(bcols[d][c] + k);
       FOR_D(BK_D)
-      vec4 bb[8][NDOT][TN / 4];
+      GEMM_V bb[8][NDOT][TN / 4];
 #define KCOL(d, c, j) WORD_F2(bk[d][c][(j) >> 1])[(j) & 1]
 #define UNPACKK_D(d)                                                                                      \
       for (int v = 0; v < TN / 4; v++)                                                                    \
-        bb[j][d][v] = vec4(KCOL(d, 4 * v, j), KCOL(d, 4 * v + 1, j), KCOL(d, 4 * v + 2, j), KCOL(d, 4 * v + 3, j));
+        bb[j][d][v] = GEMM_V(KCOL(d, 4 * v, j), KCOL(d, 4 * v + 1, j), KCOL(d, 4 * v + 2, j), KCOL(d, 4 * v + 3, j));
       for (int j = 0; j < 8; j++) { FOR_D(UNPACKK_D) }
 #else
       /* the rhs words of all 8 steps first (independent loads in flight) */
       u64vec4 bq[8][NDOT][TN / 8];
 #define BQ_D(d) for (int w = 0; w < TN / 8; w++) bq[j][d][w] = RHS_LOADW_##d(bw[d][w] + (k + j) * RHS_KS_##d);
       for (int j = 0; j < 8; j++) { FOR_D(BQ_D) }
-      vec4 bb[8][NDOT][TN / 4];
+      GEMM_V bb[8][NDOT][TN / 4];
 #define UNPACK_D(d)                                                                      \
       for (int w = 0; w < TN / 8; w++) {                                                 \
         u64vec4 x = bq[j][d][w];                                                         \
-        bb[j][d][2 * w] = vec4(WORD_F2(x.x), WORD_F2(x.y));                              \
-        bb[j][d][2 * w + 1] = vec4(WORD_F2(x.z), WORD_F2(x.w));                          \
+        bb[j][d][2 * w] = GEMM_V(WORD_F2(x.x), WORD_F2(x.y));                            \
+        bb[j][d][2 * w + 1] = GEMM_V(WORD_F2(x.z), WORD_F2(x.w));                        \
       }
       for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
 #endif
@@ -495,7 +561,7 @@ void main() {
                      a8[3] * bb[3][d][v] + a8[4] * bb[4][d][v] + a8[5] * bb[5][d][v] + a8[6] * bb[6][d][v] + \
                      a8[7] * bb[7][d][v];
 #define MAC8_D(d) FOR_V(MAC8, d)
-#define ROW8(i) { const int I = i; float a8[8] = float[8](A8(0), A8(1), A8(2), A8(3), A8(4), A8(5), A8(6), A8(7)); FOR_D(MAC8_D) }
+#define ROW8(i) { const int I = i; GEMM_T a8[8] = GEMM_T[8](A8(0), A8(1), A8(2), A8(3), A8(4), A8(5), A8(6), A8(7)); FOR_D(MAC8_D) }
       FOR_M(ROW8)
 #if GEMM_KB > 0
       /* the subgroups step through k together (see "Subgroups") */
@@ -508,7 +574,7 @@ void main() {
       u64vec4 aw[TM];
 #define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + LHS_KOFF(k));
       FOR_M(LOAD_AW)
-#define MAC_ROW_W(i) { const int I = i; float a = WORD_F2(aw[i][kk >> 1])[kk & 1]; FOR_D(MAC_D) }
+#define MAC_ROW_W(i) { const int I = i; GEMM_T a = WORD_F2(aw[i][kk >> 1])[kk & 1]; FOR_D(MAC_D) }
 #ifdef GEMM_UNROLL_K8
       /* the 8 steps unrolled: no component selects, 8 times the code
        * (and LLVM compile time) */
@@ -525,7 +591,7 @@ void main() {
 #else
     for (int kc = 0; kc < GEMM_K; kc++) {
       LOAD_B_STEP
-#define MAC_ROW(i) { const int I = i; float a = LHS_LOAD(arow[i] + LHS_KOFF(kc)); FOR_D(MAC_D) }
+#define MAC_ROW(i) { const int I = i; GEMM_T a = LHS_LOAD(arow[i] + LHS_KOFF(kc)); FOR_D(MAC_D) }
       FOR_M(MAC_ROW)
     }
 #endif

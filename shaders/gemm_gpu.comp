@@ -66,14 +66,23 @@ layout(std430, set = 0, binding = 2) writeonly buffer Buffer2 { float data[]; } 
 #ifndef LHS_KOFF
 #define LHS_KOFF(k) ((k) * LHS_KS)
 #endif
+/* Integer products (GEMM_INT): as gemm_cpu.comp's "Integer operands",
+ * int values and ivec4 accumulators wrapping modulo 2^32 */
+#if defined(GEMM_INT)
+#define GEMM_T int
+#define GEMM_V ivec4
+#else
+#define GEMM_T float
+#define GEMM_V vec4
+#endif
 #ifndef GEMM_A
 #define GEMM_A_ROW_T int
 #define GEMM_A_ROW(b, m) LHS_AT(b, m)
-#define GEMM_A(row, k) ((k) < GEMM_K ? LHS_LOAD((row) + LHS_KOFF(k)) : 0.0)
+#define GEMM_A(row, k) ((k) < GEMM_K ? LHS_LOAD((row) + LHS_KOFF(k)) : GEMM_T(0))
 #endif
 #ifndef GEMM_B
 #define GEMM_B_COL(b, n) RHS_AT(b, n)
-#define GEMM_B(col, k) ((k) < GEMM_K ? RHS_LOAD((col) + (k) * RHS_KS) : 0.0)
+#define GEMM_B(col, k) ((k) < GEMM_K ? RHS_LOAD((col) + (k) * RHS_KS) : GEMM_T(0))
 #endif
 #ifndef GEMM_STORE_AT
 #define GEMM_STORE_AT(b, m, n, v) GEMM_STORE(((b) * GEMM_M + (m)) * GEMM_N + (n), v)
@@ -109,8 +118,8 @@ const int TILES_N = (GEMM_N + BN - 1) / BN;
 const int TILES = GEMM_BATCH * TILES_M * TILES_N;
 const int SLICES = (GEMM_K + BK - 1) / BK;
 
-shared vec4 As[2][BK][BM / 4]; /* A[m0 + 4 i + c, k0 + kk] at As[.][kk][i][c] */
-shared vec4 Bs[2][BK][BN / 4]; /* B[k0 + kk, n0 + 4 j + c] at Bs[.][kk][j][c] */
+shared GEMM_V As[2][BK][BM / 4]; /* A[m0 + 4 i + c, k0 + kk] at As[.][kk][i][c] */
+shared GEMM_V Bs[2][BK][BN / 4]; /* B[k0 + kk, n0 + 4 j + c] at Bs[.][kk][j][c] */
 
 void main() {
   int tile = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
@@ -149,15 +158,15 @@ void main() {
    * it load and store none */
   bool a_in[A_LOADS];
   for (int e = 0; e < A_LOADS; e++) a_in[e] = tid + 256 * e < BM * BK;
-  float ra[A_LOADS], rb[B_LOADS];
-  for (int e = 0; e < A_LOADS; e++) ra[e] = a_in[e] ? GEMM_A(arow[e], ak[e]) : 0.0;
+  GEMM_T ra[A_LOADS], rb[B_LOADS];
+  for (int e = 0; e < A_LOADS; e++) ra[e] = a_in[e] ? GEMM_A(arow[e], ak[e]) : GEMM_T(0);
   for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], bk[e]);
   for (int e = 0; e < A_LOADS; e++)
     if (a_in[e]) As[0][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
   for (int e = 0; e < B_LOADS; e++) Bs[0][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
   barrier();
   int tx = tid % TX, ty = tid / TX;
-  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  GEMM_V acc[4] = GEMM_V[4](GEMM_V(0), GEMM_V(0), GEMM_V(0), GEMM_V(0));
   for (int s = 0; s < SLICES; s++) {
     int cur = s & 1;
     bool more = s + 1 < SLICES;
@@ -168,8 +177,8 @@ void main() {
       for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], k1 + bk[e]);
     }
     for (int kk = 0; kk < BK; kk++) {
-      vec4 a = As[cur][kk][ty];
-      vec4 bv = Bs[cur][kk][tx];
+      GEMM_V a = As[cur][kk][ty];
+      GEMM_V bv = Bs[cur][kk][tx];
       acc[0] += a.x * bv;
       acc[1] += a.y * bv;
       acc[2] += a.z * bv;

@@ -38,11 +38,14 @@ typedef struct fixture {
   const char *cpu_needle, *cpu_needle2; /* the second one too, when set */
   /* 1: under VKHLO_GEMM=gpu the product must run as shaders/gemm_gpu.comp
    * split along k (codegen/expand.c, "split-K": a reduce of the parts,
-   * whose add body is named expand_add_f32); -1: whole; 0: not checked.
+   * whose add body is named expand_add_<type>); -1: whole; 0: not checked.
    * Checked with it: products of at most 16 rows take gemm_gpu.comp's
    * 16 x 256 tile (GEMM_TY 4), others the 64 x 64 one. */
   int gpu_split;
   bool gpu_skinny;
+  /* integer inputs: random bits of the whole range (integer products),
+   * else the start indices of seeded_element */
+  bool int_bits;
 } fixture_t;
 
 static int setup(void **state) {
@@ -84,9 +87,16 @@ static int teardown(void **state) {
  * f16 and bf16 as bit patterns of magnitude below 1 (random sign,
  * exponent and mantissa), and with |specials| every 11th element one of
  * NaN, +-infinity, the largest finite value, the smallest subnormal and
- * -0. */
-static void seeded_element(vkhlo_element_type_t t, uint32_t *seed, int64_t k, bool specials, uint8_t *dst) {
+ * -0; integers with |int_bits| random bits (every value of the type,
+ * products and sums that wrap), else start indices. */
+static void seeded_element(vkhlo_element_type_t t, uint32_t *seed, int64_t k, bool specials, bool int_bits,
+                           uint8_t *dst) {
   uint32_t r = (*seed = *seed * 1664525u + 1013904223u) >> 8;
+  if (int_bits && t != VKHLO_F32 && t != VKHLO_F16 && t != VKHLO_BF16) {
+    uint32_t v = r * 2654435761u;
+    memcpy(dst, &v, vkhlo_element_type_size_bytes(t)); /* little-endian: the low bytes */
+    return;
+  }
   if (t == VKHLO_S32 || t == VKHLO_S64 || t == VKHLO_U32) { /* start indices: inside, at the edges, past them */
     static const int64_t starts[] = {-3, 0, 1, 2, 7, 1000};
     int64_t v = starts[r % 6];
@@ -139,7 +149,7 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
       test_remove_dir(dir);
     } else if (dump) {
       if (!test_dump_contains(dir, "as shaders/gemm_gpu") ||
-          test_dump_file_contains(dir, ".mlir", "@expand_add_f32") != (f->gpu_split > 0))
+          test_dump_file_contains(dir, ".mlir", "@expand_add_") != (f->gpu_split > 0))
         fail_msg("VKHLO_GEMM=gpu: not %s on shaders/gemm_gpu.comp:\n%s", f->gpu_split > 0 ? "split" : "whole", text);
       if (test_dump_contains(dir, "#define GEMM_TY 4") != f->gpu_skinny)
         fail_msg("VKHLO_GEMM=gpu: %s the 16 x 256 tile:\n%s", f->gpu_skinny ? "not" : "unexpectedly", text);
@@ -155,7 +165,7 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
       int64_t n = vkhlo_tensor_type_element_count(&t);
       size_t es = vkhlo_element_type_size_bytes(t.element_type);
       uint8_t *data = malloc((size_t)n * es + 4);
-      for (int64_t k = 0; k < n; k++) seeded_element(t.element_type, &seed, k, specials, data + k * es);
+      for (int64_t k = 0; k < n; k++) seeded_element(t.element_type, &seed, k, specials, f->int_bits, data + k * es);
       expect_ok(vkhlo_buffer_create(f->ctx[m], &t, data, &args[i]));
       if (m == 0 && inputs && i < *ninputs) inputs[i] = data;
       else free(data);
@@ -926,6 +936,230 @@ static void split_k_f16(void **state) {
   free(in[1]);
 }
 
+/* ------------------------------------------------ integer products */
+
+/* Integer products (GEMM_INT): every mode's results byte for byte the
+ * elemental dot's, on inputs of random bits (sums that wrap). */
+static void check_exact(void **state, const char *text, bool expect_gemm) {
+  fixture_t *f = *state;
+  uint8_t *out[MODES];
+  size_t bytes = 0;
+  f->int_bits = true;
+  run_modes_raw(f, text, expect_gemm, false, out, &bytes, NULL, NULL);
+  f->int_bits = false;
+  assert_true(bytes > 0);
+  for (int m = 0; m < MODES; m++)
+    if (memcmp(out[m], out[MODE_OFF], bytes) != 0)
+      fail_msg("%s differs from the elemental dot:\n%s", mode_env[m] ? mode_env[m] : "default kernel", text);
+  for (int m = 0; m < MODES; m++) free(out[m]);
+}
+
+/* Skinny integer products split along k under VKHLO_GEMM=gpu: partials
+ * of the product's own type, whose wrapping sums add up to the whole
+ * sum's low bits (f32 partials would round past 2^24 and not wrap) */
+static void int_split_k(void **state) {
+  fixture_t *f = *state;
+  f->gpu_split = 1;
+  f->gpu_skinny = true;
+  check_exact(state, DOT2T(2, 4096, 64, "i16", "i16"), true);
+  check_exact(state, DOT2T(1, 2048, 64, "i32", "i32"), true);
+  f->gpu_split = 0;
+  f->gpu_skinny = false;
+}
+
+/* i8 operands in words (8 of them in half a 16-byte texel: K, N
+ * multiples of 8, the lhs shared by subgroup shuffles) into i32 */
+static void int8_words(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in0w_at(";
+  f->cpu_needle2 = "gemm_s8x8(GEMM_HALF8(in1w_at(";
+  check_exact(state, DOT2T(40, 48, 64, "i8", "i32"), true);
+  f->cpu_needle = "gemm_u8x8(GEMM_HALF8(in1w_at(";
+  f->cpu_needle2 = "#define GEMM_INT 1";
+  check_exact(state, DOT2T(24, 32, 40, "ui8", "ui32"), true);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+}
+
+/* 16-bit integers in words; 8-bit operands in words only where their
+ * binding is whole 16-byte words (9 x 24 bytes is not: elements) */
+static void int16_words(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "gemm_s16x8(in1w_at(";
+  check_exact(state, DOT2T(24, 32, 40, "i16", "i32"), true);
+  f->cpu_needle = "gemm_u16x8(in1w_at(";
+  check_exact(state, DOT2T(16, 16, 16, "ui16", "i32"), true);
+  f->cpu_needle = NULL;
+  check_exact(state, DOT2T(9, 8, 24, "i8", "i32"), true); /* the rhs, 8 x 24 = 192 bytes: words */
+  check_exact(state, DOT2T(9, 24, 8, "i8", "i32"), true); /* the lhs, 9 x 24 = 216 bytes: elements */
+}
+
+/* Sizes off the tiles and words, element loads: an operand widened by a
+ * convert (read through), operands converted to the result's type (spec
+ * 'dot_general'),
+ * results of 8 and 16 bits (the low bits of the sums), and 32-bit
+ * operands whose products and sums wrap. */
+static void int_odd_mixed(void **state) {
+  check_exact(state,
+              "func.func @main(%a: tensor<33x17xui8>, %b: tensor<17x65xi16>) -> tensor<33x65xi32> {\n"
+              "  %a16 = stablehlo.convert %a : (tensor<33x17xui8>) -> tensor<33x17xi16>\n"
+              "  %c = stablehlo.dot_general %a16, %b, contracting_dims = [1] x [0] : (tensor<33x17xi16>, tensor<17x65xi16>)"
+              " -> tensor<33x65xi32>\n  return %c : tensor<33x65xi32>\n}\n",
+              true);
+  check_exact(state, DOT2T(7, 13, 5, "i32", "i32"), true);
+  check_exact(state, DOT2T(33, 17, 65, "ui32", "ui32"), true);
+  check_exact(state, DOT2T(33, 17, 65, "i8", "i8"), true);
+  check_exact(state, DOT2T(24, 40, 32, "ui8", "ui16"), true);
+  /* an 8-bit product's value used in the epilogue: its low bits */
+  check_exact(state,
+              "func.func @main(%a: tensor<9x17xi8>, %b: tensor<17x24xi8>) -> tensor<9x24xf32> {\n"
+              "  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<9x17xi8>, tensor<17x24xi8>)"
+              " -> tensor<9x24xi8>\n"
+              "  %f = stablehlo.convert %c : (tensor<9x24xi8>) -> tensor<9x24xf32>\n"
+              "  return %f : tensor<9x24xf32>\n}\n",
+              true);
+  check_exact(state,
+              "func.func @main(%a: tensor<3x33x17xi8>, %b: tensor<3x65x17xi8>) -> tensor<3x33x65xi16> {\n"
+              "  %c = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
+              " (tensor<3x33x17xi8>, tensor<3x65x17xi8>) -> tensor<3x33x65xi16>\n"
+              "  return %c : tensor<3x33x65xi16>\n}\n",
+              true);
+}
+
+/* 7x13x5 of i32 also against sums computed here, wrapping modulo 2^32 */
+static void int_hand(void **state) {
+  fixture_t *f = *state;
+  uint8_t *out[MODES];
+  void *in[2] = {NULL, NULL};
+  int nin = 2;
+  size_t bytes = 0;
+  f->int_bits = true;
+  run_modes_raw(f, DOT2T(7, 5, 13, "i32", "i32"), true, false, out, &bytes, in, &nin);
+  f->int_bits = false;
+  assert_int_equal(bytes, 7 * 13 * 4);
+  const uint32_t *a = in[0], *b = in[1];
+  int wraps = 0;
+  for (int i = 0; i < 7; i++)
+    for (int j = 0; j < 13; j++) {
+      uint32_t s = 0;
+      int64_t exact = 0;
+      for (int k = 0; k < 5; k++) {
+        s += a[i * 5 + k] * b[k * 13 + j];
+        exact += (int64_t)(int32_t)a[i * 5 + k] * (int32_t)b[k * 13 + j];
+      }
+      wraps += exact != (int64_t)(int32_t)s;
+      for (int m = 0; m < MODES; m++) {
+        uint32_t got;
+        memcpy(&got, out[m] + 4 * (i * 13 + j), 4);
+        if (got != s) fail_msg("%s: [%d, %d] is %u, want %u", mode_env[m] ? mode_env[m] : "default", i, j, got, s);
+      }
+    }
+  assert_true(wraps > 0); /* the inputs exercise the wrapping */
+  for (int m = 0; m < MODES; m++) free(out[m]);
+  free(in[0]);
+  free(in[1]);
+}
+
+/* A quantized layer: i8 x i8 into i32 with widening converts before it
+ * (read through: gemm_s8x8), the sums converted to f32, scaled per output
+ * column and given a bias in the epilogue (stored 8 at a time: ivec4
+ * accumulators into gemm_epilogue8); and a narrowing convert, which the
+ * kernel cannot read through (the elemental path). */
+static void int_quantized_layer(void **state) {
+  fixture_t *f = *state;
+  f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in1w_at(";
+  f->cpu_needle2 = "void gemm_epilogue8(int idx, ivec4 gemm_a0";
+  check_exact(state,
+              "func.func @main(%a: tensor<32x64xi8>, %w: tensor<64x48xi8>, %s: tensor<48xf32>, %bias: tensor<48xf32>)"
+              " -> tensor<32x48xf32> {\n"
+              "  %a32 = stablehlo.convert %a : (tensor<32x64xi8>) -> tensor<32x64xi32>\n"
+              "  %w32 = stablehlo.convert %w : (tensor<64x48xi8>) -> tensor<64x48xi32>\n"
+              "  %c = stablehlo.dot_general %a32, %w32, contracting_dims = [1] x [0] : (tensor<32x64xi32>, tensor<64x48xi32>)"
+              " -> tensor<32x48xi32>\n"
+              "  %cf = stablehlo.convert %c : (tensor<32x48xi32>) -> tensor<32x48xf32>\n"
+              "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
+              "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
+              "  %y = stablehlo.multiply %cf, %sb : tensor<32x48xf32>\n"
+              "  %z = stablehlo.add %y, %bb : tensor<32x48xf32>\n"
+              "  return %z : tensor<32x48xf32>\n}\n",
+              true);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+  check_exact(state,
+              "func.func @main(%a: tensor<16x24xi32>, %w: tensor<24x16xi8>) -> tensor<16x16xi32> {\n"
+              "  %a8 = stablehlo.convert %a : (tensor<16x24xi32>) -> tensor<16x24xi8>\n"
+              "  %c = stablehlo.dot_general %a8, %w, contracting_dims = [1] x [0] : (tensor<16x24xi8>, tensor<24x16xi8>)"
+              " -> tensor<16x16xi32>\n"
+              "  return %c : tensor<16x16xi32>\n}\n",
+              false);
+}
+
+/* Integer weights of a float product (the scale applied after it, as
+ * torchao's int8 weight-only linear does): the convert to the float type
+ * is exact, so the kernel reads the integers (words: gemm_i2f8) and every
+ * mode gives the elemental dot's bits.  i8 [K, N] with words, ui8 [N, K]
+ * contracted on its last dimension (PyTorch's Linear layout) for a
+ * decode row and a prompt, i8 into a bf16 product, i16 into f32 words;
+ * i16 into bf16 is not exact (the elemental path). */
+static void int_weights_float_product(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  f->cpu_needle = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
+  check_bits(state,
+             "func.func @main(%x: tensor<40x48xf32>, %w: tensor<48x64xi8>, %s: tensor<64xf32>) -> tensor<40x64xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<40x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<40x64xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<40x64xf32>\n"
+             "  %y = stablehlo.multiply %c, %sb : tensor<40x64xf32>\n"
+             "  return %y : tensor<40x64xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = NULL;
+  static const char *const linear =
+      "func.func @main(%x: tensor<MROWSx48xf32>, %w: tensor<40x48xui8>) -> tensor<MROWSx40xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<40x48xui8>) -> tensor<40x48xf32>\n"
+      "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [1] : (tensor<MROWSx48xf32>, tensor<40x48xf32>)"
+      " -> tensor<MROWSx40xf32>\n"
+      "  return %c : tensor<MROWSx40xf32>\n}\n";
+  static const char *const rows[] = {"1", "24"};
+  for (int r = 0; r < 2; r++) {
+    char text[1024];
+    size_t o = 0;
+    for (const char *q = linear; *q; q++) {
+      if (strncmp(q, "MROWS", 5) == 0) {
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s", rows[r]);
+        q += 4;
+      } else {
+        text[o++] = *q;
+      }
+    }
+    text[o] = 0;
+    check_bits(state, text, true, false, VKHLO_F32);
+  }
+  check_bits(state,
+             "func.func @main(%x: tensor<24x32xbf16>, %w: tensor<32x40xi8>) -> tensor<24x40xbf16> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<32x40xi8>) -> tensor<32x40xbf16>\n"
+             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xbf16>, tensor<32x40xbf16>)"
+             " -> tensor<24x40xbf16>\n"
+             "  return %c : tensor<24x40xbf16>\n}\n",
+             true, false, VKHLO_BF16);
+  f->cpu_needle = "gemm_i2f8(gemm_s16x8(in";
+  check_bits(state,
+             "func.func @main(%x: tensor<24x32xf32>, %w: tensor<32x40xi16>) -> tensor<24x40xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<32x40xi16>) -> tensor<32x40xf32>\n"
+             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xf32>, tensor<32x40xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  return %c : tensor<24x40xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = NULL;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x32xbf16>, %w: tensor<32x40xi16>) -> tensor<24x40xbf16> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<32x40xi16>) -> tensor<32x40xbf16>\n"
+             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xbf16>, tensor<32x40xbf16>)"
+             " -> tensor<24x40xbf16>\n"
+             "  return %c : tensor<24x40xbf16>\n}\n",
+             false, false, VKHLO_BF16);
+  f->int_bits = false;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -951,6 +1185,10 @@ int main(void) {
       cmocka_unit_test(split_k_head),       cmocka_unit_test(split_k_dot),
       cmocka_unit_test(split_k_batched),    cmocka_unit_test(split_k_short),
       cmocka_unit_test(split_k_f16),        cmocka_unit_test(skinny_tile),
+      cmocka_unit_test(int8_words),         cmocka_unit_test(int16_words),
+      cmocka_unit_test(int_odd_mixed),      cmocka_unit_test(int_hand),
+      cmocka_unit_test(int_quantized_layer), cmocka_unit_test(int_weights_float_product),
+      cmocka_unit_test(int_split_k),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
