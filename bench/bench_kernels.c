@@ -31,6 +31,13 @@
  *                      that cblas_sgemm on their f32 values, the reference,
  *                      is exact (max_err 0); --before shows the elemental
  *                      path, which every integer dot took before
+ *   w8_1024, w8_skinny  integer weights dequantized before an f32 product:
+ *                      x @ (convert(w) * s), w i8 [K, N] in [-8, 8), s a
+ *                      scale per column (the CPU GEMM reads the bytes and
+ *                      scales them, "Scaled weights" in gemm_cpu.comp); the
+ *                      reference cblas_sgemm on the dequantized f32 weights
+ *                      (the dequantization not timed), --before the
+ *                      elemental path (with the multiply materialized)
  *   cholesky_64, cholesky_256, cholesky_1024
  *                      stablehlo.cholesky (lower) of an f32 symmetric positive
  *                      definite matrix: 64 is one block kernel, larger ones
@@ -149,9 +156,12 @@ static const gemm_case_t cases[] = {
     {"gemm_1024_i8", 1, 1024, 1024, 1024, false, false, false, 0, "i8"},
     {"ffn_up_i8", 1, 2607, 1024, 256, false, false, false, 0, "i8"},
     {"skinny_i8", 1, 1, 4096, 4096, false, false, false, 0, "i8"},
+    {"w8_1024", 1, 1024, 1024, 1024, false, false, false, 0, "w8"},
+    {"w8_skinny", 1, 1, 4096, 4096, false, false, false, 0, "w8"},
 };
 
 static bool is_i8(const char *type) { return type && strcmp(type, "i8") == 0; }
+static bool is_w8(const char *type) { return type && strcmp(type, "w8") == 0; }
 
 /* f32 to f16 / bf16 bits, rounding to nearest even (finite values of the
  * inputs' range, [-0.5, 0.5): f16 subnormals included), and back. */
@@ -203,6 +213,19 @@ static char *program(const gemm_case_t *c) {
   }
   size_t size = 2048;
   char *text = malloc(size);
+  if (is_w8(c->type)) { /* i8 weights times a scale per column, then the product */
+    snprintf(text, size,
+             "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dxi8>, %%s: tensor<%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%wf = stablehlo.convert %%w : (tensor<%dx%dxi8>) -> tensor<%dx%dxf32>\n"
+             "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [1] : (tensor<%dxf32>) -> tensor<%dx%dxf32>\n"
+             "  %%ws = stablehlo.multiply %%wf, %%sb : tensor<%dx%dxf32>\n"
+             "  %%c = stablehlo.dot_general %%x, %%ws, contracting_dims = [1] x [0] :"
+             " (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+             "  return %%c : tensor<%dx%dxf32>\n}\n",
+             c->m, c->k, c->k, c->n, c->n, c->m, c->n, c->k, c->n, c->k, c->n, c->n, c->k, c->n, c->k, c->n, c->m, c->k,
+             c->k, c->n, c->m, c->n, c->m, c->n);
+    return text;
+  }
   if (c->type) { /* a plain product (the cases above) in the 16-bit type (i8: the operands, the result i32) */
     char *t = program(&(gemm_case_t){c->name, c->b, c->m, c->n, c->k, c->rhs_t, c->big, false, 0, NULL});
     size_t o = 0;
@@ -824,7 +847,12 @@ int main(int argc, char **argv) {
     /* 16-bit cases: vkhlo gets the bits, OpenBLAS their f32 values */
     uint16_t *a16 = NULL, *b16 = NULL;
     int8_t *a8 = NULL, *b8 = NULL;
-    if (is_i8(c->type)) { /* [-8, 8): sums of at most 64 K, exact in f32 */
+    float *scale = NULL;
+    if (is_w8(c->type)) { /* weights in [-8, 8), scales (1 + j % 7) / 64: b the exact f32 products */
+      b8 = malloc(nb), scale = malloc((size_t)c->n * sizeof *scale);
+      for (int j = 0; j < c->n; j++) scale[j] = (float)(1 + j % 7) / 64.0f;
+      for (size_t i = 0; i < nb; i++) b[i] = (float)(b8[i] = (int8_t)((int)(b[i] * 16.0f))) * scale[i % (size_t)c->n];
+    } else if (is_i8(c->type)) { /* [-8, 8): sums of at most 64 K, exact in f32 */
       a8 = malloc(na), b8 = malloc(nb);
       for (size_t i = 0; i < na; i++) a[i] = a8[i] = (int8_t)((int)(a[i] * 16.0f));
       for (size_t i = 0; i < nb; i++) b[i] = b8[i] = (int8_t)((int)(b[i] * 16.0f));
@@ -837,12 +865,12 @@ int main(int argc, char **argv) {
     const void *va = a8 ? (const void *)a8 : a16 ? (const void *)a16 : a;
     const void *vb = b8 ? (const void *)b8 : b16 ? (const void *)b16 : b;
     prepared_t p, e;
-    prepare(ctx, text, va, vb, NULL, &p);
-    if (before) prepare(elem_ctx, text, va, vb, NULL, &e);
+    prepare(ctx, text, va, vb, scale, &p);
+    if (before) prepare(elem_ctx, text, va, vb, scale, &e);
 
     run_wall(&p); /* warm-up */
     run_blas(c, a, b, ref);
-    double err = compare(&p, ref, no, c->type);
+    double err = compare(&p, ref, no, is_w8(c->type) ? NULL : c->type);
     double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
            *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio),
            *elem = calloc((size_t)rounds, sizeof *elem);
@@ -872,7 +900,7 @@ int main(int argc, char **argv) {
     free(wall), free(dev), free(blas), free(ratio), free(elem);
     release(&p);
     if (before) release(&e);
-    free(text), free(a), free(b), free(ref), free(a16), free(b16), free(a8), free(b8);
+    free(text), free(a), free(b), free(ref), free(a16), free(b16), free(a8), free(b8), free(scale);
   }
   bench_linalg(ctx, only, rounds);
   bench_layers(ctx, only, rounds);

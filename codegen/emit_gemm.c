@@ -146,6 +146,13 @@ typedef struct gemm_view {
     hlo_element_type_t type;
     int64_t hi, stride;
   } dyn[HLO_MAX_RANK];
+  /* Scaled integers (scale_binding >= 0; "Scaled weights" below): each
+   * element is the view's integer, made an f32, times the float element
+   * of binding scale_binding at scale_offset + sum(index[d] *
+   * scale_stride[d]), one f32 multiply. */
+  int scale_binding;
+  hlo_element_type_t scale_type;
+  int64_t scale_offset, scale_stride[HLO_MAX_RANK];
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -336,6 +343,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->split_dim = -1;
     v->offset = 0;
     v->dyn_count = 0;
+    v->scale_binding = -1;
     row_major(s, v->stride);
     return true;
   }
@@ -347,8 +355,29 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->type = x->shape.element_type;
       v->offset = 0;
       v->dyn_count = 0;
+      v->scale_binding = -1;
       row_major(s, v->stride);
       return true;
+    case HLO_OPCODE_MULTIPLY: { /* integers times a scale: see "Scaled weights" */
+      gemm_view_t w;
+      if (x->shape.element_type != HLO_F32 || x->operand_count != 2 ||
+          !trace_view(fc, x->operands[0], 0, depth + 1, &in) || !trace_view(fc, x->operands[1], 0, depth + 1, &w))
+        return false;
+      if (gemm_int_type(w.type)) { /* the integers first */
+        gemm_view_t t = in;
+        in = w;
+        w = t;
+      }
+      if (!gemm_int_type(in.type) || !gemm_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
+          w.split_dim >= 0 || w.dyn_count)
+        return false;
+      *v = in;
+      v->scale_binding = w.binding;
+      v->scale_type = w.type;
+      v->scale_offset = w.offset;
+      memcpy(v->scale_stride, w.stride, sizeof v->scale_stride);
+      return true;
+    }
     case HLO_OPCODE_CONVERT: /* exact only (exact_convert) */
       if (!exact_convert(x->operands[0]->shape.element_type, x->shape.element_type)) return false;
       return trace_view(fc, x->operands[0], 0, depth + 1, v);
@@ -357,14 +386,16 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       *v = in;
       for (int d = 0; d < s->rank; d++) {
         int64_t from = x->attrs.permutation.data[d];
+        if (from < 0 || from >= s->rank) return false;
         v->stride[d] = in.stride[from];
+        v->scale_stride[d] = in.scale_stride[from];
         if (from == in.split_dim) v->split_dim = d;
       }
       return true;
     case HLO_OPCODE_BROADCAST_IN_DIM: {
       const hlo_shape_t *is = &x->operands[0]->shape;
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank ||
-          in.split_dim >= 0)
+          in.split_dim >= 0 || in.scale_binding >= 0)
         return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
@@ -376,7 +407,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       return true;
     }
     case HLO_OPCODE_RESHAPE:
-      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || in.scale_binding >= 0) return false;
       *v = in;
       v->split_dim = -1;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
@@ -388,7 +419,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       const hlo_shape_t *is = &x->operands[0]->shape;
       const hlo_attrs_t *a = &x->attrs;
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || a->start_indices.count != s->rank ||
-          a->strides.count != s->rank)
+          a->strides.count != s->rank || in.scale_binding >= 0)
         return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) {
@@ -401,7 +432,9 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     }
     case HLO_OPCODE_DYNAMIC_SLICE: { /* the start (clamped, spec 'dynamic_slice') moves the offset */
       const hlo_shape_t *is = &x->operands[0]->shape;
-      if (x->operand_count != 1 + is->rank || !trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
+      if (x->operand_count != 1 + is->rank || !trace_view(fc, x->operands[0], 0, depth + 1, &in) ||
+          in.scale_binding >= 0)
+        return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) {
         const hlo_instruction_t *start = x->operands[1 + d];
@@ -601,6 +634,16 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) || p->rview[d].split_dim >= 0 ||
         !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
       return false;
+  /* scaled weights: the rhs of every product or of none, each scale the
+   * same at every k (per column), no groups */
+  if (p->view[0].scale_binding >= 0) return false;
+  for (int d = 0; d < p->ndot; d++) {
+    const gemm_view_t *v = &p->rview[d];
+    if ((v->scale_binding >= 0) != (p->rview[0].scale_binding >= 0) || (v->scale_binding >= 0 && p->ragged))
+      return false;
+    for (int i = 0; i < p->nc && v->scale_binding >= 0; i++)
+      if (rs->dimensions[p->rc[i]] != 1 && v->scale_stride[p->rc[i]] != 0) return false;
+  }
   p->batch = p->k = 1;
   for (int i = 0; i < p->nb; i++) p->batch *= ls->dimensions[p->lb[i]];
   for (int i = 0; i < p->nc; i++) p->k *= ls->dimensions[p->lc[i]];
@@ -973,7 +1016,8 @@ static int64_t covered_columns(int64_t n, int tn, uint32_t sgs) {
 static const char *type_suffix(const gemm_plan_t *p, char *buf, size_t size) {
   hlo_element_type_t a = p->view[0].type, b = p->view[1].type;
   if (a == HLO_F32 && b == HLO_F32) return "";
-  snprintf(buf, size, " t=%s,%s", hlo_element_type_name(a), hlo_element_type_name(b));
+  snprintf(buf, size, " t=%s,%s%s", hlo_element_type_name(a), hlo_element_type_name(b),
+           p->view[1].scale_binding >= 0 ? " scaled" : "");
   return buf;
 }
 
@@ -1170,8 +1214,11 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
    * to a 32-bit word: devices without 16-bit storage keep the elemental
    * path) */
   bool packed = glsl_type_is_packed(target, p->view[0].type);
-  for (int d = 0; d < p->ndot; d++) packed |= glsl_type_is_packed(target, p->rview[d].type);
+  for (int d = 0; d < p->ndot; d++)
+    packed |= glsl_type_is_packed(target, p->rview[d].type) ||
+              (p->rview[d].scale_binding >= 0 && glsl_type_is_packed(target, p->rview[d].scale_type));
   if (packed) return false;
+
   /* dynamic_slice starts of 64 bits only where the device has them */
   for (int v = -1; v < p->ndot; v++) {
     const gemm_view_t *view = v < 0 ? &p->view[0] : &p->rview[v];
@@ -1191,6 +1238,48 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
   int64_t loops = p->k / 8 + 64;
   if (p->ragged) loops += p->groups + 1 + (p->groups < 32 ? p->groups : 32) * (p->k / 8 + 2);
   return !target->max_loop_iterations || loops <= (int64_t)target->max_loop_iterations;
+}
+
+/* Scaled weights.  multiply(convert(q), broadcast_in_dim(s)) in f32, q
+ * integers of 8 or 16 bits (their exact convert), as the rhs of a float
+ * product is integer weights dequantized before it (a per-column scale;
+ * JAX's w.astype(f32) * scale).  Materialized, it costs a kernel writing
+ * the weights in f32 and the product then reads 4 bytes per weight; the
+ * kernels instead read the integers and multiply each by its column's
+ * scale (RHS_SCALE_AT in gemm_cpu.comp and gemm_gpu.comp), the same f32
+ * products.  codegen/fusion.c asks this to fuse such a multiply into its
+ * dots' clusters (other arithmetic feeding a contraction is
+ * materialized): where the GEMM kernels compute the products, every user
+ * is a product taking it as its rhs only, and the scale is the same along
+ * the rhs's contracting dimensions.  (A product split along k on GPUs,
+ * codegen/expand.c, reads it through a reshape: materialized.) */
+bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
+  if (!target || target->gemm == CODEGEN_GEMM_OFF || x->opcode != HLO_OPCODE_MULTIPLY || x->operand_count != 2 || x->shape.element_type != HLO_F32 ||
+      x->user_count == 0)
+    return false;
+  int q = x->operands[0]->opcode == HLO_OPCODE_CONVERT ? 0 : 1;
+  const hlo_instruction_t *cv = x->operands[q], *bc = x->operands[1 - q];
+  if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
+      !gemm_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
+      !gemm_float_type(bc->operands[0]->shape.element_type))
+    return false;
+  for (int u = 0; u < x->user_count; u++) {
+    const hlo_instruction_t *dot = x->users[u];
+    if (!is_dot(dot) || dot->operand_count != 2 || dot->operands[0] == x || dot->operands[1] != x ||
+        !codegen_gemm_types(dot))
+      return false;
+    /* the rhs's contracting dimensions: none of them one the scale varies along */
+    const hlo_dims_t *rc = &dot->attrs.rhs_contracting_dimensions;
+    int64_t legacy = 0;
+    int nc = dot->opcode == HLO_OPCODE_DOT ? 1 : rc->count;
+    for (int i = 0; i < nc; i++) {
+      int64_t c = dot->opcode == HLO_OPCODE_DOT ? legacy : rc->data[i];
+      const hlo_dims_t *bd = &bc->attrs.broadcast_dimensions;
+      for (int j = 0; j < bd->count; j++)
+        if (bd->data[j] == c && bc->operands[0]->shape.dimensions[j] != 1) return false;
+    }
+  }
+  return true;
 }
 
 bool codegen_ragged_dot_gemm(const codegen_target_t *target, const hlo_instruction_t *instr) {
@@ -1338,6 +1427,15 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       define_word_load(&sb, name, &p.rview[d], float_product);
     }
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
+    if (p.rview[d].scale_binding >= 0) { /* its per-column scale (see "Scaled weights") */
+      gemm_view_t sv = {.binding = p.rview[d].scale_binding, .type = p.rview[d].scale_type,
+                        .offset = p.rview[d].scale_offset, .split_dim = -1, .scale_binding = -1};
+      memcpy(sv.stride, p.rview[d].scale_stride, sizeof sv.stride);
+      snprintf(at, sizeof at, "RHS_SCALE_AT%s", suffix);
+      define_at(&sb, &p, 1, &sv, at, "n");
+      snprintf(name, sizeof name, "RHS_SCALE_LOAD%s", suffix);
+      define_load(&sb, target, name, &sv, true);
+    }
   }
   if (p.ragged)
     strbuf_printf(&sb, "#define GEMM_GROUPS %lld\n#define RHS_GS_0 %lld\n#define GEMM_GROUP_SIZE(g) gemm_group_size(g)\n",
@@ -1357,6 +1455,10 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     bool used = k < 64 && (ectx.element_reads >> k & 1), texel = used && !gpu;
     for (int d = -1; d < p.ndot; d++) {
       bool lhs = d < 0;
+      if (!lhs && p.rview[d].scale_binding == k) { /* read by elements */
+        used = true;
+        texel |= !gpu;
+      }
       if ((lhs ? p.view[0].binding : p.rview[d].binding) != k) continue;
       used = true;
       texel |= !gpu && (lhs ? !words[0] : !words[1] && !tl.rhs_k_words);
@@ -1398,7 +1500,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   for (int d = 0; d < p.ndot; d++) {
     hlo_element_type_t dt = p.dots[d]->shape.element_type;
     if (hlo_element_type_bit_width(dt) == 32) continue;
-    char v[16];
+    char v[24];
     snprintf(v, sizeof v, "gemm_v%d", d);
     strbuf_printf(&sb, "  %s = ", v);
     glsl_append_normalized(&sb, dt, v);

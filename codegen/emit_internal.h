@@ -104,6 +104,10 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
  * f32 result (see plan_gemm in emit_gemm.c); not a tuple.  Split-K
  * (codegen/expand.c) asks the same. */
 bool codegen_gemm_types(const hlo_instruction_t *dot);
+/* Whether |x| is a multiply of integer weights by a per-column scale that
+ * the CPU GEMM kernel reads as its products' rhs (emit_gemm.c "Scaled
+ * weights"): codegen/fusion.c fuses it into their clusters. */
+bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x);
 /* Whether the GEMM kernel computes chlo.ragged_dot |instr| on |target| as
  * a grouped product (emit_gemm.c, "Ragged products"); the expand pass
  * expands the others into dot_general (codegen/expand.c). */

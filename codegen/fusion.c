@@ -74,7 +74,9 @@
  *    reshape, transpose, slice, reverse, pad, concatenate, dynamic_slice,
  *    iota, convert, bitcast_convert, scalar constants) are fused there, so
  *    an elementwise chain feeding a matmul is materialized once instead of
- *    recomputed K times.
+ *    recomputed K times.  Except integer weights times a per-column scale
+ *    as a product's rhs, which the CPU GEMM kernel reads as integers and
+ *    scales itself (codegen_gemm_scaled_operand).
  *  - A reduce's input gets any cheap producer (exp -> sum of a softmax,
  *    x * x -> sum of a variance): every input element is read once.
  *  - Never fused: parameters, tuples, get_tuple_element, while, if, case,
@@ -117,6 +119,7 @@
 #include <string.h>
 
 #include "codegen/elemental.h"
+#include "codegen/emit_internal.h"
 #include "hlo/literal.h"
 #include "support/strbuf.h"
 
@@ -371,8 +374,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     row_reduce = !ident && row && el_is_row_reduce(P, f->root_dims) && f->convs + f->dots == 0;
     if (!excl || !(ident || row_reduce) || contr) return false;
     if (!contraction_fits(f, P)) return false;
-  } else if (contr && !is_index_only(f, P)) {
-    return false;
+  } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
+    return false; /* (integer weights times their scale: read so by the GEMM) */
   } else if (!excl && full_size_reads(f, P) > 1) {
     return false; /* duplicating it would multiply its reads */
   } else if (!excl && P->opcode == HLO_OPCODE_GATHER) {

@@ -314,6 +314,15 @@ u64vec4 gemm_i2f8(u64vec4 w) {
 #if defined(RHS_LOADW_0) && TN % 8 != 0
 #error RHS_LOADW needs TN a multiple of 8
 #endif
+/* Scaled weights.  Where the generated part defines RHS_SCALE_AT_d(b, n)
+ * and RHS_SCALE_LOAD_d(off), B_d is integers times a per-column scale
+ * (weights dequantized before the product: convert(q) * broadcast(s),
+ * the scale the same at every k): the kernel loads its TN columns' scales
+ * once per tile and multiplies each loaded B value by its column's
+ * scale, one f32 multiply, so each value is exactly the f32 product the
+ * program's multiply makes (a multiply feeding a multiply is never
+ * contracted), while B is read as integers, a quarter of the bytes for
+ * 8-bit weights. */
 /* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
  * lhs's one free dimension m) multiplies the rows of group g, rows
  * [end(g - 1), end(g - 1) + size(g)) with end the running sum of the
@@ -480,6 +489,19 @@ void main() {
     bcols[d][4 * v + 3] = RHS_AT_##d(b, COL(4 * v + 3)) + GEMM_GOFF;
 #define COLS_AT(d) FOR_V(COL_AT, d)
     FOR_D(COLS_AT)
+#if defined(RHS_SCALE_AT_0)
+    /* each column's scale, loaded once per tile (see "Scaled weights") */
+    vec4 bscale[NDOT][TN / 4];
+#define SCALE_AT(d, v) bscale[d][v] = vec4(RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v))),         \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 1))),     \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 2))),     \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 3))));
+#define SCALES_AT(d) FOR_V(SCALE_AT, d)
+    FOR_D(SCALES_AT)
+#define RHS_SCALED(d, v, x) ((x) * bscale[d][v])
+#else
+#define RHS_SCALED(d, v, x) (x)
+#endif
     GEMM_V acc[NDOT][TM][TN / 4];
 #define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = GEMM_V(0);
 #define ZERO_D(d) FOR_V(ZERO, d)
@@ -493,14 +515,14 @@ void main() {
 #define LOAD_BD(d)                                                                       \
     for (int w = 0; w < TN / 8; w++) {                                                   \
       u64vec4 x = RHS_LOADW_##d(bw[d][w] + kc * RHS_KS_##d);                             \
-      bv[d][2 * w] = GEMM_V(WORD_F2(x.x), WORD_F2(x.y));                                 \
-      bv[d][2 * w + 1] = GEMM_V(WORD_F2(x.z), WORD_F2(x.w));                             \
+      bv[d][2 * w] = RHS_SCALED(d, 2 * w, GEMM_V(WORD_F2(x.x), WORD_F2(x.y)));           \
+      bv[d][2 * w + 1] = RHS_SCALED(d, 2 * w + 1, GEMM_V(WORD_F2(x.z), WORD_F2(x.w)));   \
     }
 #else
-#define LOAD_B(d, v) bv[d][v] = GEMM_V(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),  \
-                                       RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
-                                       RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
-                                       RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d));
+#define LOAD_B(d, v) bv[d][v] = RHS_SCALED(d, v, GEMM_V(RHS_LOAD_##d(bcols[d][4 * v] + kc * RHS_KS_##d),  \
+                                                     RHS_LOAD_##d(bcols[d][4 * v + 1] + kc * RHS_KS_##d), \
+                                                     RHS_LOAD_##d(bcols[d][4 * v + 2] + kc * RHS_KS_##d), \
+                                                     RHS_LOAD_##d(bcols[d][4 * v + 3] + kc * RHS_KS_##d)));
 #define LOAD_BD(d) FOR_V(LOAD_B, d)
 #endif
 #define LOAD_B_STEP GEMM_V bv[NDOT][TN / 4]; FOR_D(LOAD_BD)
@@ -538,7 +560,8 @@ void main() {
 #define KCOL(d, c, j) WORD_F2(bk[d][c][(j) >> 1])[(j) & 1]
 #define UNPACKK_D(d)                                                                                      \
       for (int v = 0; v < TN / 4; v++)                                                                    \
-        bb[j][d][v] = GEMM_V(KCOL(d, 4 * v, j), KCOL(d, 4 * v + 1, j), KCOL(d, 4 * v + 2, j), KCOL(d, 4 * v + 3, j));
+        bb[j][d][v] = RHS_SCALED(d, v, GEMM_V(KCOL(d, 4 * v, j), KCOL(d, 4 * v + 1, j), KCOL(d, 4 * v + 2, j),   \
+                                              KCOL(d, 4 * v + 3, j)));
       for (int j = 0; j < 8; j++) { FOR_D(UNPACKK_D) }
 #else
       /* the rhs words of all 8 steps first (independent loads in flight) */
@@ -549,8 +572,8 @@ void main() {
 #define UNPACK_D(d)                                                                      \
       for (int w = 0; w < TN / 8; w++) {                                                 \
         u64vec4 x = bq[j][d][w];                                                         \
-        bb[j][d][2 * w] = GEMM_V(WORD_F2(x.x), WORD_F2(x.y));                            \
-        bb[j][d][2 * w + 1] = GEMM_V(WORD_F2(x.z), WORD_F2(x.w));                        \
+        bb[j][d][2 * w] = RHS_SCALED(d, 2 * w, GEMM_V(WORD_F2(x.x), WORD_F2(x.y)));        \
+        bb[j][d][2 * w + 1] = RHS_SCALED(d, 2 * w + 1, GEMM_V(WORD_F2(x.z), WORD_F2(x.w)));\
       }
       for (int j = 0; j < 8; j++) { FOR_D(UNPACK_D) }
 #endif

@@ -159,8 +159,17 @@ void main() {
   bool a_in[A_LOADS];
   for (int e = 0; e < A_LOADS; e++) a_in[e] = tid + 256 * e < BM * BK;
   GEMM_T ra[A_LOADS], rb[B_LOADS];
+#if defined(RHS_SCALE_AT)
+  /* scaled weights (gemm_cpu.comp's "Scaled weights"): each loaded B
+   * element times its column's scale, loaded once; k past K stays 0 */
+  float bscale[B_LOADS];
+  for (int e = 0; e < B_LOADS; e++) bscale[e] = RHS_SCALE_LOAD(RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1)));
+#define GEMM_B_AT(e, k) ((k) < GEMM_K ? RHS_LOAD(bcol[e] + (k) * RHS_KS) * bscale[e] : 0.0)
+#else
+#define GEMM_B_AT(e, k) GEMM_B(bcol[e], k)
+#endif
   for (int e = 0; e < A_LOADS; e++) ra[e] = a_in[e] ? GEMM_A(arow[e], ak[e]) : GEMM_T(0);
-  for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], bk[e]);
+  for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B_AT(e, bk[e]);
   for (int e = 0; e < A_LOADS; e++)
     if (a_in[e]) As[0][ak[e]][am[e] / 4][am[e] % 4] = ra[e];
   for (int e = 0; e < B_LOADS; e++) Bs[0][bk[e]][bn[e] / 4][bn[e] % 4] = rb[e];
@@ -174,7 +183,7 @@ void main() {
       int k1 = (s + 1) * BK;
       for (int e = 0; e < A_LOADS; e++)
         if (a_in[e]) ra[e] = GEMM_A(arow[e], k1 + ak[e]);
-      for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B(bcol[e], k1 + bk[e]);
+      for (int e = 0; e < B_LOADS; e++) rb[e] = GEMM_B_AT(e, k1 + bk[e]);
     }
     for (int kk = 0; kk < BK; kk++) {
       GEMM_V a = As[cur][kk][ty];

@@ -43,6 +43,8 @@ typedef struct fixture {
    * 16 x 256 tile (GEMM_TY 4), others the 64 x 64 one. */
   int gpu_split;
   bool gpu_skinny;
+  /* when set, the VKHLO_GEMM=gpu kernels' GLSL must contain it */
+  const char *gpu_needle;
   /* integer inputs: random bits of the whole range (integer products),
    * else the start indices of seeded_element */
   bool int_bits;
@@ -131,7 +133,7 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
     char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
     vkhlo_compile_options_t o;
     memset(&o, 0, sizeof o);
-    bool dump = m == MODE_AUTO || (m == MODE_GPU && f->gpu_split);
+    bool dump = m == MODE_AUTO || (m == MODE_GPU && (f->gpu_split || f->gpu_needle));
     if (dump) {
       assert_non_null(mkdtemp(dir));
       o.dump_dir = dir;
@@ -146,6 +148,9 @@ static void run_modes_raw(fixture_t *f, const char *text, bool expect_gemm, bool
       for (int i = 0; i < 2; i++)
         if (needles[i] && strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, needles[i]))
           fail_msg("the kernel has no %s:\n%s", needles[i], text);
+      test_remove_dir(dir);
+    } else if (dump && !f->gpu_split) {
+      if (!test_dump_contains(dir, f->gpu_needle)) fail_msg("VKHLO_GEMM=gpu: the kernel has no %s:\n%s", f->gpu_needle, text);
       test_remove_dir(dir);
     } else if (dump) {
       if (!test_dump_contains(dir, "as shaders/gemm_gpu") ||
@@ -1041,12 +1046,12 @@ static void int_hand(void **state) {
   for (int i = 0; i < 7; i++)
     for (int j = 0; j < 13; j++) {
       uint32_t s = 0;
-      int64_t exact = 0;
+      double exact = 0; /* the unwrapped sum's magnitude: past 2^31 it wrapped */
       for (int k = 0; k < 5; k++) {
         s += a[i * 5 + k] * b[k * 13 + j];
-        exact += (int64_t)(int32_t)a[i * 5 + k] * (int32_t)b[k * 13 + j];
+        exact += (double)(int32_t)a[i * 5 + k] * (int32_t)b[k * 13 + j];
       }
-      wraps += exact != (int64_t)(int32_t)s;
+      wraps += fabs(exact) > 2147483647.0;
       for (int m = 0; m < MODES; m++) {
         uint32_t got;
         memcpy(&got, out[m] + 4 * (i * 13 + j), 4);
@@ -1160,6 +1165,70 @@ static void int_weights_float_product(void **state) {
   f->int_bits = false;
 }
 
+/* Integer weights dequantized before the product (convert(q) * a scale
+ * per column, JAX's w.astype(f32) * s): one kernel reads the integers and
+ * scales them (RHS_SCALE_AT; fused by codegen_gemm_scaled_operand), every
+ * mode gives the bits of the program's f32 products (VKHLO_GEMM=off
+ * materializes the multiply).  Each path of gemm_cpu.comp that loads
+ * the rhs: words along n with subgroups (40 rows) and without (4 rows),
+ * words along k (ui8 [N, K], PyTorch's layout, 24 rows) and elements (1
+ * row); an f16 scale.  A scale that varies along k (one per row of the
+ * weights: groups) is materialized, the product still a GEMM. */
+static void int_scaled_weights(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  static const int rows[] = {40, 4}, cols[] = {64, 128}; /* 128: 16 invocations of 8 columns (words) */
+  for (int r = 0; r < 2; r++) {
+    char text[1024];
+    int m = rows[r], n = cols[r];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%dx48xf32>, %%w: tensor<48x%dxi8>, %%s: tensor<%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%wf = stablehlo.convert %%w : (tensor<48x%dxi8>) -> tensor<48x%dxf32>\n"
+             "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [1] : (tensor<%dxf32>) -> tensor<48x%dxf32>\n"
+             "  %%ws = stablehlo.multiply %%wf, %%sb : tensor<48x%dxf32>\n"
+             "  %%c = stablehlo.dot_general %%x, %%ws, contracting_dims = [1] x [0] : (tensor<%dx48xf32>, tensor<48x%dxf32>)"
+             " -> tensor<%dx%dxf32>\n"
+             "  return %%c : tensor<%dx%dxf32>\n}\n",
+             m, n, n, m, n, n, n, n, n, n, m, n, m, n, m, n);
+    f->cpu_needle = "#define RHS_SCALE_AT_0";
+    f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
+    f->gpu_needle = "#define RHS_SCALE_AT(b, n)";
+    check_bits(state, text, true, false, VKHLO_F32);
+  }
+  static const int linear_rows[] = {24, 1};
+  for (int r = 0; r < 2; r++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%dx48xf32>, %%w: tensor<40x48xui8>, %%s: tensor<40xf16>) -> tensor<%dx40xf32> {\n"
+             "  %%wf = stablehlo.convert %%w : (tensor<40x48xui8>) -> tensor<40x48xf32>\n"
+             "  %%s32 = stablehlo.convert %%s : (tensor<40xf16>) -> tensor<40xf32>\n"
+             "  %%sb = stablehlo.broadcast_in_dim %%s32, dims = [0] : (tensor<40xf32>) -> tensor<40x48xf32>\n"
+             "  %%ws = stablehlo.multiply %%sb, %%wf : tensor<40x48xf32>\n"
+             "  %%c = stablehlo.dot_general %%x, %%ws, contracting_dims = [1] x [1] : (tensor<%dx48xf32>, tensor<40x48xf32>)"
+             " -> tensor<%dx40xf32>\n"
+             "  return %%c : tensor<%dx40xf32>\n}\n",
+             linear_rows[r], linear_rows[r], linear_rows[r], linear_rows[r], linear_rows[r]);
+    f->cpu_needle = "#define RHS_SCALE_AT_0";
+    f->cpu_needle2 = linear_rows[r] > 1 ? "#define RHS_LOADWK_0(off) gemm_i2f8(gemm_u8x8(" : NULL;
+    check_bits(state, text, true, false, VKHLO_F32);
+  }
+  f->cpu_needle = f->cpu_needle2 = f->gpu_needle = NULL;
+  f->int_bits = false;
+  /* a scale per row of the weights (along k): materialized */
+  fixture_t *g = *state;
+  g->int_bits = true;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<48xf32>) -> tensor<24x64xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<48xf32>) -> tensor<48x64xf32>\n"
+             "  %ws = stablehlo.multiply %wf, %sb : tensor<48x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<24x64xf32>\n"
+             "  return %c : tensor<24x64xf32>\n}\n",
+             true, false, VKHLO_F32);
+  g->int_bits = false;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -1188,7 +1257,7 @@ int main(void) {
       cmocka_unit_test(int8_words),         cmocka_unit_test(int16_words),
       cmocka_unit_test(int_odd_mixed),      cmocka_unit_test(int_hand),
       cmocka_unit_test(int_quantized_layer), cmocka_unit_test(int_weights_float_product),
-      cmocka_unit_test(int_split_k),
+      cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
