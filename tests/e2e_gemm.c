@@ -10,8 +10,10 @@
  * + residual + relu epilogue, and the 64-bit-word loads (K and N multiples
  * of 8 but not of the tile).  Each case also says whether the GEMM kernel
  * must have been chosen, checked in the kernels' GLSL (dump_dir).  One
- * product is also checked against values computed here.  All contexts run
- * with the validation layer on; any message fails.
+ * product is also checked against values computed here.  Integer products
+ * and integer weights of float products must match the elemental dot
+ * byte for byte on inputs of random bits.  All contexts run with the
+ * validation layer on; any message fails.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
