@@ -13,8 +13,8 @@
  * movement (broadcast of a bias, ...), parameters and splat constants,
  * with every path from the convolution to the single root elementwise over
  * the convolution's dimensions (an output fusion: codegen/fusion.c forms
- * them, so each convolution element is used once, at its own index).  All
- * of f32.  One or two spatial dimensions, batch_group_count 1; any
+ * them, so each convolution element is used once, at its own index).  f32,
+ * or f16/bf16 (see "16-bit convolutions" below).  One or two spatial dimensions, batch_group_count 1; any
  * dimension numbers, strides, padding (negative too), lhs and rhs
  * dilation, window reversal, feature_group_count.  On GPUs (and with
  * target->conv = CODEGEN_CONV_GPU, $VKHLO_CONV_KERNEL=gpu, on any device)
@@ -131,7 +131,12 @@ static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
   if (ns < 1 || ns > 2 || a->kernel_spatial_dimensions.count != ns || a->output_spatial_dimensions.count != ns)
     return false;
   if (a->batch_group_count > 1) return false;
-  if (ls->element_type != HLO_F32 || ks->element_type != HLO_F32 || os->element_type != HLO_F32) return false;
+  /* f32, or f16/bf16 operands into their own type or f32 (see "16-bit
+   * convolutions") */
+  hlo_element_type_t t = ls->element_type;
+  if ((t != HLO_F32 && t != HLO_F16 && t != HLO_BF16) || ks->element_type != t ||
+      (os->element_type != t && os->element_type != HLO_F32))
+    return false;
   if (hlo_shape_is_tuple(os) || ls->rank != ns + 2 || ks->rank != ns + 2 || os->rank != ns + 2) return false;
   memset(g, 0, sizeof *g);
   g->g = a->feature_group_count > 0 ? a->feature_group_count : 1;
@@ -256,7 +261,9 @@ static bool identity_path(const hlo_computation_t *fc, const hlo_instruction_t *
 static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
   if (fusion->called_count < 1 || !fusion->called_computations[0] || hlo_shape_is_tuple(&fusion->shape)) return NULL;
   const hlo_computation_t *fc = fusion->called_computations[0];
-  if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE || fc->root->shape.element_type != HLO_F32) return NULL;
+  if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE) return NULL;
+  hlo_element_type_t rt = fc->root->shape.element_type;
+  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) return NULL;
   const hlo_instruction_t *conv = NULL;
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
@@ -306,8 +313,15 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
                     glsl_buffer_type_on(target, fusion->operands[k]->shape.element_type), k);
     glsl_append_prelude(tail, E.features);
     if (E.functions.data) strbuf_append(tail, E.functions.data);
-    strbuf_printf(tail, "float vk_conv_epilogue(float acc, int idx) {\n%s  return %s;\n}\n",
-                  E.body.data ? E.body.data : "", vals[0].s);
+    /* a 16-bit convolution's value: its f32 sum rounded once, as the
+     * per-element kernel's (elemental.c finish_acc) */
+    strbuf_append(tail, "float vk_conv_epilogue(float acc, int idx) {\n");
+    if (conv->shape.element_type != HLO_F32) {
+      strbuf_append(tail, "  acc = ");
+      glsl_append_normalized(tail, conv->shape.element_type, "acc");
+      strbuf_append(tail, ";\n");
+    }
+    strbuf_printf(tail, "%s  return %s;\n}\n", E.body.data ? E.body.data : "", vals[0].s);
     strbuf_append(tail, "#define CONV_EPILOGUE(acc, pos) vk_conv_epilogue(acc, pos)\n");
     *element_reads = ctx.element_reads;
   }
@@ -349,10 +363,11 @@ static void conv_tune_key(const conv_geometry_t *g, codegen_kernel_t *out) {
            (long long)o[2], (long long)o[3]);
 }
 
-static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, conv_plan_t *pl,
+static void pick_plan(const codegen_target_t *target, const conv_geometry_t *g, bool f32, conv_plan_t *pl,
                       codegen_kernel_t *out) {
   int64_t og = g->o / g->g, np = g->oh * g->ow;
-  bool tuned = target->conv != CODEGEN_CONV_GENERIC, words = target->shader_int64;
+  /* words of f32 only: 16-bit operands or results go by elements */
+  bool tuned = target->conv != CODEGEN_CONV_GENERIC, words = target->shader_int64 && f32;
   memset(pl, 0, sizeof *pl);
   pl->tc = og % 16 == 0 ? 16 : og % 8 == 0 ? 8 : og % 4 == 0 ? 4 : og % 2 == 0 ? 2 : 1;
   pl->tp = 8;
@@ -479,6 +494,50 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
   strbuf_free(&decl);
 }
 
+/* 16-bit convolutions.  f16/bf16 operands (into their own type or f32)
+ * take the same kernels by elements: CONV_LHS_AT / CONV_RHS_AT load an
+ * element as its f32 value (the per-element kernel's load), the kernel
+ * sums the products in f32 (each product of two 16-bit values exact),
+ * the sum is rounded once to the convolution's type (CONV_EPILOGUE, or the
+ * epilogue function's first statement) and CONV_STORE narrows the result
+ * into its 16-bit storage.  The per-element kernel computes the same sums
+ * in another order, so results may differ from it by the f32 sum's last
+ * bit before the rounding.  No words (the layouts' word variants are
+ * f32), no texel views (their formats are 32-bit).  The declarations of
+ * the operands (a fusion's epilogue has made them already), the hooks,
+ * and the epilogue's element reads into |sb|. */
+static void declare_16bit(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
+                          const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
+                          uint64_t epilogue_reads, uint64_t *scalar_inputs) {
+  hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
+  if (!fused) { /* a lone convolution: its storage, extension and rounding */
+    strbuf_append(sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+    for (int k = 0; k < 2; k++)
+      strbuf_printf(sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { %s data[]; } in%d;\n", k, k,
+                    glsl_buffer_type_on(target, ct), k);
+    glsl_append_prelude(sb, GLSL_FEATURE_STORAGE16 | GLSL_HELPERS_FLOAT);
+    strbuf_append(sb, "#define CONV_EPILOGUE(acc, pos) ");
+    glsl_append_normalized(sb, conv->shape.element_type, "(acc)");
+    strbuf_append(sb, "\n");
+  }
+  for (int k = 0; k < instr->operand_count && k < 64; k++)
+    if (epilogue_reads >> k & 1) codegen_declare_element_view(sb, target, instr, k, false, 0, 0, scalar_inputs);
+  char buffer[16];
+  for (int k = 0; k < 2; k++) {
+    snprintf(buffer, sizeof buffer, "in%d", k ? rhs_b : lhs_b);
+    strbuf_printf(sb, "#define CONV_%s_AT(i) ", k ? "RHS" : "LHS");
+    glsl_append_load_element(sb, target, ct, buffer, "(i)");
+    strbuf_append(sb, "\n");
+  }
+  if (rt != HLO_F32) {
+    strbuf_printf(sb, "layout(std430, set = 0, binding = %d) writeonly buffer ConvOut16 { %s data[]; } conv_out16;\n",
+                  out_b, glsl_buffer_type_on(target, rt));
+    strbuf_append(sb, "#define CONV_STORE(pos, v) ");
+    glsl_append_store_element(sb, target, rt, "conv_out16", "(pos)", "(v)");
+    strbuf_append(sb, "\n");
+  }
+}
+
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
@@ -492,6 +551,11 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
                                                                           : NULL;
   conv_geometry_t g;
   if (!conv || !geometry_of(conv, &g)) return NULL;
+  /* 16-bit operands or result (see "16-bit convolutions"): where the device
+   * stores them natively */
+  hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
+  bool f32 = ct == HLO_F32 && rt == HLO_F32;
+  if (glsl_type_is_packed(target, ct) || glsl_type_is_packed(target, rt)) return NULL;
   /* depthwise: one input feature per group, more than one group */
   bool depthwise = g.g > 1 && g.c == g.g;
   int tp = 0, tc = 0, lp = 0, tw = 0;
@@ -510,7 +574,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
-    pick_plan(target, &g, &plan, out);
+    pick_plan(target, &g, f32, &plan, out);
     tp = plan.tp;
     tc = plan.tc;
     uint64_t pixel_tiles = plan.rows ? (uint64_t)g.oh * (uint64_t)((g.ow + tp - 1) / tp)
@@ -582,8 +646,11 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   const char *lw = plan.lhs_words == 1 || (plan.lhs_words == 2 && plan.pxw != 4) ? "u64vec4"
                    : plan.lhs_words == 2                                        ? "u64vec2"
                                                                                 : NULL;
-  declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
-                     epilogue_reads, &texel_inputs, &scalar_inputs);
+  if (f32)
+    declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
+                       epilogue_reads, &texel_inputs, &scalar_inputs);
+  else
+    declare_16bit(&sb, target, instr, conv, fused, lhs_b, rhs_b, out_b, epilogue_reads, &scalar_inputs);
   if (tail.data) strbuf_append(&sb, tail.data);
   if (tail.failed) sb.failed = true;
   strbuf_free(&tail);

@@ -1,7 +1,9 @@
 #version 450
 /*
  * conv2d_cpu.comp: stablehlo.convolution as an implicit GEMM, register-
- * blocked for CPU Vulkan devices (lavapipe, SwiftShader), f32.
+ * blocked for CPU Vulkan devices (lavapipe, SwiftShader), f32 (f16/bf16
+ * through the element hooks CONV_LHS_AT / CONV_RHS_AT / CONV_STORE:
+ * codegen/emit_conv.c "16-bit convolutions").
  *
  * What it computes.  For every output element (n, o, oh, ow):
  *   out = EPILOGUE(sum over ci < CG, kh < KH, kw < KW of
@@ -113,6 +115,10 @@
  *                                       acc: the fused epilogue (bias,
  *                                       batch-norm, residual, relu) as a
  *                                       generated function; default acc.
+ *   CONV_STORE(pos, v)                  stores result value v (a float) at
+ *                                       pos; default conv_out[pos] = v (the
+ *                                       emitter's rounds and narrows for
+ *                                       16-bit results)
  *   CONV_LHS_AT(i), CONV_RHS_AT(i)      the float input / weight at element
  *                                       i; CONV_LHS_W_AT(i) the input word
  *                                       i (u64vec4 or u64vec2, as LHS_WORDS
@@ -225,6 +231,9 @@ vec2 conv_f2(uint64_t u) { return uintBitsToFloat(unpackUint2x32(u)); }
 #endif
 #if OUT_WORDS > 0
 uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
+#endif
+#ifndef CONV_STORE
+#define CONV_STORE(pos, v) conv_out[pos] = (v)
 #endif
 #ifndef CONV_LHS_AT
 #define CONV_LHS_AT(i) conv_lhs[i]
@@ -525,7 +534,7 @@ void main() {
 #else
       [[unroll]] for (int c = 0; c < TILE_C; c++) {
         int pos = obase + (o0 + c) * OUT_SC;
-        conv_out[pos] = CONV_EPILOGUE(acc[p][c], pos);
+        CONV_STORE(pos, CONV_EPILOGUE(acc[p][c], pos));
       }
 #endif
     }

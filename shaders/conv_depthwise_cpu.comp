@@ -3,7 +3,8 @@
  * conv_depthwise_cpu.comp: a depthwise stablehlo.convolution
  * (feature_group_count = input features, one input feature per group;
  * O / G outputs per input feature, the channel multiplier) for CPU Vulkan
- * devices (lavapipe, SwiftShader), f32.
+ * devices (lavapipe, SwiftShader), f32 (f16/bf16 through the element
+ * hooks, codegen/emit_conv.c "16-bit convolutions").
  *
  * What it computes.  For every output element (n, o, oh, ow), with input
  * feature g = o / (O / G):
@@ -89,6 +90,9 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float 
 /* reads of the input and the weights: the storage buffers, or texel views
  * of them that the emitter declares (CONV_LHS_AT / CONV_RHS_AT, as in
  * conv2d_cpu.comp) */
+#ifndef CONV_STORE
+#define CONV_STORE(pos, v) conv_out[pos] = (v)
+#endif
 #ifndef CONV_LHS_AT
 #define CONV_LHS_AT(i) conv_lhs[i]
 #endif
@@ -160,7 +164,7 @@ void main() {
     /* the last segment starts early: store only the pixels it owns */
     if (p < CONV_OW && ow0 + p >= seg * TILE_W) {
       int pos = obase + (ow0 + p) * OUT_SW;
-      conv_out[pos] = CONV_EPILOGUE(acc[p], pos);
+      CONV_STORE(pos, CONV_EPILOGUE(acc[p], pos));
     }
   }
 }

@@ -1,6 +1,8 @@
 /*
  * conv_gpu.glsl: stablehlo.convolution as an implicit GEMM for GPUs, f32
- * in, f32 accumulated, f32 out (never TF32 or f16): the hooks through
+ * (or f16/bf16 loaded as f32) in, f32 accumulated (never TF32 or f16), the
+ * result stored by CONV_STORE (narrowed to a 16-bit type once, as
+ * codegen/emit_conv.c's "16-bit convolutions" says): the hooks through
  * which shaders/gemm_gpu.comp computes it (codegen/emit_conv.c puts this
  * file, after its #defines, in front of gemm_gpu.comp's body).
  *
@@ -56,6 +58,9 @@
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
+#ifndef CONV_STORE
+#define CONV_STORE(pos, v) conv_out[pos] = (v)
+#endif
 #ifndef CONV_LHS_AT
 #define CONV_LHS_AT(i) conv_lhs[i]
 #endif
@@ -127,7 +132,7 @@ float conv_b(int col, int k) {
 void conv_store(int g, int m, int n, float acc) {
   int img = m / CONV_P, p = m % CONV_P;
   int pos = img * OUT_SN + (g * CONV_OG + n) * OUT_SC + (p / CONV_OW) * OUT_SH + (p % CONV_OW) * OUT_SW;
-  conv_out[pos] = CONV_EPILOGUE(acc, pos);
+  CONV_STORE(pos, CONV_EPILOGUE(acc, pos));
 }
 
 #define GEMM_A_ROW_T ivec3

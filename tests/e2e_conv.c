@@ -6,8 +6,9 @@
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
  * strides, padding (negative too), lhs and rhs dilation, window reversal,
  * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
- * (bias + relu, batch-norm scale/shift, residual add) and programs the
- * kernel must leave to the per-element path (batch groups, f16).  On CPU
+ * (bias + relu, batch-norm scale/shift, residual add), f16 and bf16
+ * (within an ulp of the per-element kernel) and programs the kernel must
+ * leave to the per-element path (batch groups).  On CPU
  * devices each program is also checked to have taken the kernel (or not).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #include <cmocka.h>
 
@@ -115,6 +117,19 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
   return out;
 }
 
+/* The value of f16 (|half|) or bf16 bits (finite). */
+static double value_16(bool half, uint16_t h) {
+  if (!half) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = h >> 10 & 0x1F, m = h & 0x3FF;
+  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+  return h & 0x8000 ? -v : v;
+}
+
 /* Compiles |text| both ways, runs both on the same seeded inputs and
  * compares (relative to the largest output magnitude); |taken|: whether
  * the library kernel must be used on a CPU device. */
@@ -141,7 +156,10 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
       float v = (float)((double)(seed >> 40) / (1 << 24) - 0.5);
       if (t.element_type == VKHLO_F32) ((float *)data)[k] = v;
-      else ((uint16_t *)data)[k] = (uint16_t)(0x3000 + (seed >> 54)); /* f16 in [0.125, 0.25) */
+      else if (t.element_type == VKHLO_BF16) /* bf16 in (-0.25, -0.125] and [0.125, 0.25) */
+        ((uint16_t *)data)[k] = (uint16_t)((seed >> 63) << 15 | (0x3E00 + (seed >> 56 & 0x7F)));
+      else /* f16 in (-0.25, -0.125] and [0.125, 0.25) */
+        ((uint16_t *)data)[k] = (uint16_t)((seed >> 63) << 15 | (0x3000 + (seed >> 53 & 0x3FF)));
     }
     expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[i]));
     expect_ok(vkhlo_buffer_create(c->elemental, &t, data, &eargs[i]));
@@ -164,10 +182,29 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
     assert_true(scale > 0); /* the comparison saw real values */
     free(x);
     free(y);
-  } else {
+  } else { /* f16 / bf16: both sum in f32 (in other orders) and round once */
+    bool half = rt.element_type == VKHLO_F16;
+    assert_true(half || rt.element_type == VKHLO_BF16);
     vkhlo_buffer_t *r1 = NULL, *r2 = NULL;
     expect_ok(vkhlo_executable_execute(a, np, args, 1, &r1));
     expect_ok(vkhlo_executable_execute(b, np, eargs, 1, &r2));
+    int64_t n = vkhlo_tensor_type_element_count(&rt);
+    uint16_t *x = malloc((size_t)n * 2 + 4), *y = malloc((size_t)n * 2 + 4);
+    expect_ok(vkhlo_buffer_read(r1, x, (size_t)n * 2));
+    expect_ok(vkhlo_buffer_read(r2, y, (size_t)n * 2));
+    /* each within one unit in the last place of the other's magnitude */
+    int64_t equal = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double xv = value_16(half, x[i]), yv = value_16(half, y[i]);
+      double mag = yv < 0 ? -yv : yv, ulp = ldexp(1.0, (mag > 0 ? ilogb(mag) : -24) - (half ? 10 : 7));
+      if (!((xv - yv <= ulp) && (yv - xv <= ulp)))
+        fail_msg("element %lld: library kernel %.9g, per-element kernel %.9g", (long long)i, xv, yv);
+      equal += x[i] == y[i];
+    }
+    /* the same f32 sums but for their last bits: all but a rare one round alike */
+    if (equal * 100 < n * 99) fail_msg("only %lld of %lld results equal the per-element kernel's", (long long)equal, (long long)n);
+    free(x);
+    free(y);
     vkhlo_buffer_destroy(r1);
     vkhlo_buffer_destroy(r2);
   }
@@ -389,8 +426,34 @@ static void texel_views(void **state) {
 static void left_to_the_old_path(void **state) {
   /* batch groups */
   conv_case(state, "tensor<4x3x5x5xf32>", "tensor<4x3x3x3xf32>", "tensor<2x4x3x3xf32>", NCHW, "", 1, 2, false);
-  /* f16 */
-  conv_case(state, "tensor<1x4x5x5xf16>", "tensor<4x4x3x3xf16>", "tensor<1x4x3x3xf16>", NCHW, "", 1, 1, false);
+  /* f16 with batch groups */
+  conv_case(state, "tensor<4x3x5x5xf16>", "tensor<4x3x3x3xf16>", "tensor<2x4x3x3xf16>", NCHW, "", 1, 2, false);
+}
+
+/* f16 and bf16 convolutions take the kernels by elements (emit_conv.c
+ * "16-bit convolutions"): NCHW 3x3, NHWC stride 2, a 1x1 NHWC (which in
+ * f32 reads words), depthwise, f16 operands into f32, and a fused bias +
+ * relu in bf16; every result within one ulp of the per-element kernel's. */
+static void sixteen_bit(void **state) {
+  conv_case(state, "tensor<1x6x9x9xf16>", "tensor<16x6x3x3xf16>", "tensor<1x16x9x9xf16>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 1, 1, true);
+  conv_case(state, "tensor<1x9x9x8xbf16>", "tensor<3x3x8x16xbf16>", "tensor<1x4x4x16xbf16>", NHWC,
+            "stride = [2, 2]", 1, 1, true);
+  conv_case(state, "tensor<1x6x6x16xf16>", "tensor<1x1x16x16xf16>", "tensor<1x6x6x16xf16>", NHWC, "", 1, 1, true);
+  conv_case(state, "tensor<1x8x9x9xbf16>", "tensor<8x1x3x3xbf16>", "tensor<1x8x9x9xbf16>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 8, 1, true);
+  conv_case(state, "tensor<1x6x9x9xf16>", "tensor<16x6x3x3xf16>", "tensor<1x16x7x7xf32>", NCHW, "", 1, 1, true);
+  static const char bias_relu[] =
+      "func.func @main(%x: tensor<1x6x9x9xbf16>, %w: tensor<16x6x3x3xbf16>, %b: tensor<16xbf16>) -> tensor<1x16x9x9xbf16> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x6x9x9xbf16>, tensor<16x6x3x3xbf16>) -> tensor<1x16x9x9xbf16>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xbf16>) -> tensor<1x16x9x9xbf16>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x9x9xbf16>\n"
+      "  %s = stablehlo.add %y, %bb : tensor<1x16x9x9xbf16>\n"
+      "  %r = stablehlo.maximum %s, %z : tensor<1x16x9x9xbf16>\n"
+      "  return %r : tensor<1x16x9x9xbf16>\n}\n";
+  compare(state, bias_relu, true);
 }
 
 /* On CPU devices whose target has texel views, |text|'s kernels declare
@@ -521,6 +584,7 @@ int main(void) {
       cmocka_unit_test(layer_variants),
       cmocka_unit_test(texel_views),
       cmocka_unit_test(left_to_the_old_path),
+      cmocka_unit_test(sixteen_bit),
       cmocka_unit_test(fused_epilogues),
       cmocka_unit_test(hand_computed),
   };
