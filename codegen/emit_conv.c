@@ -14,7 +14,8 @@
  * with every path from the convolution to the single root elementwise over
  * the convolution's dimensions (an output fusion: codegen/fusion.c forms
  * them, so each convolution element is used once, at its own index).  f32,
- * or f16/bf16 (see "16-bit convolutions" below).  One or two spatial dimensions, batch_group_count 1; any
+ * f16/bf16 or integers (see "16-bit and integer convolutions" below).
+ * One or two spatial dimensions, batch_group_count 1; any
  * dimension numbers, strides, padding (negative too), lhs and rhs
  * dilation, window reversal, feature_group_count.  On GPUs (and with
  * target->conv = CODEGEN_CONV_GPU, $VKHLO_CONV_KERNEL=gpu, on any device)
@@ -124,6 +125,11 @@ static int64_t stride_of(const hlo_shape_t *s, int64_t d) {
   return st;
 }
 
+/* The integer types the kernels take (CONV_INT). */
+static bool conv_int_type(hlo_element_type_t t) {
+  return t == HLO_S8 || t == HLO_U8 || t == HLO_S16 || t == HLO_U16 || t == HLO_S32 || t == HLO_U32;
+}
+
 static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
   const hlo_attrs_t *a = &conv->attrs;
   const hlo_shape_t *ls = &conv->operands[0]->shape, *ks = &conv->operands[1]->shape, *os = &conv->shape;
@@ -131,12 +137,16 @@ static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
   if (ns < 1 || ns > 2 || a->kernel_spatial_dimensions.count != ns || a->output_spatial_dimensions.count != ns)
     return false;
   if (a->batch_group_count > 1) return false;
-  /* f32, or f16/bf16 operands into their own type or f32 (see "16-bit
+  /* f32, f16/bf16 operands into their own type or f32, or integers of 8,
+   * 16 or 32 bits into any of them (see "16-bit and integer
    * convolutions") */
   hlo_element_type_t t = ls->element_type;
-  if ((t != HLO_F32 && t != HLO_F16 && t != HLO_BF16) || ks->element_type != t ||
-      (os->element_type != t && os->element_type != HLO_F32))
+  if (ks->element_type != t) return false;
+  if (conv_int_type(t)) {
+    if (!conv_int_type(os->element_type)) return false;
+  } else if ((t != HLO_F32 && t != HLO_F16 && t != HLO_BF16) || (os->element_type != t && os->element_type != HLO_F32)) {
     return false;
+  }
   if (hlo_shape_is_tuple(os) || ls->rank != ns + 2 || ks->rank != ns + 2 || os->rank != ns + 2) return false;
   memset(g, 0, sizeof *g);
   g->g = a->feature_group_count > 0 ? a->feature_group_count : 1;
@@ -263,7 +273,7 @@ static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
   const hlo_computation_t *fc = fusion->called_computations[0];
   if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE) return NULL;
   hlo_element_type_t rt = fc->root->shape.element_type;
-  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16) return NULL;
+  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16 && !conv_int_type(rt)) return NULL;
   const hlo_instruction_t *conv = NULL;
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
@@ -314,9 +324,12 @@ static vkhlo_status_t emit_epilogue(const codegen_target_t *target, const hlo_in
     glsl_append_prelude(tail, E.features);
     if (E.functions.data) strbuf_append(tail, E.functions.data);
     /* a 16-bit convolution's value: its f32 sum rounded once, as the
-     * per-element kernel's (elemental.c finish_acc) */
-    strbuf_append(tail, "float vk_conv_epilogue(float acc, int idx) {\n");
-    if (conv->shape.element_type != HLO_F32) {
+     * per-element kernel's (elemental.c finish_acc); an 8- or 16-bit
+     * integer one's: the low bits of its sum */
+    strbuf_printf(tail, "%s vk_conv_epilogue(%s acc, int idx) {\n",
+                  glsl_compute_type_on(target, fc->root->shape.element_type),
+                  glsl_compute_type_on(target, conv->shape.element_type));
+    if (hlo_element_type_bit_width(conv->shape.element_type) < 32) {
       strbuf_append(tail, "  acc = ");
       glsl_append_normalized(tail, conv->shape.element_type, "acc");
       strbuf_append(tail, ";\n");
@@ -494,28 +507,34 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
   strbuf_free(&decl);
 }
 
-/* 16-bit convolutions.  f16/bf16 operands (into their own type or f32)
- * take the same kernels by elements: CONV_LHS_AT / CONV_RHS_AT load an
- * element as its f32 value (the per-element kernel's load), the kernel
- * sums the products in f32 (each product of two 16-bit values exact),
- * the sum is rounded once to the convolution's type (CONV_EPILOGUE, or the
- * epilogue function's first statement) and CONV_STORE narrows the result
- * into its 16-bit storage.  The per-element kernel computes the same sums
- * in another order, so results may differ from it by the f32 sum's last
- * bit before the rounding.  No words (the layouts' word variants are
+/* 16-bit and integer convolutions.  f16/bf16 operands (into their own
+ * type or f32) take the same kernels by elements: CONV_LHS_AT /
+ * CONV_RHS_AT load an element as its f32 value (the per-element kernel's
+ * load), the kernel sums the products in f32 (each product of two 16-bit
+ * values exact), the sum is rounded once to the convolution's type
+ * (CONV_EPILOGUE, or the epilogue function's first statement) and
+ * CONV_STORE narrows the result into its 16-bit storage.  The per-element
+ * kernel computes the same sums in another order, so results may differ
+ * from it by the f32 sum's last bit before the rounding.  Integers (8, 16
+ * or 32 bits, CONV_INT): loaded widened by their signedness, int sums
+ * wrapping modulo 2^32, the low bits of an 8- or 16-bit result taken in
+ * the same place: the per-element kernel's values exactly, in any order.  No words (the layouts' word variants are
  * f32), no texel views (their formats are 32-bit).  The declarations of
  * the operands (a fusion's epilogue has made them already), the hooks,
  * and the epilogue's element reads into |sb|. */
-static void declare_16bit(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
-                          const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
-                          uint64_t epilogue_reads, uint64_t *scalar_inputs) {
+static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
+                             const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
+                             uint64_t epilogue_reads, uint64_t *scalar_inputs) {
   hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
-  if (!fused) { /* a lone convolution: its storage, extension and rounding */
-    strbuf_append(sb, "#extension GL_EXT_shader_16bit_storage : require\n");
+  bool integer = conv_int_type(ct);
+  if (integer) strbuf_append(sb, "#define CONV_INT 1\n#define GEMM_INT 1\n");
+  if (!fused) { /* a lone convolution: its storage, extensions and rounding */
+    strbuf_append(sb, "#extension GL_EXT_shader_16bit_storage : require\n"
+                      "#extension GL_EXT_shader_8bit_storage : require\n");
     for (int k = 0; k < 2; k++)
       strbuf_printf(sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { %s data[]; } in%d;\n", k, k,
                     glsl_buffer_type_on(target, ct), k);
-    glsl_append_prelude(sb, GLSL_FEATURE_STORAGE16 | GLSL_HELPERS_FLOAT);
+    glsl_append_prelude(sb, GLSL_FEATURE_STORAGE16 | GLSL_FEATURE_STORAGE8 | GLSL_HELPERS_FLOAT);
     strbuf_append(sb, "#define CONV_EPILOGUE(acc, pos) ");
     glsl_append_normalized(sb, conv->shape.element_type, "(acc)");
     strbuf_append(sb, "\n");
@@ -525,9 +544,9 @@ static void declare_16bit(strbuf_t *sb, const codegen_target_t *target, const hl
   char buffer[16];
   for (int k = 0; k < 2; k++) {
     snprintf(buffer, sizeof buffer, "in%d", k ? rhs_b : lhs_b);
-    strbuf_printf(sb, "#define CONV_%s_AT(i) ", k ? "RHS" : "LHS");
+    strbuf_printf(sb, "#define CONV_%s_AT(i) %s", k ? "RHS" : "LHS", integer ? "int(" : "");
     glsl_append_load_element(sb, target, ct, buffer, "(i)");
-    strbuf_append(sb, "\n");
+    strbuf_append(sb, integer ? ")\n" : "\n");
   }
   if (rt != HLO_F32) {
     strbuf_printf(sb, "layout(std430, set = 0, binding = %d) writeonly buffer ConvOut16 { %s data[]; } conv_out16;\n",
@@ -551,10 +570,10 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
                                                                           : NULL;
   conv_geometry_t g;
   if (!conv || !geometry_of(conv, &g)) return NULL;
-  /* 16-bit operands or result (see "16-bit convolutions"): where the device
-   * stores them natively */
+  /* 8- and 16-bit operands or results (see "16-bit and integer
+   * convolutions"): where the device stores them natively */
   hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
-  bool f32 = ct == HLO_F32 && rt == HLO_F32;
+  bool f32 = ct == HLO_F32 && rt == HLO_F32 && conv->shape.element_type == HLO_F32;
   if (glsl_type_is_packed(target, ct) || glsl_type_is_packed(target, rt)) return NULL;
   /* depthwise: one input feature per group, more than one group */
   bool depthwise = g.g > 1 && g.c == g.g;
@@ -650,7 +669,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
     declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
                        epilogue_reads, &texel_inputs, &scalar_inputs);
   else
-    declare_16bit(&sb, target, instr, conv, fused, lhs_b, rhs_b, out_b, epilogue_reads, &scalar_inputs);
+    declare_elements(&sb, target, instr, conv, fused, lhs_b, rhs_b, out_b, epilogue_reads, &scalar_inputs);
   if (tail.data) strbuf_append(&sb, tail.data);
   if (tail.failed) sb.failed = true;
   strbuf_free(&tail);

@@ -2,8 +2,9 @@
 /*
  * conv2d_cpu.comp: stablehlo.convolution as an implicit GEMM, register-
  * blocked for CPU Vulkan devices (lavapipe, SwiftShader), f32 (f16/bf16
- * through the element hooks CONV_LHS_AT / CONV_RHS_AT / CONV_STORE:
- * codegen/emit_conv.c "16-bit convolutions").
+ * and integers through the element hooks CONV_LHS_AT / CONV_RHS_AT /
+ * CONV_STORE, integers summed as ints with CONV_INT: codegen/emit_conv.c
+ * "16-bit and integer convolutions").
  *
  * What it computes.  For every output element (n, o, oh, ow):
  *   out = EPILOGUE(sum over ci < CG, kh < KH, kw < KW of
@@ -232,6 +233,14 @@ vec2 conv_f2(uint64_t u) { return uintBitsToFloat(unpackUint2x32(u)); }
 #if OUT_WORDS > 0
 uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
 #endif
+/* the kernel's value type: int for integer convolutions (CONV_INT: sums
+ * wrapping modulo 2^32, the result's low bits taken by the epilogue, as
+ * shaders/gemm_cpu.comp's "Integer operands"), else float */
+#if defined(CONV_INT)
+#define CONV_T int
+#else
+#define CONV_T float
+#endif
 #ifndef CONV_STORE
 #define CONV_STORE(pos, v) conv_out[pos] = (v)
 #endif
@@ -272,7 +281,7 @@ const int CONV_CK = 1;
 
 /* The TILE_C weights w[o0 + c, ci, kh', kw'] at r, the offset of
  * w[o0, ci, kh', kw']. */
-void conv_weights(int r, out float wv[TILE_C]) {
+void conv_weights(int r, out CONV_T wv[TILE_C]) {
 #if RHS_WORDS == 1 && CONV_SGS > 0
   /* consecutive features (RHS_SO 1), shared by the subgroup: each lane
    * loads TILE_C / (2 SGS) 64-bit words (two features each, r even) and the
@@ -289,7 +298,7 @@ void conv_weights(int r, out float wv[TILE_C]) {
   /* the subgroup shares the feature tile: each lane loads TILE_C / SGS of
    * the weights and the shuffles hand them round (in registers), instead
    * of every lane loading all TILE_C */
-  float wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
+  CONV_T wl[(TILE_C + CONV_SGS - 1) / CONV_SGS];
   [[unroll]] for (int k = 0; k < (TILE_C + CONV_SGS - 1) / CONV_SGS; k++)
     wl[k] = CONV_RHS_AT(r + min(k * CONV_SGS + int(gl_SubgroupInvocationID), TILE_C - 1) * RHS_SO);
   [[unroll]] for (int c = 0; c < TILE_C; c++) wv[c] = subgroupShuffle(wl[c / CONV_SGS], uint(c % CONV_SGS));
@@ -326,9 +335,9 @@ void main() {
   int o0 = ct * TILE_C;
   int g = o0 / CONV_OG;
 
-  float acc[TILE_P][TILE_C];
+  CONV_T acc[TILE_P][TILE_C];
   [[unroll]] for (int p = 0; p < TILE_P; p++)
-    [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] = 0.0;
+    [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] = CONV_T(0);
   int lbase = n * LHS_SN + g * CONV_CG * LHS_SC;
 
 #if CONV_ROWS
@@ -376,11 +385,11 @@ void main() {
         int rk = r + kk * RHS_SI;
 #else
       {
-        float xs[CONV_SPAN];
+        CONV_T xs[CONV_SPAN];
         [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
 #if CONV_CHECK
           xs[j] = CONV_LHS_AT(xok[j] ? xoff[j] : 0);
-          xs[j] = xok[j] ? xs[j] : 0.0;
+          xs[j] = xok[j] ? xs[j] : CONV_T(0);
 #else
           xs[j] = CONV_LHS_AT(xoff[j]);
 #endif
@@ -390,7 +399,7 @@ void main() {
 #endif
         [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
           int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-          float wv[TILE_C];
+          CONV_T wv[TILE_C];
           conv_weights(rk + kwr * RHS_SW, wv);
           [[unroll]] for (int p = 0; p < TILE_P; p++)
             [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] += xs[p * CONV_SW + kw * CONV_DW] * wv[c];
@@ -467,11 +476,11 @@ void main() {
           int rk = r;
 #else
         {
-          float xs[TILE_P];
+          CONV_T xs[TILE_P];
           [[unroll]] for (int p = 0; p < TILE_P; p++) {
 #if CONV_CHECK
             xs[p] = CONV_LHS_AT(ok[p] ? loff[p] : 0);
-            xs[p] = ok[p] ? xs[p] : 0.0;
+            xs[p] = ok[p] ? xs[p] : CONV_T(0);
 #else
             xs[p] = CONV_LHS_AT(loff[p]);
 #endif
@@ -479,7 +488,7 @@ void main() {
           }
           int rk = r;
 #endif
-          float wv[TILE_C];
+          CONV_T wv[TILE_C];
           conv_weights(rk, wv);
           [[unroll]] for (int p = 0; p < TILE_P; p++)
             [[unroll]] for (int c = 0; c < TILE_C; c++) acc[p][c] += xs[p] * wv[c];

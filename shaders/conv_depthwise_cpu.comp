@@ -3,8 +3,9 @@
  * conv_depthwise_cpu.comp: a depthwise stablehlo.convolution
  * (feature_group_count = input features, one input feature per group;
  * O / G outputs per input feature, the channel multiplier) for CPU Vulkan
- * devices (lavapipe, SwiftShader), f32 (f16/bf16 through the element
- * hooks, codegen/emit_conv.c "16-bit convolutions").
+ * devices (lavapipe, SwiftShader), f32 (f16/bf16 and integers through
+ * the element hooks, codegen/emit_conv.c "16-bit and integer
+ * convolutions").
  *
  * What it computes.  For every output element (n, o, oh, ow), with input
  * feature g = o / (O / G):
@@ -90,6 +91,14 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float 
 /* reads of the input and the weights: the storage buffers, or texel views
  * of them that the emitter declares (CONV_LHS_AT / CONV_RHS_AT, as in
  * conv2d_cpu.comp) */
+/* the kernel's value type: int for integer convolutions (CONV_INT: sums
+ * wrapping modulo 2^32, the result's low bits taken by the epilogue, as
+ * shaders/gemm_cpu.comp's "Integer operands"), else float */
+#if defined(CONV_INT)
+#define CONV_T int
+#else
+#define CONV_T float
+#endif
 #ifndef CONV_STORE
 #define CONV_STORE(pos, v) conv_out[pos] = (v)
 #endif
@@ -130,8 +139,8 @@ void main() {
   int xb = ow0 * CONV_SW - CONV_PW;
   int lbase = n * LHS_SN + g * LHS_SC;
 
-  float acc[TILE_W];
-  [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] = 0.0;
+  CONV_T acc[TILE_W];
+  [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] = CONV_T(0);
   for (int kh = 0; kh < CONV_KH; kh++) {
     int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
 #if CONV_CHECK
@@ -140,13 +149,13 @@ void main() {
     y /= CONV_LDH;
 #endif
     /* the input segment, once */
-    float xs[CONV_SPAN];
+    CONV_T xs[CONV_SPAN];
     [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
       int x = xb + j;
 #if CONV_CHECK
       bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
-      float v = CONV_LHS_AT(lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW);
-      xs[j] = ok ? v : 0.0;
+      CONV_T v = CONV_LHS_AT(lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW);
+      xs[j] = ok ? v : CONV_T(0);
 #else
       xs[j] = CONV_LHS_AT(lbase + y * LHS_SH + x * LHS_SW);
 #endif
@@ -154,7 +163,7 @@ void main() {
     int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
     [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
       int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-      float wv = CONV_RHS_AT(o * RHS_SO + khr * RHS_SH + kwr * RHS_SW);
+      CONV_T wv = CONV_RHS_AT(o * RHS_SO + khr * RHS_SH + kwr * RHS_SW);
       [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] += xs[p * CONV_SW + kw * CONV_DW] * wv;
     }
   }

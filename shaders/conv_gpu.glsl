@@ -2,7 +2,8 @@
  * conv_gpu.glsl: stablehlo.convolution as an implicit GEMM for GPUs, f32
  * (or f16/bf16 loaded as f32) in, f32 accumulated (never TF32 or f16), the
  * result stored by CONV_STORE (narrowed to a 16-bit type once, as
- * codegen/emit_conv.c's "16-bit convolutions" says): the hooks through
+ * codegen/emit_conv.c's "16-bit and integer convolutions" says; integers
+ * as ints with CONV_INT and GEMM_INT): the hooks through
  * which shaders/gemm_gpu.comp computes it (codegen/emit_conv.c puts this
  * file, after its #defines, in front of gemm_gpu.comp's body).
  *
@@ -58,6 +59,14 @@
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhs { float conv_rhs[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float conv_out[]; };
+/* the kernel's value type: int for integer convolutions (CONV_INT: sums
+ * wrapping modulo 2^32, the result's low bits taken by the epilogue, as
+ * shaders/gemm_cpu.comp's "Integer operands"), else float */
+#if defined(CONV_INT)
+#define CONV_T int
+#else
+#define CONV_T float
+#endif
 #ifndef CONV_STORE
 #define CONV_STORE(pos, v) conv_out[pos] = (v)
 #endif
@@ -99,15 +108,15 @@ ivec3 conv_row(int g, int m) {
 }
 
 /* Element k of a GEMM row (0 in the padding, the dilation holes, past K). */
-float conv_a(ivec3 row, int k) {
-  if (k >= GEMM_K) return 0.0;
+CONV_T conv_a(ivec3 row, int k) {
+  if (k >= GEMM_K) return CONV_T(0);
   int ci, kh, kw;
   conv_tap(k, ci, kh, kw);
   int y = row.y + kh * CONV_DH, x = row.z + kw * CONV_DW;
 #if CONV_CHECK
   if (y < 0 || x < 0 || y > (CONV_H - 1) * CONV_LDH || x > (CONV_W - 1) * CONV_LDW || y % CONV_LDH != 0 ||
       x % CONV_LDW != 0)
-    return 0.0;
+    return CONV_T(0);
   y /= CONV_LDH;
   x /= CONV_LDW;
 #endif
@@ -115,8 +124,8 @@ float conv_a(ivec3 row, int k) {
 }
 
 /* Weight k of the output feature whose weights start at |col|. */
-float conv_b(int col, int k) {
-  if (k >= GEMM_K) return 0.0;
+CONV_T conv_b(int col, int k) {
+  if (k >= GEMM_K) return CONV_T(0);
   int ci, kh, kw;
   conv_tap(k, ci, kh, kw);
 #if CONV_REV_H
@@ -129,7 +138,7 @@ float conv_b(int col, int k) {
 }
 
 /* The result of output feature |n| of group |g| at GEMM row |m|. */
-void conv_store(int g, int m, int n, float acc) {
+void conv_store(int g, int m, int n, CONV_T acc) {
   int img = m / CONV_P, p = m % CONV_P;
   int pos = img * OUT_SN + (g * CONV_OG + n) * OUT_SC + (p / CONV_OW) * OUT_SH + (p % CONV_OW) * OUT_SW;
   CONV_STORE(pos, CONV_EPILOGUE(acc, pos));

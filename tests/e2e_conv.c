@@ -7,7 +7,8 @@
  * strides, padding (negative too), lhs and rhs dilation, window reversal,
  * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
  * (bias + relu, batch-norm scale/shift, residual add), f16 and bf16
- * (within an ulp of the per-element kernel) and programs the kernel must
+ * (within an ulp of the per-element kernel), integers (exactly) and
+ * programs the kernel must
  * leave to the per-element path (batch groups).  On CPU
  * devices each program is also checked to have taken the kernel (or not).
  */
@@ -155,7 +156,10 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
     for (int64_t k = 0; k < n; k++) {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
       float v = (float)((double)(seed >> 40) / (1 << 24) - 0.5);
+      size_t es = vkhlo_element_type_size_bytes(t.element_type);
       if (t.element_type == VKHLO_F32) ((float *)data)[k] = v;
+      else if (t.element_type != VKHLO_F16 && t.element_type != VKHLO_BF16) /* integers: random bits */
+        memcpy(data + (size_t)k * es, (const uint8_t *)&(uint32_t){(uint32_t)(seed >> 32)}, es);
       else if (t.element_type == VKHLO_BF16) /* bf16 in (-0.25, -0.125] and [0.125, 0.25) */
         ((uint16_t *)data)[k] = (uint16_t)((seed >> 63) << 15 | (0x3E00 + (seed >> 56 & 0x7F)));
       else /* f16 in (-0.25, -0.125] and [0.125, 0.25) */
@@ -182,6 +186,22 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
     assert_true(scale > 0); /* the comparison saw real values */
     free(x);
     free(y);
+  } else if (rt.element_type != VKHLO_F16 && rt.element_type != VKHLO_BF16) { /* integers: exactly */
+    vkhlo_buffer_t *r1 = NULL, *r2 = NULL;
+    expect_ok(vkhlo_executable_execute(a, np, args, 1, &r1));
+    expect_ok(vkhlo_executable_execute(b, np, eargs, 1, &r2));
+    size_t bytes = vkhlo_tensor_type_size_bytes(&rt);
+    uint8_t *x = malloc(bytes + 4), *y = malloc(bytes + 4);
+    expect_ok(vkhlo_buffer_read(r1, x, bytes));
+    expect_ok(vkhlo_buffer_read(r2, y, bytes));
+    if (memcmp(x, y, bytes) != 0) fail_msg("library kernel differs from the per-element one:\n%s", text);
+    size_t zeros = 0;
+    for (size_t i = 0; i < bytes; i++) zeros += y[i] == 0;
+    assert_true(zeros * 2 < bytes); /* real values */
+    free(x);
+    free(y);
+    vkhlo_buffer_destroy(r1);
+    vkhlo_buffer_destroy(r2);
   } else { /* f16 / bf16: both sum in f32 (in other orders) and round once */
     bool half = rt.element_type == VKHLO_F16;
     assert_true(half || rt.element_type == VKHLO_BF16);
@@ -572,6 +592,34 @@ static void hand_computed(void **state) {
   hand_computed_on(c->gpu);
 }
 
+/* Integer convolutions (CONV_INT): byte for byte the per-element
+ * kernel's on random bits (sums that wrap): i8 into i32 NHWC, ui8 into
+ * ui16 NCHW with stride and padding, i32 depthwise, i16 1x1, and a
+ * quantized layer's epilogue (i8 into i32, converted to f32, scaled and
+ * biased). */
+static void integers(void **state) {
+  conv_case(state, "tensor<1x9x9x8xi8>", "tensor<3x3x8x16xi8>", "tensor<1x9x9x16xi32>", NHWC,
+            "pad = [[1, 1], [1, 1]]", 1, 1, true);
+  conv_case(state, "tensor<1x6x9x9xui8>", "tensor<16x6x3x3xui8>", "tensor<1x16x4x4xui16>", NCHW,
+            "stride = [2, 2]", 1, 1, true);
+  conv_case(state, "tensor<1x8x9x9xi32>", "tensor<8x1x3x3xi32>", "tensor<1x8x9x9xi32>", NCHW,
+            "pad = [[1, 1], [1, 1]]", 8, 1, true);
+  conv_case(state, "tensor<1x6x6x16xi16>", "tensor<1x1x16x16xi16>", "tensor<1x6x6x16xi8>", NHWC, "", 1, 1, true);
+  static const char quantized[] =
+      "func.func @main(%x: tensor<1x6x9x9xi8>, %w: tensor<16x6x3x3xi8>, %s: tensor<16xf32>, %b: tensor<16xf32>)"
+      " -> tensor<1x16x9x9xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x6x9x9xi8>, tensor<16x6x3x3xi8>) -> tensor<1x16x9x9xi32>\n"
+      "  %f = stablehlo.convert %y : (tensor<1x16x9x9xi32>) -> tensor<1x16x9x9xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<16xf32>) -> tensor<1x16x9x9xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<1x16x9x9xf32>\n"
+      "  %m = stablehlo.multiply %f, %sb : tensor<1x16x9x9xf32>\n"
+      "  %r = stablehlo.add %m, %bb : tensor<1x16x9x9xf32>\n"
+      "  return %r : tensor<1x16x9x9xf32>\n}\n";
+  compare(state, quantized, true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nchw_3x3_pad_odd),
@@ -585,6 +633,7 @@ int main(void) {
       cmocka_unit_test(texel_views),
       cmocka_unit_test(left_to_the_old_path),
       cmocka_unit_test(sixteen_bit),
+      cmocka_unit_test(integers),
       cmocka_unit_test(fused_epilogues),
       cmocka_unit_test(hand_computed),
   };
