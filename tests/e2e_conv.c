@@ -118,19 +118,6 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
   return out;
 }
 
-/* The value of f16 (|half|) or bf16 bits (finite). */
-static double value_16(bool half, uint16_t h) {
-  if (!half) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  int e = h >> 10 & 0x1F, m = h & 0x3FF;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  return h & 0x8000 ? -v : v;
-}
-
 /* Compiles |text| both ways, runs both on the same seeded inputs and
  * compares (relative to the largest output magnitude); |taken|: whether
  * the library kernel must be used on a CPU device. */
@@ -215,7 +202,7 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
     /* each within one unit in the last place of the other's magnitude */
     int64_t equal = 0;
     for (int64_t i = 0; i < n; i++) {
-      double xv = value_16(half, x[i]), yv = value_16(half, y[i]);
+      double xv = test_16bit_value(half, x[i]), yv = test_16bit_value(half, y[i]);
       double mag = yv < 0 ? -yv : yv, ulp = ldexp(1.0, (mag > 0 ? ilogb(mag) : -24) - (half ? 10 : 7));
       if (!((xv - yv <= ulp) && (yv - xv <= ulp)))
         fail_msg("element %lld: library kernel %.9g, per-element kernel %.9g", (long long)i, xv, yv);

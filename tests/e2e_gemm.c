@@ -769,13 +769,6 @@ static void bf16_words(void **state) {
 static void bf16_odd(void **state) { check_bits(state, DOT2T(33, 17, 65, "bf16", "bf16"), true, true, VKHLO_BF16); }
 static void f16_odd(void **state) { check_bits(state, DOT2T(7, 13, 5, "f16", "f16"), true, true, VKHLO_F16); }
 
-/* The value of f16 bits (finite). */
-static double f16_value(uint16_t h) {
-  int e = h >> 10 & 0x1F, mant = h & 0x3FF;
-  double v = e ? ldexp(1024 + mant, e - 25) : ldexp(mant, -24);
-  return h & 0x8000 ? -v : v;
-}
-
 /* f16 operands, an f32 result (each f16 value exact in f32): also against
  * sums computed here in double */
 static void f16_to_f32(void **state) {
@@ -792,7 +785,7 @@ static void f16_to_f32(void **state) {
   for (int i = 0; i < 24; i++)
     for (int j = 0; j < 32; j++) {
       double want = 0;
-      for (int k = 0; k < 40; k++) want += f16_value(a[i * 40 + k]) * f16_value(b[k * 32 + j]);
+      for (int k = 0; k < 40; k++) want += test_16bit_value(true, a[i * 40 + k]) * test_16bit_value(true, b[k * 32 + j]);
       if (fabs(got[i * 32 + j] - want) > 1e-6 * 44) fail_msg("(%d, %d) is %.9g, want %.9g", i, j, got[i * 32 + j], want);
     }
   for (int m = 0; m < MODES; m++) {
@@ -929,13 +922,13 @@ static void split_k_f16(void **state) {
   const uint16_t *a = in[0], *b = in[1];
   for (int j = 0; j < 64; j++) {
     double want = 0;
-    for (int k = 0; k < 2048; k++) want += f16_value(a[k]) * f16_value(b[k * 64 + j]);
+    for (int k = 0; k < 2048; k++) want += test_16bit_value(true, a[k]) * test_16bit_value(true, b[k * 64 + j]);
     double ulp = ldexp(1, (fabs(want) < ldexp(1, -14) ? -14 : ilogb(want)) - 10);
     for (int m = 0; m < MODES; m++) {
       uint16_t h;
       memcpy(&h, out[m] + 2 * j, 2);
-      if (fabs(f16_value(h) - want) > ulp)
-        fail_msg("%s: element %d is %.9g, want %.9g", mode_env[m] ? mode_env[m] : "default", j, f16_value(h), want);
+      if (fabs(test_16bit_value(true, h) - want) > ulp)
+        fail_msg("%s: element %d is %.9g, want %.9g", mode_env[m] ? mode_env[m] : "default", j, test_16bit_value(true, h), want);
     }
   }
   for (int m = 0; m < MODES; m++) free(out[m]);

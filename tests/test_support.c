@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -188,4 +189,16 @@ void test_hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double 
       }
   }
   free(m);
+}
+
+double test_16bit_value(bool half, uint16_t h) {
+  if (!half) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = h >> 10 & 0x1F, m = h & 0x3FF;
+  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+  return h & 0x8000 ? -v : v;
 }

@@ -53,6 +53,9 @@ void test_expect_compile_error(vkhlo_context_t *ctx, const char *text, const cha
 int validated_context_setup(void **state);
 int validated_context_teardown(void **state);
 
+/* The value of f16 bits (|half|) or bf16 bits |h|, finite ones. */
+double test_16bit_value(bool half, uint16_t h);
+
 /* The next value in [-1, 1) of the linear congruential sequence |state|. */
 double test_uniform(uint32_t *state);
 
