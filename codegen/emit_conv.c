@@ -518,10 +518,11 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
  * from it by the f32 sum's last bit before the rounding.  Integers (8, 16
  * or 32 bits, CONV_INT): loaded widened by their signedness, int sums
  * wrapping modulo 2^32, the low bits of an 8- or 16-bit result taken in
- * the same place: the per-element kernel's values exactly, in any order.  No words (the layouts' word variants are
- * f32), no texel views (their formats are 32-bit).  The declarations of
- * the operands (a fusion's epilogue has made them already), the hooks,
- * and the epilogue's element reads into |sb|. */
+ * the same place: the per-element kernel's values exactly, in any order.
+ * No words (the layouts' word variants are f32), no texel views (their
+ * formats are 32-bit).  The declarations of the operands (a fusion's
+ * epilogue has made them already), the hooks, and the epilogue's element
+ * reads into |sb|. */
 static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
                              const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
                              uint64_t epilogue_reads, uint64_t *scalar_inputs) {
@@ -529,12 +530,14 @@ static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const
   bool integer = conv_int_type(ct);
   if (integer) strbuf_append(sb, "#define CONV_INT 1\n#define GEMM_INT 1\n");
   if (!fused) { /* a lone convolution: its storage, extensions and rounding */
-    strbuf_append(sb, "#extension GL_EXT_shader_16bit_storage : require\n"
-                      "#extension GL_EXT_shader_8bit_storage : require\n");
+    glsl_type_t a, r;
+    unsigned features = (glsl_type_lookup(ct, &a) ? a.features : 0) | (glsl_type_lookup(rt, &r) ? r.features : 0);
+    if (features & GLSL_FEATURE_STORAGE8) strbuf_append(sb, "#extension GL_EXT_shader_8bit_storage : require\n");
+    if (features & GLSL_FEATURE_STORAGE16) strbuf_append(sb, "#extension GL_EXT_shader_16bit_storage : require\n");
     for (int k = 0; k < 2; k++)
       strbuf_printf(sb, "layout(std430, set = 0, binding = %d) readonly buffer Buffer%d { %s data[]; } in%d;\n", k, k,
                     glsl_buffer_type_on(target, ct), k);
-    glsl_append_prelude(sb, GLSL_FEATURE_STORAGE16 | GLSL_FEATURE_STORAGE8 | GLSL_HELPERS_FLOAT);
+    glsl_append_prelude(sb, features | GLSL_HELPERS_FLOAT);
     strbuf_append(sb, "#define CONV_EPILOGUE(acc, pos) ");
     glsl_append_normalized(sb, conv->shape.element_type, "(acc)");
     strbuf_append(sb, "\n");
