@@ -634,13 +634,12 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
     if (!trace_view(p->fc, p->dots[d]->operands[1], 1, 0, &p->rview[d]) || p->rview[d].split_dim >= 0 ||
         !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
       return false;
-  /* scaled weights: the rhs of every product or of none, each scale the
-   * same at every k (per column), no groups */
+  /* scaled weights: rhs only, each scale the same at every k (per
+   * column), no groups */
   if (p->view[0].scale_binding >= 0) return false;
   for (int d = 0; d < p->ndot; d++) {
     const gemm_view_t *v = &p->rview[d];
-    if ((v->scale_binding >= 0) != (p->rview[0].scale_binding >= 0) || (v->scale_binding >= 0 && p->ragged))
-      return false;
+    if (v->scale_binding >= 0 && p->ragged) return false;
     for (int i = 0; i < p->nc && v->scale_binding >= 0; i++)
       if (rs->dimensions[p->rc[i]] != 1 && v->scale_stride[p->rc[i]] != 0) return false;
   }
@@ -1409,6 +1408,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
+  bool any_scaled = false;
+  for (int d = 0; d < p.ndot; d++) any_scaled |= p.rview[d].scale_binding >= 0;
   for (int d = 0; d < p.ndot; d++) {
     char at[24], suffix[16] = "";
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
@@ -1435,6 +1436,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       define_at(&sb, &p, 1, &sv, at, "n");
       snprintf(name, sizeof name, "RHS_SCALE_LOAD%s", suffix);
       define_load(&sb, target, name, &sv, true);
+    } else if (any_scaled) { /* another product's rhs is scaled: this one's scale is 1 (exact) */
+      strbuf_printf(&sb, "#define RHS_SCALE_AT%s(b, n) 0\n#define RHS_SCALE_LOAD%s(off) 1.0\n", suffix, suffix);
     }
   }
   if (p.ragged)

@@ -322,7 +322,8 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * scale, one f32 multiply, so each value is exactly the f32 product the
  * program's multiply makes (a multiply feeding a multiply is never
  * contracted), while B is read as integers, a quarter of the bytes for
- * 8-bit weights. */
+ * 8-bit weights.  Where only some products of the kernel (NDOT) are
+ * scaled, the others' scale is the constant 1 (x * 1 is x exactly). */
 /* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
  * lhs's one free dimension m) multiplies the rows of group g, rows
  * [end(g - 1), end(g - 1) + size(g)) with end the running sum of the

@@ -1208,6 +1208,21 @@ static void int_scaled_weights(void **state) {
     check_bits(state, text, true, false, VKHLO_F32);
   }
   f->cpu_needle = f->cpu_needle2 = f->gpu_needle = NULL;
+  /* a scaled and a plain rhs of one lhs (one kernel where the target
+   * takes several products per kernel: the plain one's scale is 1) */
+  check_bits(state,
+             "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<64xf32>, %v: tensor<48x64xf32>)"
+             " -> tensor<24x64xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<48x64xf32>\n"
+             "  %ws = stablehlo.multiply %wf, %sb : tensor<48x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<24x64xf32>\n"
+             "  %d = stablehlo.dot_general %x, %v, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<24x64xf32>\n"
+             "  %y = stablehlo.multiply %c, %d : tensor<24x64xf32>\n"
+             "  return %y : tensor<24x64xf32>\n}\n",
+             true, false, VKHLO_F32);
   f->int_bits = false;
   /* a scale per row of the weights (along k): materialized */
   fixture_t *g = *state;
