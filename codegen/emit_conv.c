@@ -519,16 +519,40 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
  * or 32 bits, CONV_INT): loaded widened by their signedness, int sums
  * wrapping modulo 2^32, the low bits of an 8- or 16-bit result taken in
  * the same place: the per-element kernel's values exactly, in any order.
- * No words (the layouts' word variants are f32), no texel views (their
- * formats are 32-bit).  The declarations of the operands (a fusion's
- * epilogue has made them already), the hooks, and the epilogue's element
- * reads into |sb|. */
+ * No words (the layouts' word variants are f32); where the target has
+ * texel views the input and weights are read through R32UI views, 1, 2 or
+ * 4 elements per texel (conv_texel_*: one gather per lane where a storage
+ * buffer costs lavapipe a loop over the lanes; a bf16 ResNet-50 NHWC
+ * 1.17-1.22x against VKHLO_TEXEL_WORDS=0).  The declarations of the
+ * operands (a fusion's epilogue has made them already), the hooks, and the
+ * epilogue's element reads into |sb|. */
+/* Element i of binding |k| (of type |t|: 16-bit floats, 8-, 16- or 32-bit
+ * integers, f32) read from its R32UI texel view in<k>s, 32 / bits
+ * elements per texel, as the per-element kernel's load gives it. */
+static void texel_element_load(strbuf_t *sb, hlo_element_type_t t, int k) {
+  int bits = hlo_element_type_bit_width(t);
+  const char *lg = bits == 8 ? "2" : bits == 16 ? "1" : "0";
+  strbuf_printf(sb, "conv_texel_%s(texelFetch(in%ds, int(i) >> %s).x, %d * (int(i) & %d))",
+                t == HLO_F16 ? "f16" : t == HLO_BF16 ? "bf16" : t == HLO_F32 ? "f32"
+                : hlo_element_type_is_signed_int(t) ? "s" : "u",
+                k, lg, bits, bits == 32 ? 0 : 32 / bits - 1);
+}
+
 static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const hlo_instruction_t *instr,
                              const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
                              uint64_t epilogue_reads, uint64_t *scalar_inputs) {
   hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
   bool integer = conv_int_type(ct);
   if (integer) strbuf_append(sb, "#define CONV_INT 1\n#define GEMM_INT 1\n");
+  /* the texel decoders (texel_element_load): the element at bit |at| */
+  int bits = hlo_element_type_bit_width(ct);
+  strbuf_printf(sb,
+                "float conv_texel_f16(uint x, int at) { return unpackHalf2x16(x >> at).x; }\n"
+                "float conv_texel_bf16(uint x, int at) { return uintBitsToFloat((x >> at) << 16); }\n"
+                "float conv_texel_f32(uint x, int at) { return uintBitsToFloat(x); }\n"
+                "int conv_texel_s(uint x, int at) { return bitfieldExtract(int(x), at, %d); }\n"
+                "uint conv_texel_u(uint x, int at) { return bitfieldExtract(x, at, %d); }\n",
+                bits, bits);
   if (!fused) { /* a lone convolution: its storage, extensions and rounding */
     glsl_type_t a, r;
     unsigned features = (glsl_type_lookup(ct, &a) ? a.features : 0) | (glsl_type_lookup(rt, &r) ? r.features : 0);
@@ -542,13 +566,38 @@ static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const
     glsl_append_normalized(sb, conv->shape.element_type, "(acc)");
     strbuf_append(sb, "\n");
   }
-  for (int k = 0; k < instr->operand_count && k < 64; k++)
-    if (epilogue_reads >> k & 1) codegen_declare_element_view(sb, target, instr, k, false, 0, 0, scalar_inputs);
+  /* element views in operand order (their bindings follow that order,
+   * after the storage ones: codegen_declare_element_view): the epilogue's
+   * f32 reads, and the input and weights as R32UI texels holding 1, 2 or
+   * 4 elements (texel_element_load) */
+  bool views = target->texel_words && lhs_b != rhs_b;
+  int first = instr->operand_count + 1;
+  bool viewed[2] = {false, false};
+  for (int k = 0; k < instr->operand_count && k < 64; k++) {
+    if (views && (k == lhs_b || k == rhs_b)) {
+      uint64_t bytes = hlo_shape_size_bytes(&instr->operands[k]->shape);
+      int n = __builtin_popcountll(*scalar_inputs);
+      if (bytes >= 4 && bytes % 4 == 0 && bytes / 4 <= target->max_texel_buffer_elements && n < 16) {
+        strbuf_printf(sb, "layout(set = 0, binding = %d) uniform usamplerBuffer in%ds;\n", first + n, k);
+        *scalar_inputs |= 1ull << k;
+        viewed[k == rhs_b] = true;
+      }
+    }
+    if (epilogue_reads >> k & 1) {
+      /* (the epilogue reads f32 operands only through in<k>_at) */
+      if ((*scalar_inputs >> k & 1) && instr->operands[k]->shape.element_type == HLO_F32)
+        strbuf_printf(sb, "#define in%d_at(i) uintBitsToFloat(texelFetch(in%ds, int(i)).x)\n", k, k);
+      else
+        codegen_declare_element_view(sb, target, instr, k, views, first, 0, scalar_inputs);
+    }
+  }
   char buffer[16];
   for (int k = 0; k < 2; k++) {
-    snprintf(buffer, sizeof buffer, "in%d", k ? rhs_b : lhs_b);
+    int b = k ? rhs_b : lhs_b;
+    snprintf(buffer, sizeof buffer, "in%d", b);
     strbuf_printf(sb, "#define CONV_%s_AT(i) %s", k ? "RHS" : "LHS", integer ? "int(" : "");
-    glsl_append_load_element(sb, target, ct, buffer, "(i)");
+    if (viewed[k]) texel_element_load(sb, ct, b);
+    else glsl_append_load_element(sb, target, ct, buffer, "(i)");
     strbuf_append(sb, integer ? ")\n" : "\n");
   }
   if (rt != HLO_F32) {
