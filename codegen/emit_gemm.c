@@ -1206,6 +1206,27 @@ static bool whole_words(const hlo_instruction_t *instr, const gemm_view_t *v) {
          hlo_shape_size_bytes(&instr->operands[v->binding]->shape) % 16 == 0;
 }
 
+/* 8-bit integer products summed in f32.  Where every operand is 8-bit
+ * integers, each product's magnitude is at most 2^14 (i8 x i8), 2^15
+ * (i8 x ui8) or 255^2 < 2^16 (ui8 x ui8), so with K times that at most
+ * 2^24 every partial sum is an integer f32 holds exactly, in any order:
+ * the f32 kernels' sum, made an int in the epilogue, is the integer
+ * sum.  On CPU devices f32 products are vector multiply-adds where int
+ * ones are slow multiplies (x86 vpmulld), and the operands are widened
+ * to f32 the way integer weights of float products are (gemm_i2f8). */
+static bool int_sums_exact_in_f32(const gemm_plan_t *p) {
+  if (!gemm_int_type(p->dot->shape.element_type)) return false;
+  int64_t bound[2] = {0, 0};
+  for (int v = -1; v < p->ndot; v++) {
+    hlo_element_type_t t = v < 0 ? p->view[0].type : p->rview[v].type;
+    int64_t m = t == HLO_S8 ? 128 : t == HLO_U8 ? 255 : 0;
+    if (m == 0) return false;
+    int side = v < 0 ? 0 : 1;
+    if (m > bound[side]) bound[side] = m;
+  }
+  return p->k <= ((int64_t)1 << 24) / (bound[0] * bound[1]);
+}
+
 /* Whether a GEMM kernel computes |instr| on |target|, and its plan. */
 static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *instr, gemm_plan_t *p) {
   if (target->gemm == CODEGEN_GEMM_OFF || !plan_gemm(instr, p)) return false;
@@ -1393,7 +1414,8 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if ((words[0] && hlo_element_type_bit_width(p.view[0].type) == bits) ||
         (rhs_in_words && hlo_element_type_bit_width(p.rview[0].type) == bits))
       strbuf_printf(&sb, "#define GEMM_WORDS%d 1\n", bits);
-  bool float_product = !gemm_int_type(p.dot->shape.element_type);
+  bool int_as_float = int_sums_exact_in_f32(&p);
+  bool float_product = !gemm_int_type(p.dot->shape.element_type) || int_as_float;
   if (!float_product) strbuf_append(&sb, "#define GEMM_INT 1\n");
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,
@@ -1490,14 +1512,21 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
   /* each product's value: a float, or an int (GEMM_INT) taken as the
-   * compute type of the product's integer type */
+   * compute type of the product's integer type; an integer product summed
+   * in f32 (int_sums_exact_in_f32) comes as the float gemm_f<d>, its
+   * integer value made below */
   for (int d = 0; d < p.ndot; d++)
-    strbuf_printf(&sb, ", %s gemm_v%d", glsl_compute_type_on(target, p.dots[d]->shape.element_type), d);
+    strbuf_printf(&sb, ", %s gemm_%c%d", int_as_float ? "float" : glsl_compute_type_on(target, p.dots[d]->shape.element_type),
+                  int_as_float ? 'f' : 'v', d);
   for (int k = 0; k < 64; k++)
     if (ectx.word_reads >> k & 1) strbuf_printf(&sb, ", float gemm_p%d", k);
   for (int r = 0; words_out && r < nres; r++)
     strbuf_printf(&sb, ", out %s gemm_r%d", glsl_compute_type_on(target, el_result_shape(instr, r)->element_type), r);
   strbuf_append(&sb, ") {\n");
+  for (int d = 0; int_as_float && d < p.ndot; d++) {
+    const char *ct = glsl_compute_type_on(target, p.dots[d]->shape.element_type);
+    strbuf_printf(&sb, "  %s gemm_v%d = %s(int(gemm_f%d));\n", ct, d, ct, d);
+  }
   /* an f16/bf16 product: its f32 sum rounded once, as the elemental dot;
    * an 8- or 16-bit integer one: the low bits of its 32-bit sum */
   for (int d = 0; d < p.ndot; d++) {
@@ -1512,7 +1541,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   if (E.body.data) strbuf_append(&sb, E.body.data);
   strbuf_append(&sb, "}\n");
   if (words_out)
-    append_epilogue8(&sb, target, instr, p.ndot, gemm_int_type(p.dot->shape.element_type) ? "ivec4" : "vec4", nres,
+    append_epilogue8(&sb, target, instr, p.ndot, float_product ? "vec4" : "ivec4", nres,
                      ectx.word_reads, ectx.word_period);
   strbuf_append(&sb, after_version(file->text));
   bool failed = sb.failed || E.body.failed || E.functions.failed;

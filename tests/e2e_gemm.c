@@ -968,15 +968,22 @@ static void int_split_k(void **state) {
 }
 
 /* i8 operands in words (8 of them in half a 16-byte texel: K, N
- * multiples of 8, the lhs shared by subgroup shuffles) into i32 */
+ * multiples of 8, the lhs shared by subgroup shuffles) into i32: summed in
+ * f32 where every partial sum is exact (K x 2^14 <= 2^24 for i8, K x
+ * 255^2 for ui8: int_sums_exact_in_f32), as ints past that */
 static void int8_words(void **state) {
   fixture_t *f = *state;
-  f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in0w_at(";
-  f->cpu_needle2 = "gemm_s8x8(GEMM_HALF8(in1w_at(";
+  f->cpu_needle = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in0w_at(";
+  f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in1w_at(";
   check_exact(state, DOT2T(40, 48, 64, "i8", "i32"), true);
   f->cpu_needle = "gemm_u8x8(GEMM_HALF8(in1w_at(";
   f->cpu_needle2 = "#define GEMM_INT 1";
-  check_exact(state, DOT2T(24, 32, 40, "ui8", "ui32"), true);
+  check_exact(state, DOT2T(24, 264, 40, "ui8", "ui32"), true); /* 264 > 2^24 / 255^2 */
+  f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in0w_at(";
+  check_exact(state, DOT2T(16, 1032, 16, "i8", "i32"), true); /* 1032 > 2^10 */
+  f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in1w_at(";
+  f->cpu_needle2 = "uint gemm_v0 = uint(int(gemm_f0));";
+  check_exact(state, DOT2T(24, 256, 40, "ui8", "ui32"), true); /* 256 x 255^2 < 2^24 */
   f->cpu_needle = f->cpu_needle2 = NULL;
 }
 
@@ -1061,27 +1068,34 @@ static void int_hand(void **state) {
 
 /* A quantized layer: i8 x i8 into i32 with widening converts before it
  * (read through: gemm_s8x8), the sums converted to f32, scaled per output
- * column and given a bias in the epilogue (stored 8 at a time: ivec4
- * accumulators into gemm_epilogue8); and a narrowing convert, which the
- * kernel cannot read through (the elemental path). */
+ * column and given a bias in the epilogue, stored 8 at a time (K = 64:
+ * f32 sums into gemm_epilogue8; K = 1040: ivec4 accumulators); and a
+ * narrowing convert, which the kernel cannot read through (the elemental
+ * path). */
 static void int_quantized_layer(void **state) {
   fixture_t *f = *state;
-  f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in1w_at(";
-  f->cpu_needle2 = "void gemm_epilogue8(int idx, ivec4 gemm_a0";
-  check_exact(state,
-              "func.func @main(%a: tensor<32x64xi8>, %w: tensor<64x48xi8>, %s: tensor<48xf32>, %bias: tensor<48xf32>)"
-              " -> tensor<32x48xf32> {\n"
-              "  %a32 = stablehlo.convert %a : (tensor<32x64xi8>) -> tensor<32x64xi32>\n"
-              "  %w32 = stablehlo.convert %w : (tensor<64x48xi8>) -> tensor<64x48xi32>\n"
-              "  %c = stablehlo.dot_general %a32, %w32, contracting_dims = [1] x [0] : (tensor<32x64xi32>, tensor<64x48xi32>)"
-              " -> tensor<32x48xi32>\n"
-              "  %cf = stablehlo.convert %c : (tensor<32x48xi32>) -> tensor<32x48xf32>\n"
-              "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
-              "  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
-              "  %y = stablehlo.multiply %cf, %sb : tensor<32x48xf32>\n"
-              "  %z = stablehlo.add %y, %bb : tensor<32x48xf32>\n"
-              "  return %z : tensor<32x48xf32>\n}\n",
-              true);
+  static const int ks[] = {64, 1040};
+  for (int i = 0; i < 2; i++) {
+    int k = ks[i];
+    char text[2048];
+    snprintf(text, sizeof text,
+             "func.func @main(%%a: tensor<32x%dxi8>, %%w: tensor<%dx48xi8>, %%s: tensor<48xf32>, %%bias: tensor<48xf32>)"
+             " -> tensor<32x48xf32> {\n"
+             "  %%a32 = stablehlo.convert %%a : (tensor<32x%dxi8>) -> tensor<32x%dxi32>\n"
+             "  %%w32 = stablehlo.convert %%w : (tensor<%dx48xi8>) -> tensor<%dx48xi32>\n"
+             "  %%c = stablehlo.dot_general %%a32, %%w32, contracting_dims = [1] x [0] : (tensor<32x%dxi32>, tensor<%dx48xi32>)"
+             " -> tensor<32x48xi32>\n"
+             "  %%cf = stablehlo.convert %%c : (tensor<32x48xi32>) -> tensor<32x48xf32>\n"
+             "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
+             "  %%bb = stablehlo.broadcast_in_dim %%bias, dims = [1] : (tensor<48xf32>) -> tensor<32x48xf32>\n"
+             "  %%y = stablehlo.multiply %%cf, %%sb : tensor<32x48xf32>\n"
+             "  %%z = stablehlo.add %%y, %%bb : tensor<32x48xf32>\n"
+             "  return %%z : tensor<32x48xf32>\n}\n",
+             k, k, k, k, k, k, k, k);
+    f->cpu_needle = "gemm_s8x8(GEMM_HALF8(in1w_at(";
+    f->cpu_needle2 = i ? "void gemm_epilogue8(int idx, ivec4 gemm_a0" : "void gemm_epilogue8(int idx, vec4 gemm_a0";
+    check_exact(state, text, true);
+  }
   f->cpu_needle = f->cpu_needle2 = NULL;
   check_exact(state,
               "func.func @main(%a: tensor<16x24xi32>, %w: tensor<24x16xi8>) -> tensor<16x16xi32> {\n"
