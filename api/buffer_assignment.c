@@ -373,14 +373,14 @@ static vkhlo_status_t check_use(verifier_t *v, int id, int position, const char 
   return NULL;
 }
 
-static void sequence_span(const exe_sequence_t *seq, int *lo, int *hi) {
+void exe_sequence_span(const exe_sequence_t *seq, int *lo, int *hi) {
   for (int i = 0; seq && i < seq->count; i++) {
     const exe_thunk_t *t = &seq->thunks[i];
     if (t->position < *lo) *lo = t->position;
     if (t->position > *hi) *hi = t->position;
-    sequence_span(t->cond, lo, hi);
-    sequence_span(t->body, lo, hi);
-    for (int b = 0; b < t->branch_count; b++) sequence_span(t->branches[b], lo, hi);
+    exe_sequence_span(t->cond, lo, hi);
+    exe_sequence_span(t->body, lo, hi);
+    for (int b = 0; b < t->branch_count; b++) exe_sequence_span(t->branches[b], lo, hi);
   }
 }
 
@@ -442,9 +442,9 @@ static vkhlo_status_t check_sequence(verifier_t *v, const exe_sequence_t *seq) {
         VKHLO_RETURN_IF_ERROR(check_sequence(v, t->cond));
         VKHLO_RETURN_IF_ERROR(check_sequence(v, t->body));
         int lo = t->position, hi = -1, cond_hi = -1, cond_lo = t->position;
-        sequence_span(t->cond, &cond_lo, &cond_hi);
-        sequence_span(t->cond, &lo, &hi);
-        sequence_span(t->body, &lo, &hi);
+        exe_sequence_span(t->cond, &cond_lo, &cond_hi);
+        exe_sequence_span(t->cond, &lo, &hi);
+        exe_sequence_span(t->body, &lo, &hi);
         if (hi >= t->position)
           return VKHLO_INTERNAL("buffer assignment: loop at position %d contains a later position", t->position);
         /* the host reads the predicate after the cond's last thunk */
@@ -461,7 +461,7 @@ static vkhlo_status_t check_sequence(verifier_t *v, const exe_sequence_t *seq) {
         int lo = t->position, hi = -1;
         for (int b = 0; b < t->branch_count; b++) {
           VKHLO_RETURN_IF_ERROR(check_sequence(v, t->branches[b]));
-          sequence_span(t->branches[b], &lo, &hi);
+          exe_sequence_span(t->branches[b], &lo, &hi);
         }
         /* the selector is read before any branch runs */
         VKHLO_RETURN_IF_ERROR(check_use(v, t->selector_buffer, lo, "conditional selector"));

@@ -258,16 +258,6 @@ static void substitute(exe_sequence_t *seq, int from, int to) {
   }
 }
 
-static void lowest_position(const exe_sequence_t *seq, int *lo) {
-  for (int i = 0; seq && i < seq->count; i++) {
-    const exe_thunk_t *t = &seq->thunks[i];
-    if (t->position < *lo) *lo = t->position;
-    lowest_position(t->cond, lo);
-    lowest_position(t->body, lo);
-    for (int b = 0; b < t->branch_count; b++) lowest_position(t->branches[b], lo);
-  }
-}
-
 /* Copy |c| of |body| writes V into state S (defined before the loop,
  * which starts at position |lo|), V written by one dispatch of the body at
  * its top level: *out_writer (and for a scatter *out_start, the copy S -> V
@@ -348,9 +338,9 @@ static void alias_loop_state(vkhlo_executable_t *exe, exe_sequence_t *seq) {
     for (int b = 0; b < t->branch_count; b++) alias_loop_state(exe, t->branches[b]);
     if (t->kind != EXE_THUNK_WHILE || !t->body) continue;
     exe_sequence_t *body = t->body;
-    int lo = t->position;
-    lowest_position(t->cond, &lo);
-    lowest_position(body, &lo);
+    int lo = t->position, hi = t->position;
+    exe_sequence_span(t->cond, &lo, &hi);
+    exe_sequence_span(body, &lo, &hi);
     bool dropped = false;
     for (int c = 0; c < body->count; c++) {
       int d, start;

@@ -442,6 +442,10 @@ vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *cons
 enum { EXE_MAX_RECORDED_THUNKS = 1 << 16 };
 int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_t **out_host_step);
 
+/* Widens [*lo, *hi] to the positions of every thunk of |seq|, nested
+ * ones included (api/buffer_assignment.c). */
+void exe_sequence_span(const exe_sequence_t *seq, int *lo, int *hi);
+
 /* api/execute.c */
 /* Barriers one execution records (loops and branches counted once). */
 int64_t exe_count_barriers(const vkhlo_executable_t *exe);
