@@ -87,6 +87,20 @@ typedef struct run {
 
 static int storage_of(const run_t *r, int id) { return r->storage ? r->storage[id] : id; }
 
+/* Frees what a run allocated; buffers resolve to their own storage after
+ * it (the checks read results after the run). */
+static void run_release(run_t *r) {
+  const vkhlo_allocator_t *a = r->exe->allocator;
+  vkhlo_free(a, r->pending);
+  vkhlo_free(a, r->storage);
+  vkhlo_free(a, r->timed_kernel);
+  vkhlo_free(a, r->timed_query);
+  r->pending = NULL;
+  r->storage = NULL;
+  r->timed_kernel = NULL;
+  r->timed_query = NULL;
+}
+
 static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_offset, uint64_t *out_size) {
   id = storage_of(r, id);
   const exe_buffer_t *b = &r->exe->buffers[id];
@@ -544,9 +558,7 @@ int64_t exe_count_barriers(const vkhlo_executable_t *exe) {
   r.counting = true;
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, exe->straight_line);
-  vkhlo_free(exe->allocator, r.pending);
-  vkhlo_free(exe->allocator, r.storage);
-  r.storage = NULL; /* (the checks below resolve buffers) */
+  run_release(&r);
   if (st) {
     vkhlo_status_free(st);
     return -1;
@@ -656,11 +668,7 @@ vkhlo_status_t exe_record_program(vkhlo_executable_t *exe, vkrt_cmd_t *cmd, vkhl
   vkhlo_status_t st = run_sequence(&r, &exe->main);
   if (!st) st = record_result_copies(&r, false);
   r.recording = false;
-  vkhlo_free(exe->allocator, r.pending);
-  vkhlo_free(exe->allocator, r.storage);
-  r.storage = NULL; /* (the checks below resolve buffers) */
-  vkhlo_free(exe->allocator, r.timed_kernel);
-  vkhlo_free(exe->allocator, r.timed_query);
+  run_release(&r);
   *out_copies = r.copies + r.result_copies;
   *out_result_copies = r.result_copies;
   return st;
@@ -715,11 +723,7 @@ vkhlo_status_t vkhlo_executable_execute_into(vkhlo_executable_t *exe, int arg_co
   }
   exe->stats.result_copies = r.result_copies;
   exe->stats.submissions = r.submissions;
-  vkhlo_free(exe->allocator, r.pending);
-  vkhlo_free(exe->allocator, r.storage);
-  r.storage = NULL; /* (the checks below resolve buffers) */
-  vkhlo_free(exe->allocator, r.timed_kernel);
-  vkhlo_free(exe->allocator, r.timed_query);
+  run_release(&r);
   exe->stats.executions++;
   if (!st) st = evaluate_checks(&r);
   return st;
