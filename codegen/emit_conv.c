@@ -125,11 +125,6 @@ static int64_t stride_of(const hlo_shape_t *s, int64_t d) {
   return st;
 }
 
-/* The integer types the kernels take (CONV_INT). */
-static bool conv_int_type(hlo_element_type_t t) {
-  return t == HLO_S8 || t == HLO_U8 || t == HLO_S16 || t == HLO_U16 || t == HLO_S32 || t == HLO_U32;
-}
-
 static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
   const hlo_attrs_t *a = &conv->attrs;
   const hlo_shape_t *ls = &conv->operands[0]->shape, *ks = &conv->operands[1]->shape, *os = &conv->shape;
@@ -142,8 +137,8 @@ static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
    * convolutions") */
   hlo_element_type_t t = ls->element_type;
   if (ks->element_type != t) return false;
-  if (conv_int_type(t)) {
-    if (!conv_int_type(os->element_type)) return false;
+  if (codegen_kernel_int_type(t)) {
+    if (!codegen_kernel_int_type(os->element_type)) return false;
   } else if ((t != HLO_F32 && t != HLO_F16 && t != HLO_BF16) || (os->element_type != t && os->element_type != HLO_F32)) {
     return false;
   }
@@ -273,7 +268,7 @@ static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
   const hlo_computation_t *fc = fusion->called_computations[0];
   if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE) return NULL;
   hlo_element_type_t rt = fc->root->shape.element_type;
-  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16 && !conv_int_type(rt)) return NULL;
+  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16 && !codegen_kernel_int_type(rt)) return NULL;
   const hlo_instruction_t *conv = NULL;
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];
@@ -542,7 +537,7 @@ static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const
                              const hlo_instruction_t *conv, bool fused, int lhs_b, int rhs_b, int out_b,
                              uint64_t epilogue_reads, uint64_t *scalar_inputs) {
   hlo_element_type_t ct = conv->operands[0]->shape.element_type, rt = instr->shape.element_type;
-  bool integer = conv_int_type(ct);
+  bool integer = codegen_kernel_int_type(ct);
   if (integer) strbuf_append(sb, "#define CONV_INT 1\n#define GEMM_INT 1\n");
   /* the texel decoders (texel_element_load): the element at bit |at| */
   int bits = hlo_element_type_bit_width(ct);

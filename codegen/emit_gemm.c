@@ -128,7 +128,7 @@
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
   int binding;
-  hlo_element_type_t type; /* the binding's element type: f32, f16, bf16 or an integer (gemm_int_type) */
+  hlo_element_type_t type; /* the binding's element type: f32, f16, bf16 or an integer (codegen_kernel_int_type) */
   int64_t offset;               /* of element [0, ..., 0] in the binding (a slice's start) */
   int64_t stride[HLO_MAX_RANK]; /* per dimension of the dot operand */
   /* A split dimension (split_dim >= 0): index i of that dimension is at
@@ -185,7 +185,7 @@ typedef struct gemm_plan {
  * integers of 8, 16 and 32 bits (GEMM_INT, "Integer operands" in
  * gemm_cpu.comp). */
 static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
-static bool gemm_int_type(hlo_element_type_t t) {
+bool codegen_kernel_int_type(hlo_element_type_t t) {
   return t == HLO_S8 || t == HLO_U8 || t == HLO_S16 || t == HLO_U16 || t == HLO_S32 || t == HLO_U32;
 }
 
@@ -194,8 +194,8 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
   bool ragged = dot->opcode == HLO_OPCODE_CHLO_RAGGED_DOT;
   int operands = ragged ? 3 : 2; /* (lhs, rhs[, group_sizes]) */
   if (hlo_shape_is_tuple(&dot->shape) || dot->operand_count != operands) return false;
-  if (gemm_int_type(rt) && !ragged) /* any integer operands: they wrap into the result's type */
-    return gemm_int_type(dot->operands[0]->shape.element_type) && gemm_int_type(dot->operands[1]->shape.element_type);
+  if (codegen_kernel_int_type(rt) && !ragged) /* any integer operands: they wrap into the result's type */
+    return codegen_kernel_int_type(dot->operands[0]->shape.element_type) && codegen_kernel_int_type(dot->operands[1]->shape.element_type);
   if (!gemm_float_type(rt)) return false;
   for (int k = 0; k < 2; k++) {
     hlo_element_type_t at = dot->operands[k]->shape.element_type;
@@ -213,12 +213,12 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
 static bool exact_convert(hlo_element_type_t from, hlo_element_type_t to) {
   if (from == to) return true;
   if (gemm_float_type(from)) return to == HLO_F32;
-  if (!gemm_int_type(from)) return false;
+  if (!codegen_kernel_int_type(from)) return false;
   if (gemm_float_type(to)) {
     int fb = hlo_element_type_bit_width(from);
     return fb == 8 || (fb == 16 && to == HLO_F32);
   }
-  if (!gemm_int_type(to)) return false;
+  if (!codegen_kernel_int_type(to)) return false;
   int fb = hlo_element_type_bit_width(from), tb = hlo_element_type_bit_width(to);
   if (hlo_element_type_is_unsigned_int(from)) return tb > fb || (tb == fb && hlo_element_type_is_unsigned_int(to));
   return tb >= fb && hlo_element_type_is_signed_int(to);
@@ -334,7 +334,7 @@ static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
                        gemm_view_t *v) {
   const hlo_shape_t *s = &x->shape;
-  if (!(gemm_float_type(x->shape.element_type) || gemm_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
+  if (!(gemm_float_type(x->shape.element_type) || codegen_kernel_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
       depth > 16)
     return false;
   if (!fc) {
@@ -363,12 +363,12 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       if (x->shape.element_type != HLO_F32 || x->operand_count != 2 ||
           !trace_view(fc, x->operands[0], 0, depth + 1, &in) || !trace_view(fc, x->operands[1], 0, depth + 1, &w))
         return false;
-      if (gemm_int_type(w.type)) { /* the integers first */
+      if (codegen_kernel_int_type(w.type)) { /* the integers first */
         gemm_view_t t = in;
         in = w;
         w = t;
       }
-      if (!gemm_int_type(in.type) || !gemm_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
+      if (!codegen_kernel_int_type(in.type) || !gemm_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
           w.split_dim >= 0 || w.dyn_count)
         return false;
       *v = in;
@@ -1153,7 +1153,7 @@ static void define_load(strbuf_t *sb, const codegen_target_t *target, const char
   char buffer[16];
   snprintf(buffer, sizeof buffer, "in%d", v->binding);
   /* integers as ints (GEMM_INT), or as floats for a float product */
-  bool integer = gemm_int_type(v->type);
+  bool integer = codegen_kernel_int_type(v->type);
   if (integer) strbuf_append(sb, float_product ? "float(int(" : "int(");
   glsl_append_load_element(sb, target, v->type, buffer, "(off)");
   strbuf_append(sb, !integer ? "\n" : float_product ? "))\n" : ")\n");
@@ -1167,7 +1167,7 @@ static void define_load(strbuf_t *sb, const codegen_target_t *target, const char
 static void define_word_load(strbuf_t *sb, const char *name, const gemm_view_t *v, bool float_product) {
   hlo_element_type_t t = v->type;
   int bits = hlo_element_type_bit_width(t);
-  bool to_float = float_product && gemm_int_type(t);
+  bool to_float = float_product && codegen_kernel_int_type(t);
   strbuf_printf(sb, "#define %s(off) %s", name, to_float ? "gemm_i2f8(" : "");
   if (bits == 32)
     strbuf_printf(sb, "in%dw_at((off) >> 3)", v->binding);
@@ -1215,7 +1215,7 @@ static bool whole_words(const hlo_instruction_t *instr, const gemm_view_t *v) {
  * ones are slow multiplies (x86 vpmulld), and the operands are widened
  * to f32 the way integer weights of float products are (gemm_i2f8). */
 static bool int_sums_exact_in_f32(const gemm_plan_t *p) {
-  if (!gemm_int_type(p->dot->shape.element_type)) return false;
+  if (!codegen_kernel_int_type(p->dot->shape.element_type)) return false;
   int64_t bound[2] = {0, 0};
   for (int v = -1; v < p->ndot; v++) {
     hlo_element_type_t t = v < 0 ? p->view[0].type : p->rview[v].type;
@@ -1280,7 +1280,7 @@ bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instr
   int q = x->operands[0]->opcode == HLO_OPCODE_CONVERT ? 0 : 1;
   const hlo_instruction_t *cv = x->operands[q], *bc = x->operands[1 - q];
   if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
-      !gemm_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
+      !codegen_kernel_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
       !gemm_float_type(bc->operands[0]->shape.element_type))
     return false;
   for (int u = 0; u < x->user_count; u++) {
@@ -1415,7 +1415,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
         (rhs_in_words && hlo_element_type_bit_width(p.rview[0].type) == bits))
       strbuf_printf(&sb, "#define GEMM_WORDS%d 1\n", bits);
   bool int_as_float = int_sums_exact_in_f32(&p);
-  bool float_product = !gemm_int_type(p.dot->shape.element_type) || int_as_float;
+  bool float_product = !codegen_kernel_int_type(p.dot->shape.element_type) || int_as_float;
   if (!float_product) strbuf_append(&sb, "#define GEMM_INT 1\n");
   if (!gpu)
     strbuf_printf(&sb, "#define TM %d\n#define TN %d\n#define WG %lld\n#define NDOT %d\n", TMv, TNv, (long long)wg,

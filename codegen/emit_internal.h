@@ -104,6 +104,9 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
  * f32 result (see plan_gemm in emit_gemm.c); not a tuple.  Split-K
  * (codegen/expand.c) asks the same. */
 bool codegen_gemm_types(const hlo_instruction_t *dot);
+/* The integer element types the GEMM and convolution kernels sum as ints
+ * (GEMM_INT, CONV_INT): 8, 16 and 32 bits, signed or not. */
+bool codegen_kernel_int_type(hlo_element_type_t t);
 /* Whether |x| is a multiply of integer weights by a per-column scale that
  * the CPU GEMM kernel reads as its products' rhs (emit_gemm.c "Scaled
  * weights"): codegen/fusion.c fuses it into their clusters. */
