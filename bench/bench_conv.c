@@ -32,8 +32,15 @@
  *   $VKHLO_CONV_TILE etc.           both configurations' (see emit_conv.h),
  *                                   unless BENCH_CONV_BASE sets them
  *   $BENCH_CONV_SKIP_OLD=1          no baseline
+ *   $BENCH_CONV_TYPE=f16|bf16|i8    the layers in that element type (i8:
+ *                                   into i32, inputs in [-8, 8)); with
+ *                                   BENCH_CONV_BASE=VKHLO_CONV_KERNEL=elemental
+ *                                   the baseline is the path such
+ *                                   convolutions took before the kernels
+ *                                   had them (default f32)
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,36 +100,42 @@ static double median(double *v, int n) {
 
 static int out_size(const layer_t *l) { return (l->h + 2 * l->pad - l->k) / l->stride + 1; }
 
+/* The operand element type ($BENCH_CONV_TYPE) and the result's. */
+typedef struct types {
+  const char *in, *out;
+} types_t;
+
 /* The program of layer |l| in NCHW/OIHW (nhwc false) or NHWC/HWIO. */
-static char *program(const layer_t *l, bool nhwc) {
+static char *program(const layer_t *l, bool nhwc, const types_t *ty) {
   int oh = out_size(l);
   char *text = malloc(4096);
   char in[64], w[64], out[64];
+  const char *it = ty->in, *ot = ty->out;
   if (nhwc) {
-    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", l->h, l->h, l->c);
-    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", l->k, l->k, l->c, l->o);
-    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", oh, oh, l->o);
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dx%s>", l->h, l->h, l->c, it);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dx%s>", l->k, l->k, l->c, l->o, it);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dx%s>", oh, oh, l->o, ot);
   } else {
-    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", l->c, l->h, l->h);
-    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", l->o, l->c, l->k, l->k);
-    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", l->o, oh, oh);
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dx%s>", l->c, l->h, l->h, it);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dx%s>", l->o, l->c, l->k, l->k, it);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dx%s>", l->o, oh, oh, ot);
   }
   int n = snprintf(text, 4096,
-                   "func.func @main(%%x: %s, %%w: %s, %%b: tensor<%dxf32>) -> %s {\n"
+                   "func.func @main(%%x: %s, %%w: %s, %%b: tensor<%dx%s>) -> %s {\n"
                    "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s,"
                    " window = {stride = [%d, %d], pad = [[%d, %d], [%d, %d]]}"
                    " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n",
-                   in, w, l->o, out,
+                   in, w, l->o, ot, out,
                    nhwc ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]" : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
                    l->stride, l->stride, l->pad, l->pad, l->pad, l->pad, in, w, out);
   if (l->epilogue)
     n += snprintf(text + n, 4096 - (size_t)n,
-                  "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : (tensor<%dxf32>) -> %s\n"
-                  "  %%z = stablehlo.constant dense<0.0> : %s\n"
+                  "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : (tensor<%dx%s>) -> %s\n"
+                  "  %%z = stablehlo.constant dense<0> : %s\n"
                   "  %%s = stablehlo.add %%y, %%bb : %s\n"
                   "  %%r = stablehlo.maximum %%s, %%z : %s\n"
                   "  return %%r : %s\n}\n",
-                  nhwc ? 3 : 1, l->o, out, out, out, out, out);
+                  nhwc ? 3 : 1, l->o, ot, out, out, out, out, out);
   else
     snprintf(text + n, 4096 - (size_t)n, "  return %%y : %s\n}\n", out);
   return text;
@@ -148,6 +161,57 @@ static double cpu_ms(void) {
   return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
+/* |v| (in [-0.5, 0.5)) as an element of type |t|: f32, f16 / bf16 (the
+ * nearest, by truncation of the f32 bits for bf16: any value will do),
+ * or an integer in [-8, 8). */
+static void store_value(vkhlo_element_type_t t, float v, unsigned char *dst) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  if (t == VKHLO_F32) {
+    memcpy(dst, &v, 4);
+  } else if (t == VKHLO_BF16) {
+    uint16_t h = (uint16_t)(u >> 16);
+    memcpy(dst, &h, 2);
+  } else if (t == VKHLO_F16) { /* |v| < 0.5: normal or subnormal f16 */
+    float a = v < 0 ? -v : v;
+    int e;
+    float m = frexpf(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    uint16_t h = a == 0       ? 0
+                 : e - 1 + 15 >= 1 ? (uint16_t)((e - 1 + 15) << 10 | ((uint32_t)(m * 2048.0f) & 0x3FF))
+                                   : (uint16_t)(a * 16777216.0f);
+    if (v < 0) h |= 0x8000;
+    memcpy(dst, &h, 2);
+  } else {
+    int32_t q = (int32_t)(v * 16.0f);
+    memcpy(dst, &q, vkhlo_element_type_size_bytes(t));
+  }
+}
+
+/* Element |i| of |p| (of type |t|) as a double. */
+static double load_value(vkhlo_element_type_t t, const unsigned char *p, int64_t i) {
+  if (t == VKHLO_F32) {
+    float f;
+    memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  if (t == VKHLO_S32) {
+    int32_t q;
+    memcpy(&q, p + 4 * i, 4);
+    return q;
+  }
+  uint16_t h;
+  memcpy(&h, p + 2 * i, 2);
+  if (t == VKHLO_BF16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = h >> 10 & 0x1F, m = h & 0x3FF;
+  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+  return h & 0x8000 ? -v : v;
+}
+
 typedef struct prepared {
   vkhlo_executable_t *exe;
   vkhlo_buffer_t *args[3], *res;
@@ -163,10 +227,11 @@ static void prepare(vkhlo_context_t *ctx, const char *text, prepared_t *p) {
     vkhlo_tensor_type_t t;
     vkhlo_executable_parameter_type(p->exe, i, &t);
     int64_t n = vkhlo_tensor_type_element_count(&t);
-    float *data = malloc((size_t)n * sizeof *data + 4);
+    size_t es = vkhlo_element_type_size_bytes(t.element_type);
+    unsigned char *data = malloc((size_t)n * es + 4);
     for (int64_t k = 0; k < n; k++) {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-      data[k] = (float)((double)(seed >> 40) / (1 << 24) - 0.5);
+      store_value(t.element_type, (float)((double)(seed >> 40) / (1 << 24) - 0.5), data + (size_t)k * es);
     }
     if ((st = vkhlo_buffer_create(ctx, &t, data, &p->args[i]))) die(st, "buffer");
     free(data);
@@ -203,14 +268,17 @@ static double max_rel_diff(prepared_t *a, prepared_t *b) {
   vkhlo_tensor_type_t t;
   vkhlo_buffer_type(a->res, &t);
   int64_t n = vkhlo_tensor_type_element_count(&t);
-  float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
+  size_t bytes = vkhlo_tensor_type_size_bytes(&t);
+  unsigned char *x = malloc(bytes + 4), *y = malloc(bytes + 4);
   vkhlo_status_t st;
-  if ((st = vkhlo_buffer_read(a->res, x, (size_t)n * 4)) || (st = vkhlo_buffer_read(b->res, y, (size_t)n * 4)))
-    die(st, "read");
+  if ((st = vkhlo_buffer_read(a->res, x, bytes)) || (st = vkhlo_buffer_read(b->res, y, bytes))) die(st, "read");
   double worst = 0, scale = 0;
-  for (int64_t i = 0; i < n; i++) scale = scale > x[i] && scale > -x[i] ? scale : (x[i] < 0 ? -x[i] : x[i]);
   for (int64_t i = 0; i < n; i++) {
-    double d = (double)x[i] - (double)y[i];
+    double v = load_value(t.element_type, x, i);
+    scale = scale > v && scale > -v ? scale : (v < 0 ? -v : v);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double d = load_value(t.element_type, x, i) - load_value(t.element_type, y, i);
     if (d < 0) d = -d;
     if (d > worst) worst = d;
   }
@@ -224,6 +292,14 @@ int main(int argc, char **argv) {
   const char *only = argc > 2 ? argv[2] : NULL;
   bool skip_old = getenv("BENCH_CONV_SKIP_OLD") && atoi(getenv("BENCH_CONV_SKIP_OLD"));
   const char *base_env = getenv("BENCH_CONV_BASE") ? getenv("BENCH_CONV_BASE") : "VKHLO_CONV_KERNEL=generic";
+  types_t ty = {"f32", "f32"};
+  const char *type = getenv("BENCH_CONV_TYPE");
+  if (type && (strcmp(type, "f16") == 0 || strcmp(type, "bf16") == 0)) ty.in = ty.out = type;
+  else if (type && strcmp(type, "i8") == 0) ty.in = "i8", ty.out = "i32";
+  else if (type && strcmp(type, "f32") != 0) {
+    fprintf(stderr, "bench_conv: BENCH_CONV_TYPE=%s: f32, f16, bf16 or i8\n", type);
+    return 2;
+  }
   if (repeat < 1) repeat = 1;
   vkhlo_context_t *ctx, *base_ctx = NULL;
   vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);
@@ -237,9 +313,9 @@ int main(int argc, char **argv) {
   vkhlo_device_description_t dev;
   vkhlo_context_device(ctx, &dev);
   const char *tile = getenv("VKHLO_CONV_TILE");
-  printf("device: %s (%s); ResNet-50 v1.5 convolutions, batch 1, f32; device time, median of %d; "
+  printf("device: %s (%s); ResNet-50 v1.5 convolutions, batch 1, %s into %s; device time, median of %d; "
          "base: %s; new: tile %s\n\n",
-         dev.name, dev.type, repeat, skip_old ? "none" : base_env, tile ? tile : "default");
+         dev.name, dev.type, ty.in, ty.out, repeat, skip_old ? "none" : base_env, tile ? tile : "default");
   printf("| %-31s | %6s | %8s | %8s | %7s | %7s | %8s | %8s | %6s | %6s | %8s |\n", "layer", "GFLOP", "base ms",
          "new ms", "base GF", "new GF", "base cpu", "new cpu", "ratio", "cpu r", "max diff");
   printf("|---------------------------------|--------|----------|----------|---------|---------|----------|"
@@ -253,7 +329,7 @@ int main(int argc, char **argv) {
       if (only && !strstr(name, only)) continue;
       int oh = out_size(l);
       double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
-      char *text = program(l, layout == 1);
+      char *text = program(l, layout == 1, &ty);
       prepared_t a, b;
       if (!skip_old) prepare(base_ctx, text, &a);
       prepare(ctx, text, &b);
