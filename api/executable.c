@@ -141,6 +141,7 @@ static vkhlo_status_t stage_lower(compile_job_t *job) {
   job->exe->context = context;
   job->exe->allocator = context->allocator;
   VKHLO_RETURN_IF_ERROR(exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &job->exe->max_loop_iterations));
+  VKHLO_RETURN_IF_ERROR(exe_env_loop_batch(context, &job->exe->loop_batch));
   VKHLO_RETURN_IF_ERROR(exe_buffer_limits_for_device(context->device, &job->limits));
   vkhlo_status_t st = exe_lower_module(job->exe, job->module, &job->schedule, job->target,
                                        job->limits.alignment, &job->constant_data);

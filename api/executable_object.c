@@ -36,6 +36,8 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkrt_cmd_destroy(exe->copy_cmd);
   vkrt_cmd_destroy(exe->record_cmd); /* embedding: vkhlo_executable_record */
   vkrt_buffer_destroy(exe->readback);
+  vkrt_buffer_destroy(exe->loop_gates);
+  vkrt_buffer_destroy(exe->loop_gates_readback);
   vkhlo_free(exe->allocator, exe->recorded_serials);
   vkhlo_free(exe->allocator, exe->profile_dispatches);
   vkhlo_free(exe->allocator, exe->profile_ms);

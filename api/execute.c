@@ -69,6 +69,10 @@ typedef struct run {
   bool one_recording;
   int64_t thunks_recorded; /* since the last submission */
   int64_t iteration;       /* of the innermost counted loop running (its counter table's entry) */
+  /* the loop whose iterations are being recorded in a batch (see
+   * "Batched iterations"), else NULL: its copies dispatch its word-copy
+   * kernel instead of recording copy commands */
+  const exe_thunk_t *batch;
   /* Loop state in two buffers (exe_thunk_t.rotate): the buffer whose
    * storage each logical buffer names now; NULL: every buffer its own */
   int *storage;
@@ -290,40 +294,69 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   return exe->profiling ? end_timing(r, query) : NULL;
 }
 
-/* |size| bytes of buffer |src| from |src_offset| into buffer |dst|. */
-static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size) {
-  vkrt_buffer_t *sb, *db;
-  uint64_t so, ss, dof, ds;
-  resolve(r, src, &sb, &so, &ss);
-  resolve(r, dst, &db, &dof, &ds);
+/* What copy_buffer copies: the buffers, offsets and the size clamped to
+ * both ranges. */
+typedef struct copy_range {
+  vkrt_buffer_t *src, *dst;
+  uint64_t src_offset, dst_offset, size;
+} copy_range_t;
+
+static vkhlo_status_t copy_range(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size, copy_range_t *out) {
+  uint64_t ss, ds;
+  resolve(r, src, &out->src, &out->src_offset, &ss);
+  resolve(r, dst, &out->dst, &out->dst_offset, &ds);
   if (src_offset > ss) return VKHLO_INTERNAL("copy from offset %llu of a %llu-byte buffer", (unsigned long long)src_offset,
                                              (unsigned long long)ss);
-  so += src_offset;
+  out->src_offset += src_offset;
   ss -= src_offset;
   if (size > ss) size = ss;
   if (size > ds) size = ds;
-  access_t accesses[2] = {buffer_access(r, src, size, false), buffer_access(r, dst, size, true)};
+  out->size = size;
+  return NULL;
+}
+
+/* |size| bytes of buffer |src| from |src_offset| into buffer |dst|: a copy
+ * command, or inside a batched loop a dispatch of the word-copy kernel
+ * (see "Batched iterations"). */
+static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size) {
+  copy_range_t c;
+  VKHLO_RETURN_IF_ERROR(copy_range(r, src, src_offset, dst, size, &c));
+  access_t accesses[2] = {buffer_access(r, src, c.size, false), buffer_access(r, dst, c.size, true)};
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   if (r->counting) return NULL;
-  r->copies++;
   r->thunks_recorded++;
-  return vkrt_cmd_copy(r->cmd, sb, so, db, dof, size);
+  if (r->batch) {
+    if (!c.size) return NULL;
+    const exe_kernel_t *k = &r->exe->kernels[r->batch->copy_kernel];
+    vkrt_binding_t bindings[2] = {{c.src, c.src_offset, c.size}, {c.dst, c.dst_offset, c.size}};
+    uint64_t groups = (c.size / 4 + 63) / 64;
+    uint32_t group_count[3] = {(uint32_t)(groups < 4096 ? groups : 4096), 1, 1};
+    return vkrt_cmd_dispatch(r->cmd, k->pipeline, 2, bindings, NULL, 0, group_count);
+  }
+  r->copies++;
+  return vkrt_cmd_copy(r->cmd, c.src, c.src_offset, c.dst, c.dst_offset, c.size);
 }
 
 static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
   return copy_buffer(r, t->src, t->src_stride * (uint64_t)r->iteration, t->dst, t->size_bytes);
 }
 
-/* After an iteration of |t|: each rotate pair's S and V trade storage. */
-static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
-  if (!t->rotate_count) return NULL;
+/* r->storage, made with every buffer its own on first use. */
+static vkhlo_status_t ensure_storage_map(run_t *r) {
   int n = r->exe->buffer_count;
   if (!r->storage) {
     r->storage = vkhlo_malloc(r->exe->allocator, sizeof *r->storage * ((size_t)n + 1));
     if (!r->storage) return VKHLO_NO_MEMORY();
     for (int i = 0; i < n; i++) r->storage[i] = i;
   }
+  return NULL;
+}
+
+/* After an iteration of |t|: each rotate pair's S and V trade storage. */
+static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
+  if (!t->rotate_count) return NULL;
+  VKHLO_RETURN_IF_ERROR(ensure_storage_map(r));
   for (int p = 0; p < t->rotate_count; p++) {
     int S = t->rotate[2 * p], V = t->rotate[2 * p + 1], tmp = r->storage[S];
     r->storage[S] = r->storage[V];
@@ -417,6 +450,165 @@ int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_
   return total;
 }
 
+static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq);
+
+/* Batched iterations.  A while loop whose trip count the program does not
+ * fix reads its predicate back after every cond: one submission, one wait
+ * and one read per iteration, which on a GPU costs more than a small
+ * body's work.  Where the device has conditional rendering and the loop's
+ * cond and body are dispatches and copies only (api/lower.c gives such
+ * loops the kernels shaders/loop_gate.comp and shaders/copy_words.comp),
+ * U iterations are recorded in one submission instead, each gated on a
+ * word of exe->loop_gates that the device computes:
+ *   fill g[0] = 1, g[1..U] = 0;
+ *   for i in 0 .. U-1:
+ *     if g[i]:   cond               (a conditional-rendering region)
+ *     gate i:    g[i+1] = g[i] && predicate      (loop_gate.comp)
+ *     if g[i+1]: body, rotate the loop state's storage
+ * then the gates are read back once: the ones among g[1..U] are the bodies
+ * that ran (once a predicate is false every later gate is 0).  All U ran:
+ * the next batch, twice as long (4, 8, .. exe->loop_batch); else the loop
+ * has ended, after that many bodies, and the storage map is the one after
+ * that many rotations.  Copies inside the regions dispatch copy_words.comp
+ * (copy commands ignore conditional rendering), so a loop whose copies are
+ * not whole aligned words keeps the host's reads, as do profiled runs
+ * (their per-dispatch timestamps would count skipped dispatches).  A
+ * skipped dispatch costs its recording on the host and next to nothing on
+ * a GPU; a loop that ends early in a batch wastes at most U - 1
+ * iterations' recordings.  CPU devices keep the reads by default
+ * (exe_env_loop_batch): there a dispatch, and a barrier, skipped or not,
+ * costs more than a submission. */
+static bool whole_word_copies(run_t *r, const exe_sequence_t *seq) {
+  uint64_t align = vkrt_device_caps(r->exe->context->device)->min_storage_buffer_offset_alignment;
+  if (!align) align = 4;
+  for (int i = 0; i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    if (t->kind != EXE_THUNK_COPY) continue;
+    copy_range_t c;
+    vkhlo_status_t st = copy_range(r, t->src, 0, t->dst, t->size_bytes, &c);
+    if (st) {
+      vkhlo_status_free(st);
+      return false;
+    }
+    if (c.size % 4 || c.src_offset % align || c.dst_offset % align) return false;
+  }
+  return true;
+}
+
+static bool batches_iterations(run_t *r, const exe_thunk_t *t) {
+  const vkhlo_executable_t *exe = r->exe;
+  return t->gate_kernel >= 0 && !r->counting && !exe->profiling && exe->loop_batch > 0 &&
+         vkrt_device_caps(exe->context->device)->conditional_rendering && whole_word_copies(r, t->cond) &&
+         whole_word_copies(r, t->body);
+}
+
+enum { GATES = -1000001 }; /* the gate words' allocation id in the access lists (no buffer's) */
+
+/* Records |seq| (a cond or a body) inside a region gated on g[gate]. */
+static vkhlo_status_t run_gated(run_t *r, const exe_sequence_t *seq, uint32_t gate) {
+  if (!seq->count) return NULL;
+  access_t read = {GATES, 4 * (uint64_t)gate, 4 * (uint64_t)gate + 4, false};
+  VKHLO_RETURN_IF_ERROR(ensure_recording(r));
+  VKHLO_RETURN_IF_ERROR(order_after_pending(r, &read, 1));
+  VKHLO_RETURN_IF_ERROR(vkrt_cmd_begin_conditional(r->cmd, r->exe->loop_gates, 4 * (uint64_t)gate));
+  vkhlo_status_t st = run_sequence(r, seq);
+  vkhlo_status_t end = vkrt_cmd_end_conditional(r->cmd);
+  if (st) {
+    vkhlo_status_free(end);
+    return st;
+  }
+  return end;
+}
+
+/* g[i + 1] = g[i] && the predicate (loop_gate.comp). */
+static vkhlo_status_t record_gate(run_t *r, const exe_thunk_t *t, uint32_t i) {
+  vkhlo_executable_t *exe = r->exe;
+  vkrt_binding_t bindings[2];
+  resolve(r, t->pred_buffer, &bindings[0].buffer, &bindings[0].offset_bytes, &bindings[0].size_bytes);
+  bindings[1] = (vkrt_binding_t){exe->loop_gates, 0, vkrt_buffer_size(exe->loop_gates)};
+  access_t accesses[2] = {buffer_access(r, t->pred_buffer, 4, false), {GATES, 4 * (uint64_t)i, 4 * (uint64_t)i + 8, true}};
+  VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
+  r->thunks_recorded++;
+  static const uint32_t one_group[3] = {1, 1, 1};
+  return vkrt_cmd_dispatch(r->cmd, exe->kernels[t->gate_kernel].pipeline, 2, bindings, &i, 4, one_group);
+}
+
+/* The gates g[1..n] into |out| after the batch: submits and waits. */
+static vkhlo_status_t read_gates(run_t *r, uint32_t n, uint32_t *out) {
+  vkhlo_executable_t *exe = r->exe;
+  vkrt_buffer_t *from = exe->loop_gates;
+  uint64_t offset = 4;
+  if (!vkrt_buffer_is_mapped(from)) { /* one copy ends the submission (as in read_selector) */
+    if (!exe->loop_gates_readback)
+      VKHLO_RETURN_IF_ERROR(
+          vkrt_buffer_create_readback(exe->context->device, vkrt_buffer_size(from), &exe->loop_gates_readback));
+    access_t read = {GATES, 4, 4 + 4 * (uint64_t)n, false};
+    VKHLO_RETURN_IF_ERROR(order_after_pending(r, &read, 1));
+    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, from, 4, exe->loop_gates_readback, 0, 4 * (uint64_t)n));
+    from = exe->loop_gates_readback;
+    offset = 0;
+  }
+  VKHLO_RETURN_IF_ERROR(flush(r));
+  return vkrt_buffer_download(from, offset, out, 4 * (uint64_t)n);
+}
+
+static vkhlo_status_t run_batched_loop(run_t *r, const exe_thunk_t *t) {
+  vkhlo_executable_t *exe = r->exe;
+  uint64_t most = exe->loop_batch < 1024 ? exe->loop_batch : 1024;
+  int64_t per_iteration = (int64_t)t->cond->count + t->body->count + 2;
+  if ((uint64_t)(EXE_MAX_RECORDED_THUNKS / per_iteration) < most) most = (uint64_t)(EXE_MAX_RECORDED_THUNKS / per_iteration);
+  if (most < 1) most = 1;
+  uint64_t gates_size = 4 * (most + 1);
+  if (exe->loop_gates && vkrt_buffer_size(exe->loop_gates) < gates_size) {
+    vkrt_buffer_destroy(exe->loop_gates);
+    vkrt_buffer_destroy(exe->loop_gates_readback);
+    exe->loop_gates = exe->loop_gates_readback = NULL;
+  }
+  if (!exe->loop_gates) VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(exe->context->device, gates_size, &exe->loop_gates));
+  uint32_t *gates = vkhlo_malloc(exe->allocator, sizeof *gates * most);
+  int n = exe->buffer_count;
+  int *map = t->rotate_count ? vkhlo_malloc(exe->allocator, sizeof *map * ((size_t)n + 1)) : NULL;
+  vkhlo_status_t st = !gates || (t->rotate_count && !map) ? VKHLO_NO_MEMORY() : NULL;
+  if (!st && t->rotate_count) st = ensure_storage_map(r);
+  uint64_t iterations = 0, batch = most < 4 ? most : 4;
+  const exe_thunk_t *outer = r->batch;
+  r->batch = t;
+  while (!st) {
+    if (map) memcpy(map, r->storage, sizeof *map * (size_t)n); /* as the batch starts */
+    access_t fill = {GATES, 0, 4 * (batch + 1), true};
+    if ((st = ensure_recording(r)) || (st = order_after_pending(r, &fill, 1)) ||
+        (st = vkrt_cmd_fill(r->cmd, exe->loop_gates, 0, 4, 1)) ||
+        (st = vkrt_cmd_fill(r->cmd, exe->loop_gates, 4, 4 * batch, 0)))
+      break;
+    for (uint32_t i = 0; i < batch && !st; i++) {
+      st = run_gated(r, t->cond, i);
+      if (!st) st = record_gate(r, t, i);
+      if (!st) st = run_gated(r, t->body, i + 1);
+      if (!st) st = rotate_state(r, t);
+    }
+    if (st || (st = read_gates(r, (uint32_t)batch, gates))) break;
+    uint64_t ran = 0;
+    while (ran < batch && gates[ran]) ran++;
+    iterations += ran;
+    if (iterations > exe->max_loop_iterations) {
+      st = too_many_iterations(exe);
+      break;
+    }
+    if (ran < batch) { /* the loop ended: the storage after |ran| rotations */
+      if (map) {
+        memcpy(r->storage, map, sizeof *map * (size_t)n);
+        for (uint64_t i = 0; i < ran && !st; i++) st = rotate_state(r, t);
+      }
+      break;
+    }
+    batch = 2 * batch < most ? 2 * batch : most;
+  }
+  r->batch = outer;
+  vkhlo_free(exe->allocator, map);
+  vkhlo_free(exe->allocator, gates);
+  return st ? st : settle_state(r, t);
+}
+
 static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
   vkhlo_executable_t *exe = r->exe;
   for (int i = 0; i < seq->count; i++) {
@@ -445,6 +637,10 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq) {
           }
           r->iteration = outer;
           VKHLO_RETURN_IF_ERROR(settle_state(r, t));
+          break;
+        }
+        if (batches_iterations(r, t)) {
+          VKHLO_RETURN_IF_ERROR(run_batched_loop(r, t));
           break;
         }
         uint64_t iterations = 0;

@@ -389,6 +389,7 @@ static void select_window_kernels(vkhlo_executable_t *exe, exe_sequence_t *seq, 
     select_window_kernels(exe, t->cond, used);
     select_window_kernels(exe, t->body, used);
     for (int b = 0; b < t->branch_count; b++) select_window_kernels(exe, t->branches[b], used);
+    if (t->kind == EXE_THUNK_WHILE && t->gate_kernel >= 0) used[t->gate_kernel] = used[t->copy_kernel] = true;
     if (t->kind != EXE_THUNK_DISPATCH) continue;
     if (t->has_window_kernel && t->window_input >= 0 && t->window_input < t->input_count &&
         t->binding_count == t->input_count + 1) {
@@ -407,6 +408,10 @@ static void renumber_kernels(exe_sequence_t *seq, const int *index) {
     renumber_kernels(t->body, index);
     for (int b = 0; b < t->branch_count; b++) renumber_kernels(t->branches[b], index);
     if (t->kind == EXE_THUNK_DISPATCH) t->kernel = index[t->kernel];
+    if (t->kind == EXE_THUNK_WHILE && t->gate_kernel >= 0) {
+      t->gate_kernel = index[t->gate_kernel];
+      t->copy_kernel = index[t->copy_kernel];
+    }
   }
 }
 

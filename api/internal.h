@@ -198,6 +198,12 @@ typedef struct exe_thunk {
    * rotate[2 i], rotate[2 i + 1]: S and V of pair i (owned). */
   int rotate_count;
   int *rotate;
+  /* A while loop without a trip count whose cond and body are dispatches
+   * and whole-buffer copies only: the kernels shaders/loop_gate.comp and
+   * shaders/copy_words.comp that let the executor run its iterations in
+   * batches under conditional rendering (api/execute.c, "Batched
+   * iterations"); -1 (both) for every other loop. */
+  int gate_kernel, copy_kernel;
   /* conditional: read selector (i1 for if: true -> branch 0; i32 for case:
    * out of range -> last branch), run that branch */
   int selector_buffer;
@@ -294,6 +300,14 @@ struct vkhlo_executable_s {
    * made on first use. */
   vkrt_buffer_t *readback;
   uint64_t max_loop_iterations;
+  /* Batched iterations of while loops (api/execute.c): at most
+   * loop_batch iterations per submission (exe_env_loop_batch: GPUs
+   * EXE_LOOP_BATCH, CPU devices 0; 0: every iteration reads its predicate
+   * back); the
+   * gate words and, where they cannot be mapped, their readback copy
+   * (made on first use). */
+  uint64_t loop_batch;
+  vkrt_buffer_t *loop_gates, *loop_gates_readback;
   /* vkhlo_executable_set_profiling: per-kernel totals (kernel_count each) */
   bool profiling;
   int64_t *profile_dispatches;
@@ -390,6 +404,10 @@ vkhlo_status_t exe_tuning_report(vkhlo_executable_t *exe, const struct tune_timi
  * naming the variable when it is set but empty, not a decimal number,
  * zero, or over 2^64-1. */
 vkhlo_status_t exe_env_uint64(const char *name, uint64_t default_value, uint64_t *out);
+/* The executable's loop_batch: $VKHLO_LOOP_BATCH (0 turns batching off),
+ * else EXE_LOOP_BATCH on GPUs and 0 on CPU devices (api/context.c).
+ * Errors: INVALID_ARGUMENT for a value that is not a number. */
+vkhlo_status_t exe_env_loop_batch(const vkhlo_context_t *context, uint64_t *out);
 
 /* api/buffer_assignment.c */
 typedef struct exe_buffer_limits {
@@ -440,6 +458,9 @@ vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *cons
  * program is submitted in parts).  *out_host_step (may be NULL): the first
  * thunk that needs the host, or NULL when only the size is the reason. */
 enum { EXE_MAX_RECORDED_THUNKS = 1 << 16 };
+/* The most iterations of a while loop recorded per submission where
+ * conditional rendering gates them (api/execute.c, "Batched iterations"). */
+enum { EXE_LOOP_BATCH = 64 };
 int64_t exe_sequence_recorded_thunks(const exe_sequence_t *seq, const exe_thunk_t **out_host_step);
 
 /* Widens [*lo, *hi] to the positions of every thunk of |seq|, nested

@@ -200,6 +200,29 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
   return NULL;
 }
 
+/* Batched iterations (api/execute.c): a while loop without a trip count
+ * whose cond and body hold only dispatches and copies of whole buffers
+ * (no nested control flow, host call or per-iteration offset) gets the
+ * gate and word-copy kernels the executor records them with where the
+ * device has conditional rendering. */
+static bool batchable_sequence(const exe_sequence_t *seq) {
+  for (int i = 0; seq && i < seq->count; i++) {
+    const exe_thunk_t *t = &seq->thunks[i];
+    if (t->kind != EXE_THUNK_DISPATCH && !(t->kind == EXE_THUNK_COPY && !t->src_stride)) return false;
+  }
+  return true;
+}
+
+static vkhlo_status_t add_loop_kernels(lowering_t *l, exe_thunk_t *loop) {
+  if (!batchable_sequence(loop->cond) || !batchable_sequence(loop->body)) return NULL;
+  codegen_kernel_t k;
+  VKHLO_RETURN_IF_ERROR(codegen_emit_library_kernel(CODEGEN_LOOP_GATE, l->exe->allocator, &k));
+  VKHLO_RETURN_IF_ERROR(add_kernel(l, &k, &loop->gate_kernel));
+  l->exe->kernels[loop->gate_kernel].has_push_constant = true; /* the iteration, per dispatch */
+  VKHLO_RETURN_IF_ERROR(codegen_emit_library_kernel(CODEGEN_COPY_WORDS, l->exe->allocator, &k));
+  return add_kernel(l, &k, &loop->copy_kernel);
+}
+
 /* A constant buffer of |size| bytes holding |data| (zeros when NULL). */
 static vkhlo_status_t add_constant_bytes(lowering_t *l, const char *name, const void *data, size_t data_size,
                                          size_t size, int *out_id) {
@@ -383,6 +406,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
   exe_thunk_t tmp;
   memset(&tmp, 0, sizeof tmp);
   tmp.kind = EXE_THUNK_WHILE;
+  tmp.gate_kernel = tmp.copy_kernel = -1;
   tmp.has_trip_count = instr->attrs.has_known_trip_count;
   tmp.trip_count = instr->attrs.known_trip_count;
   value_bufs_t cond_root = {0, NULL}, body_root = {0, NULL};
@@ -448,6 +472,7 @@ static vkhlo_status_t lower_while(lowering_t *l, env_t *env, const hlo_instructi
     copy->size_bytes = hlo_element_type_size_bytes(instr->operands[k]->shape.element_type);
     copy->src_stride = copy->size_bytes;
   }
+  if (!tmp.has_trip_count && (st = add_loop_kernels(l, &tmp))) goto loop_done;
   {
     exe_thunk_t *t = lowering_add_thunk(l, seq, EXE_THUNK_WHILE);
     if (!t) {

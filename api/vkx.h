@@ -63,7 +63,9 @@
  *           while:       i32 pred_buffer, i64 trip_count (-1: read the
  *                        predicate back), u32 rotate_count, i32
  *                        rotate[2 rotate_count] (state and value buffers
- *                        trading storage), cond sequence, body sequence
+ *                        trading storage), i32 gate_kernel, i32
+ *                        copy_kernel (-1 both: iterations not batched),
+ *                        cond sequence, body sequence
  *           conditional: i32 selector_buffer, u32 selector_is_pred,
  *                        u32 branch_count, the branch sequences
  *           host:        str op (infeed|outfeed|send|recv), i64 channel_id,
@@ -104,7 +106,7 @@
 #include "api/internal.h"
 
 #define VKX_MAGIC "VKHLOVKX"
-#define VKX_VERSION 3u /* 3: while loops carry their trip count */
+#define VKX_VERSION 4u /* 3: while loops carry their trip count; 4: and their gate kernels */
 #define VKX_HEADER_BYTES 48u
 #define VKX_SECTION_COUNT 10u
 #define VKX_MAX_DEPTH 32

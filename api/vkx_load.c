@@ -411,6 +411,8 @@ static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
       if (c->err) return;
       t->rotate = alloc(c, (size_t)(2 * t->rotate_count) + 1, sizeof(int));
       for (int p = 0; p < 2 * t->rotate_count && !c->err; p++) t->rotate[p] = i32(c, "while rotate buffer");
+      t->gate_kernel = i32(c, "while gate kernel");
+      t->copy_kernel = i32(c, "while copy kernel");
       if (c->depth >= VKX_MAX_DEPTH) return fail_at(c, at, "sequences nest deeper than %d", VKX_MAX_DEPTH);
       t->cond = alloc(c, 1, sizeof *t->cond);
       t->body = alloc(c, 1, sizeof *t->body);
@@ -497,6 +499,13 @@ static bool buffer_ok(validator_t *v, int id, const char *what) {
   return true;
 }
 
+/* Kernel |k| exists with |bindings| bindings and, where |push|, a push
+ * constant (a while loop's gate and copy kernels). */
+static bool kernel_ok(const validator_t *v, int k, uint32_t bindings, bool push) {
+  return k >= 0 && k < v->exe->kernel_count && v->exe->kernels[k].binding_count == bindings &&
+         (!push || v->exe->kernels[k].has_push_constant);
+}
+
 /* |trips|: the trip count of the counted loop whose body |seq| is (its
  * copies may step through a counter table), else -1. */
 static void check_sequence(validator_t *v, const exe_sequence_t *seq, int64_t trips) {
@@ -542,6 +551,11 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq, int64_t tr
                exe->buffers[t->rotate[2 * p + 1]].kind != EXE_BUFFER_TEMP ||
                exe->buffers[t->rotate[2 * p]].size_bytes != exe->buffers[t->rotate[2 * p + 1]].size_bytes))
             invalid(v, "rotated loop state %d is not a pair of equal temps", p);
+        if ((t->gate_kernel < 0) != (t->copy_kernel < 0) || (t->gate_kernel >= 0 && t->has_trip_count))
+          invalid(v, "while loop with one of its gate and copy kernels, or a trip count and a gate");
+        else if (t->gate_kernel >= 0 &&
+                 (!kernel_ok(v, t->gate_kernel, 2, true) || !kernel_ok(v, t->copy_kernel, 2, false)))
+          invalid(v, "while loop's gate or copy kernel is not one");
         check_sequence(v, t->cond, -1);
         check_sequence(v, t->body, t->has_trip_count ? t->trip_count : -1);
         break;
@@ -1044,6 +1058,7 @@ static vkhlo_status_t load(vkhlo_context_t *context, const uint8_t *bytes, size_
   exe->context = context;
   vkhlo_status_t st = vkx_check_device(&parsed.requirements, &context->target, vkrt_device_caps(context->device));
   if (!st) st = exe_env_uint64("VKHLO_MAX_LOOP_ITERATIONS", 10000000ull, &exe->max_loop_iterations);
+  if (!st) st = exe_env_loop_batch(context, &exe->loop_batch);
   mapping_t weights = {0};
   const uint8_t *constant_base = parsed.data;
   if (!st && parsed.side_weights) {

@@ -104,6 +104,8 @@ static void put_sequence(writer_t *w, const exe_sequence_t *seq) {
         put_u64(w, t->has_trip_count ? (uint64_t)t->trip_count : ~0ull);
         put_u32(w, (uint32_t)t->rotate_count);
         for (int p = 0; p < 2 * t->rotate_count; p++) put_i32(w, t->rotate[p]);
+        put_i32(w, t->gate_kernel);
+        put_i32(w, t->copy_kernel);
         put_sequence(w, t->cond);
         put_sequence(w, t->body);
         break;

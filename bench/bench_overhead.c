@@ -16,12 +16,14 @@
  * overhead = wall - device; per dispatch = overhead / dispatches.
  *
  * Then loops: a scan as JAX exports it (step i reads row i of xs, h =
- * tanh(0.9 h + row), writes row i of the outputs; T steps) in two forms
- * run alternately in the same rounds: the bound a constant of the cond
- * (a counted loop: its body recorded T times, the program replayed) and
+ * tanh(0.9 h + row), writes row i of the outputs; T steps) in three
+ * forms run alternately in the same rounds: the bound a constant of the
+ * cond (a counted loop: its body recorded T times, the program replayed),
  * the same bound passed as an argument (the predicate read back on the
- * host after every step, the baseline).  Prints wall per execution, per
- * step, queue submissions per execution, and the ratio.
+ * host after every step, the baseline), and that loop batched
+ * (VKHLO_LOOP_BATCH=64: up to 64 steps per submission, gated on the
+ * device).  Prints wall per execution, per step, queue submissions per
+ * execution, and the ratios.
  * Prints the device it ran on.  Not a test.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -179,15 +181,23 @@ static char *scan_program(int steps, bool bound_is_argument) {
   return text;
 }
 
-/* Both forms of the scan, alternating, |runs| executions each. */
+/* The scan's three forms, alternating, |runs| executions each: counted,
+ * the bound an argument with a submission per iteration, and the same
+ * batched (VKHLO_LOOP_BATCH=64: the device gating up to 64 iterations per
+ * submission by conditional rendering, api/execute.c; the default on GPUs,
+ * off on CPU devices). */
+enum { FORMS = 3 };
 static int bench_loops(vkhlo_context_t *ctx, int steps, int runs) {
-  vkhlo_executable_t *exe[2] = {NULL, NULL};
+  static const char *const names[FORMS] = {"counted", "argument", "batched"};
+  vkhlo_executable_t *exe[FORMS] = {NULL, NULL, NULL};
   vkhlo_buffer_t *args[3] = {NULL, NULL, NULL};
   vkhlo_status_t st = NULL;
-  for (int f = 0; f < 2 && !st; f++) {
-    char *text = scan_program(steps, f == 1);
+  for (int f = 0; f < FORMS && !st; f++) {
+    char *text = scan_program(steps, f > 0);
     if (!text) return 2;
+    setenv("VKHLO_LOOP_BATCH", f == 2 ? "64" : "0", 1);
     st = vkhlo_executable_compile(ctx, text, strlen(text), "scan.mlir", NULL, &exe[f]);
+    unsetenv("VKHLO_LOOP_BATCH");
     free(text);
   }
   for (int i = 0; i < 3 && !st; i++) {
@@ -196,12 +206,13 @@ static int bench_loops(vkhlo_context_t *ctx, int steps, int runs) {
     int32_t n = steps;
     st = vkhlo_buffer_create(ctx, &t, i == 2 ? &n : NULL, &args[i]);
   }
-  double *t[2] = {calloc((size_t)runs, sizeof(double)), calloc((size_t)runs, sizeof(double))};
-  int64_t submissions[2] = {0, 0};
+  double *t[FORMS];
+  for (int f = 0; f < FORMS; f++) t[f] = calloc((size_t)runs, sizeof(double));
+  int64_t submissions[FORMS] = {0, 0, 0};
   vkhlo_buffer_t *res = NULL;
-  for (int f = 0; f < 2 && !st; f++) st = execute_once(exe[f], 3, args, 1, &res, false); /* warm-up */
+  for (int f = 0; f < FORMS && !st; f++) st = execute_once(exe[f], 3, args, 1, &res, false); /* warm-up */
   for (int r = 0; r < runs && !st; r++)
-    for (int f = 0; f < 2 && !st; f++) {
+    for (int f = 0; f < FORMS && !st; f++) {
       double t0 = now_us();
       st = execute_once(exe[f], 3, args, 1, &res, false);
       t[f][r] = now_us() - t0;
@@ -211,16 +222,18 @@ static int bench_loops(vkhlo_context_t *ctx, int steps, int runs) {
     }
   vkhlo_buffer_destroy(res);
   if (!st) {
-    double wall[2] = {median(t[0], runs), median(t[1], runs)};
-    for (int f = 0; f < 2; f++)
-      printf("scan %3d steps %-9s %12.1f %12.2f %12lld\n", steps, f ? "argument" : "counted", wall[f],
-             wall[f] / steps, (long long)submissions[f]);
-    printf("scan %3d steps ratio     argument / counted wall = %.2f\n", steps, wall[1] / wall[0]);
+    double wall[FORMS];
+    for (int f = 0; f < FORMS; f++) {
+      wall[f] = median(t[f], runs);
+      printf("scan %3d steps %-9s %12.1f %12.2f %12lld\n", steps, names[f], wall[f], wall[f] / steps,
+             (long long)submissions[f]);
+    }
+    printf("scan %3d steps ratio     argument / counted wall = %.2f, batched / counted = %.2f\n", steps,
+           wall[1] / wall[0], wall[2] / wall[0]);
   }
-  free(t[0]);
-  free(t[1]);
+  for (int f = 0; f < FORMS; f++) free(t[f]);
   for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(args[i]);
-  for (int f = 0; f < 2; f++) vkhlo_executable_destroy(exe[f]);
+  for (int f = 0; f < FORMS; f++) vkhlo_executable_destroy(exe[f]);
   return st ? fail(st) : 0;
 }
 
@@ -261,7 +274,7 @@ int main(int argc, char **argv) {
   char *scan64 = scan_program(64, false);
   if (!rc && scan64) rc = bench(ctx, "scan 64 steps counted", scan64, strlen(scan64), runs);
   free(scan64);
-  printf("\nloops: median of %d executions, the two forms alternating\n", runs);
+  printf("\nloops: median of %d executions, the three forms alternating\n", runs);
   printf("%-24s %12s %12s %12s\n", "program", "wall_us", "us/step", "submissions");
   for (int steps = 16; steps <= 256 && !rc; steps *= 4) rc = bench_loops(ctx, steps, runs);
   vkhlo_context_destroy(ctx);

@@ -22,6 +22,8 @@
 #                    reductions' baseline)
 #   conv.log         bench_conv (conv_gpu.glsl against the per-element
 #                    kernel, every ResNet-50 layer in both layouts)
+#   overhead.log     bench_overhead (host time per execution; the scan's
+#                    loop counted, read back per step, and batched)
 #   models.log       bench_models (chess-9M from DIR/models when present,
 #                    the generated ResNet-50s and BERT-bases)
 #   xla.log          bench/xla_gpu.py on the same model files, where jax
@@ -93,6 +95,7 @@ else
   step fusion "$build/bench/bench_fusion" 5
   step fusion_serial env VKHLO_REDUCE=serial "$build/bench/bench_fusion" 5
   step conv "$build/bench/bench_conv" 5
+  step overhead "$build/bench/bench_overhead" 21
   if [ -f "$chess" ]; then
     step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" --chess="$chess" chess_9m resnet bert
   else

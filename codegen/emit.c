@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "codegen/emit_conv.h"
+#include "codegen/shaders.h"
 #include "support/status.h"
 
 void codegen_kernel_free(codegen_kernel_t *k) {
@@ -489,4 +490,27 @@ static vkhlo_status_t emit_kernel(const codegen_target_t *target, const vkhlo_al
   if (!st) st = codegen_assemble(&E, instr, total, readwrite, out);
   el_free(&E);
   return st;
+}
+
+vkhlo_status_t codegen_emit_library_kernel(codegen_library_kernel_t which, const vkhlo_allocator_t *allocator,
+                                           codegen_kernel_t *out) {
+  memset(out, 0, sizeof *out);
+  out->allocator = allocator;
+  const char *file = which == CODEGEN_LOOP_GATE ? "loop_gate.comp" : "copy_words.comp";
+  const char *name = which == CODEGEN_LOOP_GATE ? "loop_gate" : "copy_words";
+  const shaders_file_t *f = shaders_find(file);
+  if (!f) return VKHLO_INTERNAL("shaders/%s is not embedded", file);
+  out->name = vkhlo_malloc(allocator, strlen(name) + 1);
+  out->glsl = vkhlo_malloc(allocator, f->size_bytes + 1);
+  if (!out->name || !out->glsl) {
+    codegen_kernel_free(out);
+    return VKHLO_NO_MEMORY();
+  }
+  strcpy(out->name, name);
+  memcpy(out->glsl, f->text, f->size_bytes + 1);
+  out->local_size_x = which == CODEGEN_LOOP_GATE ? 1 : 64;
+  out->group_count[0] = out->group_count[1] = out->group_count[2] = 1;
+  out->input_count = 1;
+  out->output_count = 1;
+  return NULL;
 }

@@ -83,6 +83,22 @@ int codegen_dus_in_place_operand(const hlo_instruction_t *instr);
 vkhlo_status_t codegen_emit_dus_in_place(const codegen_target_t *target, const vkhlo_allocator_t *allocator,
                                          const hlo_instruction_t *instr, codegen_kernel_t *out, bool *handled);
 
+/* The executor's own kernels, library files of shaders/ compiled as they
+ * are (api/execute.c, "Batched iterations"):
+ *   CODEGEN_LOOP_GATE   shaders/loop_gate.comp: binding 0 a loop's i1
+ *                       predicate, 1 the gate words; a 4-byte push
+ *                       constant (the iteration); one workgroup;
+ *   CODEGEN_COPY_WORDS  shaders/copy_words.comp: binding 0 the source,
+ *                       1 the destination, 32-bit words; workgroups of
+ *                       64, 1 here (the executor sizes each dispatch).
+ * Errors: RESOURCE_EXHAUSTED; INTERNAL if the file is missing. */
+typedef enum codegen_library_kernel {
+  CODEGEN_LOOP_GATE,
+  CODEGEN_COPY_WORDS,
+} codegen_library_kernel_t;
+vkhlo_status_t codegen_emit_library_kernel(codegen_library_kernel_t which, const vkhlo_allocator_t *allocator,
+                                           codegen_kernel_t *out);
+
 /* Checks that every element type of |instr| (operands and results) is
  * supported on |target|; UNIMPLEMENTED "unsupported element type" otherwise. */
 vkhlo_status_t codegen_check_element_types(const codegen_target_t *target,

@@ -274,6 +274,148 @@ static void counted_loops_replay(void **state) {
   for (int k = 0; k < 3; k++) vkhlo_buffer_destroy(args[k]);
 }
 
+/* A loop whose bound is an argument, with loop state in two buffers (x:
+ * a transpose is not written in place, api/inplace.c) and copies in its
+ * body (a and b swap every iteration). */
+static const char batched_loop_program[] =
+    "func.func @main(%n: tensor<i32>, %x0: tensor<4x4xf32>, %y0: tensor<3xi32>) -> "
+    "(tensor<i32>, tensor<4x4xf32>, tensor<3xi32>, tensor<3xi32>) {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %z = stablehlo.constant dense<7> : tensor<3xi32>\n"
+    "  %r:4 = stablehlo.while(%i = %c0, %x = %x0, %a = %y0, %b = %z) : tensor<i32>, tensor<4x4xf32>, tensor<3xi32>, "
+    "tensor<3xi32>\n"
+    "  cond {\n"
+    "    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.return %p : tensor<i1>\n"
+    "  } do {\n"
+    "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "    %i1 = stablehlo.add %i, %one : tensor<i32>\n"
+    "    %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>\n"
+    "    %h = stablehlo.constant dense<1.0> : tensor<4x4xf32>\n"
+    "    %x1 = stablehlo.add %t, %h : tensor<4x4xf32>\n"
+    "    stablehlo.return %i1, %x1, %b, %a : tensor<i32>, tensor<4x4xf32>, tensor<3xi32>, tensor<3xi32>\n"
+    "  }\n"
+    "  return %r#0, %r#1, %r#2, %r#3 : tensor<i32>, tensor<4x4xf32>, tensor<3xi32>, tensor<3xi32>\n"
+    "}\n";
+
+/* |program| compiled with $VKHLO_LOOP_BATCH=|batch| ("0": unbatched). */
+static vkhlo_executable_t *compile_batched(vkhlo_context_t *ctx, const char *program, const char *batch) {
+  setenv("VKHLO_LOOP_BATCH", batch, 1);
+  vkhlo_executable_t *exe = test_compile(ctx, program);
+  unsetenv("VKHLO_LOOP_BATCH");
+  return exe;
+}
+
+/* Batched iterations (api/execute.c): with conditional rendering a loop
+ * whose predicate the host reads runs up to VKHLO_LOOP_BATCH iterations
+ * per submission, the device gating each cond and body; the results are
+ * the unbatched loop's and the host's for trip counts ending before,
+ * inside and at the end of a batch (the state's storage after an odd or
+ * even count), in a few submissions instead of one per iteration; the
+ * iteration limit holds; and where the gates cannot be mapped
+ * (VKHLO_FORCE_STAGING) they are copied back in the same submission. */
+static void batched_loops(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_device_description_t dev;
+  vkhlo_context_device(ctx, &dev);
+  bool has_cr = strncmp(dev.name, "llvmpipe", 8) == 0; /* lavapipe lists VK_EXT_conditional_rendering */
+  vkhlo_tensor_type_t nt = {VKHLO_S32, 0, {0}}, xt = {VKHLO_F32, 2, {4, 4}}, yt = {VKHLO_S32, 1, {3}};
+  float x0[16];
+  for (int e = 0; e < 16; e++) x0[e] = (float)(e * e % 11) - 2.5f;
+  int32_t y0[3] = {-4, 9, 1 << 20};
+  for (int staged = 0; staged < 2; staged++) {
+    vkhlo_context_t *c = ctx;
+    if (staged) {
+      setenv("VKHLO_FORCE_STAGING", "1", 1);
+      vkhlo_context_options_t o;
+      memset(&o, 0, sizeof o);
+      o.enable_validation = true;
+      expect_ok(vkhlo_context_create(&o, &c));
+      unsetenv("VKHLO_FORCE_STAGING");
+    }
+    /* batches of 4, 8, 16, 16, ..; and of 4, 5, 5, .. (odd: the storage
+     * map after a batch is not the one after its bodies) */
+    for (int odd = 0; odd < 2; odd++) {
+    const int most = odd ? 5 : 16;
+    vkhlo_executable_t *batched = compile_batched(c, batched_loop_program, odd ? "5" : "16");
+    vkhlo_executable_t *plain = compile_batched(c, batched_loop_program, "0");
+    static const int32_t counts[] = {0, 1, 3, 4, 5, 11, 12, 13, 28, 29, 45};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+      int32_t n = counts[k];
+      vkhlo_buffer_t *args[3];
+      expect_ok(vkhlo_buffer_create(c, &nt, &n, &args[0]));
+      expect_ok(vkhlo_buffer_create(c, &xt, x0, &args[1]));
+      expect_ok(vkhlo_buffer_create(c, &yt, y0, &args[2]));
+      struct { int32_t i; float x[16]; int32_t a[3], b[3]; } got[2];
+      vkhlo_executable_stats_t s[2];
+      for (int form = 0; form < 2; form++) {
+        vkhlo_executable_t *exe = form ? plain : batched;
+        vkhlo_buffer_t *res[4];
+        expect_ok(vkhlo_executable_execute(exe, 3, args, 4, res));
+        vkhlo_executable_stats(exe, &s[form]);
+        expect_ok(vkhlo_buffer_read(res[0], &got[form].i, 4));
+        expect_ok(vkhlo_buffer_read(res[1], got[form].x, sizeof got[form].x));
+        expect_ok(vkhlo_buffer_read(res[2], got[form].a, sizeof got[form].a));
+        expect_ok(vkhlo_buffer_read(res[3], got[form].b, sizeof got[form].b));
+        for (int r = 0; r < 4; r++) vkhlo_buffer_destroy(res[r]);
+      }
+      /* the host's: n transposes, +1 each; a and b swapped n times */
+      for (int form = 0; form < 2; form++) {
+        assert_int_equal(got[form].i, n);
+        for (int r = 0; r < 4; r++)
+          for (int col = 0; col < 4; col++) {
+            float want = (n % 2 ? x0[4 * col + r] : x0[4 * r + col]) + (float)n;
+            if (got[form].x[4 * r + col] != want)
+              fail_msg("n %d form %d x[%d][%d] = %g, want %g", n, form, r, col, got[form].x[4 * r + col], want);
+          }
+        for (int e = 0; e < 3; e++) {
+          assert_int_equal(got[form].a[e], n % 2 ? 7 : y0[e]);
+          assert_int_equal(got[form].b[e], n % 2 ? y0[e] : 7);
+        }
+      }
+      assert_true(s[1].submissions > n); /* one per iteration */
+      /* n + 1 conds in batches: at most n / most + 3, and the result copies */
+      if (has_cr && s[0].submissions > (n + 1) / most + 3 + 2)
+        fail_msg("n %d: %lld submissions batched", n, (long long)s[0].submissions);
+      for (int a = 0; a < 3; a++) vkhlo_buffer_destroy(args[a]);
+    }
+    vkhlo_executable_destroy(batched);
+    vkhlo_executable_destroy(plain);
+    }
+    if (staged) {
+      assert_int_equal(vkhlo_context_validation_message_count(c), 0);
+      vkhlo_context_destroy(c);
+    }
+  }
+  /* the iteration limit: 10 iterations are more than 9, and not more than 10 */
+  int32_t n = 10;
+  vkhlo_buffer_t *arg, *res[2] = {NULL, NULL};
+  expect_ok(vkhlo_buffer_create(ctx, &nt, &n, &arg));
+  for (int limit = 9; limit <= 10; limit++) {
+    char value[8];
+    snprintf(value, sizeof value, "%d", limit);
+    setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
+    vkhlo_executable_t *exe = compile_batched(ctx, while_program, "4");
+    unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
+    vkhlo_status_t st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
+    assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
+    vkhlo_status_free(st);
+    if (limit == 10) {
+      int32_t i = -1, acc = -1;
+      expect_ok(vkhlo_buffer_read(res[0], &i, 4));
+      expect_ok(vkhlo_buffer_read(res[1], &acc, 4));
+      assert_int_equal(i, 10);
+      assert_int_equal(acc, 1024);
+    }
+    for (int r = 0; r < 2; r++) {
+      vkhlo_buffer_destroy(res[r]);
+      res[r] = NULL;
+    }
+    vkhlo_executable_destroy(exe);
+  }
+  vkhlo_buffer_destroy(arg);
+}
+
 /* A counted loop longer than VKHLO_MAX_LOOP_ITERATIONS fails as the host
  * loop does, before it runs; and a counted loop of more thunks than one
  * recording takes (65536) runs in parts, correctly. */
@@ -783,6 +925,7 @@ int main(void) {
       cmocka_unit_test(while_loop_counts),
       cmocka_unit_test(counted_loops_replay),
       cmocka_unit_test(counted_loop_limits),
+      cmocka_unit_test(batched_loops),
       cmocka_unit_test(cheap_conditionals_become_selects),
       cmocka_unit_test(limits_from_the_environment),
       cmocka_unit_test(gemm_kind_from_the_environment),

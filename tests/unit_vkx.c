@@ -322,7 +322,7 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     pos = end;
   }
   assert_true(prog > 0);
-  size_t payload = 8 + (size_t)depth * 28 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
+  size_t payload = 8 + (size_t)depth * 36 + 4 + (size_t)depth * 4, padded = (payload + 7) / 8 * 8;
   *out_size = size - (prog_end - prog) + 16 + padded;
   uint8_t *out = calloc(1, *out_size), *p = out;
   memcpy(p, valid, prog);
@@ -341,7 +341,9 @@ static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, siz
     words[n++] = 0;                 /* pred_buffer 0 */
     words[n++] = 0xFFFFFFFFu;       /* trip count -1: read back */
     words[n++] = 0xFFFFFFFFu;
-    words[n++] = 0;                 /* no rotated state; then cond: */
+    words[n++] = 0;                 /* no rotated state */
+    words[n++] = 0xFFFFFFFFu;       /* no gate kernel */
+    words[n++] = 0xFFFFFFFFu;       /* no copy kernel; then cond: */
   }
   words[n++] = 0; /* the innermost cond is empty; bodies unwind: */
   for (int d = 0; d < depth; d++) words[n++] = 0;
@@ -457,6 +459,48 @@ static void counted_loops_survive_the_file(void **state) {
   assert_true(found);
   reseal(file, file_size);
   expect_malformed(ctx, file, file_size, "trip count -2");
+  free(file);
+  /* the uncounted loop's gate and copy kernels (api/execute.c, "Batched
+   * iterations") come back from the file; a gate naming no such kernel,
+   * or one without its copy kernel, is malformed */
+  serialized(ctx, program, &file, &file_size);
+  vkhlo_executable_t *loaded = NULL;
+  expect_ok(vkhlo_executable_load(ctx, file, file_size, NULL, &loaded));
+  const exe_thunk_t *uncounted = NULL;
+  for (int i = 0; i < loaded->main.count; i++)
+    if (loaded->main.thunks[i].kind == EXE_THUNK_WHILE) uncounted = &loaded->main.thunks[i];
+  assert_non_null(uncounted);
+  assert_true(uncounted->gate_kernel >= 0 && uncounted->copy_kernel >= 0 && uncounted->rotate_count == 0);
+  assert_string_equal(loaded->kernels[uncounted->gate_kernel].name, "loop_gate");
+  assert_string_equal(loaded->kernels[uncounted->copy_kernel].name, "copy_words");
+  int32_t gate = uncounted->gate_kernel, copy = uncounted->copy_kernel;
+  vkhlo_executable_destroy(loaded);
+  static const int32_t bad[][2] = {{999, 0}, {0, -1}, {-1, 0}};
+  for (int b = 0; b < 3; b++) {
+    uint8_t *f = malloc(file_size);
+    memcpy(f, file, file_size);
+    found = false;
+    for (size_t at = VKX_HEADER_BYTES; at + 32 <= file_size && !found; at++) {
+      uint32_t kind, rotates;
+      uint64_t trips;
+      int32_t g, c;
+      memcpy(&kind, f + at, 4);
+      memcpy(&trips, f + at + 12, 8);
+      memcpy(&rotates, f + at + 20, 4);
+      memcpy(&g, f + at + 24, 4);
+      memcpy(&c, f + at + 28, 4);
+      /* kind, position, pred_buffer, trip count, rotate count 0, gate, copy */
+      if (kind == EXE_THUNK_WHILE && trips == ~0ull && rotates == 0 && g == gate && c == copy) {
+        int32_t v[2] = {bad[b][0] == 0 ? gate : bad[b][0], bad[b][1] == 0 ? copy : bad[b][1]};
+        memcpy(f + at + 24, v, 8);
+        found = true;
+      }
+    }
+    assert_true(found);
+    reseal(f, file_size);
+    expect_malformed(ctx, f, file_size, b == 0 ? "gate or copy kernel is not one" : "one of its gate and copy");
+    free(f);
+  }
   free(file);
   free(data);
 }

@@ -102,6 +102,8 @@ static vkhlo_status_t create_raw(vkrt_device_t *d, uint64_t size, bool host, boo
   };
   /* texel views of it (vkrt_pipeline_create) */
   if (vkrt_texel_views_supported(&d->caps)) info.usage |= VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
+  /* predicates of vkrt_cmd_begin_conditional */
+  if (d->caps.conditional_rendering) info.usage |= VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT;
   if (host) info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   b->texel_usage = (info.usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   VkResult r = d->vk.vkCreateBuffer(d->device, &info, d->alloc, &b->buffer);

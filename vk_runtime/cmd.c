@@ -54,6 +54,7 @@ struct vkrt_cmd {
   vkrt_buffer_t **copies;
   uint32_t copy_count, copy_capacity;
   bool recording;
+  bool conditional; /* inside vkrt_cmd_begin_conditional */
   bool ended;     /* recorded and ended: submittable */
   bool in_flight; /* submitted, fence not waited for yet */
   /* profiling: VKRT_MAX_TIMESTAMPS queries, created on first use and
@@ -155,6 +156,7 @@ vkhlo_status_t vkrt_cmd_begin(vkrt_cmd_t *c) {
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKRT_CHECK("vkBeginCommandBuffer", d->vk.vkBeginCommandBuffer(c->cb, &begin));
   c->recording = true;
+  c->conditional = false;
   c->timestamp_count = 0;
   c->timestamps_reset = false;
   return NULL;
@@ -442,13 +444,49 @@ void vkrt_cmd_barrier(vkrt_cmd_t *c) {
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
   };
   VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  c->device->vk.vkCmdPipelineBarrier(c->cb, stages, stages, 0, 1, &barrier, 0, NULL, 0, NULL);
+  VkPipelineStageFlags dst = stages;
+  if (c->device->caps.conditional_rendering) { /* the predicates written before it */
+    barrier.dstAccessMask |= VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT;
+    dst |= VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT;
+  }
+  c->device->vk.vkCmdPipelineBarrier(c->cb, stages, dst, 0, 1, &barrier, 0, NULL, 0, NULL);
+}
+
+vkhlo_status_t vkrt_cmd_begin_conditional(vkrt_cmd_t *c, vkrt_buffer_t *buffer, uint64_t offset_bytes) {
+  vkrt_device_t *d = c->device;
+  if (!c->recording) return VKHLO_INVALID("vkrt_cmd_begin_conditional: vkrt_cmd_begin was not called");
+  if (!d->caps.conditional_rendering || !d->vk.vkCmdBeginConditionalRenderingEXT)
+    return VKHLO_INVALID("vkrt_cmd_begin_conditional: the device has no conditional rendering");
+  if (c->conditional) return VKHLO_INVALID("vkrt_cmd_begin_conditional: regions do not nest");
+  if (!buffer || buffer->wrapped || offset_bytes % 4 != 0 || offset_bytes + 4 > buffer->size_bytes)
+    return VKHLO_INVALID("vkrt_cmd_begin_conditional: no predicate word at offset %llu of that buffer",
+                         (unsigned long long)offset_bytes);
+  VkConditionalRenderingBeginInfoEXT info = {
+      .sType = VK_STRUCTURE_TYPE_CONDITIONAL_RENDERING_BEGIN_INFO_EXT,
+      .buffer = buffer->buffer,
+      .offset = offset_bytes,
+  };
+  d->vk.vkCmdBeginConditionalRenderingEXT(c->cb, &info);
+  c->conditional = true;
+  return NULL;
+}
+
+vkhlo_status_t vkrt_cmd_end_conditional(vkrt_cmd_t *c) {
+  if (!c->recording || !c->conditional)
+    return VKHLO_INVALID("vkrt_cmd_end_conditional: no conditional region is open");
+  c->device->vk.vkCmdEndConditionalRenderingEXT(c->cb);
+  c->conditional = false;
+  return NULL;
 }
 
 vkhlo_status_t vkrt_cmd_end(vkrt_cmd_t *c) {
   vkrt_device_t *d = c->device;
   if (!c->recording || c->external) return VKHLO_INVALID("vkrt_cmd_end: vkrt_cmd_begin was not called");
   c->recording = false;
+  if (c->conditional) { /* a region left open by an error: closed, so the buffer stays valid */
+    d->vk.vkCmdEndConditionalRenderingEXT(c->cb);
+    c->conditional = false;
+  }
   vkrt_record_host_barrier(d, c->cb);
   VKRT_CHECK("vkEndCommandBuffer", d->vk.vkEndCommandBuffer(c->cb));
   c->ended = true;

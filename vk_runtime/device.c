@@ -569,17 +569,23 @@ typedef struct feature_set {
   VkPhysicalDevice16BitStorageFeatures s16;            /* api == 1.1 */
   VkPhysicalDevice8BitStorageFeaturesKHR s8;           /* api == 1.1 + ext */
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16i8;  /* api == 1.1 + ext */
+  VkPhysicalDeviceConditionalRenderingFeaturesEXT cr;  /* ext */
 } feature_set_t;
 
 /* Links the structs that apply; |has_8bit|/|has_f16i8| only matter < 1.2. */
-static void chain_features(feature_set_t *fs, bool api12, bool has_8bit, bool has_f16i8) {
+static void chain_features(feature_set_t *fs, bool api12, bool has_8bit, bool has_f16i8, bool has_cr) {
   fs->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   fs->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
   fs->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   fs->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
   fs->s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR;
   fs->f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR;
+  fs->cr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT;
   void **link = &fs->f2.pNext;
+  if (has_cr) {
+    *link = &fs->cr;
+    link = &fs->cr.pNext;
+  }
   if (api12) {
     *link = &fs->v11;
     link = &fs->v11.pNext;
@@ -618,6 +624,7 @@ static void select_features(const feature_set_t *have, feature_set_t *want) {
   want->s8.uniformAndStorageBuffer8BitAccess = have->s8.uniformAndStorageBuffer8BitAccess;
   want->f16i8.shaderInt8 = have->f16i8.shaderInt8;
   want->f16i8.shaderFloat16 = have->f16i8.shaderFloat16;
+  want->cr.conditionalRendering = have->cr.conditionalRendering;
 }
 
 static void caps_from_features(vkrt_caps_t *caps, const feature_set_t *fs, bool api12) {
@@ -686,6 +693,13 @@ static void caps_from_properties(vkrt_device_t *d, bool float_controls) {
   c->signed_zero_inf_nan_preserve_float64 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat64;
 }
 
+/* $VKHLO_CONDITIONAL_RENDERING=0: the extension is not enabled (devices
+ * without it, for tests and measurements). */
+static bool conditional_rendering_off(void) {
+  const char *v = getenv("VKHLO_CONDITIONAL_RENDERING");
+  return v && strcmp(v, "0") == 0;
+}
+
 /* Queries features; creates the logical device unless external. */
 static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   VkPhysicalDeviceProperties props;
@@ -703,16 +717,21 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   bool has_float_controls =
       !api12 && !d->external &&
       has_extension(exts, ext_count, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  /* conditional rendering batches while loops' iterations (api/execute.c);
+   * only on a device vkrt creates (an external one may lack it) */
+  bool has_cr = !d->external && !conditional_rendering_off() &&
+                has_extension(exts, ext_count, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
   vkhlo_free(d->allocator, exts);
 
   feature_set_t have, want;
   memset(&have, 0, sizeof have);
   memset(&want, 0, sizeof want);
-  chain_features(&have, api12, has_8bit, has_f16i8);
+  chain_features(&have, api12, has_8bit, has_f16i8, has_cr);
   d->ifn.vkGetPhysicalDeviceFeatures2(d->physical_device, &have.f2);
-  chain_features(&want, api12, has_8bit, has_f16i8);
+  chain_features(&want, api12, has_8bit, has_f16i8, has_cr);
   select_features(&have, &want);
   caps_from_features(&d->caps, &want, api12);
+  d->caps.conditional_rendering = has_cr && want.cr.conditionalRendering;
   caps_from_properties(d, api12 || has_float_controls);
   d->ifn.vkGetPhysicalDeviceMemoryProperties(d->physical_device, &d->memory_properties);
   if (d->external) return NULL;
@@ -722,8 +741,9 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
     return vkhlo_status_make(VKHLO_STATUS_UNAVAILABLE, "device %s has no compute queue",
                              props.deviceName);
   d->queue_family_index = (uint32_t)family;
-  const char *enabled[3];
+  const char *enabled[4];
   uint32_t enabled_count = 0;
+  if (d->caps.conditional_rendering) enabled[enabled_count++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
   if (has_float_controls) enabled[enabled_count++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
   if (has_8bit && (want.s8.storageBuffer8BitAccess || want.s8.uniformAndStorageBuffer8BitAccess))
     enabled[enabled_count++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;

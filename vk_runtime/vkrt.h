@@ -78,6 +78,10 @@ typedef struct vkrt_caps {
   bool signed_zero_inf_nan_preserve_float16;
   bool signed_zero_inf_nan_preserve_float32;
   bool signed_zero_inf_nan_preserve_float64;
+  /* VK_EXT_conditional_rendering, enabled with its conditionalRendering
+   * feature (vkrt_cmd_begin_conditional); false for an external device
+   * (vkrt cannot know whether the caller enabled it). */
+  bool conditional_rendering;
 } vkrt_caps_t;
 
 /* A device-memory allocation the caller makes for vkrt (embedding). */
@@ -282,8 +286,21 @@ vkhlo_status_t vkrt_cmd_copy(vkrt_cmd_t *cmd, vkrt_buffer_t *src, uint64_t src_o
 vkhlo_status_t vkrt_cmd_fill(vkrt_cmd_t *cmd, vkrt_buffer_t *dst, uint64_t offset,
                              uint64_t size_bytes, uint32_t value);
 /* A memory barrier: compute and transfer writes before it are visible to
- * compute and transfer reads/writes after it. */
+ * compute and transfer reads/writes after it (and to the predicate reads
+ * of conditional rendering, where the device has it). */
 void vkrt_cmd_barrier(vkrt_cmd_t *cmd);
+/* Conditional execution (caps.conditional_rendering): the dispatches
+ * recorded between begin and end run only if the 32-bit word at
+ * |offset_bytes| (a multiple of 4) of |buffer| is not zero when the
+ * device reaches them; copies and fills run regardless.  The word must be
+ * written before begin with a barrier between (vkrt_cmd_barrier).
+ * Regions do not nest.  |buffer| must be one of vkrt_buffer_create's
+ * (device buffers carry the conditional-rendering usage where the device
+ * has it).
+ * Errors: INVALID_ARGUMENT when not recording, without the capability,
+ * for a misaligned offset, a wrapped buffer, or an unbalanced begin/end. */
+vkhlo_status_t vkrt_cmd_begin_conditional(vkrt_cmd_t *cmd, vkrt_buffer_t *buffer, uint64_t offset_bytes);
+vkhlo_status_t vkrt_cmd_end_conditional(vkrt_cmd_t *cmd);
 /* Ends, submits to the device's queue and waits on a fence.
  * Errors: UNAVAILABLE on VK_ERROR_DEVICE_LOST. */
 vkhlo_status_t vkrt_cmd_submit_and_wait(vkrt_cmd_t *cmd);
