@@ -274,6 +274,41 @@ static void counted_loops_replay(void **state) {
   for (int k = 0; k < 3; k++) vkhlo_buffer_destroy(args[k]);
 }
 
+/* while_program's 10 iterations under $VKHLO_MAX_LOOP_ITERATIONS 9 (too
+ * many: DEADLINE_EXCEEDED) and 10 (its results), compiled with
+ * $VKHLO_LOOP_BATCH=|batch| (NULL: the default). */
+static void iteration_limit(vkhlo_context_t *ctx, const char *batch) {
+  vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
+  int32_t n = 10;
+  vkhlo_buffer_t *arg, *res[2] = {NULL, NULL};
+  expect_ok(vkhlo_buffer_create(ctx, &t, &n, &arg));
+  for (int limit = 9; limit <= 10; limit++) {
+    char value[8];
+    snprintf(value, sizeof value, "%d", limit);
+    setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
+    if (batch) setenv("VKHLO_LOOP_BATCH", batch, 1);
+    vkhlo_executable_t *exe = test_compile(ctx, while_program);
+    unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
+    unsetenv("VKHLO_LOOP_BATCH");
+    vkhlo_status_t st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
+    assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
+    vkhlo_status_free(st);
+    if (limit == 10) {
+      int32_t i = -1, acc = -1;
+      expect_ok(vkhlo_buffer_read(res[0], &i, 4));
+      expect_ok(vkhlo_buffer_read(res[1], &acc, 4));
+      assert_int_equal(i, 10);
+      assert_int_equal(acc, 1024);
+    }
+    for (int r = 0; r < 2; r++) {
+      vkhlo_buffer_destroy(res[r]);
+      res[r] = NULL;
+    }
+    vkhlo_executable_destroy(exe);
+  }
+  vkhlo_buffer_destroy(arg);
+}
+
 /* A loop whose bound is an argument, with loop state in two buffers (x:
  * a transpose is not written in place, api/inplace.c) and copies in its
  * body (a and b swap every iteration). */
@@ -387,33 +422,7 @@ static void batched_loops(void **state) {
       vkhlo_context_destroy(c);
     }
   }
-  /* the iteration limit: 10 iterations are more than 9, and not more than 10 */
-  int32_t n = 10;
-  vkhlo_buffer_t *arg, *res[2] = {NULL, NULL};
-  expect_ok(vkhlo_buffer_create(ctx, &nt, &n, &arg));
-  for (int limit = 9; limit <= 10; limit++) {
-    char value[8];
-    snprintf(value, sizeof value, "%d", limit);
-    setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
-    vkhlo_executable_t *exe = compile_batched(ctx, while_program, "4");
-    unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
-    vkhlo_status_t st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
-    assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
-    vkhlo_status_free(st);
-    if (limit == 10) {
-      int32_t i = -1, acc = -1;
-      expect_ok(vkhlo_buffer_read(res[0], &i, 4));
-      expect_ok(vkhlo_buffer_read(res[1], &acc, 4));
-      assert_int_equal(i, 10);
-      assert_int_equal(acc, 1024);
-    }
-    for (int r = 0; r < 2; r++) {
-      vkhlo_buffer_destroy(res[r]);
-      res[r] = NULL;
-    }
-    vkhlo_executable_destroy(exe);
-  }
-  vkhlo_buffer_destroy(arg);
+  iteration_limit(ctx, "4");
 }
 
 /* A counted loop longer than VKHLO_MAX_LOOP_ITERATIONS fails as the host
@@ -564,27 +573,7 @@ static void limits_from_the_environment(void **state) {
   unsetenv("VKHLO_MAX_ALLOCATION_BYTES");
   assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
   vkhlo_status_free(st);
-  /* a good value: 10 iterations are more than 9, and not more than 10 */
-  vkhlo_tensor_type_t t = {VKHLO_S32, 0, {0}};
-  int32_t n = 10;
-  vkhlo_buffer_t *arg, *res[2] = {NULL, NULL};
-  expect_ok(vkhlo_buffer_create(ctx, &t, &n, &arg));
-  for (int limit = 9; limit <= 10; limit++) {
-    char value[8];
-    snprintf(value, sizeof value, "%d", limit);
-    setenv("VKHLO_MAX_LOOP_ITERATIONS", value, 1);
-    exe = test_compile(ctx, while_program);
-    unsetenv("VKHLO_MAX_LOOP_ITERATIONS");
-    st = vkhlo_executable_execute(exe, 1, &arg, 2, res);
-    assert_int_equal(vkhlo_status_code(st), limit == 9 ? VKHLO_STATUS_DEADLINE_EXCEEDED : VKHLO_STATUS_OK);
-    vkhlo_status_free(st);
-    for (int i = 0; i < 2; i++) {
-      vkhlo_buffer_destroy(res[i]);
-      res[i] = NULL;
-    }
-    vkhlo_executable_destroy(exe);
-  }
-  vkhlo_buffer_destroy(arg);
+  iteration_limit(ctx, NULL); /* a good value is obeyed */
 }
 
 /* $VKHLO_GEMM, read when a context is created: an unknown kernel name fails
