@@ -259,6 +259,8 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
   dopts.enable_validation = options->enable_validation || env_true("VKHLO_VALIDATION");
   /* tests: host access through staging copies, as on a discrete GPU */
   dopts.force_staging = env_true("VKHLO_FORCE_STAGING");
+  /* measurements: loops read every predicate back (api/execute.c) */
+  dopts.no_conditional_rendering = env_false("VKHLO_CONDITIONAL_RENDERING");
   dopts.message_fn = on_message;
   dopts.message_user = ctx;
   dopts.allocator = ctx->allocator;

@@ -237,20 +237,18 @@ static vkhlo_status_t end_timing(run_t *r, uint32_t query) {
   return NULL;
 }
 
-/* Submits the recorded work, waits for it and reads the first 32 bits of
- * buffer |id| (a loop's predicate, a conditional's selector) into *out.
- * Where the host cannot map that memory (a discrete GPU's), a copy into
- * the executable's mapped readback buffer ends the submission, instead of
- * a staging copy and a second submission after it. */
-static vkhlo_status_t read_selector(run_t *r, int id, int64_t *out) {
-  *out = 1;
-  vkrt_buffer_t *buf;
-  uint64_t off, size;
-  resolve(r, id, &buf, &off, &size);
-  vkhlo_executable_t *exe = r->exe;
+/* Submits the recorded work, waits for it and reads |size| bytes at
+ * |offset| of |buf| (what the program's accesses call |access|) into
+ * |out|.  Where the host cannot map that memory (a discrete GPU's), a copy
+ * into the mapped buffer *readback (made on first use, |readback_size|
+ * bytes) ends the submission, instead of a staging copy and a second
+ * submission after it; where no such buffer can be made, the staging
+ * download. */
+static vkhlo_status_t read_back(run_t *r, vkrt_buffer_t *buf, uint64_t offset, uint64_t size, access_t access,
+                                vkrt_buffer_t **readback, uint64_t readback_size, void *out) {
   bool staged = !r->counting && buf && !vkrt_buffer_is_mapped(buf);
-  if (staged && !exe->readback) {
-    vkhlo_status_t st = vkrt_buffer_create_readback(exe->context->device, 16, &exe->readback);
+  if (staged && !*readback) {
+    vkhlo_status_t st = vkrt_buffer_create_readback(r->exe->context->device, readback_size, readback);
     if (st) { /* (no mappable memory: the staging download below) */
       vkhlo_status_free(st);
       staged = false;
@@ -258,16 +256,26 @@ static vkhlo_status_t read_selector(run_t *r, int id, int64_t *out) {
   }
   if (staged) {
     enum { READBACK = -1000000 }; /* an allocation id of no buffer of the program */
-    access_t accesses[2] = {buffer_access(r, id, 4, false), {READBACK, 0, 4, true}};
+    access_t accesses[2] = {access, {READBACK, 0, size, true}};
     VKHLO_RETURN_IF_ERROR(ensure_recording(r));
     VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
-    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, buf, off, exe->readback, 0, 4));
+    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, buf, offset, *readback, 0, size));
   }
   VKHLO_RETURN_IF_ERROR(flush(r));
   if (r->counting) return NULL;
+  return vkrt_buffer_download(staged ? *readback : buf, staged ? 0 : offset, out, size);
+}
+
+/* The first 32 bits of buffer |id| (a loop's predicate, a conditional's
+ * selector) into *out, after the recorded work (read_back). */
+static vkhlo_status_t read_selector(run_t *r, int id, int64_t *out) {
+  *out = 1;
+  vkrt_buffer_t *buf;
+  uint64_t off, size;
+  resolve(r, id, &buf, &off, &size);
   int32_t v = 0;
-  VKHLO_RETURN_IF_ERROR(vkrt_buffer_download(staged ? exe->readback : buf, staged ? 0 : off, &v, 4));
-  *out = v;
+  VKHLO_RETURN_IF_ERROR(read_back(r, buf, off, 4, buffer_access(r, id, 4, false), &r->exe->readback, 16, &v));
+  if (!r->counting) *out = v;
   return NULL;
 }
 
@@ -342,21 +350,15 @@ static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
   return copy_buffer(r, t->src, t->src_stride * (uint64_t)r->iteration, t->dst, t->size_bytes);
 }
 
-/* r->storage, made with every buffer its own on first use. */
-static vkhlo_status_t ensure_storage_map(run_t *r) {
+/* After an iteration of |t|: each rotate pair's S and V trade storage. */
+static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
+  if (!t->rotate_count) return NULL;
   int n = r->exe->buffer_count;
   if (!r->storage) {
     r->storage = vkhlo_malloc(r->exe->allocator, sizeof *r->storage * ((size_t)n + 1));
     if (!r->storage) return VKHLO_NO_MEMORY();
     for (int i = 0; i < n; i++) r->storage[i] = i;
   }
-  return NULL;
-}
-
-/* After an iteration of |t|: each rotate pair's S and V trade storage. */
-static vkhlo_status_t rotate_state(run_t *r, const exe_thunk_t *t) {
-  if (!t->rotate_count) return NULL;
-  VKHLO_RETURN_IF_ERROR(ensure_storage_map(r));
   for (int p = 0; p < t->rotate_count; p++) {
     int S = t->rotate[2 * p], V = t->rotate[2 * p + 1], tmp = r->storage[S];
     r->storage[S] = r->storage[V];
@@ -468,8 +470,8 @@ static vkhlo_status_t run_sequence(run_t *r, const exe_sequence_t *seq);
  * then the gates are read back once: the ones among g[1..U] are the bodies
  * that ran (once a predicate is false every later gate is 0).  All U ran:
  * the next batch, twice as long (4, 8, .. exe->loop_batch); else the loop
- * has ended, after that many bodies, and the storage map is the one after
- * that many rotations.  Copies inside the regions dispatch copy_words.comp
+ * has ended, after that many bodies, and the storage map is set to the
+ * one after that many rotations.  Copies inside the regions dispatch copy_words.comp
  * (copy commands ignore conditional rendering), so a loop whose copies are
  * not whole aligned words keeps the host's reads, as do profiled runs
  * (their per-dispatch timestamps would count skipped dispatches).  A
@@ -533,23 +535,12 @@ static vkhlo_status_t record_gate(run_t *r, const exe_thunk_t *t, uint32_t i) {
   return vkrt_cmd_dispatch(r->cmd, exe->kernels[t->gate_kernel].pipeline, 2, bindings, &i, 4, one_group);
 }
 
-/* The gates g[1..n] into |out| after the batch: submits and waits. */
+/* The gates g[1..n] into |out| after the batch (read_back). */
 static vkhlo_status_t read_gates(run_t *r, uint32_t n, uint32_t *out) {
   vkhlo_executable_t *exe = r->exe;
-  vkrt_buffer_t *from = exe->loop_gates;
-  uint64_t offset = 4;
-  if (!vkrt_buffer_is_mapped(from)) { /* one copy ends the submission (as in read_selector) */
-    if (!exe->loop_gates_readback)
-      VKHLO_RETURN_IF_ERROR(
-          vkrt_buffer_create_readback(exe->context->device, vkrt_buffer_size(from), &exe->loop_gates_readback));
-    access_t read = {GATES, 4, 4 + 4 * (uint64_t)n, false};
-    VKHLO_RETURN_IF_ERROR(order_after_pending(r, &read, 1));
-    VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, from, 4, exe->loop_gates_readback, 0, 4 * (uint64_t)n));
-    from = exe->loop_gates_readback;
-    offset = 0;
-  }
-  VKHLO_RETURN_IF_ERROR(flush(r));
-  return vkrt_buffer_download(from, offset, out, 4 * (uint64_t)n);
+  access_t gates = {GATES, 4, 4 + 4 * (uint64_t)n, false};
+  return read_back(r, exe->loop_gates, 4, 4 * (uint64_t)n, gates, &exe->loop_gates_readback,
+                   vkrt_buffer_size(exe->loop_gates), out);
 }
 
 static vkhlo_status_t run_batched_loop(run_t *r, const exe_thunk_t *t) {
@@ -566,15 +557,11 @@ static vkhlo_status_t run_batched_loop(run_t *r, const exe_thunk_t *t) {
   }
   if (!exe->loop_gates) VKHLO_RETURN_IF_ERROR(vkrt_buffer_create(exe->context->device, gates_size, &exe->loop_gates));
   uint32_t *gates = vkhlo_malloc(exe->allocator, sizeof *gates * most);
-  int n = exe->buffer_count;
-  int *map = t->rotate_count ? vkhlo_malloc(exe->allocator, sizeof *map * ((size_t)n + 1)) : NULL;
-  vkhlo_status_t st = !gates || (t->rotate_count && !map) ? VKHLO_NO_MEMORY() : NULL;
-  if (!st && t->rotate_count) st = ensure_storage_map(r);
+  vkhlo_status_t st = gates ? NULL : VKHLO_NO_MEMORY();
   uint64_t iterations = 0, batch = most < 4 ? most : 4;
   const exe_thunk_t *outer = r->batch;
   r->batch = t;
   while (!st) {
-    if (map) memcpy(map, r->storage, sizeof *map * (size_t)n); /* as the batch starts */
     access_t fill = {GATES, 0, 4 * (batch + 1), true};
     if ((st = ensure_recording(r)) || (st = order_after_pending(r, &fill, 1)) ||
         (st = vkrt_cmd_fill(r->cmd, exe->loop_gates, 0, 4, 1)) ||
@@ -594,17 +581,14 @@ static vkhlo_status_t run_batched_loop(run_t *r, const exe_thunk_t *t) {
       st = too_many_iterations(exe);
       break;
     }
-    if (ran < batch) { /* the loop ended: the storage after |ran| rotations */
-      if (map) {
-        memcpy(r->storage, map, sizeof *map * (size_t)n);
-        for (uint64_t i = 0; i < ran && !st; i++) st = rotate_state(r, t);
-      }
+    if (ran < batch) { /* the loop ended: the storage after |ran| of the batch's |batch| rotations,
+                          * each a swap, is the storage after |batch - ran| more */
+      for (uint64_t i = ran; i < batch && !st; i++) st = rotate_state(r, t);
       break;
     }
     batch = 2 * batch < most ? 2 * batch : most;
   }
   r->batch = outer;
-  vkhlo_free(exe->allocator, map);
   vkhlo_free(exe->allocator, gates);
   return st ? st : settle_state(r, t);
 }

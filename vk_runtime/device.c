@@ -693,13 +693,6 @@ static void caps_from_properties(vkrt_device_t *d, bool float_controls) {
   c->signed_zero_inf_nan_preserve_float64 = float_controls && fc.shaderSignedZeroInfNanPreserveFloat64;
 }
 
-/* $VKHLO_CONDITIONAL_RENDERING=0: the extension is not enabled (devices
- * without it, for tests and measurements). */
-static bool conditional_rendering_off(void) {
-  const char *v = getenv("VKHLO_CONDITIONAL_RENDERING");
-  return v && strcmp(v, "0") == 0;
-}
-
 /* Queries features; creates the logical device unless external. */
 static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
   VkPhysicalDeviceProperties props;
@@ -719,7 +712,7 @@ static vkhlo_status_t create_logical_device(vkrt_device_t *d) {
       has_extension(exts, ext_count, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
   /* conditional rendering batches while loops' iterations (api/execute.c);
    * only on a device vkrt creates (an external one may lack it) */
-  bool has_cr = !d->external && !conditional_rendering_off() &&
+  bool has_cr = !d->external && !d->no_conditional_rendering &&
                 has_extension(exts, ext_count, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
   vkhlo_free(d->allocator, exts);
 
@@ -847,6 +840,7 @@ vkhlo_status_t vkrt_device_create(const vkrt_device_options_t *options, vkrt_dev
   d->message_fn = options->message_fn;
   d->message_user = options->message_user;
   d->force_staging = options->force_staging;
+  d->no_conditional_rendering = options->no_conditional_rendering;
   d->alloc = (const VkAllocationCallbacks *)options->vulkan_allocator;
   d->memory_allocator = options->memory_allocator;
   if (d->memory_allocator.allocate && !d->memory_allocator.free) {

@@ -145,6 +145,9 @@ typedef struct vkrt_device_options {
    * uploads and downloads take the staging-buffer path that discrete GPUs
    * use. */
   bool force_staging;
+  /* Do not enable VK_EXT_conditional_rendering (caps.conditional_rendering
+   * false): the path of devices without it, for tests and measurements. */
+  bool no_conditional_rendering;
   /* Host memory of the device, its command recorders, pipelines and buffers
    * (NULL = libc); kept by pointer.  Not passed to Vulkan. */
   const vkhlo_allocator_t *allocator;

@@ -69,6 +69,7 @@ struct vkrt_device {
   VkPhysicalDeviceMemoryProperties memory_properties;
   VkDeviceSize non_coherent_atom_size;
   bool force_staging;
+  bool no_conditional_rendering; /* vkrt_device_options_t's */
 
   vkrt_caps_t caps;
   vkrt_device_info_t info;
