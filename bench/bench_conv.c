@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "api/internal.h" /* exe_element_value */
 #include "vkhlo/vkhlo.h"
 
 typedef struct layer {
@@ -189,27 +190,8 @@ static void store_value(vkhlo_element_type_t t, float v, unsigned char *dst) {
 
 /* Element |i| of |p| (of type |t|) as a double. */
 static double load_value(vkhlo_element_type_t t, const unsigned char *p, int64_t i) {
-  if (t == VKHLO_F32) {
-    float f;
-    memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-  if (t == VKHLO_S32) {
-    int32_t q;
-    memcpy(&q, p + 4 * i, 4);
-    return q;
-  }
-  uint16_t h;
-  memcpy(&h, p + 2 * i, 2);
-  if (t == VKHLO_BF16) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  int e = h >> 10 & 0x1F, m = h & 0x3FF;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  return h & 0x8000 ? -v : v;
+  int64_t ordered;
+  return exe_element_value(p, t, i, 0, &ordered);
 }
 
 typedef struct prepared {

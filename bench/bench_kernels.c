@@ -184,15 +184,8 @@ static uint16_t to_16bit(bool half, float f) {
 }
 
 static float from_16bit(bool half, uint16_t h) {
-  if (!half) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  int e = h >> 10 & 0x1F, m = h & 0x3FF;
-  float v = e ? ldexpf((float)(1024 + m), e - 25) : ldexpf((float)m, -24);
-  return h & 0x8000 ? -v : v;
+  int64_t ordered;
+  return (float)exe_element_value(&h, half ? VKHLO_F16 : VKHLO_BF16, 0, 0, &ordered); /* exact in f32 */
 }
 
 /* The StableHLO program of |c|. */

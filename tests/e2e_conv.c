@@ -437,6 +437,23 @@ static void left_to_the_old_path(void **state) {
   conv_case(state, "tensor<4x3x5x5xf16>", "tensor<4x3x3x3xf16>", "tensor<2x4x3x3xf16>", NCHW, "", 1, 2, false);
 }
 
+/* A 3x3 NCHW convolution with a fused bias add and relu, all of element
+ * type |t|, written into |text| (2048 bytes). */
+static const char *bias_relu(char *text, const char *t) {
+  snprintf(text, 2048,
+           "func.func @main(%%x: tensor<1x6x9x9x%s>, %%w: tensor<16x6x3x3x%s>, %%b: tensor<16x%s>) -> tensor<1x16x9x9x%s> {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
+           " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+           " : (tensor<1x6x9x9x%s>, tensor<16x6x3x3x%s>) -> tensor<1x16x9x9x%s>\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (tensor<16x%s>) -> tensor<1x16x9x9x%s>\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<1x16x9x9x%s>\n"
+           "  %%s = stablehlo.add %%y, %%bb : tensor<1x16x9x9x%s>\n"
+           "  %%r = stablehlo.maximum %%s, %%z : tensor<1x16x9x9x%s>\n"
+           "  return %%r : tensor<1x16x9x9x%s>\n}\n",
+           t, t, t, t, t, t, t, t, t, t, t, t, t);
+  return text;
+}
+
 /* f16 and bf16 convolutions take the kernels by elements (emit_conv.c
  * "16-bit convolutions"): NCHW 3x3, NHWC stride 2, a 1x1 NHWC (which in
  * f32 reads words), depthwise, f16 operands into f32, and a fused bias +
@@ -450,17 +467,8 @@ static void sixteen_bit(void **state) {
   conv_case(state, "tensor<1x8x9x9xbf16>", "tensor<8x1x3x3xbf16>", "tensor<1x8x9x9xbf16>", NCHW,
             "pad = [[1, 1], [1, 1]]", 8, 1, true);
   conv_case(state, "tensor<1x6x9x9xf16>", "tensor<16x6x3x3xf16>", "tensor<1x16x7x7xf32>", NCHW, "", 1, 1, true);
-  static const char bias_relu[] =
-      "func.func @main(%x: tensor<1x6x9x9xbf16>, %w: tensor<16x6x3x3xbf16>, %b: tensor<16xbf16>) -> tensor<1x16x9x9xbf16> {\n"
-      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
-      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
-      " : (tensor<1x6x9x9xbf16>, tensor<16x6x3x3xbf16>) -> tensor<1x16x9x9xbf16>\n"
-      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xbf16>) -> tensor<1x16x9x9xbf16>\n"
-      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x9x9xbf16>\n"
-      "  %s = stablehlo.add %y, %bb : tensor<1x16x9x9xbf16>\n"
-      "  %r = stablehlo.maximum %s, %z : tensor<1x16x9x9xbf16>\n"
-      "  return %r : tensor<1x16x9x9xbf16>\n}\n";
-  compare(state, bias_relu, true);
+  char text[2048];
+  compare(state, bias_relu(text, "bf16"), true);
 }
 
 /* On CPU devices whose target has texel views, |text|'s kernels declare
@@ -476,17 +484,8 @@ static void expect_views(void **state, const char *text, const char *const *view
 
 /* Output fusions: the epilogue runs inside the kernel. */
 static void fused_epilogues(void **state) {
-  static const char bias_relu[] =
-      "func.func @main(%x: tensor<1x6x9x9xf32>, %w: tensor<16x6x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x9x9xf32> {\n"
-      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],"
-      " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
-      " : (tensor<1x6x9x9xf32>, tensor<16x6x3x3xf32>) -> tensor<1x16x9x9xf32>\n"
-      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<1x16x9x9xf32>\n"
-      "  %z = stablehlo.constant dense<0.0> : tensor<1x16x9x9xf32>\n"
-      "  %s = stablehlo.add %y, %bb : tensor<1x16x9x9xf32>\n"
-      "  %r = stablehlo.maximum %s, %z : tensor<1x16x9x9xf32>\n"
-      "  return %r : tensor<1x16x9x9xf32>\n}\n";
-  compare(state, bias_relu, true);
+  char text[2048];
+  compare(state, bias_relu(text, "f32"), true);
   /* batch-norm scale/shift and a residual add, NHWC (the conv's operands
    * are not the fusion's first parameters) */
   static const char bn_residual[] =

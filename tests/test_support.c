@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "tests/test_support.h"
+#include "api/internal.h" /* exe_element_value */
 
 int test_for_each_file(const char *dir, const char *suffix, test_file_fn fn, void *user) {
   DIR *d = opendir(dir);
@@ -192,13 +193,6 @@ void test_hpd(int b, int n, bool cplx, uint32_t seed, double complex *a, double 
 }
 
 double test_16bit_value(bool half, uint16_t h) {
-  if (!half) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  int e = h >> 10 & 0x1F, m = h & 0x3FF;
-  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-  return h & 0x8000 ? -v : v;
+  int64_t ordered;
+  return exe_element_value(&h, half ? VKHLO_F16 : VKHLO_BF16, 0, 0, &ordered);
 }
