@@ -139,7 +139,7 @@ static bool geometry_of(const hlo_instruction_t *conv, conv_geometry_t *g) {
   if (ks->element_type != t) return false;
   if (codegen_kernel_int_type(t)) {
     if (!codegen_kernel_int_type(os->element_type)) return false;
-  } else if ((t != HLO_F32 && t != HLO_F16 && t != HLO_BF16) || (os->element_type != t && os->element_type != HLO_F32)) {
+  } else if (!codegen_kernel_float_type(t) || (os->element_type != t && os->element_type != HLO_F32)) {
     return false;
   }
   if (hlo_shape_is_tuple(os) || ls->rank != ns + 2 || ks->rank != ns + 2 || os->rank != ns + 2) return false;
@@ -268,7 +268,7 @@ static const hlo_instruction_t *fused_conv(const hlo_instruction_t *fusion) {
   const hlo_computation_t *fc = fusion->called_computations[0];
   if (!fc->root || fc->root->opcode == HLO_OPCODE_TUPLE) return NULL;
   hlo_element_type_t rt = fc->root->shape.element_type;
-  if (rt != HLO_F32 && rt != HLO_F16 && rt != HLO_BF16 && !codegen_kernel_int_type(rt)) return NULL;
+  if (!codegen_kernel_float_type(rt) && !codegen_kernel_int_type(rt)) return NULL;
   const hlo_instruction_t *conv = NULL;
   for (int i = 0; i < fc->instruction_count; i++) {
     const hlo_instruction_t *x = fc->instructions[i];

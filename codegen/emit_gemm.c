@@ -184,7 +184,7 @@ typedef struct gemm_plan {
  * as f32, every product exact in f32; see "16-bit operands"); and the
  * integers of 8, 16 and 32 bits (GEMM_INT, "Integer operands" in
  * gemm_cpu.comp). */
-static bool gemm_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
+bool codegen_kernel_float_type(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_F16 || t == HLO_BF16; }
 bool codegen_kernel_int_type(hlo_element_type_t t) {
   return t == HLO_S8 || t == HLO_U8 || t == HLO_S16 || t == HLO_U16 || t == HLO_S32 || t == HLO_U32;
 }
@@ -196,10 +196,10 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
   if (hlo_shape_is_tuple(&dot->shape) || dot->operand_count != operands) return false;
   if (codegen_kernel_int_type(rt) && !ragged) /* any integer operands: they wrap into the result's type */
     return codegen_kernel_int_type(dot->operands[0]->shape.element_type) && codegen_kernel_int_type(dot->operands[1]->shape.element_type);
-  if (!gemm_float_type(rt)) return false;
+  if (!codegen_kernel_float_type(rt)) return false;
   for (int k = 0; k < 2; k++) {
     hlo_element_type_t at = dot->operands[k]->shape.element_type;
-    if (!gemm_float_type(at) || (at != rt && rt != HLO_F32)) return false;
+    if (!codegen_kernel_float_type(at) || (at != rt && rt != HLO_F32)) return false;
   }
   return true;
 }
@@ -212,9 +212,9 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
  * weights of a float product: read as ints, made floats). */
 static bool exact_convert(hlo_element_type_t from, hlo_element_type_t to) {
   if (from == to) return true;
-  if (gemm_float_type(from)) return to == HLO_F32;
+  if (codegen_kernel_float_type(from)) return to == HLO_F32;
   if (!codegen_kernel_int_type(from)) return false;
-  if (gemm_float_type(to)) {
+  if (codegen_kernel_float_type(to)) {
     int fb = hlo_element_type_bit_width(from);
     return fb == 8 || (fb == 16 && to == HLO_F32);
   }
@@ -334,7 +334,7 @@ static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
                        gemm_view_t *v) {
   const hlo_shape_t *s = &x->shape;
-  if (!(gemm_float_type(x->shape.element_type) || codegen_kernel_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
+  if (!(codegen_kernel_float_type(x->shape.element_type) || codegen_kernel_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
       depth > 16)
     return false;
   if (!fc) {
@@ -368,7 +368,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
         in = w;
         w = t;
       }
-      if (!codegen_kernel_int_type(in.type) || !gemm_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
+      if (!codegen_kernel_int_type(in.type) || !codegen_kernel_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
           w.split_dim >= 0 || w.dyn_count)
         return false;
       *v = in;
@@ -465,7 +465,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
 bool codegen_strided_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int *binding, int64_t *stride) {
   gemm_view_t v;
   if (!fc || !trace_view(fc, x, 0, 0, &v) || v.split_dim >= 0 || v.offset != 0 || v.dyn_count ||
-      !gemm_float_type(v.type))
+      !codegen_kernel_float_type(v.type))
     return false;
   *binding = v.binding;
   for (int d = 0; d < x->shape.rank; d++) stride[d] = v.stride[d];
@@ -1281,7 +1281,7 @@ bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instr
   const hlo_instruction_t *cv = x->operands[q], *bc = x->operands[1 - q];
   if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
       !codegen_kernel_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
-      !gemm_float_type(bc->operands[0]->shape.element_type))
+      !codegen_kernel_float_type(bc->operands[0]->shape.element_type))
     return false;
   for (int u = 0; u < x->user_count; u++) {
     const hlo_instruction_t *dot = x->users[u];
@@ -1361,7 +1361,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool words_out = !gpu && target->shader_int64 && tl.tn % 8 == 0 && p.n % 8 == 0;
   for (int r = 0; r < nres && words_out; r++) {
     hlo_element_type_t rt = el_result_shape(instr, r)->element_type;
-    words_out = (gemm_float_type(rt) || rt == HLO_S32 || rt == HLO_U32) && !glsl_type_is_packed(target, rt);
+    words_out = (codegen_kernel_float_type(rt) || rt == HLO_S32 || rt == HLO_U32) && !glsl_type_is_packed(target, rt);
   }
 
   elemental_emitter_t E;

@@ -105,8 +105,10 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
  * (codegen/expand.c) asks the same. */
 bool codegen_gemm_types(const hlo_instruction_t *dot);
 /* The integer element types the GEMM and convolution kernels sum as ints
- * (GEMM_INT, CONV_INT): 8, 16 and 32 bits, signed or not. */
+ * (GEMM_INT, CONV_INT): 8, 16 and 32 bits, signed or not; and the float
+ * ones they read and write: f32, and f16 / bf16 summed in f32. */
 bool codegen_kernel_int_type(hlo_element_type_t t);
+bool codegen_kernel_float_type(hlo_element_type_t t);
 /* Whether |x| is a multiply of integer weights by a per-column scale that
  * the CPU GEMM kernel reads as its products' rhs (emit_gemm.c "Scaled
  * weights"): codegen/fusion.c fuses it into their clusters. */
