@@ -38,6 +38,15 @@
  *                      reference cblas_sgemm on the dequantized f32 weights
  *                      (the dequantization not timed), --before the
  *                      elemental path (with the multiply materialized)
+ *   w8g_1024, w8g_rows16, w8g_skinny
+ *                      group-wise int8 weights: a scale per column and
+ *                      group of 128 rows (GPTQ/AWQ-style), the weights
+ *                      reshaped [k / 128, 128, n] to apply it and back to
+ *                      [k, n] for the product; against the same program
+ *                      with the dequantized weights behind an
+ *                      optimization_barrier (materialized in f32, as before
+ *                      the GEMM kernels took groups), and OpenBLAS on the
+ *                      dequantized f32 weights
  *   cholesky_64, cholesky_256, cholesky_1024
  *                      stablehlo.cholesky (lower) of an f32 symmetric positive
  *                      definite matrix: 64 is one block kernel, larger ones
@@ -701,6 +710,101 @@ static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, cons
   }
 }
 
+/* Group-wise int8 weights (GPTQ/AWQ-style: a scale per column and group
+ * of G rows): x @ reshape(reshape(convert(w)) * broadcast(s)), w i8
+ * [K, N], s [K / G, N].  The GEMM kernels read the bytes and each group's
+ * scales ("Scaled weights" in gemm_cpu.comp); the baseline is the same
+ * program with the dequantized weights behind an optimization_barrier:
+ * materialized in f32, then the f32 product (how every such program ran
+ * before the kernels took groups). */
+typedef struct grouped_case {
+  const char *name;
+  int m, n, k, g;
+} grouped_case_t;
+
+static const grouped_case_t grouped_cases[] = {
+    {"w8g_1024", 1024, 1024, 1024, 128},
+    {"w8g_rows16", 16, 4096, 4096, 128},
+    {"w8g_skinny", 1, 4096, 4096, 128},
+};
+
+static char *grouped_program(const grouped_case_t *c, bool barrier) {
+  char *text = malloc(2048), wb[160] = "";
+  int gs = c->k / c->g;
+  if (barrier)
+    snprintf(wb, sizeof wb, "  %%w2 = stablehlo.optimization_barrier %%w2m : tensor<%dx%dxf32>\n", c->k, c->n);
+  snprintf(text, 2048,
+           "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dxi8>, %%s: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dxi8>) -> tensor<%dx%dxf32>\n"
+           "  %%w3 = stablehlo.reshape %%wf : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
+           "  %%ws = stablehlo.multiply %%w3, %%sb : tensor<%dx%dx%dxf32>\n"
+           "  %%%s = stablehlo.reshape %%ws : (tensor<%dx%dx%dxf32>) -> tensor<%dx%dxf32>\n%s"
+           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] :"
+           " (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+           "  return %%c : tensor<%dx%dxf32>\n}\n",
+           c->m, c->k, c->k, c->n, gs, c->n, c->m, c->n, c->k, c->n, c->k, c->n, c->k, c->n, gs, c->g, c->n, gs, c->n,
+           gs, c->g, c->n, gs, c->g, c->n, barrier ? "w2m" : "w2", gs, c->g, c->n, c->k, c->n, wb, c->m, c->k, c->k,
+           c->n, c->m, c->n, c->m, c->n);
+  return text;
+}
+
+static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
+  bool header = false;
+  for (size_t ci = 0; ci < sizeof grouped_cases / sizeof grouped_cases[0]; ci++) {
+    const grouped_case_t *c = &grouped_cases[ci];
+    if (only && !strstr(c->name, only)) continue;
+    if (!header) {
+      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "MxNxK/group", "wall_ms", "dev_ms",
+             "GFLOP/s", "blas_ms", "blasGF/s", "ratio", "f32w_ms", "speedup", "max_err");
+      header = true;
+    }
+    size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, no = (size_t)c->m * c->n, ns = nb / (size_t)c->g;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *ref = malloc(no * sizeof *ref);
+    float *scale = malloc(ns * sizeof *scale);
+    int8_t *w = malloc(nb);
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < ns; i++) scale[i] = (float)(1 + i % 13) / 256.0f;
+    /* weights in [-8, 8); b the exact f32 products w * s that the program makes */
+    for (size_t i = 0; i < nb; i++) {
+      w[i] = (int8_t)((int)(((seed = seed * 1664525u + 1013904223u) >> 8) % 16) - 8);
+      b[i] = (float)w[i] * scale[(i / (size_t)c->n / (size_t)c->g) * (size_t)c->n + i % (size_t)c->n];
+    }
+    char *text = grouped_program(c, false), *base_text = grouped_program(c, true);
+    prepared_t p, e;
+    prepare(ctx, text, a, w, scale, &p);
+    prepare(ctx, base_text, a, w, scale, &e);
+    gemm_case_t bc = {c->name, 1, c->m, c->n, c->k, false, false, false, 0, NULL};
+    run_wall(&p); /* warm-up */
+    run_wall(&e);
+    run_blas(&bc, a, b, ref);
+    double err = compare(&p, ref, no, NULL);
+    double *wall = calloc((size_t)rounds, sizeof *wall), *dev = calloc((size_t)rounds, sizeof *dev),
+           *blas = calloc((size_t)rounds, sizeof *blas), *ratio = calloc((size_t)rounds, sizeof *ratio),
+           *base = calloc((size_t)rounds, sizeof *base), *speedup = calloc((size_t)rounds, sizeof *speedup);
+    for (int r = 0; r < rounds; r++) {
+      wall[r] = run_wall(&p);
+      dev[r] = run_device(&p);
+      blas[r] = run_blas(&bc, a, b, ref);
+      base[r] = run_device(&e);
+      ratio[r] = blas[r] / dev[r];
+      speedup[r] = base[r] / dev[r];
+    }
+    double flop = 2.0 * c->m * c->n * (double)c->k, md = median(dev, rounds), mb = median(blas, rounds);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%d/%d", c->m, c->n, c->k, c->g);
+    printf("%-18s %20s %9.2f %9.2f %9.2f %9.2f %9.2f %6.1f%% %9.2f %8.1fx %8.1e\n", c->name, shape,
+           median(wall, rounds), md, flop / md / 1e6, mb, flop / mb / 1e6, 100 * median(ratio, rounds),
+           median(base, rounds), median(speedup, rounds), err);
+    fflush(stdout);
+    free(wall), free(dev), free(blas), free(ratio), free(base), free(speedup);
+    release(&p);
+    release(&e);
+    free(text), free(base_text), free(a), free(b), free(ref), free(scale), free(w);
+  }
+}
+
 /* The scan over L stacked layers (|unrolled|: the same layers one after
  * another through static slices): h = tanh(h @ w[i]). */
 static char *layers_program(int m, int k, int layers, bool unrolled) {
@@ -895,6 +999,7 @@ int main(int argc, char **argv) {
     if (before) release(&e);
     free(text), free(a), free(b), free(ref), free(a16), free(b16), free(a8), free(b8), free(scale);
   }
+  bench_grouped(ctx, only, rounds);
   bench_linalg(ctx, only, rounds);
   bench_layers(ctx, only, rounds);
   /* the ragged products' baseline: the expansion ($VKHLO_RAGGED_GEMM=0,

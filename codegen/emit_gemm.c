@@ -153,6 +153,14 @@ typedef struct gemm_view {
   int scale_binding;
   hlo_element_type_t scale_type;
   int64_t scale_offset, scale_stride[HLO_MAX_RANK];
+  /* Group-wise scales (scale_gdim >= 0; "Scaled weights"): along dimension
+   * scale_gdim the scale is the same for scale_group consecutive elements
+   * and then moves on by scale_gstride (scale_stride[scale_gdim] is 0):
+   * element i of it reads the scale at (i / scale_group) * scale_gstride.
+   * A reshape merging [k / G, G] into k of weights dequantized per group
+   * of G rows (GPTQ/AWQ-style int8 weights with a scale per group). */
+  int scale_gdim;
+  int64_t scale_group, scale_gstride;
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -315,6 +323,49 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
   return true;
 }
 
+/* Group-wise scales the kernels take: groups of a multiple of 8 steps of
+ * k, so that each of gemm_cpu.comp's blocks of 8 steps lies in one group. */
+static bool scale_groups_ok(int64_t group) { return group > 0 && group % 8 == 0; }
+
+/* Does the scale of |v|, the rhs of |dot|, stay the same along the
+ * contracting dimensions, or change per group of k (the one contracting
+ * dimension's) as the kernels take it? */
+static bool scale_fits_k(const hlo_instruction_t *dot, const gemm_view_t *v) {
+  const hlo_shape_t *rs = &dot->operands[1]->shape;
+  const hlo_dims_t *rc = &dot->attrs.rhs_contracting_dimensions;
+  bool legacy = dot->opcode == HLO_OPCODE_DOT; /* contracts the rhs's dimension 0 */
+  int nc = legacy ? 1 : rc->count;
+  bool grouped = false;
+  for (int i = 0; i < nc; i++) {
+    int64_t c = legacy ? 0 : rc->data[i];
+    if (c < 0 || c >= rs->rank) return false;
+    if (c == v->scale_gdim) grouped = nc == 1 && scale_groups_ok(v->scale_group);
+    else if (rs->dimensions[c] != 1 && v->scale_stride[c] != 0) return false;
+  }
+  return v->scale_gdim < 0 || grouped;
+}
+
+/* The scale of a scaled view (|in|, "Scaled weights") through the same
+ * reshape: its strides reshaped as reshape_view does a view's, where two
+ * dimensions merged into one whose inner one the scale does not vary
+ * along ([k / G, G] -> k, a scale per group of G weights) become a
+ * group-wise scale (scale_gdim) instead of a split dimension.  False for a
+ * grouped scale reshaped again or one varying inside its groups. */
+static bool reshape_scale(const hlo_shape_t *is, const gemm_view_t *in, const hlo_shape_t *os, gemm_view_t *v) {
+  gemm_view_t si = {.split_dim = -1}, so;
+  if (in->scale_gdim >= 0) return false;
+  memcpy(si.stride, in->scale_stride, sizeof si.stride);
+  if (!reshape_view(is, &si, os, &so)) return false;
+  memcpy(v->scale_stride, so.stride, sizeof v->scale_stride);
+  v->scale_gdim = -1;
+  if (so.split_dim < 0) return true;
+  if (so.stride[so.split_dim] != 0) return false;
+  v->scale_gdim = so.split_dim;
+  v->scale_group = so.split_inner;
+  v->scale_gstride = so.split_stride;
+  return true;
+}
+
 /* The value of integer scalar constant |x| (saturated to int64). */
 static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
   hlo_element_type_t t = x->shape.element_type;
@@ -343,7 +394,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->split_dim = -1;
     v->offset = 0;
     v->dyn_count = 0;
-    v->scale_binding = -1;
+    v->scale_binding = v->scale_gdim = -1;
     row_major(s, v->stride);
     return true;
   }
@@ -355,7 +406,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->type = x->shape.element_type;
       v->offset = 0;
       v->dyn_count = 0;
-      v->scale_binding = -1;
+      v->scale_binding = v->scale_gdim = -1;
       row_major(s, v->stride);
       return true;
     case HLO_OPCODE_MULTIPLY: { /* integers times a scale: see "Scaled weights" */
@@ -384,12 +435,14 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_TRANSPOSE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
       *v = in;
+      v->scale_gdim = -1;
       for (int d = 0; d < s->rank; d++) {
         int64_t from = x->attrs.permutation.data[d];
         if (from < 0 || from >= s->rank) return false;
         v->stride[d] = in.stride[from];
         v->scale_stride[d] = in.scale_stride[from];
         if (from == in.split_dim) v->split_dim = d;
+        if (from == in.scale_gdim) v->scale_gdim = d;
       }
       return true;
     case HLO_OPCODE_BROADCAST_IN_DIM: {
@@ -407,9 +460,10 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       return true;
     }
     case HLO_OPCODE_RESHAPE:
-      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || in.scale_binding >= 0) return false;
+      if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       *v = in;
       v->split_dim = -1;
+      if (in.scale_binding >= 0 && !reshape_scale(&x->operands[0]->shape, &in, s, v)) return false;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
@@ -536,6 +590,28 @@ static bool plan_ragged(const hlo_instruction_t *dot, gemm_plan_t *p) {
  * (neither batch, contracting nor free)? */
 static bool group_dimension(const gemm_plan_t *p, int k, int d) { return k == 1 && p->ragged && d == p->rg; }
 
+/* Can one kernel compute dots |a| and |b| (NDOT)?  The same lhs, result
+ * and rhs shapes and types and dimension numbers: only the rhs differs. */
+bool codegen_gemm_same_product(const hlo_instruction_t *a, const hlo_instruction_t *b) {
+  if (!is_dot(a) || b->opcode != a->opcode || b->operand_count != 2 || a->operand_count != 2 ||
+      b->operands[0] != a->operands[0] || !hlo_shape_compatible_dims(&b->shape, &a->shape) ||
+      b->shape.element_type != a->shape.element_type ||
+      b->operands[1]->shape.element_type != a->operands[1]->shape.element_type ||
+      !hlo_shape_compatible_dims(&b->operands[1]->shape, &a->operands[1]->shape))
+    return false;
+  if (a->opcode != HLO_OPCODE_DOT_GENERAL) return true;
+  const hlo_attrs_t *x = &a->attrs, *y = &b->attrs;
+  const hlo_dims_t *pa[4] = {&x->lhs_batching_dimensions, &x->rhs_batching_dimensions, &x->lhs_contracting_dimensions,
+                             &x->rhs_contracting_dimensions};
+  const hlo_dims_t *pb[4] = {&y->lhs_batching_dimensions, &y->rhs_batching_dimensions, &y->lhs_contracting_dimensions,
+                             &y->rhs_contracting_dimensions};
+  for (int j = 0; j < 4; j++)
+    if (pa[j]->count != pb[j]->count ||
+        (pa[j]->count && memcmp(pa[j]->data, pb[j]->data, sizeof(int64_t) * (size_t)pa[j]->count) != 0))
+      return false;
+  return true;
+}
+
 static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
   memset(p, 0, sizeof *p);
   const hlo_instruction_t *dot = NULL;
@@ -559,26 +635,8 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
       }
     }
     if (!dot) return false;
-    for (int d = 0; d < p->ndot; d++) {
-      const hlo_instruction_t *x = p->dots[d];
-      if (!own_index_only(fc, x, &dot->shape, 0) || x->opcode != dot->opcode ||
-          x->operands[0] != dot->operands[0] || !hlo_shape_compatible_dims(&x->shape, &dot->shape) ||
-          x->shape.element_type != dot->shape.element_type ||
-          x->operands[1]->shape.element_type != dot->operands[1]->shape.element_type ||
-          !hlo_shape_compatible_dims(&x->operands[1]->shape, &dot->operands[1]->shape))
-        return false;
-      if (dot->opcode == HLO_OPCODE_DOT_GENERAL) { /* the same dimension numbers */
-        const hlo_attrs_t *a = &dot->attrs, *b = &x->attrs;
-        const hlo_dims_t *pa[4] = {&a->lhs_batching_dimensions, &a->rhs_batching_dimensions,
-                                   &a->lhs_contracting_dimensions, &a->rhs_contracting_dimensions};
-        const hlo_dims_t *pb[4] = {&b->lhs_batching_dimensions, &b->rhs_batching_dimensions,
-                                   &b->lhs_contracting_dimensions, &b->rhs_contracting_dimensions};
-        for (int j = 0; j < 4; j++)
-          if (pa[j]->count != pb[j]->count ||
-              (pa[j]->count && memcmp(pa[j]->data, pb[j]->data, sizeof(int64_t) * (size_t)pa[j]->count) != 0))
-            return false;
-      }
-    }
+    for (int d = 0; d < p->ndot; d++)
+      if (!own_index_only(fc, p->dots[d], &dot->shape, 0) || !codegen_gemm_same_product(dot, p->dots[d])) return false;
     for (int r = 0; r < el_result_count(instr); r++)
       if (!hlo_shape_dims_equal_but_ones(el_result_shape(instr, r), &dot->shape)) return false;
     p->fc = fc;
@@ -635,13 +693,13 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
         !merge(rs, p->rview[d].stride, p->rc, p->nc, &p->rks_of[d]))
       return false;
   /* scaled weights: rhs only, each scale the same at every k (per
-   * column), no groups */
+   * column) or per group of k (the one contracting dimension's, groups a
+   * multiple of 8 long), no ragged groups */
   if (p->view[0].scale_binding >= 0) return false;
   for (int d = 0; d < p->ndot; d++) {
     const gemm_view_t *v = &p->rview[d];
-    if (v->scale_binding >= 0 && p->ragged) return false;
-    for (int i = 0; i < p->nc && v->scale_binding >= 0; i++)
-      if (rs->dimensions[p->rc[i]] != 1 && v->scale_stride[p->rc[i]] != 0) return false;
+    if (v->scale_binding < 0) continue;
+    if (p->ragged || !scale_fits_k(p->dots[d], v)) return false;
   }
   p->batch = p->k = 1;
   for (int i = 0; i < p->nb; i++) p->batch *= ls->dimensions[p->lb[i]];
@@ -1271,32 +1329,55 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
  * dots' clusters (other arithmetic feeding a contraction is
  * materialized): where the GEMM kernels compute the products, every user
  * is a product taking it as its rhs only, and the scale is the same along
- * the rhs's contracting dimensions.  (A product split along k on GPUs,
- * codegen/expand.c, reads it through a reshape: materialized.) */
+ * the rhs's contracting dimensions.  Or a scale per group of G steps of k
+ * (GPTQ/AWQ-style weights, group sizes a multiple of 8): the multiply in
+ * [k / G, G, n] (q reshaped before or after its convert, the scale
+ * broadcast along G) and one reshape to the product's [k, n] between it
+ * and each product.  (A product split along k on GPUs, codegen/expand.c,
+ * reads it through a second reshape: materialized.) */
 bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
   if (!target || target->gemm == CODEGEN_GEMM_OFF || x->opcode != HLO_OPCODE_MULTIPLY || x->operand_count != 2 || x->shape.element_type != HLO_F32 ||
       x->user_count == 0)
     return false;
-  int q = x->operands[0]->opcode == HLO_OPCODE_CONVERT ? 0 : 1;
-  const hlo_instruction_t *cv = x->operands[q], *bc = x->operands[1 - q];
+  /* the integers: a convert, reshaped or not (w.reshape(k / G, G, n)
+   * before or after its astype) */
+  const hlo_instruction_t *cv = x->operands[0], *bc = x->operands[1];
+  if (bc->opcode == HLO_OPCODE_RESHAPE || bc->opcode == HLO_OPCODE_CONVERT) {
+    cv = x->operands[1];
+    bc = x->operands[0];
+  }
+  while (cv->opcode == HLO_OPCODE_RESHAPE) cv = cv->operands[0];
   if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
       !codegen_kernel_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
       !codegen_kernel_float_type(bc->operands[0]->shape.element_type))
     return false;
+  /* the scale as the kernel's view sees it: zero strides where broadcast */
+  const hlo_shape_t *ss = &bc->operands[0]->shape;
+  const hlo_dims_t *bd = &bc->attrs.broadcast_dimensions;
+  int64_t row[HLO_MAX_RANK];
+  if (bd->count != ss->rank || ss->rank > HLO_MAX_RANK || x->shape.rank > HLO_MAX_RANK) return false;
+  row_major(ss, row);
+  gemm_view_t sv = {.scale_gdim = -1};
+  for (int j = 0; j < bd->count; j++) {
+    if (bd->data[j] < 0 || bd->data[j] >= x->shape.rank) return false;
+    sv.scale_stride[bd->data[j]] = ss->dimensions[j] == 1 ? 0 : row[j];
+  }
+  /* every user a product taking it as its rhs only, directly or through
+   * one reshape (grouped scales: [k / G, G, n] -> [k, n]) */
   for (int u = 0; u < x->user_count; u++) {
-    const hlo_instruction_t *dot = x->users[u];
-    if (!is_dot(dot) || dot->operand_count != 2 || dot->operands[0] == x || dot->operands[1] != x ||
-        !codegen_gemm_types(dot))
+    const hlo_instruction_t *y = x->users[u];
+    gemm_view_t v = sv;
+    if (y->opcode == HLO_OPCODE_RESHAPE) {
+      if (y->user_count == 0 || !reshape_scale(&x->shape, &sv, &y->shape, &v)) return false;
+    } else if (!is_dot(y)) {
       return false;
-    /* the rhs's contracting dimensions: none of them one the scale varies along */
-    const hlo_dims_t *rc = &dot->attrs.rhs_contracting_dimensions;
-    int64_t legacy = 0;
-    int nc = dot->opcode == HLO_OPCODE_DOT ? 1 : rc->count;
-    for (int i = 0; i < nc; i++) {
-      int64_t c = dot->opcode == HLO_OPCODE_DOT ? legacy : rc->data[i];
-      const hlo_dims_t *bd = &bc->attrs.broadcast_dimensions;
-      for (int j = 0; j < bd->count; j++)
-        if (bd->data[j] == c && bc->operands[0]->shape.dimensions[j] != 1) return false;
+    }
+    const hlo_instruction_t *rhs = is_dot(y) ? x : y;
+    for (int i = 0; i < (rhs == x ? 1 : y->user_count); i++) {
+      const hlo_instruction_t *dot = rhs == x ? y : y->users[i];
+      if (!is_dot(dot) || dot->operand_count != 2 || dot->operands[0] == rhs || dot->operands[1] != rhs ||
+          !codegen_gemm_types(dot) || !scale_fits_k(dot, &v))
+        return false;
     }
   }
   return true;
@@ -1452,12 +1533,16 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
     if (p.rview[d].scale_binding >= 0) { /* its per-column scale (see "Scaled weights") */
       gemm_view_t sv = {.binding = p.rview[d].scale_binding, .type = p.rview[d].scale_type,
-                        .offset = p.rview[d].scale_offset, .split_dim = -1, .scale_binding = -1};
+                        .offset = p.rview[d].scale_offset, .split_dim = -1, .scale_binding = -1,
+                        .scale_gdim = -1};
       memcpy(sv.stride, p.rview[d].scale_stride, sizeof sv.stride);
       snprintf(at, sizeof at, "RHS_SCALE_AT%s", suffix);
       define_at(&sb, &p, 1, &sv, at, "n");
       snprintf(name, sizeof name, "RHS_SCALE_LOAD%s", suffix);
       define_load(&sb, target, name, &sv, true);
+      if (p.rview[d].scale_gdim >= 0) /* a scale per group of k (see "Scaled weights") */
+        strbuf_printf(&sb, "#define RHS_SCALE_GROUP%s %lld\n#define RHS_SCALE_GS%s %lld\n", suffix,
+                      (long long)p.rview[d].scale_group, suffix, (long long)p.rview[d].scale_gstride);
     } else if (any_scaled) { /* another product's rhs is scaled: this one's scale is 1 (exact) */
       strbuf_printf(&sb, "#define RHS_SCALE_AT%s(b, n) 0\n#define RHS_SCALE_LOAD%s(off) 1.0\n", suffix, suffix);
     }

@@ -113,6 +113,11 @@ bool codegen_kernel_float_type(hlo_element_type_t t);
  * the CPU GEMM kernel reads as its products' rhs (emit_gemm.c "Scaled
  * weights"): codegen/fusion.c fuses it into their clusters. */
 bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x);
+/* Whether one GEMM kernel can compute dots |a| and |b| (several products
+ * of one lhs, NDOT in shaders/gemm_cpu.comp): the same lhs, result and rhs
+ * shapes, element types and dimension numbers.  codegen/fusion.c puts a
+ * second dot into a cluster only so. */
+bool codegen_gemm_same_product(const hlo_instruction_t *a, const hlo_instruction_t *b);
 /* Whether the GEMM kernel computes chlo.ragged_dot |instr| on |target| as
  * a grouped product (emit_gemm.c, "Ragged products"); the expand pass
  * expands the others into dot_general (codegen/expand.c). */

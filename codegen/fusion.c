@@ -260,7 +260,7 @@ struct fuser {
   int cluster_count, cluster_capacity;
   int *root_cluster; /* per position: the cluster it is a root of, or -1 */
   int convs, dots;   /* convolutions and dots in the cluster being formed */
-  const hlo_instruction_t *dot_lhs; /* the lhs of its first dot */
+  const hlo_instruction_t *first_dot; /* its first dot */
   int row_reduces;   /* row reduces in it */
 };
 
@@ -296,11 +296,14 @@ static bool is_dot(const hlo_instruction_t *in) {
  * f->row_reduces row reduces) take one more |in|?  A convolution only into
  * a cluster with none of them, a dot only into one without a convolution
  * or a row reduce (a row kernel computes no contraction), nor another dot
- * unless f->multi_dots and it has the first one's lhs. */
+ * unless f->multi_dots and one kernel computes both
+ * (codegen_gemm_same_product: the first one's lhs, shapes and dimension
+ * numbers). */
 static bool contraction_fits(const fuser_t *f, const hlo_instruction_t *in) {
   if (in->opcode == HLO_OPCODE_CONVOLUTION) return f->convs + f->dots + f->row_reduces == 0;
   if (is_dot(in))
-    return f->convs + f->row_reduces == 0 && (f->dots == 0 || (f->multi_dots && in->operands[0] == f->dot_lhs));
+    return f->convs + f->row_reduces == 0 &&
+           (f->dots == 0 || (f->multi_dots && codegen_gemm_same_product(f->first_dot, in)));
   return true;
 }
 
@@ -425,7 +428,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
   c->root_count = 1;
   f->convs = R->opcode == HLO_OPCODE_CONVOLUTION;
   f->dots = is_dot(R);
-  f->dot_lhs = is_dot(R) ? R->operands[0] : NULL;
+  f->first_dot = is_dot(R) ? R : NULL;
   if (!int_array_push(f->m->arena.allocator, &c->members, &c->member_count, &c->member_capacity, r)) return VKHLO_NO_MEMORY();
   int ext = 0, low = r;
   for (int k = 0; k < R->operand_count; k++) {
@@ -448,7 +451,7 @@ static vkhlo_status_t form_cluster(fuser_t *f, int r) {
     hlo_instruction_t *P = f->ins[p];
     f->convs += P->opcode == HLO_OPCODE_CONVOLUTION;
     f->dots += is_dot(P);
-    if (is_dot(P) && !f->dot_lhs) f->dot_lhs = P->operands[0];
+    if (is_dot(P) && !f->first_dot) f->first_dot = P;
     for (int k = 0; k < P->operand_count; k++) {
       int q = pos_of(P->operands[k]);
       if (get_state(f, q) != ST_NONE) continue;
@@ -572,8 +575,8 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
    * several dots only where the target takes them, and of one lhs (see
    * is_dot) */
   int convs = 0, dots = 0;
-  const hlo_instruction_t *lhs = NULL;
-  bool one_lhs = true;
+  const hlo_instruction_t *first = NULL;
+  bool one_lhs = true; /* and one kernel for all (codegen_gemm_same_product) */
   for (int s = 0; s < 2; s++) {
     const cluster_t *c = s ? b : a;
     for (int i = 0; i < c->member_count; i++) {
@@ -581,8 +584,8 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
       convs += x->opcode == HLO_OPCODE_CONVOLUTION;
       if (!is_dot(x)) continue;
       dots++;
-      one_lhs = one_lhs && (!lhs || x->operands[0] == lhs);
-      lhs = x->operands[0];
+      one_lhs = one_lhs && (!first || codegen_gemm_same_product(first, x));
+      if (!first) first = x;
     }
   }
   if (convs > 0 && convs + dots > 1) return NULL;

@@ -323,7 +323,37 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * program's multiply makes (a multiply feeding a multiply is never
  * contracted), while B is read as integers, a quarter of the bytes for
  * 8-bit weights.  Where only some products of the kernel (NDOT) are
- * scaled, the others' scale is the constant 1 (x * 1 is x exactly). */
+ * scaled, the others' scale is the constant 1 (x * 1 is x exactly).
+ * Group-wise: with RHS_SCALE_GROUP_d (G, a multiple of 8) and
+ * RHS_SCALE_GS_d, the scale of step k is at RHS_SCALE_AT_d(b, n) +
+ * (k / G) * RHS_SCALE_GS_d (weights quantized with a scale per group of G
+ * rows, as GPTQ/AWQ-style int8 weights are): the tile reloads its scales
+ * at each group's first step; every block of 8 steps lies in one group. */
+#define RHS_SCALE_KOFF_D(k, g, gs) ((k) / (g) * (gs))
+#if defined(RHS_SCALE_GROUP_0)
+#define GEMM_SCALE_GROUPS
+#define RHS_SCALE_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_SCALE_GS_0)
+#define RHS_SCALE_NEW_0(k) ((k) % RHS_SCALE_GROUP_0 == 0)
+#else
+#define RHS_SCALE_KOFF_0(k) 0
+#define RHS_SCALE_NEW_0(k) false
+#endif
+#if defined(RHS_SCALE_GROUP_1)
+#define GEMM_SCALE_GROUPS
+#define RHS_SCALE_KOFF_1(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_1, RHS_SCALE_GS_1)
+#define RHS_SCALE_NEW_1(k) ((k) % RHS_SCALE_GROUP_1 == 0)
+#else
+#define RHS_SCALE_KOFF_1(k) 0
+#define RHS_SCALE_NEW_1(k) false
+#endif
+#if defined(RHS_SCALE_GROUP_2)
+#define GEMM_SCALE_GROUPS
+#define RHS_SCALE_KOFF_2(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_2, RHS_SCALE_GS_2)
+#define RHS_SCALE_NEW_2(k) ((k) % RHS_SCALE_GROUP_2 == 0)
+#else
+#define RHS_SCALE_KOFF_2(k) 0
+#define RHS_SCALE_NEW_2(k) false
+#endif
 /* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
  * lhs's one free dimension m) multiplies the rows of group g, rows
  * [end(g - 1), end(g - 1) + size(g)) with end the running sum of the
@@ -491,17 +521,24 @@ void main() {
 #define COLS_AT(d) FOR_V(COL_AT, d)
     FOR_D(COLS_AT)
 #if defined(RHS_SCALE_AT_0)
-    /* each column's scale, loaded once per tile (see "Scaled weights") */
+    /* each column's scale, loaded once per tile, or at each group's first
+     * step of k (SCALES_NEW; see "Scaled weights") */
     vec4 bscale[NDOT][TN / 4];
-#define SCALE_AT(d, v) bscale[d][v] = vec4(RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v))),         \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 1))),     \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 2))),     \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 3))));
+#define SCALE_AT(d, v) bscale[d][v] = vec4(RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v)) + RHS_SCALE_KOFF_##d(ks)),     \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 1)) + RHS_SCALE_KOFF_##d(ks)), \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 2)) + RHS_SCALE_KOFF_##d(ks)), \
+                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 3)) + RHS_SCALE_KOFF_##d(ks)));
 #define SCALES_AT(d) FOR_V(SCALE_AT, d)
-    FOR_D(SCALES_AT)
+    { const int ks = 0; FOR_D(SCALES_AT) }
 #define RHS_SCALED(d, v, x) ((x) * bscale[d][v])
 #else
 #define RHS_SCALED(d, v, x) (x)
+#endif
+#if defined(GEMM_SCALE_GROUPS)
+#define SCALE_NEW(d) if (ks > 0 && RHS_SCALE_NEW_##d(ks)) { FOR_V(SCALE_AT, d) }
+#define SCALES_NEW(k) { const int ks = k; FOR_D(SCALE_NEW) }
+#else
+#define SCALES_NEW(k)
 #endif
     GEMM_V acc[NDOT][TM][TN / 4];
 #define ZERO(d, v) for (int i = 0; i < TM; i++) acc[d][i][v] = GEMM_V(0);
@@ -541,6 +578,7 @@ void main() {
     int acoop[AS];
     for (int s = 0; s < AS; s++) acoop[s] = LHS_AT(b, ROW(min(sl + GEMM_SG * s, TM - 1)));
     for (int k = 0; k < GEMM_K; k += 8) {
+      SCALES_NEW(k)
 #if defined(LHS_LOADW)
       u64vec4 aw[AS];
       for (int s = 0; s < AS; s++) aw[s] = LHS_LOADW(acoop[s] + LHS_KOFF(k));
@@ -595,6 +633,7 @@ void main() {
 #elif defined(LHS_LOADW)
     /* lhs in 64-bit words along k: 8 k per u64vec4 per row */
     for (int k = 0; k < GEMM_K; k += 8) {
+      SCALES_NEW(k)
       u64vec4 aw[TM];
 #define LOAD_AW(i) aw[i] = LHS_LOADW(arow[i] + LHS_KOFF(k));
       FOR_M(LOAD_AW)
@@ -614,6 +653,7 @@ void main() {
     }
 #else
     for (int kc = 0; kc < GEMM_K; kc++) {
+      SCALES_NEW(kc)
       LOAD_B_STEP
 #define MAC_ROW(i) { const int I = i; GEMM_T a = LHS_LOAD(arow[i] + LHS_KOFF(kc)); FOR_D(MAC_D) }
       FOR_M(MAC_ROW)

@@ -162,9 +162,19 @@ void main() {
 #if defined(RHS_SCALE_AT)
   /* scaled weights (gemm_cpu.comp's "Scaled weights"): each loaded B
    * element times its column's scale, loaded once; k past K stays 0 */
+#if defined(RHS_SCALE_GROUP)
+  /* a scale per group of k: its offset at k = 0 kept, each element's
+   * group's loaded with it */
+  int bscale_at[B_LOADS];
+  for (int e = 0; e < B_LOADS; e++) bscale_at[e] = RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1));
+#define GEMM_B_AT(e, k)                                                                                         \
+  ((k) < GEMM_K ? RHS_LOAD(bcol[e] + (k) * RHS_KS) * RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS) \
+                : 0.0)
+#else
   float bscale[B_LOADS];
   for (int e = 0; e < B_LOADS; e++) bscale[e] = RHS_SCALE_LOAD(RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1)));
 #define GEMM_B_AT(e, k) ((k) < GEMM_K ? RHS_LOAD(bcol[e] + (k) * RHS_KS) * bscale[e] : 0.0)
+#endif
 #else
 #define GEMM_B_AT(e, k) GEMM_B(bcol[e], k)
 #endif

@@ -1253,6 +1253,143 @@ static void int_scaled_weights(void **state) {
   g->int_bits = false;
 }
 
+/* Dots of one lhs whose rhs differ in layout: one kernel takes several
+ * products of one lhs only with the same dimension numbers and shapes
+ * (codegen_gemm_same_product), so where the target fuses several
+ * (LP_NATIVE_VECTOR_WIDTH=512, e2e_gemm_lanes16) the third one, its rhs
+ * [k, n] where the others' are [n, k], gets a kernel of its own instead of
+ * sending all three to the per-element path. */
+static void dots_of_one_lhs_two_layouts(void **state) {
+  check_bits(state,
+             "func.func @main(%x: tensor<24x64xf32>, %w: tensor<40x64xf32>, %v: tensor<40x64xf32>,"
+             " %u: tensor<64x40xf32>) -> tensor<24x40xf32> {\n"
+             "  %c = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<24x64xf32>, tensor<40x64xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %d = stablehlo.dot_general %x, %v, contracting_dims = [1] x [1] : (tensor<24x64xf32>, tensor<40x64xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %e = stablehlo.dot_general %x, %u, contracting_dims = [1] x [0] : (tensor<24x64xf32>, tensor<64x40xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %cd = stablehlo.multiply %c, %d : tensor<24x40xf32>\n"
+             "  %y = stablehlo.add %cd, %e : tensor<24x40xf32>\n"
+             "  return %y : tensor<24x40xf32>\n}\n",
+             true, false, VKHLO_F32);
+}
+
+/* Does the default kernel of |text| (compiled on the default device)
+ * contain |needle|? */
+static bool default_kernel_has(fixture_t *f, const char *text, const char *needle) {
+  char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dump_dir = dir;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(f->ctx[MODE_AUTO], text, strlen(text), "gemm_test.mlir", &o, &exe));
+  bool has = test_dump_contains(dir, needle);
+  vkhlo_executable_destroy(exe);
+  test_remove_dir(dir);
+  return has;
+}
+
+/* Group-wise scales: x @ reshape(q3 * broadcast(s)), q3 the integer
+ * weights [k / G, G, n] (reshaped before or after their convert) and s a
+ * scale per group of G steps of k and column.  The GEMM kernels read the
+ * integers and each group's scales (RHS_SCALE_GROUP); every value equals
+ * the elemental dot's on the materialized weights.  Groups the kernels do
+ * not take (not a multiple of 8, or along n) stay materialized. */
+static void int_grouped_scales(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  /* [48 = 3 x 16, 64]: words along n, the lhs shared by subgroups (40 rows) */
+  f->cpu_needle = "#define RHS_SCALE_GROUP_0 16";
+  f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
+  f->gpu_needle = "#define RHS_SCALE_GROUP 16";
+  check_bits(state,
+             "func.func @main(%x: tensor<40x48xf32>, %w: tensor<48x64xi8>, %s: tensor<3x64xf32>) -> tensor<40x64xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<3x16x64xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<3x64xf32>) -> tensor<3x16x64xf32>\n"
+             "  %ws = stablehlo.multiply %w3, %sb : tensor<3x16x64xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<3x16x64xf32>) -> tensor<48x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<40x64xf32>\n"
+             "  return %c : tensor<40x64xf32>\n}\n",
+             true, false, VKHLO_F32);
+  /* ui8 reshaped before its convert, an f16 scale [3, 1, 20] (a unit
+   * dimension broadcast), 20 columns (element loads), 4 rows, groups of 8 */
+  f->cpu_needle = "#define RHS_SCALE_GROUP_0 8";
+  f->cpu_needle2 = NULL;
+  f->gpu_needle = "#define RHS_SCALE_GROUP 8";
+  check_bits(state,
+             "func.func @main(%x: tensor<4x24xf32>, %w: tensor<24x20xui8>, %s: tensor<3x1x20xf16>) -> tensor<4x20xf32> {\n"
+             "  %w3 = stablehlo.reshape %w : (tensor<24x20xui8>) -> tensor<3x8x20xui8>\n"
+             "  %wf = stablehlo.convert %w3 : (tensor<3x8x20xui8>) -> tensor<3x8x20xf32>\n"
+             "  %s32 = stablehlo.convert %s : (tensor<3x1x20xf16>) -> tensor<3x1x20xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s32, dims = [0, 1, 2] : (tensor<3x1x20xf32>) -> tensor<3x8x20xf32>\n"
+             "  %ws = stablehlo.multiply %sb, %wf : tensor<3x8x20xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<3x8x20xf32>) -> tensor<24x20xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<4x24xf32>, tensor<24x20xf32>)"
+             " -> tensor<4x20xf32>\n"
+             "  return %c : tensor<4x20xf32>\n}\n",
+             true, false, VKHLO_F32);
+  /* a linear layer's [n, k] weights, groups along its last dimension (the
+   * rhs read in words along k), two such products of one lhs and a plain
+   * one beside them */
+  f->cpu_needle = "#define RHS_SCALE_GROUP_0 32";
+  f->cpu_needle2 = "#define RHS_LOADWK_0(off)";
+  f->gpu_needle = NULL;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x64xf32>, %w: tensor<40x64xi8>, %s: tensor<40x2xf32>, %v: tensor<40x64xi8>,"
+             " %t: tensor<40x2xf32>, %u: tensor<64x40xf32>) -> tensor<24x40xf32> {\n"
+             "  %w3 = stablehlo.reshape %w : (tensor<40x64xi8>) -> tensor<40x2x32xi8>\n"
+             "  %wf = stablehlo.convert %w3 : (tensor<40x2x32xi8>) -> tensor<40x2x32xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<40x2xf32>) -> tensor<40x2x32xf32>\n"
+             "  %ws = stablehlo.multiply %wf, %sb : tensor<40x2x32xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<40x2x32xf32>) -> tensor<40x64xf32>\n"
+             "  %v3 = stablehlo.reshape %v : (tensor<40x64xi8>) -> tensor<40x2x32xi8>\n"
+             "  %vf = stablehlo.convert %v3 : (tensor<40x2x32xi8>) -> tensor<40x2x32xf32>\n"
+             "  %tb = stablehlo.broadcast_in_dim %t, dims = [0, 1] : (tensor<40x2xf32>) -> tensor<40x2x32xf32>\n"
+             "  %vs = stablehlo.multiply %vf, %tb : tensor<40x2x32xf32>\n"
+             "  %v2 = stablehlo.reshape %vs : (tensor<40x2x32xf32>) -> tensor<40x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [1] : (tensor<24x64xf32>, tensor<40x64xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %d = stablehlo.dot_general %x, %v2, contracting_dims = [1] x [1] : (tensor<24x64xf32>, tensor<40x64xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %e = stablehlo.dot_general %x, %u, contracting_dims = [1] x [0] : (tensor<24x64xf32>, tensor<64x40xf32>)"
+             " -> tensor<24x40xf32>\n"
+             "  %cd = stablehlo.multiply %c, %d : tensor<24x40xf32>\n"
+             "  %y = stablehlo.add %cd, %e : tensor<24x40xf32>\n"
+             "  return %y : tensor<24x40xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = f->cpu_needle2 = f->gpu_needle = NULL;
+  /* groups of 4 steps of k, and groups along n: the weights materialized */
+  static const char *const materialized[] = {
+      "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<12x64xf32>) -> tensor<24x64xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+      "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<12x4x64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<12x64xf32>) -> tensor<12x4x64xf32>\n"
+      "  %ws = stablehlo.multiply %w3, %sb : tensor<12x4x64xf32>\n"
+      "  %w2 = stablehlo.reshape %ws : (tensor<12x4x64xf32>) -> tensor<48x64xf32>\n"
+      "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+      " -> tensor<24x64xf32>\n"
+      "  return %c : tensor<24x64xf32>\n}\n",
+      "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<4xf32>) -> tensor<24x64xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+      "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<48x4x16xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<4xf32>) -> tensor<48x4x16xf32>\n"
+      "  %ws = stablehlo.multiply %w3, %sb : tensor<48x4x16xf32>\n"
+      "  %w2 = stablehlo.reshape %ws : (tensor<48x4x16xf32>) -> tensor<48x64xf32>\n"
+      "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+      " -> tensor<24x64xf32>\n"
+      "  return %c : tensor<24x64xf32>\n}\n",
+  };
+  for (int i = 0; i < 2; i++) {
+    assert_false(default_kernel_has(f, materialized[i], "#define RHS_SCALE_AT"));
+    check_bits(state, materialized[i], true, false, VKHLO_F32);
+  }
+  f->int_bits = false;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(one_by_one),         cmocka_unit_test(hand_7x13x5),
@@ -1282,6 +1419,7 @@ int main(void) {
       cmocka_unit_test(int_odd_mixed),      cmocka_unit_test(int_hand),
       cmocka_unit_test(int_quantized_layer), cmocka_unit_test(int_weights_float_product),
       cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
+      cmocka_unit_test(int_grouped_scales), cmocka_unit_test(dots_of_one_lhs_two_layouts),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
