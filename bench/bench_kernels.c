@@ -38,8 +38,8 @@
  *                      reference cblas_sgemm on the dequantized f32 weights
  *                      (the dequantization not timed), --before the
  *                      elemental path (with the multiply materialized)
- *   w8g_1024, w8g_rows16, w8g_skinny
- *                      group-wise int8 weights: a scale per column and
+ *   w8g_1024, w8g_rows16, w8g_skinny, w4g_skinny
+ *                      group-wise int8 (w4g: int4) weights: a scale per column and
  *                      group of 128 rows (GPTQ/AWQ-style), the weights
  *                      reshaped [k / 128, 128, n] to apply it and back to
  *                      [k, n] for the product; against the same program
@@ -720,12 +720,14 @@ static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, cons
 typedef struct grouped_case {
   const char *name;
   int m, n, k, g;
+  const char *wtype; /* the weights' element type: i8, or i4 (a byte per element holding the value) */
 } grouped_case_t;
 
 static const grouped_case_t grouped_cases[] = {
-    {"w8g_1024", 1024, 1024, 1024, 128},
-    {"w8g_rows16", 16, 4096, 4096, 128},
-    {"w8g_skinny", 1, 4096, 4096, 128},
+    {"w8g_1024", 1024, 1024, 1024, 128, "i8"},
+    {"w8g_rows16", 16, 4096, 4096, 128, "i8"},
+    {"w8g_skinny", 1, 4096, 4096, 128, "i8"},
+    {"w4g_skinny", 1, 4096, 4096, 128, "i4"},
 };
 
 static char *grouped_program(const grouped_case_t *c, bool barrier) {
@@ -734,8 +736,8 @@ static char *grouped_program(const grouped_case_t *c, bool barrier) {
   if (barrier)
     snprintf(wb, sizeof wb, "  %%w2 = stablehlo.optimization_barrier %%w2m : tensor<%dx%dxf32>\n", c->k, c->n);
   snprintf(text, 2048,
-           "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dxi8>, %%s: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
-           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dxi8>) -> tensor<%dx%dxf32>\n"
+           "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dx%s>, %%s: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dxf32>\n"
            "  %%w3 = stablehlo.reshape %%wf : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
            "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
            "  %%ws = stablehlo.multiply %%w3, %%sb : tensor<%dx%dx%dxf32>\n"
@@ -743,7 +745,8 @@ static char *grouped_program(const grouped_case_t *c, bool barrier) {
            "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] :"
            " (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
            "  return %%c : tensor<%dx%dxf32>\n}\n",
-           c->m, c->k, c->k, c->n, gs, c->n, c->m, c->n, c->k, c->n, c->k, c->n, c->k, c->n, gs, c->g, c->n, gs, c->n,
+           c->m, c->k, c->k, c->n, c->wtype, gs, c->n, c->m, c->n, c->k, c->n, c->wtype, c->k, c->n, c->k, c->n, gs, c->g,
+           c->n, gs, c->n,
            gs, c->g, c->n, gs, c->g, c->n, barrier ? "w2m" : "w2", gs, c->g, c->n, c->k, c->n, wb, c->m, c->k, c->k,
            c->n, c->m, c->n, c->m, c->n);
   return text;
@@ -766,7 +769,8 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     uint32_t seed = 12345;
     for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
     for (size_t i = 0; i < ns; i++) scale[i] = (float)(1 + i % 13) / 256.0f;
-    /* weights in [-8, 8); b the exact f32 products w * s that the program makes */
+    /* weights in [-8, 8) (i4's range too); b the exact f32 products w * s
+     * that the program makes */
     for (size_t i = 0; i < nb; i++) {
       w[i] = (int8_t)((int)(((seed = seed * 1664525u + 1013904223u) >> 8) % 16) - 8);
       b[i] = (float)w[i] * scale[(i / (size_t)c->n / (size_t)c->g) * (size_t)c->n + i % (size_t)c->n];

@@ -212,6 +212,16 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
   return true;
 }
 
+/* The 2- and 4-bit integers are stored a byte per element holding the
+ * value (include/vkhlo/vkhlo.h), so the kernels read them as the 8-bit
+ * integers of the same signedness: int4 weights converted to a float
+ * product, or widened into an int one, cost what int8 weights do.  (A
+ * product of them in their own type wraps at their width: not a GEMM
+ * kernel's, codegen_gemm_types.) */
+static hlo_element_type_t byte_storage_type(hlo_element_type_t t) {
+  return t == HLO_S2 || t == HLO_S4 ? HLO_S8 : t == HLO_U2 || t == HLO_U4 ? HLO_U8 : t;
+}
+
 /* Does convert from |from| to |to| keep every value, so that a dot reads
  * the converted operand as the unconverted one?  The same type; f16/bf16
  * to f32; an integer into a wider one that holds all of its values (the
@@ -220,6 +230,7 @@ bool codegen_gemm_types(const hlo_instruction_t *dot) {
  * weights of a float product: read as ints, made floats). */
 static bool exact_convert(hlo_element_type_t from, hlo_element_type_t to) {
   if (from == to) return true;
+  from = byte_storage_type(from);
   if (codegen_kernel_float_type(from)) return to == HLO_F32;
   if (!codegen_kernel_int_type(from)) return false;
   if (codegen_kernel_float_type(to)) {
@@ -385,12 +396,13 @@ static bool scalar_integer(const hlo_instruction_t *x, int64_t *out) {
 static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, int k, int depth,
                        gemm_view_t *v) {
   const hlo_shape_t *s = &x->shape;
-  if (!(codegen_kernel_float_type(x->shape.element_type) || codegen_kernel_int_type(x->shape.element_type)) || s->rank > HLO_MAX_RANK ||
+  hlo_element_type_t xt = byte_storage_type(x->shape.element_type);
+  if (!(codegen_kernel_float_type(xt) || codegen_kernel_int_type(xt)) || s->rank > HLO_MAX_RANK ||
       depth > 16)
     return false;
   if (!fc) {
     v->binding = k;
-    v->type = x->shape.element_type;
+    v->type = xt;
     v->split_dim = -1;
     v->offset = 0;
     v->dyn_count = 0;
@@ -403,7 +415,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
   switch (x->opcode) {
     case HLO_OPCODE_PARAMETER:
       v->binding = (int)x->parameter_number;
-      v->type = x->shape.element_type;
+      v->type = xt;
       v->offset = 0;
       v->dyn_count = 0;
       v->scale_binding = v->scale_gdim = -1;
@@ -1348,7 +1360,8 @@ bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instr
   }
   while (cv->opcode == HLO_OPCODE_RESHAPE) cv = cv->operands[0];
   if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
-      !codegen_kernel_int_type(cv->operands[0]->shape.element_type) || !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
+      !codegen_kernel_int_type(byte_storage_type(cv->operands[0]->shape.element_type)) ||
+      !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
       !codegen_kernel_float_type(bc->operands[0]->shape.element_type))
     return false;
   /* the scale as the kernel's view sees it: zero strides where broadcast */

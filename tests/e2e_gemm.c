@@ -96,6 +96,10 @@ static int teardown(void **state) {
 static void seeded_element(vkhlo_element_type_t t, uint32_t *seed, int64_t k, bool specials, bool int_bits,
                            uint8_t *dst) {
   uint32_t r = (*seed = *seed * 1664525u + 1013904223u) >> 8;
+  if (int_bits && (t == VKHLO_S4 || t == VKHLO_U4)) { /* a byte holding the 4-bit value */
+    *dst = (uint8_t)(t == VKHLO_S4 ? (int8_t)((int)(r % 16) - 8) : (int8_t)(r % 16));
+    return;
+  }
   if (int_bits && t != VKHLO_F32 && t != VKHLO_F16 && t != VKHLO_BF16) {
     uint32_t v = r * 2654435761u;
     memcpy(dst, &v, vkhlo_element_type_size_bytes(t)); /* little-endian: the low bytes */
@@ -1253,6 +1257,47 @@ static void int_scaled_weights(void **state) {
   g->int_bits = false;
 }
 
+/* 4-bit integer weights (a byte per element holding the value) are read
+ * as 8-bit ones: int4 weights with a scale per group, unsigned ones
+ * converted into a float product, and signed ones widened into an int8
+ * product; they took the per-element kernel before. */
+static void int4_weights(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  f->cpu_needle = "#define RHS_SCALE_GROUP_0 32";
+  f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
+  f->gpu_needle = "#define RHS_SCALE_GROUP 32";
+  check_bits(state,
+             "func.func @main(%x: tensor<40x64xf32>, %w: tensor<64x48xi4>, %s: tensor<2x48xf32>) -> tensor<40x48xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<64x48xi4>) -> tensor<64x48xf32>\n"
+             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf32>) -> tensor<2x32x48xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
+             "  %ws = stablehlo.multiply %w3, %sb : tensor<2x32x48xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf32>) -> tensor<64x48xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf32>, tensor<64x48xf32>)"
+             " -> tensor<40x48xf32>\n"
+             "  return %c : tensor<40x48xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in";
+  f->cpu_needle2 = f->gpu_needle = NULL;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x32xf32>, %w: tensor<32x16xui4>) -> tensor<24x16xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<32x16xui4>) -> tensor<32x16xf32>\n"
+             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xf32>, tensor<32x16xf32>)"
+             " -> tensor<24x16xf32>\n"
+             "  return %c : tensor<24x16xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = NULL;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x32xi8>, %w: tensor<32x16xi4>) -> tensor<24x16xi32> {\n"
+             "  %w8 = stablehlo.convert %w : (tensor<32x16xi4>) -> tensor<32x16xi8>\n"
+             "  %c = stablehlo.dot_general %x, %w8, contracting_dims = [1] x [0] : (tensor<24x32xi8>, tensor<32x16xi8>)"
+             " -> tensor<24x16xi32>\n"
+             "  return %c : tensor<24x16xi32>\n}\n",
+             true, false, VKHLO_S32);
+  f->int_bits = false;
+}
+
 /* Dots of one lhs whose rhs differ in layout: one kernel takes several
  * products of one lhs only with the same dimension numbers and shapes
  * (codegen_gemm_same_product), so where the target fuses several
@@ -1420,6 +1465,7 @@ int main(void) {
       cmocka_unit_test(int_quantized_layer), cmocka_unit_test(int_weights_float_product),
       cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
       cmocka_unit_test(int_grouped_scales), cmocka_unit_test(dots_of_one_lhs_two_layouts),
+      cmocka_unit_test(int4_weights),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
