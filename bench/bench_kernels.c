@@ -38,8 +38,9 @@
  *                      reference cblas_sgemm on the dequantized f32 weights
  *                      (the dequantization not timed), --before the
  *                      elemental path (with the multiply materialized)
- *   w8g_1024, w8g_rows16, w8g_skinny, w4g_skinny
- *                      group-wise int8 (w4g: int4) weights: a scale per column and
+ *   w8g_1024, w8g_rows16, w8g_skinny, w4g_skinny, w4gz_skinny
+ *                      group-wise int8 (w4g: int4; w4gz: with a zero
+ *                      point, (w - z) * s) weights: a scale per column and
  *                      group of 128 rows (GPTQ/AWQ-style), the weights
  *                      reshaped [k / 128, 128, n] to apply it and back to
  *                      [k, n] for the product; against the same program
@@ -279,28 +280,41 @@ static char *program(const gemm_case_t *c) {
 typedef struct prepared {
   vkhlo_executable_t *exe;
   int nargs;
-  vkhlo_buffer_t *args[3], *res[1];
+  vkhlo_buffer_t *args[4], *res[1];
 } prepared_t;
 
-/* Compiles |text| and makes its parameters from |a|, |b| and |c| (NULL:
- * the second's data, as ffn_gated's second rhs) and a result buffer; a
- * compile error is returned (*p untouched), any other ends the run. */
-static vkhlo_status_t try_prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c,
-                                  prepared_t *p) {
+/* Compiles |text| and makes its parameters from |a|, |b|, |c| and |d|
+ * (NULL: the second's data, as ffn_gated's second rhs) and a result
+ * buffer; a compile error is returned (*p untouched), any other ends the
+ * run. */
+static vkhlo_status_t try_prepare4(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c,
+                                   const void *d, prepared_t *p) {
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   vkhlo_status_t st = vkhlo_executable_compile(ctx, text, strlen(text), "bench.mlir", &o, &p->exe);
   if (st) return st;
   p->nargs = vkhlo_executable_parameter_count(p->exe);
-  for (int i = 0; i < p->nargs && i < 3; i++) {
+  const void *data[4] = {a, b, c ? c : b, d ? d : b};
+  for (int i = 0; i < p->nargs && i < 4; i++) {
     vkhlo_tensor_type_t t;
     vkhlo_executable_parameter_type(p->exe, i, &t);
-    if ((st = vkhlo_buffer_create(ctx, &t, i == 0 ? a : i == 2 && c ? c : b, &p->args[i]))) die(st, "buffer");
+    if ((st = vkhlo_buffer_create(ctx, &t, data[i], &p->args[i]))) die(st, "buffer");
   }
   vkhlo_tensor_type_t t;
   vkhlo_executable_result_type(p->exe, 0, &t);
   if ((st = vkhlo_buffer_create(ctx, &t, NULL, &p->res[0]))) die(st, "result buffer");
   return NULL;
+}
+
+static vkhlo_status_t try_prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c,
+                                  prepared_t *p) {
+  return try_prepare4(ctx, text, a, b, c, NULL, p);
+}
+
+static void prepare4(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c, const void *d,
+                     prepared_t *p) {
+  vkhlo_status_t st = try_prepare4(ctx, text, a, b, c, d, p);
+  if (st) die(st, "compile");
 }
 
 static void prepare(vkhlo_context_t *ctx, const char *text, const void *a, const void *b, const void *c, prepared_t *p) {
@@ -721,35 +735,52 @@ typedef struct grouped_case {
   const char *name;
   int m, n, k, g;
   const char *wtype; /* the weights' element type: i8, or i4 (a byte per element holding the value) */
+  bool zero;         /* (w - z) * s: a zero point per group and column too */
 } grouped_case_t;
 
 static const grouped_case_t grouped_cases[] = {
-    {"w8g_1024", 1024, 1024, 1024, 128, "i8"},
-    {"w8g_rows16", 16, 4096, 4096, 128, "i8"},
-    {"w8g_skinny", 1, 4096, 4096, 128, "i8"},
-    {"w4g_skinny", 1, 4096, 4096, 128, "i4"},
+    {"w8g_1024", 1024, 1024, 1024, 128, "i8", false},
+    {"w8g_rows16", 16, 4096, 4096, 128, "i8", false},
+    {"w8g_skinny", 1, 4096, 4096, 128, "i8", false},
+    {"w4g_skinny", 1, 4096, 4096, 128, "i4", false},
+    {"w4gz_skinny", 1, 4096, 4096, 128, "i4", true},
 };
 
 static char *grouped_program(const grouped_case_t *c, bool barrier) {
-  char *text = malloc(2048), wb[160] = "";
+  size_t size = 4096, o = 0;
+  char *t = malloc(size), w2[48], w3[48], q[48], x[48], out[48];
   int gs = c->k / c->g;
-  if (barrier)
-    snprintf(wb, sizeof wb, "  %%w2 = stablehlo.optimization_barrier %%w2m : tensor<%dx%dxf32>\n", c->k, c->n);
-  snprintf(text, 2048,
-           "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dx%s>, %%s: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
-           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dxf32>\n"
-           "  %%w3 = stablehlo.reshape %%wf : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
-           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (tensor<%dx%dxf32>) -> tensor<%dx%dx%dxf32>\n"
-           "  %%ws = stablehlo.multiply %%w3, %%sb : tensor<%dx%dx%dxf32>\n"
-           "  %%%s = stablehlo.reshape %%ws : (tensor<%dx%dx%dxf32>) -> tensor<%dx%dxf32>\n%s"
-           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] :"
-           " (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
-           "  return %%c : tensor<%dx%dxf32>\n}\n",
-           c->m, c->k, c->k, c->n, c->wtype, gs, c->n, c->m, c->n, c->k, c->n, c->wtype, c->k, c->n, c->k, c->n, gs, c->g,
-           c->n, gs, c->n,
-           gs, c->g, c->n, gs, c->g, c->n, barrier ? "w2m" : "w2", gs, c->g, c->n, c->k, c->n, wb, c->m, c->k, c->k,
-           c->n, c->m, c->n, c->m, c->n);
-  return text;
+  snprintf(w2, sizeof w2, "tensor<%dx%dxf32>", c->k, c->n);
+  snprintf(w3, sizeof w3, "tensor<%dx%dx%dxf32>", gs, c->g, c->n);
+  snprintf(q, sizeof q, "tensor<%dx%dxf32>", gs, c->n); /* a scale or zero point per group and column */
+  snprintf(x, sizeof x, "tensor<%dx%dxf32>", c->m, c->k);
+  snprintf(out, sizeof out, "tensor<%dx%dxf32>", c->m, c->n);
+  o += (size_t)snprintf(t + o, size - o, "func.func @main(%%x: %s, %%w: tensor<%dx%dx%s>, %%s: %s", x, c->k, c->n, c->wtype, q);
+  if (c->zero) o += (size_t)snprintf(t + o, size - o, ", %%z: %s", q);
+  o += (size_t)snprintf(t + o, size - o,
+                        ") -> %s {\n"
+                        "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> %s\n"
+                        "  %%w3 = stablehlo.reshape %%wf : (%s) -> %s\n",
+                        out, c->k, c->n, c->wtype, w2, w2, w3);
+  const char *ints = "%w3";
+  if (c->zero) {
+    o += (size_t)snprintf(t + o, size - o,
+                          "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [0, 2] : (%s) -> %s\n"
+                          "  %%wz = stablehlo.subtract %%w3, %%zb : %s\n",
+                          q, w3, w3);
+    ints = "%wz";
+  }
+  o += (size_t)snprintf(t + o, size - o,
+                        "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (%s) -> %s\n"
+                        "  %%ws = stablehlo.multiply %s, %%sb : %s\n"
+                        "  %%%s = stablehlo.reshape %%ws : (%s) -> %s\n",
+                        q, w3, ints, w3, barrier ? "w2m" : "w2", w3, w2);
+  if (barrier) o += (size_t)snprintf(t + o, size - o, "  %%w2 = stablehlo.optimization_barrier %%w2m : %s\n", w2);
+  snprintf(t + o, size - o,
+           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] : (%s, %s) -> %s\n"
+           "  return %%c : %s\n}\n",
+           x, w2, out, out);
+  return t;
 }
 
 static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
@@ -764,21 +795,25 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     }
     size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, no = (size_t)c->m * c->n, ns = nb / (size_t)c->g;
     float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *ref = malloc(no * sizeof *ref);
-    float *scale = malloc(ns * sizeof *scale);
+    float *scale = malloc(ns * sizeof *scale), *zero = calloc(ns, sizeof *zero);
     int8_t *w = malloc(nb);
     uint32_t seed = 12345;
     for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    for (size_t i = 0; i < ns; i++) scale[i] = (float)(1 + i % 13) / 256.0f;
-    /* weights in [-8, 8) (i4's range too); b the exact f32 products w * s
-     * that the program makes */
+    for (size_t i = 0; i < ns; i++) {
+      scale[i] = (float)(1 + i % 13) / 256.0f;
+      if (c->zero) zero[i] = (float)((int)(i % 5) - 2);
+    }
+    /* weights in [-8, 8) (i4's range too); b the exact f32 values (w - z)
+     * * s that the program makes */
     for (size_t i = 0; i < nb; i++) {
       w[i] = (int8_t)((int)(((seed = seed * 1664525u + 1013904223u) >> 8) % 16) - 8);
-      b[i] = (float)w[i] * scale[(i / (size_t)c->n / (size_t)c->g) * (size_t)c->n + i % (size_t)c->n];
+      size_t q = (i / (size_t)c->n / (size_t)c->g) * (size_t)c->n + i % (size_t)c->n;
+      b[i] = ((float)w[i] - zero[q]) * scale[q];
     }
     char *text = grouped_program(c, false), *base_text = grouped_program(c, true);
     prepared_t p, e;
-    prepare(ctx, text, a, w, scale, &p);
-    prepare(ctx, base_text, a, w, scale, &e);
+    prepare4(ctx, text, a, w, scale, zero, &p);
+    prepare4(ctx, base_text, a, w, scale, zero, &e);
     gemm_case_t bc = {c->name, 1, c->m, c->n, c->k, false, false, false, 0, NULL};
     run_wall(&p); /* warm-up */
     run_wall(&e);
@@ -805,7 +840,7 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     free(wall), free(dev), free(blas), free(ratio), free(base), free(speedup);
     release(&p);
     release(&e);
-    free(text), free(base_text), free(a), free(b), free(ref), free(scale), free(w);
+    free(text), free(base_text), free(a), free(b), free(ref), free(scale), free(zero), free(w);
   }
 }
 

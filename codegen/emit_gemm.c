@@ -125,6 +125,23 @@
 #define GEMM_CPU_SG_ROWS 4
 #define GEMM_CPU_SG_KB 128
 
+/* A scale or zero point of scaled weights ("Scaled weights"): the float
+ * element of binding |binding| (-1: none) at offset + sum(index[d] *
+ * stride[d]).  Group-wise (gdim >= 0): along dimension gdim the value is
+ * the same for |group| consecutive elements and then moves on by gstride
+ * (stride[gdim] is 0): element i of it is at (i / group) * gstride.  A
+ * reshape merging [k / G, G] into k of weights quantized per group of G
+ * rows (GPTQ/AWQ-style) makes one. */
+typedef struct gemm_qparam {
+  int binding;
+  hlo_element_type_t type;
+  int64_t offset, stride[HLO_MAX_RANK];
+  int gdim;
+  int64_t group, gstride;
+} gemm_qparam_t;
+
+static const gemm_qparam_t no_qparam = {.binding = -1, .gdim = -1};
+
 /* A dot operand as a strided view of a kernel binding. */
 typedef struct gemm_view {
   int binding;
@@ -146,21 +163,11 @@ typedef struct gemm_view {
     hlo_element_type_t type;
     int64_t hi, stride;
   } dyn[HLO_MAX_RANK];
-  /* Scaled integers (scale_binding >= 0; "Scaled weights" below): each
-   * element is the view's integer, made an f32, times the float element
-   * of binding scale_binding at scale_offset + sum(index[d] *
-   * scale_stride[d]), one f32 multiply. */
-  int scale_binding;
-  hlo_element_type_t scale_type;
-  int64_t scale_offset, scale_stride[HLO_MAX_RANK];
-  /* Group-wise scales (scale_gdim >= 0; "Scaled weights"): along dimension
-   * scale_gdim the scale is the same for scale_group consecutive elements
-   * and then moves on by scale_gstride (scale_stride[scale_gdim] is 0):
-   * element i of it reads the scale at (i / scale_group) * scale_gstride.
-   * A reshape merging [k / G, G] into k of weights dequantized per group
-   * of G rows (GPTQ/AWQ-style int8 weights with a scale per group). */
-  int scale_gdim;
-  int64_t scale_group, scale_gstride;
+  /* Scaled integers (scale.binding >= 0; "Scaled weights" below): each
+   * element is the view's integer, made an f32, minus its zero point
+   * (zero.binding >= 0; else 0), times its scale: one f32 subtract and
+   * one multiply. */
+  gemm_qparam_t scale, zero;
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -338,10 +345,11 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
  * k, so that each of gemm_cpu.comp's blocks of 8 steps lies in one group. */
 static bool scale_groups_ok(int64_t group) { return group > 0 && group % 8 == 0; }
 
-/* Does the scale of |v|, the rhs of |dot|, stay the same along the
- * contracting dimensions, or change per group of k (the one contracting
- * dimension's) as the kernels take it? */
-static bool scale_fits_k(const hlo_instruction_t *dot, const gemm_view_t *v) {
+/* Does scale or zero point |q| of the rhs of |dot| stay the same along
+ * the contracting dimensions, or change per group of k (the one
+ * contracting dimension's) as the kernels take it? */
+static bool qparam_fits_k(const hlo_instruction_t *dot, const gemm_qparam_t *q) {
+  if (q->binding < 0) return true;
   const hlo_shape_t *rs = &dot->operands[1]->shape;
   const hlo_dims_t *rc = &dot->attrs.rhs_contracting_dimensions;
   bool legacy = dot->opcode == HLO_OPCODE_DOT; /* contracts the rhs's dimension 0 */
@@ -350,31 +358,52 @@ static bool scale_fits_k(const hlo_instruction_t *dot, const gemm_view_t *v) {
   for (int i = 0; i < nc; i++) {
     int64_t c = legacy ? 0 : rc->data[i];
     if (c < 0 || c >= rs->rank) return false;
-    if (c == v->scale_gdim) grouped = nc == 1 && scale_groups_ok(v->scale_group);
-    else if (rs->dimensions[c] != 1 && v->scale_stride[c] != 0) return false;
+    if (c == q->gdim) grouped = nc == 1 && scale_groups_ok(q->group);
+    else if (rs->dimensions[c] != 1 && q->stride[c] != 0) return false;
   }
-  return v->scale_gdim < 0 || grouped;
+  return q->gdim < 0 || grouped;
 }
 
-/* The scale of a scaled view (|in|, "Scaled weights") through the same
- * reshape: its strides reshaped as reshape_view does a view's, where two
- * dimensions merged into one whose inner one the scale does not vary
- * along ([k / G, G] -> k, a scale per group of G weights) become a
- * group-wise scale (scale_gdim) instead of a split dimension.  False for a
- * grouped scale reshaped again or one varying inside its groups. */
-static bool reshape_scale(const hlo_shape_t *is, const gemm_view_t *in, const hlo_shape_t *os, gemm_view_t *v) {
+/* Do the scale and zero point of rhs view |v| of |dot| fit the kernels: a
+ * zero point only beside a scale, each the same along k or per group of
+ * k, the two grouped alike where both are? */
+static bool scale_fits_k(const hlo_instruction_t *dot, const gemm_view_t *v) {
+  const gemm_qparam_t *s = &v->scale, *z = &v->zero;
+  if (s->binding < 0) return z->binding < 0;
+  if (s->gdim >= 0 && z->gdim >= 0 && (s->gdim != z->gdim || s->group != z->group)) return false;
+  return qparam_fits_k(dot, s) && qparam_fits_k(dot, z);
+}
+
+/* Scale or zero point |in| through a reshape from |is| to |os| (into
+ * |out|): its strides reshaped as reshape_view does a view's, where two
+ * dimensions merged into one whose inner one it does not vary along
+ * ([k / G, G] -> k, one value per group of G weights) become a group
+ * (gdim) instead of a split dimension.  False for a group reshaped again
+ * or a value varying inside its groups. */
+static bool reshape_qparam(const hlo_shape_t *is, const gemm_qparam_t *in, const hlo_shape_t *os, gemm_qparam_t *out) {
+  *out = *in;
+  if (in->binding < 0) return true;
   gemm_view_t si = {.split_dim = -1}, so;
-  if (in->scale_gdim >= 0) return false;
-  memcpy(si.stride, in->scale_stride, sizeof si.stride);
+  if (in->gdim >= 0) return false;
+  memcpy(si.stride, in->stride, sizeof si.stride);
   if (!reshape_view(is, &si, os, &so)) return false;
-  memcpy(v->scale_stride, so.stride, sizeof v->scale_stride);
-  v->scale_gdim = -1;
+  memcpy(out->stride, so.stride, sizeof out->stride);
+  out->gdim = -1;
   if (so.split_dim < 0) return true;
   if (so.stride[so.split_dim] != 0) return false;
-  v->scale_gdim = so.split_dim;
-  v->scale_group = so.split_inner;
-  v->scale_gstride = so.split_stride;
+  out->gdim = so.split_dim;
+  out->group = so.split_inner;
+  out->gstride = so.split_stride;
   return true;
+}
+
+static bool has_qparams(const gemm_view_t *v) { return v->scale.binding >= 0 || v->zero.binding >= 0; }
+
+/* View |w| (a float value, no scale of its own) as a scale or zero point. */
+static gemm_qparam_t qparam_of(const gemm_view_t *w) {
+  gemm_qparam_t q = {.binding = w->binding, .type = w->type, .offset = w->offset, .gdim = -1};
+  memcpy(q.stride, w->stride, sizeof q.stride);
+  return q;
 }
 
 /* The value of integer scalar constant |x| (saturated to int64). */
@@ -406,7 +435,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->split_dim = -1;
     v->offset = 0;
     v->dyn_count = 0;
-    v->scale_binding = v->scale_gdim = -1;
+    v->scale = v->zero = no_qparam;
     row_major(s, v->stride);
     return true;
   }
@@ -418,7 +447,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->type = xt;
       v->offset = 0;
       v->dyn_count = 0;
-      v->scale_binding = v->scale_gdim = -1;
+      v->scale = v->zero = no_qparam;
       row_major(s, v->stride);
       return true;
     case HLO_OPCODE_MULTIPLY: { /* integers times a scale: see "Scaled weights" */
@@ -431,14 +460,21 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
         in = w;
         w = t;
       }
-      if (!codegen_kernel_int_type(in.type) || !codegen_kernel_float_type(w.type) || in.scale_binding >= 0 || w.scale_binding >= 0 ||
-          w.split_dim >= 0 || w.dyn_count)
+      if (!codegen_kernel_int_type(in.type) || !codegen_kernel_float_type(w.type) || in.scale.binding >= 0 ||
+          has_qparams(&w) || w.split_dim >= 0 || w.dyn_count)
         return false;
       *v = in;
-      v->scale_binding = w.binding;
-      v->scale_type = w.type;
-      v->scale_offset = w.offset;
-      memcpy(v->scale_stride, w.stride, sizeof v->scale_stride);
+      v->scale = qparam_of(&w);
+      return true;
+    }
+    case HLO_OPCODE_SUBTRACT: { /* integers minus a zero point: see "Scaled weights" */
+      gemm_view_t w;
+      if (x->shape.element_type != HLO_F32 || x->operand_count != 2 ||
+          !trace_view(fc, x->operands[0], 0, depth + 1, &in) || !trace_view(fc, x->operands[1], 0, depth + 1, &w) ||
+          !codegen_kernel_int_type(in.type) || has_qparams(&in) || has_qparams(&w) || w.split_dim >= 0 || w.dyn_count)
+        return false;
+      *v = in;
+      v->zero = qparam_of(&w); /* a float, or integers exactly converted (their f32 values) */
       return true;
     }
     case HLO_OPCODE_CONVERT: /* exact only (exact_convert) */
@@ -447,20 +483,22 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_TRANSPOSE:
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.permutation.count != s->rank) return false;
       *v = in;
-      v->scale_gdim = -1;
+      v->scale.gdim = v->zero.gdim = -1;
       for (int d = 0; d < s->rank; d++) {
         int64_t from = x->attrs.permutation.data[d];
         if (from < 0 || from >= s->rank) return false;
         v->stride[d] = in.stride[from];
-        v->scale_stride[d] = in.scale_stride[from];
+        v->scale.stride[d] = in.scale.stride[from];
+        v->zero.stride[d] = in.zero.stride[from];
         if (from == in.split_dim) v->split_dim = d;
-        if (from == in.scale_gdim) v->scale_gdim = d;
+        if (from == in.scale.gdim) v->scale.gdim = d;
+        if (from == in.zero.gdim) v->zero.gdim = d;
       }
       return true;
     case HLO_OPCODE_BROADCAST_IN_DIM: {
       const hlo_shape_t *is = &x->operands[0]->shape;
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || x->attrs.broadcast_dimensions.count != is->rank ||
-          in.split_dim >= 0 || in.scale_binding >= 0)
+          in.split_dim >= 0 || has_qparams(&in))
         return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) v->stride[d] = 0;
@@ -475,7 +513,9 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in)) return false;
       *v = in;
       v->split_dim = -1;
-      if (in.scale_binding >= 0 && !reshape_scale(&x->operands[0]->shape, &in, s, v)) return false;
+      if (!reshape_qparam(&x->operands[0]->shape, &in.scale, s, &v->scale) ||
+          !reshape_qparam(&x->operands[0]->shape, &in.zero, s, &v->zero))
+        return false;
       if (in.split_dim < 0 && dense(&x->operands[0]->shape, in.stride)) {
         row_major(s, v->stride);
         return true;
@@ -485,7 +525,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       const hlo_shape_t *is = &x->operands[0]->shape;
       const hlo_attrs_t *a = &x->attrs;
       if (!trace_view(fc, x->operands[0], 0, depth + 1, &in) || a->start_indices.count != s->rank ||
-          a->strides.count != s->rank || in.scale_binding >= 0)
+          a->strides.count != s->rank || has_qparams(&in))
         return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) {
@@ -499,7 +539,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     case HLO_OPCODE_DYNAMIC_SLICE: { /* the start (clamped, spec 'dynamic_slice') moves the offset */
       const hlo_shape_t *is = &x->operands[0]->shape;
       if (x->operand_count != 1 + is->rank || !trace_view(fc, x->operands[0], 0, depth + 1, &in) ||
-          in.scale_binding >= 0)
+          has_qparams(&in))
         return false;
       *v = in;
       for (int d = 0; d < s->rank; d++) {
@@ -707,10 +747,10 @@ static bool plan_gemm(const hlo_instruction_t *instr, gemm_plan_t *p) {
   /* scaled weights: rhs only, each scale the same at every k (per
    * column) or per group of k (the one contracting dimension's, groups a
    * multiple of 8 long), no ragged groups */
-  if (p->view[0].scale_binding >= 0) return false;
+  if (has_qparams(&p->view[0])) return false;
   for (int d = 0; d < p->ndot; d++) {
     const gemm_view_t *v = &p->rview[d];
-    if (v->scale_binding < 0) continue;
+    if (!has_qparams(v)) continue;
     if (p->ragged || !scale_fits_k(p->dots[d], v)) return false;
   }
   p->batch = p->k = 1;
@@ -1086,7 +1126,7 @@ static const char *type_suffix(const gemm_plan_t *p, char *buf, size_t size) {
   hlo_element_type_t a = p->view[0].type, b = p->view[1].type;
   if (a == HLO_F32 && b == HLO_F32) return "";
   snprintf(buf, size, " t=%s,%s%s", hlo_element_type_name(a), hlo_element_type_name(b),
-           p->view[1].scale_binding >= 0 ? " scaled" : "");
+           p->view[1].scale.binding >= 0 ? " scaled" : "");
   return buf;
 }
 
@@ -1306,7 +1346,8 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
   bool packed = glsl_type_is_packed(target, p->view[0].type);
   for (int d = 0; d < p->ndot; d++)
     packed |= glsl_type_is_packed(target, p->rview[d].type) ||
-              (p->rview[d].scale_binding >= 0 && glsl_type_is_packed(target, p->rview[d].scale_type));
+              (p->rview[d].scale.binding >= 0 && glsl_type_is_packed(target, p->rview[d].scale.type)) ||
+              (p->rview[d].zero.binding >= 0 && glsl_type_is_packed(target, p->rview[d].zero.type));
   if (packed) return false;
 
   /* dynamic_slice starts of 64 bits only where the device has them */
@@ -1347,41 +1388,62 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
  * broadcast along G) and one reshape to the product's [k, n] between it
  * and each product.  (A product split along k on GPUs, codegen/expand.c,
  * reads it through a second reshape: materialized.) */
-bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
-  if (!target || target->gemm == CODEGEN_GEMM_OFF || x->opcode != HLO_OPCODE_MULTIPLY || x->operand_count != 2 || x->shape.element_type != HLO_F32 ||
-      x->user_count == 0)
+/* The scale or zero point broadcast by |bc| (a broadcast_in_dim of a float
+ * value) as the kernels' view of it sees it: zero strides where
+ * broadcast, the value's row-major ones elsewhere. */
+static bool broadcast_qparam(const hlo_instruction_t *bc, gemm_qparam_t *q) {
+  *q = no_qparam;
+  if (bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM || !codegen_kernel_float_type(bc->operands[0]->shape.element_type))
     return false;
-  /* the integers: a convert, reshaped or not (w.reshape(k / G, G, n)
-   * before or after its astype) */
-  const hlo_instruction_t *cv = x->operands[0], *bc = x->operands[1];
-  if (bc->opcode == HLO_OPCODE_RESHAPE || bc->opcode == HLO_OPCODE_CONVERT) {
-    cv = x->operands[1];
-    bc = x->operands[0];
-  }
-  while (cv->opcode == HLO_OPCODE_RESHAPE) cv = cv->operands[0];
-  if (cv->opcode != HLO_OPCODE_CONVERT || bc->opcode != HLO_OPCODE_BROADCAST_IN_DIM ||
-      !codegen_kernel_int_type(byte_storage_type(cv->operands[0]->shape.element_type)) ||
-      !exact_convert(cv->operands[0]->shape.element_type, HLO_F32) ||
-      !codegen_kernel_float_type(bc->operands[0]->shape.element_type))
-    return false;
-  /* the scale as the kernel's view sees it: zero strides where broadcast */
   const hlo_shape_t *ss = &bc->operands[0]->shape;
   const hlo_dims_t *bd = &bc->attrs.broadcast_dimensions;
   int64_t row[HLO_MAX_RANK];
-  if (bd->count != ss->rank || ss->rank > HLO_MAX_RANK || x->shape.rank > HLO_MAX_RANK) return false;
+  if (bd->count != ss->rank || ss->rank > HLO_MAX_RANK || bc->shape.rank > HLO_MAX_RANK) return false;
   row_major(ss, row);
-  gemm_view_t sv = {.scale_gdim = -1};
+  q->binding = 0; /* some binding: only the strides matter here */
   for (int j = 0; j < bd->count; j++) {
-    if (bd->data[j] < 0 || bd->data[j] >= x->shape.rank) return false;
-    sv.scale_stride[bd->data[j]] = ss->dimensions[j] == 1 ? 0 : row[j];
+    if (bd->data[j] < 0 || bd->data[j] >= bc->shape.rank) return false;
+    q->stride[bd->data[j]] = ss->dimensions[j] == 1 ? 0 : row[j];
   }
+  return true;
+}
+
+/* Integers, reshaped or not, and their exact convert into f32 (the
+ * integers reshaped [k / G, G, n] before or after their astype). */
+static bool converted_integers(const hlo_instruction_t *x) {
+  while (x->opcode == HLO_OPCODE_RESHAPE) x = x->operands[0];
+  return x->opcode == HLO_OPCODE_CONVERT && x->shape.element_type == HLO_F32 &&
+         codegen_kernel_int_type(byte_storage_type(x->operands[0]->shape.element_type)) &&
+         exact_convert(x->operands[0]->shape.element_type, HLO_F32);
+}
+
+bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
+  if (!target || target->gemm == CODEGEN_GEMM_OFF || x->operand_count != 2 || x->shape.element_type != HLO_F32 ||
+      x->user_count == 0)
+    return false;
+  if (x->opcode == HLO_OPCODE_SUBTRACT) /* a zero point: its one user the scale's multiply */
+    return x->user_count == 1 && x->users[0]->opcode == HLO_OPCODE_MULTIPLY &&
+           x->users[0]->operands[0] != x->users[0]->operands[1] && codegen_gemm_scaled_operand(target, x->users[0]);
+  if (x->opcode != HLO_OPCODE_MULTIPLY) return false;
+  /* the integers (minus a zero point) times a broadcast scale */
+  int q = x->operands[0]->opcode == HLO_OPCODE_BROADCAST_IN_DIM ? 1 : 0;
+  const hlo_instruction_t *ints = x->operands[q];
+  gemm_view_t sv = {.scale = no_qparam, .zero = no_qparam};
+  if (!broadcast_qparam(x->operands[1 - q], &sv.scale)) return false;
+  if (ints->opcode == HLO_OPCODE_SUBTRACT) {
+    if (ints->operand_count != 2 || ints->user_count != 1 || !broadcast_qparam(ints->operands[1], &sv.zero)) return false;
+    ints = ints->operands[0];
+  }
+  if (!converted_integers(ints)) return false;
   /* every user a product taking it as its rhs only, directly or through
    * one reshape (grouped scales: [k / G, G, n] -> [k, n]) */
   for (int u = 0; u < x->user_count; u++) {
     const hlo_instruction_t *y = x->users[u];
     gemm_view_t v = sv;
     if (y->opcode == HLO_OPCODE_RESHAPE) {
-      if (y->user_count == 0 || !reshape_scale(&x->shape, &sv, &y->shape, &v)) return false;
+      if (y->user_count == 0 || !reshape_qparam(&x->shape, &sv.scale, &y->shape, &v.scale) ||
+          !reshape_qparam(&x->shape, &sv.zero, &y->shape, &v.zero))
+        return false;
     } else if (!is_dot(y)) {
       return false;
     }
@@ -1524,8 +1586,11 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
-  bool any_scaled = false;
-  for (int d = 0; d < p.ndot; d++) any_scaled |= p.rview[d].scale_binding >= 0;
+  bool any_scaled = false, any_zero = false;
+  for (int d = 0; d < p.ndot; d++) {
+    any_scaled |= p.rview[d].scale.binding >= 0;
+    any_zero |= p.rview[d].zero.binding >= 0;
+  }
   for (int d = 0; d < p.ndot; d++) {
     char at[24], suffix[16] = "";
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
@@ -1544,21 +1609,32 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
       define_word_load(&sb, name, &p.rview[d], float_product);
     }
     if ((words[1] || (!gpu && tl.rhs_k_words)) && p.rview[d].binding < 64) word_view[p.rview[d].binding] = true;
-    if (p.rview[d].scale_binding >= 0) { /* its per-column scale (see "Scaled weights") */
-      gemm_view_t sv = {.binding = p.rview[d].scale_binding, .type = p.rview[d].scale_type,
-                        .offset = p.rview[d].scale_offset, .split_dim = -1, .scale_binding = -1,
-                        .scale_gdim = -1};
-      memcpy(sv.stride, p.rview[d].scale_stride, sizeof sv.stride);
-      snprintf(at, sizeof at, "RHS_SCALE_AT%s", suffix);
-      define_at(&sb, &p, 1, &sv, at, "n");
-      snprintf(name, sizeof name, "RHS_SCALE_LOAD%s", suffix);
-      define_load(&sb, target, name, &sv, true);
-      if (p.rview[d].scale_gdim >= 0) /* a scale per group of k (see "Scaled weights") */
-        strbuf_printf(&sb, "#define RHS_SCALE_GROUP%s %lld\n#define RHS_SCALE_GS%s %lld\n", suffix,
-                      (long long)p.rview[d].scale_group, suffix, (long long)p.rview[d].scale_gstride);
-    } else if (any_scaled) { /* another product's rhs is scaled: this one's scale is 1 (exact) */
-      strbuf_printf(&sb, "#define RHS_SCALE_AT%s(b, n) 0\n#define RHS_SCALE_LOAD%s(off) 1.0\n", suffix, suffix);
+    /* its scale and zero point, per column or per group of k (see
+     * "Scaled weights"); another product's make this one's 1 and 0 (exact) */
+    const gemm_qparam_t *qs[2] = {&p.rview[d].scale, &p.rview[d].zero};
+    static const char *const qname[2] = {"SCALE", "ZERO"}, *const qnone[2] = {"1.0", "0.0"};
+    const gemm_qparam_t *grouped = NULL;
+    for (int j = 0; j < 2; j++) {
+      const gemm_qparam_t *q = qs[j];
+      if (q->binding >= 0) {
+        gemm_view_t qv = {.binding = q->binding, .type = q->type, .offset = q->offset, .split_dim = -1,
+                          .scale = no_qparam, .zero = no_qparam};
+        memcpy(qv.stride, q->stride, sizeof qv.stride);
+        snprintf(at, sizeof at, "RHS_%s_AT%s", qname[j], suffix);
+        define_at(&sb, &p, 1, &qv, at, "n");
+        snprintf(name, sizeof name, "RHS_%s_LOAD%s", qname[j], suffix);
+        define_load(&sb, target, name, &qv, true);
+        if (q->gdim >= 0) grouped = q;
+      } else if (j == 0 ? any_scaled : any_zero) {
+        strbuf_printf(&sb, "#define RHS_%s_AT%s(b, n) 0\n#define RHS_%s_LOAD%s(off) %s\n", qname[j], suffix, qname[j],
+                      suffix, qnone[j]);
+      }
     }
+    if (grouped) /* their group along k and each one's step per group (0: per column) */
+      strbuf_printf(&sb, "#define RHS_SCALE_GROUP%s %lld\n#define RHS_SCALE_GS%s %lld\n#define RHS_ZERO_GS%s %lld\n",
+                    suffix, (long long)grouped->group, suffix,
+                    (long long)(qs[0]->gdim >= 0 ? qs[0]->gstride : 0), suffix,
+                    (long long)(qs[1]->gdim >= 0 ? qs[1]->gstride : 0));
   }
   if (p.ragged)
     strbuf_printf(&sb, "#define GEMM_GROUPS %lld\n#define RHS_GS_0 %lld\n#define GEMM_GROUP_SIZE(g) gemm_group_size(g)\n",
@@ -1578,7 +1654,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
     bool used = k < 64 && (ectx.element_reads >> k & 1), texel = used && !gpu;
     for (int d = -1; d < p.ndot; d++) {
       bool lhs = d < 0;
-      if (!lhs && p.rview[d].scale_binding == k) { /* read by elements */
+      if (!lhs && (p.rview[d].scale.binding == k || p.rview[d].zero.binding == k)) { /* read by elements */
         used = true;
         texel |= !gpu;
       }

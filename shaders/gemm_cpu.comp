@@ -324,34 +324,44 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * contracted), while B is read as integers, a quarter of the bytes for
  * 8-bit weights.  Where only some products of the kernel (NDOT) are
  * scaled, the others' scale is the constant 1 (x * 1 is x exactly).
- * Group-wise: with RHS_SCALE_GROUP_d (G, a multiple of 8) and
- * RHS_SCALE_GS_d, the scale of step k is at RHS_SCALE_AT_d(b, n) +
- * (k / G) * RHS_SCALE_GS_d (weights quantized with a scale per group of G
- * rows, as GPTQ/AWQ-style int8 weights are): the tile reloads its scales
+ * Zero points: with RHS_ZERO_AT_d(b, n) and RHS_ZERO_LOAD_d(off) too, B_d
+ * is (q - z) * s, the program's f32 subtract then multiply (asymmetric
+ * quantization); a product without one where others have one gets 0.
+ * Group-wise: with RHS_SCALE_GROUP_d (G, a multiple of 8), RHS_SCALE_GS_d
+ * and RHS_ZERO_GS_d, the scale of step k is at RHS_SCALE_AT_d(b, n) +
+ * (k / G) * RHS_SCALE_GS_d, its zero point likewise (a step of 0: one per
+ * column), for weights quantized per group of G rows as GPTQ/AWQ-style
+ * int8 and int4 weights are: the tile reloads its scales and zero points
  * at each group's first step; every block of 8 steps lies in one group. */
 #define RHS_SCALE_KOFF_D(k, g, gs) ((k) / (g) * (gs))
 #if defined(RHS_SCALE_GROUP_0)
 #define GEMM_SCALE_GROUPS
 #define RHS_SCALE_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_SCALE_GS_0)
+#define RHS_ZERO_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_ZERO_GS_0)
 #define RHS_SCALE_NEW_0(k) ((k) % RHS_SCALE_GROUP_0 == 0)
 #else
 #define RHS_SCALE_KOFF_0(k) 0
+#define RHS_ZERO_KOFF_0(k) 0
 #define RHS_SCALE_NEW_0(k) false
 #endif
 #if defined(RHS_SCALE_GROUP_1)
 #define GEMM_SCALE_GROUPS
 #define RHS_SCALE_KOFF_1(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_1, RHS_SCALE_GS_1)
+#define RHS_ZERO_KOFF_1(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_1, RHS_ZERO_GS_1)
 #define RHS_SCALE_NEW_1(k) ((k) % RHS_SCALE_GROUP_1 == 0)
 #else
 #define RHS_SCALE_KOFF_1(k) 0
+#define RHS_ZERO_KOFF_1(k) 0
 #define RHS_SCALE_NEW_1(k) false
 #endif
 #if defined(RHS_SCALE_GROUP_2)
 #define GEMM_SCALE_GROUPS
 #define RHS_SCALE_KOFF_2(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_2, RHS_SCALE_GS_2)
+#define RHS_ZERO_KOFF_2(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_2, RHS_ZERO_GS_2)
 #define RHS_SCALE_NEW_2(k) ((k) % RHS_SCALE_GROUP_2 == 0)
 #else
 #define RHS_SCALE_KOFF_2(k) 0
+#define RHS_ZERO_KOFF_2(k) 0
 #define RHS_SCALE_NEW_2(k) false
 #endif
 /* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
@@ -528,14 +538,25 @@ void main() {
                                            RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 1)) + RHS_SCALE_KOFF_##d(ks)), \
                                            RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 2)) + RHS_SCALE_KOFF_##d(ks)), \
                                            RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 3)) + RHS_SCALE_KOFF_##d(ks)));
-#define SCALES_AT(d) FOR_V(SCALE_AT, d)
-    { const int ks = 0; FOR_D(SCALES_AT) }
+#if defined(RHS_ZERO_AT_0)
+    vec4 bzero[NDOT][TN / 4];
+#define ZERO_AT(d, v) bzero[d][v] = vec4(RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v)) + RHS_ZERO_KOFF_##d(ks)),     \
+                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 1)) + RHS_ZERO_KOFF_##d(ks)), \
+                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 2)) + RHS_ZERO_KOFF_##d(ks)), \
+                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 3)) + RHS_ZERO_KOFF_##d(ks)));
+#define QPARAM_AT(d, v) SCALE_AT(d, v) ZERO_AT(d, v)
+#define RHS_SCALED(d, v, x) (((x) - bzero[d][v]) * bscale[d][v])
+#else
+#define QPARAM_AT(d, v) SCALE_AT(d, v)
 #define RHS_SCALED(d, v, x) ((x) * bscale[d][v])
+#endif
+#define SCALES_AT(d) FOR_V(QPARAM_AT, d)
+    { const int ks = 0; FOR_D(SCALES_AT) }
 #else
 #define RHS_SCALED(d, v, x) (x)
 #endif
 #if defined(GEMM_SCALE_GROUPS)
-#define SCALE_NEW(d) if (ks > 0 && RHS_SCALE_NEW_##d(ks)) { FOR_V(SCALE_AT, d) }
+#define SCALE_NEW(d) if (ks > 0 && RHS_SCALE_NEW_##d(ks)) { FOR_V(QPARAM_AT, d) }
 #define SCALES_NEW(k) { const int ks = k; FOR_D(SCALE_NEW) }
 #else
 #define SCALES_NEW(k)

@@ -161,19 +161,31 @@ void main() {
   GEMM_T ra[A_LOADS], rb[B_LOADS];
 #if defined(RHS_SCALE_AT)
   /* scaled weights (gemm_cpu.comp's "Scaled weights"): each loaded B
-   * element times its column's scale, loaded once; k past K stays 0 */
+   * element minus its zero point (0 without one) times its scale, per
+   * column loaded once; k past K stays 0 */
+#if !defined(RHS_ZERO_AT)
+#define RHS_ZERO_AT(b, n) 0
+#define RHS_ZERO_LOAD(off) 0.0
+#endif
 #if defined(RHS_SCALE_GROUP)
-  /* a scale per group of k: its offset at k = 0 kept, each element's
-   * group's loaded with it */
-  int bscale_at[B_LOADS];
-  for (int e = 0; e < B_LOADS; e++) bscale_at[e] = RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1));
-#define GEMM_B_AT(e, k)                                                                                         \
-  ((k) < GEMM_K ? RHS_LOAD(bcol[e] + (k) * RHS_KS) * RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS) \
+  /* a scale (and zero point) per group of k: their offsets at k = 0 kept,
+   * each element's group's loaded with it */
+  int bscale_at[B_LOADS], bzero_at[B_LOADS];
+  for (int e = 0; e < B_LOADS; e++) {
+    bscale_at[e] = RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1));
+    bzero_at[e] = RHS_ZERO_AT(b, min(n0 + bn[e], GEMM_N - 1));
+  }
+#define GEMM_B_AT(e, k)                                                                                              \
+  ((k) < GEMM_K ? (RHS_LOAD(bcol[e] + (k) * RHS_KS) - RHS_ZERO_LOAD(bzero_at[e] + (k) / RHS_SCALE_GROUP * RHS_ZERO_GS)) * \
+                      RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS)                              \
                 : 0.0)
 #else
-  float bscale[B_LOADS];
-  for (int e = 0; e < B_LOADS; e++) bscale[e] = RHS_SCALE_LOAD(RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1)));
-#define GEMM_B_AT(e, k) ((k) < GEMM_K ? RHS_LOAD(bcol[e] + (k) * RHS_KS) * bscale[e] : 0.0)
+  float bscale[B_LOADS], bzero[B_LOADS];
+  for (int e = 0; e < B_LOADS; e++) {
+    bscale[e] = RHS_SCALE_LOAD(RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1)));
+    bzero[e] = RHS_ZERO_LOAD(RHS_ZERO_AT(b, min(n0 + bn[e], GEMM_N - 1)));
+  }
+#define GEMM_B_AT(e, k) ((k) < GEMM_K ? (RHS_LOAD(bcol[e] + (k) * RHS_KS) - bzero[e]) * bscale[e] : 0.0)
 #endif
 #else
 #define GEMM_B_AT(e, k) GEMM_B(bcol[e], k)

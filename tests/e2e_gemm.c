@@ -1257,6 +1257,22 @@ static void int_scaled_weights(void **state) {
   g->int_bits = false;
 }
 
+/* Does the default kernel of |text| (compiled on the default device)
+ * contain |needle|? */
+static bool default_kernel_has(fixture_t *f, const char *text, const char *needle) {
+  char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dump_dir = dir;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(f->ctx[MODE_AUTO], text, strlen(text), "gemm_test.mlir", &o, &exe));
+  bool has = test_dump_contains(dir, needle);
+  vkhlo_executable_destroy(exe);
+  test_remove_dir(dir);
+  return has;
+}
+
 /* 4-bit integer weights (a byte per element holding the value) are read
  * as 8-bit ones: int4 weights with a scale per group, unsigned ones
  * converted into a float product, and signed ones widened into an int8
@@ -1298,6 +1314,88 @@ static void int4_weights(void **state) {
   f->int_bits = false;
 }
 
+/* Zero points (asymmetric quantization): x @ ((convert(q) - z) * s), z
+ * per column or per group, a float or integers converted, the subtract
+ * the multiply's operand.  The GEMM kernels subtract and scale each loaded
+ * weight, the program's f32 subtract then multiply; a zero point on the
+ * left, or without a scale, stays materialized. */
+static void int_zero_points(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  /* ui4 weights, groups of 32, ui4 zero points */
+  f->cpu_needle = "#define RHS_ZERO_GS_0 48";
+  f->cpu_needle2 = "#define RHS_SCALE_GROUP_0 32";
+  f->gpu_needle = "#define RHS_ZERO_AT(b, n)";
+  check_bits(state,
+             "func.func @main(%x: tensor<40x64xf32>, %w: tensor<64x48xui4>, %s: tensor<2x48xf32>, %z: tensor<2x48xui4>)"
+             " -> tensor<40x48xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<64x48xui4>) -> tensor<64x48xf32>\n"
+             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf32>) -> tensor<2x32x48xf32>\n"
+             "  %zf = stablehlo.convert %z : (tensor<2x48xui4>) -> tensor<2x48xf32>\n"
+             "  %zb = stablehlo.broadcast_in_dim %zf, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
+             "  %wz = stablehlo.subtract %w3, %zb : tensor<2x32x48xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
+             "  %ws = stablehlo.multiply %wz, %sb : tensor<2x32x48xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf32>) -> tensor<64x48xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf32>, tensor<64x48xf32>)"
+             " -> tensor<40x48xf32>\n"
+             "  return %c : tensor<40x48xf32>\n}\n",
+             true, false, VKHLO_F32);
+  /* f32 zero points per column, the scale the multiply's first operand,
+   * a grouped scale beside a per-column zero point, and a plain-scaled
+   * product of the same lhs (one kernel where the target takes several:
+   * its zero point 0) */
+  f->cpu_needle = "#define RHS_ZERO_AT_0(b, n)";
+  f->cpu_needle2 = "#define RHS_ZERO_GS_0 0\n";
+  f->gpu_needle = NULL;
+  check_bits(state,
+             "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<3x64xf32>, %z: tensor<64xf32>,"
+             " %v: tensor<48x64xi8>, %t: tensor<64xf32>) -> tensor<24x64xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<3x16x64xf32>\n"
+             "  %zb = stablehlo.broadcast_in_dim %z, dims = [2] : (tensor<64xf32>) -> tensor<3x16x64xf32>\n"
+             "  %wz = stablehlo.subtract %w3, %zb : tensor<3x16x64xf32>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<3x64xf32>) -> tensor<3x16x64xf32>\n"
+             "  %ws = stablehlo.multiply %sb, %wz : tensor<3x16x64xf32>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<3x16x64xf32>) -> tensor<48x64xf32>\n"
+             "  %vf = stablehlo.convert %v : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+             "  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<64xf32>) -> tensor<48x64xf32>\n"
+             "  %vs = stablehlo.multiply %vf, %tb : tensor<48x64xf32>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<24x64xf32>\n"
+             "  %d = stablehlo.dot_general %x, %vs, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+             " -> tensor<24x64xf32>\n"
+             "  %y = stablehlo.add %c, %d : tensor<24x64xf32>\n"
+             "  return %y : tensor<24x64xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = f->cpu_needle2 = NULL;
+  /* z - q, and q - z without a scale: materialized */
+  static const char *const materialized[] = {
+      "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<64xf32>, %z: tensor<64xf32>)"
+      " -> tensor<24x64xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+      "  %zb = stablehlo.broadcast_in_dim %z, dims = [1] : (tensor<64xf32>) -> tensor<48x64xf32>\n"
+      "  %wz = stablehlo.subtract %zb, %wf : tensor<48x64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<48x64xf32>\n"
+      "  %ws = stablehlo.multiply %wz, %sb : tensor<48x64xf32>\n"
+      "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+      " -> tensor<24x64xf32>\n"
+      "  return %c : tensor<24x64xf32>\n}\n",
+      "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %z: tensor<64xf32>) -> tensor<24x64xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
+      "  %zb = stablehlo.broadcast_in_dim %z, dims = [1] : (tensor<64xf32>) -> tensor<48x64xf32>\n"
+      "  %wz = stablehlo.subtract %wf, %zb : tensor<48x64xf32>\n"
+      "  %c = stablehlo.dot_general %x, %wz, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
+      " -> tensor<24x64xf32>\n"
+      "  return %c : tensor<24x64xf32>\n}\n",
+  };
+  for (int i = 0; i < 2; i++) {
+    assert_false(default_kernel_has(f, materialized[i], "#define RHS_ZERO_AT"));
+    check_bits(state, materialized[i], true, false, VKHLO_F32);
+  }
+  f->int_bits = false;
+}
+
 /* Dots of one lhs whose rhs differ in layout: one kernel takes several
  * products of one lhs only with the same dimension numbers and shapes
  * (codegen_gemm_same_product), so where the target fuses several
@@ -1318,22 +1416,6 @@ static void dots_of_one_lhs_two_layouts(void **state) {
              "  %y = stablehlo.add %cd, %e : tensor<24x40xf32>\n"
              "  return %y : tensor<24x40xf32>\n}\n",
              true, false, VKHLO_F32);
-}
-
-/* Does the default kernel of |text| (compiled on the default device)
- * contain |needle|? */
-static bool default_kernel_has(fixture_t *f, const char *text, const char *needle) {
-  char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
-  assert_non_null(mkdtemp(dir));
-  vkhlo_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.dump_dir = dir;
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(f->ctx[MODE_AUTO], text, strlen(text), "gemm_test.mlir", &o, &exe));
-  bool has = test_dump_contains(dir, needle);
-  vkhlo_executable_destroy(exe);
-  test_remove_dir(dir);
-  return has;
 }
 
 /* Group-wise scales: x @ reshape(q3 * broadcast(s)), q3 the integer
@@ -1465,7 +1547,7 @@ int main(void) {
       cmocka_unit_test(int_quantized_layer), cmocka_unit_test(int_weights_float_product),
       cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
       cmocka_unit_test(int_grouped_scales), cmocka_unit_test(dots_of_one_lhs_two_layouts),
-      cmocka_unit_test(int4_weights),
+      cmocka_unit_test(int4_weights),       cmocka_unit_test(int_zero_points),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
