@@ -1185,8 +1185,8 @@ static void int_weights_float_product(void **state) {
  * materializes the multiply).  Each path of gemm_cpu.comp that loads
  * the rhs: words along n with subgroups (40 rows) and without (4 rows),
  * words along k (ui8 [N, K], PyTorch's layout, 24 rows) and elements (1
- * row); an f16 scale.  A scale that varies along k (one per row of the
- * weights: groups) is materialized, the product still a GEMM. */
+ * row); an f16 scale.  A scale that changes at every step of k (one per row
+ * of the weights) is materialized, the product still a GEMM. */
 static void int_scaled_weights(void **state) {
   fixture_t *f = *state;
   f->int_bits = true;
@@ -1257,6 +1257,44 @@ static void int_scaled_weights(void **state) {
   g->int_bits = false;
 }
 
+/* x [m, k] @ reshape(q3 * broadcast(s), [k, n]) into |buf|: integer
+ * weights w [k, n] of |wtype| converted and reshaped [k / g, g, n], minus
+ * a zero point z [k / g, n] of |ztype| (converted where not f32; none
+ * where NULL), times a scale s [k / g, n], one per group of g steps of k
+ * and column. */
+static const char *grouped_weights(char *buf, size_t size, int m, int k, int n, int g, const char *wtype,
+                                   const char *ztype) {
+  char w3[48], q[48];
+  snprintf(w3, sizeof w3, "tensor<%dx%dx%dxf32>", k / g, g, n);
+  snprintf(q, sizeof q, "tensor<%dx%dxf32>", k / g, n);
+  size_t o = (size_t)snprintf(buf, size, "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dx%s>, %%s: %s", m, k, k,
+                              n, wtype, q);
+  if (ztype) o += (size_t)snprintf(buf + o, size - o, ", %%z: tensor<%dx%dx%s>", k / g, n, ztype);
+  o += (size_t)snprintf(buf + o, size - o,
+                        ") -> tensor<%dx%dxf32> {\n"
+                        "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dxf32>\n"
+                        "  %%w3 = stablehlo.reshape %%wf : (tensor<%dx%dxf32>) -> %s\n",
+                        m, n, k, n, wtype, k, n, k, n, w3);
+  if (ztype) {
+    if (strcmp(ztype, "f32") != 0)
+      o += (size_t)snprintf(buf + o, size - o, "  %%zf = stablehlo.convert %%z : (tensor<%dx%dx%s>) -> %s\n", k / g, n,
+                            ztype, q);
+    o += (size_t)snprintf(buf + o, size - o,
+                          "  %%zb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (%s) -> %s\n"
+                          "  %%wz = stablehlo.subtract %%w3, %%zb : %s\n",
+                          strcmp(ztype, "f32") != 0 ? "%zf" : "%z", q, w3, w3);
+  }
+  snprintf(buf + o, size - o,
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (%s) -> %s\n"
+           "  %%ws = stablehlo.multiply %s, %%sb : %s\n"
+           "  %%w2 = stablehlo.reshape %%ws : (%s) -> tensor<%dx%dxf32>\n"
+           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] : (tensor<%dx%dxf32>, tensor<%dx%dxf32>)"
+           " -> tensor<%dx%dxf32>\n"
+           "  return %%c : tensor<%dx%dxf32>\n}\n",
+           q, w3, ztype ? "%wz" : "%w3", w3, w3, k, n, m, k, k, n, m, n, m, n);
+  return buf;
+}
+
 /* Does the default kernel of |text| (compiled on the default device)
  * contain |needle|? */
 static bool default_kernel_has(fixture_t *f, const char *text, const char *needle) {
@@ -1283,17 +1321,8 @@ static void int4_weights(void **state) {
   f->cpu_needle = "#define RHS_SCALE_GROUP_0 32";
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
   f->gpu_needle = "#define RHS_SCALE_GROUP 32";
-  check_bits(state,
-             "func.func @main(%x: tensor<40x64xf32>, %w: tensor<64x48xi4>, %s: tensor<2x48xf32>) -> tensor<40x48xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<64x48xi4>) -> tensor<64x48xf32>\n"
-             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf32>) -> tensor<2x32x48xf32>\n"
-             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
-             "  %ws = stablehlo.multiply %w3, %sb : tensor<2x32x48xf32>\n"
-             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf32>) -> tensor<64x48xf32>\n"
-             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf32>, tensor<64x48xf32>)"
-             " -> tensor<40x48xf32>\n"
-             "  return %c : tensor<40x48xf32>\n}\n",
-             true, false, VKHLO_F32);
+  char text[2048];
+  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "i4", NULL), true, false, VKHLO_F32);
   f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in";
   f->cpu_needle2 = f->gpu_needle = NULL;
   check_bits(state,
@@ -1326,21 +1355,8 @@ static void int_zero_points(void **state) {
   f->cpu_needle = "#define RHS_ZERO_GS_0 48";
   f->cpu_needle2 = "#define RHS_SCALE_GROUP_0 32";
   f->gpu_needle = "#define RHS_ZERO_AT(b, n)";
-  check_bits(state,
-             "func.func @main(%x: tensor<40x64xf32>, %w: tensor<64x48xui4>, %s: tensor<2x48xf32>, %z: tensor<2x48xui4>)"
-             " -> tensor<40x48xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<64x48xui4>) -> tensor<64x48xf32>\n"
-             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf32>) -> tensor<2x32x48xf32>\n"
-             "  %zf = stablehlo.convert %z : (tensor<2x48xui4>) -> tensor<2x48xf32>\n"
-             "  %zb = stablehlo.broadcast_in_dim %zf, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
-             "  %wz = stablehlo.subtract %w3, %zb : tensor<2x32x48xf32>\n"
-             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf32>) -> tensor<2x32x48xf32>\n"
-             "  %ws = stablehlo.multiply %wz, %sb : tensor<2x32x48xf32>\n"
-             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf32>) -> tensor<64x48xf32>\n"
-             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf32>, tensor<64x48xf32>)"
-             " -> tensor<40x48xf32>\n"
-             "  return %c : tensor<40x48xf32>\n}\n",
-             true, false, VKHLO_F32);
+  char text[2048];
+  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "ui4", "ui4"), true, false, VKHLO_F32);
   /* f32 zero points per column, the scale the multiply's first operand,
    * a grouped scale beside a per-column zero point, and a plain-scaled
    * product of the same lhs (one kernel where the target takes several:
@@ -1431,17 +1447,8 @@ static void int_grouped_scales(void **state) {
   f->cpu_needle = "#define RHS_SCALE_GROUP_0 16";
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
   f->gpu_needle = "#define RHS_SCALE_GROUP 16";
-  check_bits(state,
-             "func.func @main(%x: tensor<40x48xf32>, %w: tensor<48x64xi8>, %s: tensor<3x64xf32>) -> tensor<40x64xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
-             "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<3x16x64xf32>\n"
-             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<3x64xf32>) -> tensor<3x16x64xf32>\n"
-             "  %ws = stablehlo.multiply %w3, %sb : tensor<3x16x64xf32>\n"
-             "  %w2 = stablehlo.reshape %ws : (tensor<3x16x64xf32>) -> tensor<48x64xf32>\n"
-             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x48xf32>, tensor<48x64xf32>)"
-             " -> tensor<40x64xf32>\n"
-             "  return %c : tensor<40x64xf32>\n}\n",
-             true, false, VKHLO_F32);
+  char text[2048];
+  check_bits(state, grouped_weights(text, sizeof text, 40, 48, 64, 16, "i8", NULL), true, false, VKHLO_F32);
   /* ui8 reshaped before its convert, an f16 scale [3, 1, 20] (a unit
    * dimension broadcast), 20 columns (element loads), 4 rows, groups of 8 */
   f->cpu_needle = "#define RHS_SCALE_GROUP_0 8";
@@ -1490,16 +1497,7 @@ static void int_grouped_scales(void **state) {
              true, false, VKHLO_F32);
   f->cpu_needle = f->cpu_needle2 = f->gpu_needle = NULL;
   /* groups of 4 steps of k, and groups along n: the weights materialized */
-  static const char *const materialized[] = {
-      "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<12x64xf32>) -> tensor<24x64xf32> {\n"
-      "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
-      "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<12x4x64xf32>\n"
-      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<12x64xf32>) -> tensor<12x4x64xf32>\n"
-      "  %ws = stablehlo.multiply %w3, %sb : tensor<12x4x64xf32>\n"
-      "  %w2 = stablehlo.reshape %ws : (tensor<12x4x64xf32>) -> tensor<48x64xf32>\n"
-      "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
-      " -> tensor<24x64xf32>\n"
-      "  return %c : tensor<24x64xf32>\n}\n",
+  static const char along_n[] =
       "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<4xf32>) -> tensor<24x64xf32> {\n"
       "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xf32>\n"
       "  %w3 = stablehlo.reshape %wf : (tensor<48x64xf32>) -> tensor<48x4x16xf32>\n"
@@ -1508,8 +1506,8 @@ static void int_grouped_scales(void **state) {
       "  %w2 = stablehlo.reshape %ws : (tensor<48x4x16xf32>) -> tensor<48x64xf32>\n"
       "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
       " -> tensor<24x64xf32>\n"
-      "  return %c : tensor<24x64xf32>\n}\n",
-  };
+      "  return %c : tensor<24x64xf32>\n}\n";
+  const char *materialized[2] = {grouped_weights(text, sizeof text, 24, 48, 64, 4, "i8", NULL), along_n};
   for (int i = 0; i < 2; i++) {
     assert_false(default_kernel_has(f, materialized[i], "#define RHS_SCALE_AT"));
     check_bits(state, materialized[i], true, false, VKHLO_F32);
