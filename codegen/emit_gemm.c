@@ -1386,8 +1386,9 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
  * (GPTQ/AWQ-style weights, group sizes a multiple of 8): the multiply in
  * [k / G, G, n] (q reshaped before or after its convert, the scale
  * broadcast along G) and one reshape to the product's [k, n] between it
- * and each product.  (A product split along k on GPUs, codegen/expand.c,
- * reads it through a second reshape: materialized.) */
+ * and each product.  A product split along k on GPUs (codegen/expand.c)
+ * reads its rhs through a reshape too: taken for a per-column scale,
+ * materialized for a grouped one (a second reshape). */
 /* The scale or zero point broadcast by |bc| (a broadcast_in_dim of a float
  * value) as the kernels' view of it sees it: zero strides where
  * broadcast, the value's row-major ones elsewhere. */

@@ -1295,20 +1295,39 @@ static const char *grouped_weights(char *buf, size_t size, int m, int k, int n, 
   return buf;
 }
 
-/* Does the default kernel of |text| (compiled on the default device)
- * contain |needle|? */
-static bool default_kernel_has(fixture_t *f, const char *text, const char *needle) {
+/* Does a kernel of |text| compiled in mode |m| (MODE_AUTO: the default
+ * device's own kernels) contain |needle|? */
+static bool kernel_has(fixture_t *f, int m, const char *text, const char *needle) {
   char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
   assert_non_null(mkdtemp(dir));
   vkhlo_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.dump_dir = dir;
   vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(f->ctx[MODE_AUTO], text, strlen(text), "gemm_test.mlir", &o, &exe));
+  expect_ok(vkhlo_executable_compile(f->ctx[m], text, strlen(text), "gemm_test.mlir", &o, &exe));
   bool has = test_dump_contains(dir, needle);
   vkhlo_executable_destroy(exe);
   test_remove_dir(dir);
   return has;
+}
+
+/* Scaled weights split along k on GPUs (split-K): the split's reshape of
+ * the rhs is one more view of the integers and their per-column scale,
+ * which the kernel reads (no f32 weights written). */
+static void split_k_scaled(void **state) {
+  fixture_t *f = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<1x1024xf32>, %w: tensor<1024x64xi8>, %s: tensor<64xf32>) -> tensor<1x64xf32> {\n"
+      "  %wf = stablehlo.convert %w : (tensor<1024x64xi8>) -> tensor<1024x64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<1024x64xf32>\n"
+      "  %ws = stablehlo.multiply %wf, %sb : tensor<1024x64xf32>\n"
+      "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<1x1024xf32>, tensor<1024x64xf32>)"
+      " -> tensor<1x64xf32>\n"
+      "  return %c : tensor<1x64xf32>\n}\n";
+  f->int_bits = true;
+  check_split(state, text, 1024, 1);
+  assert_true(kernel_has(f, MODE_GPU, text, "#define RHS_SCALE_AT(b, n)"));
+  f->int_bits = false;
 }
 
 /* 4-bit integer weights (a byte per element holding the value) are read
@@ -1406,7 +1425,7 @@ static void int_zero_points(void **state) {
       "  return %c : tensor<24x64xf32>\n}\n",
   };
   for (int i = 0; i < 2; i++) {
-    assert_false(default_kernel_has(f, materialized[i], "#define RHS_ZERO_AT"));
+    assert_false(kernel_has(f, MODE_AUTO, materialized[i], "#define RHS_ZERO_AT"));
     check_bits(state, materialized[i], true, false, VKHLO_F32);
   }
   f->int_bits = false;
@@ -1509,7 +1528,7 @@ static void int_grouped_scales(void **state) {
       "  return %c : tensor<24x64xf32>\n}\n";
   const char *materialized[2] = {grouped_weights(text, sizeof text, 24, 48, 64, 4, "i8", NULL), along_n};
   for (int i = 0; i < 2; i++) {
-    assert_false(default_kernel_has(f, materialized[i], "#define RHS_SCALE_AT"));
+    assert_false(kernel_has(f, MODE_AUTO, materialized[i], "#define RHS_SCALE_AT"));
     check_bits(state, materialized[i], true, false, VKHLO_F32);
   }
   f->int_bits = false;
@@ -1546,6 +1565,7 @@ int main(void) {
       cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
       cmocka_unit_test(int_grouped_scales), cmocka_unit_test(dots_of_one_lhs_two_layouts),
       cmocka_unit_test(int4_weights),       cmocka_unit_test(int_zero_points),
+      cmocka_unit_test(split_k_scaled),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
