@@ -270,6 +270,35 @@ static bool dense(const hlo_shape_t *s, const int64_t *stride) {
   return true;
 }
 
+/* The runs of a reshape from |is| to |os|: *i and *o the next input and
+ * output dimensions; a unit output dimension is a run of its own (no input
+ * dimensions), unit input dimensions are skipped, and a run is the fewest
+ * dimensions of each whose sizes multiply to the same, [*i0, *i) ->
+ * [*o0, *o).  1 for a run, 0 at the end, -1 where the shapes do not split
+ * so (or have a dimension of size 0). */
+static int reshape_run(const hlo_shape_t *is, const hlo_shape_t *os, int *i, int *o, int *i0, int *o0) {
+  while (*i < is->rank && is->dimensions[*i] == 1) ++*i;
+  *i0 = *i;
+  *o0 = *o;
+  if (*o < os->rank && os->dimensions[*o] == 1) {
+    ++*o;
+    return 1;
+  }
+  if (*i >= is->rank || *o >= os->rank) return *i >= is->rank && *o >= os->rank ? 0 : -1;
+  int64_t pi = is->dimensions[(*i)++], po = os->dimensions[(*o)++];
+  while (pi != po) {
+    if (pi <= 0 || po <= 0) return -1;
+    if (pi < po) {
+      if (*i >= is->rank) return -1;
+      pi *= is->dimensions[(*i)++];
+    } else {
+      if (*o >= os->rank) return -1;
+      po *= os->dimensions[(*o)++];
+    }
+  }
+  return pi > 0 ? 1 : -1;
+}
+
 /* The strides |out| of a reshape to |os| of a strided view (|is|,
  * |stride|): false unless each group of input dimensions that the reshape
  * merges (and splits again) is one arithmetic progression, as a transpose
@@ -279,31 +308,11 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
   const int64_t *stride = in->stride;
   int64_t *out = v->stride;
   v->split_dim = -1;
-  int i = 0, o = 0;
-  for (int d = 0; d < is->rank; d++)
-    if (is->dimensions[d] <= 0) return false;
-  for (int d = 0; d < os->rank; d++)
-    if (os->dimensions[d] <= 0) return false;
-  while (i < is->rank || o < os->rank) {
-    if (o < os->rank && os->dimensions[o] == 1) {
-      out[o++] = 0;
+  int i = 0, o = 0, i0, o0, r;
+  while ((r = reshape_run(is, os, &i, &o, &i0, &o0)) == 1) {
+    if (i0 == i) { /* a unit output dimension */
+      out[o0] = 0;
       continue;
-    }
-    if (i < is->rank && is->dimensions[i] == 1) {
-      i++;
-      continue;
-    }
-    if (i >= is->rank || o >= os->rank) return false;
-    int i0 = i, o0 = o;
-    int64_t pi = is->dimensions[i++], po = os->dimensions[o++];
-    while (pi != po) {
-      if (pi < po) {
-        if (i >= is->rank) return false;
-        pi *= is->dimensions[i++];
-      } else {
-        if (o >= os->rank) return false;
-        po *= os->dimensions[o++];
-      }
     }
     if (in->split_dim >= i0 && in->split_dim < i) return false;
     int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
@@ -338,7 +347,7 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
       st *= os->dimensions[d];
     }
   }
-  return true;
+  return r == 0;
 }
 
 /* Group-wise scales the kernels take: groups of a multiple of 8 steps of
@@ -375,26 +384,54 @@ static bool scale_fits_k(const hlo_instruction_t *dot, const gemm_view_t *v) {
 }
 
 /* Scale or zero point |in| through a reshape from |is| to |os| (into
- * |out|): its strides reshaped as reshape_view does a view's, where two
- * dimensions merged into one whose inner one it does not vary along
- * ([k / G, G] -> k, one value per group of G weights) become a group
- * (gdim) instead of a split dimension.  False for a group reshaped again
- * or a value varying inside its groups. */
+ * |out|).  Each run of dimensions the reshape merges or splits keeps
+ * strides that are one arithmetic progression (zeros included), as
+ * reshape_view's; or, where its input dimensions are [A, G] with the
+ * value changing along A only (stride gs) - one value per group of G
+ * elements, [k / G, G] of grouped weights - the run becomes a group: its
+ * innermost output dimension (a multiple of G long) grouped by G with
+ * step gs, and each outer one the stride its elements' groups move by
+ * ([k / G, G] -> k, or -> [S, k / S] where split-K splits k).  False
+ * for a group reshaped again or any other run. */
 static bool reshape_qparam(const hlo_shape_t *is, const gemm_qparam_t *in, const hlo_shape_t *os, gemm_qparam_t *out) {
   *out = *in;
   if (in->binding < 0) return true;
-  gemm_view_t si = {.split_dim = -1}, so;
   if (in->gdim >= 0) return false;
-  memcpy(si.stride, in->stride, sizeof si.stride);
-  if (!reshape_view(is, &si, os, &so)) return false;
-  memcpy(out->stride, so.stride, sizeof out->stride);
-  out->gdim = -1;
-  if (so.split_dim < 0) return true;
-  if (so.stride[so.split_dim] != 0) return false;
-  out->gdim = so.split_dim;
-  out->group = so.split_inner;
-  out->gstride = so.split_stride;
-  return true;
+  int i = 0, o = 0, i0, o0, r;
+  while ((r = reshape_run(is, os, &i, &o, &i0, &o0)) == 1) {
+    int dims[HLO_MAX_RANK], n = 0; /* the run's non-unit input dimensions, outermost first */
+    for (int d = i0; d < i; d++)
+      if (is->dimensions[d] != 1) dims[n++] = d;
+    for (int d = o0; d < o; d++) out->stride[d] = 0;
+    bool progression = true;
+    for (int j = 0; j + 1 < n; j++)
+      progression = progression && in->stride[dims[j]] == in->stride[dims[j + 1]] * is->dimensions[dims[j + 1]];
+    if (progression) {
+      int64_t st = n ? in->stride[dims[n - 1]] : 0;
+      for (int d = o - 1; d >= o0; d--) {
+        if (os->dimensions[d] == 1) continue;
+        out->stride[d] = st;
+        st *= os->dimensions[d];
+      }
+      continue;
+    }
+    int64_t g = n == 2 ? is->dimensions[dims[1]] : 0, gs = n == 2 ? in->stride[dims[0]] : 0;
+    if (n != 2 || in->stride[dims[1]] != 0 || out->gdim >= 0) return false;
+    int64_t inner = 1; /* the product of the output dimensions inside d */
+    for (int d = o - 1; d >= o0; d--) {
+      if (os->dimensions[d] == 1) continue;
+      if (out->gdim < 0) { /* the innermost: the group */
+        if (os->dimensions[d] % g != 0) return false;
+        out->gdim = d;
+        out->group = g;
+        out->gstride = gs;
+      } else {
+        out->stride[d] = inner / g * gs;
+      }
+      inner *= os->dimensions[d];
+    }
+  }
+  return r == 0;
 }
 
 static bool has_qparams(const gemm_view_t *v) { return v->scale.binding >= 0 || v->zero.binding >= 0; }
@@ -1387,8 +1424,8 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
  * [k / G, G, n] (q reshaped before or after its convert, the scale
  * broadcast along G) and one reshape to the product's [k, n] between it
  * and each product.  A product split along k on GPUs (codegen/expand.c)
- * reads its rhs through a reshape too: taken for a per-column scale,
- * materialized for a grouped one (a second reshape). */
+ * reads its rhs through a reshape too (simplify merges it with the
+ * group's), [k / G, G, n] -> [S, k / S, n] for a grouped scale. */
 /* The scale or zero point broadcast by |bc| (a broadcast_in_dim of a float
  * value) as the kernels' view of it sees it: zero strides where
  * broadcast, the value's row-major ones elsewhere. */

@@ -1312,8 +1312,9 @@ static bool kernel_has(fixture_t *f, int m, const char *text, const char *needle
 }
 
 /* Scaled weights split along k on GPUs (split-K): the split's reshape of
- * the rhs is one more view of the integers and their per-column scale,
- * which the kernel reads (no f32 weights written). */
+ * the rhs is one more view of the integers and their scales (per column,
+ * or per group: reshape_qparam), which the kernel reads (no f32 weights
+ * written). */
 static void split_k_scaled(void **state) {
   fixture_t *f = *state;
   static const char text[] =
@@ -1327,6 +1328,14 @@ static void split_k_scaled(void **state) {
   f->int_bits = true;
   check_split(state, text, 1024, 1);
   assert_true(kernel_has(f, MODE_GPU, text, "#define RHS_SCALE_AT(b, n)"));
+  /* grouped, with zero points: the split's reshape [8, 128, 64] -> [S,
+   * 1024 / S, 64] keeps the groups along each part's k, and moves the
+   * scales and zero points by 1024 / S / 128 groups per part */
+  char grouped[2048];
+  grouped_weights(grouped, sizeof grouped, 1, 1024, 64, 128, "i8", "f32");
+  check_split(state, grouped, 1024, 1);
+  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_ZERO_GS 64"));
+  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_SCALE_GROUP 128"));
   f->int_bits = false;
 }
 
