@@ -58,3 +58,34 @@ func.func @main_weights() {
   check.expect_eq_const %r#1, dense<[[3.5, -2.0]]> : tensor<1x2xf32>
   func.return
 }
+
+// -----
+
+// int4 weights quantized per group of 8 rows with zero points (asymmetric:
+// (w - z) * s), w [16, 2] = 3 in column 0 and -2 in column 1, scales
+// s = [[0.5, 1], [2, 0.25]] and zero points z = [[1, 0], [0, -2]] per group
+// and column: rows 0-7 dequantize to [1, -2], rows 8-15 to [6, 0].  With
+// x = eight 1s then eight 2s: [8 * 1 + 16 * 6, -2 * 8 + 0] = [104, -16]
+// (groups swapped would give [64, -32]).
+func.func private @grouped(%x: tensor<1x16xf32>, %w: tensor<16x2xi4>, %s: tensor<2x2xf32>, %z: tensor<2x2xi4>) -> tensor<1x2xf32> {
+  %wf = stablehlo.convert %w : (tensor<16x2xi4>) -> tensor<16x2xf32>
+  %w3 = stablehlo.reshape %wf : (tensor<16x2xf32>) -> tensor<2x8x2xf32>
+  %zf = stablehlo.convert %z : (tensor<2x2xi4>) -> tensor<2x2xf32>
+  %zb = stablehlo.broadcast_in_dim %zf, dims = [0, 2] : (tensor<2x2xf32>) -> tensor<2x8x2xf32>
+  %wz = stablehlo.subtract %w3, %zb : tensor<2x8x2xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x2xf32>) -> tensor<2x8x2xf32>
+  %ws = stablehlo.multiply %wz, %sb : tensor<2x8x2xf32>
+  %w2 = stablehlo.reshape %ws : (tensor<2x8x2xf32>) -> tensor<16x2xf32>
+  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<1x16xf32>, tensor<16x2xf32>) -> tensor<1x2xf32>
+  return %c : tensor<1x2xf32>
+}
+func.func @main_grouped() {
+  %x = stablehlo.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]]> : tensor<1x16xf32>
+  %w = stablehlo.constant dense<[[3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2],
+                                 [3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2], [3, -2]]> : tensor<16x2xi4>
+  %s = stablehlo.constant dense<[[0.5, 1.0], [2.0, 0.25]]> : tensor<2x2xf32>
+  %z = stablehlo.constant dense<[[1, 0], [0, -2]]> : tensor<2x2xi4>
+  %r = func.call @grouped(%x, %w, %s, %z) : (tensor<1x16xf32>, tensor<16x2xi4>, tensor<2x2xf32>, tensor<2x2xi4>) -> tensor<1x2xf32>
+  check.expect_eq_const %r, dense<[[104.0, -16.0]]> : tensor<1x2xf32>
+  func.return
+}
