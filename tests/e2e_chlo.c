@@ -146,13 +146,8 @@ static void check_grouped(vkhlo_context_t *ctx, int batch, int m, int k, int n, 
   fill(lhs, (int)ln, 3);
   fill(rhs, (int)rn, 4);
   for (int j = 0; j < g; j++) gs32[j] = (int32_t)gs[j];
-  vkhlo_compile_options_t o;
-  memset(&o, 0, sizeof o);
   char dir[] = "/tmp/vkhlo_ragged_testXXXXXX";
-  assert_non_null(mkdtemp(dir));
-  o.dump_dir = dir;
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "ragged.mlir", &o, &exe));
+  vkhlo_executable_t *exe = test_compile_dumped(ctx, text, dir);
   vkhlo_device_description_t d;
   vkhlo_context_device(ctx, &d);
   if (strcmp(d.type, "cpu") == 0 && !test_dump_contains(dir, "#define GEMM_GROUPS"))

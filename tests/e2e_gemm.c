@@ -1299,12 +1299,7 @@ static const char *grouped_weights(char *buf, size_t size, int m, int k, int n, 
  * device's own kernels) contain |needle|? */
 static bool kernel_has(fixture_t *f, int m, const char *text, const char *needle) {
   char dir[] = "/tmp/vkhlo_gemm_testXXXXXX";
-  assert_non_null(mkdtemp(dir));
-  vkhlo_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.dump_dir = dir;
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(f->ctx[m], text, strlen(text), "gemm_test.mlir", &o, &exe));
+  vkhlo_executable_t *exe = test_compile_dumped(f->ctx[m], text, dir);
   bool has = test_dump_contains(dir, needle);
   vkhlo_executable_destroy(exe);
   test_remove_dir(dir);

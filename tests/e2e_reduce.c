@@ -474,12 +474,7 @@ static void layers_share_kernels(void **state) {
       "  return %y, %y2 : tensor<6x79xf32>, tensor<6x79xf32>\n"
       "}\n";
   char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
-  assert_non_null(mkdtemp(dir));
-  vkhlo_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.dump_dir = dir;
-  vkhlo_executable_t *exe = NULL;
-  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "layers.mlir", &o, &exe));
+  vkhlo_executable_t *exe = test_compile_dumped(ctx, text, dir);
   vkhlo_executable_stats_t stats;
   vkhlo_executable_stats(exe, &stats);
   vkhlo_executable_destroy(exe);

@@ -106,6 +106,16 @@ vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text) {
   return exe;
 }
 
+vkhlo_executable_t *test_compile_dumped(vkhlo_context_t *ctx, const char *text, char *dir) {
+  assert_non_null(mkdtemp(dir));
+  vkhlo_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dump_dir = dir;
+  vkhlo_executable_t *exe = NULL;
+  expect_ok(vkhlo_executable_compile(ctx, text, strlen(text), "test.mlir", &o, &exe));
+  return exe;
+}
+
 int validated_context_setup(void **state) {
   vkhlo_context_options_t o;
   memset(&o, 0, sizeof o);

@@ -38,6 +38,11 @@ void test_remove_dir(const char *dir);
  * current test on an error.  The caller destroys the executable. */
 vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text);
 
+/* The same with its dumps (compile option dump_dir) in a new directory
+ * made from |dir|, a mkdtemp template ("/tmp/nameXXXXXX") that becomes its
+ * name: for test_dump_contains; the caller removes it (test_remove_dir). */
+vkhlo_executable_t *test_compile_dumped(vkhlo_context_t *ctx, const char *text, char *dir);
+
 /* Fails the current test with the status's message when |st| is not OK. */
 void expect_ok(vkhlo_status_t st);
 
