@@ -166,8 +166,11 @@ typedef struct gemm_view {
   /* Scaled integers (scale.binding >= 0; "Scaled weights" below): each
    * element is the view's integer, made an f32, minus its zero point
    * (zero.binding >= 0; else 0), times its scale: one f32 subtract and
-   * one multiply. */
+   * one multiply, each rounded to qtype where that is f16 or bf16 (the
+   * program's subtract and multiply in that type, as the elemental path
+   * computes them: in f32, then rounded). */
   gemm_qparam_t scale, zero;
+  hlo_element_type_t qtype;
 } gemm_view_t;
 
 #define GEMM_MAX_DOTS 3
@@ -473,6 +476,7 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
     v->offset = 0;
     v->dyn_count = 0;
     v->scale = v->zero = no_qparam;
+    v->qtype = HLO_F32;
     row_major(s, v->stride);
     return true;
   }
@@ -485,11 +489,12 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
       v->offset = 0;
       v->dyn_count = 0;
       v->scale = v->zero = no_qparam;
+      v->qtype = HLO_F32;
       row_major(s, v->stride);
       return true;
     case HLO_OPCODE_MULTIPLY: { /* integers times a scale: see "Scaled weights" */
       gemm_view_t w;
-      if (x->shape.element_type != HLO_F32 || x->operand_count != 2 ||
+      if (!codegen_kernel_float_type(x->shape.element_type) || x->operand_count != 2 ||
           !trace_view(fc, x->operands[0], 0, depth + 1, &in) || !trace_view(fc, x->operands[1], 0, depth + 1, &w))
         return false;
       if (codegen_kernel_int_type(w.type)) { /* the integers first */
@@ -498,20 +503,22 @@ static bool trace_view(const hlo_computation_t *fc, const hlo_instruction_t *x, 
         w = t;
       }
       if (!codegen_kernel_int_type(in.type) || !codegen_kernel_float_type(w.type) || in.scale.binding >= 0 ||
-          has_qparams(&w) || w.split_dim >= 0 || w.dyn_count)
+          has_qparams(&w) || w.split_dim >= 0 || w.dyn_count || (in.zero.binding >= 0 && in.qtype != x->shape.element_type))
         return false;
       *v = in;
       v->scale = qparam_of(&w);
+      v->qtype = x->shape.element_type;
       return true;
     }
     case HLO_OPCODE_SUBTRACT: { /* integers minus a zero point: see "Scaled weights" */
       gemm_view_t w;
-      if (x->shape.element_type != HLO_F32 || x->operand_count != 2 ||
+      if (!codegen_kernel_float_type(x->shape.element_type) || x->operand_count != 2 ||
           !trace_view(fc, x->operands[0], 0, depth + 1, &in) || !trace_view(fc, x->operands[1], 0, depth + 1, &w) ||
           !codegen_kernel_int_type(in.type) || has_qparams(&in) || has_qparams(&w) || w.split_dim >= 0 || w.dyn_count)
         return false;
       *v = in;
-      v->zero = qparam_of(&w); /* a float, or integers exactly converted (their f32 values) */
+      v->zero = qparam_of(&w); /* a float, or integers exactly converted (their values) */
+      v->qtype = x->shape.element_type;
       return true;
     }
     case HLO_OPCODE_CONVERT: /* exact only (exact_convert) */
@@ -1446,18 +1453,18 @@ static bool broadcast_qparam(const hlo_instruction_t *bc, gemm_qparam_t *q) {
   return true;
 }
 
-/* Integers, reshaped or not, and their exact convert into f32 (the
- * integers reshaped [k / G, G, n] before or after their astype). */
-static bool converted_integers(const hlo_instruction_t *x) {
+/* Integers, reshaped or not, and their exact convert into float type |t|
+ * (the integers reshaped [k / G, G, n] before or after their astype). */
+static bool converted_integers(const hlo_instruction_t *x, hlo_element_type_t t) {
   while (x->opcode == HLO_OPCODE_RESHAPE) x = x->operands[0];
-  return x->opcode == HLO_OPCODE_CONVERT && x->shape.element_type == HLO_F32 &&
+  return x->opcode == HLO_OPCODE_CONVERT && x->shape.element_type == t &&
          codegen_kernel_int_type(byte_storage_type(x->operands[0]->shape.element_type)) &&
-         exact_convert(x->operands[0]->shape.element_type, HLO_F32);
+         exact_convert(x->operands[0]->shape.element_type, t);
 }
 
 bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
-  if (!target || target->gemm == CODEGEN_GEMM_OFF || x->operand_count != 2 || x->shape.element_type != HLO_F32 ||
-      x->user_count == 0)
+  if (!target || target->gemm == CODEGEN_GEMM_OFF || x->operand_count != 2 ||
+      !codegen_kernel_float_type(x->shape.element_type) || x->user_count == 0)
     return false;
   if (x->opcode == HLO_OPCODE_SUBTRACT) /* a zero point: its one user the scale's multiply */
     return x->user_count == 1 && x->users[0]->opcode == HLO_OPCODE_MULTIPLY &&
@@ -1469,10 +1476,12 @@ bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instr
   gemm_view_t sv = {.scale = no_qparam, .zero = no_qparam};
   if (!broadcast_qparam(x->operands[1 - q], &sv.scale)) return false;
   if (ints->opcode == HLO_OPCODE_SUBTRACT) {
-    if (ints->operand_count != 2 || ints->user_count != 1 || !broadcast_qparam(ints->operands[1], &sv.zero)) return false;
+    if (ints->operand_count != 2 || ints->user_count != 1 || ints->shape.element_type != x->shape.element_type ||
+        !broadcast_qparam(ints->operands[1], &sv.zero))
+      return false;
     ints = ints->operands[0];
   }
-  if (!converted_integers(ints)) return false;
+  if (!converted_integers(ints, x->shape.element_type)) return false;
   /* every user a product taking it as its rhs only, directly or through
    * one reshape (grouped scales: [k / G, G, n] -> [k, n]) */
   for (int u = 0; u < x->user_count; u++) {
@@ -1624,7 +1633,7 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
-  bool any_scaled = false, any_zero = false;
+  bool any_scaled = false, any_zero = false, round16[2] = {false, false}; /* bf16, f16 */
   for (int d = 0; d < p.ndot; d++) {
     any_scaled |= p.rview[d].scale.binding >= 0;
     any_zero |= p.rview[d].zero.binding >= 0;
@@ -1667,6 +1676,12 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
         strbuf_printf(&sb, "#define RHS_%s_AT%s(b, n) 0\n#define RHS_%s_LOAD%s(off) %s\n", qname[j], suffix, qname[j],
                       suffix, qnone[j]);
       }
+    }
+    hlo_element_type_t qt = p.rview[d].qtype;
+    if (p.rview[d].scale.binding >= 0 && (qt == HLO_F16 || qt == HLO_BF16)) { /* rounded as the program rounds */
+      strbuf_printf(&sb, "#define RHS_QROUND%s(x) gemm_round_%s(x)\n", suffix, qt == HLO_F16 ? "f16" : "bf16");
+      round16[qt == HLO_F16] = true;
+      el_use_type(&E, qt); /* vk_round_f16 / vk_round_bf16 */
     }
     if (grouped) /* their group along k and each one's step per group (0: per column) */
       strbuf_printf(&sb, "#define RHS_SCALE_GROUP%s %lld\n#define RHS_SCALE_GS%s %lld\n#define RHS_ZERO_GS%s %lld\n",
@@ -1721,6 +1736,14 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   if (p.ragged) append_group_size(&sb, &instr->operands[2]->shape);
   glsl_append_prelude(&sb, E.features);
+  for (int h = 0; h < 2; h++) /* a scaled weight rounded to its 16-bit type (RHS_QROUND) */
+    if (round16[h])
+      strbuf_printf(&sb,
+                    "float gemm_round_%s(float x) { return vk_round_%s(x); }\n"
+                    "vec4 gemm_round_%s(vec4 x) {\n"
+                    "  return vec4(vk_round_%s(x.x), vk_round_%s(x.y), vk_round_%s(x.z), vk_round_%s(x.w));\n}\n",
+                    h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16",
+                    h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16");
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
   /* each product's value: a float, or an int (GEMM_INT) taken as the

@@ -327,6 +327,9 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * Zero points: with RHS_ZERO_AT_d(b, n) and RHS_ZERO_LOAD_d(off) too, B_d
  * is (q - z) * s, the program's f32 subtract then multiply (asymmetric
  * quantization); a product without one where others have one gets 0.
+ * With RHS_QROUND_d(x) (f16 or bf16 weights: the program's subtract and
+ * multiply in that type), each of the two is rounded to it, as the
+ * elemental path rounds its f32 result.
  * Group-wise: with RHS_SCALE_GROUP_d (G, a multiple of 8), RHS_SCALE_GS_d
  * and RHS_ZERO_GS_d, the scale of step k is at RHS_SCALE_AT_d(b, n) +
  * (k / G) * RHS_SCALE_GS_d, its zero point likewise (a step of 0: one per
@@ -334,6 +337,15 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * int8 and int4 weights are: the tile reloads its scales and zero points
  * at each group's first step; every block of 8 steps lies in one group. */
 #define RHS_SCALE_KOFF_D(k, g, gs) ((k) / (g) * (gs))
+#if !defined(RHS_QROUND_0)
+#define RHS_QROUND_0(x) (x)
+#endif
+#if !defined(RHS_QROUND_1)
+#define RHS_QROUND_1(x) (x)
+#endif
+#if !defined(RHS_QROUND_2)
+#define RHS_QROUND_2(x) (x)
+#endif
 #if defined(RHS_SCALE_GROUP_0)
 #define GEMM_SCALE_GROUPS
 #define RHS_SCALE_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_SCALE_GS_0)
@@ -545,10 +557,10 @@ void main() {
                                          RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 2)) + RHS_ZERO_KOFF_##d(ks)), \
                                          RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 3)) + RHS_ZERO_KOFF_##d(ks)));
 #define QPARAM_AT(d, v) SCALE_AT(d, v) ZERO_AT(d, v)
-#define RHS_SCALED(d, v, x) (((x) - bzero[d][v]) * bscale[d][v])
+#define RHS_SCALED(d, v, x) RHS_QROUND_##d(RHS_QROUND_##d((x) - bzero[d][v]) * bscale[d][v])
 #else
 #define QPARAM_AT(d, v) SCALE_AT(d, v)
-#define RHS_SCALED(d, v, x) ((x) * bscale[d][v])
+#define RHS_SCALED(d, v, x) RHS_QROUND_##d((x) * bscale[d][v])
 #endif
 #define SCALES_AT(d) FOR_V(QPARAM_AT, d)
     { const int ks = 0; FOR_D(SCALES_AT) }

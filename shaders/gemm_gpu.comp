@@ -167,6 +167,9 @@ void main() {
 #define RHS_ZERO_AT(b, n) 0
 #define RHS_ZERO_LOAD(off) 0.0
 #endif
+#if !defined(RHS_QROUND)
+#define RHS_QROUND(x) (x) /* f16 / bf16 weights: rounded to their type */
+#endif
 #if defined(RHS_SCALE_GROUP)
   /* a scale (and zero point) per group of k: their offsets at k = 0 kept,
    * each element's group's loaded with it */
@@ -175,9 +178,10 @@ void main() {
     bscale_at[e] = RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1));
     bzero_at[e] = RHS_ZERO_AT(b, min(n0 + bn[e], GEMM_N - 1));
   }
-#define GEMM_B_AT(e, k)                                                                                              \
-  ((k) < GEMM_K ? (RHS_LOAD(bcol[e] + (k) * RHS_KS) - RHS_ZERO_LOAD(bzero_at[e] + (k) / RHS_SCALE_GROUP * RHS_ZERO_GS)) * \
-                      RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS)                              \
+#define GEMM_B_AT(e, k)                                                                                           \
+  ((k) < GEMM_K ? RHS_QROUND(RHS_QROUND(RHS_LOAD(bcol[e] + (k) * RHS_KS) -                                           \
+                                        RHS_ZERO_LOAD(bzero_at[e] + (k) / RHS_SCALE_GROUP * RHS_ZERO_GS)) *         \
+                             RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS))                     \
                 : 0.0)
 #else
   float bscale[B_LOADS], bzero[B_LOADS];
@@ -185,7 +189,7 @@ void main() {
     bscale[e] = RHS_SCALE_LOAD(RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1)));
     bzero[e] = RHS_ZERO_LOAD(RHS_ZERO_AT(b, min(n0 + bn[e], GEMM_N - 1)));
   }
-#define GEMM_B_AT(e, k) ((k) < GEMM_K ? (RHS_LOAD(bcol[e] + (k) * RHS_KS) - bzero[e]) * bscale[e] : 0.0)
+#define GEMM_B_AT(e, k) ((k) < GEMM_K ? RHS_QROUND(RHS_QROUND(RHS_LOAD(bcol[e] + (k) * RHS_KS) - bzero[e]) * bscale[e]) : 0.0)
 #endif
 #else
 #define GEMM_B_AT(e, k) GEMM_B(bcol[e], k)

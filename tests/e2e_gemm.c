@@ -1306,6 +1306,45 @@ static bool kernel_has(fixture_t *f, int m, const char *text, const char *needle
   return has;
 }
 
+/* Weights dequantized in a 16-bit type (w.astype(bf16) * s in a bf16
+ * model): the program's subtract and multiply round to that type, and so
+ * do the kernels (RHS_QROUND), every value the elemental dot's. */
+static void int_scaled_16bit(void **state) {
+  fixture_t *f = *state;
+  f->int_bits = true;
+  f->cpu_needle = "#define RHS_QROUND_0(x) gemm_round_bf16(x)";
+  f->gpu_needle = "#define RHS_QROUND(x) gemm_round_bf16(x)";
+  check_bits(state,
+             "func.func @main(%x: tensor<24x48xbf16>, %w: tensor<48x64xi8>, %s: tensor<64xbf16>) -> tensor<24x64xbf16> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xbf16>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xbf16>) -> tensor<48x64xbf16>\n"
+             "  %ws = stablehlo.multiply %wf, %sb : tensor<48x64xbf16>\n"
+             "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<24x48xbf16>, tensor<48x64xbf16>)"
+             " -> tensor<24x64xbf16>\n"
+             "  return %c : tensor<24x64xbf16>\n}\n",
+             true, false, VKHLO_BF16);
+  /* f16, ui4 weights and zero points per group of 32, into f32 */
+  f->cpu_needle = "#define RHS_QROUND_0(x) gemm_round_f16(x)";
+  f->gpu_needle = "#define RHS_QROUND(x) gemm_round_f16(x)";
+  check_bits(state,
+             "func.func @main(%x: tensor<40x64xf16>, %w: tensor<64x48xui4>, %s: tensor<2x48xf16>, %z: tensor<2x48xui4>)"
+             " -> tensor<40x48xf32> {\n"
+             "  %wf = stablehlo.convert %w : (tensor<64x48xui4>) -> tensor<64x48xf16>\n"
+             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf16>) -> tensor<2x32x48xf16>\n"
+             "  %zf = stablehlo.convert %z : (tensor<2x48xui4>) -> tensor<2x48xf16>\n"
+             "  %zb = stablehlo.broadcast_in_dim %zf, dims = [0, 2] : (tensor<2x48xf16>) -> tensor<2x32x48xf16>\n"
+             "  %wz = stablehlo.subtract %w3, %zb : tensor<2x32x48xf16>\n"
+             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf16>) -> tensor<2x32x48xf16>\n"
+             "  %ws = stablehlo.multiply %wz, %sb : tensor<2x32x48xf16>\n"
+             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf16>) -> tensor<64x48xf16>\n"
+             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf16>, tensor<64x48xf16>)"
+             " -> tensor<40x48xf32>\n"
+             "  return %c : tensor<40x48xf32>\n}\n",
+             true, false, VKHLO_F32);
+  f->cpu_needle = f->gpu_needle = NULL;
+  f->int_bits = false;
+}
+
 /* Scaled weights split along k on GPUs (split-K): the split's reshape of
  * the rhs is one more view of the integers and their scales (per column,
  * or per group: reshape_qparam), which the kernel reads (no f32 weights
@@ -1569,7 +1608,7 @@ int main(void) {
       cmocka_unit_test(int_split_k),        cmocka_unit_test(int_scaled_weights),
       cmocka_unit_test(int_grouped_scales), cmocka_unit_test(dots_of_one_lhs_two_layouts),
       cmocka_unit_test(int4_weights),       cmocka_unit_test(int_zero_points),
-      cmocka_unit_test(split_k_scaled),
+      cmocka_unit_test(split_k_scaled),     cmocka_unit_test(int_scaled_16bit),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
