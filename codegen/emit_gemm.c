@@ -1415,24 +1415,6 @@ static bool gemm_takes(const codegen_target_t *target, const hlo_instruction_t *
   return !target->max_loop_iterations || loops <= (int64_t)target->max_loop_iterations;
 }
 
-/* Scaled weights.  multiply(convert(q), broadcast_in_dim(s)) in f32, q
- * integers of 8 or 16 bits (their exact convert), as the rhs of a float
- * product is integer weights dequantized before it (a per-column scale;
- * JAX's w.astype(f32) * scale).  Materialized, it costs a kernel writing
- * the weights in f32 and the product then reads 4 bytes per weight; the
- * kernels instead read the integers and multiply each by its column's
- * scale (RHS_SCALE_AT in gemm_cpu.comp and gemm_gpu.comp), the same f32
- * products.  codegen/fusion.c asks this to fuse such a multiply into its
- * dots' clusters (other arithmetic feeding a contraction is
- * materialized): where the GEMM kernels compute the products, every user
- * is a product taking it as its rhs only, and the scale is the same along
- * the rhs's contracting dimensions.  Or a scale per group of G steps of k
- * (GPTQ/AWQ-style weights, group sizes a multiple of 8): the multiply in
- * [k / G, G, n] (q reshaped before or after its convert, the scale
- * broadcast along G) and one reshape to the product's [k, n] between it
- * and each product.  A product split along k on GPUs (codegen/expand.c)
- * reads its rhs through a reshape too (simplify merges it with the
- * group's), [k / G, G, n] -> [S, k / S, n] for a grouped scale. */
 /* The scale or zero point broadcast by |bc| (a broadcast_in_dim of a float
  * value) as the kernels' view of it sees it: zero strides where
  * broadcast, the value's row-major ones elsewhere. */
@@ -1462,6 +1444,29 @@ static bool converted_integers(const hlo_instruction_t *x, hlo_element_type_t t)
          exact_convert(x->operands[0]->shape.element_type, t);
 }
 
+/* Scaled weights.  multiply(convert(q), broadcast_in_dim(s)) in f32, q
+ * integers of 2 to 16 bits (their exact convert), as the rhs of a float
+ * product is integer weights dequantized before it (a per-column scale;
+ * JAX's w.astype(f32) * scale).  Materialized, it costs a kernel writing
+ * the weights in f32 and the product then reads 4 bytes per weight; the
+ * kernels instead read the integers and multiply each by its column's
+ * scale (RHS_SCALE_AT in gemm_cpu.comp and gemm_gpu.comp), the same f32
+ * products.  codegen/fusion.c asks this to fuse such a multiply into its
+ * dots' clusters (other arithmetic feeding a contraction is
+ * materialized): where the GEMM kernels compute the products, every user
+ * is a product taking it as its rhs only, and the scale is the same along
+ * the rhs's contracting dimensions.  Or a scale per group of G steps of k
+ * (GPTQ/AWQ-style weights, group sizes a multiple of 8): the multiply in
+ * [k / G, G, n] (q reshaped before or after its convert, the scale
+ * broadcast along G) and one reshape to the product's [k, n] between it
+ * and each product.  A product split along k on GPUs (codegen/expand.c)
+ * reads its rhs through a reshape too (simplify merges it with the
+ * group's), [k / G, G, n] -> [S, k / S, n] for a grouped scale.  The
+ * integers may first lose a zero point, subtract(convert(q),
+ * broadcast_in_dim(z)) as the multiply's operand (asymmetric
+ * quantization; z per column or group like s), and the subtract and
+ * multiply may be in f16 or bf16 (a 16-bit model's dequantization), each
+ * then rounded to that type by the kernels as by the program. */
 bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x) {
   if (!target || target->gemm == CODEGEN_GEMM_OFF || x->operand_count != 2 ||
       !codegen_kernel_float_type(x->shape.element_type) || x->user_count == 0)

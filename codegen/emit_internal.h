@@ -109,9 +109,11 @@ bool codegen_gemm_types(const hlo_instruction_t *dot);
  * ones they read and write: f32, and f16 / bf16 summed in f32. */
 bool codegen_kernel_int_type(hlo_element_type_t t);
 bool codegen_kernel_float_type(hlo_element_type_t t);
-/* Whether |x| is a multiply of integer weights by a per-column scale that
- * the CPU GEMM kernel reads as its products' rhs (emit_gemm.c "Scaled
- * weights"): codegen/fusion.c fuses it into their clusters. */
+/* Whether |x| is a multiply of integer weights by a scale (per column or
+ * per group of k), or the subtract of their zero point under such a
+ * multiply, in f32, f16 or bf16, that the GEMM kernels read as their
+ * products' rhs (emit_gemm.c "Scaled weights"): codegen/fusion.c fuses it
+ * into their clusters. */
 bool codegen_gemm_scaled_operand(const codegen_target_t *target, const hlo_instruction_t *x);
 /* Whether one GEMM kernel can compute dots |a| and |b| (several products
  * of one lhs, NDOT in shaders/gemm_cpu.comp): the same lhs, result and rhs
