@@ -11,6 +11,13 @@
  *   bert_base       BERT-base encoder, 12 layers, hidden 768, 12 heads,
  *                   sequence 512 (as PyTorch exports)
  *   bert_base_s128  the same at sequence 128
+ *   decoder_w4      one decoding step of a Llama-style decoder, 4 layers of
+ *                   hidden 2048 (16 heads, SwiGLU 5632, a KV cache of 256),
+ *                   int4 weights with a scale and zero point per group of
+ *                   128 input rows (GPTQ/AWQ-style, as a JAX export writes
+ *                   the dequantization in front of each product)
+ *   decoder_w4_f32  the same with the dequantized weights behind an
+ *                   optimization_barrier: made in f32 first (the baseline)
  *
  * The generated files are written by the build (target bench_models_files,
  * a dependency of bench_models) into build/bench/models; --dir=DIR reads
@@ -20,7 +27,8 @@
  * random values scaled so activations stay near 1 through the whole network
  * (rank >= 2 weights uniform with variance 2/fan-in, fan-in = elements /
  * largest dimension; vectors uniform in [-1, 1); integer inputs in [0, 1968),
- * the chess vocabulary), one warm-up execution, then
+ * the chess vocabulary; 4- and 8-bit integers (quantized weights, zero
+ * points) uniform over their range), one warm-up execution, then
  *   wall    REPEAT executions with vkhlo_executable_execute_into into the
  *           same result buffers (the recorded command buffer is replayed),
  *           median wall time of one execution;
@@ -127,6 +135,10 @@ static void *fill(const vkhlo_tensor_type_t *t, uint64_t *seed) {
       case VKHLO_F64: ((double *)data)[k] = u * scale; break;
       case VKHLO_S32: ((int32_t *)data)[k] = (int32_t)(r % 1968); break;
       case VKHLO_S64: ((int64_t *)data)[k] = (int64_t)(r % 1968); break;
+      case VKHLO_U4: ((uint8_t *)data)[k] = (uint8_t)(r % 16); break;
+      case VKHLO_S4: ((int8_t *)data)[k] = (int8_t)((int)(r % 16) - 8); break;
+      case VKHLO_U8: ((uint8_t *)data)[k] = (uint8_t)r; break;
+      case VKHLO_S8: ((int8_t *)data)[k] = (int8_t)(uint8_t)r; break;
       default: break; /* other types stay zero */
     }
   }
@@ -288,6 +300,8 @@ int main(int argc, char **argv) {
       {"resnet50_nhwc", "resnet50_nhwc.mlir"},
       {"bert_base", "bert_base.mlir"},
       {"bert_base_s128", "bert_base_s128.mlir"},
+      {"decoder_w4", "decoder_w4.mlir"},
+      {"decoder_w4_f32", "decoder_w4_f32.mlir"},
   };
   vkhlo_context_t *ctx;
   vkhlo_status_t st = vkhlo_context_create(NULL, &ctx);

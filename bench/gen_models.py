@@ -32,9 +32,17 @@ is the last parameter, as both exporters place it.
       as mean and variance reductions, rsqrt; GELU in erf form (chlo.erf,
       PyTorch's default) or tanh form.  The input is the embedding output
       [batch, seq, hidden].
+  gen_models.py decoder [--layers=4] [--hidden=2048] [--heads=16] [--ffn=5632]
+                [--context=256] [--group=128] [--materialized] -o FILE
+      One decoding step of a Llama-style decoder with int4 weights (ui4
+      with an f32 scale and a ui4 zero point per group of input rows, as
+      GPTQ/AWQ-style weight-only quantization exports), attending over a KV
+      cache; --materialized puts the dequantized weights behind an
+      optimization_barrier (the f32 weights made first: the baseline).
   gen_models.py all DIR
       The default benchmark set into DIR: resnet50_nchw.mlir,
-      resnet50_nhwc.mlir, bert_base.mlir (seq 512), bert_base_s128.mlir.
+      resnet50_nhwc.mlir, bert_base.mlir (seq 512), bert_base_s128.mlir,
+      decoder_w4.mlir and decoder_w4_f32.mlir (4 layers of hidden 2048).
 """
 
 import argparse
@@ -58,22 +66,28 @@ class Writer:
         self.params = []  # (name, shape)
         self.lines = []
         self.shapes = {}
+        self.types = {}  # element types other than f32
         self.n = 0
         self.consts = {}
         self.nconst = 0
 
-    def param(self, shape):
+    def param(self, shape, et="f32"):
         name = "%%arg%d" % len(self.params)
         self.params.append((name, list(shape)))
         self.shapes[name] = list(shape)
+        self.types[name] = et
         return name
 
-    def emit(self, shape, text):
+    def emit(self, shape, text, et="f32"):
         name = "%%%d" % self.n
         self.n += 1
         self.lines.append("    %s = %s" % (name, text))
         self.shapes[name] = list(shape)
+        self.types[name] = et
         return name
+
+    def ty(self, v):
+        return ttype(self.shapes[v], self.types.get(v, "f32"))
 
     def const(self, value):
         """A scalar f32 constant, emitted once, at the top (as JAX does)."""
@@ -113,7 +127,21 @@ class Writer:
         return self.emit(s, "chlo.%s %s : %s -> %s" % (op, a, ttype(s), ttype(s)))
 
     def reshape(self, v, shape):
-        return self.emit(shape, "stablehlo.reshape %s : (%s) -> %s" % (v, ttype(self.shape(v)), ttype(shape)))
+        et = self.types.get(v, "f32")
+        return self.emit(shape, "stablehlo.reshape %s : (%s) -> %s" % (v, self.ty(v), ttype(shape, et)), et)
+
+    def convert(self, v, et="f32"):
+        return self.emit(self.shape(v), "stablehlo.convert %s : (%s) -> %s" % (v, self.ty(v), ttype(self.shape(v), et)),
+                         et)
+
+    def concatenate(self, vs, dim):
+        out = list(self.shape(vs[0]))
+        out[dim] = sum(self.shape(v)[dim] for v in vs)
+        return self.emit(out, "stablehlo.concatenate %s, dim = %d : (%s) -> %s"
+                         % (", ".join(vs), dim, ", ".join(self.ty(v) for v in vs), ttype(out)))
+
+    def barrier(self, v):
+        return self.emit(self.shape(v), "stablehlo.optimization_barrier %s : %s" % (v, self.ty(v)))
 
     def transpose(self, v, perm):
         s = self.shape(v)
@@ -161,7 +189,7 @@ class Writer:
         return name
 
     def text(self, module_name, result):
-        sig = ", ".join("%s: %s" % (n, ttype(s)) for n, s in self.params)
+        sig = ", ".join("%s: %s" % (n, ttype(s, self.types.get(n, "f32"))) for n, s in self.params)
         out = [
             "module @%s attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {" % module_name,
             "  func.func public @main(%s) -> (%s {jax.result_info = \"\"}) {" % (sig, ttype(self.shape(result))),
@@ -373,6 +401,75 @@ def bert(args):
     return w.text("IrToHlo.bert_encoder", x)
 
 
+# ------------------------------------------------- quantized decoder step
+
+
+def decoder(args):
+    """One decoding step of a Llama-style decoder with int4 weights, as a
+    JAX export of GPTQ/AWQ-style weight-only quantization writes it: every
+    projection's weights ui4 [in, out] with an f32 scale and a ui4 zero
+    point per group of G input rows and column, dequantized as
+    ((w.astype(f32).reshape(in // G, G, out) - z[:, None]) * s[:, None])
+    .reshape(in, out) in front of the product (with --materialized behind
+    an optimization_barrier: the f32 weights made first, the baseline).
+    One token [1, hidden] attends over a KV cache of --context positions
+    (parameters) and its own key and value; RMSNorm, SwiGLU MLP,
+    residuals; no rotary embedding."""
+    w = Writer()
+    H, NH, F, T, G = args.hidden, args.heads, args.ffn, args.context, args.group
+    if H % NH or H % G or F % G:
+        sys.exit("gen_models: --hidden must be a multiple of --heads and --group, --ffn of --group")
+    D = H // NH
+    layers = []
+    for _ in range(args.layers):
+        p = {"attn_norm": w.param([H]), "ffn_norm": w.param([H])}
+        for name, nin, nout in (("q", H, H), ("k", H, H), ("v", H, H), ("o", H, H), ("gate", H, F), ("up", H, F),
+                                ("down", F, H)):
+            p[name] = (w.param([nin, nout], "ui4"), w.param([nin // G, nout]), w.param([nin // G, nout], "ui4"))
+        p["k_cache"] = w.param([T, NH, D])
+        p["v_cache"] = w.param([T, NH, D])
+        layers.append(p)
+    x = w.param([1, H])
+
+    def weights(q):
+        wq, sc, zp = q
+        nin, nout = w.shape(wq)
+        g3 = [nin // G, G, nout]
+        w3 = w.reshape(w.convert(wq), g3)
+        w3 = w.binary("subtract", w3, w.bcast(w.convert(zp), g3, [0, 2]))
+        w2 = w.reshape(w.binary("multiply", w3, w.bcast(sc, g3, [0, 2])), [nin, nout])
+        return w.barrier(w2) if args.materialized else w2
+
+    def linear(h, q):
+        nout = w.shape(q[0])[1]
+        return w.dot_general(h, weights(q), [1, nout], [1], [0])
+
+    def rms_norm(t, g):
+        ms = w.reduce(w.binary("multiply", t, t), "add", 0.0, [1])
+        ms = w.binary("divide", ms, w.splat(float(H), [1]))
+        inv = w.unary("rsqrt", w.binary("add", ms, w.splat(1e-6, [1])))
+        y = w.binary("multiply", t, w.bcast(inv, [1, H], [0]))
+        return w.binary("multiply", y, w.bcast(g, [1, H], [1]))
+
+    for p in layers:
+        h = rms_norm(x, p["attn_norm"])
+        q = w.reshape(linear(h, p["q"]), [NH, D])
+        kk = w.concatenate([p["k_cache"], w.reshape(linear(h, p["k"]), [1, NH, D])], 0)  # [T + 1, NH, D]
+        vv = w.concatenate([p["v_cache"], w.reshape(linear(h, p["v"]), [1, NH, D])], 0)
+        sc = w.dot_general(q, kk, [NH, T + 1], [1], [2], [0], [1])
+        sc = w.binary("divide", sc, w.splat(math.sqrt(D), [NH, T + 1]))
+        mx = w.reduce(sc, "maximum", float("-inf"), [1])
+        e = w.unary("exponential", w.binary("subtract", sc, w.bcast(mx, [NH, T + 1], [0])))
+        pr = w.binary("divide", e, w.bcast(w.reduce(e, "add", 0.0, [1]), [NH, T + 1], [0]))
+        ctx = w.reshape(w.dot_general(pr, vv, [NH, D], [1], [0], [0], [1]), [1, H])
+        x = w.binary("add", x, linear(ctx, p["o"]))
+        h = rms_norm(x, p["ffn_norm"])
+        gate = linear(h, p["gate"])
+        act = w.binary("multiply", gate, w.unary("logistic", gate))  # silu
+        x = w.binary("add", x, linear(w.binary("multiply", act, linear(h, p["up"])), p["down"]))
+    return w.text("jit_decode_step", x)
+
+
 def write(path, text):
     d = os.path.dirname(path)
     if d:
@@ -402,6 +499,15 @@ def main(argv):
     b.add_argument("--gelu", choices=["erf", "tanh"], default="erf")
     b.add_argument("--batch", type=int, default=1)
     b.add_argument("-o", "--output", required=True)
+    d = sub.add_parser("decoder")
+    d.add_argument("--layers", type=int, default=4)
+    d.add_argument("--hidden", type=int, default=2048)
+    d.add_argument("--heads", type=int, default=16)
+    d.add_argument("--ffn", type=int, default=5632)
+    d.add_argument("--context", type=int, default=256, help="KV cache positions")
+    d.add_argument("--group", type=int, default=128, help="input rows per scale and zero point")
+    d.add_argument("--materialized", action="store_true", help="the dequantized weights behind an optimization_barrier")
+    d.add_argument("-o", "--output", required=True)
     a = sub.add_parser("all")
     a.add_argument("dir")
     args = ap.parse_args(argv)
@@ -409,12 +515,17 @@ def main(argv):
         write(args.output, resnet(args))
     elif args.model == "bert":
         write(args.output, bert(args))
+    elif args.model == "decoder":
+        write(args.output, decoder(args))
     else:
         for layout in ("nchw", "nhwc"):
             write(os.path.join(args.dir, "resnet50_%s.mlir" % layout),
                   resnet(ap.parse_args(["resnet50", "--layout=" + layout, "-o", "x"])))
         write(os.path.join(args.dir, "bert_base.mlir"), bert(ap.parse_args(["bert", "-o", "x"])))
         write(os.path.join(args.dir, "bert_base_s128.mlir"), bert(ap.parse_args(["bert", "--seq=128", "-o", "x"])))
+        write(os.path.join(args.dir, "decoder_w4.mlir"), decoder(ap.parse_args(["decoder", "-o", "x"])))
+        write(os.path.join(args.dir, "decoder_w4_f32.mlir"),
+              decoder(ap.parse_args(["decoder", "--materialized", "-o", "x"])))
 
 
 if __name__ == "__main__":

@@ -2,11 +2,13 @@
 # Generated models (bench/gen_models.py), tiny variants: a ResNet-50-style
 # network with one bottleneck block per stage at 32x32 in both layouts
 # (NCHW/OIHW as PyTorch exports, NHWC/HWIO as JAX exports) and a one-layer
-# BERT encoder at sequence 16 (erf GELU), and a two-layer one with tanh
-# GELU, each run fused and with --no-fusion on the same --random-inputs
-# seed (the ResNets also with the GPU convolution kernel forced,
-# VKHLO_CONV_KERNEL=gpu); the results must agree within 1e-5 relative
-# (tests/npy_compare.py).
+# BERT encoder at sequence 16 (erf GELU), a two-layer one with tanh GELU,
+# and a two-layer int4 decoder step (weights with scales and zero points
+# per group), each run fused and with --no-fusion on the same
+# --random-inputs seed (the ResNets also with the GPU convolution kernel
+# forced, VKHLO_CONV_KERNEL=gpu; the decoder also with its weights
+# materialized first, and with the GPU GEMM kernel, VKHLO_GEMM=gpu); the
+# results must agree within 1e-5 relative (tests/npy_compare.py).
 # Guards the convolution, GEMM and reduction kernels against each other.
 #   models_test.sh VKHLO_BINARY SOURCE_DIR PYTHON3
 set -u
@@ -19,8 +21,11 @@ $gen resnet50 --layout=nchw --blocks=1,1,1,1 --size=32 --width=8 --classes=64 -o
 $gen resnet50 --layout=nhwc --blocks=1,1,1,1 --size=32 --width=8 --classes=64 -o "$tmp/resnet_nhwc.mlir" || fail "gen resnet nhwc"
 $gen bert --layers=1 --hidden=32 --heads=4 --seq=16 -o "$tmp/bert.mlir" || fail "gen bert"
 $gen bert --layers=2 --hidden=48 --heads=3 --seq=8 --ffn=64 --gelu=tanh -o "$tmp/bert_tanh.mlir" || fail "gen bert tanh"
+dec="--layers=2 --hidden=64 --heads=4 --ffn=96 --context=8 --group=32"
+$gen decoder $dec -o "$tmp/decoder.mlir" || fail "gen decoder"
+$gen decoder $dec --materialized -o "$tmp/decoder_f32.mlir" || fail "gen decoder --materialized"
 
-for m in resnet_nchw resnet_nhwc bert bert_tanh; do
+for m in resnet_nchw resnet_nhwc bert bert_tanh decoder; do
   "$bin" run "$tmp/$m.mlir" --random-inputs=5 --output=@"$tmp/$m.fused.npy" > "$tmp/out" 2>&1 ||
     fail "$m fused exited $?: $(tail -5 "$tmp/out")"
   "$bin" run "$tmp/$m.mlir" --random-inputs=5 --no-fusion --output=@"$tmp/$m.unfused.npy" > "$tmp/out" 2>&1 ||
@@ -37,6 +42,18 @@ for m in resnet_nchw resnet_nhwc; do
   $py "$src/tests/npy_compare.py" "$tmp/$m.gpu.npy" "$tmp/$m.unfused.npy" 1e-5 ||
     fail "$m with conv_gpu.glsl and --no-fusion differ"
 done
+# the decoder's int4 weights read by the GEMM kernels (CPU and GPU) against
+# the same weights dequantized into f32 first
+"$bin" run "$tmp/decoder_f32.mlir" --random-inputs=5 --output=@"$tmp/decoder_f32.npy" > "$tmp/out" 2>&1 ||
+  fail "decoder --materialized exited $?: $(tail -5 "$tmp/out")"
+echo -n "decoder (materialized weights): "
+$py "$src/tests/npy_compare.py" "$tmp/decoder.fused.npy" "$tmp/decoder_f32.npy" 1e-5 ||
+  fail "decoder and its materialized weights differ"
+VKHLO_GEMM=gpu "$bin" run "$tmp/decoder.mlir" --random-inputs=5 --output=@"$tmp/decoder.gpu.npy" > "$tmp/out" 2>&1 ||
+  fail "decoder VKHLO_GEMM=gpu exited $?: $(tail -5 "$tmp/out")"
+echo -n "decoder (gemm_gpu): "
+$py "$src/tests/npy_compare.py" "$tmp/decoder.gpu.npy" "$tmp/decoder_f32.npy" 1e-5 ||
+  fail "decoder with gemm_gpu.comp and with materialized weights differ"
 # the comparison itself can fail: another seed gives other results
 "$bin" run "$tmp/bert.mlir" --random-inputs=6 --output=@"$tmp/other.npy" > /dev/null 2>&1 || fail "bert seed 6"
 $py "$src/tests/npy_compare.py" "$tmp/other.npy" "$tmp/bert.unfused.npy" 1e-5 > /dev/null && fail "different inputs compared equal"
