@@ -97,13 +97,14 @@ else
   step conv "$build/bench/bench_conv" 5
   step overhead "$build/bench/bench_overhead" 21
   if [ -f "$chess" ]; then
-    step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" --chess="$chess" chess_9m resnet bert
+    step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" --chess="$chess" chess_9m resnet bert decoder
   else
-    step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" resnet bert
+    step models "$build/bench/bench_models" --repeat=20 --dir="$models_dir" resnet bert decoder
   fi
 fi
 if python3 -c "import jax" > /dev/null 2>&1; then
-  files=("$models_dir"/resnet50_nchw.mlir "$models_dir"/resnet50_nhwc.mlir "$models_dir"/bert_base.mlir)
+  files=("$models_dir"/resnet50_nchw.mlir "$models_dir"/resnet50_nhwc.mlir "$models_dir"/bert_base.mlir
+         "$models_dir"/decoder_w4.mlir)
   [ -f "$chess" ] && files=("$chess" "${files[@]}")
   [ $quick -eq 1 ] && files=("${files[0]}")
   step xla python3 "$here/bench/xla_gpu.py" --repeat=$([ $quick -eq 1 ] && echo 2 || echo 20) "${files[@]}"

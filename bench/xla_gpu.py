@@ -34,6 +34,7 @@ _ELEMENT = {
     "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
     "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "i4": "int4", "ui4": "uint4",  # ml_dtypes (jaxlib's dependency)
     "complex<f32>": "complex64", "complex<f64>": "complex128",
 }
 
@@ -187,11 +188,15 @@ def random_input(np, t, rng):
     for d in t.shape:
         n *= d
     dtype = t.dtype
-    if dtype == "bfloat16":
+    if dtype in ("bfloat16", "int4", "uint4"):
         import ml_dtypes
-        dtype = ml_dtypes.bfloat16
+        dtype = getattr(ml_dtypes, dtype)
     if t.element == "i1":
         return rng.integers(0, 2, size=t.shape).astype(bool)
+    if t.element in ("i4", "ui4", "i8", "ui8"):  # quantized weights, zero points: their whole range
+        bits = 4 if t.element.endswith("4") else 8
+        lo = 0 if t.element.startswith("u") else -(1 << (bits - 1))
+        return rng.integers(lo, lo + (1 << bits), size=t.shape).astype(dtype)
     if t.element.startswith("i") or t.element.startswith("ui"):
         return rng.integers(0, 1968, size=t.shape).astype(dtype)
     scale = 1.0
