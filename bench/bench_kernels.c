@@ -116,6 +116,7 @@
 #include <time.h>
 
 #include "api/internal.h"
+#include "support/float_format.h"
 #include "vkhlo/vkhlo.h"
 
 static double now_ms(void) {
@@ -173,24 +174,11 @@ static const gemm_case_t cases[] = {
 static bool is_i8(const char *type) { return type && strcmp(type, "i8") == 0; }
 static bool is_w8(const char *type) { return type && strcmp(type, "w8") == 0; }
 
-/* f32 to f16 / bf16 bits, rounding to nearest even (finite values of the
- * inputs' range, [-0.5, 0.5): f16 subnormals included), and back. */
+/* f32 to f16 / bf16 bits, rounded to nearest even (support/float_format.h,
+ * as the compiler rounds literals), and back. */
 static uint16_t to_16bit(bool half, float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if (!half) return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
-  uint32_t sign = (u >> 16) & 0x8000, mag = u & 0x7FFFFFFF;
-  int e = (int)(mag >> 23) - 127 + 15;
-  if (e <= 0) { /* subnormal f16: units of 2^-24 */
-    if (e < -10) return (uint16_t)sign;
-    uint32_t m = (mag & 0x7FFFFF) | 0x800000, shift = (uint32_t)(14 - e);
-    uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    q += rem > halfway || (rem == halfway && (q & 1));
-    return (uint16_t)(sign | q);
-  }
-  uint32_t q = (uint32_t)e << 10 | ((mag >> 13) & 0x3FF), rem = mag & 0x1FFF;
-  q += rem > 0x1000 || (rem == 0x1000 && (q & 1));
-  return (uint16_t)(sign | q);
+  static const float_format_t f16 = {5, 10, 15, FLOAT_STYLE_IEEE}, bf16 = {8, 7, 127, FLOAT_STYLE_IEEE};
+  return (uint16_t)float_format_encode(half ? &f16 : &bf16, f);
 }
 
 static float from_16bit(bool half, uint16_t h) {
