@@ -302,6 +302,36 @@ static int reshape_run(const hlo_shape_t *is, const hlo_shape_t *os, int *i, int
   return pi > 0 ? 1 : -1;
 }
 
+/* Run [i0, i) -> [o0, o) of a reshape (reshape_run) of strides |stride|:
+ * where the run's strides (unit dimensions aside) are one arithmetic
+ * progression (zeros included; a run of no input dimensions too), the
+ * output dimensions' strides continuing it into |out|, and true; else
+ * false, |out| untouched, and |pair| the run's outer and inner non-unit
+ * dimensions where it has exactly two (-1, -1 else). */
+static bool run_strides(const hlo_shape_t *is, const int64_t *stride, int i0, int i, const hlo_shape_t *os, int o0,
+                        int o, int64_t *out, int pair[2]) {
+  int64_t st = 0, inner = 0; /* the run's innermost stride; the next one expected */
+  int nonunit = 0;
+  bool progression = true;
+  pair[0] = pair[1] = -1;
+  for (int d = i - 1; d >= i0; d--) {
+    if (is->dimensions[d] == 1) continue;
+    if (nonunit++ == 0) st = stride[d];
+    else if (stride[d] != inner) progression = false;
+    inner = stride[d] * is->dimensions[d];
+    if (nonunit <= 2) pair[2 - nonunit] = d;
+  }
+  if (!progression) {
+    if (nonunit != 2) pair[0] = pair[1] = -1;
+    return false;
+  }
+  for (int d = o - 1; d >= o0; d--) {
+    out[d] = os->dimensions[d] == 1 ? 0 : st;
+    st *= os->dimensions[d];
+  }
+  return true;
+}
+
 /* The strides |out| of a reshape to |os| of a strided view (|is|,
  * |stride|): false unless each group of input dimensions that the reshape
  * merges (and splits again) is one arithmetic progression, as a transpose
@@ -311,43 +341,22 @@ static bool reshape_view(const hlo_shape_t *is, const gemm_view_t *in, const hlo
   const int64_t *stride = in->stride;
   int64_t *out = v->stride;
   v->split_dim = -1;
-  int i = 0, o = 0, i0, o0, r;
+  int i = 0, o = 0, i0, o0, r, pair[2];
   while ((r = reshape_run(is, os, &i, &o, &i0, &o0)) == 1) {
-    if (i0 == i) { /* a unit output dimension */
-      out[o0] = 0;
-      continue;
-    }
     if (in->split_dim >= i0 && in->split_dim < i) return false;
-    int64_t st = -1, inner = 0; /* the group's innermost stride; the next one expected */
-    int nonunit_in = 0, nonunit_out = 0, last = -1, first = -1; /* innermost, outermost */
-    bool progression = true;
-    for (int d = i - 1; d >= i0; d--) {
-      if (is->dimensions[d] == 1) continue;
-      nonunit_in++;
-      if (last < 0) last = d;
-      first = d;
-      if (st < 0) st = stride[d];
-      else if (stride[d] != inner) progression = false;
-      inner = stride[d] * is->dimensions[d];
-    }
+    if (run_strides(is, stride, i0, i, os, o0, o, out, pair)) continue;
+    /* two input dimensions merged into one: a split dimension */
+    int nonunit_out = 0;
     for (int d = o0; d < o; d++) nonunit_out += os->dimensions[d] != 1;
-    if (!progression) {
-      /* two input dimensions merged into one: a split dimension */
-      if (nonunit_in != 2 || nonunit_out != 1 || v->split_dim >= 0) return false;
-      for (int d = o0; d < o; d++) {
-        out[d] = 0;
-        if (os->dimensions[d] != 1) {
-          out[d] = stride[last];
-          v->split_dim = d;
-          v->split_inner = is->dimensions[last];
-          v->split_stride = stride[first];
-        }
+    if (pair[0] < 0 || nonunit_out != 1 || v->split_dim >= 0) return false;
+    for (int d = o0; d < o; d++) {
+      out[d] = 0;
+      if (os->dimensions[d] != 1) {
+        out[d] = stride[pair[1]];
+        v->split_dim = d;
+        v->split_inner = is->dimensions[pair[1]];
+        v->split_stride = stride[pair[0]];
       }
-      continue;
-    }
-    for (int d = o - 1; d >= o0; d--) {
-      out[d] = os->dimensions[d] == 1 ? 0 : st;
-      st *= os->dimensions[d];
     }
   }
   return r == 0;
@@ -400,28 +409,15 @@ static bool reshape_qparam(const hlo_shape_t *is, const gemm_qparam_t *in, const
   *out = *in;
   if (in->binding < 0) return true;
   if (in->gdim >= 0) return false;
-  int i = 0, o = 0, i0, o0, r;
+  int i = 0, o = 0, i0, o0, r, pair[2];
   while ((r = reshape_run(is, os, &i, &o, &i0, &o0)) == 1) {
-    int dims[HLO_MAX_RANK], n = 0; /* the run's non-unit input dimensions, outermost first */
-    for (int d = i0; d < i; d++)
-      if (is->dimensions[d] != 1) dims[n++] = d;
-    for (int d = o0; d < o; d++) out->stride[d] = 0;
-    bool progression = true;
-    for (int j = 0; j + 1 < n; j++)
-      progression = progression && in->stride[dims[j]] == in->stride[dims[j + 1]] * is->dimensions[dims[j + 1]];
-    if (progression) {
-      int64_t st = n ? in->stride[dims[n - 1]] : 0;
-      for (int d = o - 1; d >= o0; d--) {
-        if (os->dimensions[d] == 1) continue;
-        out->stride[d] = st;
-        st *= os->dimensions[d];
-      }
-      continue;
-    }
-    int64_t g = n == 2 ? is->dimensions[dims[1]] : 0, gs = n == 2 ? in->stride[dims[0]] : 0;
-    if (n != 2 || in->stride[dims[1]] != 0 || out->gdim >= 0) return false;
+    if (run_strides(is, in->stride, i0, i, os, o0, o, out->stride, pair)) continue;
+    /* [A, G], the value the same along G: a group */
+    if (pair[0] < 0 || in->stride[pair[1]] != 0 || out->gdim >= 0) return false;
+    int64_t g = is->dimensions[pair[1]], gs = in->stride[pair[0]];
     int64_t inner = 1; /* the product of the output dimensions inside d */
     for (int d = o - 1; d >= o0; d--) {
+      out->stride[d] = 0;
       if (os->dimensions[d] == 1) continue;
       if (out->gdim < 0) { /* the innermost: the group */
         if (os->dimensions[d] % g != 0) return false;
