@@ -1634,11 +1634,14 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   bool word_view[64] = {false};
   for (int k = 0; k < 64; k++) word_view[k] = ectx.word_reads >> k & 1; /* the epilogue's word reads */
   if (words[0] && p.view[0].binding < 64) word_view[p.view[0].binding] = true;
-  bool any_scaled = false, any_zero = false, round16[2] = {false, false}; /* bf16, f16 */
+  bool any_scaled = false, any_zero = false, any_grouped = false, round16[2] = {false, false}; /* bf16, f16 */
   for (int d = 0; d < p.ndot; d++) {
     any_scaled |= p.rview[d].scale.binding >= 0;
     any_zero |= p.rview[d].zero.binding >= 0;
   }
+  /* zero points in the kernel: some product's, or always where scaled on
+   * GPUs (gemm_gpu.comp subtracts one, 0 without) */
+  bool zeros = any_zero || (gpu && any_scaled);
   for (int d = 0; d < p.ndot; d++) {
     char at[24], suffix[16] = "";
     if (!gpu) snprintf(suffix, sizeof suffix, "_%d", d);
@@ -1673,23 +1676,39 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
         snprintf(name, sizeof name, "RHS_%s_LOAD%s", qname[j], suffix);
         define_load(&sb, target, name, &qv, true);
         if (q->gdim >= 0) grouped = q;
-      } else if (j == 0 ? any_scaled : any_zero) {
+      } else if (j == 0 ? any_scaled : zeros) {
         strbuf_printf(&sb, "#define RHS_%s_AT%s(b, n) 0\n#define RHS_%s_LOAD%s(off) %s\n", qname[j], suffix, qname[j],
                       suffix, qnone[j]);
       }
     }
-    hlo_element_type_t qt = p.rview[d].qtype;
-    if (p.rview[d].scale.binding >= 0 && (qt == HLO_F16 || qt == HLO_BF16)) { /* rounded as the program rounds */
-      strbuf_printf(&sb, "#define RHS_QROUND%s(x) gemm_round_%s(x)\n", suffix, qt == HLO_F16 ? "f16" : "bf16");
-      round16[qt == HLO_F16] = true;
-      el_use_type(&E, qt); /* vk_round_f16 / vk_round_bf16 */
+    /* where its scale changes along k: each one's offset at step k and
+     * whether k starts a group (none: per column), and its rounding to a
+     * 16-bit dequantization's type (RHS_QROUND) */
+    if (any_scaled) {
+      for (int j = 0; j < 2; j++)
+        if (j == 0 || zeros) {
+          if (qs[j]->gdim >= 0)
+            strbuf_printf(&sb, "#define RHS_%s_KOFF%s(k) ((k) / %lld * %lld)\n", qname[j], suffix,
+                          (long long)grouped->group, (long long)qs[j]->gstride);
+          else
+            strbuf_printf(&sb, "#define RHS_%s_KOFF%s(k) 0\n", qname[j], suffix);
+        }
+      if (grouped)
+        strbuf_printf(&sb, "#define RHS_SCALE_NEW%s(k) ((k) %% %lld == 0)\n", suffix, (long long)grouped->group);
+      else
+        strbuf_printf(&sb, "#define RHS_SCALE_NEW%s(k) false\n", suffix);
+      hlo_element_type_t qt = p.rview[d].qtype;
+      bool round = p.rview[d].scale.binding >= 0 && (qt == HLO_F16 || qt == HLO_BF16);
+      strbuf_printf(&sb, "#define RHS_QROUND%s(x) %s%s(x)\n", suffix, round ? "gemm_round_" : "",
+                    !round ? "" : qt == HLO_F16 ? "f16" : "bf16");
+      if (round) {
+        round16[qt == HLO_F16] = true;
+        el_use_type(&E, qt); /* vk_round_f16 / vk_round_bf16 */
+      }
+      any_grouped |= grouped != NULL;
     }
-    if (grouped) /* their group along k and each one's step per group (0: per column) */
-      strbuf_printf(&sb, "#define RHS_SCALE_GROUP%s %lld\n#define RHS_SCALE_GS%s %lld\n#define RHS_ZERO_GS%s %lld\n",
-                    suffix, (long long)grouped->group, suffix,
-                    (long long)(qs[0]->gdim >= 0 ? qs[0]->gstride : 0), suffix,
-                    (long long)(qs[1]->gdim >= 0 ? qs[1]->gstride : 0));
   }
+  if (any_grouped) strbuf_append(&sb, "#define GEMM_SCALE_GROUPS 1\n");
   if (p.ragged)
     strbuf_printf(&sb, "#define GEMM_GROUPS %lld\n#define RHS_GS_0 %lld\n#define GEMM_GROUP_SIZE(g) gemm_group_size(g)\n",
                   (long long)p.groups, (long long)p.rgs);
@@ -1737,14 +1756,15 @@ vkhlo_status_t codegen_emit_gemm(const codegen_target_t *target, const hlo_instr
   }
   if (p.ragged) append_group_size(&sb, &instr->operands[2]->shape);
   glsl_append_prelude(&sb, E.features);
-  for (int h = 0; h < 2; h++) /* a scaled weight rounded to its 16-bit type (RHS_QROUND) */
+  for (int h = 0; h < 2; h++) { /* a scaled weight rounded to its 16-bit type (RHS_QROUND) */
+    const char *t = h ? "f16" : "bf16";
     if (round16[h])
       strbuf_printf(&sb,
                     "float gemm_round_%s(float x) { return vk_round_%s(x); }\n"
                     "vec4 gemm_round_%s(vec4 x) {\n"
                     "  return vec4(vk_round_%s(x.x), vk_round_%s(x.y), vk_round_%s(x.z), vk_round_%s(x.w));\n}\n",
-                    h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16",
-                    h ? "f16" : "bf16", h ? "f16" : "bf16", h ? "f16" : "bf16");
+                    t, t, t, t, t, t, t);
+  }
   if (E.functions.data) strbuf_append(&sb, E.functions.data);
   strbuf_append(&sb, words_out ? "void gemm_values(int idx" : "void gemm_epilogue(int idx");
   /* each product's value: a float, or an int (GEMM_INT) taken as the

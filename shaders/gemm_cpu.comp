@@ -327,55 +327,18 @@ u64vec4 gemm_i2f8(u64vec4 w) {
  * Zero points: with RHS_ZERO_AT_d(b, n) and RHS_ZERO_LOAD_d(off) too, B_d
  * is (q - z) * s, the program's f32 subtract then multiply (asymmetric
  * quantization); a product without one where others have one gets 0.
- * With RHS_QROUND_d(x) (f16 or bf16 weights: the program's subtract and
- * multiply in that type), each of the two is rounded to it, as the
- * elemental path rounds its f32 result.
- * Group-wise: with RHS_SCALE_GROUP_d (G, a multiple of 8), RHS_SCALE_GS_d
- * and RHS_ZERO_GS_d, the scale of step k is at RHS_SCALE_AT_d(b, n) +
- * (k / G) * RHS_SCALE_GS_d, its zero point likewise (a step of 0: one per
- * column), for weights quantized per group of G rows as GPTQ/AWQ-style
- * int8 and int4 weights are: the tile reloads its scales and zero points
- * at each group's first step; every block of 8 steps lies in one group. */
-#define RHS_SCALE_KOFF_D(k, g, gs) ((k) / (g) * (gs))
-#if !defined(RHS_QROUND_0)
-#define RHS_QROUND_0(x) (x)
-#endif
-#if !defined(RHS_QROUND_1)
-#define RHS_QROUND_1(x) (x)
-#endif
-#if !defined(RHS_QROUND_2)
-#define RHS_QROUND_2(x) (x)
-#endif
-#if defined(RHS_SCALE_GROUP_0)
-#define GEMM_SCALE_GROUPS
-#define RHS_SCALE_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_SCALE_GS_0)
-#define RHS_ZERO_KOFF_0(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_0, RHS_ZERO_GS_0)
-#define RHS_SCALE_NEW_0(k) ((k) % RHS_SCALE_GROUP_0 == 0)
-#else
-#define RHS_SCALE_KOFF_0(k) 0
-#define RHS_ZERO_KOFF_0(k) 0
-#define RHS_SCALE_NEW_0(k) false
-#endif
-#if defined(RHS_SCALE_GROUP_1)
-#define GEMM_SCALE_GROUPS
-#define RHS_SCALE_KOFF_1(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_1, RHS_SCALE_GS_1)
-#define RHS_ZERO_KOFF_1(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_1, RHS_ZERO_GS_1)
-#define RHS_SCALE_NEW_1(k) ((k) % RHS_SCALE_GROUP_1 == 0)
-#else
-#define RHS_SCALE_KOFF_1(k) 0
-#define RHS_ZERO_KOFF_1(k) 0
-#define RHS_SCALE_NEW_1(k) false
-#endif
-#if defined(RHS_SCALE_GROUP_2)
-#define GEMM_SCALE_GROUPS
-#define RHS_SCALE_KOFF_2(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_2, RHS_SCALE_GS_2)
-#define RHS_ZERO_KOFF_2(k) RHS_SCALE_KOFF_D(k, RHS_SCALE_GROUP_2, RHS_ZERO_GS_2)
-#define RHS_SCALE_NEW_2(k) ((k) % RHS_SCALE_GROUP_2 == 0)
-#else
-#define RHS_SCALE_KOFF_2(k) 0
-#define RHS_ZERO_KOFF_2(k) 0
-#define RHS_SCALE_NEW_2(k) false
-#endif
+ * RHS_QROUND_d(x) rounds the subtract and the multiply to a 16-bit
+ * dequantization's type (f16 or bf16 weights: the program's ops in that
+ * type), as the elemental path rounds its f32 result; (x) for f32.
+ * Group-wise: the scale of step k is at RHS_SCALE_AT_d(b, n) +
+ * RHS_SCALE_KOFF_d(k), its zero point's at RHS_ZERO_AT_d(b, n) +
+ * RHS_ZERO_KOFF_d(k) (0 for one per column), for weights quantized per
+ * group of G rows as GPTQ/AWQ-style int8 and int4 weights are; with
+ * GEMM_SCALE_GROUPS the tile reloads its scales and zero points at each
+ * step where RHS_SCALE_NEW_d(k) (a group's first; G a multiple of 8, so
+ * every block of 8 steps lies in one group).  The generated part defines
+ * these for every product of a kernel with a scale. */
+
 /* Groups.  A ragged product (chlo.ragged_dot, its ragged dimension the
  * lhs's one free dimension m) multiplies the rows of group g, rows
  * [end(g - 1), end(g - 1) + size(g)) with end the running sum of the
@@ -546,20 +509,17 @@ void main() {
     /* each column's scale, loaded once per tile, or at each group's first
      * step of k (SCALES_NEW; see "Scaled weights") */
     vec4 bscale[NDOT][TN / 4];
-#define SCALE_AT(d, v) bscale[d][v] = vec4(RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v)) + RHS_SCALE_KOFF_##d(ks)),     \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 1)) + RHS_SCALE_KOFF_##d(ks)), \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 2)) + RHS_SCALE_KOFF_##d(ks)), \
-                                           RHS_SCALE_LOAD_##d(RHS_SCALE_AT_##d(b, COL(4 * v + 3)) + RHS_SCALE_KOFF_##d(ks)));
+    /* columns 4 v .. 4 v + 3's scales (Q SCALE) or zero points (ZERO) at step ks */
+#define QVEC(Q, d, v) vec4(RHS_##Q##_LOAD_##d(RHS_##Q##_AT_##d(b, COL(4 * v)) + RHS_##Q##_KOFF_##d(ks)),     \
+                           RHS_##Q##_LOAD_##d(RHS_##Q##_AT_##d(b, COL(4 * v + 1)) + RHS_##Q##_KOFF_##d(ks)), \
+                           RHS_##Q##_LOAD_##d(RHS_##Q##_AT_##d(b, COL(4 * v + 2)) + RHS_##Q##_KOFF_##d(ks)), \
+                           RHS_##Q##_LOAD_##d(RHS_##Q##_AT_##d(b, COL(4 * v + 3)) + RHS_##Q##_KOFF_##d(ks)))
 #if defined(RHS_ZERO_AT_0)
     vec4 bzero[NDOT][TN / 4];
-#define ZERO_AT(d, v) bzero[d][v] = vec4(RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v)) + RHS_ZERO_KOFF_##d(ks)),     \
-                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 1)) + RHS_ZERO_KOFF_##d(ks)), \
-                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 2)) + RHS_ZERO_KOFF_##d(ks)), \
-                                         RHS_ZERO_LOAD_##d(RHS_ZERO_AT_##d(b, COL(4 * v + 3)) + RHS_ZERO_KOFF_##d(ks)));
-#define QPARAM_AT(d, v) SCALE_AT(d, v) ZERO_AT(d, v)
+#define QPARAM_AT(d, v) bscale[d][v] = QVEC(SCALE, d, v); bzero[d][v] = QVEC(ZERO, d, v);
 #define RHS_SCALED(d, v, x) RHS_QROUND_##d(RHS_QROUND_##d((x) - bzero[d][v]) * bscale[d][v])
 #else
-#define QPARAM_AT(d, v) SCALE_AT(d, v)
+#define QPARAM_AT(d, v) bscale[d][v] = QVEC(SCALE, d, v);
 #define RHS_SCALED(d, v, x) RHS_QROUND_##d((x) * bscale[d][v])
 #endif
 #define SCALES_AT(d) FOR_V(QPARAM_AT, d)

@@ -161,27 +161,20 @@ void main() {
   GEMM_T ra[A_LOADS], rb[B_LOADS];
 #if defined(RHS_SCALE_AT)
   /* scaled weights (gemm_cpu.comp's "Scaled weights"): each loaded B
-   * element minus its zero point (0 without one) times its scale, per
-   * column loaded once; k past K stays 0 */
-#if !defined(RHS_ZERO_AT)
-#define RHS_ZERO_AT(b, n) 0
-#define RHS_ZERO_LOAD(off) 0.0
-#endif
-#if !defined(RHS_QROUND)
-#define RHS_QROUND(x) (x) /* f16 / bf16 weights: rounded to their type */
-#endif
-#if defined(RHS_SCALE_GROUP)
-  /* a scale (and zero point) per group of k: their offsets at k = 0 kept,
-   * each element's group's loaded with it */
+   * element minus its zero point (the generated part's 0 without one)
+   * times its scale, rounded by RHS_QROUND, per column loaded once; k
+   * past K stays 0 */
+#if defined(GEMM_SCALE_GROUPS)
+  /* a scale and zero point per group of k (RHS_SCALE_KOFF, RHS_ZERO_KOFF):
+   * their offsets at k = 0 kept, each element's group's loaded with it */
   int bscale_at[B_LOADS], bzero_at[B_LOADS];
   for (int e = 0; e < B_LOADS; e++) {
     bscale_at[e] = RHS_SCALE_AT(b, min(n0 + bn[e], GEMM_N - 1));
     bzero_at[e] = RHS_ZERO_AT(b, min(n0 + bn[e], GEMM_N - 1));
   }
-#define GEMM_B_AT(e, k)                                                                                           \
-  ((k) < GEMM_K ? RHS_QROUND(RHS_QROUND(RHS_LOAD(bcol[e] + (k) * RHS_KS) -                                           \
-                                        RHS_ZERO_LOAD(bzero_at[e] + (k) / RHS_SCALE_GROUP * RHS_ZERO_GS)) *         \
-                             RHS_SCALE_LOAD(bscale_at[e] + (k) / RHS_SCALE_GROUP * RHS_SCALE_GS))                     \
+#define GEMM_B_AT(e, k)                                                                                        \
+  ((k) < GEMM_K ? RHS_QROUND(RHS_QROUND(RHS_LOAD(bcol[e] + (k) * RHS_KS) - RHS_ZERO_LOAD(bzero_at[e] + RHS_ZERO_KOFF(k))) * \
+                             RHS_SCALE_LOAD(bscale_at[e] + RHS_SCALE_KOFF(k)))                                    \
                 : 0.0)
 #else
   float bscale[B_LOADS], bzero[B_LOADS];

@@ -1368,8 +1368,8 @@ static void split_k_scaled(void **state) {
   char grouped[2048];
   grouped_weights(grouped, sizeof grouped, 1, 1024, 64, 128, "i8", "f32");
   check_split(state, grouped, 1024, 1);
-  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_ZERO_GS 64"));
-  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_SCALE_GROUP 128"));
+  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_ZERO_KOFF(k) ((k) / 128 * 64)"));
+  assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_SCALE_KOFF(k) ((k) / 128 * 64)"));
   f->int_bits = false;
 }
 
@@ -1380,9 +1380,9 @@ static void split_k_scaled(void **state) {
 static void int4_weights(void **state) {
   fixture_t *f = *state;
   f->int_bits = true;
-  f->cpu_needle = "#define RHS_SCALE_GROUP_0 32";
+  f->cpu_needle = "#define RHS_SCALE_KOFF_0(k) ((k) / 32 * 48)";
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
-  f->gpu_needle = "#define RHS_SCALE_GROUP 32";
+  f->gpu_needle = "#define RHS_SCALE_KOFF(k) ((k) / 32 * 48)";
   char text[2048];
   check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "i4", NULL), true, false, VKHLO_F32);
   f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in";
@@ -1414,8 +1414,8 @@ static void int_zero_points(void **state) {
   fixture_t *f = *state;
   f->int_bits = true;
   /* ui4 weights, groups of 32, ui4 zero points */
-  f->cpu_needle = "#define RHS_ZERO_GS_0 48";
-  f->cpu_needle2 = "#define RHS_SCALE_GROUP_0 32";
+  f->cpu_needle = "#define RHS_ZERO_KOFF_0(k) ((k) / 32 * 48)";
+  f->cpu_needle2 = "#define RHS_SCALE_KOFF_0(k) ((k) / 32 * 48)";
   f->gpu_needle = "#define RHS_ZERO_AT(b, n)";
   char text[2048];
   check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "ui4", "ui4"), true, false, VKHLO_F32);
@@ -1424,7 +1424,7 @@ static void int_zero_points(void **state) {
    * product of the same lhs (one kernel where the target takes several:
    * its zero point 0) */
   f->cpu_needle = "#define RHS_ZERO_AT_0(b, n)";
-  f->cpu_needle2 = "#define RHS_ZERO_GS_0 0\n";
+  f->cpu_needle2 = "#define RHS_ZERO_KOFF_0(k) 0\n#define RHS_SCALE_NEW_0(k) ((k) % 16 == 0)";
   f->gpu_needle = NULL;
   check_bits(state,
              "func.func @main(%x: tensor<24x48xf32>, %w: tensor<48x64xi8>, %s: tensor<3x64xf32>, %z: tensor<64xf32>,"
@@ -1499,23 +1499,23 @@ static void dots_of_one_lhs_two_layouts(void **state) {
 /* Group-wise scales: x @ reshape(q3 * broadcast(s)), q3 the integer
  * weights [k / G, G, n] (reshaped before or after their convert) and s a
  * scale per group of G steps of k and column.  The GEMM kernels read the
- * integers and each group's scales (RHS_SCALE_GROUP); every value equals
+ * integers and each group's scales (RHS_SCALE_KOFF); every value equals
  * the elemental dot's on the materialized weights.  Groups the kernels do
  * not take (not a multiple of 8, or along n) stay materialized. */
 static void int_grouped_scales(void **state) {
   fixture_t *f = *state;
   f->int_bits = true;
   /* [48 = 3 x 16, 64]: words along n, the lhs shared by subgroups (40 rows) */
-  f->cpu_needle = "#define RHS_SCALE_GROUP_0 16";
+  f->cpu_needle = "#define RHS_SCALE_KOFF_0(k) ((k) / 16 * 64)";
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
-  f->gpu_needle = "#define RHS_SCALE_GROUP 16";
+  f->gpu_needle = "#define RHS_SCALE_KOFF(k) ((k) / 16 * 64)";
   char text[2048];
   check_bits(state, grouped_weights(text, sizeof text, 40, 48, 64, 16, "i8", NULL), true, false, VKHLO_F32);
   /* ui8 reshaped before its convert, an f16 scale [3, 1, 20] (a unit
    * dimension broadcast), 20 columns (element loads), 4 rows, groups of 8 */
-  f->cpu_needle = "#define RHS_SCALE_GROUP_0 8";
+  f->cpu_needle = "#define RHS_SCALE_KOFF_0(k) ((k) / 8 * 20)";
   f->cpu_needle2 = NULL;
-  f->gpu_needle = "#define RHS_SCALE_GROUP 8";
+  f->gpu_needle = "#define RHS_SCALE_KOFF(k) ((k) / 8 * 20)";
   check_bits(state,
              "func.func @main(%x: tensor<4x24xf32>, %w: tensor<24x20xui8>, %s: tensor<3x1x20xf16>) -> tensor<4x20xf32> {\n"
              "  %w3 = stablehlo.reshape %w : (tensor<24x20xui8>) -> tensor<3x8x20xui8>\n"
@@ -1531,7 +1531,7 @@ static void int_grouped_scales(void **state) {
   /* a linear layer's [n, k] weights, groups along its last dimension (the
    * rhs read in words along k), two such products of one lhs and a plain
    * one beside them */
-  f->cpu_needle = "#define RHS_SCALE_GROUP_0 32";
+  f->cpu_needle = "#define RHS_SCALE_KOFF_0(k) ((k) / 32 * 1)";
   f->cpu_needle2 = "#define RHS_LOADWK_0(off)";
   f->gpu_needle = NULL;
   check_bits(state,
