@@ -1257,41 +1257,44 @@ static void int_scaled_weights(void **state) {
   g->int_bits = false;
 }
 
-/* x [m, k] @ reshape(q3 * broadcast(s), [k, n]) into |buf|: integer
+/* x [m, k] @ reshape(q3 * broadcast(s), [k, n]) into |buf|, in float
+ * type |ft| (x, s and the dequantization; the product into f32): integer
  * weights w [k, n] of |wtype| converted and reshaped [k / g, g, n], minus
- * a zero point z [k / g, n] of |ztype| (converted where not f32; none
+ * a zero point z [k / g, n] of |ztype| (converted where not |ft|; none
  * where NULL), times a scale s [k / g, n], one per group of g steps of k
  * and column. */
-static const char *grouped_weights(char *buf, size_t size, int m, int k, int n, int g, const char *wtype,
+static const char *grouped_weights(char *buf, size_t size, int m, int k, int n, int g, const char *ft, const char *wtype,
                                    const char *ztype) {
-  char w3[48], q[48];
-  snprintf(w3, sizeof w3, "tensor<%dx%dx%dxf32>", k / g, g, n);
-  snprintf(q, sizeof q, "tensor<%dx%dxf32>", k / g, n);
-  size_t o = (size_t)snprintf(buf, size, "func.func @main(%%x: tensor<%dx%dxf32>, %%w: tensor<%dx%dx%s>, %%s: %s", m, k, k,
-                              n, wtype, q);
+  char w3[48], q[48], w2[48];
+  snprintf(w3, sizeof w3, "tensor<%dx%dx%dx%s>", k / g, g, n, ft);
+  snprintf(q, sizeof q, "tensor<%dx%dx%s>", k / g, n, ft);
+  snprintf(w2, sizeof w2, "tensor<%dx%dx%s>", k, n, ft);
+  bool zconv = ztype && strcmp(ztype, ft) != 0;
+  size_t o = (size_t)snprintf(buf, size, "func.func @main(%%x: tensor<%dx%dx%s>, %%w: tensor<%dx%dx%s>, %%s: %s", m, k, ft,
+                              k, n, wtype, q);
   if (ztype) o += (size_t)snprintf(buf + o, size - o, ", %%z: tensor<%dx%dx%s>", k / g, n, ztype);
   o += (size_t)snprintf(buf + o, size - o,
                         ") -> tensor<%dx%dxf32> {\n"
-                        "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dxf32>\n"
-                        "  %%w3 = stablehlo.reshape %%wf : (tensor<%dx%dxf32>) -> %s\n",
-                        m, n, k, n, wtype, k, n, k, n, w3);
+                        "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> %s\n"
+                        "  %%w3 = stablehlo.reshape %%wf : (%s) -> %s\n",
+                        m, n, k, n, wtype, w2, w2, w3);
   if (ztype) {
-    if (strcmp(ztype, "f32") != 0)
+    if (zconv)
       o += (size_t)snprintf(buf + o, size - o, "  %%zf = stablehlo.convert %%z : (tensor<%dx%dx%s>) -> %s\n", k / g, n,
                             ztype, q);
     o += (size_t)snprintf(buf + o, size - o,
                           "  %%zb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (%s) -> %s\n"
                           "  %%wz = stablehlo.subtract %%w3, %%zb : %s\n",
-                          strcmp(ztype, "f32") != 0 ? "%zf" : "%z", q, w3, w3);
+                          zconv ? "%zf" : "%z", q, w3, w3);
   }
   snprintf(buf + o, size - o,
            "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0, 2] : (%s) -> %s\n"
            "  %%ws = stablehlo.multiply %s, %%sb : %s\n"
-           "  %%w2 = stablehlo.reshape %%ws : (%s) -> tensor<%dx%dxf32>\n"
-           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] : (tensor<%dx%dxf32>, tensor<%dx%dxf32>)"
+           "  %%w2 = stablehlo.reshape %%ws : (%s) -> %s\n"
+           "  %%c = stablehlo.dot_general %%x, %%w2, contracting_dims = [1] x [0] : (tensor<%dx%dx%s>, %s)"
            " -> tensor<%dx%dxf32>\n"
            "  return %%c : tensor<%dx%dxf32>\n}\n",
-           q, w3, ztype ? "%wz" : "%w3", w3, w3, k, n, m, k, k, n, m, n, m, n);
+           q, w3, ztype ? "%wz" : "%w3", w3, w3, w2, m, k, ft, w2, m, n, m, n);
   return buf;
 }
 
@@ -1326,21 +1329,8 @@ static void int_scaled_16bit(void **state) {
   /* f16, ui4 weights and zero points per group of 32, into f32 */
   f->cpu_needle = "#define RHS_QROUND_0(x) gemm_round_f16(x)";
   f->gpu_needle = "#define RHS_QROUND(x) gemm_round_f16(x)";
-  check_bits(state,
-             "func.func @main(%x: tensor<40x64xf16>, %w: tensor<64x48xui4>, %s: tensor<2x48xf16>, %z: tensor<2x48xui4>)"
-             " -> tensor<40x48xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<64x48xui4>) -> tensor<64x48xf16>\n"
-             "  %w3 = stablehlo.reshape %wf : (tensor<64x48xf16>) -> tensor<2x32x48xf16>\n"
-             "  %zf = stablehlo.convert %z : (tensor<2x48xui4>) -> tensor<2x48xf16>\n"
-             "  %zb = stablehlo.broadcast_in_dim %zf, dims = [0, 2] : (tensor<2x48xf16>) -> tensor<2x32x48xf16>\n"
-             "  %wz = stablehlo.subtract %w3, %zb : tensor<2x32x48xf16>\n"
-             "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x48xf16>) -> tensor<2x32x48xf16>\n"
-             "  %ws = stablehlo.multiply %wz, %sb : tensor<2x32x48xf16>\n"
-             "  %w2 = stablehlo.reshape %ws : (tensor<2x32x48xf16>) -> tensor<64x48xf16>\n"
-             "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<40x64xf16>, tensor<64x48xf16>)"
-             " -> tensor<40x48xf32>\n"
-             "  return %c : tensor<40x48xf32>\n}\n",
-             true, false, VKHLO_F32);
+  char text[2048];
+  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "f16", "ui4", "ui4"), true, false, VKHLO_F32);
   f->cpu_needle = f->gpu_needle = NULL;
   f->int_bits = false;
 }
@@ -1366,7 +1356,7 @@ static void split_k_scaled(void **state) {
    * 1024 / S, 64] keeps the groups along each part's k, and moves the
    * scales and zero points by 1024 / S / 128 groups per part */
   char grouped[2048];
-  grouped_weights(grouped, sizeof grouped, 1, 1024, 64, 128, "i8", "f32");
+  grouped_weights(grouped, sizeof grouped, 1, 1024, 64, 128, "f32", "i8", "f32");
   check_split(state, grouped, 1024, 1);
   assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_ZERO_KOFF(k) ((k) / 128 * 64)"));
   assert_true(kernel_has(f, MODE_GPU, grouped, "#define RHS_SCALE_KOFF(k) ((k) / 128 * 64)"));
@@ -1384,7 +1374,7 @@ static void int4_weights(void **state) {
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
   f->gpu_needle = "#define RHS_SCALE_KOFF(k) ((k) / 32 * 48)";
   char text[2048];
-  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "i4", NULL), true, false, VKHLO_F32);
+  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "f32", "i4", NULL), true, false, VKHLO_F32);
   f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in";
   f->cpu_needle2 = f->gpu_needle = NULL;
   check_bits(state,
@@ -1418,7 +1408,7 @@ static void int_zero_points(void **state) {
   f->cpu_needle2 = "#define RHS_SCALE_KOFF_0(k) ((k) / 32 * 48)";
   f->gpu_needle = "#define RHS_ZERO_AT(b, n)";
   char text[2048];
-  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "ui4", "ui4"), true, false, VKHLO_F32);
+  check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "f32", "ui4", "ui4"), true, false, VKHLO_F32);
   /* f32 zero points per column, the scale the multiply's first operand,
    * a grouped scale beside a per-column zero point, and a plain-scaled
    * product of the same lhs (one kernel where the target takes several:
@@ -1510,7 +1500,7 @@ static void int_grouped_scales(void **state) {
   f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
   f->gpu_needle = "#define RHS_SCALE_KOFF(k) ((k) / 16 * 64)";
   char text[2048];
-  check_bits(state, grouped_weights(text, sizeof text, 40, 48, 64, 16, "i8", NULL), true, false, VKHLO_F32);
+  check_bits(state, grouped_weights(text, sizeof text, 40, 48, 64, 16, "f32", "i8", NULL), true, false, VKHLO_F32);
   /* ui8 reshaped before its convert, an f16 scale [3, 1, 20] (a unit
    * dimension broadcast), 20 columns (element loads), 4 rows, groups of 8 */
   f->cpu_needle = "#define RHS_SCALE_KOFF_0(k) ((k) / 8 * 20)";
@@ -1569,7 +1559,7 @@ static void int_grouped_scales(void **state) {
       "  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<24x48xf32>, tensor<48x64xf32>)"
       " -> tensor<24x64xf32>\n"
       "  return %c : tensor<24x64xf32>\n}\n";
-  const char *materialized[2] = {grouped_weights(text, sizeof text, 24, 48, 64, 4, "i8", NULL), along_n};
+  const char *materialized[2] = {grouped_weights(text, sizeof text, 24, 48, 64, 4, "f32", "i8", NULL), along_n};
   for (int i = 0; i < 2; i++) {
     assert_false(kernel_has(f, MODE_AUTO, materialized[i], "#define RHS_SCALE_AT"));
     check_bits(state, materialized[i], true, false, VKHLO_F32);
