@@ -135,6 +135,18 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The benchmarks' seeded values: the next 24 bits of a linear
+ * congruential generator, and them as a float in [-0.5, 0.5). */
+static uint32_t lcg_next(uint32_t *seed) { return (*seed = *seed * 1664525u + 1013904223u) >> 8; }
+static float lcg_uniform(uint32_t *seed) { return (float)lcg_next(seed) / (1 << 24) - 0.5f; }
+
+/* A table's header: the shape column's name and the two columns after
+ * "ratio" ("" where the table has none). */
+static void table_header(const char *shape, const char *col1, const char *col2) {
+  printf("%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", shape, "wall_ms", "dev_ms", "GFLOP/s", "blas_ms",
+         "blasGF/s", "ratio", col1, col2, "max_err");
+}
+
 static void die(vkhlo_status_t st, const char *what) {
   fprintf(stderr, "bench_kernels: %s: %s\n", what, vkhlo_status_message(st));
   exit(2);
@@ -540,8 +552,8 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     const linalg_case_t *c = &linalg_cases[ci];
     if (only && !strstr(c->name, only)) continue;
     if (!header) {
-      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "n", "wall_ms", "dev_ms", "GFLOP/s",
-             "blas_ms", "blasGF/s", "ratio", "", "", "max_err");
+      printf("\n");
+      table_header("n", "", "");
       header = true;
     }
     int n = c->n;
@@ -549,8 +561,8 @@ static void bench_linalg(vkhlo_context_t *ctx, const char *only, int rounds) {
     float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *g = malloc(nn * sizeof *g),
           *ref = malloc(nn * sizeof *ref);
     uint32_t seed = 12345;
-    for (size_t i = 0; i < nn; i++) g[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    for (size_t i = 0; i < nn; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < nn; i++) g[i] = lcg_uniform(&seed);
+    for (size_t i = 0; i < nn; i++) b[i] = lcg_uniform(&seed);
     if (c->kind == GETRF || c->kind == GEQRF || c->kind == GESDD) { /* a general matrix */
       memcpy(a, g, nn * sizeof *a);
     } else if (c->kind == SYEVD) { /* symmetric */
@@ -615,7 +627,7 @@ static void ragged_sizes(const ragged_case_t *c, int32_t *gs) {
   int left = c->m;
   uint32_t seed = 777;
   for (int j = 0; j < c->g; j++) {
-    int s = (int)((seed = seed * 1664525u + 1013904223u) >> 8) % (2 * c->m / c->g + 1);
+    int s = (int)lcg_next(&seed) % (2 * c->m / c->g + 1);
     if (j == c->g - 1 || s > left) s = left; /* the last takes the rest */
     gs[j] = s;
     left -= s;
@@ -661,8 +673,8 @@ static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, cons
     const ragged_case_t *c = &ragged_cases[ci];
     if (only && !strstr(c->name, only)) continue;
     if (!header) {
-      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "MxNxK/groups", "wall_ms", "dev_ms",
-             "GFLOP/s", "blas_ms", "blasGF/s", "ratio", "expand_ms", "speedup", "max_err");
+      printf("\n");
+      table_header("MxNxK/groups", "expand_ms", "speedup");
       header = true;
     }
     size_t na = (size_t)c->m * c->k, nb = (size_t)c->g * c->k * c->n, no = (size_t)c->m * c->n;
@@ -670,8 +682,8 @@ static void bench_ragged(vkhlo_context_t *ctx, vkhlo_context_t *expand_ctx, cons
     int32_t gs[64];
     ragged_sizes(c, gs);
     uint32_t seed = 12345;
-    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    for (size_t i = 0; i < nb; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < na; i++) a[i] = lcg_uniform(&seed);
+    for (size_t i = 0; i < nb; i++) b[i] = lcg_uniform(&seed);
     char *text = ragged_program(c);
     prepared_t p, e;
     prepare(ctx, text, a, b, gs, &p);
@@ -777,8 +789,8 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     const grouped_case_t *c = &grouped_cases[ci];
     if (only && !strstr(c->name, only)) continue;
     if (!header) {
-      printf("\n%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "MxNxK/group", "wall_ms", "dev_ms",
-             "GFLOP/s", "blas_ms", "blasGF/s", "ratio", "f32w_ms", "speedup", "max_err");
+      printf("\n");
+      table_header("MxNxK/group", "f32w_ms", "speedup");
       header = true;
     }
     size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, no = (size_t)c->m * c->n, ns = nb / (size_t)c->g;
@@ -786,7 +798,7 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     float *scale = malloc(ns * sizeof *scale), *zero = calloc(ns, sizeof *zero);
     int8_t *w = malloc(nb);
     uint32_t seed = 12345;
-    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < na; i++) a[i] = lcg_uniform(&seed);
     for (size_t i = 0; i < ns; i++) {
       scale[i] = (float)(1 + i % 13) / 256.0f;
       if (c->zero) zero[i] = (float)((int)(i % 5) - 2);
@@ -794,7 +806,7 @@ static void bench_grouped(vkhlo_context_t *ctx, const char *only, int rounds) {
     /* weights in [-8, 8) (i4's range too); b the exact f32 values (w - z)
      * * s that the program makes */
     for (size_t i = 0; i < nb; i++) {
-      w[i] = (int8_t)((int)(((seed = seed * 1664525u + 1013904223u) >> 8) % 16) - 8);
+      w[i] = (int8_t)((int)(lcg_next(&seed) % 16) - 8);
       size_t q = (i / (size_t)c->n / (size_t)c->g) * (size_t)c->n + i % (size_t)c->n;
       b[i] = ((float)w[i] - zero[q]) * scale[q];
     }
@@ -882,8 +894,8 @@ static void bench_layers(vkhlo_context_t *ctx, const char *only, int rounds) {
   size_t nx = (size_t)M * K, nw = (size_t)L * K * K;
   float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *h = malloc(nx * sizeof *h), *o = malloc(nx * sizeof *o);
   uint32_t seed = 777;
-  for (size_t i = 0; i < nx; i++) x[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-  for (size_t i = 0; i < nw; i++) w[i] = ((float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f) / 8;
+  for (size_t i = 0; i < nx; i++) x[i] = lcg_uniform(&seed);
+  for (size_t i = 0; i < nw; i++) w[i] = (lcg_uniform(&seed)) / 8;
   char *scan = layers_program(M, K, L, false), *unrolled = layers_program(M, K, L, true);
   prepared_t p, u;
   prepare(ctx, scan, x, w, NULL, &p);
@@ -957,16 +969,15 @@ int main(int argc, char **argv) {
   }
   printf("device: %s; OpenBLAS %s, %d threads; %d rounds, medians\n", vkrt_device_info(ctx->device)->name,
          openblas_get_config(), openblas_get_num_threads(), rounds);
-  printf("%-18s %20s %9s %9s %9s %9s %9s %7s %9s %9s %8s\n", "case", "BxMxNxK", "wall_ms", "dev_ms", "GFLOP/s",
-         "blas_ms", "blasGF/s", "ratio", before ? "elem_ms" : "", before ? "elemGF/s" : "", "max_err");
+  table_header("BxMxNxK", before ? "elem_ms" : "", before ? "elemGF/s" : "");
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     const gemm_case_t *c = &cases[ci];
     if (only ? !strstr(c->name, only) : (c->big && !big)) continue;
     size_t na = (size_t)c->b * c->m * c->k, nb = (size_t)c->b * c->k * c->n, no = (size_t)c->b * c->m * c->n;
     float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *ref = malloc(no * sizeof *ref);
     uint32_t seed = 12345;
-    for (size_t i = 0; i < na; i++) a[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
-    for (size_t i = 0; i < nb; i++) b[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+    for (size_t i = 0; i < na; i++) a[i] = lcg_uniform(&seed);
+    for (size_t i = 0; i < nb; i++) b[i] = lcg_uniform(&seed);
     char *text = program(c);
     /* 16-bit cases: vkhlo gets the bits, OpenBLAS their f32 values */
     uint16_t *a16 = NULL, *b16 = NULL;
