@@ -66,7 +66,7 @@ class Writer:
         self.params = []  # (name, shape)
         self.lines = []
         self.shapes = {}
-        self.types = {}  # element types other than f32
+        self.types = {}  # each value's element type (f32 unless given)
         self.n = 0
         self.consts = {}
         self.nconst = 0

@@ -572,11 +572,11 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
     if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
   if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
   /* a convolution alone among the contractions of a fusion (emit_conv.c);
-   * several dots only where the target takes them, and of one lhs (see
-   * is_dot) */
+   * several dots only where the target takes them and one kernel computes
+   * them all (see is_dot) */
   int convs = 0, dots = 0;
   const hlo_instruction_t *first = NULL;
-  bool one_lhs = true; /* and one kernel for all (codegen_gemm_same_product) */
+  bool one_kernel = true; /* every dot computable with the first (codegen_gemm_same_product) */
   for (int s = 0; s < 2; s++) {
     const cluster_t *c = s ? b : a;
     for (int i = 0; i < c->member_count; i++) {
@@ -584,12 +584,12 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
       convs += x->opcode == HLO_OPCODE_CONVOLUTION;
       if (!is_dot(x)) continue;
       dots++;
-      one_lhs = one_lhs && (!first || codegen_gemm_same_product(first, x));
+      one_kernel = one_kernel && (!first || codegen_gemm_same_product(first, x));
       if (!first) first = x;
     }
   }
   if (convs > 0 && convs + dots > 1) return NULL;
-  if (dots > 1 && (!f->multi_dots || !one_lhs)) return NULL;
+  if (dots > 1 && (!f->multi_dots || !one_kernel)) return NULL;
   /* a row kernel computes no contraction (elemental.h) */
   if ((a->rows || b->rows) && convs + dots > 0) return NULL;
   /* Siblings only: neither may read what the other computes (that would
