@@ -1110,6 +1110,36 @@ static void int_quantized_layer(void **state) {
               false);
 }
 
+/* x [m, k] of |xt| @ convert(w [k, n] of |wt|) to |ct|, the product into
+ * |rt|, into |buf|: integer weights read through their convert. */
+static const char *converted_rhs(char *buf, size_t size, int m, int k, int n, const char *xt, const char *wt,
+                                 const char *ct, const char *rt) {
+  snprintf(buf, size,
+           "func.func @main(%%x: tensor<%dx%dx%s>, %%w: tensor<%dx%dx%s>) -> tensor<%dx%dx%s> {\n"
+           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dx%s>\n"
+           "  %%c = stablehlo.dot_general %%x, %%wf, contracting_dims = [1] x [0] : (tensor<%dx%dx%s>, tensor<%dx%dx%s>)"
+           " -> tensor<%dx%dx%s>\n"
+           "  return %%c : tensor<%dx%dx%s>\n}\n",
+           m, k, xt, k, n, wt, m, n, rt, k, n, wt, k, n, ct, m, k, xt, k, n, ct, m, n, rt, m, n, rt);
+  return buf;
+}
+
+/* x [m, k] @ (convert(w [k, n] of |wt|) * broadcast(s [n])), all in float
+ * type |ft|, into |buf|: integer weights with a scale per column. */
+static const char *column_scaled(char *buf, size_t size, int m, int k, int n, const char *ft, const char *wt) {
+  snprintf(buf, size,
+           "func.func @main(%%x: tensor<%dx%dx%s>, %%w: tensor<%dx%dx%s>, %%s: tensor<%dx%s>) -> tensor<%dx%dx%s> {\n"
+           "  %%wf = stablehlo.convert %%w : (tensor<%dx%dx%s>) -> tensor<%dx%dx%s>\n"
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [1] : (tensor<%dx%s>) -> tensor<%dx%dx%s>\n"
+           "  %%ws = stablehlo.multiply %%wf, %%sb : tensor<%dx%dx%s>\n"
+           "  %%c = stablehlo.dot_general %%x, %%ws, contracting_dims = [1] x [0] : (tensor<%dx%dx%s>, tensor<%dx%dx%s>)"
+           " -> tensor<%dx%dx%s>\n"
+           "  return %%c : tensor<%dx%dx%s>\n}\n",
+           m, k, ft, k, n, wt, n, ft, m, n, ft, k, n, wt, k, n, ft, n, ft, k, n, ft, k, n, ft, m, k, ft, k, n, ft, m, n, ft,
+           m, n, ft);
+  return buf;
+}
+
 /* Integer weights of a float product (the scale applied after it, as
  * torchao's int8 weight-only linear does): the convert to the float type
  * is exact, so the kernel reads the integers (words: gemm_i2f8) and every
@@ -1152,29 +1182,13 @@ static void int_weights_float_product(void **state) {
     text[o] = 0;
     check_bits(state, text, true, false, VKHLO_F32);
   }
-  check_bits(state,
-             "func.func @main(%x: tensor<24x32xbf16>, %w: tensor<32x40xi8>) -> tensor<24x40xbf16> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<32x40xi8>) -> tensor<32x40xbf16>\n"
-             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xbf16>, tensor<32x40xbf16>)"
-             " -> tensor<24x40xbf16>\n"
-             "  return %c : tensor<24x40xbf16>\n}\n",
-             true, false, VKHLO_BF16);
+  char prog[1024];
+  check_bits(state, converted_rhs(prog, sizeof prog, 24, 32, 40, "bf16", "i8", "bf16", "bf16"), true, false, VKHLO_BF16);
   f->cpu_needle = "gemm_i2f8(gemm_s16x8(in";
-  check_bits(state,
-             "func.func @main(%x: tensor<24x32xf32>, %w: tensor<32x40xi16>) -> tensor<24x40xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<32x40xi16>) -> tensor<32x40xf32>\n"
-             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xf32>, tensor<32x40xf32>)"
-             " -> tensor<24x40xf32>\n"
-             "  return %c : tensor<24x40xf32>\n}\n",
-             true, false, VKHLO_F32);
+  check_bits(state, converted_rhs(prog, sizeof prog, 24, 32, 40, "f32", "i16", "f32", "f32"), true, false, VKHLO_F32);
   f->cpu_needle = NULL;
-  check_bits(state,
-             "func.func @main(%x: tensor<24x32xbf16>, %w: tensor<32x40xi16>) -> tensor<24x40xbf16> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<32x40xi16>) -> tensor<32x40xbf16>\n"
-             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xbf16>, tensor<32x40xbf16>)"
-             " -> tensor<24x40xbf16>\n"
-             "  return %c : tensor<24x40xbf16>\n}\n",
-             false, false, VKHLO_BF16);
+  check_bits(state, converted_rhs(prog, sizeof prog, 24, 32, 40, "bf16", "i16", "bf16", "bf16"), false, false,
+             VKHLO_BF16);
   f->int_bits = false;
 }
 
@@ -1193,16 +1207,7 @@ static void int_scaled_weights(void **state) {
   static const int rows[] = {40, 4}, cols[] = {64, 128}; /* 128: 16 invocations of 8 columns (words) */
   for (int r = 0; r < 2; r++) {
     char text[1024];
-    int m = rows[r], n = cols[r];
-    snprintf(text, sizeof text,
-             "func.func @main(%%x: tensor<%dx48xf32>, %%w: tensor<48x%dxi8>, %%s: tensor<%dxf32>) -> tensor<%dx%dxf32> {\n"
-             "  %%wf = stablehlo.convert %%w : (tensor<48x%dxi8>) -> tensor<48x%dxf32>\n"
-             "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [1] : (tensor<%dxf32>) -> tensor<48x%dxf32>\n"
-             "  %%ws = stablehlo.multiply %%wf, %%sb : tensor<48x%dxf32>\n"
-             "  %%c = stablehlo.dot_general %%x, %%ws, contracting_dims = [1] x [0] : (tensor<%dx48xf32>, tensor<48x%dxf32>)"
-             " -> tensor<%dx%dxf32>\n"
-             "  return %%c : tensor<%dx%dxf32>\n}\n",
-             m, n, n, m, n, n, n, n, n, n, m, n, m, n, m, n);
+    column_scaled(text, sizeof text, rows[r], 48, cols[r], "f32", "i8");
     f->cpu_needle = "#define RHS_SCALE_AT_0";
     f->cpu_needle2 = "gemm_i2f8(gemm_s8x8(GEMM_HALF8(in";
     f->gpu_needle = "#define RHS_SCALE_AT(b, n)";
@@ -1317,19 +1322,11 @@ static void int_scaled_16bit(void **state) {
   f->int_bits = true;
   f->cpu_needle = "#define RHS_QROUND_0(x) gemm_round_bf16(x)";
   f->gpu_needle = "#define RHS_QROUND(x) gemm_round_bf16(x)";
-  check_bits(state,
-             "func.func @main(%x: tensor<24x48xbf16>, %w: tensor<48x64xi8>, %s: tensor<64xbf16>) -> tensor<24x64xbf16> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<48x64xi8>) -> tensor<48x64xbf16>\n"
-             "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xbf16>) -> tensor<48x64xbf16>\n"
-             "  %ws = stablehlo.multiply %wf, %sb : tensor<48x64xbf16>\n"
-             "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<24x48xbf16>, tensor<48x64xbf16>)"
-             " -> tensor<24x64xbf16>\n"
-             "  return %c : tensor<24x64xbf16>\n}\n",
-             true, false, VKHLO_BF16);
+  char text[2048];
+  check_bits(state, column_scaled(text, sizeof text, 24, 48, 64, "bf16", "i8"), true, false, VKHLO_BF16);
   /* f16, ui4 weights and zero points per group of 32, into f32 */
   f->cpu_needle = "#define RHS_QROUND_0(x) gemm_round_f16(x)";
   f->gpu_needle = "#define RHS_QROUND(x) gemm_round_f16(x)";
-  char text[2048];
   check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "f16", "ui4", "ui4"), true, false, VKHLO_F32);
   f->cpu_needle = f->gpu_needle = NULL;
   f->int_bits = false;
@@ -1341,14 +1338,8 @@ static void int_scaled_16bit(void **state) {
  * written). */
 static void split_k_scaled(void **state) {
   fixture_t *f = *state;
-  static const char text[] =
-      "func.func @main(%x: tensor<1x1024xf32>, %w: tensor<1024x64xi8>, %s: tensor<64xf32>) -> tensor<1x64xf32> {\n"
-      "  %wf = stablehlo.convert %w : (tensor<1024x64xi8>) -> tensor<1024x64xf32>\n"
-      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<1024x64xf32>\n"
-      "  %ws = stablehlo.multiply %wf, %sb : tensor<1024x64xf32>\n"
-      "  %c = stablehlo.dot_general %x, %ws, contracting_dims = [1] x [0] : (tensor<1x1024xf32>, tensor<1024x64xf32>)"
-      " -> tensor<1x64xf32>\n"
-      "  return %c : tensor<1x64xf32>\n}\n";
+  char text[1024];
+  column_scaled(text, sizeof text, 1, 1024, 64, "f32", "i8");
   f->int_bits = true;
   check_split(state, text, 1024, 1);
   assert_true(kernel_has(f, MODE_GPU, text, "#define RHS_SCALE_AT(b, n)"));
@@ -1377,21 +1368,9 @@ static void int4_weights(void **state) {
   check_bits(state, grouped_weights(text, sizeof text, 40, 64, 48, 32, "f32", "i4", NULL), true, false, VKHLO_F32);
   f->cpu_needle = "gemm_i2f8(gemm_u8x8(GEMM_HALF8(in";
   f->cpu_needle2 = f->gpu_needle = NULL;
-  check_bits(state,
-             "func.func @main(%x: tensor<24x32xf32>, %w: tensor<32x16xui4>) -> tensor<24x16xf32> {\n"
-             "  %wf = stablehlo.convert %w : (tensor<32x16xui4>) -> tensor<32x16xf32>\n"
-             "  %c = stablehlo.dot_general %x, %wf, contracting_dims = [1] x [0] : (tensor<24x32xf32>, tensor<32x16xf32>)"
-             " -> tensor<24x16xf32>\n"
-             "  return %c : tensor<24x16xf32>\n}\n",
-             true, false, VKHLO_F32);
+  check_bits(state, converted_rhs(text, sizeof text, 24, 32, 16, "f32", "ui4", "f32", "f32"), true, false, VKHLO_F32);
   f->cpu_needle = NULL;
-  check_bits(state,
-             "func.func @main(%x: tensor<24x32xi8>, %w: tensor<32x16xi4>) -> tensor<24x16xi32> {\n"
-             "  %w8 = stablehlo.convert %w : (tensor<32x16xi4>) -> tensor<32x16xi8>\n"
-             "  %c = stablehlo.dot_general %x, %w8, contracting_dims = [1] x [0] : (tensor<24x32xi8>, tensor<32x16xi8>)"
-             " -> tensor<24x16xi32>\n"
-             "  return %c : tensor<24x16xi32>\n}\n",
-             true, false, VKHLO_S32);
+  check_bits(state, converted_rhs(text, sizeof text, 24, 32, 16, "i8", "i4", "i8", "i32"), true, false, VKHLO_S32);
   f->int_bits = false;
 }
 
