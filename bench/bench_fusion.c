@@ -8,6 +8,10 @@
  *   column_sum    4096x4096 f32 summed over the rows (dimension 0)
  *   row_sum       the same over the columns (dimension 1)
  *   elementwise8  a chain of 8 elementwise ops over 16M f32
+ *   adam_4m       an Adam update of 4M f32 parameters (new moments m, v and
+ *                 parameters p, all three results: 4 arrays read, 3 written)
+ *   lstm_100      100 steps of an LSTM cell (hidden 256) in a while loop,
+ *                 the new c and h carried (one GEMV, then the gates)
  *   chess_9m      ../shared/models/searchless_chess_9m.mlir (when present)
  *
  * Each program is compiled twice (fused and --no-fusion) and both are
@@ -15,7 +19,7 @@
  * result buffers (vkhlo_executable_execute_into, as a program run in a
  * loop would be), after one warm-up round; the table reports the median
  * wall time of one execution and the median of the per-round speedups.
- * For layer_norm, softmax and the sums each round also runs vkCmdCopyBuffer
+ * For layer_norm, softmax, the sums and adam_4m each round also runs vkCmdCopyBuffer
  * over as many bytes as the program must read and write (input once,
  * output once; the row kernels' small enough to stay in the CPU's caches on
  * lavapipe) and over 256 MiB
@@ -310,6 +314,69 @@ static const char elementwise8[] =
     "  return %7 : tensor<16777216xf32>\n"
     "}\n";
 
+/* m' and v' are results and read by the update of p: producer-consumer
+ * multi-output fusion (codegen/fusion.c) makes it one kernel */
+static const char adam[] =
+    "func.func @main(%p: tensor<4194304xf32>, %g: tensor<4194304xf32>, %m: tensor<4194304xf32>, %v: tensor<4194304xf32>)"
+    " -> (tensor<4194304xf32>, tensor<4194304xf32>, tensor<4194304xf32>) {\n"
+    "  %b1 = stablehlo.constant dense<0.9> : tensor<4194304xf32>\n"
+    "  %b1c = stablehlo.constant dense<0.1> : tensor<4194304xf32>\n"
+    "  %b2 = stablehlo.constant dense<0.999> : tensor<4194304xf32>\n"
+    "  %b2c = stablehlo.constant dense<0.001> : tensor<4194304xf32>\n"
+    "  %lr = stablehlo.constant dense<0.001> : tensor<4194304xf32>\n"
+    "  %eps = stablehlo.constant dense<1.0e-8> : tensor<4194304xf32>\n"
+    "  %m1 = stablehlo.multiply %b1, %m : tensor<4194304xf32>\n"
+    "  %m2 = stablehlo.multiply %b1c, %g : tensor<4194304xf32>\n"
+    "  %mn = stablehlo.add %m1, %m2 : tensor<4194304xf32>\n"
+    "  %gg = stablehlo.multiply %g, %g : tensor<4194304xf32>\n"
+    "  %v1 = stablehlo.multiply %b2, %v : tensor<4194304xf32>\n"
+    "  %v2 = stablehlo.multiply %b2c, %gg : tensor<4194304xf32>\n"
+    "  %vn = stablehlo.add %v1, %v2 : tensor<4194304xf32>\n"
+    "  %sv = stablehlo.sqrt %vn : tensor<4194304xf32>\n"
+    "  %de = stablehlo.add %sv, %eps : tensor<4194304xf32>\n"
+    "  %u = stablehlo.divide %mn, %de : tensor<4194304xf32>\n"
+    "  %lu = stablehlo.multiply %lr, %u : tensor<4194304xf32>\n"
+    "  %pn = stablehlo.subtract %p, %lu : tensor<4194304xf32>\n"
+    "  return %pn, %mn, %vn : tensor<4194304xf32>, tensor<4194304xf32>, tensor<4194304xf32>\n"
+    "}\n";
+
+/* the new c is carried and read by the new h: one kernel for both */
+static const char lstm[] =
+    "func.func @main(%w: tensor<512x1024xf32>, %b: tensor<1024xf32>, %xs: tensor<100x1x256xf32>) -> tensor<1x256xf32> {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %cn = stablehlo.constant dense<100> : tensor<i32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<1x256xf32>\n"
+    "  %r:3 = stablehlo.while(%i = %c0, %h = %z, %c = %z) : tensor<i32>, tensor<1x256xf32>, tensor<1x256xf32>\n"
+    "  cond {\n"
+    "    %p = stablehlo.compare LT, %i, %cn : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.return %p : tensor<i1>\n"
+    "  } do {\n"
+    "    %x3 = stablehlo.dynamic_slice %xs, %i, %c0, %c0, sizes = [1, 1, 256] : (tensor<100x1x256xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x256xf32>\n"
+    "    %x = stablehlo.reshape %x3 : (tensor<1x1x256xf32>) -> tensor<1x256xf32>\n"
+    "    %xh = stablehlo.concatenate %x, %h, dim = 1 : (tensor<1x256xf32>, tensor<1x256xf32>) -> tensor<1x512xf32>\n"
+    "    %g0 = stablehlo.dot_general %xh, %w, contracting_dims = [1] x [0] : (tensor<1x512xf32>, tensor<512x1024xf32>) -> tensor<1x1024xf32>\n"
+    "    %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<1024xf32>) -> tensor<1x1024xf32>\n"
+    "    %g = stablehlo.add %g0, %bb : tensor<1x1024xf32>\n"
+    "    %gi = stablehlo.slice %g [0:1, 0:256] : (tensor<1x1024xf32>) -> tensor<1x256xf32>\n"
+    "    %gf = stablehlo.slice %g [0:1, 256:512] : (tensor<1x1024xf32>) -> tensor<1x256xf32>\n"
+    "    %gg = stablehlo.slice %g [0:1, 512:768] : (tensor<1x1024xf32>) -> tensor<1x256xf32>\n"
+    "    %go = stablehlo.slice %g [0:1, 768:1024] : (tensor<1x1024xf32>) -> tensor<1x256xf32>\n"
+    "    %si = stablehlo.logistic %gi : tensor<1x256xf32>\n"
+    "    %sf = stablehlo.logistic %gf : tensor<1x256xf32>\n"
+    "    %tg = stablehlo.tanh %gg : tensor<1x256xf32>\n"
+    "    %so = stablehlo.logistic %go : tensor<1x256xf32>\n"
+    "    %c2a = stablehlo.multiply %sf, %c : tensor<1x256xf32>\n"
+    "    %c2b = stablehlo.multiply %si, %tg : tensor<1x256xf32>\n"
+    "    %c2 = stablehlo.add %c2a, %c2b : tensor<1x256xf32>\n"
+    "    %tc = stablehlo.tanh %c2 : tensor<1x256xf32>\n"
+    "    %h2 = stablehlo.multiply %so, %tc : tensor<1x256xf32>\n"
+    "    %i2 = stablehlo.add %i, %c1 : tensor<i32>\n"
+    "    stablehlo.return %i2, %h2, %c2 : tensor<i32>, tensor<1x256xf32>, tensor<1x256xf32>\n"
+    "  }\n"
+    "  return %r#1 : tensor<1x256xf32>\n"
+    "}\n";
+
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -353,15 +420,16 @@ int main(int argc, char **argv) {
   /* each against a copy of as many bytes as it must move: the row kernels
    * their input once and their output once (the 256-float scale and shift
    * of the layer norm left out), the reductions their 64 MiB input (the
-   * 16 KiB of sums left out) */
-  enum { NROWS = 4 };
+   * 16 KiB of sums left out), adam_4m its four inputs and three results */
+  enum { NROWS = 5 };
   const struct {
     const char *name, *text;
     uint64_t moved; /* bytes read + written */
   } rows[NROWS] = {{"layer_norm", layer_norm, 2ull * 2607 * 256 * 4},
                    {"softmax", softmax, 2ull * 33 * 8 * 79 * 79 * 4},
                    {"column_sum", column_sum, 4096ull * 4096 * 4},
-                   {"row_sum", row_sum, 4096ull * 4096 * 4}};
+                   {"row_sum", row_sum, 4096ull * 4096 * 4},
+                   {"adam_4m", adam, 7ull * 4194304 * 4}};
   result_t rr[NROWS];
   bool have_rr[NROWS] = {false}, any_rr = false;
   copier_t big;
@@ -388,6 +456,7 @@ int main(int argc, char **argv) {
     row("elementwise8", ew);
     have_ew = true;
   }
+  if (wanted("lstm_100")) row("lstm_100", measure(ctx, lstm, strlen(lstm), repeat, NULL, NULL, 0));
   const char *model = VKHLO_SOURCE_DIR "/../shared/models/searchless_chess_9m.mlir";
   size_t len;
   char *text = wanted("chess_9m") ? slurp(model, &len) : NULL;

@@ -93,7 +93,15 @@
  * the Q/K/V projections of one activation), unless that would exceed the
  * limits or create a cycle (an output of one reaching an operand of the
  * merged cluster through instructions outside it), or put a convolution
- * beside another convolution or a dot.
+ * beside another convolution or a dot.  Then producer-consumer merging
+ * (merge_consumers, as XLA's multi-output fusion does it): a loop cluster
+ * that reads the outputs of another loop cluster only at its own index
+ * (through elementwise ops of the same dimensions) is merged into it, the
+ * producer's output staying an output where anything outside the union
+ * still reads it (an LSTM's new c, read by the new h and carried; Adam's
+ * new moments; a gather both of whose consumers read it in place, which
+ * then is no output at all).  Clusters with a reduce, reduce_window or
+ * contraction are left alone: their kernels pick their own shapes.
  *
  * Attention (CPU devices with subgroup shuffles, elemental.h
  * el_attention_match).  Last, the cluster of a values dot whose lhs is
@@ -638,6 +646,140 @@ static vkhlo_status_t merge_siblings(fuser_t *f) {
   return st;
 }
 
+/* Producer-consumer multi-output fusion.  |b| reads the output |e| of
+ * |a|, which stays in memory because something outside |b| reads it too
+ * (an LSTM cell's new c, read by the new h and by the next step; Adam's
+ * new moments, read by the parameter update and returned).  Where |b|
+ * reads every output of |a| it reads at all only at its own index (a path
+ * of elementwise ops of the same dimensions, reads_identity), the union's
+ * kernel computes each element of |e| once, stores it and uses it in
+ * place: one dispatch instead of two, and |e| is not read back.  Loop
+ * clusters only (no reduce, reduce_window or contraction: their kernels
+ * choose their own shapes), outputs of the same dimensions. */
+static bool loop_only(const fuser_t *f, const cluster_t *c) {
+  if (c->rows) return false;
+  for (int i = 0; i < c->member_count; i++)
+    if (hlo_opcode_is_expensive(f->ins[c->members[i]]->opcode)) return false;
+  return true;
+}
+
+/* Marks f->identity for |b|'s members: read only at the index of |b|'s
+ * outputs (its members are sorted by position, users after producers). */
+static void mark_identity(fuser_t *f, const cluster_t *b) {
+  f->cur++;
+  for (int i = 0; i < b->member_count; i++) set_state(f, b->members[i], ST_MEMBER);
+  for (int i = b->member_count - 1; i >= 0; i--) {
+    int p = b->members[i];
+    bool ident = true, root = false;
+    for (int r = 0; r < b->root_count; r++) root = root || b->roots[r] == p;
+    const hlo_instruction_t *P = f->ins[p];
+    for (int u = 0; u < P->user_count && !root; u++) {
+      int up = pos_of(P->users[u]);
+      if (get_state(f, up) == ST_MEMBER) ident = ident && f->identity[up] && reads_identity(P->users[u], P);
+    }
+    f->identity[p] = root || ident;
+  }
+}
+
+/* Does |b| read what it reads of |a| (outputs of |a| only) at its own
+ * index, and |a| nothing of |b|?  f->identity as mark_identity(b) left it. */
+static bool reads_outputs_in_place(fuser_t *f, const cluster_t *a, const cluster_t *b) {
+  f->cur++;
+  for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER);
+  bool any = false;
+  for (int i = 0; i < b->external_count; i++) {
+    int e = b->externals[i];
+    if (get_state(f, e) != ST_MEMBER) continue;
+    bool root = false;
+    for (int r = 0; r < a->root_count; r++) root = root || a->roots[r] == e;
+    if (!root) return false;
+    const hlo_instruction_t *E = f->ins[e];
+    for (int u = 0; u < E->user_count; u++) {
+      const hlo_instruction_t *U = E->users[u];
+      bool in_b = false;
+      for (int j = 0; j < b->member_count && !in_b; j++) in_b = b->members[j] == pos_of(U);
+      if (in_b && !(f->identity[pos_of(U)] && reads_identity(U, E))) return false;
+    }
+    any = true;
+  }
+  if (!any) return false;
+  f->cur++;
+  for (int i = 0; i < b->member_count; i++) set_state(f, b->members[i], ST_MEMBER);
+  for (int i = 0; i < a->external_count; i++)
+    if (get_state(f, a->externals[i]) == ST_MEMBER) return false;
+  return true;
+}
+
+/* Merges |b| into |a| (the producer), when the union keeps to the limits
+ * and creates no cycle; *merged says whether it did. */
+static vkhlo_status_t try_merge_consumer(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
+  *merged = false;
+  if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
+  f->cur++;
+  int members = 0;
+  for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER), members++;
+  for (int i = 0; i < b->member_count; i++)
+    if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
+  if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
+  int max_ext;
+  const cluster_t *both[2] = {a, b};
+  int ext = mark_union_externals(f, both, 2, &max_ext);
+  if (ext + a->root_count + b->root_count > f->max_buffers) return NULL;
+  if (merge_creates_cycle(f, a, b, max_ext, stack)) return NULL;
+  if (!absorb_members(f, a, b)) return VKHLO_NO_MEMORY();
+  int ai = (int)(a - f->clusters);
+  for (int i = 0; i < b->root_count; i++) {
+    a->roots[a->root_count++] = b->roots[i];
+    f->root_cluster[b->roots[i]] = ai;
+  }
+  qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
+  b->alive = false;
+  *merged = true;
+  VKHLO_RETURN_IF_ERROR(compute_externals(f, a));
+  /* An output of |a| read only inside the union (a gather materialized
+   * for its two consumers, both merged now) is no longer stored. */
+  int kept = 0;
+  for (int i = 0; i < a->root_count; i++) {
+    const hlo_instruction_t *x = f->ins[a->roots[i]];
+    bool outside = x == f->comp->root;
+    for (int u = 0; u < x->user_count && !outside; u++) outside = get_state(f, pos_of(x->users[u])) != ST_MEMBER;
+    if (outside || (kept == 0 && i == a->root_count - 1))
+      a->roots[kept++] = a->roots[i];
+    else
+      f->root_cluster[a->roots[i]] = -1;
+  }
+  a->root_count = kept;
+  return NULL;
+}
+
+/* Until no pair merges (a chain a -> b -> c becomes one cluster). */
+static vkhlo_status_t merge_consumers(fuser_t *f) {
+  int *stack = vkhlo_malloc(f->m->arena.allocator, sizeof(int) * (size_t)(f->n + FUSION_MAX_OUTPUTS * 2 + 1));
+  if (!stack) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  bool any = true;
+  while (any && !st) {
+    any = false;
+    for (int j = 0; j < f->cluster_count && !st; j++) {
+      cluster_t *b = &f->clusters[j];
+      if (!b->alive || !loop_only(f, b)) continue;
+      mark_identity(f, b);
+      bool merged = false;
+      for (int i = 0; i < b->external_count && !merged && !st; i++) {
+        int ai = f->root_cluster[b->externals[i]];
+        if (ai < 0 || ai == j) continue;
+        cluster_t *a = &f->clusters[ai];
+        if (!a->alive || !loop_only(f, a) || !same_output_dims(f, a, b) || !reads_outputs_in_place(f, a, b))
+          continue;
+        st = try_merge_consumer(f, a, b, stack, &merged);
+      }
+      any = any || merged;
+    }
+  }
+  vkhlo_free(f->m->arena.allocator, stack);
+  return st;
+}
+
 /* ------------------------------------------------------- attention */
 
 /* Attention (elemental.h, el_attention_match): the cluster of the values
@@ -995,6 +1137,7 @@ static vkhlo_status_t fuse_computation(hlo_module_t *m, hlo_computation_t *comp,
   }
   for (int i = 0; i < f->cluster_count && !st; i++) st = compute_externals(f, &f->clusters[i]);
   if (!st) st = merge_siblings(f);
+  if (!st) st = merge_consumers(f);
   if (!st) st = merge_attention(f);
   if (!st) st = rewrite(f, changed);
   for (int i = 0; i < f->cluster_count; i++) {

@@ -493,12 +493,14 @@ static void test_scores_columns_per_subgroup_size(void **state) {
 }
 
 /* A gather with users in two clusters (an embedding lookup that feeds a
- * layer norm and a residual add) is materialized once: copied into each
- * cluster, every copy would read the indices again.  On a CPU device with
- * texel views its kernel reads the s32 indices and the f32 table one
+ * layer norm and a residual add) is not copied into them: every copy
+ * would read the indices again.  Where both read it in place, as here,
+ * they become one kernel with it (merge_consumers in codegen/fusion.c),
+ * which computes it once and does not store it.  On a CPU device with
+ * texel views that kernel reads the s32 indices and the f32 table one
  * element at a time through R32UI views (scalar_inputs), not through
  * storage-buffer loads (a loop over the lanes on lavapipe). */
-static void test_gather_materialized_once(void **state) {
+static void test_gather_computed_once(void **state) {
   fixture_t *f = *state;
   f->target.is_cpu = f->target.texel_words = true;
   f->target.max_texel_buffer_elements = 1u << 27;
@@ -514,27 +516,111 @@ static void test_gather_materialized_once(void **state) {
       "  return %e, %n : tensor<4x8xf32>, tensor<4x8xf32>\n"
       "}\n");
   const hlo_computation_t *c = m->entry_computation;
-  int gathers = count_opcode(c, HLO_OPCODE_GATHER);
-  const hlo_instruction_t *root = NULL;
-  for (int i = 0; i < c->instruction_count; i++) {
-    const hlo_instruction_t *in = c->instructions[i];
-    if (in->opcode != HLO_OPCODE_FUSION) continue;
-    int g = count_opcode(fused(in), HLO_OPCODE_GATHER);
-    gathers += g;
-    if (g) root = in;
-  }
-  assert_int_equal(gathers, 1);
-  assert_non_null(root);
-  assert_int_equal(fused(root)->root->opcode, HLO_OPCODE_GATHER);
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 1);
+  assert_int_equal(count_opcode(c, HLO_OPCODE_GATHER), 0);
+  const hlo_instruction_t *fu = nth_fusion(m, 0);
+  const hlo_computation_t *fc = fused(fu);
+  assert_int_equal(count_opcode(fc, HLO_OPCODE_GATHER), 1);
+  /* two outputs, the exponential and the negation: the gather is not one */
+  assert_int_equal(fc->root->opcode, HLO_OPCODE_TUPLE);
+  assert_int_equal(fc->root->operand_count, 2);
+  assert_int_equal(fc->root->operands[0]->opcode, HLO_OPCODE_EXPONENTIAL);
+  assert_int_equal(fc->root->operands[1]->opcode, HLO_OPCODE_NEGATE);
   codegen_kernel_t k;
-  check_ok(codegen_emit_instruction(&f->target, NULL, root, &k));
+  check_ok(codegen_emit_instruction(&f->target, NULL, fu, &k));
   /* the fusion's operands: the indices' producer's input, the table */
+  assert_int_equal(fu->operand_count, 2);
   assert_true(k.scalar_inputs == 3u);
   assert_non_null(strstr(k.glsl, "#define in0_at(i) int(texelFetch(in0s, int(i)).x)"));
   assert_non_null(strstr(k.glsl, "#define in1_at(i) uintBitsToFloat(texelFetch(in1s, int(i)).x)"));
   assert_null(strstr(k.glsl, "in0.data["));
   assert_null(strstr(k.glsl, "in1.data["));
+  /* one table read per element, shared by both outputs (the memo) */
+  assert_int_equal(count_text(k.glsl, "in1_at("), 1 + 1);
   codegen_kernel_free(&k);
+}
+
+/* An LSTM cell's update: c' = f * c + i * g reads two full-size values,
+ * so it is not copied into h' = o * tanh(c'); c' is also returned (the
+ * next step's state).  h' reads c' at its own index, so one kernel
+ * computes both (producer-consumer multi-output fusion): c' is stored
+ * once and not read back. */
+static const char lstm_cell[] =
+    "func.func @main(%gates: tensor<2x4x16xf32>, %c: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>) {\n"
+    "  %gi = stablehlo.slice %gates [0:2, 0:1, 0:16] : (tensor<2x4x16xf32>) -> tensor<2x1x16xf32>\n"
+    "  %gf = stablehlo.slice %gates [0:2, 1:2, 0:16] : (tensor<2x4x16xf32>) -> tensor<2x1x16xf32>\n"
+    "  %gg = stablehlo.slice %gates [0:2, 2:3, 0:16] : (tensor<2x4x16xf32>) -> tensor<2x1x16xf32>\n"
+    "  %go = stablehlo.slice %gates [0:2, 3:4, 0:16] : (tensor<2x4x16xf32>) -> tensor<2x1x16xf32>\n"
+    "  %i = stablehlo.reshape %gi : (tensor<2x1x16xf32>) -> tensor<2x16xf32>\n"
+    "  %f = stablehlo.reshape %gf : (tensor<2x1x16xf32>) -> tensor<2x16xf32>\n"
+    "  %g = stablehlo.reshape %gg : (tensor<2x1x16xf32>) -> tensor<2x16xf32>\n"
+    "  %o = stablehlo.reshape %go : (tensor<2x1x16xf32>) -> tensor<2x16xf32>\n"
+    "  %si = stablehlo.logistic %i : tensor<2x16xf32>\n"
+    "  %sf = stablehlo.logistic %f : tensor<2x16xf32>\n"
+    "  %tg = stablehlo.tanh %g : tensor<2x16xf32>\n"
+    "  %so = stablehlo.logistic %o : tensor<2x16xf32>\n"
+    "  %fc = stablehlo.multiply %sf, %c : tensor<2x16xf32>\n"
+    "  %ig = stablehlo.multiply %si, %tg : tensor<2x16xf32>\n"
+    "  %c2 = stablehlo.add %fc, %ig : tensor<2x16xf32>\n"
+    "  %t2 = stablehlo.tanh %c2 : tensor<2x16xf32>\n"
+    "  %CONSUMER\n"
+    "  return %h2, %c2 : tensor<2x16xf32>, tensor<2x16xf32>\n"
+    "}\n";
+
+static hlo_module_t *fuse_lstm(fixture_t *f, const char *consumer) {
+  const char *at = strstr(lstm_cell, "%CONSUMER");
+  char text[sizeof lstm_cell + 1024];
+  assert_true(strlen(consumer) < 1024);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - lstm_cell), lstm_cell, consumer, at + strlen("%CONSUMER"));
+  return fuse(f, text);
+}
+
+static void test_consumer_reads_output_in_place(void **state) {
+  hlo_module_t *m = fuse_lstm(*state, "%h2 = stablehlo.multiply %so, %t2 : tensor<2x16xf32>");
+  const hlo_computation_t *c = m->entry_computation;
+  assert_int_equal(count_opcode(c, HLO_OPCODE_FUSION), 1);
+  const hlo_instruction_t *fu = nth_fusion(m, 0);
+  const hlo_computation_t *fc = fused(fu);
+  assert_int_equal(fu->attrs.fusion_kind, HLO_FUSION_LOOP);
+  assert_int_equal(fu->operand_count, 2); /* the gates and c */
+  assert_int_equal(fc->root->opcode, HLO_OPCODE_TUPLE);
+  assert_int_equal(fc->root->operand_count, 2);
+  /* c' computed once, h' from it */
+  assert_int_equal(count_opcode(fc, HLO_OPCODE_ADD), 1);
+  assert_int_equal(count_opcode(fc, HLO_OPCODE_TANH), 2);
+  const hlo_instruction_t *outs[2] = {fc->root->operands[0], fc->root->operands[1]};
+  bool h_first = outs[0]->opcode == HLO_OPCODE_MULTIPLY;
+  const hlo_instruction_t *h = outs[h_first ? 0 : 1], *c2 = outs[h_first ? 1 : 0];
+  assert_int_equal(h->opcode, HLO_OPCODE_MULTIPLY);
+  assert_int_equal(c2->opcode, HLO_OPCODE_ADD);
+  assert_ptr_equal(h->operands[1]->operands[0], c2);
+  /* the program's results read the two outputs */
+  assert_int_equal(count_opcode(c, HLO_OPCODE_GET_TUPLE_ELEMENT), 2);
+}
+
+/* A consumer that reads the output elsewhere than at its own index (here
+ * transposed) would recompute it per read: the two stay separate kernels,
+ * as does a consumer whose cluster holds a reduce. */
+static void test_consumer_reads_output_elsewhere(void **state) {
+  hlo_module_t *m = fuse_lstm(*state,
+      "%tt = stablehlo.reverse %t2, dims = [1] : tensor<2x16xf32>\n"
+      "  %h2 = stablehlo.multiply %so, %tt : tensor<2x16xf32>");
+  assert_int_equal(count_opcode(m->entry_computation, HLO_OPCODE_FUSION), 2);
+  assert_int_equal(count_opcode(m->entry_computation, HLO_OPCODE_GET_TUPLE_ELEMENT), 0);
+  m = fuse_lstm(*state,
+      "%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%t2 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x16xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<2xf32>) -> tensor<2x16xf32>\n"
+      "  %h2 = stablehlo.multiply %so, %sb : tensor<2x16xf32>");
+  assert_int_equal(count_opcode(m->entry_computation, HLO_OPCODE_GET_TUPLE_ELEMENT), 0);
+  int reduces = 0;
+  for (int i = 0; nth_fusion(m, i); i++) {
+    const hlo_computation_t *fc = fused(nth_fusion(m, i));
+    reduces += count_opcode(fc, HLO_OPCODE_REDUCE);
+    assert_int_not_equal(fc->root->opcode, HLO_OPCODE_TUPLE);
+  }
+  assert_int_equal(reduces, 1);
+  assert_true(nth_fusion(m, 1) != NULL);
 }
 
 int main(void) {
@@ -549,7 +635,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_while_body, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_scopes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scores_columns_per_subgroup_size, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_gather_materialized_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gather_computed_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_consumer_reads_output_in_place, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_consumer_reads_output_elsewhere, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
