@@ -21,6 +21,12 @@ is the last parameter, as both exporters place it.
       finite for any random scale, unlike rsqrt(variance + eps)).  relu is
       maximum with a broadcast zero, max pool 3x3/2 a reduce_window,
       global average pool a reduce-add then a divide.
+  gen_models.py mobilenet_v2 [--layout=nhwc|nchw] [--size=224]
+                [--width-mult=1.0] [--classes=1000] [--batch=1] -o FILE
+      MobileNetV2: inverted residual blocks with 3x3 depthwise convolutions
+      (feature_group_count = channels), ReLU6, batch norm folded; nchw as
+      torchvision exports it (ReLU6 as clamp), nhwc as flax (maximum and
+      minimum).
   gen_models.py bert [--layers=12] [--hidden=768] [--heads=12] [--seq=512]
                 [--ffn=4*hidden] [--gelu=erf|tanh] [--batch=1] -o FILE
       A BERT encoder (post-layer-norm, as Hugging Face's BertLayer) as
@@ -41,7 +47,8 @@ is the last parameter, as both exporters place it.
       optimization_barrier (the f32 weights made first: the baseline).
   gen_models.py all DIR
       The default benchmark set into DIR: resnet50_nchw.mlir,
-      resnet50_nhwc.mlir, bert_base.mlir (seq 512), bert_base_s128.mlir,
+      resnet50_nhwc.mlir, mobilenet_v2_nchw.mlir, mobilenet_v2_nhwc.mlir,
+      bert_base.mlir (seq 512), bert_base_s128.mlir,
       decoder_w4.mlir and decoder_w4_f32.mlir (4 layers of hidden 2048).
 """
 
@@ -163,12 +170,17 @@ class Writer:
         return self.emit(out, "stablehlo.reduce(%s init: %s) applies stablehlo.%s across dimensions = %s : (%s, tensor<f32>) -> %s"
                          % (v, self.const(init), op, dims(rdims), ttype(s), ttype(out)))
 
-    def convolution(self, x, w, out, dn, stride, pad):
+    def convolution(self, x, w, out, dn, stride, pad, groups=1):
         win = "stride = %s, pad = [%s], lhs_dilate = [1, 1], rhs_dilate = [1, 1]" % (
             dims(stride), ", ".join(dims(p) for p in pad))
         return self.emit(out, "stablehlo.convolution(%s, %s) dim_numbers = %s, window = {%s} "
-                         "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s"
-                         % (x, w, dn, win, ttype(self.shape(x)), ttype(self.shape(w)), ttype(out)))
+                         "{batch_group_count = 1 : i64, feature_group_count = %d : i64} : (%s, %s) -> %s"
+                         % (x, w, dn, win, groups, ttype(self.shape(x)), ttype(self.shape(w)), ttype(out)))
+
+    def clamp(self, lo, x, hi):
+        s = self.shape(x)
+        return self.emit(s, "stablehlo.clamp %s, %s, %s : (tensor<f32>, %s, tensor<f32>) -> %s"
+                         % (self.const(lo), x, self.const(hi), ttype(s), ttype(s)))
 
     def reduce_window_max(self, x, out, window, strides, padding):
         s = self.shape(x)
@@ -319,6 +331,98 @@ def resnet(args):
         logits = w.dot_general(pooled, dense_w, out, [1], [0])
     logits = w.binary("add", logits, w.bcast(w.bcast(dense_b, [1, args.classes], [1]), out, [0, 1]))
     return w.text("jit_resnet50" if not nchw else "torch_resnet50", logits)
+
+
+# ---------------------------------------------------------- MobileNetV2
+def mobilenet(args):
+    """MobileNetV2 (inverted residual blocks: 1x1 expansion, 3x3 depthwise
+    convolution with feature_group_count = channels, 1x1 projection,
+    residual add where shapes allow), f32, batch norm folded into a
+    per-channel scale and shift as in resnet().  nchw as torchvision
+    exports it (OIHW kernels, the depthwise one [C, 1, 3, 3], symmetric
+    padding, ReLU6 as clamp, the classifier's [classes, features] weight
+    transposed); nhwc as flax (HWIO kernels, the depthwise one [3, 3, 1,
+    C], SAME padding, ReLU6 as maximum then minimum with splats)."""
+    nchw = args.layout == "nchw"
+    w = Writer()
+    B = args.batch
+    # (expansion t, channels c, repeats n, first stride s), width-scaled
+    cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+
+    def ch(c):
+        v = max(8, int(c * args.width_mult + 4) // 8 * 8)
+        return v + 8 if v < 0.9 * c * args.width_mult else v
+
+    def conv_params(cin, cout, k, groups=1):
+        i = cin // groups
+        wshape = [cout, i, k, k] if nchw else [k, k, i, cout]
+        return (w.param(wshape), w.param([cout]), w.param([cout]))
+
+    stem = ch(32)
+    plan = [("conv", conv_params(3, stem, 3), stem, 3, 2, 1, True)]
+    cin = stem
+    for t, c, n, s in cfg:
+        cout = ch(c)
+        for i in range(n):
+            hidden = cin * t
+            block = []
+            if t != 1:
+                block.append((conv_params(cin, hidden, 1), hidden, 1, 1, 1, True))
+            block.append((conv_params(hidden, hidden, 3, hidden), hidden, 3, s if i == 0 else 1, hidden, True))
+            block.append((conv_params(hidden, cout, 1), cout, 1, 1, 1, False))
+            plan.append(("block", block, cin == cout and (s if i == 0 else 1) == 1))
+            cin = cout
+    last = max(1280, ch(1280)) if args.width_mult > 1.0 else 1280
+    plan.append(("conv", conv_params(cin, last, 1), last, 1, 1, 1, True))
+    dense_w = w.param([args.classes, last] if nchw else [last, args.classes])
+    dense_b = w.param([args.classes])
+    image = w.param([B, 3, args.size, args.size] if nchw else [B, args.size, args.size, 3])
+    dn = "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]" if nchw else "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+    f = 1 if nchw else 3
+
+    def spatial(shape):
+        return (shape[2], shape[3]) if nchw else (shape[1], shape[2])
+
+    def padding(n, k, s):
+        if nchw:
+            return [k // 2, k // 2]
+        o = (n + s - 1) // s
+        total = max((o - 1) * s + k - n, 0)
+        return [total // 2, total - total // 2]
+
+    def conv_bn(x, prm, cout, k, s, groups, relu6):
+        wt, scale, shift = prm
+        h, wd = spatial(w.shape(x))
+        oh, ow = (h + s - 1) // s, (wd + s - 1) // s
+        out = [B, cout, oh, ow] if nchw else [B, oh, ow, cout]
+        y = w.convolution(x, wt, out, dn, [s, s], [padding(h, k, s), padding(wd, k, s)], groups)
+        y = w.binary("multiply", y, w.bcast(scale, out, [f]))
+        y = w.binary("add", y, w.bcast(shift, out, [f]))
+        if not relu6:
+            return y
+        if nchw:
+            return w.clamp(0.0, y, 6.0)
+        return w.binary("minimum", w.binary("maximum", y, w.splat(0.0, out)), w.splat(6.0, out))
+
+    x = image
+    for step in plan:
+        if step[0] == "conv":
+            _, prm, cout, k, s, g, relu6 = step
+            x = conv_bn(x, prm, cout, k, s, g, relu6)
+            continue
+        _, block, residual = step
+        y = x
+        for prm, cout, k, s, g, relu6 in block:
+            y = conv_bn(y, prm, cout, k, s, g, relu6)
+        x = w.binary("add", y, x) if residual else y
+    h, wd = spatial(w.shape(x))
+    pooled = w.reduce(x, "add", 0.0, [2, 3] if nchw else [1, 2])
+    pooled = w.binary("divide", pooled, w.splat(float(h * wd), w.shape(pooled)))
+    out = [B, args.classes]
+    wt = w.transpose(dense_w, [1, 0]) if nchw else dense_w
+    logits = w.dot_general(pooled, wt, out, [1], [0])
+    logits = w.binary("add", logits, w.bcast(dense_b, out, [1]))
+    return w.text("torch_mobilenet_v2" if nchw else "jit_mobilenet_v2", logits)
 
 
 # ----------------------------------------------------------------- BERT
@@ -490,6 +594,13 @@ def main(argv):
     r.add_argument("--classes", type=int, default=1000)
     r.add_argument("--batch", type=int, default=1)
     r.add_argument("-o", "--output", required=True)
+    mb = sub.add_parser("mobilenet_v2")
+    mb.add_argument("--layout", choices=["nchw", "nhwc"], default="nhwc")
+    mb.add_argument("--size", type=int, default=224)
+    mb.add_argument("--width-mult", type=float, default=1.0, help="channel multiplier")
+    mb.add_argument("--classes", type=int, default=1000)
+    mb.add_argument("--batch", type=int, default=1)
+    mb.add_argument("-o", "--output", required=True)
     b = sub.add_parser("bert")
     b.add_argument("--layers", type=int, default=12)
     b.add_argument("--hidden", type=int, default=768)
@@ -513,6 +624,8 @@ def main(argv):
     args = ap.parse_args(argv)
     if args.model == "resnet50":
         write(args.output, resnet(args))
+    elif args.model == "mobilenet_v2":
+        write(args.output, mobilenet(args))
     elif args.model == "bert":
         write(args.output, bert(args))
     elif args.model == "decoder":
@@ -521,6 +634,9 @@ def main(argv):
         for layout in ("nchw", "nhwc"):
             write(os.path.join(args.dir, "resnet50_%s.mlir" % layout),
                   resnet(ap.parse_args(["resnet50", "--layout=" + layout, "-o", "x"])))
+        for layout in ("nchw", "nhwc"):
+            write(os.path.join(args.dir, "mobilenet_v2_%s.mlir" % layout),
+                  mobilenet(ap.parse_args(["mobilenet_v2", "--layout=" + layout, "-o", "x"])))
         write(os.path.join(args.dir, "bert_base.mlir"), bert(ap.parse_args(["bert", "-o", "x"])))
         write(os.path.join(args.dir, "bert_base_s128.mlir"), bert(ap.parse_args(["bert", "--seq=128", "-o", "x"])))
         write(os.path.join(args.dir, "decoder_w4.mlir"), decoder(ap.parse_args(["decoder", "-o", "x"])))

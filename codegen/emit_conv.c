@@ -469,11 +469,11 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     int k = ks[i];
     const char *word = k == lhs_b ? lhs_word : rhs_word;
     if (!word) continue;
-    bool rhs = k == rhs_b;
+    bool rhs = k == rhs_b, halves = rhs && strcmp(word, "uint64_t") == 0;
     /* the weights' uint64_t words as halves of u64vec2 ones */
-    codegen_declare_word_view(&decl, target, instr, k, rhs ? "u64vec2" : word, first, texel_inputs, &features);
-    if (rhs) strbuf_printf(&decl, "#define CONV_RHS_W_AT(i) conv_word_half(in%dw_at((i) >> 1), (i))\n", k);
-    else strbuf_printf(&decl, "#define CONV_LHS_W_AT(i) in%dw_at(i)\n", k);
+    codegen_declare_word_view(&decl, target, instr, k, halves ? "u64vec2" : word, first, texel_inputs, &features);
+    if (halves) strbuf_printf(&decl, "#define CONV_RHS_W_AT(i) conv_word_half(in%dw_at((i) >> 1), (i))\n", k);
+    else strbuf_printf(&decl, "#define CONV_%s_W_AT(i) in%dw_at(i)\n", rhs ? "RHS" : "LHS", k);
   }
   /* element views in operand order (their bindings follow that order) */
   for (int k = 0; k < instr->operand_count && k < 64; k++) {
@@ -496,7 +496,8 @@ static void declare_conv_views(strbuf_t *sb, const codegen_target_t *target, con
     if (features & GLSL_HELPERS_TEXEL)
       glsl_append_prelude_pieces(sb, GLSL_HELPERS_TEXEL | GLSL_FEATURE_INT64, (size_t)-1, false);
   }
-  if (rhs_word) strbuf_append(sb, "uint64_t conv_word_half(u64vec2 w, int i) { return (i & 1) != 0 ? w.y : w.x; }\n");
+  if (rhs_word && strcmp(rhs_word, "uint64_t") == 0)
+    strbuf_append(sb, "uint64_t conv_word_half(u64vec2 w, int i) { return (i & 1) != 0 ? w.y : w.x; }\n");
   if (decl.data) strbuf_append(sb, decl.data);
   if (decl.failed) sb->failed = true;
   strbuf_free(&decl);
@@ -604,6 +605,23 @@ static void declare_elements(strbuf_t *sb, const codegen_target_t *target, const
   }
 }
 
+/* The depthwise kernel's features by words (conv_depthwise_cpu.comp,
+ * CONV_WORDS): f32 (the caller checks), 64-bit integers in shaders, a
+ * channel multiplier of 1, features minor-most in the input, weights and
+ * result, 8 | C, and every other stride a multiple of 8 (each word at a
+ * multiple of 8 elements). */
+#define DEPTHWISE_WORDS_TILE_W 4
+static bool depthwise_words(const codegen_target_t *target, const conv_geometry_t *g) {
+  if (!target->shader_int64 || g->o != g->g || g->o % 8 != 0 || g->lhs_s[1] != 1 || g->rhs_s[0] != 1 ||
+      g->out_s[1] != 1)
+    return false;
+  const int64_t strides[] = {g->lhs_s[0], g->lhs_s[2], g->lhs_s[3], g->rhs_s[2], g->rhs_s[3],
+                             g->out_s[0], g->out_s[2], g->out_s[3]};
+  for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++)
+    if (strides[i] % 8 != 0) return false;
+  return true;
+}
+
 vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instruction_t *instr,
                                  codegen_kernel_t *out, bool *handled) {
   *handled = false;
@@ -623,7 +641,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
   bool f32 = ct == HLO_F32 && rt == HLO_F32 && conv->shape.element_type == HLO_F32;
   if (glsl_type_is_packed(target, ct) || glsl_type_is_packed(target, rt)) return NULL;
   /* depthwise: one input feature per group, more than one group */
-  bool depthwise = g.g > 1 && g.c == g.g;
+  bool depthwise = g.g > 1 && g.c == g.g, dw_words = false;
   int tp = 0, tc = 0, lp = 0, tw = 0;
   conv_plan_t plan = {0};
   uint64_t groups;
@@ -636,8 +654,10 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       return NULL;
     groups = (uint64_t)g.g * (((uint64_t)g.n * (uint64_t)(g.oh * g.ow) + 63) / 64) * ((uint64_t)(g.o / g.g + 63) / 64);
   } else if (depthwise) {
-    tw = g.ow < 8 ? (int)g.ow : 8;
-    uint64_t total = (uint64_t)g.n * (uint64_t)g.o * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
+    dw_words = f32 && depthwise_words(target, &g);
+    int most = dw_words ? DEPTHWISE_WORDS_TILE_W : 8;
+    tw = g.ow < most ? (int)g.ow : most;
+    uint64_t total = (uint64_t)g.n * (uint64_t)(dw_words ? g.o / 8 : g.o) * (uint64_t)g.oh * (uint64_t)((g.ow + tw - 1) / tw);
     groups = (total + CODEGEN_LOCAL_SIZE_X - 1) / CODEGEN_LOCAL_SIZE_X;
   } else {
     pick_plan(target, &g, f32, &plan, out);
@@ -713,8 +733,9 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
                    : plan.lhs_words == 2                                        ? "u64vec2"
                                                                                 : NULL;
   if (f32)
-    declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, lw, plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL,
-                       epilogue_reads, &texel_inputs, &scalar_inputs);
+    declare_conv_views(&sb, target, instr, fused, lhs_b, rhs_b, dw_words ? "u64vec4" : lw,
+                       dw_words ? "u64vec4" : plan.rhs_words == 1 && sgs > 0 ? "uint64_t" : NULL, epilogue_reads,
+                       &texel_inputs, &scalar_inputs);
   else
     declare_elements(&sb, target, instr, conv, fused, lhs_b, rhs_b, out_b, epilogue_reads, &scalar_inputs);
   if (tail.data) strbuf_append(&sb, tail.data);
@@ -741,7 +762,7 @@ vkhlo_status_t codegen_emit_conv(const codegen_target_t *target, const hlo_instr
       {"TILE_P", tp},         {"TILE_C", tc},         {"CONV_LP", lp},        {"TILE_W", tw},
       {"CONV_FEATURE_MINOR", g.out_s[1] == 1}, {"CONV_SGS", sgs}, {"CONV_ROWS", plan.rows},
       {"LHS_WORDS", plan.lhs_words}, {"RHS_WORDS", plan.rhs_words}, {"OUT_WORDS", plan.out_words},
-      {"LHS_PXW", plan.pxw ? plan.pxw : 8},
+      {"LHS_PXW", plan.pxw ? plan.pxw : 8}, {"CONV_WORDS", dw_words},
   };
   for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
     strbuf_printf(&sb, "#define %s %lld\n", defs[i].name, (long long)defs[i].v);

@@ -32,9 +32,23 @@
  * fastest otherwise (NCHW: neighbouring lanes read neighbouring pixels).
  * Pixels past the row's end repeat its last pixel and are not stored.
  *
+ * Features by words (CONV_WORDS 1: f32, channel multiplier 1, features
+ * minor-most in the input, the weights and the result, every other stride
+ * a multiple of 8: NHWC with HWIO weights, as JAX exports a depthwise
+ * convolution, C a multiple of 8).  lavapipe runs each storage-buffer
+ * access as a loop over the SIMD lanes, so one element per access costs as
+ * much as eight: here an invocation takes 8 consecutive features of TILE_W
+ * pixels and moves them as 64-bit-word vectors (u64vec4, 8 floats): per
+ * window row SPAN input words and KW weight words, one word store per
+ * pixel.  Every output's sum is the scalar kernel's, in the same order.
+ * Invocations: N * O / 8 * OH * ceil(OW / TILE_W), the feature block
+ * fastest.
+ *
  * Bindings and hooks: those of conv2d_cpu.comp (CONV_*, LHS_S*, RHS_S*,
  * OUT_S*, *_BINDING, CONV_EPILOGUE), with TILE_W (pixels per invocation)
- * and CONV_FEATURE_MINOR instead of TILE_P, TILE_C and CONV_LP.  The
+ * and CONV_FEATURE_MINOR instead of TILE_P, TILE_C and CONV_LP, and
+ * CONV_LHS_W_AT(i) / CONV_RHS_W_AT(i) (the u64vec4 word i of the input /
+ * weights; default: storage-buffer word views) with CONV_WORDS.  The
  * defaults describe a small NCHW 3x3 depthwise convolution so the file
  * compiles standalone.
  */
@@ -83,6 +97,9 @@
 #ifndef CONV_EPILOGUE
 #define CONV_EPILOGUE(acc, pos) (acc)
 #endif
+#ifndef CONV_WORDS
+#define CONV_WORDS 0
+#endif
 
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhs { float conv_lhs[]; };
@@ -109,9 +126,93 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float 
 #define CONV_RHS_AT(i) conv_rhs[i]
 #endif
 
+#if CONV_WORDS
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec4 conv_lhs_w[]; };
+layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { u64vec4 conv_rhs_w[]; };
+layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec4 conv_out_w[]; };
+#ifndef CONV_LHS_W_AT
+#define CONV_LHS_W_AT(i) conv_lhs_w[i]
+#endif
+#ifndef CONV_RHS_W_AT
+#define CONV_RHS_W_AT(i) conv_rhs_w[i]
+#endif
+/* the 8 floats of a word (the lower address first) */
+void conv_unpack8(u64vec4 w, out float f[8]) {
+  [[unroll]] for (int k = 0; k < 4; k++) {
+    vec2 t = uintBitsToFloat(unpackUint2x32(w[k]));
+    f[2 * k] = t.x;
+    f[2 * k + 1] = t.y;
+  }
+}
+uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
+#endif
+
 const int CONV_SEGS = (CONV_OW + TILE_W - 1) / TILE_W;            /* row segments */
 const int CONV_SPAN = (TILE_W - 1) * CONV_SW + (CONV_KW - 1) * CONV_DW + 1; /* inputs a segment's windows cover */
 const int CONV_OG = CONV_O / CONV_G;                              /* channel multiplier */
+#if CONV_WORDS
+const int CONV_OB = CONV_O / 8; /* feature words */
+const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_OB) * uint(CONV_OH) * uint(CONV_SEGS);
+
+void main() {
+  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
+  if (gid >= CONV_TOTAL) return;
+  int ob = int(gid % uint(CONV_OB));
+  int rest = int(gid / uint(CONV_OB));
+  int seg = rest % CONV_SEGS;
+  rest /= CONV_SEGS;
+  int oh = rest % CONV_OH;
+  int n = rest / CONV_OH;
+  int ow0 = min(seg * TILE_W, CONV_OW - TILE_W);
+  if (CONV_OW < TILE_W) ow0 = 0;
+  int xb = ow0 * CONV_SW - CONV_PW;
+  int lbase = n * LHS_SN + 8 * ob; /* features are the groups: input feature = output feature */
+
+  float acc[TILE_W][8];
+  [[unroll]] for (int p = 0; p < TILE_W; p++)
+    [[unroll]] for (int c = 0; c < 8; c++) acc[p][c] = 0.0;
+  for (int kh = 0; kh < CONV_KH; kh++) {
+    int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
+#if CONV_CHECK
+    bool row_ok = y >= 0 && y <= (CONV_H - 1) * CONV_LDH && y % CONV_LDH == 0;
+    if (!row_ok) continue;
+    y /= CONV_LDH;
+#endif
+    float xs[CONV_SPAN][8];
+    [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
+      int x = xb + j;
+#if CONV_CHECK
+      bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
+      u64vec4 w = CONV_LHS_W_AT((lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW) >> 3);
+      if (!ok) w = u64vec4(0ul); /* +0.0 */
+#else
+      u64vec4 w = CONV_LHS_W_AT((lbase + y * LHS_SH + x * LHS_SW) >> 3);
+#endif
+      conv_unpack8(w, xs[j]);
+    }
+    int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
+    [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
+      int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
+      float wv[8];
+      conv_unpack8(CONV_RHS_W_AT((8 * ob + khr * RHS_SH + kwr * RHS_SW) >> 3), wv);
+      [[unroll]] for (int p = 0; p < TILE_W; p++)
+        [[unroll]] for (int c = 0; c < 8; c++) acc[p][c] += xs[p * CONV_SW + kw * CONV_DW][c] * wv[c];
+    }
+  }
+
+  int obase = n * OUT_SN + oh * OUT_SH + 8 * ob;
+  [[unroll]] for (int p = 0; p < TILE_W; p++) {
+    if (p < CONV_OW && ow0 + p >= seg * TILE_W) {
+      int pos = obase + (ow0 + p) * OUT_SW;
+      u64vec4 t;
+      [[unroll]] for (int k = 0; k < 4; k++)
+        t[k] = conv_w2(CONV_EPILOGUE(acc[p][2 * k], pos + 2 * k), CONV_EPILOGUE(acc[p][2 * k + 1], pos + 2 * k + 1));
+      conv_out_w[pos >> 3] = t;
+    }
+  }
+}
+#else
 const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_O) * uint(CONV_OH) * uint(CONV_SEGS);
 
 void main() {
@@ -177,3 +278,4 @@ void main() {
     }
   }
 }
+#endif

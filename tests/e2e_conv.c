@@ -437,6 +437,77 @@ static void left_to_the_old_path(void **state) {
   conv_case(state, "tensor<4x3x5x5xf16>", "tensor<4x3x3x3xf16>", "tensor<2x4x3x3xf16>", NCHW, "", 1, 2, false);
 }
 
+/* A depthwise convolution (|fgc| groups) compared against the per-element
+ * kernel; on CPU devices with 64-bit integers its kernel must move the
+ * features as words (conv_depthwise_cpu.comp's CONV_WORDS) exactly when
+ * |words|, through texel views where the target has them. */
+static void depthwise_case(void **state, const char *x, const char *w, const char *y, const char *dims,
+                           const char *window, int fgc, bool words) {
+  conv_case(state, x, w, y, dims, window, fgc, 1, true);
+  const contexts_t *c = *state;
+  if (!on_cpu(c->ctx)) return;
+  char text[2048];
+  conv_program(text, x, w, y, dims, window, fgc, 1);
+  vkhlo_executable_t *exe = compile(c->ctx, text);
+  assert_int_equal(kernels_from(exe, "conv_depthwise_cpu.comp"), 1);
+  bool expect = words && c->ctx->target.shader_int64;
+  if (!kernel_has(exe, expect ? "#define CONV_WORDS 1" : "#define CONV_WORDS 0"))
+    fail_msg("%s x %s: expected CONV_WORDS %d", x, w, expect);
+  if (expect && c->ctx->target.texel_words &&
+      !(kernel_has(exe, "#define CONV_LHS_W_AT(i) in0w_at(i)") && kernel_has(exe, "#define CONV_RHS_W_AT(i) in1w_at(i)")))
+    fail_msg("%s x %s: words not read through texel views", x, w);
+  vkhlo_executable_destroy(exe);
+}
+
+/* Depthwise convolutions as JAX exports them (NHWC, HWIO weights [KH, KW,
+ * 1, C]) with 8 | C take 8 features per word: padded, stride 2 (MobileNet's
+ * downsampling), an odd width (a full tile and an overlapping one), rhs
+ * and lhs dilation with reversal, batch 2, 1-D; a channel multiplier of 2,
+ * C = 12 and NCHW keep the scalar kernel. */
+static void depthwise_words(void **state) {
+  depthwise_case(state, "tensor<1x9x9x16xf32>", "tensor<3x3x1x16xf32>", "tensor<1x9x9x16xf32>", NHWC,
+                 "pad = [[1, 1], [1, 1]]", 16, true);
+  depthwise_case(state, "tensor<1x12x12x24xf32>", "tensor<3x3x1x24xf32>", "tensor<1x6x6x24xf32>", NHWC,
+                 "stride = [2, 2], pad = [[0, 1], [0, 1]]", 24, true);
+  depthwise_case(state, "tensor<2x7x11x8xf32>", "tensor<3x3x1x8xf32>", "tensor<2x7x11x8xf32>", NHWC,
+                 "pad = [[1, 1], [1, 1]]", 8, true);
+  depthwise_case(state, "tensor<1x8x10x8xf32>", "tensor<3x3x1x8xf32>", "tensor<1x4x6x8xf32>", NHWC,
+                 "rhs_dilate = [2, 2]", 8, true);
+  depthwise_case(state, "tensor<1x5x5x16xf32>", "tensor<3x3x1x16xf32>", "tensor<1x9x3x16xf32>", NHWC,
+                 "pad = [[1, 1], [0, 0]], lhs_dilate = [2, 1], reverse = [false, true]", 16, true);
+  depthwise_case(state, "tensor<2x17x8xf32>", "tensor<5x1x8xf32>", "tensor<2x17x8xf32>", "[b, 0, f]x[0, i, o]->[b, 0, f]",
+                 "pad = [[2, 2]]", 8, true);
+  depthwise_case(state, "tensor<1x6x6x8xf32>", "tensor<3x3x1x16xf32>", "tensor<1x6x6x16xf32>", NHWC,
+                 "pad = [[1, 1], [1, 1]]", 8, false);
+  depthwise_case(state, "tensor<1x6x6x12xf32>", "tensor<3x3x1x12xf32>", "tensor<1x6x6x12xf32>", NHWC,
+                 "pad = [[1, 1], [1, 1]]", 12, false);
+  depthwise_case(state, "tensor<1x16x6x6xf32>", "tensor<16x1x3x3xf32>", "tensor<1x16x6x6xf32>", NCHW,
+                 "pad = [[1, 1], [1, 1]]", 16, false);
+  /* a fused epilogue (folded batch norm and ReLU6, as in MobileNet) on the words */
+  static const char fused[] =
+      "func.func @main(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x1x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>)"
+      " -> tensor<1x5x5x16xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+      " window = {stride = [2, 2], pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 16 : i64}"
+      " : (tensor<1x10x10x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x5x5x16xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<16xf32>) -> tensor<1x5x5x16xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<16xf32>) -> tensor<1x5x5x16xf32>\n"
+      "  %m = stablehlo.multiply %y, %sb : tensor<1x5x5x16xf32>\n"
+      "  %a = stablehlo.add %m, %bb : tensor<1x5x5x16xf32>\n"
+      "  %lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %hi = stablehlo.constant dense<0.125> : tensor<f32>\n"
+      "  %r = stablehlo.clamp %lo, %a, %hi : (tensor<f32>, tensor<1x5x5x16xf32>, tensor<f32>) -> tensor<1x5x5x16xf32>\n"
+      "  return %r : tensor<1x5x5x16xf32>\n}\n";
+  compare(state, fused, true);
+  const contexts_t *c = *state;
+  if (on_cpu(c->ctx) && c->ctx->target.shader_int64) {
+    vkhlo_executable_t *exe = compile(c->ctx, fused);
+    assert_true(kernel_has(exe, "#define CONV_WORDS 1"));
+    assert_true(kernel_has(exe, "vk_conv_epilogue"));
+    vkhlo_executable_destroy(exe);
+  }
+}
+
 /* A 3x3 NCHW convolution with a fused bias add and relu, all of element
  * type |t|, written into |text| (2048 bytes). */
 static const char *bias_relu(char *text, const char *t) {
@@ -614,6 +685,7 @@ int main(void) {
       cmocka_unit_test(rhs_and_lhs_dilation),
       cmocka_unit_test(negative_padding_and_reversal),
       cmocka_unit_test(feature_groups_and_depthwise),
+      cmocka_unit_test(depthwise_words),
       cmocka_unit_test(one_by_one_and_1d),
       cmocka_unit_test(layer_variants),
       cmocka_unit_test(texel_views),
