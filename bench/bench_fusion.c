@@ -8,6 +8,8 @@
  *   column_sum    4096x4096 f32 summed over the rows (dimension 0)
  *   row_sum       the same over the columns (dimension 1)
  *   elementwise8  a chain of 8 elementwise ops over 16M f32
+ *   group_norm    GroupNorm (32 groups) and SiLU over 1x320x64x64 f32, NCHW
+ *                 (a diffusion UNet's block at a 64x64 latent)
  *   adam_4m       an Adam update of 4M f32 parameters (new moments m, v and
  *                 parameters p, all three results: 4 arrays read, 3 written)
  *   lstm_100      100 steps of an LSTM cell (hidden 256) in a while loop,
@@ -19,7 +21,7 @@
  * result buffers (vkhlo_executable_execute_into, as a program run in a
  * loop would be), after one warm-up round; the table reports the median
  * wall time of one execution and the median of the per-round speedups.
- * For layer_norm, softmax, the sums and adam_4m each round also runs vkCmdCopyBuffer
+ * For layer_norm, softmax, the sums, group_norm and adam_4m each round also runs vkCmdCopyBuffer
  * over as many bytes as the program must read and write (input once,
  * output once; the row kernels' small enough to stay in the CPU's caches on
  * lavapipe) and over 256 MiB
@@ -314,6 +316,34 @@ static const char elementwise8[] =
     "  return %7 : tensor<16777216xf32>\n"
     "}\n";
 
+/* statistics over [1, 32, 40960], normalized values reshaped back to NCHW */
+static const char group_norm[] =
+    "func.func @main(%x: tensor<1x320x64x64xf32>, %g: tensor<320xf32>, %b: tensor<320xf32>) -> tensor<1x320x64x64xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %n = stablehlo.constant dense<40960.0> : tensor<1x32xf32>\n"
+    "  %eps = stablehlo.constant dense<1.0e-5> : tensor<1x32xf32>\n"
+    "  %r = stablehlo.reshape %x : (tensor<1x320x64x64xf32>) -> tensor<1x32x40960xf32>\n"
+    "  %s = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [2] : (tensor<1x32x40960xf32>, tensor<f32>) -> tensor<1x32xf32>\n"
+    "  %mean = stablehlo.divide %s, %n : tensor<1x32xf32>\n"
+    "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0, 1] : (tensor<1x32xf32>) -> tensor<1x32x40960xf32>\n"
+    "  %d = stablehlo.subtract %r, %mb : tensor<1x32x40960xf32>\n"
+    "  %d2 = stablehlo.multiply %d, %d : tensor<1x32x40960xf32>\n"
+    "  %v = stablehlo.reduce(%d2 init: %z) applies stablehlo.add across dimensions = [2] : (tensor<1x32x40960xf32>, tensor<f32>) -> tensor<1x32xf32>\n"
+    "  %var = stablehlo.divide %v, %n : tensor<1x32xf32>\n"
+    "  %ve = stablehlo.add %var, %eps : tensor<1x32xf32>\n"
+    "  %rs = stablehlo.rsqrt %ve : tensor<1x32xf32>\n"
+    "  %rb = stablehlo.broadcast_in_dim %rs, dims = [0, 1] : (tensor<1x32xf32>) -> tensor<1x32x40960xf32>\n"
+    "  %y = stablehlo.multiply %d, %rb : tensor<1x32x40960xf32>\n"
+    "  %y4 = stablehlo.reshape %y : (tensor<1x32x40960xf32>) -> tensor<1x320x64x64xf32>\n"
+    "  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<320xf32>) -> tensor<1x320x64x64xf32>\n"
+    "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<320xf32>) -> tensor<1x320x64x64xf32>\n"
+    "  %yg = stablehlo.multiply %y4, %gb : tensor<1x320x64x64xf32>\n"
+    "  %o = stablehlo.add %yg, %bb : tensor<1x320x64x64xf32>\n"
+    "  %sg = stablehlo.logistic %o : tensor<1x320x64x64xf32>\n"
+    "  %silu = stablehlo.multiply %o, %sg : tensor<1x320x64x64xf32>\n"
+    "  return %silu : tensor<1x320x64x64xf32>\n"
+    "}\n";
+
 /* m' and v' are results and read by the update of p: producer-consumer
  * multi-output fusion (codegen/fusion.c) makes it one kernel */
 static const char adam[] =
@@ -420,8 +450,9 @@ int main(int argc, char **argv) {
   /* each against a copy of as many bytes as it must move: the row kernels
    * their input once and their output once (the 256-float scale and shift
    * of the layer norm left out), the reductions their 64 MiB input (the
-   * 16 KiB of sums left out), adam_4m its four inputs and three results */
-  enum { NROWS = 5 };
+   * 16 KiB of sums left out), group_norm its input and result, adam_4m its
+   * four inputs and three results */
+  enum { NROWS = 6 };
   const struct {
     const char *name, *text;
     uint64_t moved; /* bytes read + written */
@@ -429,6 +460,7 @@ int main(int argc, char **argv) {
                    {"softmax", softmax, 2ull * 33 * 8 * 79 * 79 * 4},
                    {"column_sum", column_sum, 4096ull * 4096 * 4},
                    {"row_sum", row_sum, 4096ull * 4096 * 4},
+                   {"group_norm", group_norm, 2ull * 320 * 64 * 64 * 4},
                    {"adam_4m", adam, 7ull * 4194304 * 4}};
   result_t rr[NROWS];
   bool have_rr[NROWS] = {false}, any_rr = false;

@@ -1008,6 +1008,20 @@ static vkhlo_status_t emit_broadcast(elemental_emitter_t *E, const hlo_instructi
   return el_operand(E, instr, 0, index + lead, out);
 }
 
+/* The linear_memo key of |index| in |shape| into |key|; false when it has
+ * no dimension of size > 1 or does not fit. */
+static bool linear_key(const hlo_shape_t *shape, const el_name_t *index, char *key, size_t cap) {
+  size_t len = 0;
+  key[0] = 0;
+  for (int d = 0; d < shape->rank; d++) {
+    if (shape->dimensions[d] == 1) continue;
+    int n = snprintf(key + len, cap - len, "%s:%lld;", index[d].s, (long long)shape->dimensions[d]);
+    if (n < 0 || (size_t)n >= cap - len) return false;
+    len += (size_t)n;
+  }
+  return len > 0;
+}
+
 void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
                         const hlo_shape_t *shape, const char *linear, el_name_t *out) {
   int64_t stride = 1;
@@ -1020,6 +1034,24 @@ void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
     else idx_def(E, instr, &out[d], "(%s / %lld) %% %lld", linear, (long long)stride, (long long)n);
     stride *= n;
   }
+  el_linear_entry_t *m = &E->linear_memo[E->linear_memo_next];
+  if (strlen(linear) < sizeof m->linear.s && linear_key(shape, out, m->key, sizeof m->key)) {
+    snprintf(m->linear.s, sizeof m->linear.s, "%s", linear);
+    E->linear_memo_next = (E->linear_memo_next + 1) % EL_LINEAR_MEMO;
+  }
+}
+
+/* The position el_delinearize made |index| (in |shape|) from, if it made it. */
+static bool linear_memo_find(const elemental_emitter_t *E, const hlo_shape_t *shape, const el_name_t *index,
+                             el_name_t *out) {
+  char key[sizeof E->linear_memo[0].key];
+  if (!linear_key(shape, index, key, sizeof key)) return false;
+  for (int i = 0; i < EL_LINEAR_MEMO; i++)
+    if (strcmp(E->linear_memo[i].key, key) == 0) {
+      *out = E->linear_memo[i].linear;
+      return true;
+    }
+  return false;
 }
 
 /* reshape (spec 'reshape'): same row-major position in the operand. */
@@ -1038,12 +1070,14 @@ static vkhlo_status_t emit_reshape(elemental_emitter_t *E, const hlo_instruction
     si[a++] = index[b++];
   }
   if (a == os->rank && b == instr->shape.rank) return el_operand(E, instr, 0, si, out);
-  strbuf_t lin;
-  strbuf_init(&lin, E->allocator);
-  el_append_linear(&lin, &instr->shape, index);
   el_name_t l, oi[HLO_MAX_RANK];
-  idx_def(E, instr, &l, "%s", lin.data ? lin.data : "0");
-  strbuf_free(&lin);
+  if (!linear_memo_find(E, &instr->shape, index, &l)) {
+    strbuf_t lin;
+    strbuf_init(&lin, E->allocator);
+    el_append_linear(&lin, &instr->shape, index);
+    idx_def(E, instr, &l, "%s", lin.data ? lin.data : "0");
+    strbuf_free(&lin);
+  }
   /* Row-major data: the reshape's element at position l is the operand's
    * element at position l.  Loading it there avoids the divisions of
    * delinearizing, which matter inside contraction loops. */

@@ -81,6 +81,14 @@ typedef vkhlo_status_t (*el_reduce_row_fn)(elemental_emitter_t *E, const hlo_ins
 
 #define EL_MAX_LANES 32
 
+/* An index that el_delinearize made from a row-major position, and that
+ * position (see elemental_emitter_t.linear_memo). */
+#define EL_LINEAR_MEMO 32
+typedef struct el_linear_entry {
+  char key[192]; /* "name:size;" per dimension of size > 1 */
+  el_name_t linear;
+} el_linear_entry_t;
+
 struct elemental_emitter {
   const codegen_target_t *target;
   const vkhlo_allocator_t *allocator; /* every allocation of the emitter (NULL = libc) */
@@ -156,6 +164,16 @@ struct elemental_emitter {
   int64_t loop_iterations;
   const hlo_instruction_t *loop_instr;
   int64_t loop_instr_iterations;
+  /* The last EL_LINEAR_MEMO indices el_delinearize made, with the
+   * position each came from: a reshape asked for its value at such an
+   * index (of the same dimensions) reads its operand at that position
+   * again instead of linearizing the index (a chain of reshapes around
+   * elementwise ops then reads a parameter at the kernel's own position,
+   * which a wide kernel has already loaded as a word).  Index names are
+   * unique and defined after the position they came from, so an index in
+   * scope means its position is too. */
+  el_linear_entry_t linear_memo[EL_LINEAR_MEMO];
+  int linear_memo_next;
 };
 
 /* The number of input elements each result of reduce |instr| folds. */

@@ -540,6 +540,36 @@ static void test_gather_computed_once(void **state) {
   codegen_kernel_free(&k);
 }
 
+/* A group norm's normalization as exports write it: x reshaped to
+ * [batch, groups, group size], the statistics subtracted there, the
+ * result reshaped back.  In the wide kernel (8 elements per invocation)
+ * the reshape back asks for its operand at an index delinearized from the
+ * lane's position, so the reshape of x reads x at that same position
+ * (the elemental emitter's linear_memo): the word already loaded, no
+ * element loads of x and no index arithmetic for them. */
+static void test_reshape_chain_reads_words(void **state) {
+  fixture_t *f = *state;
+  f->target.is_cpu = f->target.shader_int64 = f->target.texel_words = true;
+  f->target.max_texel_buffer_elements = 1u << 27;
+  hlo_module_t *m = fuse(f,
+      "func.func @main(%x: tensor<2x8x4x32xf32>, %mean: tensor<2x4xf32>) -> tensor<2x8x4x32xf32> {\n"
+      "  %r = stablehlo.reshape %x : (tensor<2x8x4x32xf32>) -> tensor<2x4x256xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0, 1] : (tensor<2x4xf32>) -> tensor<2x4x256xf32>\n"
+      "  %d = stablehlo.subtract %r, %mb : tensor<2x4x256xf32>\n"
+      "  %y = stablehlo.reshape %d : (tensor<2x4x256xf32>) -> tensor<2x8x4x32xf32>\n"
+      "  %e = stablehlo.exponential %y : tensor<2x8x4x32xf32>\n"
+      "  return %e : tensor<2x8x4x32xf32>\n"
+      "}\n");
+  assert_int_equal(count_opcode(m->entry_computation, HLO_OPCODE_FUSION), 1);
+  codegen_kernel_t k;
+  check_ok(codegen_emit_instruction(&f->target, NULL, nth_fusion(m, 0), &k));
+  assert_non_null(strstr(k.glsl, "in0w_at(gid)"));
+  /* x's eight elements are the word's: p0_0 .. p0_7, each subtracted */
+  assert_int_equal(count_text(k.glsl, "(p0_"), 8);
+  assert_null(strstr(k.glsl, "in0_at("));
+  codegen_kernel_free(&k);
+}
+
 /* An LSTM cell's update: c' = f * c + i * g reads two full-size values,
  * so it is not copied into h' = o * tanh(c'); c' is also returned (the
  * next step's state).  h' reads c' at its own index, so one kernel
@@ -637,6 +667,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scores_columns_per_subgroup_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gather_computed_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consumer_reads_output_in_place, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reshape_chain_reads_words, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consumer_reads_output_elsewhere, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
