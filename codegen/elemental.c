@@ -1022,8 +1022,69 @@ static bool linear_key(const hlo_shape_t *shape, const el_name_t *index, char *k
   return len > 0;
 }
 
+static void linear_memo_add(elemental_emitter_t *E, const hlo_shape_t *shape, const el_name_t *index,
+                            const char *linear) {
+  el_linear_entry_t *m = &E->linear_memo[E->linear_memo_next];
+  if (strlen(linear) < sizeof m->linear.s && linear_key(shape, index, m->key, sizeof m->key)) {
+    snprintf(m->linear.s, sizeof m->linear.s, "%s", linear);
+    E->linear_memo_next = (E->linear_memo_next + 1) % EL_LINEAR_MEMO;
+  }
+}
+
+/* |shape|'s dimensions as a bases key; false when they do not fit. */
+static bool dims_key(const hlo_shape_t *shape, char *key, size_t cap) {
+  size_t len = 0;
+  key[0] = 0;
+  for (int d = 0; d < shape->rank; d++) {
+    int n = snprintf(key + len, cap - len, "%lld,", (long long)shape->dimensions[d]);
+    if (n < 0 || (size_t)n >= cap - len) return false;
+    len += (size_t)n;
+  }
+  return true;
+}
+
+static void delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *shape,
+                        const char *linear, el_name_t *out);
+
+/* A lane position's index (see elemental_emitter_t.lanes): its base's,
+ * made once while in scope, with the offset added to the last component. */
+static bool lane_index(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *shape,
+                       const char *linear, el_name_t *out) {
+  int W = E->wide_lanes, r = shape->rank;
+  if (W < 2 || r < 1 || shape->dimensions[r - 1] % W != 0) return false;
+  const el_lane_position_t *lane = NULL;
+  for (int i = 0; i < E->lane_count && !lane; i++)
+    if (strcmp(E->lanes[i].linear.s, linear) == 0) lane = &E->lanes[i];
+  char key[sizeof E->bases[0].dims];
+  if (!lane || !dims_key(shape, key, sizeof key)) return false;
+  const el_base_index_t *b = NULL;
+  for (int i = 0; i < EL_BASES && !b; i++)
+    if (strcmp(E->bases[i].dims, key) == 0 && strcmp(E->bases[i].linear.s, lane->base.s) == 0 &&
+        glsl_scope_open(&E->glsl, E->bases[i].scope))
+      b = &E->bases[i];
+  if (!b) {
+    el_base_index_t *n = &E->bases[E->base_next];
+    E->base_next = (E->base_next + 1) % EL_BASES;
+    delinearize(E, instr, shape, lane->base.s, n->index);
+    snprintf(n->dims, sizeof n->dims, "%s", key);
+    n->linear = lane->base;
+    n->scope = glsl_innermost(&E->glsl);
+    b = n;
+  }
+  for (int d = 0; d < r - 1; d++) out[d] = b->index[d];
+  if (lane->offset == 0) idx_def(E, instr, &out[r - 1], "%s", b->index[r - 1].s);
+  else idx_def(E, instr, &out[r - 1], "%s + %d", b->index[r - 1].s, lane->offset);
+  linear_memo_add(E, shape, out, linear);
+  return true;
+}
+
 void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
                         const hlo_shape_t *shape, const char *linear, el_name_t *out) {
+  if (!lane_index(E, instr, shape, linear, out)) delinearize(E, instr, shape, linear, out);
+}
+
+static void delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *shape,
+                        const char *linear, el_name_t *out) {
   int64_t stride = 1;
   for (int d = shape->rank - 1; d >= 0; d--) {
     int64_t n = shape->dimensions[d];
@@ -1034,11 +1095,7 @@ void el_delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr,
     else idx_def(E, instr, &out[d], "(%s / %lld) %% %lld", linear, (long long)stride, (long long)n);
     stride *= n;
   }
-  el_linear_entry_t *m = &E->linear_memo[E->linear_memo_next];
-  if (strlen(linear) < sizeof m->linear.s && linear_key(shape, out, m->key, sizeof m->key)) {
-    snprintf(m->linear.s, sizeof m->linear.s, "%s", linear);
-    E->linear_memo_next = (E->linear_memo_next + 1) % EL_LINEAR_MEMO;
-  }
+  linear_memo_add(E, shape, out, linear);
 }
 
 /* The position el_delinearize made |index| (in |shape|) from, if it made it. */

@@ -89,6 +89,23 @@ typedef struct el_linear_entry {
   el_name_t linear;
 } el_linear_entry_t;
 
+/* A wide kernel's lane position: |linear| is |base| + |offset|, |base| a
+ * multiple of the lane count (see elemental_emitter_t.lanes). */
+typedef struct el_lane_position {
+  el_name_t linear, base;
+  int offset;
+} el_lane_position_t;
+
+/* An index el_delinearize made of |linear| in a shape of dimensions
+ * |dims|, defined in |scope| (see elemental_emitter_t.bases). */
+#define EL_BASES 8
+typedef struct el_base_index {
+  char dims[96]; /* "size," per dimension */
+  el_name_t linear;
+  el_name_t index[HLO_MAX_RANK];
+  glsl_scope_t scope;
+} el_base_index_t;
+
 struct elemental_emitter {
   const codegen_target_t *target;
   const vkhlo_allocator_t *allocator; /* every allocation of the emitter (NULL = libc) */
@@ -174,6 +191,18 @@ struct elemental_emitter {
    * scope means its position is too. */
   el_linear_entry_t linear_memo[EL_LINEAR_MEMO];
   int linear_memo_next;
+  /* Wide kernels whose lanes share every index component but the last
+   * (codegen/emit_fusion.c): the lanes' positions.  el_delinearize of a
+   * lane position in a shape whose last dimension the lane count divides
+   * takes the components of its base position's index (the same names for
+   * every lane, EL_BASES of them kept) and adds the offset to the last:
+   * values that do not depend on the last dimension (a broadcast of
+   * per-channel or per-group statistics) then have the same index in every
+   * lane, and the fusion memo computes them once per invocation. */
+  el_lane_position_t lanes[EL_MAX_LANES];
+  int lane_count;
+  el_base_index_t bases[EL_BASES];
+  int base_next;
 };
 
 /* The number of input elements each result of reduce |instr| folds. */

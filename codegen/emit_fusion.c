@@ -1045,18 +1045,37 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
   }
   for (int r = 0; r < nout; r++)
     for (int l = 0; l < R * W; l++) el_line(E, fusion, "uint o%d_%d;", r, l);
+  /* Where W divides the last dimension the lanes of a word share every
+   * other index component: their indices are made from the word's first
+   * position (elemental_emitter_t.lanes), in one scope, so what does not
+   * depend on the last dimension is computed once for all lanes (the
+   * memo); otherwise each lane has its own index and block. */
+  bool share = N % W == 0 && R * W <= EL_MAX_LANES;
+  if (share) {
+    if (ctx->lane_dot_count == 0)
+      for (int q = 0; q < R; q++) el_line(E, fusion, "int idxb%d = %s;", q, first_of[q]);
+    for (int l = 0; l < R * W; l++) {
+      el_lane_position_t *p = &E->lanes[l];
+      snprintf(p->linear.s, sizeof p->linear.s, "idx%d", l);
+      snprintf(p->base.s, sizeof p->base.s, "idxb%d", l / W);
+      p->offset = l % W;
+    }
+    E->lane_count = R * W;
+  }
   for (int l = 0; l < R * W; l++) {
     ctx->lane = l;
     snprintf(ctx->lane_linear, sizeof ctx->lane_linear, "idx%d", l);
     ctx->linear = ctx->lane_linear;
-    glsl_scope_t block = el_open(E, fusion, "{");
+    glsl_scope_t block = {0};
+    if (!share) block = el_open(E, fusion, "{");
     el_line(E, fusion, "int idx%d = %s + %d;", l, first_of[l / W], l % W);
     el_delinearize(E, fusion, ctx->out_shape, ctx->linear, index);
     ctx->out_index = index;
     vkhlo_status_t st = emit_roots(E, ctx, roots, nroots, nout);
     if (st) return st;
-    el_close(E, fusion, block);
+    if (!share) el_close(E, fusion, block);
   }
+  E->lane_count = 0;
   for (int r = 0; r < nout; r++)
     for (int q = 0; q < R; q++) {
       char guard[64] = "";

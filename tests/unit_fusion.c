@@ -546,7 +546,9 @@ static void test_gather_computed_once(void **state) {
  * the reshape back asks for its operand at an index delinearized from the
  * lane's position, so the reshape of x reads x at that same position
  * (the elemental emitter's linear_memo): the word already loaded, no
- * element loads of x and no index arithmetic for them. */
+ * element loads of x and no index arithmetic for them; and the lanes'
+ * indices share their group (elemental_emitter_t.lanes), so the mean is
+ * read once per invocation. */
 static void test_reshape_chain_reads_words(void **state) {
   fixture_t *f = *state;
   f->target.is_cpu = f->target.shader_int64 = f->target.texel_words = true;
@@ -567,6 +569,9 @@ static void test_reshape_chain_reads_words(void **state) {
   /* x's eight elements are the word's: p0_0 .. p0_7, each subtracted */
   assert_int_equal(count_text(k.glsl, "(p0_"), 8);
   assert_null(strstr(k.glsl, "in0_at("));
+  /* the 8 lanes share every index component but the last (256 is a
+   * multiple of 8), so the group's mean is loaded once for all of them */
+  assert_int_equal(count_text(k.glsl, "= in1_at("), 1);
   codegen_kernel_free(&k);
 }
 
