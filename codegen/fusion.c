@@ -569,16 +569,35 @@ static int mark_union_externals(fuser_t *f, const cluster_t *const *cs, int n, i
   return ext;
 }
 
-static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
-  *merged = false;
-  if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
-  /* Union membership under a fresh stamp. */
+/* Marks the members of |a| and |b| ST_MEMBER under a fresh stamp; returns
+ * how many the union has. */
+static int mark_union(fuser_t *f, const cluster_t *a, const cluster_t *b) {
   f->cur++;
   int members = 0;
   for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER), members++;
   for (int i = 0; i < b->member_count; i++)
     if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
-  if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
+  return members;
+}
+
+/* Makes |a| the union: |b|'s members and roots join it, |b| dies. */
+static vkhlo_status_t absorb(fuser_t *f, cluster_t *a, cluster_t *b) {
+  if (!absorb_members(f, a, b)) return VKHLO_NO_MEMORY();
+  int ai = (int)(a - f->clusters);
+  for (int i = 0; i < b->root_count; i++) {
+    a->roots[a->root_count++] = b->roots[i];
+    f->root_cluster[b->roots[i]] = ai;
+  }
+  qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
+  a->rows = a->rows || b->rows;
+  b->alive = false;
+  return NULL;
+}
+
+static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
+  *merged = false;
+  if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
+  if (mark_union(f, a, b) > FUSION_MAX_INSTRUCTIONS) return NULL;
   /* a convolution alone among the contractions of a fusion (emit_conv.c);
    * several dots only where the target takes them and one kernel computes
    * them all (see is_dot) */
@@ -614,15 +633,7 @@ static vkhlo_status_t try_merge(fuser_t *f, cluster_t *a, cluster_t *b, int *sta
   for (int i = 0; i < b->root_count; i++) outputs += output_count_of(f->ins[b->roots[i]]);
   if (ext + outputs > f->max_buffers) return NULL;
   if (merge_creates_cycle(f, a, b, max_ext, stack)) return NULL;
-  if (!absorb_members(f, a, b)) return VKHLO_NO_MEMORY();
-  int ai = (int)(a - f->clusters);
-  for (int i = 0; i < b->root_count; i++) {
-    a->roots[a->root_count++] = b->roots[i];
-    f->root_cluster[b->roots[i]] = ai;
-  }
-  qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
-  a->rows = a->rows || b->rows;
-  b->alive = false;
+  VKHLO_RETURN_IF_ERROR(absorb(f, a, b));
   *merged = true;
   return compute_externals(f, a);
 }
@@ -715,25 +726,13 @@ static bool reads_outputs_in_place(fuser_t *f, const cluster_t *a, const cluster
 static vkhlo_status_t try_merge_consumer(fuser_t *f, cluster_t *a, cluster_t *b, int *stack, bool *merged) {
   *merged = false;
   if (a->root_count + b->root_count > FUSION_MAX_OUTPUTS) return NULL;
-  f->cur++;
-  int members = 0;
-  for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER), members++;
-  for (int i = 0; i < b->member_count; i++)
-    if (get_state(f, b->members[i]) != ST_MEMBER) set_state(f, b->members[i], ST_MEMBER), members++;
-  if (members > FUSION_MAX_INSTRUCTIONS) return NULL;
+  if (mark_union(f, a, b) > FUSION_MAX_INSTRUCTIONS) return NULL;
   int max_ext;
   const cluster_t *both[2] = {a, b};
   int ext = mark_union_externals(f, both, 2, &max_ext);
   if (ext + a->root_count + b->root_count > f->max_buffers) return NULL;
   if (merge_creates_cycle(f, a, b, max_ext, stack)) return NULL;
-  if (!absorb_members(f, a, b)) return VKHLO_NO_MEMORY();
-  int ai = (int)(a - f->clusters);
-  for (int i = 0; i < b->root_count; i++) {
-    a->roots[a->root_count++] = b->roots[i];
-    f->root_cluster[b->roots[i]] = ai;
-  }
-  qsort(a->roots, (size_t)a->root_count, sizeof(int), cmp_int);
-  b->alive = false;
+  VKHLO_RETURN_IF_ERROR(absorb(f, a, b));
   *merged = true;
   VKHLO_RETURN_IF_ERROR(compute_externals(f, a));
   /* An output of |a| read only inside the union (a gather materialized
