@@ -12,9 +12,10 @@
  * layer norm whose rows are at most EL_ROW_MAX long is one kernel, one row
  * per invocation (8 rows of 79, 2 of 12: blocks of whole 64-bit words),
  * unrolled along the row: softmax over 6 rows of 79 (per element) with
- * NaN, infinities and -0 among the inputs and over 8 (a block), layer norms
- * over rows of 13 (40 rows: blocks of 8; 41: per element), 12 (blocks of
- * 2), 24 and 256 (64-bit words, with the [C] scale and shift read as
+ * NaN, infinities and -0 among the inputs and over 8 (a block), over 3
+ * rows of 512 (attention over 512 keys), layer norms over rows of 13 (40
+ * rows: blocks of 8; 41: per element), 12 (blocks of 2), 24, 256 and 768
+ * (BERT's hidden size; 64-bit words, with the [C] scale and shift read as
  * words), a log-softmax with x - max as a second
  * output (a row kernel of two outputs), each fused and unfused:
  * bit-identical, and on CPU devices one dispatch (two for the
@@ -369,7 +370,7 @@ static void layer_norm_parameters(void **state) {
  * with two outputs: row kernels. */
 static void row_kernels(void **state) {
   vkhlo_context_t *ctx = *state;
-  static const int shapes[][2] = {{40, 13}, {41, 13}, {30, 12}, {67, 24}, {9, 256}};
+  static const int shapes[][2] = {{40, 13}, {41, 13}, {30, 12}, {67, 24}, {9, 256}, {5, 768}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int r = shapes[s][0], c = shapes[s][1];
     char text[4096];
@@ -408,6 +409,30 @@ static void row_kernels(void **state) {
       fail_msg("softmax of zeros: element %d is %.9g", j, got[316 + j]);
   }
   if (got[237 + 3] != 0.0f) fail_msg("softmax of -inf: %g", got[237 + 3]);
+  free(got);
+  /* rows of 512 (attention over 512 keys): one kernel, read and written by
+   * words; each row sums to 1 */
+  static const char softmax512[] =
+      "func.func @main(%x: tensor<3x512xf32>) -> tensor<3x512xf32> {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<3x512xf32>, tensor<f32>) -> tensor<3xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<3xf32>) -> tensor<3x512xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<3x512xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<3x512xf32>\n"
+      "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<3x512xf32>, tensor<f32>) -> tensor<3xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<3xf32>) -> tensor<3x512xf32>\n"
+      "  %y = stablehlo.divide %e, %sb : tensor<3x512xf32>\n"
+      "  return %y : tensor<3x512xf32>\n"
+      "}\n";
+  float x512[1536];
+  fill(x512, 1536, 5);
+  got = fused_equals_unfused(ctx, softmax512, x512, 1536, 1536, "out0w.data[", 1);
+  for (int i = 0; i < 3; i++) {
+    double sum = 0;
+    for (int j = 0; j < 512; j++) sum += got[i * 512 + j];
+    if (sum < 0.9999 || sum > 1.0001) fail_msg("softmax row %d of 512 sums to %.9g", i, sum);
+  }
   free(got);
   /* log-softmax: x - max - log(sum(exp(x - max))), and x - max as a
    * second output: the max, which an output needs, is a kernel of its own,
