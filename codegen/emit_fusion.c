@@ -76,7 +76,15 @@ typedef struct memo_entry {
   int result_count;
   el_name_t out[EL_MAX_RESULTS];
   glsl_scope_t scope; /* the block the values are defined in */
+  unsigned hash;      /* of instr and key (memo_hash) */
+  int prev;           /* the next older entry of the same bucket, -1: none */
 } memo_entry_t;
+
+/* Lookups go through MEMO_BUCKETS chains of the entries of one hash,
+ * newest first (a row kernel of 768 elements holds some 15000 entries).
+ * Entries leave only from the top of the stack, and the top entry is the
+ * newest of its bucket, so popping it is restoring its bucket's head. */
+#define MEMO_BUCKETS 4096
 
 typedef struct fusion_ctx {
   const hlo_instruction_t *fusion;
@@ -85,6 +93,7 @@ typedef struct fusion_ctx {
   const char *linear;           /* GLSL int expression for the output position */
   memo_entry_t *memo;
   int memo_count, memo_capacity;
+  int *memo_heads; /* MEMO_BUCKETS newest entries, -1: none (NULL: not allocated) */
   /* Wide kernels: lanes per invocation (0: not wide), the lane being
    * emitted, and the operands loaded as words (bit k). */
   int wide, rows, lane; /* lane = row * wide + column */
@@ -103,8 +112,20 @@ typedef struct fusion_ctx {
 
 /* Pops the entries whose scope has closed (see the essay). */
 static void memo_drop_closed(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
-  while (ctx->memo_count > 0 && !glsl_scope_open(&E->glsl, ctx->memo[ctx->memo_count - 1].scope))
-    vkhlo_free(E->allocator, ctx->memo[--ctx->memo_count].key);
+  while (ctx->memo_count > 0 && !glsl_scope_open(&E->glsl, ctx->memo[ctx->memo_count - 1].scope)) {
+    memo_entry_t *m = &ctx->memo[--ctx->memo_count];
+    if (ctx->memo_heads) ctx->memo_heads[m->hash % MEMO_BUCKETS] = m->prev;
+    vkhlo_free(E->allocator, m->key);
+  }
+}
+
+/* FNV-1a of the instruction's address and the key. */
+static unsigned memo_hash(const hlo_instruction_t *instr, const char *key) {
+  uint32_t h = 2166136261u;
+  uintptr_t a = (uintptr_t)instr;
+  for (size_t i = 0; i < sizeof a; i++, a >>= 8) h = (h ^ (uint32_t)(a & 0xFF)) * 16777619u;
+  for (const char *c = key; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+  return h;
 }
 
 static char *index_key(const vkhlo_allocator_t *allocator, const el_name_t *index, int rank) {
@@ -118,7 +139,8 @@ static char *index_key(const vkhlo_allocator_t *allocator, const el_name_t *inde
 static const memo_entry_t *memo_find(fusion_ctx_t *ctx, const elemental_emitter_t *E,
                                      const hlo_instruction_t *instr, const char *key) {
   memo_drop_closed(ctx, E);
-  for (int i = ctx->memo_count - 1; i >= 0; i--) {
+  if (!ctx->memo_heads) return NULL; /* nothing added yet */
+  for (int i = ctx->memo_heads[memo_hash(instr, key) % MEMO_BUCKETS]; i >= 0; i = ctx->memo[i].prev) {
     const memo_entry_t *m = &ctx->memo[i];
     if (m->instr != instr || strcmp(m->key, key) != 0) continue;
     if (glsl_scope_visible(&E->glsl, m->scope)) return m;
@@ -130,6 +152,14 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
                      const hlo_instruction_t *instr, char *key, int result_count,
                      const el_name_t *out) {
   memo_drop_closed(ctx, E);
+  if (!ctx->memo_heads) {
+    ctx->memo_heads = vkhlo_malloc(E->allocator, sizeof(int) * MEMO_BUCKETS);
+    if (!ctx->memo_heads) {
+      vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
+      return;
+    }
+    for (int b = 0; b < MEMO_BUCKETS; b++) ctx->memo_heads[b] = -1;
+  }
   if (ctx->memo_count == ctx->memo_capacity) {
     int nc = ctx->memo_capacity ? ctx->memo_capacity * 2 : 32;
     memo_entry_t *nm = vkhlo_realloc(E->allocator, ctx->memo, sizeof *nm * (size_t)nc);
@@ -146,6 +176,9 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
   m->result_count = result_count;
   for (int r = 0; r < result_count; r++) m->out[r] = out[r];
   m->scope = glsl_innermost(&E->glsl);
+  m->hash = memo_hash(instr, key);
+  m->prev = ctx->memo_heads[m->hash % MEMO_BUCKETS];
+  ctx->memo_heads[m->hash % MEMO_BUCKETS] = ctx->memo_count - 1;
 }
 
 /* Appends the row-major position in |s| of |index| as an int expression.
@@ -1648,6 +1681,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   }
   for (int i = 0; i < ctx.memo_count; i++) vkhlo_free(E->allocator, ctx.memo[i].key);
   vkhlo_free(E->allocator, ctx.memo);
+  vkhlo_free(E->allocator, ctx.memo_heads);
   E->operand_value = codegen_load_operand;
   E->operand_linear = NULL;
   E->operand_run = NULL;

@@ -575,6 +575,60 @@ static void test_reshape_chain_reads_words(void **state) {
   codegen_kernel_free(&k);
 }
 
+/* A post-LN transformer's layer norm: its output feeds a product and,
+ * through a second product's epilogue, the residual add.  The product
+ * stores it anyway (a contraction takes no such producer), so the epilogue
+ * reads it instead of recomputing it from the mean and variance, and on a
+ * CPU target the layer norm is one row kernel holding both reduces. */
+static void test_value_stored_for_a_product_is_read(void **state) {
+  fixture_t *f = *state;
+  f->target.is_cpu = true;
+  hlo_module_t *m = fuse(f,
+      "func.func @main(%x: tensor<8x32xf32>, %w1: tensor<32x16xf32>, %w2: tensor<16x32xf32>) -> tensor<8x32xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %n = stablehlo.constant dense<32.0> : tensor<8xf32>\n"
+      "  %eps = stablehlo.constant dense<1.0e-5> : tensor<8xf32>\n"
+      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x32xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  %mean = stablehlo.divide %s, %n : tensor<8xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<8xf32>) -> tensor<8x32xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<8x32xf32>\n"
+      "  %d2 = stablehlo.multiply %d, %d : tensor<8x32xf32>\n"
+      "  %v = stablehlo.reduce(%d2 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x32xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  %var = stablehlo.divide %v, %n : tensor<8xf32>\n"
+      "  %ve = stablehlo.add %var, %eps : tensor<8xf32>\n"
+      "  %r = stablehlo.rsqrt %ve : tensor<8xf32>\n"
+      "  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<8xf32>) -> tensor<8x32xf32>\n"
+      "  %ln = stablehlo.multiply %d, %rb : tensor<8x32xf32>\n"
+      "  %h = stablehlo.dot_general %ln, %w1, contracting_dims = [1] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+      "  %o = stablehlo.dot_general %h, %w2, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>\n"
+      "  %y = stablehlo.add %o, %ln : tensor<8x32xf32>\n"
+      "  return %y : tensor<8x32xf32>\n"
+      "}\n");
+  const hlo_computation_t *c = m->entry_computation;
+  int reduces = 0, rsqrts = 0;
+  const hlo_instruction_t *ln = NULL, *last = NULL;
+  for (int i = 0; nth_fusion(m, i); i++) {
+    const hlo_instruction_t *fu = nth_fusion(m, i);
+    const hlo_computation_t *fc = fused(fu);
+    int r = count_opcode(fc, HLO_OPCODE_REDUCE);
+    reduces += r;
+    rsqrts += count_opcode(fc, HLO_OPCODE_RSQRT);
+    if (r) ln = fu;
+    if (fc->root->opcode == HLO_OPCODE_ADD && count_opcode(fc, HLO_OPCODE_DOT_GENERAL)) last = fu;
+  }
+  /* the layer norm: one fusion, both reduces, computed once */
+  assert_non_null(ln);
+  assert_int_equal(count_opcode(fused(ln), HLO_OPCODE_REDUCE), 2);
+  assert_int_equal(reduces, 2);
+  assert_int_equal(rsqrts, 1);
+  /* the last product's epilogue reads the stored layer norm */
+  assert_non_null(last);
+  assert_ptr_equal(c->root, last);
+  bool reads_ln = false;
+  for (int k = 0; k < last->operand_count; k++) reads_ln = reads_ln || last->operands[k] == ln;
+  assert_true(reads_ln);
+}
+
 /* An LSTM cell's update: c' = f * c + i * g reads two full-size values,
  * so it is not copied into h' = o * tanh(c'); c' is also returned (the
  * next step's state).  h' reads c' at its own index, so one kernel
@@ -673,6 +727,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gather_computed_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consumer_reads_output_in_place, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reshape_chain_reads_words, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_value_stored_for_a_product_is_read, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consumer_reads_output_elsewhere, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
