@@ -386,14 +386,24 @@ static void layer_variants(void **state) {
  * (codegen_declare_word_view; not under $VKHLO_TEXEL_WORDS=0, the
  * e2e_conv_storage_words run, nor in restricted mode) the library kernel
  * must also declare each of |views|, otherwise no texel view at all. */
-static void texel_case(void **state, const char *x, const char *w, const char *y, const char *dims,
-                       const char *window, int fgc, const char *const *views) {
+/* conv_case (the library kernel taken), then, on CPU devices, the same
+ * program compiled on the default context for its kernels' text (NULL
+ * elsewhere). */
+static vkhlo_executable_t *compared_then_compiled(void **state, const char *x, const char *w, const char *y,
+                                                  const char *dims, const char *window, int fgc) {
   conv_case(state, x, w, y, dims, window, fgc, 1, true);
   const contexts_t *c = *state;
-  if (!on_cpu(c->ctx)) return;
+  if (!on_cpu(c->ctx)) return NULL;
   char text[2048];
   conv_program(text, x, w, y, dims, window, fgc, 1);
-  vkhlo_executable_t *exe = compile(c->ctx, text);
+  return compile(c->ctx, text);
+}
+
+static void texel_case(void **state, const char *x, const char *w, const char *y, const char *dims,
+                       const char *window, int fgc, const char *const *views) {
+  const contexts_t *c = *state;
+  vkhlo_executable_t *exe = compared_then_compiled(state, x, w, y, dims, window, fgc);
+  if (!exe) return;
   if (c->ctx->target.texel_words) {
     for (int i = 0; views[i]; i++)
       if (weight_words_expected(c->ctx, views[i]) && !kernel_has(exe, views[i]))
@@ -443,12 +453,9 @@ static void left_to_the_old_path(void **state) {
  * |words|, through texel views where the target has them. */
 static void depthwise_case(void **state, const char *x, const char *w, const char *y, const char *dims,
                            const char *window, int fgc, bool words) {
-  conv_case(state, x, w, y, dims, window, fgc, 1, true);
   const contexts_t *c = *state;
-  if (!on_cpu(c->ctx)) return;
-  char text[2048];
-  conv_program(text, x, w, y, dims, window, fgc, 1);
-  vkhlo_executable_t *exe = compile(c->ctx, text);
+  vkhlo_executable_t *exe = compared_then_compiled(state, x, w, y, dims, window, fgc);
+  if (!exe) return;
   assert_int_equal(kernels_from(exe, "conv_depthwise_cpu.comp"), 1);
   bool expect = words && c->ctx->target.shader_int64;
   if (!kernel_has(exe, expect ? "#define CONV_WORDS 1" : "#define CONV_WORDS 0"))
@@ -465,24 +472,29 @@ static void depthwise_case(void **state, const char *x, const char *w, const cha
  * and lhs dilation with reversal, batch 2, 1-D; a channel multiplier of 2,
  * C = 12 and NCHW keep the scalar kernel. */
 static void depthwise_words(void **state) {
-  depthwise_case(state, "tensor<1x9x9x16xf32>", "tensor<3x3x1x16xf32>", "tensor<1x9x9x16xf32>", NHWC,
-                 "pad = [[1, 1], [1, 1]]", 16, true);
-  depthwise_case(state, "tensor<1x12x12x24xf32>", "tensor<3x3x1x24xf32>", "tensor<1x6x6x24xf32>", NHWC,
-                 "stride = [2, 2], pad = [[0, 1], [0, 1]]", 24, true);
-  depthwise_case(state, "tensor<2x7x11x8xf32>", "tensor<3x3x1x8xf32>", "tensor<2x7x11x8xf32>", NHWC,
-                 "pad = [[1, 1], [1, 1]]", 8, true);
-  depthwise_case(state, "tensor<1x8x10x8xf32>", "tensor<3x3x1x8xf32>", "tensor<1x4x6x8xf32>", NHWC,
-                 "rhs_dilate = [2, 2]", 8, true);
-  depthwise_case(state, "tensor<1x5x5x16xf32>", "tensor<3x3x1x16xf32>", "tensor<1x9x3x16xf32>", NHWC,
-                 "pad = [[1, 1], [0, 0]], lhs_dilate = [2, 1], reverse = [false, true]", 16, true);
-  depthwise_case(state, "tensor<2x17x8xf32>", "tensor<5x1x8xf32>", "tensor<2x17x8xf32>", "[b, 0, f]x[0, i, o]->[b, 0, f]",
-                 "pad = [[2, 2]]", 8, true);
-  depthwise_case(state, "tensor<1x6x6x8xf32>", "tensor<3x3x1x16xf32>", "tensor<1x6x6x16xf32>", NHWC,
-                 "pad = [[1, 1], [1, 1]]", 8, false);
-  depthwise_case(state, "tensor<1x6x6x12xf32>", "tensor<3x3x1x12xf32>", "tensor<1x6x6x12xf32>", NHWC,
-                 "pad = [[1, 1], [1, 1]]", 12, false);
-  depthwise_case(state, "tensor<1x16x6x6xf32>", "tensor<16x1x3x3xf32>", "tensor<1x16x6x6xf32>", NCHW,
-                 "pad = [[1, 1], [1, 1]]", 16, false);
+  static const struct {
+    const char *x, *w, *y, *dims, *window;
+    int groups;
+    bool words;
+  } cases[] = {
+      {"1x9x9x16", "3x3x1x16", "1x9x9x16", NHWC, "pad = [[1, 1], [1, 1]]", 16, true},
+      {"1x12x12x24", "3x3x1x24", "1x6x6x24", NHWC, "stride = [2, 2], pad = [[0, 1], [0, 1]]", 24, true},
+      {"2x7x11x8", "3x3x1x8", "2x7x11x8", NHWC, "pad = [[1, 1], [1, 1]]", 8, true},
+      {"1x8x10x8", "3x3x1x8", "1x4x6x8", NHWC, "rhs_dilate = [2, 2]", 8, true},
+      {"1x5x5x16", "3x3x1x16", "1x9x3x16", NHWC, "pad = [[1, 1], [0, 0]], lhs_dilate = [2, 1], reverse = [false, true]",
+       16, true},
+      {"2x17x8", "5x1x8", "2x17x8", "[b, 0, f]x[0, i, o]->[b, 0, f]", "pad = [[2, 2]]", 8, true},
+      {"1x6x6x8", "3x3x1x16", "1x6x6x16", NHWC, "pad = [[1, 1], [1, 1]]", 8, false},
+      {"1x6x6x12", "3x3x1x12", "1x6x6x12", NHWC, "pad = [[1, 1], [1, 1]]", 12, false},
+      {"1x16x6x6", "16x1x3x3", "1x16x6x6", NCHW, "pad = [[1, 1], [1, 1]]", 16, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char x[64], w[64], y[64];
+    snprintf(x, sizeof x, "tensor<%sxf32>", cases[i].x);
+    snprintf(w, sizeof w, "tensor<%sxf32>", cases[i].w);
+    snprintf(y, sizeof y, "tensor<%sxf32>", cases[i].y);
+    depthwise_case(state, x, w, y, cases[i].dims, cases[i].window, cases[i].groups, cases[i].words);
+  }
   /* a fused epilogue (folded batch norm and ReLU6, as in MobileNet) on the words */
   static const char fused[] =
       "func.func @main(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x1x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>)"

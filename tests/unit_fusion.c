@@ -500,10 +500,17 @@ static void test_scores_columns_per_subgroup_size(void **state) {
  * texel views that kernel reads the s32 indices and the f32 table one
  * element at a time through R32UI views (scalar_inputs), not through
  * storage-buffer loads (a loop over the lanes on lavapipe). */
+/* The fixture's target as a CPU device reading through texel views
+ * (lavapipe's), with 64-bit integers in shaders where |int64|. */
+static void cpu_texel_target(fixture_t *f, bool int64) {
+  f->target.is_cpu = f->target.texel_words = true;
+  f->target.shader_int64 = int64;
+  f->target.max_texel_buffer_elements = 1u << 27;
+}
+
 static void test_gather_computed_once(void **state) {
   fixture_t *f = *state;
-  f->target.is_cpu = f->target.texel_words = true;
-  f->target.max_texel_buffer_elements = 1u << 27;
+  cpu_texel_target(f, true);
   hlo_module_t *m = fuse(f,
       "func.func @main(%t: tensor<16x8xf32>, %j: tensor<4x1xi32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {\n"
       "  %one = stablehlo.constant dense<1> : tensor<4x1xi32>\n"
@@ -551,8 +558,7 @@ static void test_gather_computed_once(void **state) {
  * read once per invocation. */
 static void test_reshape_chain_reads_words(void **state) {
   fixture_t *f = *state;
-  f->target.is_cpu = f->target.shader_int64 = f->target.texel_words = true;
-  f->target.max_texel_buffer_elements = 1u << 27;
+  cpu_texel_target(f, true);
   hlo_module_t *m = fuse(f,
       "func.func @main(%x: tensor<2x8x4x32xf32>, %mean: tensor<2x4xf32>) -> tensor<2x8x4x32xf32> {\n"
       "  %r = stablehlo.reshape %x : (tensor<2x8x4x32xf32>) -> tensor<2x4x256xf32>\n"
