@@ -1031,18 +1031,6 @@ static void linear_memo_add(elemental_emitter_t *E, const hlo_shape_t *shape, co
   }
 }
 
-/* |shape|'s dimensions as a bases key; false when they do not fit. */
-static bool dims_key(const hlo_shape_t *shape, char *key, size_t cap) {
-  size_t len = 0;
-  key[0] = 0;
-  for (int d = 0; d < shape->rank; d++) {
-    int n = snprintf(key + len, cap - len, "%lld,", (long long)shape->dimensions[d]);
-    if (n < 0 || (size_t)n >= cap - len) return false;
-    len += (size_t)n;
-  }
-  return true;
-}
-
 static void delinearize(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *shape,
                         const char *linear, el_name_t *out);
 
@@ -1055,18 +1043,18 @@ static bool lane_index(elemental_emitter_t *E, const hlo_instruction_t *instr, c
   const el_lane_position_t *lane = NULL;
   for (int i = 0; i < E->lane_count && !lane; i++)
     if (strcmp(E->lanes[i].linear.s, linear) == 0) lane = &E->lanes[i];
-  char key[sizeof E->bases[0].dims];
-  if (!lane || !dims_key(shape, key, sizeof key)) return false;
+  if (!lane) return false;
   const el_base_index_t *b = NULL;
   for (int i = 0; i < EL_BASES && !b; i++)
-    if (strcmp(E->bases[i].dims, key) == 0 && strcmp(E->bases[i].linear.s, lane->base.s) == 0 &&
-        glsl_scope_open(&E->glsl, E->bases[i].scope))
+    if (E->bases[i].rank == r && memcmp(E->bases[i].dims, shape->dimensions, sizeof(int64_t) * (size_t)r) == 0 &&
+        strcmp(E->bases[i].linear.s, lane->base.s) == 0 && glsl_scope_open(&E->glsl, E->bases[i].scope))
       b = &E->bases[i];
   if (!b) {
     el_base_index_t *n = &E->bases[E->base_next];
     E->base_next = (E->base_next + 1) % EL_BASES;
     delinearize(E, instr, shape, lane->base.s, n->index);
-    snprintf(n->dims, sizeof n->dims, "%s", key);
+    n->rank = r;
+    memcpy(n->dims, shape->dimensions, sizeof(int64_t) * (size_t)r);
     n->linear = lane->base;
     n->scope = glsl_innermost(&E->glsl);
     b = n;

@@ -96,11 +96,12 @@ typedef struct el_lane_position {
   int offset;
 } el_lane_position_t;
 
-/* An index el_delinearize made of |linear| in a shape of dimensions
- * |dims|, defined in |scope| (see elemental_emitter_t.bases). */
+/* An index el_delinearize made of |linear| in a shape of |rank|
+ * dimensions |dims|, defined in |scope| (see elemental_emitter_t.bases). */
 #define EL_BASES 8
 typedef struct el_base_index {
-  char dims[96]; /* "size," per dimension */
+  int rank; /* 0: an empty entry */
+  int64_t dims[HLO_MAX_RANK];
   el_name_t linear;
   el_name_t index[HLO_MAX_RANK];
   glsl_scope_t scope;

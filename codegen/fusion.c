@@ -700,50 +700,54 @@ static bool loop_only(const fuser_t *f, const cluster_t *c) {
   return true;
 }
 
-/* Marks f->identity for |b|'s members: read only at the index of |b|'s
- * outputs (its members are sorted by position, users after producers). */
-static void mark_identity(fuser_t *f, const cluster_t *b) {
-  f->cur++;
-  for (int i = 0; i < b->member_count; i++) set_state(f, b->members[i], ST_MEMBER);
+/* Marks the members of |c| in f->mark under a fresh mark_cur. */
+static void mark_members(fuser_t *f, const cluster_t *c) {
+  f->mark_cur++;
+  for (int i = 0; i < c->member_count; i++) f->mark[c->members[i]] = f->mark_cur;
+}
+
+/* Marks f->identity for the members of cluster |bi|: read only at the
+ * index of its outputs (members are sorted by position, users after
+ * producers). */
+static void mark_identity(fuser_t *f, int bi) {
+  const cluster_t *b = &f->clusters[bi];
+  mark_members(f, b);
   for (int i = b->member_count - 1; i >= 0; i--) {
     int p = b->members[i];
-    bool ident = true, root = false;
-    for (int r = 0; r < b->root_count; r++) root = root || b->roots[r] == p;
     const hlo_instruction_t *P = f->ins[p];
-    for (int u = 0; u < P->user_count && !root; u++) {
-      int up = pos_of(P->users[u]);
-      if (get_state(f, up) == ST_MEMBER) ident = ident && f->identity[up] && reads_identity(P->users[u], P);
-    }
-    f->identity[p] = root || ident;
+    bool ident = true;
+    if (f->root_cluster[p] != bi) /* not one of its outputs */
+      for (int u = 0; u < P->user_count; u++) {
+        int up = pos_of(P->users[u]);
+        if (f->mark[up] == f->mark_cur) ident = ident && f->identity[up] && reads_identity(P->users[u], P);
+      }
+    f->identity[p] = ident;
   }
 }
 
-/* Does |b| read what it reads of |a| (outputs of |a| only) at its own
- * index, and |a| nothing of |b|?  f->identity as mark_identity(b) left it. */
-static bool reads_outputs_in_place(fuser_t *f, const cluster_t *a, const cluster_t *b) {
+/* Does cluster |bi| read what it reads of cluster |ai| (outputs of it
+ * only) at its own index, and |ai| nothing of |bi|?  f->identity as
+ * mark_identity(bi) left it. */
+static bool reads_outputs_in_place(fuser_t *f, int ai, int bi) {
+  const cluster_t *a = &f->clusters[ai], *b = &f->clusters[bi];
+  mark_members(f, b);
   f->cur++;
   for (int i = 0; i < a->member_count; i++) set_state(f, a->members[i], ST_MEMBER);
   bool any = false;
   for (int i = 0; i < b->external_count; i++) {
     int e = b->externals[i];
     if (get_state(f, e) != ST_MEMBER) continue;
-    bool root = false;
-    for (int r = 0; r < a->root_count; r++) root = root || a->roots[r] == e;
-    if (!root) return false;
+    if (f->root_cluster[e] != ai) return false; /* not an output of |a| */
     const hlo_instruction_t *E = f->ins[e];
     for (int u = 0; u < E->user_count; u++) {
       const hlo_instruction_t *U = E->users[u];
-      bool in_b = false;
-      for (int j = 0; j < b->member_count && !in_b; j++) in_b = b->members[j] == pos_of(U);
-      if (in_b && !(f->identity[pos_of(U)] && reads_identity(U, E))) return false;
+      if (f->mark[pos_of(U)] == f->mark_cur && !(f->identity[pos_of(U)] && reads_identity(U, E))) return false;
     }
     any = true;
   }
   if (!any) return false;
-  f->cur++;
-  for (int i = 0; i < b->member_count; i++) set_state(f, b->members[i], ST_MEMBER);
   for (int i = 0; i < a->external_count; i++)
-    if (get_state(f, a->externals[i]) == ST_MEMBER) return false;
+    if (f->mark[a->externals[i]] == f->mark_cur) return false;
   return true;
 }
 
@@ -788,13 +792,13 @@ static vkhlo_status_t merge_consumers(fuser_t *f) {
     for (int j = 0; j < f->cluster_count && !st; j++) {
       cluster_t *b = &f->clusters[j];
       if (!b->alive || !loop_only(f, b)) continue;
-      mark_identity(f, b);
+      mark_identity(f, j);
       bool merged = false;
       for (int i = 0; i < b->external_count && !merged && !st; i++) {
         int ai = f->root_cluster[b->externals[i]];
         if (ai < 0 || ai == j) continue;
         cluster_t *a = &f->clusters[ai];
-        if (!a->alive || !loop_only(f, a) || !same_output_dims(f, a, b) || !reads_outputs_in_place(f, a, b))
+        if (!a->alive || !loop_only(f, a) || !same_output_dims(f, a, b) || !reads_outputs_in_place(f, ai, j))
           continue;
         st = try_merge_consumer(f, a, b, stack, &merged);
       }
