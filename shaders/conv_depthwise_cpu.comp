@@ -126,8 +126,12 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOut { float 
 #define CONV_RHS_AT(i) conv_rhs[i]
 #endif
 
+/* Features per invocation (CONV_FW) and how they are loaded and stored:
+ * one element at a time, or 8 features as one u64vec4 word (CONV_WORDS;
+ * each word at a multiple of 8 elements, see above). */
 #if CONV_WORDS
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define CONV_FW 8
 layout(std430, set = 0, binding = LHS_BINDING) readonly buffer ConvLhsW { u64vec4 conv_lhs_w[]; };
 layout(std430, set = 0, binding = RHS_BINDING) readonly buffer ConvRhsW { u64vec4 conv_rhs_w[]; };
 layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64vec4 conv_out_w[]; };
@@ -137,8 +141,9 @@ layout(std430, set = 0, binding = OUT_BINDING) writeonly buffer ConvOutW { u64ve
 #ifndef CONV_RHS_W_AT
 #define CONV_RHS_W_AT(i) conv_rhs_w[i]
 #endif
-/* the 8 floats of a word (the lower address first) */
-void conv_unpack8(u64vec4 w, out float f[8]) {
+/* the 8 floats of a word (the lower address first); zeros where !ok */
+void conv_unpack8(u64vec4 w, bool ok, out float f[8]) {
+  if (!ok) w = u64vec4(0ul); /* +0.0 */
   [[unroll]] for (int k = 0; k < 4; k++) {
     vec2 t = uintBitsToFloat(unpackUint2x32(w[k]));
     f[2 * k] = t.x;
@@ -146,82 +151,27 @@ void conv_unpack8(u64vec4 w, out float f[8]) {
   }
 }
 uint64_t conv_w2(float a, float b) { return packUint2x32(floatBitsToUint(vec2(a, b))); }
+#define CONV_LOAD_X(i, ok, v) conv_unpack8(CONV_LHS_W_AT((i) >> 3), ok, v)
+#define CONV_LOAD_W(i, v) conv_unpack8(CONV_RHS_W_AT((i) >> 3), true, v)
+#else
+#define CONV_FW 1
+#define CONV_LOAD_X(i, ok, v) v[0] = (ok) ? CONV_LHS_AT(i) : CONV_T(0)
+#define CONV_LOAD_W(i, v) v[0] = CONV_RHS_AT(i)
 #endif
 
 const int CONV_SEGS = (CONV_OW + TILE_W - 1) / TILE_W;            /* row segments */
 const int CONV_SPAN = (TILE_W - 1) * CONV_SW + (CONV_KW - 1) * CONV_DW + 1; /* inputs a segment's windows cover */
 const int CONV_OG = CONV_O / CONV_G;                              /* channel multiplier */
-#if CONV_WORDS
-const int CONV_OB = CONV_O / 8; /* feature words */
-const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_OB) * uint(CONV_OH) * uint(CONV_SEGS);
+const int CONV_OF = CONV_O / CONV_FW;                             /* invocations per pixel tile */
+const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_OF) * uint(CONV_OH) * uint(CONV_SEGS);
 
 void main() {
   uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
   if (gid >= CONV_TOTAL) return;
-  int ob = int(gid % uint(CONV_OB));
-  int rest = int(gid / uint(CONV_OB));
-  int seg = rest % CONV_SEGS;
-  rest /= CONV_SEGS;
-  int oh = rest % CONV_OH;
-  int n = rest / CONV_OH;
-  int ow0 = min(seg * TILE_W, CONV_OW - TILE_W);
-  if (CONV_OW < TILE_W) ow0 = 0;
-  int xb = ow0 * CONV_SW - CONV_PW;
-  int lbase = n * LHS_SN + 8 * ob; /* features are the groups: input feature = output feature */
-
-  float acc[TILE_W][8];
-  [[unroll]] for (int p = 0; p < TILE_W; p++)
-    [[unroll]] for (int c = 0; c < 8; c++) acc[p][c] = 0.0;
-  for (int kh = 0; kh < CONV_KH; kh++) {
-    int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
-#if CONV_CHECK
-    bool row_ok = y >= 0 && y <= (CONV_H - 1) * CONV_LDH && y % CONV_LDH == 0;
-    if (!row_ok) continue;
-    y /= CONV_LDH;
-#endif
-    float xs[CONV_SPAN][8];
-    [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
-      int x = xb + j;
-#if CONV_CHECK
-      bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
-      u64vec4 w = CONV_LHS_W_AT((lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW) >> 3);
-      if (!ok) w = u64vec4(0ul); /* +0.0 */
-#else
-      u64vec4 w = CONV_LHS_W_AT((lbase + y * LHS_SH + x * LHS_SW) >> 3);
-#endif
-      conv_unpack8(w, xs[j]);
-    }
-    int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
-    [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
-      int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-      float wv[8];
-      conv_unpack8(CONV_RHS_W_AT((8 * ob + khr * RHS_SH + kwr * RHS_SW) >> 3), wv);
-      [[unroll]] for (int p = 0; p < TILE_W; p++)
-        [[unroll]] for (int c = 0; c < 8; c++) acc[p][c] += xs[p * CONV_SW + kw * CONV_DW][c] * wv[c];
-    }
-  }
-
-  int obase = n * OUT_SN + oh * OUT_SH + 8 * ob;
-  [[unroll]] for (int p = 0; p < TILE_W; p++) {
-    if (p < CONV_OW && ow0 + p >= seg * TILE_W) {
-      int pos = obase + (ow0 + p) * OUT_SW;
-      u64vec4 t;
-      [[unroll]] for (int k = 0; k < 4; k++)
-        t[k] = conv_w2(CONV_EPILOGUE(acc[p][2 * k], pos + 2 * k), CONV_EPILOGUE(acc[p][2 * k + 1], pos + 2 * k + 1));
-      conv_out_w[pos >> 3] = t;
-    }
-  }
-}
-#else
-const uint CONV_TOTAL = uint(CONV_N) * uint(CONV_O) * uint(CONV_OH) * uint(CONV_SEGS);
-
-void main() {
-  uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;
-  if (gid >= CONV_TOTAL) return;
-  int seg, o, oh, n;
-#if CONV_FEATURE_MINOR
-  o = int(gid % uint(CONV_O));
-  int rest = int(gid / uint(CONV_O));
+  int seg, f, oh, n;
+#if CONV_FEATURE_MINOR || CONV_WORDS
+  f = int(gid % uint(CONV_OF));
+  int rest = int(gid / uint(CONV_OF));
   seg = rest % CONV_SEGS;
   rest /= CONV_SEGS;
   oh = rest % CONV_OH;
@@ -231,17 +181,19 @@ void main() {
   int rest = int(gid / uint(CONV_SEGS));
   oh = rest % CONV_OH;
   rest /= CONV_OH;
-  o = rest % CONV_O;
-  n = rest / CONV_O;
+  f = rest % CONV_OF;
+  n = rest / CONV_OF;
 #endif
+  int o = f * CONV_FW; /* the first output feature */
   int g = o / CONV_OG;
   int ow0 = min(seg * TILE_W, CONV_OW - TILE_W); /* a full segment; the last overlaps its neighbour */
   if (CONV_OW < TILE_W) ow0 = 0;
   int xb = ow0 * CONV_SW - CONV_PW;
   int lbase = n * LHS_SN + g * LHS_SC;
 
-  CONV_T acc[TILE_W];
-  [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] = CONV_T(0);
+  CONV_T acc[TILE_W][CONV_FW];
+  [[unroll]] for (int p = 0; p < TILE_W; p++)
+    [[unroll]] for (int c = 0; c < CONV_FW; c++) acc[p][c] = CONV_T(0);
   for (int kh = 0; kh < CONV_KH; kh++) {
     int y = oh * CONV_SH - CONV_PH + kh * CONV_DH;
 #if CONV_CHECK
@@ -250,22 +202,23 @@ void main() {
     y /= CONV_LDH;
 #endif
     /* the input segment, once */
-    CONV_T xs[CONV_SPAN];
+    CONV_T xs[CONV_SPAN][CONV_FW];
     [[unroll]] for (int j = 0; j < CONV_SPAN; j++) {
       int x = xb + j;
 #if CONV_CHECK
       bool ok = x >= 0 && x <= (CONV_W - 1) * CONV_LDW && x % CONV_LDW == 0;
-      CONV_T v = CONV_LHS_AT(lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW);
-      xs[j] = ok ? v : CONV_T(0);
+      CONV_LOAD_X(lbase + y * LHS_SH + (ok ? x / CONV_LDW : 0) * LHS_SW, ok, xs[j]);
 #else
-      xs[j] = CONV_LHS_AT(lbase + y * LHS_SH + x * LHS_SW);
+      CONV_LOAD_X(lbase + y * LHS_SH + x * LHS_SW, true, xs[j]);
 #endif
     }
     int khr = CONV_REV_H != 0 ? CONV_KH - 1 - kh : kh;
     [[unroll]] for (int kw = 0; kw < CONV_KW; kw++) {
       int kwr = CONV_REV_W != 0 ? CONV_KW - 1 - kw : kw;
-      CONV_T wv = CONV_RHS_AT(o * RHS_SO + khr * RHS_SH + kwr * RHS_SW);
-      [[unroll]] for (int p = 0; p < TILE_W; p++) acc[p] += xs[p * CONV_SW + kw * CONV_DW] * wv;
+      CONV_T wv[CONV_FW];
+      CONV_LOAD_W(o * RHS_SO + khr * RHS_SH + kwr * RHS_SW, wv);
+      [[unroll]] for (int p = 0; p < TILE_W; p++)
+        [[unroll]] for (int c = 0; c < CONV_FW; c++) acc[p][c] += xs[p * CONV_SW + kw * CONV_DW][c] * wv[c];
     }
   }
 
@@ -274,8 +227,14 @@ void main() {
     /* the last segment starts early: store only the pixels it owns */
     if (p < CONV_OW && ow0 + p >= seg * TILE_W) {
       int pos = obase + (ow0 + p) * OUT_SW;
-      CONV_STORE(pos, CONV_EPILOGUE(acc[p], pos));
+#if CONV_WORDS
+      u64vec4 t;
+      [[unroll]] for (int k = 0; k < 4; k++)
+        t[k] = conv_w2(CONV_EPILOGUE(acc[p][2 * k], pos + 2 * k), CONV_EPILOGUE(acc[p][2 * k + 1], pos + 2 * k + 1));
+      conv_out_w[pos >> 3] = t;
+#else
+      CONV_STORE(pos, CONV_EPILOGUE(acc[p][0], pos));
+#endif
     }
   }
 }
-#endif
