@@ -1183,7 +1183,11 @@ vkhlo_status_t codegen_emit_eigh_round(elemental_emitter_t *E, const hlo_instruc
  * (the svd kernel's, with gesvj's test), and they rotate the pair's two
  * columns of W and V row by row; the pair's stamp becomes g where it
  * rotated (the expand pass stops once no pair has rotated for N - 1
- * rounds). */
+ * rounds).  On CPU devices with serial reductions (lavapipe: a workgroup
+ * with a barrier costs a coroutine switch per SIMD group, and its 64
+ * invocations had two rows each) one invocation per (matrix, pair) does
+ * it all alone, summing the rows in order: no shared memory, no barrier,
+ * the workgroups' lanes being different pairs. */
 vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t *out_total) {
   const hlo_shape_t *s = &instr->operands[0]->shape;
   hlo_element_type_t t = s->element_type;
@@ -1201,9 +1205,14 @@ vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruct
   hlo_shape_t batch;
   hlo_shape_init(&batch, t, br, s->dimensions);
   el_name_t bidx[HLO_MAX_RANK], idx[HLO_MAX_RANK], rv, v, pa, pb, pg;
-  E->workgroup_problems = true;
-  el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
-  el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
+  bool serial = E->target->is_cpu && !E->target->subgroup_reduce;
+  if (!serial) {
+    E->workgroup_problems = true;
+    el_line(E, instr, "int lane = int(gl_LocalInvocationID.x);");
+    el_line(E, instr, "int idx = int(gid) / %d;", LU_LANES);
+  } else {
+    el_line(E, instr, "int idx = int(gid);");
+  }
   el_line(E, instr, "int k = idx %% %lld;", (long long)half);
   el_line(E, instr, "idx /= %lld;", (long long)half);
   el_delinearize(E, instr, &batch, "idx", bidx);
@@ -1211,13 +1220,12 @@ vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruct
   el_line(E, instr, "int g = %s + %lld;", rv.s, (long long)instr->attrs.dimension);
   el_line(E, instr, "int round = g %% %lld;", (long long)m);
   circle_pair(E, instr, nn);
-  shared_array(E, "sr_a", rt, LU_LANES, &pa);
-  shared_array(E, "sr_b", rt, LU_LANES, &pb);
-  shared_array(E, "sr_g", ct, LU_LANES, &pg);
-  /* the pair's Gram entries: this invocation's rows, then all of them */
+  /* the pair's Gram entries: this invocation's rows (all of them when
+   * serial), then the workgroup's sum */
   el_line(E, instr, "%s al = %s(0), be = %s(0);", rt, rt, rt);
   el_line(E, instr, "%s ga = %s(0);", ct, ct);
-  glsl_scope_t own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
+  glsl_scope_t own = serial ? el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)nn)
+                            : el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
   el_name_t wp, wq, cwp, gp;
   matrix_index(bidx, br, "i", "p", idx);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, idx, &wp));
@@ -1230,15 +1238,20 @@ vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruct
   mul(E, instr, t, cwp.s, wq.s, &gp);
   el_line(E, instr, "ga += %s;", gp.s);
   el_close(E, instr, own);
-  el_line(E, instr, "%s[lane] = al;", pa.s);
-  el_line(E, instr, "%s[lane] = be;", pb.s);
-  el_line(E, instr, "%s[lane] = ga;", pg.s);
-  el_line(E, instr, "barrier();");
-  el_line(E, instr, "al = %s(0);", rt);
-  el_line(E, instr, "be = %s(0);", rt);
-  el_line(E, instr, "ga = %s(0);", ct);
-  el_line(E, instr, "for (int l = 0; l < %d; l++) { al += %s[l]; be += %s[l]; ga += %s[l]; }", LU_LANES, pa.s, pb.s,
-          pg.s);
+  if (!serial) {
+    shared_array(E, "sr_a", rt, LU_LANES, &pa);
+    shared_array(E, "sr_b", rt, LU_LANES, &pb);
+    shared_array(E, "sr_g", ct, LU_LANES, &pg);
+    el_line(E, instr, "%s[lane] = al;", pa.s);
+    el_line(E, instr, "%s[lane] = be;", pb.s);
+    el_line(E, instr, "%s[lane] = ga;", pg.s);
+    el_line(E, instr, "barrier();");
+    el_line(E, instr, "al = %s(0);", rt);
+    el_line(E, instr, "be = %s(0);", rt);
+    el_line(E, instr, "ga = %s(0);", ct);
+    el_line(E, instr, "for (int l = 0; l < %d; l++) { al += %s[l]; be += %s[l]; ga += %s[l]; }", LU_LANES, pa.s,
+            pb.s, pg.s);
+  }
   magnitude_phase(E, instr, t, "ga", "gm", "u");
   el_line(E, instr, "%s cc = %s(1), ss = %s(0);", rt, rt, rt);
   el_line(E, instr, "bool turn = gm > %s(%.17g) * sqrt(al) * sqrt(be);", rt, eps * sqrt((double)nn));
@@ -1248,16 +1261,23 @@ vkhlo_status_t codegen_emit_svd_round(elemental_emitter_t *E, const hlo_instruct
   el_line(E, instr, "ivec2 Q = ivec2(p, q);");
   el_line(E, instr, "%s c2 = cc, s2 = ss;", rt);
   el_line(E, instr, cx ? "%s u2 = %s(u.x, -u.y);" : "%s u2 = u;", ct, ct);
-  own = el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
+  own = serial ? el_open(E, instr, "for (int i = 0; i < %lld; i++) {", (long long)nn)
+               : el_open(E, instr, "for (int i = lane; i < %lld; i += %d) {", (long long)nn, LU_LANES);
   VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 0, 0, bidx, br, "i"));
   VKHLO_RETURN_IF_ERROR(rotate_row(E, instr, t, 1, 1, bidx, br, "i"));
   el_close(E, instr, own);
   vector_index(bidx, br, "k", idx);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, idx, &v));
   el_line(E, instr, "int stamp = turn ? g : %s;", v.s);
-  store_by_first(E, instr, 2, idx, "stamp");
-  el_count_loop_iterations(E, instr, 2 * rows + LU_LANES);
-  *out_total = hlo_shape_element_count(&batch) * half * LU_LANES;
+  if (serial) {
+    codegen_store_result(E, instr, 2, idx, "stamp");
+    el_count_loop_iterations(E, instr, 2 * nn);
+    *out_total = hlo_shape_element_count(&batch) * half;
+  } else {
+    store_by_first(E, instr, 2, idx, "stamp");
+    el_count_loop_iterations(E, instr, 2 * rows + LU_LANES);
+    *out_total = hlo_shape_element_count(&batch) * half * LU_LANES;
+  }
   return NULL;
 }
 

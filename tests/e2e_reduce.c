@@ -855,17 +855,7 @@ static void loop_limit_refused(void **state) {
  * neighbours' loads are side by side already): bit for bit the loop's.
  * On CPU devices (lavapipe has subgroup shuffles) the kernels must hold
  * the lanes' butterfly (subgroupShuffleXor). */
-static vkhlo_context_t *subgroup_context(void) {
-  setenv("VKHLO_REDUCE", "subgroup", 1);
-  vkhlo_context_options_t o;
-  memset(&o, 0, sizeof o);
-  o.enable_validation = true;
-  vkhlo_context_t *ctx = NULL;
-  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
-  unsetenv("VKHLO_REDUCE");
-  expect_ok(st);
-  return ctx;
-}
+static vkhlo_context_t *subgroup_context(void) { return test_context_with_env("VKHLO_REDUCE", "subgroup"); }
 
 /* |text| fused in |sg| (on CPU devices its kernels must split a reduce
  * over the lanes, or with !|lanes_wanted| must not) against unfused in

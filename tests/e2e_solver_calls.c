@@ -872,6 +872,23 @@ static void svd_rounds(void **state) {
   svd_case(*state, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 67, 67, false, true, SVD_ZERO);
 }
 
+/* svd_round's two forms (codegen/emit_linalg.c): the cases above take a
+ * CPU device's (an invocation per column pair); a GPU's (a workgroup per
+ * pair, its Gram sums through shared memory) is forced here with
+ * VKHLO_REDUCE=subgroup: real and complex, a batch of two, rank deficient */
+static void svd_rounds_workgroups(void **state) {
+  (void)state;
+  vkhlo_context_t *ctx = test_context_with_env("VKHLO_REDUCE", "subgroup");
+  if (!ctx) return;
+  const char *full = "{mode = 65 : ui8}";
+  svd_case(ctx, "lapack_sgesdd_ffi", full, SVD_U_VT, 2, 65, 65, false, true, SVD_RANDOM);
+  svd_case(ctx, "lapack_cgesdd_ffi", full, SVD_U_VT, 1, 66, 80, true, true, SVD_RANDOM);
+  svd_case(ctx, "lapack_sgesdd_ffi", full, SVD_U_VT, 1, 75, 75, false, true, SVD_RANK_HALF);
+  int messages = vkhlo_context_validation_message_count(ctx);
+  vkhlo_context_destroy(ctx);
+  assert_int_equal(messages, 0);
+}
+
 /* ------------------------------------------------------------------ gtsv */
 
 /* gtsv of b systems of m unknowns and n right-hand sides: |A x - b| within
@@ -1038,7 +1055,8 @@ int main(void) {
       cmocka_unit_test(qr_complex),           cmocka_unit_test(eigh_known),
       cmocka_unit_test(eigh_sizes),           cmocka_unit_test(eigh_rounds),
       cmocka_unit_test(svd_known),
-      cmocka_unit_test(svd_sizes),            cmocka_unit_test(svd_rounds),            cmocka_unit_test(gtsv_known),
+      cmocka_unit_test(svd_sizes),            cmocka_unit_test(svd_rounds),
+      cmocka_unit_test(svd_rounds_workgroups),            cmocka_unit_test(gtsv_known),
       cmocka_unit_test(gtsv_sizes),           cmocka_unit_test(wrong_results_refused),
       cmocka_unit_test(solver_wrong_types_refused),
   };

@@ -138,6 +138,18 @@ int validated_context_teardown(void **state) {
   return messages == 0 ? 0 : -1;
 }
 
+vkhlo_context_t *test_context_with_env(const char *name, const char *value) {
+  setenv(name, value, 1);
+  vkhlo_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.enable_validation = true;
+  vkhlo_context_t *ctx = NULL;
+  vkhlo_status_t st = vkhlo_context_create(&o, &ctx);
+  unsetenv(name);
+  expect_ok(st);
+  return ctx;
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 const char *__lsan_default_options(void);
 const char *__lsan_default_options(void) { return "suppressions=" VKHLO_SOURCE_DIR "/tests/lsan.supp"; }

@@ -58,6 +58,13 @@ void test_expect_compile_error(vkhlo_context_t *ctx, const char *text, const cha
 int validated_context_setup(void **state);
 int validated_context_teardown(void **state);
 
+/* A context on the default device with the validation layer on, created
+ * while $|name| = |value| (the knobs api/context.c reads at creation, such
+ * as VKHLO_REDUCE=subgroup for a GPU's kernel variants on lavapipe); the
+ * variable is unset again.  Fails the test when creation fails (NULL).
+ * The caller destroys it after checking its validation message count. */
+vkhlo_context_t *test_context_with_env(const char *name, const char *value);
+
 /* The value of f16 bits (|half|) or bf16 bits |h|, finite ones. */
 double test_16bit_value(bool half, uint16_t h);
 
