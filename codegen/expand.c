@@ -1728,6 +1728,18 @@ static hlo_instruction_t *slice_minor(expand_ctx_t *x, hlo_instruction_t *a, int
   return slice_(x, a, start, limit);
 }
 
+/* a with a[..., r0:, c0:] replaced by |piece| (a dynamic_update_slice at
+ * constant starts: in place where a's buffer may be reused). */
+static hlo_instruction_t *update_minor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *piece, int64_t r0,
+                                       int64_t c0) {
+  if (!a || !piece) return NULL;
+  int r = a->shape.rank;
+  hlo_instruction_t *ops[2 + HLO_MAX_RANK] = {a, piece};
+  for (int d = 0; d < r; d++)
+    ops[2 + d] = scalar(x, HLO_S32, 0, (uint64_t)(d == r - 2 ? r0 : d == r - 1 ? c0 : 0));
+  return emit(x, HLO_OPCODE_DYNAMIC_UPDATE_SLICE, &a->shape, 2 + r, ops);
+}
+
 /* a with its two minor dimensions swapped. */
 static hlo_instruction_t *transpose_minor(expand_ctx_t *x, hlo_instruction_t *a) {
   return a ? swap_dims(x, a, a->shape.rank - 2, a->shape.rank - 1) : NULL;
@@ -2486,27 +2498,41 @@ static hlo_instruction_t *take_rows(expand_ctx_t *x, hlo_instruction_t *a, hlo_i
   return g;
 }
 
-/* getrf's (lu, pivots from 0, info) of |a| into out[0..2]. */
+static hlo_instruction_t *take_elements(expand_ctx_t *x, hlo_instruction_t *v, hlo_instruction_t *perm);
+
+/* getrf's (lu, pivots from 0, info) of |a| into out[0..2]: the lu kernel,
+ * or past one panel LAPACK's right-looking blocked getrf on the trailing
+ * matrix alone: each panel factored by the kernel (its own rows
+ * interchanged), its interchanges applied to the trailing columns right of
+ * it by a gather, the block row of U solved, the rest updated by a
+ * dot_general.  The rows of a panel's L below its top are interchanged by
+ * every later panel: those permutations are composed (last first, on
+ * index vectors) and applied once per panel; each piece of the result is
+ * then written into place once (no copy of the whole matrix per panel). */
 static void lu_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
   int r = a->shape.rank;
   int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], kk = m < n ? m : n;
   int64_t w = lu_panel(m);
+  out[0] = out[1] = out[2] = NULL;
   if (n <= w) {
     hlo_instruction_t *t = lu_op(x, a);
     for (int i = 0; i < 3; i++) out[i] = tuple_element(x, t, i);
     return;
   }
-  int64_t np = (kk + w - 1) / w;
-  hlo_instruction_t **piv = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)np), *info = NULL;
+  int np = (int)((kk + w - 1) / w);
+  /* per panel: pivots, the panel, U right of it, its permutation of rows
+   * j0..m-1, its L below the top in the final order */
+  hlo_instruction_t **piv = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)np * 5), *info = NULL;
   if (!piv) {
     x->failed = true;
-    out[0] = out[1] = out[2] = NULL;
     return;
   }
-  for (int64_t p = 0; p < np; p++) {
-    int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w, rest = n - j0 - jb;
-    hlo_instruction_t *t = lu_op(x, slice_minor(x, a, j0, m, j0, j0 + jb));
-    hlo_instruction_t *panel = tuple_element(x, t, 0), *pp = tuple_element(x, t, 1), *ip = tuple_element(x, t, 2);
+  hlo_instruction_t **panel = piv + np, **right = panel + np, **perm = right + np, **below = perm + np, *trail = a;
+  for (int p = 0; p < np; p++) {
+    int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w, mt = m - j0, rest = n - j0 - jb;
+    hlo_instruction_t *t = lu_op(x, slice_minor(x, trail, 0, mt, 0, jb));
+    hlo_instruction_t *pp = tuple_element(x, t, 1), *ip = tuple_element(x, t, 2);
+    panel[p] = tuple_element(x, t, 0);
     piv[p] = pp && j0 ? binary(x, HLO_OPCODE_ADD, pp, splat(x, &pp->shape, 0, (uint64_t)j0)) : pp;
     if (!info) {
       info = ip;
@@ -2516,33 +2542,47 @@ static void lu_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *
                                        compare(x, ip, zero, HLO_CMP_NE));
       info = select_(x, here, binary(x, HLO_OPCODE_ADD, ip, splat(x, &ip->shape, 0, (uint64_t)j0)), info);
     }
-    /* the panel's row interchanges, applied to the columns left and right of it */
-    hlo_instruction_t *perm = j0 > 0 || rest > 0 ? pivots_to_permutation(x, pp, m - j0) : NULL;
-    hlo_instruction_t *parts[3];
-    int count = 0;
-    if (j0 > 0) parts[count++] = take_rows(x, slice_minor(x, a, j0, m, 0, j0), perm);
-    parts[count++] = panel;
+    perm[p] = p > 0 || rest > 0 ? pivots_to_permutation(x, pp, mt) : NULL;
+    right[p] = NULL;
     if (rest > 0) {
-      hlo_instruction_t *right = take_rows(x, slice_minor(x, a, j0, m, j0 + jb, n), perm);
-      hlo_instruction_t *u = block_solve(x, slice_minor(x, panel, 0, jb, 0, jb), slice_minor(x, right, 0, jb, 0, rest),
-                                         true, true, false, true);
-      if (m - j0 > jb) {
-        hlo_instruction_t *below = binary(x, HLO_OPCODE_SUBTRACT, slice_minor(x, right, jb, m - j0, 0, rest),
-                                          matmul(x, slice_minor(x, panel, jb, m - j0, 0, jb), u, false));
-        hlo_instruction_t *v[2] = {u, below};
-        u = concat(x, 2, v, r - 2);
-      }
-      parts[count++] = u;
+      hlo_instruction_t *rows = take_rows(x, slice_minor(x, trail, 0, mt, jb, n - j0), perm[p]);
+      right[p] = block_solve(x, slice_minor(x, panel[p], 0, jb, 0, jb), slice_minor(x, rows, 0, jb, 0, rest), true,
+                             true, false, true);
+      if (mt > jb)
+        trail = binary(x, HLO_OPCODE_SUBTRACT, slice_minor(x, rows, jb, mt, 0, rest),
+                       matmul(x, slice_minor(x, panel[p], jb, mt, 0, jb), right[p], false));
     }
-    hlo_instruction_t *rows = concat(x, count, parts, r - 1);
-    if (j0 > 0) {
-      hlo_instruction_t *v[2] = {slice_minor(x, a, 0, j0, 0, n), rows};
-      rows = concat(x, 2, v, r - 2);
-    }
-    a = rows;
   }
-  out[0] = a;
-  out[1] = concat(x, (int)np, piv, r - 2);
+  /* order = how the panels after q reorder rows j0_q + jb.. (the
+   * composition of their permutations, an index vector), last panel first */
+  hlo_instruction_t *order = NULL;
+  for (int q = np - 1; q >= 0; q--) {
+    int64_t j0 = q * w, jb = kk - j0 < w ? kk - j0 : w, mt = m - j0;
+    below[q] = mt > jb ? slice_minor(x, panel[q], jb, mt, 0, jb) : NULL;
+    if (below[q] && order) below[q] = take_rows(x, below[q], order);
+    if (q == 0) break;
+    if (order) { /* panel q's permutation, then the later ones on its rows past jb */
+      hlo_shape_t is = perm[q] ? perm[q]->shape : order->shape;
+      is.dimensions[is.rank - 1] = jb;
+      is = array_shape(HLO_S32, is.rank, is.dimensions);
+      hlo_instruction_t *v[2] = {iota(x, &is, is.rank - 1),
+                                 binary(x, HLO_OPCODE_ADD, order, splat(x, &order->shape, 0, (uint64_t)jb))};
+      order = take_elements(x, perm[q], concat(x, 2, v, r - 2));
+    } else {
+      order = perm[q];
+    }
+  }
+  /* each panel's top, U right of it and L below it written into a's
+   * shape where they belong (in place: each element once) */
+  hlo_instruction_t *lu = a;
+  for (int p = 0; p < np; p++) {
+    int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w;
+    lu = update_minor(x, lu, slice_minor(x, panel[p], 0, jb, 0, jb), j0, j0);
+    if (right[p]) lu = update_minor(x, lu, right[p], j0, j0 + jb);
+    if (below[p]) lu = update_minor(x, lu, below[p], j0 + jb, j0);
+  }
+  out[0] = lu;
+  out[1] = concat(x, np, piv, r - 2);
   out[2] = info;
 }
 

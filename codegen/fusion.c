@@ -371,6 +371,19 @@ static bool stored_for_contraction(const fuser_t *f, const hlo_instruction_t *P)
 /* Judges candidate producer |p| for the cluster being formed; see the cost
  * model above.  |ext| counts the distinct non-member operands that are not
  * scalar constants. */
+/* Whether a member of the cluster updates P (a dynamic_update_slice) in
+ * turn: the second update then writes its window into P's buffer in place
+ * (codegen_dus_in_place_operand), where fused it would compute every
+ * element of the whole array through both. */
+static bool updated_in_place(const fuser_t *f, const hlo_instruction_t *P) {
+  for (int u = 0; u < P->user_count; u++) {
+    const hlo_instruction_t *U = P->users[u];
+    if (U->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE && U->operands[0] == P && get_state(f, pos_of(U)) == ST_MEMBER)
+      return true;
+  }
+  return false;
+}
+
 static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   hlo_instruction_t *P = f->ins[p];
   bool excl = !f->needed[p], ident = true, contr = false, row = f->row_fusions && f->root_dims;
@@ -417,6 +430,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     return false; /* stored anyway: read it */
   } else if (!excl && P->opcode == HLO_OPCODE_GATHER) {
     return false; /* each copy would read the indices again */
+  } else if (P->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE && updated_in_place(f, P)) {
+    return false; /* a chain of updates: each writes its window in place */
   }
   int new_ext = *ext - 1;
   for (int k = 0; k < P->operand_count; k++) {
