@@ -1949,10 +1949,9 @@ static hlo_instruction_t *expand_cholesky(expand_ctx_t *x, hlo_instruction_t *in
     }
     col[p] = l;
   }
-  /* L = the block columns, each below j0 rows of zeros */
-  hlo_instruction_t *zero = scalar(x, in->shape.element_type, 0, 0);
-  for (int64_t p = 1; p < nb; p++) col[p] = pad_dim(x, col[p], r - 2, p * LINALG_BLOCK, 0, zero);
-  hlo_instruction_t *l = concat(x, (int)nb, col, r - 1);
+  /* L = zeros with the block columns written in place */
+  hlo_instruction_t *l = splat(x, &in->shape, 0, 0);
+  for (int64_t p = 0; p < nb; p++) l = update_minor(x, l, col[p], p * LINALG_BLOCK, p * LINALG_BLOCK);
   return in->attrs.lower ? l : conjugate(x, transpose_minor(x, l));
 }
 
@@ -2684,8 +2683,8 @@ static hlo_instruction_t *qr_op(expand_ctx_t *x, hlo_instruction_t *a) {
 /* geqrf's (a, taus) of |a| into out[0..1]: the qr kernel, or past one
  * panel LAPACK's blocked geqrf: each panel of the trailing matrix factored
  * by the kernel, its block reflector's Q^H applied to the columns right of
- * it; the result assembled once from the factored panels and the block
- * rows of R the updates leave above the next trailing matrix. */
+ * it; the factored panels and the block rows of R the updates leave above
+ * the next trailing matrix then written into place, each once. */
 static void qr_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t **out) {
   int r = a->shape.rank;
   int64_t m = a->shape.dimensions[r - 2], n = a->shape.dimensions[r - 1], kk = m < n ? m : n;
@@ -2696,15 +2695,14 @@ static void qr_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *
     return;
   }
   int np = (int)((kk + w - 1) / w);
-  /* per panel: its factored columns (rows j0..m-1), taus, R right of it;
-   * then the np + 1 pieces of a block row */
-  hlo_instruction_t **panel = arena_alloc(&x->m->arena, sizeof(void *) * ((size_t)np * 4 + 1));
+  /* per panel: its factored columns (rows j0..m-1), taus, R right of it */
+  hlo_instruction_t **panel = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)np * 3);
   if (!panel) {
     x->failed = true;
     out[0] = out[1] = NULL;
     return;
   }
-  hlo_instruction_t **taus = panel + np, **right = taus + np, **pieces = right + np, *trail = a;
+  hlo_instruction_t **taus = panel + np, **right = taus + np, *trail = a;
   for (int p = 0; p < np; p++) {
     int64_t j0 = p * w, jb = kk - j0 < w ? kk - j0 : w, rows = m - j0, cols = n - j0;
     hlo_instruction_t *t = qr_op(x, slice_minor(x, trail, 0, rows, 0, jb));
@@ -2719,28 +2717,14 @@ static void qr_factor(expand_ctx_t *x, hlo_instruction_t *a, hlo_instruction_t *
       trail = slice_minor(x, c, jb, rows, 0, cols - jb);
     }
   }
-  /* block row p: the panels left of it (their reflectors), its own
-   * panel's top, R right of it; then the rows below the last panel */
-  hlo_instruction_t **block_rows = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)(np + 1));
-  if (!block_rows) {
-    x->failed = true;
-    out[0] = out[1] = NULL;
-    return;
+  /* each factored panel (R's diagonal block over its reflectors) and the
+   * block row of R right of it written into place (in place, once) */
+  hlo_instruction_t *qr = a;
+  for (int p = 0; p < np; p++) {
+    qr = update_minor(x, qr, panel[p], p * w, p * w);
+    if (right[p] && panel[p]) qr = update_minor(x, qr, right[p], p * w, p * w + panel[p]->shape.dimensions[r - 1]);
   }
-  int nrows = 0;
-  for (int p = 0; p <= np; p++) {
-    int64_t i0 = p < np ? p * w : kk, i1 = p < np ? (i0 + w < kk ? i0 + w : kk) : m;
-    if (i1 <= i0) continue;
-    int count = 0;
-    for (int q = 0; q < p && q < np; q++)
-      pieces[count++] = slice_minor(x, panel[q], i0 - q * w, i1 - q * w, 0, kk - q * w < w ? kk - q * w : w);
-    if (p < np) {
-      pieces[count++] = slice_minor(x, panel[p], 0, i1 - i0, 0, i1 - i0);
-      if (right[p]) pieces[count++] = right[p];
-    }
-    block_rows[nrows++] = concat(x, count, pieces, r - 1);
-  }
-  out[0] = concat(x, nrows, block_rows, r - 2);
+  out[0] = qr;
   out[1] = concat(x, np, taus, r - 2);
 }
 
