@@ -2,7 +2,8 @@
  * bench_conv: every distinct convolution layer of ResNet-50 v1.5 (batch 1,
  * 224x224 input, f32) in both layouts a model arrives in: NCHW activations
  * with OIHW weights (as PyTorch exports) and NHWC with HWIO (as JAX
- * exports).  Two configurations of the library compile and run each layer
+ * exports); then (f32 only) three transposed convolutions against their
+ * zero-interleaved form (see tlayer_t).  Two configurations of the library compile and run each layer
  * in the same run: the baseline ("base") and the default ("new"), each a
  * context of its own.  The baseline's context is created with the
  * environment BENCH_CONV_BASE added (the VKHLO_CONV_* variables are read
@@ -142,6 +143,63 @@ static char *program(const layer_t *l, bool nhwc, const types_t *ty) {
   return text;
 }
 
+/* Transposed convolutions (a decoder's or a UNet's upsampling layers, and
+ * the input gradients of strided convolutions): a convolution with lhs
+ * dilation 2 (stride 1), h x h -> 2h x 2h, then a bias and a relu.  The
+ * second table times it against the same convolution over the input
+ * padded with zeros between its elements (stablehlo.pad's interior
+ * padding), the work the kernel did before codegen/expand.c split such
+ * convolutions by output phase: every tap, the zero ones too. */
+typedef struct tlayer {
+  const char *name;
+  int c, h, o, k, lo, hi; /* lo + hi = k: 2h outputs */
+} tlayer_t;
+
+static const tlayer_t tlayers[] = {
+    {"up 4x4/2 256->128 14->28", 256, 14, 128, 4, 2, 2},
+    {"up 3x3/2 128->64 28->56", 128, 28, 64, 3, 1, 2},
+    {"up 4x4/2 64->32 56->112", 64, 56, 32, 4, 2, 2},
+};
+
+/* Layer |t| in NCHW/OIHW or NHWC/HWIO; |zeros|: as the convolution of the
+ * zero-interleaved input. */
+static char *transposed_program(const tlayer_t *t, bool nhwc, bool zeros) {
+  char *text = malloc(4096);
+  char in[64], xp[64], w[64], out[64];
+  int d = 2 * t->h - 1, oh = 2 * t->h;
+  if (nhwc) {
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", t->h, t->h, t->c);
+    snprintf(xp, sizeof xp, "tensor<1x%dx%dx%dxf32>", d, d, t->c);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", t->k, t->k, t->c, t->o);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", oh, oh, t->o);
+  } else {
+    snprintf(in, sizeof in, "tensor<1x%dx%dx%dxf32>", t->c, t->h, t->h);
+    snprintf(xp, sizeof xp, "tensor<1x%dx%dx%dxf32>", t->c, d, d);
+    snprintf(w, sizeof w, "tensor<%dx%dx%dx%dxf32>", t->o, t->c, t->k, t->k);
+    snprintf(out, sizeof out, "tensor<1x%dx%dx%dxf32>", t->o, oh, oh);
+  }
+  int n = snprintf(text, 4096, "func.func @main(%%x: %s, %%w: %s, %%b: tensor<%dxf32>) -> %s {\n", in, w, t->o, out);
+  if (zeros)
+    n += snprintf(text + n, 4096 - (size_t)n,
+                  "  %%z0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                  "  %%xp = stablehlo.pad %%x, %%z0, low = [0, 0, 0, 0], high = [0, 0, 0, 0], interior = %s :"
+                  " (%s, tensor<f32>) -> %s\n",
+                  nhwc ? "[0, 1, 1, 0]" : "[0, 0, 1, 1]", in, xp);
+  n += snprintf(text + n, 4096 - (size_t)n,
+                "  %%y = stablehlo.convolution(%s, %%w) dim_numbers = %s, window = {pad = [[%d, %d], [%d, %d]]%s}"
+                " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
+                "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : (tensor<%dxf32>) -> %s\n"
+                "  %%z = stablehlo.constant dense<0.0> : %s\n"
+                "  %%s = stablehlo.add %%y, %%bb : %s\n"
+                "  %%r = stablehlo.maximum %%s, %%z : %s\n"
+                "  return %%r : %s\n}\n",
+                zeros ? "%xp" : "%x",
+                nhwc ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]" : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]", t->lo,
+                t->hi, t->lo, t->hi, zeros ? "" : ", lhs_dilate = [2, 2]", zeros ? xp : in, w, out, nhwc ? 3 : 1,
+                t->o, out, out, out, out, out);
+  return text;
+}
+
 /* Applies (set) or removes the VAR=VALUE,... list |env|. */
 static void apply_env(const char *env, bool set) {
   if (!env) return;
@@ -238,10 +296,14 @@ static double run_once(prepared_t *p, double *cpu) {
   vkhlo_status_t st = vkhlo_executable_execute_into(p->exe, 3, p->args, 1, &p->res);
   *cpu = cpu_ms() - c0;
   if (st) die(st, "execute");
-  vkhlo_kernel_profile_t prof[8];
-  int n = vkhlo_executable_profile(p->exe, prof, 8);
+  vkhlo_kernel_profile_t prof[32];
+  int n = vkhlo_executable_profile(p->exe, prof, 32);
+  if (n > 32) {
+    fprintf(stderr, "bench_conv: %d kernels, more than the 32 counted\n", n);
+    exit(1);
+  }
   double ms = 0;
-  for (int i = 0; i < n && i < 8; i++) ms += prof[i].device_ms;
+  for (int i = 0; i < n; i++) ms += prof[i].device_ms;
   return ms;
 }
 
@@ -357,11 +419,52 @@ int main(int argc, char **argv) {
       free(text);
     }
   }
-  printf("\nall plain rows once each: %.3f GFLOP; base %.1f ms (%.2f GFLOP/s, cpu %.1f ms), new %.1f ms "
+  if (tot_flop > 0)
+    printf("\nall plain rows once each: %.3f GFLOP; base %.1f ms (%.2f GFLOP/s, cpu %.1f ms), new %.1f ms "
          "(%.2f GFLOP/s, cpu %.1f ms); device %.2fx, cpu %.2fx\n",
          tot_flop / 1e9, tot_old, tot_old > 0 ? tot_flop / (tot_old * 1e6) : 0, tot_cold, tot_new,
          tot_flop / (tot_new * 1e6), tot_cnew, tot_new > 0 ? tot_old / tot_new : 0,
          tot_cnew > 0 ? tot_cold / tot_cnew : 0);
+  if (ty.in == ty.out && strcmp(ty.in, "f32") == 0) {
+    printf("\ntransposed convolutions (lhs dilation 2, + bias + relu), f32: the program (new) against the same "
+           "convolution of the zero-interleaved input (zeros), same context, device time, median of %d; GFLOP: "
+           "the nonzero taps'\n\n",
+           repeat);
+    printf("| %-31s | %6s | %8s | %8s | %7s | %7s | %6s | %8s |\n", "layer", "GFLOP", "zeros ms", "new ms",
+           "zeros GF", "new GF", "ratio", "max diff");
+    printf("|---------------------------------|--------|----------|----------|---------|---------|--------|----------|\n");
+    for (int layout = 0; layout < 2; layout++) {
+      for (size_t i = 0; i < sizeof tlayers / sizeof tlayers[0]; i++) {
+        const tlayer_t *t = &tlayers[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s %s", layout ? "nhwc" : "nchw", t->name);
+        if (only && !strstr(name, only)) continue;
+        double flop = 2.0 * t->o * (2.0 * t->h) * (2.0 * t->h) * t->c * t->k * t->k / 4;
+        char *zt = transposed_program(t, layout == 1, true), *nt = transposed_program(t, layout == 1, false);
+        prepared_t a, b;
+        prepare(ctx, zt, &a);
+        prepare(ctx, nt, &b);
+        double *tz = calloc((size_t)repeat, sizeof *tz), *tn = calloc((size_t)repeat, sizeof *tn);
+        double *ratio = calloc((size_t)repeat, sizeof *ratio);
+        for (int r = -1; r < repeat; r++) {
+          double xc, yc, x = run_once(&a, &xc), y = run_once(&b, &yc);
+          if (r < 0) continue;
+          tz[r] = x, tn[r] = y, ratio[r] = x / y;
+        }
+        double mz = median(tz, repeat), mn = median(tn, repeat);
+        printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx | %8.1e |\n", name, flop / 1e9, mz, mn,
+               flop / (mz * 1e6), flop / (mn * 1e6), median(ratio, repeat), max_rel_diff(&a, &b));
+        fflush(stdout);
+        free(tz);
+        free(tn);
+        free(ratio);
+        release(&a);
+        release(&b);
+        free(zt);
+        free(nt);
+      }
+    }
+  }
   if (base_ctx) vkhlo_context_destroy(base_ctx);
   vkhlo_context_destroy(ctx);
   return 0;

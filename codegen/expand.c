@@ -1798,6 +1798,148 @@ static hlo_instruction_t *concat(expand_ctx_t *x, int n, hlo_instruction_t *cons
   return in;
 }
 
+/* ------------------------------------------ lhs-dilated convolutions */
+
+/* A convolution with lhs dilation s > 1 (a transposed convolution, or the
+ * input gradient of a strided one) reads zeros at s - 1 of every s input
+ * positions: its kernel would spend (s - 1) / s of its taps (per dilated
+ * dimension) on them.  Split by output phase instead: output o = s q + r
+ * reads, of the taps k, only those with (r + k - lo) % s == 0, i.e. k =
+ * k0 + s j, k0 = (lo - r) mod s, at input q + j + c, c = (r + k0 - lo) /
+ * s.  So phase r is a plain convolution (no dilation) of the input with the
+ * kernel's taps k0, k0 + s, .. (a strided slice), padded by -c below (a
+ * slice of the input where negative) and enough above for its
+ * ceil((OH - r) / s) outputs; the phases' outputs are interleaved along
+ * each dimension (a concatenate on a new minor dimension, reshaped into
+ * it).  The same products in the same order, without the zero ones.  Only
+ * for window strides and rhs dilations of 1 and no reversal, at most
+ * CONV_MAX_PHASES phases. */
+#define CONV_MAX_PHASES 16
+
+static bool is_lhs_dilated_conv(const hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  if (in->opcode != HLO_OPCODE_CONVOLUTION || hlo_shape_is_tuple(&in->shape) || a->lhs_dilation.count != n ||
+      a->padding.count != 2 * n)
+    return false;
+  int64_t phases = 1;
+  for (int i = 0; i < n; i++) {
+    if ((a->window_strides.count && a->window_strides.data[i] != 1) ||
+        (a->rhs_dilation.count && a->rhs_dilation.data[i] != 1) ||
+        (a->window_reversal.count && a->window_reversal.data[i] != 0) || a->lhs_dilation.data[i] < 1)
+      return false;
+    phases *= a->lhs_dilation.data[i];
+    if (phases > CONV_MAX_PHASES) return false;
+  }
+  return phases > 1;
+}
+
+/* a[start:limit:step] along dimension |d| */
+static hlo_instruction_t *slice_step(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t start, int64_t limit,
+                                     int64_t step) {
+  if (!a) return NULL;
+  int r = a->shape.rank;
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK], st[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  for (int i = 0; i < r; i++) hi[i] = dims[i] = a->shape.dimensions[i], st[i] = 1;
+  lo[d] = start, hi[d] = limit, st[d] = step;
+  dims[d] = (limit - start + step - 1) / step;
+  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
+  hlo_instruction_t *in = emit(x, HLO_OPCODE_SLICE, &s, 1, &a);
+  if (!in) return NULL;
+  in->attrs.start_indices = dims_of(x, lo, r);
+  in->attrs.limit_indices = dims_of(x, hi, r);
+  in->attrs.strides = dims_of(x, st, r);
+  return in;
+}
+
+/* Phase |phase| (its r per spatial dimension, row-major over them) of
+ * the lhs-dilated convolution |in|: the plain convolution of its outputs
+ * s q + r, or zeros where no tap reaches an input. */
+static hlo_instruction_t *conv_phase(expand_ctx_t *x, hlo_instruction_t *in, int64_t phase) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  hlo_instruction_t *lhs = in->operands[0], *rhs = in->operands[1];
+  hlo_shape_t out = in->shape;
+  int64_t pad[2 * HLO_MAX_RANK], ones[HLO_MAX_RANK], rs[HLO_MAX_RANK];
+  bool empty = false;
+  for (int i = n - 1; i >= 0; i--) {
+    int64_t sd = a->lhs_dilation.data[i];
+    rs[i] = phase % sd;
+    phase /= sd;
+  }
+  for (int i = 0; i < n; i++) {
+    int64_t sd = a->lhs_dilation.data[i], r = rs[i], lo = a->padding.data[2 * i];
+    int64_t ld = a->input_spatial_dimensions.data[i], kd = a->kernel_spatial_dimensions.data[i];
+    int64_t od = a->output_spatial_dimensions.data[i];
+    int64_t h = lhs->shape.dimensions[ld], k = rhs->shape.dimensions[kd], oh = in->shape.dimensions[od];
+    int64_t k0 = ((lo - r) % sd + sd) % sd, taps = k > k0 ? (k - k0 + sd - 1) / sd : 0;
+    int64_t q = oh > r ? (oh - r + sd - 1) / sd : 0, plo = -((r + k0 - lo) / sd);
+    int64_t phi = q - h - plo + taps - 1;
+    out.dimensions[od] = q;
+    ones[i] = 1;
+    /* negative padding: the input cropped instead */
+    int64_t from = plo < 0 ? -plo : 0, to = h - (phi < 0 ? -phi : 0);
+    if (taps == 0 || q == 0 || to <= from) {
+      empty = true;
+      continue;
+    }
+    if (from > 0 || to < h) lhs = slice_dim(x, lhs, (int)ld, from, to);
+    pad[2 * i] = plo > 0 ? plo : 0, pad[2 * i + 1] = phi > 0 ? phi : 0;
+    if (taps < k || k0 > 0) rhs = slice_step(x, rhs, (int)kd, k0, k0 + (taps - 1) * sd + 1, sd);
+  }
+  out = array_shape(out.element_type, out.rank, out.dimensions);
+  if (empty) return splat(x, &out, 0, 0);
+  hlo_instruction_t *ops[2] = {lhs, rhs};
+  hlo_instruction_t *c = emit(x, HLO_OPCODE_CONVOLUTION, &out, 2, ops);
+  if (!c) return NULL;
+  c->attrs = in->attrs;
+  c->attrs.padding = dims_of(x, pad, 2 * n);
+  c->attrs.lhs_dilation = dims_of(x, ones, n);
+  return c;
+}
+
+/* v[0..s) (phases r of output dimension |d|, sizes ceil((oh - r) / s))
+ * interleaved into one of size oh: element s q + r from v[r][q]. */
+static hlo_instruction_t *interleave(expand_ctx_t *x, hlo_instruction_t **v, int64_t s, int d, int64_t oh) {
+  int64_t q = (oh + s - 1) / s;
+  hlo_instruction_t *parts[CONV_MAX_PHASES];
+  int r = v[0] ? v[0]->shape.rank : 0;
+  for (int64_t i = 0; i < s; i++) {
+    if (!v[i]) return NULL;
+    hlo_instruction_t *p = pad_dim(x, v[i], d, 0, q - v[i]->shape.dimensions[d], scalar(x, v[i]->shape.element_type, 0, 0));
+    int64_t dims[HLO_MAX_RANK];
+    for (int j = 0, o = 0; j < r; j++) {
+      dims[o++] = v[i]->shape.dimensions[j];
+      if (j == d) dims[o - 1] = q, dims[o++] = 1;
+    }
+    parts[i] = reshape_to(x, p, r + 1, dims);
+  }
+  hlo_instruction_t *c = concat(x, (int)s, parts, d + 1);
+  int64_t dims[HLO_MAX_RANK];
+  for (int j = 0; j < r; j++) dims[j] = v[0]->shape.dimensions[j];
+  dims[d] = q * s;
+  return slice_dim(x, reshape_to(x, c, r, dims), d, 0, oh);
+}
+
+static hlo_instruction_t *expand_lhs_dilated_conv(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  int64_t count = 1;
+  for (int i = 0; i < n; i++) count *= a->lhs_dilation.data[i];
+  hlo_instruction_t *v[CONV_MAX_PHASES];
+  for (int64_t p = 0; p < count; p++) v[p] = conv_phase(x, in, p);
+  /* the last dimension's phases are neighbours in v: interleave them,
+   * then the one before's */
+  for (int i = n - 1; i >= 0; i--) {
+    int64_t sd = a->lhs_dilation.data[i];
+    if (sd == 1) continue;
+    int od = (int)a->output_spatial_dimensions.data[i];
+    for (int64_t g = 0; g < count / sd; g++) v[g] = interleave(x, v + g * sd, sd, od, in->shape.dimensions[od]);
+    count /= sd;
+  }
+  return v[0];
+}
+
 /* ---------------------------------------- collectives across processes */
 
 /* A collective that interpreter.run_parallel linked across the processes
@@ -3447,6 +3589,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
+    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in);
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
@@ -3514,6 +3657,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
+    case HLO_OPCODE_CONVOLUTION: *out = expand_lhs_dilated_conv(x, in); return NULL;
     case HLO_OPCODE_CUSTOM_CALL:
       if (is_approx_top_k(in)) return expand_approx_top_k(x, in, out);
       return solver_call(in) != SOLVER_NONE ? expand_solver_call(x, in, out) : expand_annotation(in, out);

@@ -371,6 +371,22 @@ static bool stored_for_contraction(const fuser_t *f, const hlo_instruction_t *P)
 /* Judges candidate producer |p| for the cluster being formed; see the cost
  * model above.  |ext| counts the distinct non-member operands that are not
  * scalar constants. */
+/* Whether P is an operand of a member convolution that may take a kernel
+ * of shaders/ (codegen/emit_conv.c): those read their lhs and rhs as the
+ * fusion's parameters, strides and all, and a fused producer (a slice or
+ * transpose of the weights, a pad of the input) would leave the
+ * convolution to one invocation per output element. */
+static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
+  if (!f->target || f->target->conv == CODEGEN_CONV_ELEMENTAL) return false;
+  for (int u = 0; u < P->user_count; u++) {
+    const hlo_instruction_t *U = P->users[u];
+    if (U->opcode == HLO_OPCODE_CONVOLUTION && (U->operands[0] == P || U->operands[1] == P) &&
+        get_state(f, pos_of(U)) == ST_MEMBER)
+      return true;
+  }
+  return false;
+}
+
 /* Whether a member of the cluster updates P (a dynamic_update_slice) in
  * turn: the second update then writes its window into P's buffer in place
  * (codegen_dus_in_place_operand), where fused it would compute every
@@ -413,6 +429,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   if (is_splat(f, P)) return true;
   if (!op_fusible(f, P) || hlo_shape_is_tuple(&P->shape) || !shape_fusible(&P->shape)) return false;
   if (member_count >= FUSION_MAX_INSTRUCTIONS) return false;
+  if (convolved(f, P)) return false;
   for (int k = 0; k < P->operand_count; k++)
     if (!shape_fusible(&P->operands[k]->shape)) return false;
   bool row_reduce = false;

@@ -4,7 +4,8 @@
  * with $VKHLO_CONV_KERNEL=gpu; codegen/emit_conv.c) against the per-element kernel
  * (a context created with $VKHLO_CONV_KERNEL=elemental) on the same seeded inputs,
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
- * strides, padding (negative too), lhs and rhs dilation, window reversal,
+ * strides, padding (negative too), lhs and rhs dilation (lhs dilation
+ * also against an explicitly zero-padded input), window reversal,
  * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
  * (bias + relu, batch-norm scale/shift, residual add), f16 and bf16
  * (within an ulp of the per-element kernel), integers (exactly) and
@@ -118,11 +119,11 @@ static float *run(vkhlo_executable_t *exe, int nargs, vkhlo_buffer_t **args, int
   return out;
 }
 
-/* Compiles |text| both ways, runs both on the same seeded inputs and
- * compares (relative to the largest output magnitude); |taken|: whether
- * the library kernel must be used on a CPU device. */
-/* |text| compiled on |ctx| (taking the library kernel or not) against the
- * per-element kernel. */
+/* |text| compiled on |ctx| (taking the library kernel or not, |taken|, on
+ * a CPU device) against the per-element kernel. */
+static void compare_executables(vkhlo_executable_t *a, vkhlo_context_t *ctx, vkhlo_executable_t *b,
+                                vkhlo_context_t *bctx, const char *text);
+
 static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *text, bool taken) {
   vkhlo_executable_t *a = compile(ctx, text), *b = compile(c->elemental, text);
   if (on_cpu(ctx)) { /* the gpu context takes conv_gpu.glsl, the others a CPU kernel */
@@ -130,6 +131,14 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
     assert_int_equal(kernels_from(a, "conv_gpu.glsl"), taken && ctx == c->gpu ? 1 : 0);
   }
   assert_int_equal(library_kernels(b), 0);
+  compare_executables(a, ctx, b, c->elemental, text);
+}
+
+/* Runs |a| (compiled on |ctx|) and |b| (on |bctx|) on the same seeded
+ * inputs and compares their first results: f32 within 1e-5 of the largest
+ * magnitude, integers exactly, f16 / bf16 within an ulp; destroys both. */
+static void compare_executables(vkhlo_executable_t *a, vkhlo_context_t *ctx, vkhlo_executable_t *b,
+                                vkhlo_context_t *bctx, const char *text) {
   int np = vkhlo_executable_parameter_count(a);
   vkhlo_buffer_t *args[8], *eargs[8]; /* the same values on each context */
   assert_true(np <= 8);
@@ -153,7 +162,7 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
         ((uint16_t *)data)[k] = (uint16_t)((seed >> 63) << 15 | (0x3000 + (seed >> 53 & 0x3FF)));
     }
     expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[i]));
-    expect_ok(vkhlo_buffer_create(c->elemental, &t, data, &eargs[i]));
+    expect_ok(vkhlo_buffer_create(bctx, &t, data, &eargs[i]));
     free(data);
   }
   int64_t na, nb;
@@ -169,7 +178,7 @@ static void compare_on(const contexts_t *c, vkhlo_context_t *ctx, const char *te
       if (d < 0) d = -d;
       if (d > worst) worst = d;
     }
-    if (!(worst <= 1e-5 * scale)) fail_msg("library kernel differs from the per-element one by %g (scale %g)", worst, scale);
+    if (!(worst <= 1e-5 * scale)) fail_msg("results differ by %g (scale %g):\n%s", worst, scale, text);
     assert_true(scale > 0); /* the comparison saw real values */
     free(x);
     free(y);
@@ -274,6 +283,78 @@ static void rhs_and_lhs_dilation(void **state) {
   /* lhs dilation 2 on H: 9 -> 17, padded 19, window 3 -> 17; W: 9 + 1, window 3, stride 2 -> 4 */
   conv_case(state, "tensor<1x4x9x9xf32>", "tensor<8x4x3x3xf32>", "tensor<1x8x17x4xf32>", NCHW,
             "pad = [[1, 1], [1, 0]], lhs_dilate = [2, 1], stride = [1, 2]", 1, 1, true);
+}
+
+/* Lhs dilation with unit strides (transposed convolutions; codegen/expand.c
+ * splits them by output phase into plain convolutions, interleaved): the
+ * program against the same convolution of the input padded with zeros
+ * between its elements (stablehlo.pad's interior padding, |interior|
+ * its list, |xp| its type) and no lhs dilation, on the same inputs; on a
+ * CPU device the program must take |kernels| library kernels (one per
+ * phase; 0 where the per-element kernel computes them). */
+static void phases_case(void **state, const char *x, const char *w, const char *y, const char *xp, const char *dims,
+                        const char *pad, const char *lhs_dilate, const char *interior, int fgc, int kernels) {
+  const contexts_t *c = *state;
+  char text[2048], window[256], ref[2048];
+  snprintf(window, sizeof window, "pad = %s, lhs_dilate = %s", pad, lhs_dilate);
+  conv_program(text, x, w, y, dims, window, fgc, 1);
+  char zeros[64] = "0";
+  for (const char *p = interior + 1; *p; p++)
+    if (*p == ',') strcat(zeros, ", 0");
+  snprintf(ref, sizeof ref,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%xp = stablehlo.pad %%x, %%z, low = [%s], high = [%s], interior = %s : (%s, tensor<f32>) -> %s\n"
+           "  %%y = stablehlo.convolution(%%xp, %%w) dim_numbers = %s, window = {pad = %s}"
+           " {batch_group_count = 1 : i64, feature_group_count = %d : i64} : (%s, %s) -> %s\n"
+           "  return %%y : %s\n}\n",
+           x, w, y, zeros, zeros, interior, x, xp, dims, pad, fgc, xp, w, y, y);
+  vkhlo_executable_t *a = compile(c->ctx, text), *b = compile(c->ctx, ref);
+  if (on_cpu(c->ctx)) assert_int_equal(library_kernels(a), kernels);
+  compare_executables(a, c->ctx, b, c->ctx, text);
+}
+
+static void lhs_dilation_phases(void **state) {
+  /* 3x3 over a 2x dilated NHWC input, padded (1, 2): 13 + 3 - 2 = 14 rows, 11 + 3 - 2 = 12 columns */
+  phases_case(state, "tensor<1x7x6x5xf32>", "tensor<3x3x5x4xf32>", "tensor<1x14x12x4xf32>", "tensor<1x13x11x5xf32>",
+              NHWC, "[[1, 2], [1, 2]]", "[2, 2]", "[0, 1, 1, 0]", 1, 4);
+  /* PyTorch's ConvTranspose2d(3, 6, 4, stride=2, padding=1), NCHW: 5 -> 10 */
+  phases_case(state, "tensor<1x3x5x5xf32>", "tensor<6x3x4x4xf32>", "tensor<1x6x10x10xf32>", "tensor<1x3x9x9xf32>",
+              NCHW, "[[2, 2], [2, 2]]", "[2, 2]", "[0, 0, 1, 1]", 1, 4);
+  /* 1-D, dilation 3, window 5, padded (0, 4), batch 2: 22 outputs */
+  phases_case(state, "tensor<2x8x3xf32>", "tensor<5x3x2xf32>", "tensor<2x22x2xf32>", "tensor<2x22x3xf32>",
+              "[b, 0, f]x[0, i, o]->[b, 0, f]", "[[0, 4]]", "[3]", "[0, 2, 0]", 1, 3);
+  /* a 1x1 window: the odd output rows and columns have no tap (zeros) */
+  phases_case(state, "tensor<1x4x4x3xf32>", "tensor<1x1x3x2xf32>", "tensor<1x8x8x2xf32>", "tensor<1x7x7x3xf32>",
+              NHWC, "[[0, 1], [0, 1]]", "[2, 2]", "[0, 1, 1, 0]", 1, 1);
+  /* negative padding: 11 - 1 - 3 + 1 = 8 rows, 11 - 2 - 3 + 1 = 7 columns */
+  phases_case(state, "tensor<1x6x6x2xf32>", "tensor<3x3x2x3xf32>", "tensor<1x8x7x3xf32>", "tensor<1x11x11x2xf32>",
+              NHWC, "[[-1, 0], [0, -2]]", "[2, 2]", "[0, 1, 1, 0]", 1, 4);
+  /* 2 feature groups, rows dilated only */
+  phases_case(state, "tensor<1x5x5x4xf32>", "tensor<3x3x2x6xf32>", "tensor<1x9x5x6xf32>", "tensor<1x9x5x4xf32>",
+              NHWC, "[[1, 1], [1, 1]]", "[2, 1]", "[0, 1, 0, 0]", 2, 2);
+  /* 3-D (the per-element kernel): 8 phases */
+  phases_case(state, "tensor<1x3x3x3x2xf32>", "tensor<2x2x2x2x2xf32>", "tensor<1x6x6x6x2xf32>",
+              "tensor<1x5x5x5x2xf32>", "[b, 0, 1, 2, f]x[0, 1, 2, i, o]->[b, 0, 1, 2, f]",
+              "[[1, 1], [1, 1], [1, 1]]", "[2, 2, 2]", "[0, 1, 1, 1, 0]", 1, 0);
+}
+
+/* Operands that other ops make (the weights transposed from OIHW, the
+ * input padded by stablehlo.pad) stay out of the convolution's fusion, so
+ * that the library kernel still reads them (fused, the convolution would
+ * run one invocation per output element). */
+static void produced_operands(void **state) {
+  compare(state,
+          "func.func @main(%x: tensor<1x6x7x5xf32>, %w: tensor<4x5x3x3xf32>) -> tensor<1x6x7x4xf32> {\n"
+          "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+          "  %xp = stablehlo.pad %x, %z, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] :"
+          " (tensor<1x6x7x5xf32>, tensor<f32>) -> tensor<1x8x9x5xf32>\n"
+          "  %wt = stablehlo.transpose %w, dims = [2, 3, 1, 0] : (tensor<4x5x3x3xf32>) -> tensor<3x3x5x4xf32>\n"
+          "  %y = stablehlo.convolution(%xp, %wt) dim_numbers = " NHWC ", window = {}"
+          " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} :"
+          " (tensor<1x8x9x5xf32>, tensor<3x3x5x4xf32>) -> tensor<1x6x7x4xf32>\n"
+          "  return %y : tensor<1x6x7x4xf32>\n}\n",
+          true);
 }
 
 static void negative_padding_and_reversal(void **state) {
@@ -696,6 +777,8 @@ int main(void) {
       cmocka_unit_test(nchw_stride2_7x7_stem),
       cmocka_unit_test(rhs_and_lhs_dilation),
       cmocka_unit_test(negative_padding_and_reversal),
+      cmocka_unit_test(lhs_dilation_phases),
+      cmocka_unit_test(produced_operands),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(depthwise_words),
       cmocka_unit_test(one_by_one_and_1d),
