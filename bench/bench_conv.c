@@ -3,7 +3,8 @@
  * 224x224 input, f32) in both layouts a model arrives in: NCHW activations
  * with OIHW weights (as PyTorch exports) and NHWC with HWIO (as JAX
  * exports); then (f32 only) three transposed convolutions against their
- * zero-interleaved form (see tlayer_t).  Two configurations of the library compile and run each layer
+ * zero-interleaved form (see tlayer_t), and the 3x3 layers' weight
+ * gradients against their forward convolutions (weight_gradient_program).  Two configurations of the library compile and run each layer
  * in the same run: the baseline ("base") and the default ("new"), each a
  * context of its own.  The baseline's context is created with the
  * environment BENCH_CONV_BASE added (the VKHLO_CONV_* variables are read
@@ -197,6 +198,28 @@ static char *transposed_program(const tlayer_t *t, bool nhwc, bool zeros) {
                 nhwc ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]" : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]", t->lo,
                 t->hi, t->lo, t->hi, zeros ? "" : ", lhs_dilate = [2, 2]", zeros ? xp : in, w, out, nhwc ? 3 : 1,
                 t->o, out, out, out, out, out);
+  return text;
+}
+
+/* The weight gradient of the NHWC layer |l| (3x3 or larger, padding
+ * l->pad) as JAX's transpose of the convolution in its rhs writes it: the
+ * output gradient slid over the padded input, the forward stride as rhs
+ * dilation (codegen/expand.c stacks the 3 x 3 windows for one
+ * dot_general).  %b is unused (bench_conv's programs take three). */
+static char *weight_gradient_program(const layer_t *l) {
+  int oh = out_size(l), extent = (oh - 1) * l->stride + 1;
+  int hi = extent + l->k - 1 - l->h - l->pad; /* the padded input spans exactly the windows */
+  char *text = malloc(4096);
+  snprintf(text, 4096,
+           "func.func @main(%%x: tensor<1x%dx%dx%dxf32>, %%g: tensor<1x%dx%dx%dxf32>, %%b: tensor<%dxf32>) -> "
+           "tensor<%dx%dx%dx%dxf32> {\n"
+           "  %%w = stablehlo.convolution(%%x, %%g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],"
+           " window = {pad = [[%d, %d], [%d, %d]], rhs_dilate = [%d, %d]}"
+           " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} :"
+           " (tensor<1x%dx%dx%dxf32>, tensor<1x%dx%dx%dxf32>) -> tensor<%dx%dx%dx%dxf32>\n"
+           "  return %%w : tensor<%dx%dx%dx%dxf32>\n}\n",
+           l->h, l->h, l->c, oh, oh, l->o, l->o, l->k, l->k, l->c, l->o, l->pad, hi, l->pad, hi, l->stride,
+           l->stride, l->h, l->h, l->c, oh, oh, l->o, l->k, l->k, l->c, l->o, l->k, l->k, l->c, l->o);
   return text;
 }
 
@@ -463,6 +486,45 @@ int main(int argc, char **argv) {
         free(zt);
         free(nt);
       }
+    }
+  }
+  if (ty.in == ty.out && strcmp(ty.in, "f32") == 0) {
+    printf("\nweight gradients (NHWC, f32, as JAX's transpose of the convolution writes them) against the "
+           "same layer's forward convolution (same flops), same context, device time, median of %d\n\n",
+           repeat);
+    printf("| %-31s | %6s | %8s | %8s | %7s | %7s | %6s |\n", "layer", "GFLOP", "fwd ms", "grad ms", "fwd GF",
+           "grad GF", "g/f");
+    printf("|---------------------------------|--------|----------|----------|---------|---------|--------|\n");
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+      const layer_t *l = &layers[i];
+      if (l->k != 3 || l->epilogue) continue;
+      char name[64];
+      snprintf(name, sizeof name, "grad %s", l->name);
+      if (only && !strstr(name, only)) continue;
+      int oh = out_size(l);
+      double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
+      char *ft = program(l, true, &ty), *gt = weight_gradient_program(l);
+      prepared_t a, b;
+      prepare(ctx, ft, &a);
+      prepare(ctx, gt, &b);
+      double *tf = calloc((size_t)repeat, sizeof *tf), *tg = calloc((size_t)repeat, sizeof *tg);
+      double *ratio = calloc((size_t)repeat, sizeof *ratio);
+      for (int r = -1; r < repeat; r++) {
+        double xc, yc, x = run_once(&a, &xc), y = run_once(&b, &yc);
+        if (r < 0) continue;
+        tf[r] = x, tg[r] = y, ratio[r] = y / x;
+      }
+      double mf = median(tf, repeat), mg = median(tg, repeat);
+      printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx |\n", name, flop / 1e9, mf, mg,
+             flop / (mf * 1e6), flop / (mg * 1e6), median(ratio, repeat));
+      fflush(stdout);
+      free(tf);
+      free(tg);
+      free(ratio);
+      release(&a);
+      release(&b);
+      free(ft);
+      free(gt);
     }
   }
   if (base_ctx) vkhlo_context_destroy(base_ctx);

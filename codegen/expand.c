@@ -1940,6 +1940,107 @@ static hlo_instruction_t *expand_lhs_dilated_conv(expand_ctx_t *x, hlo_instructi
   return v[0];
 }
 
+/* --------------------------------------- wide-window convolutions */
+
+/* A convolution with few output positions and a window much larger (a
+ * weight gradient: JAX's transpose of a convolution in its rhs slides the
+ * output gradient over the whole input, 3 x 3 positions of a 56 x 56
+ * window) gives the conv kernels a few outputs of very long sums: ~5
+ * GFLOP/s on lavapipe.  Instead the lhs windows of the P positions are
+ * stacked (im2col: a concatenate of strided slices of the padded lhs, P
+ * windows) and contracted with the rhs in one dot_general, [P, batch] x
+ * [out features], which the GEMM kernels run; then reshaped and
+ * transposed into the output's layout.  For feature and batch groups of
+ * 1, no lhs dilation or reversal, at most CONV_IM2COL_POSITIONS positions,
+ * the window at least twice their count, and the stacked windows within
+ * CONV_IM2COL_ELEMENTS. */
+#define CONV_IM2COL_POSITIONS 64
+#define CONV_IM2COL_ELEMENTS (32ll << 20)
+
+static bool is_wide_window_conv(const hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  if (in->opcode != HLO_OPCODE_CONVOLUTION || hlo_shape_is_tuple(&in->shape) || n < 1 ||
+      a->padding.count != 2 * n || a->feature_group_count > 1 || a->batch_group_count > 1)
+    return false;
+  const hlo_shape_t *ls = &in->operands[0]->shape, *ks = &in->operands[1]->shape;
+  int64_t positions = 1, window = 1;
+  for (int i = 0; i < n; i++) {
+    if ((a->lhs_dilation.count && a->lhs_dilation.data[i] != 1) ||
+        (a->window_reversal.count && a->window_reversal.data[i] != 0))
+      return false;
+    positions *= in->shape.dimensions[a->output_spatial_dimensions.data[i]];
+    window *= ks->dimensions[a->kernel_spatial_dimensions.data[i]];
+  }
+  int64_t per_window = hlo_shape_element_count(ls);
+  for (int i = 0; i < n; i++) {
+    int64_t h = ls->dimensions[a->input_spatial_dimensions.data[i]];
+    int64_t k = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
+    per_window = h ? per_window / h * k : 0;
+  }
+  return positions >= 1 && positions <= CONV_IM2COL_POSITIONS && window >= 2 * positions &&
+         positions * per_window <= CONV_IM2COL_ELEMENTS;
+}
+
+static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count, r = in->shape.rank;
+  hlo_instruction_t *lhs = in->operands[0], *rhs = in->operands[1];
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0}, oh[HLO_MAX_RANK], positions = 1;
+  for (int i = 0; i < n; i++) {
+    lo[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i];
+    hi[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i + 1];
+    oh[i] = in->shape.dimensions[a->output_spatial_dimensions.data[i]];
+    positions *= oh[i];
+  }
+  hlo_instruction_t *padded = pad_(x, lhs, lo, hi, scalar(x, lhs->shape.element_type, 0, 0));
+  hlo_instruction_t **windows = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)positions);
+  if (!windows || !padded) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int64_t p = 0; p < positions; p++) { /* position p, row-major over the output's spatial dimensions */
+    hlo_instruction_t *w = padded;
+    for (int64_t i = n - 1, rest = p; i >= 0; i--) {
+      int64_t o = rest % oh[i], st = a->window_strides.count ? a->window_strides.data[i] : 1;
+      int64_t d = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
+      int64_t k = rhs->shape.dimensions[a->kernel_spatial_dimensions.data[i]];
+      rest /= oh[i];
+      w = slice_step(x, w, (int)a->input_spatial_dimensions.data[i], o * st, o * st + (k - 1) * d + 1, d);
+    }
+    if (!w) return NULL;
+    int64_t dims[HLO_MAX_RANK];
+    dims[0] = 1;
+    for (int j = 0; j < w->shape.rank; j++) dims[1 + j] = w->shape.dimensions[j];
+    windows[p] = reshape_to(x, w, w->shape.rank + 1, dims);
+  }
+  hlo_instruction_t *cols = concat(x, (int)positions, windows, 0);
+  /* [P, lhs dims] x rhs: the lhs feature and window dimensions against the
+   * kernel's input feature and window dimensions -> [P, batch, out features] */
+  int64_t lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
+  lc[0] = 1 + a->input_feature_dimension, rc[0] = a->kernel_input_feature_dimension;
+  for (int i = 0; i < n; i++)
+    lc[1 + i] = 1 + a->input_spatial_dimensions.data[i], rc[1 + i] = a->kernel_spatial_dimensions.data[i];
+  int64_t dd[3] = {positions, lhs->shape.dimensions[a->input_batch_dimension],
+                   rhs->shape.dimensions[a->kernel_output_feature_dimension]};
+  hlo_shape_t ds = array_shape(in->shape.element_type, 3, dd);
+  hlo_instruction_t *ops[2] = {cols, rhs};
+  hlo_instruction_t *dot = cols ? emit(x, HLO_OPCODE_DOT_GENERAL, &ds, 2, ops) : NULL;
+  if (!dot) return NULL;
+  dot->attrs.lhs_contracting_dimensions = dims_of(x, lc, 1 + n);
+  dot->attrs.rhs_contracting_dimensions = dims_of(x, rc, 1 + n);
+  /* [spatial..., batch, features], then the output's order */
+  int64_t sd[HLO_MAX_RANK], perm[HLO_MAX_RANK];
+  for (int i = 0; i < n; i++) sd[i] = oh[i], perm[a->output_spatial_dimensions.data[i]] = i;
+  sd[n] = dd[1], sd[n + 1] = dd[2];
+  perm[a->output_batch_dimension] = n, perm[a->output_feature_dimension] = n + 1;
+  hlo_instruction_t *y = reshape_to(x, dot, n + 2, sd);
+  if (!y) return NULL;
+  hlo_instruction_t *t = emit(x, HLO_OPCODE_TRANSPOSE, &in->shape, 1, &y);
+  if (t) t->attrs.permutation = dims_of(x, perm, r);
+  return t;
+}
+
 /* ---------------------------------------- collectives across processes */
 
 /* A collective that interpreter.run_parallel linked across the processes
@@ -3589,7 +3690,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
-    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in);
+    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in) || is_wide_window_conv(in);
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
@@ -3657,7 +3758,9 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_CHOLESKY: *out = expand_cholesky(x, in); return NULL;
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
-    case HLO_OPCODE_CONVOLUTION: *out = expand_lhs_dilated_conv(x, in); return NULL;
+    case HLO_OPCODE_CONVOLUTION:
+      *out = is_lhs_dilated_conv(in) ? expand_lhs_dilated_conv(x, in) : expand_wide_window_conv(x, in);
+      return NULL;
     case HLO_OPCODE_CUSTOM_CALL:
       if (is_approx_top_k(in)) return expand_approx_top_k(x, in, out);
       return solver_call(in) != SOLVER_NONE ? expand_solver_call(x, in, out) : expand_annotation(in, out);

@@ -441,6 +441,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     if (!contraction_fits(f, P)) return false;
   } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
     return false; /* (integer weights times their scale: read so by the GEMM) */
+  } else if (contr && P->opcode == HLO_OPCODE_CONCATENATE && P->operand_count > 2) {
+    return false; /* a choice among its operands at every load of the product's loop: stored once instead */
   } else if (!excl && full_size_reads(f, P) > 1) {
     return false; /* duplicating it would multiply its reads */
   } else if (!excl && stored_for_contraction(f, P)) {

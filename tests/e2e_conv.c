@@ -357,6 +357,61 @@ static void produced_operands(void **state) {
           true);
 }
 
+/* A weight gradient as JAX's transpose of an NHWC convolution writes it
+ * (the output gradient slid over the padded input: 3 x 3 positions of a
+ * large window; codegen/expand.c stacks the windows and takes one
+ * dot_general) against one dot_general per position of strided slices,
+ * concatenated: n x h x w x c input, gradient n x gh x gw x o, the
+ * forward stride |d| (the rhs dilation here), padding (lo, hi). */
+static void weight_gradient_case(void **state, int n, int h, int w, int c, int o, int gh, int gw, int d, int lo,
+                                 int hi) {
+  const contexts_t *cs = *state;
+  char x[64], g[64], y[64], xp[64], window[128], text[2048];
+  snprintf(x, sizeof x, "tensor<%dx%dx%dx%dxf32>", n, h, w, c);
+  snprintf(g, sizeof g, "tensor<%dx%dx%dx%dxf32>", n, gh, gw, o);
+  snprintf(y, sizeof y, "tensor<3x3x%dx%dxf32>", c, o);
+  snprintf(xp, sizeof xp, "tensor<%dx%dx%dx%dxf32>", n, h + lo + hi, w + lo + hi, c);
+  snprintf(window, sizeof window, "pad = [[%d, %d], [%d, %d]], rhs_dilate = [%d, %d]", lo, hi, lo, hi, d, d);
+  conv_program(text, x, g, y, "[f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f]", window, 1, 1);
+  size_t cap = 16384, len = 0;
+  char *ref = malloc(cap);
+  len += (size_t)snprintf(ref + len, cap - len,
+                          "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+                          "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                          "  %%xp = stablehlo.pad %%x, %%z, low = [0, %d, %d, 0], high = [0, %d, %d, 0], interior = "
+                          "[0, 0, 0, 0] : (%s, tensor<f32>) -> %s\n",
+                          x, g, y, lo, lo, hi, hi, x, xp);
+  for (int ky = 0; ky < 3; ky++) {
+    for (int kx = 0; kx < 3; kx++)
+      len += (size_t)snprintf(
+          ref + len, cap - len,
+          "  %%s%d%d = \"stablehlo.slice\"(%%xp) {start_indices = array<i64: 0, %d, %d, 0>, limit_indices = "
+          "array<i64: %d, %d, %d, %d>, strides = array<i64: 1, %d, %d, 1>} : (%s) -> tensor<%dx%dx%dx%dxf32>\n"
+          "  %%d%d%d = stablehlo.dot_general %%s%d%d, %%w, contracting_dims = [0, 1, 2] x [0, 1, 2] : "
+          "(tensor<%dx%dx%dx%dxf32>, %s) -> tensor<%dx%dxf32>\n"
+          "  %%r%d%d = stablehlo.reshape %%d%d%d : (tensor<%dx%dxf32>) -> tensor<1x1x%dx%dxf32>\n",
+          ky, kx, ky, kx, n, ky + (gh - 1) * d + 1, kx + (gw - 1) * d + 1, c, d, d, xp, n, gh, gw, c, ky, kx, ky, kx,
+          n, gh, gw, c, g, c, o, ky, kx, ky, kx, c, o, c, o);
+    len += (size_t)snprintf(ref + len, cap - len,
+                            "  %%row%d = stablehlo.concatenate %%r%d0, %%r%d1, %%r%d2, dim = 1 : (tensor<1x1x%dx%dxf32>, "
+                            "tensor<1x1x%dx%dxf32>, tensor<1x1x%dx%dxf32>) -> tensor<1x3x%dx%dxf32>\n",
+                            ky, ky, ky, ky, c, o, c, o, c, o, c, o);
+  }
+  snprintf(ref + len, cap - len,
+           "  %%y = stablehlo.concatenate %%row0, %%row1, %%row2, dim = 0 : (tensor<1x3x%dx%dxf32>, "
+           "tensor<1x3x%dx%dxf32>, tensor<1x3x%dx%dxf32>) -> %s\n  return %%y : %s\n}\n",
+           c, o, c, o, c, o, y, y);
+  vkhlo_executable_t *a = compile(cs->ctx, text), *b = compile(cs->ctx, ref);
+  if (on_cpu(cs->ctx)) assert_int_equal(library_kernels(a), 0); /* a dot_general now, not the conv kernel */
+  compare_executables(a, cs->ctx, b, cs->ctx, text);
+  free(ref);
+}
+
+static void weight_gradients(void **state) {
+  weight_gradient_case(state, 2, 10, 9, 6, 5, 10, 9, 1, 1, 1); /* a 3x3 stride-1 layer's, batch 2 */
+  weight_gradient_case(state, 1, 20, 20, 4, 3, 10, 10, 2, 1, 0); /* a 3x3 stride-2 layer's */
+}
+
 static void negative_padding_and_reversal(void **state) {
   conv_case(state, "tensor<1x3x10x10xf32>", "tensor<4x3x3x3xf32>", "tensor<1x4x6x9xf32>", NCHW,
             "pad = [[-1, -1], [1, 0]], reverse = [true, false]", 1, 1, true);
@@ -779,6 +834,7 @@ int main(void) {
       cmocka_unit_test(negative_padding_and_reversal),
       cmocka_unit_test(lhs_dilation_phases),
       cmocka_unit_test(produced_operands),
+      cmocka_unit_test(weight_gradients),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(depthwise_words),
       cmocka_unit_test(one_by_one_and_1d),
