@@ -354,6 +354,27 @@ static double max_rel_diff(prepared_t *a, prepared_t *b) {
   return scale > 0 ? worst / scale : worst;
 }
 
+/* Programs |ta| and |tb| on |ctx|, run back to back |repeat| times after
+ * a warm-up: m[0], m[1] their median device times, m[2] the median of the
+ * per-round ratios a / b; *diff (where wanted) their results' largest
+ * relative difference. */
+static void time_pair(vkhlo_context_t *ctx, const char *ta, const char *tb, int repeat, double m[3], double *diff) {
+  prepared_t a, b;
+  prepare(ctx, ta, &a);
+  prepare(ctx, tb, &b);
+  double *t = calloc((size_t)repeat * 3, sizeof *t);
+  for (int r = -1; r < repeat; r++) {
+    double xc, yc, x = run_once(&a, &xc), y = run_once(&b, &yc);
+    if (r < 0) continue;
+    t[r] = x, t[repeat + r] = y, t[2 * repeat + r] = x / y;
+  }
+  for (int k = 0; k < 3; k++) m[k] = median(t + k * repeat, repeat);
+  if (diff) *diff = max_rel_diff(&a, &b);
+  free(t);
+  release(&a);
+  release(&b);
+}
+
 int main(int argc, char **argv) {
   int repeat = argc > 1 ? atoi(argv[1]) : 3;
   const char *only = argc > 2 ? argv[2] : NULL;
@@ -464,25 +485,11 @@ int main(int argc, char **argv) {
         if (only && !strstr(name, only)) continue;
         double flop = 2.0 * t->o * (2.0 * t->h) * (2.0 * t->h) * t->c * t->k * t->k / 4;
         char *zt = transposed_program(t, layout == 1, true), *nt = transposed_program(t, layout == 1, false);
-        prepared_t a, b;
-        prepare(ctx, zt, &a);
-        prepare(ctx, nt, &b);
-        double *tz = calloc((size_t)repeat, sizeof *tz), *tn = calloc((size_t)repeat, sizeof *tn);
-        double *ratio = calloc((size_t)repeat, sizeof *ratio);
-        for (int r = -1; r < repeat; r++) {
-          double xc, yc, x = run_once(&a, &xc), y = run_once(&b, &yc);
-          if (r < 0) continue;
-          tz[r] = x, tn[r] = y, ratio[r] = x / y;
-        }
-        double mz = median(tz, repeat), mn = median(tn, repeat);
-        printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx | %8.1e |\n", name, flop / 1e9, mz, mn,
-               flop / (mz * 1e6), flop / (mn * 1e6), median(ratio, repeat), max_rel_diff(&a, &b));
+        double m[3], diff;
+        time_pair(ctx, zt, nt, repeat, m, &diff);
+        printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx | %8.1e |\n", name, flop / 1e9, m[0], m[1],
+               flop / (m[0] * 1e6), flop / (m[1] * 1e6), m[2], diff);
         fflush(stdout);
-        free(tz);
-        free(tn);
-        free(ratio);
-        release(&a);
-        release(&b);
         free(zt);
         free(nt);
       }
@@ -504,25 +511,11 @@ int main(int argc, char **argv) {
       int oh = out_size(l);
       double flop = 2.0 * l->o * oh * oh * l->c * l->k * l->k;
       char *ft = program(l, true, &ty), *gt = weight_gradient_program(l);
-      prepared_t a, b;
-      prepare(ctx, ft, &a);
-      prepare(ctx, gt, &b);
-      double *tf = calloc((size_t)repeat, sizeof *tf), *tg = calloc((size_t)repeat, sizeof *tg);
-      double *ratio = calloc((size_t)repeat, sizeof *ratio);
-      for (int r = -1; r < repeat; r++) {
-        double xc, yc, x = run_once(&a, &xc), y = run_once(&b, &yc);
-        if (r < 0) continue;
-        tf[r] = x, tg[r] = y, ratio[r] = y / x;
-      }
-      double mf = median(tf, repeat), mg = median(tg, repeat);
-      printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx |\n", name, flop / 1e9, mf, mg,
-             flop / (mf * 1e6), flop / (mg * 1e6), median(ratio, repeat));
+      double m[3];
+      time_pair(ctx, gt, ft, repeat, m, NULL);
+      printf("| %-31s | %6.3f | %8.2f | %8.2f | %7.2f | %7.2f | %5.2fx |\n", name, flop / 1e9, m[1], m[0],
+             flop / (m[1] * 1e6), flop / (m[0] * 1e6), m[2]);
       fflush(stdout);
-      free(tf);
-      free(tg);
-      free(ratio);
-      release(&a);
-      release(&b);
       free(ft);
       free(gt);
     }

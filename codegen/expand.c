@@ -259,14 +259,17 @@ static hlo_dims_t dims_of(expand_ctx_t *x, const int64_t *v, int n) {
   return d;
 }
 
-/* slice(a, start, limit), steps of 1; |a| itself when that is all of it. */
-static hlo_instruction_t *slice_(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *start, const int64_t *limit) {
+/* slice(a, start, limit, strides) (|step| NULL: steps of 1); |a| itself
+ * when that is all of it. */
+static hlo_instruction_t *slice_steps(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *start,
+                                      const int64_t *limit, const int64_t *step) {
   if (!a) return NULL;
   int r = a->shape.rank;
-  int64_t dims[HLO_MAX_RANK], ones[HLO_MAX_RANK];
+  int64_t dims[HLO_MAX_RANK], steps[HLO_MAX_RANK];
   bool all = true;
   for (int d = 0; d < r; d++) {
-    dims[d] = limit[d] - start[d], ones[d] = 1;
+    steps[d] = step ? step[d] : 1;
+    dims[d] = (limit[d] - start[d] + steps[d] - 1) / steps[d];
     all = all && dims[d] == a->shape.dimensions[d];
   }
   if (all) return a;
@@ -275,8 +278,12 @@ static hlo_instruction_t *slice_(expand_ctx_t *x, hlo_instruction_t *a, const in
   if (!in) return NULL;
   in->attrs.start_indices = dims_of(x, start, r);
   in->attrs.limit_indices = dims_of(x, limit, r);
-  in->attrs.strides = dims_of(x, ones, r);
+  in->attrs.strides = dims_of(x, steps, r);
   return in;
+}
+
+static hlo_instruction_t *slice_(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *start, const int64_t *limit) {
+  return slice_steps(x, a, start, limit, NULL);
 }
 
 /* a[start:limit] along dimension |d|, all of the others. */
@@ -1838,18 +1845,10 @@ static bool is_lhs_dilated_conv(const hlo_instruction_t *in) {
 static hlo_instruction_t *slice_step(expand_ctx_t *x, hlo_instruction_t *a, int d, int64_t start, int64_t limit,
                                      int64_t step) {
   if (!a) return NULL;
-  int r = a->shape.rank;
-  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK], st[HLO_MAX_RANK], dims[HLO_MAX_RANK];
-  for (int i = 0; i < r; i++) hi[i] = dims[i] = a->shape.dimensions[i], st[i] = 1;
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK], st[HLO_MAX_RANK];
+  for (int i = 0; i < a->shape.rank; i++) hi[i] = a->shape.dimensions[i], st[i] = 1;
   lo[d] = start, hi[d] = limit, st[d] = step;
-  dims[d] = (limit - start + step - 1) / step;
-  hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
-  hlo_instruction_t *in = emit(x, HLO_OPCODE_SLICE, &s, 1, &a);
-  if (!in) return NULL;
-  in->attrs.start_indices = dims_of(x, lo, r);
-  in->attrs.limit_indices = dims_of(x, hi, r);
-  in->attrs.strides = dims_of(x, st, r);
-  return in;
+  return slice_steps(x, a, lo, hi, st);
 }
 
 /* Phase |phase| (its r per spatial dimension, row-major over them) of
