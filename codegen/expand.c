@@ -2209,7 +2209,7 @@ static hlo_instruction_t *expand_triangular_solve(expand_ctx_t *x, hlo_instructi
   if (at->transpose_a == 2) m = conjugate(x, m);
   /* the rows of B not solved yet, less M[those, solved] X[solved]:
    * [i0, k) going down, [0, i1) going up */
-  hlo_instruction_t *rest = at->left_side ? b : transpose_minor(x, b);
+  hlo_instruction_t *rest = at->left_side ? b : transpose_minor(x, b), *sol = rest;
   int64_t cols = rest ? rest->shape.dimensions[r - 1] : 0;
   hlo_instruction_t **xs = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)nb);
   if (!xs) {
@@ -2229,7 +2229,8 @@ static hlo_instruction_t *expand_triangular_solve(expand_ctx_t *x, hlo_instructi
                     matmul(x, slice_minor(x, m, lo, hi, i0, i1), xs[p], false));
     }
   }
-  hlo_instruction_t *sol = concat(x, (int)nb, xs, r - 2);
+  /* the blocks of X written over B's rows in place, each once */
+  for (int64_t p = 0; p < nb; p++) sol = update_minor(x, sol, xs[p], p * LINALG_BLOCK, 0);
   return at->left_side ? sol : transpose_minor(x, sol);
 }
 
