@@ -81,7 +81,16 @@
  *    an elementwise chain feeding a matmul is materialized once instead of
  *    recomputed K times.  Except integer weights times a per-column scale
  *    as a product's rhs, which the CPU GEMM kernel reads as integers and
- *    scales itself (codegen_gemm_scaled_operand).
+ *    scales itself (codegen_gemm_scaled_operand).  And not a concatenate
+ *    of more than two operands into a product (a choice among them at
+ *    every load of the k loop: a weight gradient's stacked windows), nor
+ *    anything into a convolution's lhs or rhs where a library conv kernel
+ *    takes it (convolved: those kernels read plain parameters; a fused
+ *    slice, transpose or pad left the per-element kernel).
+ *  - A dynamic_update_slice is not fused into another that updates it in
+ *    turn (updated_in_place): each then writes its window into the same
+ *    buffer in place, where fused the chain computed every element of the
+ *    array through all of them (getrf's result written piece by piece).
  *  - A reduce's input gets any cheap producer (exp -> sum of a softmax,
  *    x * x -> sum of a variance): every input element is read once.
  *  - Never fused: parameters, tuples, get_tuple_element, while, if, case,
@@ -368,9 +377,6 @@ static bool stored_for_contraction(const fuser_t *f, const hlo_instruction_t *P)
   return false;
 }
 
-/* Judges candidate producer |p| for the cluster being formed; see the cost
- * model above.  |ext| counts the distinct non-member operands that are not
- * scalar constants. */
 /* Whether P is an operand of a member convolution that may take a kernel
  * of shaders/ (codegen/emit_conv.c): those read their lhs and rhs as the
  * fusion's parameters, strides and all, and a fused producer (a slice or
@@ -400,6 +406,9 @@ static bool updated_in_place(const fuser_t *f, const hlo_instruction_t *P) {
   return false;
 }
 
+/* Judges candidate producer |p| for the cluster being formed; see the cost
+ * model above.  |ext| counts the distinct non-member operands that are not
+ * scalar constants. */
 static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   hlo_instruction_t *P = f->ins[p];
   bool excl = !f->needed[p], ident = true, contr = false, row = f->row_fusions && f->root_dims;
