@@ -52,7 +52,8 @@
  *   at 0 with stride 1 -> iota; reverse of size-1 dimensions; concatenate
  *   of one operand; pad with no padding; get_tuple_element(tuple(...));
  *   dynamic_slice with constant start indices -> slice (start indices
- *   clamped to [0, dim - size] as the spec says).  A constant "1" or "0"
+ *   clamped to [0, dim - size] as the spec says); convolution(pad(x, +0))
+ *   -> the convolution of x with the pad's edges in its padding.  A constant "1" or "0"
  *   may be a constant or a broadcast of one whose elements all hold it.
  *
  * What it does not do: no reassociation or distribution, no x * 0 = 0 or
@@ -891,6 +892,49 @@ static hlo_instruction_t *swap_dot_operands(simplifier_t *S, hlo_instruction_t *
 }
 
 /* The algebraic rules; returns the replacement or NULL. */
+/* convolution(pad(x, +0), w) -> convolution(x, w) with the pad's edges
+ * added to the convolution's padding: the padding a convolution implies is
+ * +0 too, so the sums are the same (a pad with nonnegative edges on the
+ * spatial dimensions only, no interior padding, no lhs dilation; the conv
+ * kernels then read x itself instead of a padded copy). */
+static hlo_instruction_t *fold_conv_pad(simplifier_t *S, hlo_instruction_t *in, int depth) {
+  const hlo_attrs_t *a = &in->attrs;
+  hlo_instruction_t *p = in->operands[0];
+  int n = a->input_spatial_dimensions.count, rank = p->shape.rank;
+  if (p->opcode != HLO_OPCODE_PAD || p->operand_count != 2 || a->padding.count != 2 * n ||
+      p->attrs.edge_padding_low.count != rank || p->attrs.edge_padding_high.count != rank ||
+      (p->attrs.interior_padding.count && p->attrs.interior_padding.count != rank))
+    return NULL;
+  hlo_element_type_t t = p->shape.element_type;
+  char k = kind_of(t);
+  if (!is_splat(p->operands[1], (k == 'S' || k == 'U' || k == 'P') ? SPLAT_ZERO : SPLAT_POS_ZERO)) return NULL;
+  int64_t pad[2 * HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    int64_t lo = p->attrs.edge_padding_low.data[d], hi = p->attrs.edge_padding_high.data[d];
+    if ((p->attrs.interior_padding.count && p->attrs.interior_padding.data[d] != 0) || lo < 0 || hi < 0) return NULL;
+    int i = 0;
+    while (i < n && a->input_spatial_dimensions.data[i] != d) i++;
+    if (i == n) {
+      if (lo || hi) return NULL; /* batch or feature padding changes the shapes */
+      continue;
+    }
+    if (a->lhs_dilation.count && a->lhs_dilation.data[i] != 1) return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    int64_t d = a->input_spatial_dimensions.data[i];
+    pad[2 * i] = a->padding.data[2 * i] + p->attrs.edge_padding_low.data[d];
+    pad[2 * i + 1] = a->padding.data[2 * i + 1] + p->attrs.edge_padding_high.data[d];
+  }
+  hlo_instruction_t *ops[2] = {p->operands[0], in->operands[1]};
+  hlo_instruction_t *c = hlo_instruction_create(S->m, HLO_OPCODE_CONVOLUTION, &in->shape, 2, ops);
+  if (c) {
+    c->attrs = in->attrs;
+    c->attrs.padding = hlo_dims_make(S->m, pad, 2 * n);
+    if (!dims_ok(c->attrs.padding, 2 * n)) c = NULL;
+  }
+  return add_new(S, c, in, depth);
+}
+
 static hlo_instruction_t *simplify_algebraic(simplifier_t *S, hlo_instruction_t *in, int depth) {
   const hlo_attrs_t *a = &in->attrs;
   hlo_instruction_t *x = in->operand_count ? in->operands[0] : NULL;
@@ -1014,6 +1058,8 @@ static hlo_instruction_t *simplify_algebraic(simplifier_t *S, hlo_instruction_t 
       break;
     case HLO_OPCODE_DYNAMIC_SLICE:
       return dynamic_slice_to_slice(S, in, depth);
+    case HLO_OPCODE_CONVOLUTION:
+      return in->operand_count == 2 ? fold_conv_pad(S, in, depth) : NULL;
     default: break;
   }
   if (r && same_shape(&r->shape, &in->shape)) return r;

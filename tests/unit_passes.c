@@ -507,6 +507,52 @@ static void test_dynamic_slice_constant_indices(void **state) {
   hlo_module_destroy(m);
 }
 
+/* convolution(pad(x, +0)) takes the pad's edges into its padding; not
+ * for another pad value, -0.0, negative edges (a crop), interior padding,
+ * feature padding or lhs dilation. */
+static void test_conv_absorbs_pad(void **state) {
+  (void)state;
+  static const char conv[] =
+      "  %%r = stablehlo.convolution(%%p, %%w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = "
+      "{pad = [[1, 0], [0, 2]]%s} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<%s>, tensor<3x3x%dx4xf32>) -> tensor<%s>\n";
+  struct {
+    const char *value, *low, *high, *interior, *padded, *dilate, *out;
+    int features; /* the padded input's (x has one fewer where the pad adds one) */
+    bool folds;
+  } cases[] = {
+      {"0.0", "0, 2, 1, 0", "0, 1, 0, 0", "0, 0, 0, 0", "1x9x7x2xf32", "", "1x8x7x4xf32", 2, true},
+      {"1.0", "0, 2, 1, 0", "0, 1, 0, 0", "0, 0, 0, 0", "1x9x7x2xf32", "", "1x8x7x4xf32", 2, false},
+      {"-0.0", "0, 2, 1, 0", "0, 1, 0, 0", "0, 0, 0, 0", "1x9x7x2xf32", "", "1x8x7x4xf32", 2, false},
+      {"0.0", "0, -1, 1, 0", "0, 1, 0, 0", "0, 0, 0, 0", "1x6x7x2xf32", "", "1x5x7x4xf32", 2, false},
+      {"0.0", "0, 0, 0, 0", "0, 0, 0, 0", "0, 1, 0, 0", "1x11x6x2xf32", "", "1x10x6x4xf32", 2, false},
+      {"0.0", "0, 0, 0, 0", "0, 0, 0, 1", "0, 0, 0, 0", "1x6x6x4xf32", "", "1x5x6x4xf32", 4, false},
+      {"0.0", "0, 1, 0, 0", "0, 0, 0, 0", "0, 0, 0, 0", "1x7x6x2xf32", ", lhs_dilate = [2, 1]", "1x12x6x4xf32", 2,
+       false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char body[1024], c[512];
+    int xf = cases[i].features - (strcmp(cases[i].high, "0, 0, 0, 1") == 0);
+    snprintf(c, sizeof c, conv, cases[i].dilate, cases[i].padded, cases[i].features, cases[i].out);
+    snprintf(body, sizeof body,
+             "  %%z = stablehlo.constant dense<%s> : tensor<f32>\n"
+             "  %%p = stablehlo.pad %%x, %%z, low = [%s], high = [%s], interior = [%s] : (tensor<1x6x6x%dxf32>, "
+             "tensor<f32>) -> tensor<%s>\n%s",
+             cases[i].value, cases[i].low, cases[i].high, cases[i].interior, xf, cases[i].padded, c);
+    char params[128], rtype[64];
+    snprintf(params, sizeof params, "%%x: tensor<1x6x6x%dxf32>, %%w: tensor<3x3x%dx4xf32>", xf, cases[i].features);
+    snprintf(rtype, sizeof rtype, "tensor<%s>", cases[i].out);
+    hlo_module_t *m = simp(params, body, rtype);
+    assert_int_equal(root(m)->opcode, HLO_OPCODE_CONVOLUTION);
+    assert_int_equal(count_op(entry(m), HLO_OPCODE_PAD), cases[i].folds ? 0 : 1);
+    if (cases[i].folds) { /* [[1, 0], [0, 2]] plus the pad's (2, 1) and (1, 0) */
+      assert_int_equal(root(m)->operands[0]->opcode, HLO_OPCODE_PARAMETER);
+      assert_dims(&root(m)->attrs.padding, 4, 3, 1, 1, 2);
+    }
+    hlo_module_destroy(m);
+  }
+}
+
 /* ----------------------------------------------- constant folding */
 
 static void test_fold_integer_semantics(void **state) {
@@ -1522,6 +1568,7 @@ int main(void) {
       cmocka_unit_test(test_compose_reshapes_and_broadcasts),
       cmocka_unit_test(test_slice_of_iota),
       cmocka_unit_test(test_dynamic_slice_constant_indices),
+      cmocka_unit_test(test_conv_absorbs_pad),
       cmocka_unit_test(test_fold_integer_semantics),
       cmocka_unit_test(test_fold_unsigned_and_narrow),
       cmocka_unit_test(test_fold_float),
