@@ -81,12 +81,12 @@
  *    an elementwise chain feeding a matmul is materialized once instead of
  *    recomputed K times.  Except integer weights times a per-column scale
  *    as a product's rhs, which the CPU GEMM kernel reads as integers and
- *    scales itself (codegen_gemm_scaled_operand).  And not a concatenate
- *    of more than two operands into a product (a choice among them at
- *    every load of the k loop: a weight gradient's stacked windows), nor
- *    anything into a convolution's lhs or rhs where a library conv kernel
- *    takes it (convolved: those kernels read plain parameters; a fused
- *    slice, transpose or pad left the per-element kernel).
+ *    scales itself (codegen_gemm_scaled_operand).  And not a pad,
+ *    reverse or concatenate into a product the GEMM kernels take
+ *    (gemm_unreadable: their prologues are strided loads), nor anything
+ *    into a convolution's lhs or rhs where a library conv kernel takes it
+ *    (convolved: those kernels read plain parameters); either left the
+ *    contraction to the per-element kernel.
  *  - A dynamic_update_slice is not fused into another that updates it in
  *    turn (updated_in_place): each then writes its window into the same
  *    buffer in place, where fused the chain computed every element of the
@@ -393,6 +393,35 @@ static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
   return false;
 }
 
+/* Whether P is a pad, reverse or concatenate that the cluster's product
+ * would read through (f->dots: the cluster has a dot the GEMM kernels
+ * take): their operand prologues are strided loads (transpose, broadcast,
+ * reshape, slice, convert), and such a producer left the product to one
+ * invocation per output element, 4-7x slower on lavapipe; stored once
+ * instead, unless the product has at most GEMM_REREAD_MIN rows or columns
+ * (then each element is read about once either way). */
+#define GEMM_REREAD_MIN 16
+static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
+  if (P->opcode != HLO_OPCODE_PAD && P->opcode != HLO_OPCODE_REVERSE && P->opcode != HLO_OPCODE_CONCATENATE)
+    return false;
+  const hlo_instruction_t *d = f->first_dot;
+  if (f->dots == 0 || f->convs > 0 || !d || !f->target || f->target->gemm == CODEGEN_GEMM_OFF ||
+      !codegen_gemm_types(d) || d->opcode != HLO_OPCODE_DOT_GENERAL)
+    return false;
+  /* a product with few rows or columns (a decode step's attention over a
+   * KV cache concatenated with the new token) reads each operand element
+   * about once: recomputing the producer there costs less than storing it */
+  int64_t free[2] = {1, 1};
+  for (int k = 0; k < 2; k++) {
+    const hlo_shape_t *s = &d->operands[k]->shape;
+    hlo_dims_t b = k ? d->attrs.rhs_batching_dimensions : d->attrs.lhs_batching_dimensions;
+    hlo_dims_t c = k ? d->attrs.rhs_contracting_dimensions : d->attrs.lhs_contracting_dimensions;
+    for (int i = 0; i < s->rank; i++)
+      if (!hlo_dims_contains(b, i) && !hlo_dims_contains(c, i)) free[k] *= s->dimensions[i];
+  }
+  return free[0] > GEMM_REREAD_MIN && free[1] > GEMM_REREAD_MIN;
+}
+
 /* Whether a member of the cluster updates P (a dynamic_update_slice) in
  * turn: the second update then writes its window into P's buffer in place
  * (codegen_dus_in_place_operand), where fused it would compute every
@@ -450,8 +479,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     if (!contraction_fits(f, P)) return false;
   } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
     return false; /* (integer weights times their scale: read so by the GEMM) */
-  } else if (contr && P->opcode == HLO_OPCODE_CONCATENATE && P->operand_count > 2) {
-    return false; /* a choice among its operands at every load of the product's loop: stored once instead */
+  } else if (contr && gemm_unreadable(f, P)) {
+    return false; /* stored once: the GEMM kernel then reads it by strides */
   } else if (!excl && full_size_reads(f, P) > 1) {
     return false; /* duplicating it would multiply its reads */
   } else if (!excl && stored_for_contraction(f, P)) {

@@ -411,6 +411,45 @@ static void sliced_operands(void **state) {
   f->cpu_needle = f->cpu_needle2 = NULL;
 }
 
+/* Operands made by a pad, a reverse or a concatenate, which the kernel
+ * cannot read by strides: stored first (codegen/fusion.c gemm_unreadable),
+ * then read by the GEMM kernel; a product of one row keeps its concatenate
+ * fused (its elements are read once: a decode step's KV cache). */
+static void produced_operands(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<40x27xf32>, %b: tensor<32x36xf32>) -> tensor<40x36xf32> {\n"
+        "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "  %p = stablehlo.pad %a, %z, low = [0, 2], high = [0, 3], interior = [0, 0] :"
+        " (tensor<40x27xf32>, tensor<f32>) -> tensor<40x32xf32>\n"
+        "  %c = stablehlo.dot_general %p, %b, contracting_dims = [1] x [0] :"
+        " (tensor<40x32xf32>, tensor<32x36xf32>) -> tensor<40x36xf32>\n"
+        "  return %c : tensor<40x36xf32>\n}\n",
+        true, 32);
+  check(state,
+        "func.func @main(%a: tensor<40x32xf32>, %b: tensor<32x36xf32>) -> tensor<40x36xf32> {\n"
+        "  %r = stablehlo.reverse %b, dims = [0, 1] : tensor<32x36xf32>\n"
+        "  %c = stablehlo.dot_general %a, %r, contracting_dims = [1] x [0] :"
+        " (tensor<40x32xf32>, tensor<32x36xf32>) -> tensor<40x36xf32>\n"
+        "  return %c : tensor<40x36xf32>\n}\n",
+        true, 32);
+  check(state,
+        "func.func @main(%a: tensor<24x32xf32>, %a2: tensor<17x32xf32>, %b: tensor<32x36xf32>) -> tensor<41x36xf32> {\n"
+        "  %s = stablehlo.concatenate %a, %a2, dim = 0 : (tensor<24x32xf32>, tensor<17x32xf32>) -> tensor<41x32xf32>\n"
+        "  %c = stablehlo.dot_general %s, %b, contracting_dims = [1] x [0] :"
+        " (tensor<41x32xf32>, tensor<32x36xf32>) -> tensor<41x36xf32>\n"
+        "  return %c : tensor<41x36xf32>\n}\n",
+        true, 32);
+  check(state,
+        "func.func @main(%q: tensor<4x1x32xf32>, %k: tensor<4x40x32xf32>, %k1: tensor<4x1x32xf32>) -> "
+        "tensor<4x1x41xf32> {\n"
+        "  %s = stablehlo.concatenate %k, %k1, dim = 1 : (tensor<4x40x32xf32>, tensor<4x1x32xf32>) -> "
+        "tensor<4x41x32xf32>\n"
+        "  %c = stablehlo.dot_general %q, %s, batching_dims = [0] x [0], contracting_dims = [2] x [2] :"
+        " (tensor<4x1x32xf32>, tensor<4x41x32xf32>) -> tensor<4x1x41xf32>\n"
+        "  return %c : tensor<4x1x41xf32>\n}\n",
+        false, 32);
+}
+
 /* Operands that are dynamic_slices of parameters (a scan over stacked
  * layer weights: w[layer]): the start, read by the kernel and clamped as
  * the spec says, moves the view's offset; start indices inside, at the
@@ -1563,6 +1602,7 @@ int main(void) {
       cmocka_unit_test(subgroups_lhs_transposed),
       cmocka_unit_test(reshape_of_transpose), cmocka_unit_test(reshape_unmergeable_falls_back),
       cmocka_unit_test(sliced_operands),
+      cmocka_unit_test(produced_operands),
       cmocka_unit_test(split_contracting_words), cmocka_unit_test(split_contracting_elements),
       cmocka_unit_test(f16_words),          cmocka_unit_test(bf16_words),
       cmocka_unit_test(bf16_odd),           cmocka_unit_test(f16_odd),
