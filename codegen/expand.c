@@ -2040,6 +2040,146 @@ static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instructi
   return t;
 }
 
+/* ----------------------------------- convolutions of 3+ spatial dims */
+
+/* The conv kernels take one or two spatial dimensions; a 3-D convolution
+ * (video, volumetric models) ran one invocation per output element (~2
+ * GFLOP/s on lavapipe).  Split along its first spatial dimension (depth)
+ * instead: for each of the kernel's K depth taps, the input's depth slice
+ * that tap reads (padded, strided and dilated as the window says) with
+ * depth merged into the batch dimension, convolved in 2-D with that tap's
+ * kernel slice; the K results summed (in f32 for 16-bit float results,
+ * rounded once), the output's depth split back out of its batch.  More
+ * spatial dimensions peel one per step (the new convolutions expand in
+ * turn).  Transposes bring depth next to batch where the layout has them
+ * apart (NCDHW); simplify drops the identity ones (NDHWC).  For batch
+ * groups of 1, no lhs dilation along depth, at most CONV_DEPTH_TAPS taps. */
+#define CONV_DEPTH_TAPS 16
+
+static bool is_deep_conv(const hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  if (in->opcode != HLO_OPCODE_CONVOLUTION || hlo_shape_is_tuple(&in->shape) || n < 3 ||
+      a->padding.count != 2 * n || a->batch_group_count > 1 || (a->lhs_dilation.count && a->lhs_dilation.data[0] != 1))
+    return false;
+  hlo_element_type_t t = in->shape.element_type;
+  if (hlo_element_type_is_complex(t)) return false;
+  int64_t k = in->operands[1]->shape.dimensions[a->kernel_spatial_dimensions.data[0]];
+  int64_t od = in->shape.dimensions[a->output_spatial_dimensions.data[0]];
+  return k >= 1 && k <= CONV_DEPTH_TAPS && od >= 1;
+}
+
+/* |v| transposed so that dimensions |first| and |second| lead, the others
+ * after them in order; their positions in the result into pos[] (of the
+ * original dimensions). */
+static hlo_instruction_t *leading(expand_ctx_t *x, hlo_instruction_t *v, int first, int second, int *pos) {
+  int r = v->shape.rank;
+  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  perm[0] = first, perm[1] = second;
+  for (int d = 0, o = 2; d < r; d++)
+    if (d != first && d != second) perm[o++] = d;
+  for (int i = 0; i < r; i++) pos[perm[i]] = i, dims[i] = v->shape.dimensions[perm[i]];
+  hlo_shape_t s = array_shape(v->shape.element_type, r, dims);
+  hlo_instruction_t *t = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &v);
+  if (t) t->attrs.permutation = dims_of(x, perm, r);
+  return t;
+}
+
+static hlo_instruction_t *expand_deep_conv(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count, r = in->shape.rank;
+  hlo_instruction_t *lhs = in->operands[0], *rhs = in->operands[1];
+  int lb = (int)a->input_batch_dimension, ld = (int)a->input_spatial_dimensions.data[0];
+  int kd = (int)a->kernel_spatial_dimensions.data[0];
+  int ob = (int)a->output_batch_dimension, odim = (int)a->output_spatial_dimensions.data[0];
+  int64_t k = rhs->shape.dimensions[kd], od = in->shape.dimensions[odim], nb = lhs->shape.dimensions[lb];
+  int64_t st = a->window_strides.count ? a->window_strides.data[0] : 1;
+  int64_t dil = a->rhs_dilation.count ? a->rhs_dilation.data[0] : 1;
+  int64_t lo = a->padding.data[0], hi = a->padding.data[1];
+  bool rev = a->window_reversal.count && a->window_reversal.data[0];
+  hlo_element_type_t t = in->shape.element_type;
+  bool narrow = t == HLO_F16 || t == HLO_BF16;
+  hlo_element_type_t sum_t = narrow ? HLO_F32 : t;
+  /* the input padded (or cropped) along depth, then depth next to batch */
+  hlo_instruction_t *zero = scalar(x, lhs->shape.element_type, 0, 0);
+  hlo_instruction_t *xp = pad_dim(x, lhs, ld, lo > 0 ? lo : 0, hi > 0 ? hi : 0, zero);
+  if (xp && (lo < 0 || hi < 0))
+    xp = slice_dim(x, xp, ld, lo < 0 ? -lo : 0, xp->shape.dimensions[ld] - (hi < 0 ? -hi : 0));
+  int lpos[HLO_MAX_RANK], opos[HLO_MAX_RANK];
+  hlo_instruction_t *sum = NULL;
+  for (int64_t tap = 0; tap < k && xp; tap++) {
+    int64_t from = tap * dil;
+    hlo_instruction_t *xs = slice_step(x, xp, ld, from, from + (od - 1) * st + 1, st);
+    hlo_instruction_t *xt = xs ? leading(x, xs, lb, ld, lpos) : NULL;
+    if (!xt) return NULL;
+    int64_t xdims[HLO_MAX_RANK];
+    xdims[0] = nb * od;
+    for (int d = 2; d < r; d++) xdims[d - 1] = xt->shape.dimensions[d];
+    hlo_instruction_t *x2 = reshape_to(x, xt, r - 1, xdims);
+    /* the tap's kernel slice without its depth dimension */
+    int64_t kt = rev ? k - 1 - tap : tap, kdims[HLO_MAX_RANK];
+    hlo_instruction_t *ks = slice_dim(x, rhs, kd, kt, kt + 1);
+    for (int d = 0, o = 0; d < r; d++)
+      if (d != kd) kdims[o++] = rhs->shape.dimensions[d];
+    hlo_instruction_t *k2 = reshape_to(x, ks, r - 1, kdims);
+    /* the 2-D (n - 1) convolution: output [batch * depth, others in the output's order] */
+    int64_t cdims[HLO_MAX_RANK];
+    cdims[0] = nb * od;
+    for (int d = 0, o = 1; d < r; d++)
+      if (d != ob && d != odim) cdims[o++] = in->shape.dimensions[d];
+    for (int d = 0, o = 2; d < r; d++) /* output positions as in leading(ob, odim) */
+      if (d != ob && d != odim) opos[d] = o++;
+    opos[ob] = 0, opos[odim] = 1;
+    hlo_shape_t cs = array_shape(sum_t, r - 1, cdims);
+    hlo_instruction_t *ops[2] = {x2, k2};
+    hlo_instruction_t *c = x2 && k2 ? emit(x, HLO_OPCODE_CONVOLUTION, &cs, 2, ops) : NULL;
+    if (!c) return NULL;
+    hlo_attrs_t *ca = &c->attrs;
+    *ca = in->attrs;
+    int64_t sp_in[HLO_MAX_RANK], sp_k[HLO_MAX_RANK], sp_out[HLO_MAX_RANK], v[5][HLO_MAX_RANK], pad[2 * HLO_MAX_RANK];
+    for (int i = 1; i < n; i++) {
+      sp_in[i - 1] = lpos[a->input_spatial_dimensions.data[i]] - 1;
+      int64_t kdim = a->kernel_spatial_dimensions.data[i];
+      sp_k[i - 1] = kdim > kd ? kdim - 1 : kdim;
+      sp_out[i - 1] = opos[a->output_spatial_dimensions.data[i]] - 1;
+      v[0][i - 1] = a->window_strides.count ? a->window_strides.data[i] : 1;
+      v[1][i - 1] = a->lhs_dilation.count ? a->lhs_dilation.data[i] : 1;
+      v[2][i - 1] = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
+      v[3][i - 1] = a->window_reversal.count ? a->window_reversal.data[i] : 0;
+      pad[2 * (i - 1)] = a->padding.data[2 * i], pad[2 * (i - 1) + 1] = a->padding.data[2 * i + 1];
+    }
+    ca->input_batch_dimension = 0;
+    ca->input_feature_dimension = lpos[a->input_feature_dimension] - 1;
+    ca->kernel_input_feature_dimension =
+        a->kernel_input_feature_dimension > kd ? a->kernel_input_feature_dimension - 1 : a->kernel_input_feature_dimension;
+    ca->kernel_output_feature_dimension = a->kernel_output_feature_dimension > kd
+                                              ? a->kernel_output_feature_dimension - 1
+                                              : a->kernel_output_feature_dimension;
+    ca->output_batch_dimension = 0;
+    ca->output_feature_dimension = opos[a->output_feature_dimension] - 1;
+    ca->input_spatial_dimensions = dims_of(x, sp_in, n - 1);
+    ca->kernel_spatial_dimensions = dims_of(x, sp_k, n - 1);
+    ca->output_spatial_dimensions = dims_of(x, sp_out, n - 1);
+    ca->window_strides = dims_of(x, v[0], n - 1);
+    ca->lhs_dilation = dims_of(x, v[1], n - 1);
+    ca->rhs_dilation = dims_of(x, v[2], n - 1);
+    ca->window_reversal = dims_of(x, v[3], n - 1);
+    ca->padding = dims_of(x, pad, 2 * (n - 1));
+    sum = sum ? binary(x, HLO_OPCODE_ADD, sum, c) : c;
+  }
+  if (!sum) return NULL;
+  /* [batch, depth, others] back into the output's order */
+  int64_t sdims[HLO_MAX_RANK], perm[HLO_MAX_RANK];
+  sdims[0] = nb, sdims[1] = od;
+  for (int d = 1; d < r - 1; d++) sdims[d + 1] = sum->shape.dimensions[d];
+  hlo_instruction_t *y = reshape_to(x, sum, r, sdims);
+  for (int d = 0; d < r; d++) perm[d] = opos[d];
+  hlo_shape_t ys = with_type(&in->shape, sum_t);
+  hlo_instruction_t *tr = y ? emit(x, HLO_OPCODE_TRANSPOSE, &ys, 1, &y) : NULL;
+  if (tr) tr->attrs.permutation = dims_of(x, perm, r);
+  return narrow ? convert(x, tr, t) : tr;
+}
+
 /* ---------------------------------------- collectives across processes */
 
 /* A collective that interpreter.run_parallel linked across the processes
@@ -3690,7 +3830,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
-    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in) || is_wide_window_conv(in);
+    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in) || is_wide_window_conv(in) || is_deep_conv(in);
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
@@ -3759,7 +3899,9 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_TRIANGULAR_SOLVE: *out = expand_triangular_solve(x, in); return NULL;
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
     case HLO_OPCODE_CONVOLUTION:
-      *out = is_lhs_dilated_conv(in) ? expand_lhs_dilated_conv(x, in) : expand_wide_window_conv(x, in);
+      *out = is_lhs_dilated_conv(in)   ? expand_lhs_dilated_conv(x, in)
+             : is_wide_window_conv(in) ? expand_wide_window_conv(x, in)
+                                       : expand_deep_conv(x, in);
       return NULL;
     case HLO_OPCODE_CUSTOM_CALL:
       if (is_approx_top_k(in)) return expand_approx_top_k(x, in, out);

@@ -477,6 +477,11 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     row_reduce = !ident && row && el_is_row_reduce(P, f->root_dims) && f->convs + f->dots == 0;
     if (!excl || !(ident || row_reduce) || contr) return false;
     if (!contraction_fits(f, P)) return false;
+    /* the conv kernels' epilogue is elementwise over the convolution's own
+     * dimensions: through a reshape to the root (a flatten after the last
+     * convolution) the convolution would run per element */
+    if (P->opcode == HLO_OPCODE_CONVOLUTION && (!f->root_dims || !hlo_shape_compatible_dims(f->root_dims, &P->shape)))
+      return false;
   } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
     return false; /* (integer weights times their scale: read so by the GEMM) */
   } else if (contr && gemm_unreadable(f, P)) {

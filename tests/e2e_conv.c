@@ -6,7 +6,8 @@
  * and against hand-computed values: NCHW/OIHW and NHWC/HWIO layouts, 1-D,
  * strides, padding (negative too), lhs and rhs dilation (lhs dilation
  * also against an explicitly zero-padded input), window reversal,
- * feature groups, depthwise, 1x1, odd sizes, batch 2, fused epilogues
+ * feature groups, depthwise, 1x1, odd sizes, batch 2, 3-D (against a
+ * direct sum), fused epilogues
  * (bias + relu, batch-norm scale/shift, residual add), f16 and bf16
  * (within an ulp of the per-element kernel), integers (exactly) and
  * programs the kernel must
@@ -413,6 +414,121 @@ static void weight_gradient_case(void **state, int n, int h, int w, int c, int o
 static void weight_gradients(void **state) {
   weight_gradient_case(state, 2, 10, 9, 6, 5, 10, 9, 1, 1, 1); /* a 3x3 stride-1 layer's, batch 2 */
   weight_gradient_case(state, 1, 20, 20, 4, 3, 10, 10, 2, 1, 0); /* a 3x3 stride-2 layer's */
+}
+
+/* 3-D convolutions (codegen/expand.c splits them along depth into 2-D
+ * ones, the taps' results summed) against a direct sum in double:
+ * NDHWC/DHWIO (|cl|) or NCDHW/OIDHW, n x c x d x h x w input, o outputs,
+ * a k^3 window, stride, padding (lo, hi) and rhs dilation per dimension,
+ * depth reversed where |rev|. */
+typedef struct conv3d_case {
+  bool cl;
+  int n, c, d, h, w, o, k;
+  int st[3], lo[3], hi[3], dil[3];
+  bool rev;
+} conv3d_case_t;
+
+static void conv3d_case(void **state, const conv3d_case_t *q) {
+  const contexts_t *cs = *state;
+  int in[3] = {q->d, q->h, q->w}, out[3];
+  for (int i = 0; i < 3; i++) out[i] = (in[i] + q->lo[i] + q->hi[i] - ((q->k - 1) * q->dil[i] + 1)) / q->st[i] + 1;
+  char xt[96], wt[96], yt[96], text[2048];
+  if (q->cl) {
+    snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%dx%dxf32>", q->n, q->d, q->h, q->w, q->c);
+    snprintf(wt, sizeof wt, "tensor<%dx%dx%dx%dx%dxf32>", q->k, q->k, q->k, q->c, q->o);
+    snprintf(yt, sizeof yt, "tensor<%dx%dx%dx%dx%dxf32>", q->n, out[0], out[1], out[2], q->o);
+  } else {
+    snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%dx%dxf32>", q->n, q->c, q->d, q->h, q->w);
+    snprintf(wt, sizeof wt, "tensor<%dx%dx%dx%dx%dxf32>", q->o, q->c, q->k, q->k, q->k);
+    snprintf(yt, sizeof yt, "tensor<%dx%dx%dx%dx%dxf32>", q->n, q->o, out[0], out[1], out[2]);
+  }
+  char window[256];
+  snprintf(window, sizeof window,
+           "stride = [%d, %d, %d], pad = [[%d, %d], [%d, %d], [%d, %d]], rhs_dilate = [%d, %d, %d], reverse = [%s, "
+           "false, false]",
+           q->st[0], q->st[1], q->st[2], q->lo[0], q->hi[0], q->lo[1], q->hi[1], q->lo[2], q->hi[2], q->dil[0],
+           q->dil[1], q->dil[2], q->rev ? "true" : "false");
+  conv_program(text, xt, wt, yt,
+               q->cl ? "[b, 0, 1, 2, f]x[0, 1, 2, i, o]->[b, 0, 1, 2, f]" : "[b, f, 0, 1, 2]x[o, i, 0, 1, 2]->[b, f, 0, 1, 2]",
+               window, 1, 1);
+  size_t nx = (size_t)q->n * q->c * q->d * q->h * q->w, nw = (size_t)q->o * q->c * q->k * q->k * q->k;
+  size_t ny = (size_t)q->n * q->o * out[0] * out[1] * out[2];
+  float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+  uint32_t seed = 7;
+  for (size_t i = 0; i < nx; i++) x[i] = (float)test_uniform(&seed);
+  for (size_t i = 0; i < nw; i++) w[i] = (float)test_uniform(&seed);
+  vkhlo_executable_t *exe = compile(cs->ctx, text);
+  if (on_cpu(cs->ctx)) assert_int_equal(library_kernels(exe), q->k); /* one 2-D kernel per depth tap */
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_t *args[2];
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, w, &args[1]));
+  int64_t count;
+  float *y = run(exe, 2, args, &count);
+  assert_int_equal(count, (int64_t)ny);
+  double worst = 0, scale = 0;
+  for (int b = 0; b < q->n; b++)
+    for (int o = 0; o < q->o; o++)
+      for (int z = 0; z < out[0]; z++)
+        for (int r = 0; r < out[1]; r++)
+          for (int s = 0; s < out[2]; s++) {
+            double acc = 0;
+            for (int c = 0; c < q->c; c++)
+              for (int kz = 0; kz < q->k; kz++)
+                for (int kr = 0; kr < q->k; kr++)
+                  for (int ks = 0; ks < q->k; ks++) {
+                    int p[3] = {z * q->st[0] + kz * q->dil[0] - q->lo[0], r * q->st[1] + kr * q->dil[1] - q->lo[1],
+                                s * q->st[2] + ks * q->dil[2] - q->lo[2]};
+                    if (p[0] < 0 || p[0] >= q->d || p[1] < 0 || p[1] >= q->h || p[2] < 0 || p[2] >= q->w) continue;
+                    int wz = q->rev ? q->k - 1 - kz : kz;
+                    size_t xi = q->cl ? ((((size_t)b * q->d + p[0]) * q->h + p[1]) * q->w + p[2]) * q->c + c
+                                      : ((((size_t)b * q->c + c) * q->d + p[0]) * q->h + p[1]) * q->w + p[2];
+                    size_t wi = q->cl ? ((((size_t)wz * q->k + kr) * q->k + ks) * q->c + c) * q->o + o
+                                      : ((((size_t)o * q->c + c) * q->k + wz) * q->k + kr) * q->k + ks;
+                    acc += (double)x[xi] * w[wi];
+                  }
+            size_t yi = q->cl ? ((((size_t)b * out[0] + z) * out[1] + r) * out[2] + s) * q->o + o
+                              : ((((size_t)b * q->o + o) * out[0] + z) * out[1] + r) * out[2] + s;
+            double d = fabs(acc - y[yi]);
+            worst = d > worst ? d : worst;
+            scale = fabs(acc) > scale ? fabs(acc) : scale;
+          }
+  if (!(worst <= 1e-5 * scale)) fail_msg("3-D convolution differs by %g (scale %g):\n%s", worst, scale, text);
+  assert_true(scale > 0);
+  free(x);
+  free(w);
+  free(y);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
+static void three_d(void **state) {
+  static const conv3d_case_t cases[] = {
+      {true, 1, 4, 5, 6, 7, 8, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false},   /* NDHWC, same size */
+      {false, 2, 3, 9, 7, 6, 5, 3, {2, 1, 2}, {1, 0, 1}, {0, 1, 2}, {2, 1, 1}, false},  /* NCDHW, strided, dilated */
+      {true, 1, 3, 6, 5, 5, 4, 2, {1, 2, 1}, {-1, 0, 1}, {2, 1, 0}, {1, 1, 2}, true},   /* depth reversed, cropped */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv3d_case(state, &cases[i]);
+}
+
+/* A convolution whose result is reshaped (squeezing a batch of one, as a
+ * model returning y[0] does; with a bias add between) keeps its library
+ * kernel: the convolution is not fused into a cluster whose root has
+ * other dimensions, whose epilogue the kernel could not take. */
+static void squeezed(void **state) {
+  compare(state,
+          "func.func @main(%x: tensor<1x6x6x5xf32>, %w: tensor<3x3x5x16xf32>, %b: tensor<1x6x6x16xf32>) -> "
+          "tensor<6x6x16xf32> {\n"
+          "  %y = stablehlo.convolution(%x, %w) dim_numbers = " NHWC ", window = {pad = [[1, 1], [1, 1]]}"
+          " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} :"
+          " (tensor<1x6x6x5xf32>, tensor<3x3x5x16xf32>) -> tensor<1x6x6x16xf32>\n"
+          "  %s = stablehlo.add %y, %b : tensor<1x6x6x16xf32>\n"
+          "  %r = stablehlo.reshape %s : (tensor<1x6x6x16xf32>) -> tensor<6x6x16xf32>\n"
+          "  return %r : tensor<6x6x16xf32>\n}\n",
+          true);
 }
 
 static void negative_padding_and_reversal(void **state) {
@@ -838,6 +954,8 @@ int main(void) {
       cmocka_unit_test(lhs_dilation_phases),
       cmocka_unit_test(produced_operands),
       cmocka_unit_test(weight_gradients),
+      cmocka_unit_test(three_d),
+      cmocka_unit_test(squeezed),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(depthwise_words),
       cmocka_unit_test(one_by_one_and_1d),
