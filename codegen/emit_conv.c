@@ -15,7 +15,9 @@
  * the convolution's dimensions (an output fusion: codegen/fusion.c forms
  * them, so each convolution element is used once, at its own index).  f32,
  * f16/bf16 or integers (see "16-bit and integer convolutions" below).
- * One or two spatial dimensions, batch_group_count 1; any
+ * One or two spatial dimensions (codegen/expand.c splits convolutions of
+ * more along depth, and lhs-dilated ones by output phase, before they get
+ * here), batch_group_count 1; any
  * dimension numbers, strides, padding (negative too), lhs and rhs
  * dilation, window reversal, feature_group_count.  On GPUs (and with
  * target->conv = CODEGEN_CONV_GPU, $VKHLO_CONV_KERNEL=gpu, on any device)
