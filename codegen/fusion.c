@@ -399,11 +399,23 @@ static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
  * reshape, slice, convert), and such a producer left the product to one
  * invocation per output element, 4-7x slower on lavapipe; stored once
  * instead, unless the product has at most GEMM_REREAD_MIN rows or columns
- * (then each element is read about once either way). */
+ * (then each element is read about once either way).  Likewise, on CPU
+ * devices, a slice whose rows start off the 8-element words of its
+ * operand (an offset or row pitch not a multiple of 8, or a stride) while
+ * its own rows are whole words: the kernel reads the view element by
+ * element, about 2x slower than the words of the stored slice. */
 #define GEMM_REREAD_MIN 16
 static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
-  if (P->opcode != HLO_OPCODE_PAD && P->opcode != HLO_OPCODE_REVERSE && P->opcode != HLO_OPCODE_CONCATENATE)
+  if (P->opcode == HLO_OPCODE_SLICE) { /* see below */
+    int m = P->shape.rank - 1;
+    if (m < 0 || !f->target || !f->target->is_cpu || P->attrs.start_indices.count <= m) return false;
+    int64_t start = P->attrs.start_indices.data[m], step = P->attrs.strides.count > m ? P->attrs.strides.data[m] : 1;
+    bool aligned = step == 1 && start % 8 == 0 && P->operands[0]->shape.dimensions[m] % 8 == 0;
+    if (aligned || P->shape.dimensions[m] % 8 != 0) return false;
+  } else if (P->opcode != HLO_OPCODE_PAD && P->opcode != HLO_OPCODE_REVERSE &&
+             P->opcode != HLO_OPCODE_CONCATENATE) {
     return false;
+  }
   const hlo_instruction_t *d = f->first_dot;
   if (f->dots == 0 || f->convs > 0 || !d || !f->target || f->target->gemm == CODEGEN_GEMM_OFF ||
       !codegen_gemm_types(d) || d->opcode != HLO_OPCODE_DOT_GENERAL)

@@ -412,7 +412,8 @@ static void sliced_operands(void **state) {
 }
 
 /* Operands made by a pad, a reverse or a concatenate, which the kernel
- * cannot read by strides: stored first (codegen/fusion.c gemm_unreadable),
+ * cannot read by strides, or a slice it could read only element by
+ * element: stored first (codegen/fusion.c gemm_unreadable),
  * then read by the GEMM kernel; a product of one row keeps its concatenate
  * fused (its elements are read once: a decode step's KV cache). */
 static void produced_operands(void **state) {
@@ -439,6 +440,18 @@ static void produced_operands(void **state) {
         " (tensor<41x32xf32>, tensor<32x36xf32>) -> tensor<41x36xf32>\n"
         "  return %c : tensor<41x36xf32>\n}\n",
         true, 32);
+  /* a slice off the words of its operand (column 20 of rows 300 long),
+   * whole words itself: stored, then read by words (CPU devices) */
+  fixture_t *f = *state;
+  f->cpu_needle = "#define LHS_LOADW(off)";
+  check(state,
+        "func.func @main(%a: tensor<40x300xf32>, %b: tensor<256x36xf32>) -> tensor<40x36xf32> {\n"
+        "  %s = stablehlo.slice %a [0:40, 20:276] : (tensor<40x300xf32>) -> tensor<40x256xf32>\n"
+        "  %c = stablehlo.dot_general %s, %b, contracting_dims = [1] x [0] :"
+        " (tensor<40x256xf32>, tensor<256x36xf32>) -> tensor<40x36xf32>\n"
+        "  return %c : tensor<40x36xf32>\n}\n",
+        true, 256);
+  f->cpu_needle = NULL;
   check(state,
         "func.func @main(%q: tensor<4x1x32xf32>, %k: tensor<4x40x32xf32>, %k1: tensor<4x1x32xf32>) -> "
         "tensor<4x1x41xf32> {\n"
