@@ -323,18 +323,25 @@ static hlo_instruction_t *pad_dim(expand_ctx_t *x, hlo_instruction_t *a, int d, 
   return pad_(x, a, lo, hi, value);
 }
 
-/* a with dimensions |d0| and |d1| swapped (a transpose, its own inverse). */
-static hlo_instruction_t *swap_dims(expand_ctx_t *x, hlo_instruction_t *a, int d0, int d1) {
-  if (!a || d0 == d1) return a;
+/* transpose(a, permutation = perm): result dimension i is a's perm[i]. */
+static hlo_instruction_t *permute(expand_ctx_t *x, hlo_instruction_t *a, const int64_t *perm) {
+  if (!a) return NULL;
   int r = a->shape.rank;
-  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
-  for (int i = 0; i < r; i++) perm[i] = i;
-  perm[d0] = d1, perm[d1] = d0;
+  int64_t dims[HLO_MAX_RANK];
   for (int i = 0; i < r; i++) dims[i] = a->shape.dimensions[perm[i]];
   hlo_shape_t s = array_shape(a->shape.element_type, r, dims);
   hlo_instruction_t *in = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &a);
   if (in) in->attrs.permutation = dims_of(x, perm, r);
   return in;
+}
+
+/* a with dimensions |d0| and |d1| swapped (a transpose, its own inverse). */
+static hlo_instruction_t *swap_dims(expand_ctx_t *x, hlo_instruction_t *a, int d0, int d1) {
+  if (!a || d0 == d1) return a;
+  int64_t perm[HLO_MAX_RANK];
+  for (int i = 0; i < a->shape.rank; i++) perm[i] = i;
+  perm[d0] = d1, perm[d1] = d0;
+  return permute(x, a, perm);
 }
 
 static hlo_instruction_t *reshape_to(expand_ctx_t *x, hlo_instruction_t *a, int rank, const int64_t *dims) {
@@ -1391,12 +1398,7 @@ static hlo_instruction_t *expand_ragged_dot(expand_ctx_t *x, hlo_instruction_t *
     perm[0] = nb;
     for (int i = 0; i < nb; i++) perm[i + 1] = i;
     for (int i = nb + 1; i < d->shape.rank; i++) perm[i] = i;
-    hlo_instruction_t *tr = emit(x, HLO_OPCODE_TRANSPOSE, &in->shape, 1, &d);
-    if (tr) {
-      tr->attrs.permutation = hlo_dims_make(x->m, perm, d->shape.rank);
-      if (!tr->attrs.permutation.data) x->failed = true;
-    }
-    return tr;
+    return permute(x, d, perm);
   }
   /* mode 1: d = [batch, lhs free, rhs free with g] */
   hlo_instruction_t *d = plain_dot(x, l, r, a, 0, t);
@@ -1983,7 +1985,7 @@ static bool is_wide_window_conv(const hlo_instruction_t *in) {
 
 static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instruction_t *in) {
   const hlo_attrs_t *a = &in->attrs;
-  int n = a->input_spatial_dimensions.count, r = in->shape.rank;
+  int n = a->input_spatial_dimensions.count;
   hlo_instruction_t *lhs = in->operands[0], *rhs = in->operands[1];
   int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0}, oh[HLO_MAX_RANK], positions = 1;
   for (int i = 0; i < n; i++) {
@@ -2033,11 +2035,7 @@ static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instructi
   for (int i = 0; i < n; i++) sd[i] = oh[i], perm[a->output_spatial_dimensions.data[i]] = i;
   sd[n] = dd[1], sd[n + 1] = dd[2];
   perm[a->output_batch_dimension] = n, perm[a->output_feature_dimension] = n + 1;
-  hlo_instruction_t *y = reshape_to(x, dot, n + 2, sd);
-  if (!y) return NULL;
-  hlo_instruction_t *t = emit(x, HLO_OPCODE_TRANSPOSE, &in->shape, 1, &y);
-  if (t) t->attrs.permutation = dims_of(x, perm, r);
-  return t;
+  return permute(x, reshape_to(x, dot, n + 2, sd), perm);
 }
 
 /* ----------------------------------- convolutions of 3+ spatial dims */
@@ -2069,20 +2067,14 @@ static bool is_deep_conv(const hlo_instruction_t *in) {
   return k >= 1 && k <= CONV_DEPTH_TAPS && od >= 1;
 }
 
-/* |v| transposed so that dimensions |first| and |second| lead, the others
- * after them in order; their positions in the result into pos[] (of the
- * original dimensions). */
-static hlo_instruction_t *leading(expand_ctx_t *x, hlo_instruction_t *v, int first, int second, int *pos) {
-  int r = v->shape.rank;
-  int64_t perm[HLO_MAX_RANK], dims[HLO_MAX_RANK];
+/* The permutation that brings dimensions |first| and |second| of a rank
+ * |r| array to the front, the others after them in order, into perm[],
+ * and where each original dimension lands into pos[]. */
+static void leading_order(int r, int first, int second, int64_t *perm, int *pos) {
   perm[0] = first, perm[1] = second;
   for (int d = 0, o = 2; d < r; d++)
     if (d != first && d != second) perm[o++] = d;
-  for (int i = 0; i < r; i++) pos[perm[i]] = i, dims[i] = v->shape.dimensions[perm[i]];
-  hlo_shape_t s = array_shape(v->shape.element_type, r, dims);
-  hlo_instruction_t *t = emit(x, HLO_OPCODE_TRANSPOSE, &s, 1, &v);
-  if (t) t->attrs.permutation = dims_of(x, perm, r);
-  return t;
+  for (int i = 0; i < r; i++) pos[perm[i]] = i;
 }
 
 static hlo_instruction_t *expand_deep_conv(expand_ctx_t *x, hlo_instruction_t *in) {
@@ -2100,71 +2092,67 @@ static hlo_instruction_t *expand_deep_conv(expand_ctx_t *x, hlo_instruction_t *i
   hlo_element_type_t t = in->shape.element_type;
   bool narrow = t == HLO_F16 || t == HLO_BF16;
   hlo_element_type_t sum_t = narrow ? HLO_F32 : t;
-  /* the input padded (or cropped) along depth, then depth next to batch */
+  /* input and output with batch and depth leading, merged into one batch
+   * dimension; the kernel without its depth dimension */
+  int64_t lperm[HLO_MAX_RANK], operm[HLO_MAX_RANK];
+  int lpos[HLO_MAX_RANK], opos[HLO_MAX_RANK];
+  leading_order(r, lb, ld, lperm, lpos);
+  leading_order(r, ob, odim, operm, opos);
+  int64_t kdims[HLO_MAX_RANK], cdims[HLO_MAX_RANK];
+  cdims[0] = nb * od;
+  for (int i = 2; i < r; i++) cdims[i - 1] = in->shape.dimensions[operm[i]];
+  for (int d = 0, o = 0; d < r; d++)
+    if (d != kd) kdims[o++] = rhs->shape.dimensions[d];
+  /* the (n - 1)-D convolution of every tap: the other spatial dimensions' window */
+  hlo_attrs_t ca = in->attrs;
+  int64_t sp_in[HLO_MAX_RANK], sp_k[HLO_MAX_RANK], sp_out[HLO_MAX_RANK], v[4][HLO_MAX_RANK], pad[2 * HLO_MAX_RANK];
+  for (int i = 1; i < n; i++) {
+    int64_t kdim = a->kernel_spatial_dimensions.data[i];
+    sp_in[i - 1] = lpos[a->input_spatial_dimensions.data[i]] - 1;
+    sp_k[i - 1] = kdim > kd ? kdim - 1 : kdim;
+    sp_out[i - 1] = opos[a->output_spatial_dimensions.data[i]] - 1;
+    v[0][i - 1] = a->window_strides.count ? a->window_strides.data[i] : 1;
+    v[1][i - 1] = a->lhs_dilation.count ? a->lhs_dilation.data[i] : 1;
+    v[2][i - 1] = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
+    v[3][i - 1] = a->window_reversal.count ? a->window_reversal.data[i] : 0;
+    pad[2 * (i - 1)] = a->padding.data[2 * i], pad[2 * (i - 1) + 1] = a->padding.data[2 * i + 1];
+  }
+  ca.input_batch_dimension = ca.output_batch_dimension = 0;
+  ca.input_feature_dimension = lpos[a->input_feature_dimension] - 1;
+  ca.output_feature_dimension = opos[a->output_feature_dimension] - 1;
+  ca.kernel_input_feature_dimension -= a->kernel_input_feature_dimension > kd;
+  ca.kernel_output_feature_dimension -= a->kernel_output_feature_dimension > kd;
+  ca.input_spatial_dimensions = dims_of(x, sp_in, n - 1);
+  ca.kernel_spatial_dimensions = dims_of(x, sp_k, n - 1);
+  ca.output_spatial_dimensions = dims_of(x, sp_out, n - 1);
+  ca.window_strides = dims_of(x, v[0], n - 1);
+  ca.lhs_dilation = dims_of(x, v[1], n - 1);
+  ca.rhs_dilation = dims_of(x, v[2], n - 1);
+  ca.window_reversal = dims_of(x, v[3], n - 1);
+  ca.padding = dims_of(x, pad, 2 * (n - 1));
+  hlo_shape_t cs = array_shape(sum_t, r - 1, cdims);
+  /* the input padded (or cropped) along depth */
   hlo_instruction_t *zero = scalar(x, lhs->shape.element_type, 0, 0);
   hlo_instruction_t *xp = pad_dim(x, lhs, ld, lo > 0 ? lo : 0, hi > 0 ? hi : 0, zero);
   if (xp && (lo < 0 || hi < 0))
     xp = slice_dim(x, xp, ld, lo < 0 ? -lo : 0, xp->shape.dimensions[ld] - (hi < 0 ? -hi : 0));
-  int lpos[HLO_MAX_RANK], opos[HLO_MAX_RANK];
   hlo_instruction_t *sum = NULL;
   for (int64_t tap = 0; tap < k && xp; tap++) {
+    /* the depth slice this tap reads, batch and depth leading, merged */
     int64_t from = tap * dil;
     hlo_instruction_t *xs = slice_step(x, xp, ld, from, from + (od - 1) * st + 1, st);
-    hlo_instruction_t *xt = xs ? leading(x, xs, lb, ld, lpos) : NULL;
-    if (!xt) return NULL;
-    int64_t xdims[HLO_MAX_RANK];
-    xdims[0] = nb * od;
-    for (int d = 2; d < r; d++) xdims[d - 1] = xt->shape.dimensions[d];
-    hlo_instruction_t *x2 = reshape_to(x, xt, r - 1, xdims);
-    /* the tap's kernel slice without its depth dimension */
-    int64_t kt = rev ? k - 1 - tap : tap, kdims[HLO_MAX_RANK];
-    hlo_instruction_t *ks = slice_dim(x, rhs, kd, kt, kt + 1);
-    for (int d = 0, o = 0; d < r; d++)
-      if (d != kd) kdims[o++] = rhs->shape.dimensions[d];
-    hlo_instruction_t *k2 = reshape_to(x, ks, r - 1, kdims);
-    /* the 2-D (n - 1) convolution: output [batch * depth, others in the output's order] */
-    int64_t cdims[HLO_MAX_RANK];
-    cdims[0] = nb * od;
-    for (int d = 0, o = 1; d < r; d++)
-      if (d != ob && d != odim) cdims[o++] = in->shape.dimensions[d];
-    for (int d = 0, o = 2; d < r; d++) /* output positions as in leading(ob, odim) */
-      if (d != ob && d != odim) opos[d] = o++;
-    opos[ob] = 0, opos[odim] = 1;
-    hlo_shape_t cs = array_shape(sum_t, r - 1, cdims);
+    if (!xs) return NULL;
+    int64_t mdims[HLO_MAX_RANK];
+    mdims[0] = nb * od;
+    for (int i = 2; i < r; i++) mdims[i - 1] = xs->shape.dimensions[lperm[i]];
+    hlo_instruction_t *x2 = reshape_to(x, permute(x, xs, lperm), r - 1, mdims);
+    /* the tap's kernel slice */
+    int64_t kt = rev ? k - 1 - tap : tap;
+    hlo_instruction_t *k2 = reshape_to(x, slice_dim(x, rhs, kd, kt, kt + 1), r - 1, kdims);
     hlo_instruction_t *ops[2] = {x2, k2};
     hlo_instruction_t *c = x2 && k2 ? emit(x, HLO_OPCODE_CONVOLUTION, &cs, 2, ops) : NULL;
     if (!c) return NULL;
-    hlo_attrs_t *ca = &c->attrs;
-    *ca = in->attrs;
-    int64_t sp_in[HLO_MAX_RANK], sp_k[HLO_MAX_RANK], sp_out[HLO_MAX_RANK], v[5][HLO_MAX_RANK], pad[2 * HLO_MAX_RANK];
-    for (int i = 1; i < n; i++) {
-      sp_in[i - 1] = lpos[a->input_spatial_dimensions.data[i]] - 1;
-      int64_t kdim = a->kernel_spatial_dimensions.data[i];
-      sp_k[i - 1] = kdim > kd ? kdim - 1 : kdim;
-      sp_out[i - 1] = opos[a->output_spatial_dimensions.data[i]] - 1;
-      v[0][i - 1] = a->window_strides.count ? a->window_strides.data[i] : 1;
-      v[1][i - 1] = a->lhs_dilation.count ? a->lhs_dilation.data[i] : 1;
-      v[2][i - 1] = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
-      v[3][i - 1] = a->window_reversal.count ? a->window_reversal.data[i] : 0;
-      pad[2 * (i - 1)] = a->padding.data[2 * i], pad[2 * (i - 1) + 1] = a->padding.data[2 * i + 1];
-    }
-    ca->input_batch_dimension = 0;
-    ca->input_feature_dimension = lpos[a->input_feature_dimension] - 1;
-    ca->kernel_input_feature_dimension =
-        a->kernel_input_feature_dimension > kd ? a->kernel_input_feature_dimension - 1 : a->kernel_input_feature_dimension;
-    ca->kernel_output_feature_dimension = a->kernel_output_feature_dimension > kd
-                                              ? a->kernel_output_feature_dimension - 1
-                                              : a->kernel_output_feature_dimension;
-    ca->output_batch_dimension = 0;
-    ca->output_feature_dimension = opos[a->output_feature_dimension] - 1;
-    ca->input_spatial_dimensions = dims_of(x, sp_in, n - 1);
-    ca->kernel_spatial_dimensions = dims_of(x, sp_k, n - 1);
-    ca->output_spatial_dimensions = dims_of(x, sp_out, n - 1);
-    ca->window_strides = dims_of(x, v[0], n - 1);
-    ca->lhs_dilation = dims_of(x, v[1], n - 1);
-    ca->rhs_dilation = dims_of(x, v[2], n - 1);
-    ca->window_reversal = dims_of(x, v[3], n - 1);
-    ca->padding = dims_of(x, pad, 2 * (n - 1));
+    c->attrs = ca;
     sum = sum ? binary(x, HLO_OPCODE_ADD, sum, c) : c;
   }
   if (!sum) return NULL;
@@ -2172,12 +2160,9 @@ static hlo_instruction_t *expand_deep_conv(expand_ctx_t *x, hlo_instruction_t *i
   int64_t sdims[HLO_MAX_RANK], perm[HLO_MAX_RANK];
   sdims[0] = nb, sdims[1] = od;
   for (int d = 1; d < r - 1; d++) sdims[d + 1] = sum->shape.dimensions[d];
-  hlo_instruction_t *y = reshape_to(x, sum, r, sdims);
   for (int d = 0; d < r; d++) perm[d] = opos[d];
-  hlo_shape_t ys = with_type(&in->shape, sum_t);
-  hlo_instruction_t *tr = y ? emit(x, HLO_OPCODE_TRANSPOSE, &ys, 1, &y) : NULL;
-  if (tr) tr->attrs.permutation = dims_of(x, perm, r);
-  return narrow ? convert(x, tr, t) : tr;
+  hlo_instruction_t *y = permute(x, reshape_to(x, sum, r, sdims), perm);
+  return narrow ? convert(x, y, t) : y;
 }
 
 /* ---------------------------------------- collectives across processes */

@@ -377,20 +377,25 @@ static bool stored_for_contraction(const fuser_t *f, const hlo_instruction_t *P)
   return false;
 }
 
+/* Whether a member of the cluster being formed, of opcode |op|, reads P
+ * as one of its first |count| operands. */
+static bool member_reads(const fuser_t *f, const hlo_instruction_t *P, hlo_opcode_t op, int count) {
+  for (int u = 0; u < P->user_count; u++) {
+    const hlo_instruction_t *U = P->users[u];
+    if (U->opcode != op || get_state(f, pos_of(U)) != ST_MEMBER) continue;
+    for (int k = 0; k < count && k < U->operand_count; k++)
+      if (U->operands[k] == P) return true;
+  }
+  return false;
+}
+
 /* Whether P is an operand of a member convolution that may take a kernel
  * of shaders/ (codegen/emit_conv.c): those read their lhs and rhs as the
  * fusion's parameters, strides and all, and a fused producer (a slice or
  * transpose of the weights, a pad of the input) would leave the
  * convolution to one invocation per output element. */
 static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
-  if (!f->target || f->target->conv == CODEGEN_CONV_ELEMENTAL) return false;
-  for (int u = 0; u < P->user_count; u++) {
-    const hlo_instruction_t *U = P->users[u];
-    if (U->opcode == HLO_OPCODE_CONVOLUTION && (U->operands[0] == P || U->operands[1] == P) &&
-        get_state(f, pos_of(U)) == ST_MEMBER)
-      return true;
-  }
-  return false;
+  return f->target && f->target->conv != CODEGEN_CONV_ELEMENTAL && member_reads(f, P, HLO_OPCODE_CONVOLUTION, 2);
 }
 
 /* Whether P is a pad, reverse or concatenate that the cluster's product
@@ -406,7 +411,7 @@ static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
  * element, about 2x slower than the words of the stored slice. */
 #define GEMM_REREAD_MIN 16
 static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
-  if (P->opcode == HLO_OPCODE_SLICE) { /* see below */
+  if (P->opcode == HLO_OPCODE_SLICE) { /* off its operand's words (see above) */
     int m = P->shape.rank - 1;
     if (m < 0 || !f->target || !f->target->is_cpu || P->attrs.start_indices.count <= m) return false;
     int64_t start = P->attrs.start_indices.data[m], step = P->attrs.strides.count > m ? P->attrs.strides.data[m] : 1;
@@ -439,12 +444,7 @@ static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
  * (codegen_dus_in_place_operand), where fused it would compute every
  * element of the whole array through both. */
 static bool updated_in_place(const fuser_t *f, const hlo_instruction_t *P) {
-  for (int u = 0; u < P->user_count; u++) {
-    const hlo_instruction_t *U = P->users[u];
-    if (U->opcode == HLO_OPCODE_DYNAMIC_UPDATE_SLICE && U->operands[0] == P && get_state(f, pos_of(U)) == ST_MEMBER)
-      return true;
-  }
-  return false;
+  return member_reads(f, P, HLO_OPCODE_DYNAMIC_UPDATE_SLICE, 1);
 }
 
 /* Judges candidate producer |p| for the cluster being formed; see the cost
@@ -490,8 +490,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
     if (!excl || !(ident || row_reduce) || contr) return false;
     if (!contraction_fits(f, P)) return false;
     /* the conv kernels' epilogue is elementwise over the convolution's own
-     * dimensions: through a reshape to the root (a flatten after the last
-     * convolution) the convolution would run per element */
+     * dimensions: through a reshape to the root (squeezing a batch of
+     * one, splitting a merged batch) the convolution would run per element */
     if (P->opcode == HLO_OPCODE_CONVOLUTION && (!f->root_dims || !hlo_shape_compatible_dims(f->root_dims, &P->shape)))
       return false;
   } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
