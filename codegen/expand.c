@@ -30,6 +30,11 @@
  *   fft of more than 64 terms    one 1-D transform per dimension, long
  *   per element                  ones four-step Cooley-Tukey (see "fft":
  *                                another order of the same sums)
+ *   convolution: lhs-dilated,    per output phase / stacked windows and
+ *   wide-window (weight          one dot_general / per position a product
+ *   gradients), depthwise        reduced over the window / per depth tap
+ *   weight gradients, 3-D        (see "wide-window convolutions" and the
+ *                                sections after it)
  *   cholesky, triangular_solve   64 x 64 blocks of the op, triangular
  *   larger than 64 x 64          solves and dot_generals (see "blocked
  *                                linear algebra": the same sums in another
@@ -1958,11 +1963,14 @@ static hlo_instruction_t *expand_lhs_dilated_conv(expand_ctx_t *x, hlo_instructi
 #define CONV_IM2COL_POSITIONS 64
 #define CONV_IM2COL_ELEMENTS (32ll << 20)
 
-static bool is_wide_window_conv(const hlo_instruction_t *in) {
+/* Few output positions (at most CONV_IM2COL_POSITIONS), the window at
+ * least twice their count, no lhs dilation or reversal; feature groups of
+ * 1.  The stacked windows' element count into *stacked. */
+static bool wide_window(const hlo_instruction_t *in, int64_t *stacked) {
   const hlo_attrs_t *a = &in->attrs;
   int n = a->input_spatial_dimensions.count;
   if (in->opcode != HLO_OPCODE_CONVOLUTION || hlo_shape_is_tuple(&in->shape) || n < 1 ||
-      a->padding.count != 2 * n || a->feature_group_count > 1 || a->batch_group_count > 1)
+      a->padding.count != 2 * n || a->feature_group_count > 1)
     return false;
   const hlo_shape_t *ls = &in->operands[0]->shape, *ks = &in->operands[1]->shape;
   int64_t positions = 1, window = 1;
@@ -1979,36 +1987,74 @@ static bool is_wide_window_conv(const hlo_instruction_t *in) {
     int64_t k = ks->dimensions[a->kernel_spatial_dimensions.data[i]];
     per_window = h ? per_window / h * k : 0;
   }
-  return positions >= 1 && positions <= CONV_IM2COL_POSITIONS && window >= 2 * positions &&
-         positions * per_window <= CONV_IM2COL_ELEMENTS;
+  *stacked = positions * per_window;
+  return positions >= 1 && positions <= CONV_IM2COL_POSITIONS && window >= 2 * positions;
+}
+
+static bool is_wide_window_conv(const hlo_instruction_t *in) {
+  int64_t stacked;
+  return wide_window(in, &stacked) && in->attrs.batch_group_count <= 1 && stacked <= CONV_IM2COL_ELEMENTS;
+}
+
+/* The lhs window of output position |p| (row-major over the output's
+ * spatial dimensions |oh|) in the padded lhs: strided slices. */
+static hlo_instruction_t *window_at(expand_ctx_t *x, const hlo_instruction_t *in, hlo_instruction_t *padded,
+                                    const int64_t *oh, int64_t p) {
+  const hlo_attrs_t *a = &in->attrs;
+  hlo_instruction_t *w = padded;
+  for (int64_t i = a->input_spatial_dimensions.count - 1, rest = p; i >= 0; i--) {
+    int64_t o = rest % oh[i], st = a->window_strides.count ? a->window_strides.data[i] : 1;
+    int64_t d = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
+    int64_t k = in->operands[1]->shape.dimensions[a->kernel_spatial_dimensions.data[i]];
+    rest /= oh[i];
+    w = slice_step(x, w, (int)a->input_spatial_dimensions.data[i], o * st, o * st + (k - 1) * d + 1, d);
+  }
+  return w;
+}
+
+/* The padded lhs of |in|, its output's spatial sizes into oh[] and their
+ * product (the positions) into *positions. */
+static hlo_instruction_t *padded_lhs(expand_ctx_t *x, const hlo_instruction_t *in, int64_t *oh, int64_t *positions) {
+  const hlo_attrs_t *a = &in->attrs;
+  hlo_instruction_t *lhs = in->operands[0];
+  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0};
+  *positions = 1;
+  for (int i = 0; i < a->input_spatial_dimensions.count; i++) {
+    lo[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i];
+    hi[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i + 1];
+    oh[i] = in->shape.dimensions[a->output_spatial_dimensions.data[i]];
+    *positions *= oh[i];
+  }
+  return pad_(x, lhs, lo, hi, scalar(x, lhs->shape.element_type, 0, 0));
+}
+
+/* [spatial..., batch, features] (a reshape of the P positions' results)
+ * permuted into the output's order. */
+static hlo_instruction_t *to_output_order(expand_ctx_t *x, const hlo_instruction_t *in, hlo_instruction_t *v,
+                                          const int64_t *oh) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  int64_t sd[HLO_MAX_RANK], perm[HLO_MAX_RANK];
+  for (int i = 0; i < n; i++) sd[i] = oh[i], perm[a->output_spatial_dimensions.data[i]] = i;
+  sd[n] = in->shape.dimensions[a->output_batch_dimension];
+  sd[n + 1] = in->shape.dimensions[a->output_feature_dimension];
+  perm[a->output_batch_dimension] = n, perm[a->output_feature_dimension] = n + 1;
+  return permute(x, reshape_to(x, v, n + 2, sd), perm);
 }
 
 static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instruction_t *in) {
   const hlo_attrs_t *a = &in->attrs;
   int n = a->input_spatial_dimensions.count;
   hlo_instruction_t *lhs = in->operands[0], *rhs = in->operands[1];
-  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0}, oh[HLO_MAX_RANK], positions = 1;
-  for (int i = 0; i < n; i++) {
-    lo[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i];
-    hi[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i + 1];
-    oh[i] = in->shape.dimensions[a->output_spatial_dimensions.data[i]];
-    positions *= oh[i];
-  }
-  hlo_instruction_t *padded = pad_(x, lhs, lo, hi, scalar(x, lhs->shape.element_type, 0, 0));
+  int64_t oh[HLO_MAX_RANK], positions;
+  hlo_instruction_t *padded = padded_lhs(x, in, oh, &positions);
   hlo_instruction_t **windows = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)positions);
   if (!windows || !padded) {
     x->failed = true;
     return NULL;
   }
-  for (int64_t p = 0; p < positions; p++) { /* position p, row-major over the output's spatial dimensions */
-    hlo_instruction_t *w = padded;
-    for (int64_t i = n - 1, rest = p; i >= 0; i--) {
-      int64_t o = rest % oh[i], st = a->window_strides.count ? a->window_strides.data[i] : 1;
-      int64_t d = a->rhs_dilation.count ? a->rhs_dilation.data[i] : 1;
-      int64_t k = rhs->shape.dimensions[a->kernel_spatial_dimensions.data[i]];
-      rest /= oh[i];
-      w = slice_step(x, w, (int)a->input_spatial_dimensions.data[i], o * st, o * st + (k - 1) * d + 1, d);
-    }
+  for (int64_t p = 0; p < positions; p++) {
+    hlo_instruction_t *w = window_at(x, in, padded, oh, p);
     if (!w) return NULL;
     int64_t dims[HLO_MAX_RANK];
     dims[0] = 1;
@@ -2030,12 +2076,70 @@ static hlo_instruction_t *expand_wide_window_conv(expand_ctx_t *x, hlo_instructi
   if (!dot) return NULL;
   dot->attrs.lhs_contracting_dimensions = dims_of(x, lc, 1 + n);
   dot->attrs.rhs_contracting_dimensions = dims_of(x, rc, 1 + n);
-  /* [spatial..., batch, features], then the output's order */
-  int64_t sd[HLO_MAX_RANK], perm[HLO_MAX_RANK];
-  for (int i = 0; i < n; i++) sd[i] = oh[i], perm[a->output_spatial_dimensions.data[i]] = i;
-  sd[n] = dd[1], sd[n + 1] = dd[2];
-  perm[a->output_batch_dimension] = n, perm[a->output_feature_dimension] = n + 1;
-  return permute(x, reshape_to(x, dot, n + 2, sd), perm);
+  return to_output_order(x, in, dot, oh);
+}
+
+/* Depthwise weight gradients.  JAX's transpose of a depthwise convolution
+ * (feature_group_count C) in its rhs is a wide-window convolution with
+ * batch_group_count C, where each of the C lhs "batches" (the input's
+ * channels) meets one output feature: out[p, c] = sum over the lhs
+ * features f (the forward batch) and the window w of
+ * lhs[c, f, window p + w] * rhs[f, w, c].  The conv kernels do not take
+ * batch groups; per element it ran 0.1 GMAC/s on lavapipe (8 x 56 x 56 x
+ * 128, 3 x 3 taps: 273 ms).  Instead, per position, the window's slice of
+ * the padded lhs, transposed into the rhs's order, is multiplied by the
+ * rhs and reduced over the window, keeping f and c (parallel over f x c;
+ * the lanes of a column reduction share word loads), the P results
+ * stacked and reduced over f.  16-bit floats are summed in f32 and
+ * rounded once, as the conv kernels do; the sums run in another order
+ * (the spec leaves it to the implementation).  For batch groups whose
+ * lhs batch and kernel output features both equal the group count, float
+ * element types all equal, and the wide-window conditions. */
+static bool is_depthwise_grad_conv(const hlo_instruction_t *in) {
+  int64_t stacked, g = in->attrs.batch_group_count;
+  if (g <= 1 || !wide_window(in, &stacked)) return false;
+  const hlo_shape_t *ls = &in->operands[0]->shape, *ks = &in->operands[1]->shape;
+  hlo_element_type_t t = in->shape.element_type;
+  return ls->dimensions[in->attrs.input_batch_dimension] == g &&
+         ks->dimensions[in->attrs.kernel_output_feature_dimension] == g && hlo_element_type_is_float(t) &&
+         ls->element_type == t && ks->element_type == t;
+}
+
+static hlo_instruction_t *expand_depthwise_grad_conv(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count, r = in->operands[1]->shape.rank;
+  hlo_element_type_t t = in->shape.element_type;
+  hlo_element_type_t ct = hlo_element_type_size_bytes(t) < 4 ? HLO_F32 : t;
+  hlo_instruction_t *rhs = in->operands[1];
+  if (ct != t) rhs = convert(x, rhs, ct);
+  int64_t oh[HLO_MAX_RANK], positions;
+  hlo_instruction_t *padded = padded_lhs(x, in, oh, &positions);
+  hlo_instruction_t **parts = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)positions);
+  if (!parts || !padded) {
+    x->failed = true;
+    return NULL;
+  }
+  /* the lhs window in the rhs's dimension order; the window dimensions
+   * reduced first (ascending), then the input features' */
+  int64_t perm[HLO_MAX_RANK], window[HLO_MAX_RANK];
+  perm[a->kernel_output_feature_dimension] = a->input_batch_dimension;
+  perm[a->kernel_input_feature_dimension] = a->input_feature_dimension;
+  for (int i = 0; i < n; i++) perm[a->kernel_spatial_dimensions.data[i]] = a->input_spatial_dimensions.data[i];
+  for (int d = 0, k = 0; d < r; d++)
+    if (d != a->kernel_output_feature_dimension && d != a->kernel_input_feature_dimension) window[k++] = d;
+  int64_t fi = a->kernel_input_feature_dimension < a->kernel_output_feature_dimension ? 0 : 1;
+  for (int64_t p = 0; p < positions; p++) {
+    hlo_instruction_t *w = permute(x, window_at(x, in, padded, oh, p), perm);
+    if (ct != t) w = convert(x, w, ct);
+    hlo_instruction_t *s = sum_over(x, binary(x, HLO_OPCODE_MULTIPLY, w, rhs), n, window);
+    if (!s) return NULL;
+    int64_t dims[3] = {1, s->shape.dimensions[0], s->shape.dimensions[1]};
+    parts[p] = reshape_to(x, s, 3, dims);
+  }
+  int64_t f = 1 + fi;
+  hlo_instruction_t *sums = sum_over(x, concat(x, (int)positions, parts, 0), 1, &f);
+  if (ct != t) sums = convert(x, sums, t);
+  return to_output_order(x, in, sums, oh);
 }
 
 /* ----------------------------------- convolutions of 3+ spatial dims */
@@ -3815,7 +3919,8 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
-    case HLO_OPCODE_CONVOLUTION: return is_lhs_dilated_conv(in) || is_wide_window_conv(in) || is_deep_conv(in);
+    case HLO_OPCODE_CONVOLUTION:
+      return is_lhs_dilated_conv(in) || is_wide_window_conv(in) || is_depthwise_grad_conv(in) || is_deep_conv(in);
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
@@ -3885,8 +3990,9 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_FFT: *out = expand_fft(x, in); return NULL;
     case HLO_OPCODE_CONVOLUTION:
       *out = is_lhs_dilated_conv(in)   ? expand_lhs_dilated_conv(x, in)
-             : is_wide_window_conv(in) ? expand_wide_window_conv(x, in)
-                                       : expand_deep_conv(x, in);
+             : is_wide_window_conv(in)    ? expand_wide_window_conv(x, in)
+             : is_depthwise_grad_conv(in) ? expand_depthwise_grad_conv(x, in)
+                                          : expand_deep_conv(x, in);
       return NULL;
     case HLO_OPCODE_CUSTOM_CALL:
       if (is_approx_top_k(in)) return expand_approx_top_k(x, in, out);

@@ -514,6 +514,99 @@ static void three_d(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv3d_case(state, &cases[i]);
 }
 
+/* A depthwise weight gradient (JAX's transpose of a depthwise convolution
+ * in its rhs: batch_group_count = channels; codegen/expand.c multiplies
+ * each position's window by the gradient and reduces) against a direct
+ * sum in double: NHWC as JAX writes it ([f, 0, 1, b]x[i, 0, 1, o]->[0, 1,
+ * b, f]) or NCHW ([f, b, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1]); n x c input of
+ * h x w, gradient of gh x gw, the forward stride |d| (the rhs dilation
+ * here), padding (lo, hi); a k x k result. */
+static void depthwise_grad_case(void **state, bool nhwc, int n, int c, int h, int w, int gh, int gw, int d, int lo,
+                                int hi) {
+  const contexts_t *cs = *state;
+  int kh = h + lo + hi - (gh - 1) * d, kw = w + lo + hi - (gw - 1) * d;
+  char xt[64], gt[64], yt[64], window[128], text[2048];
+  if (nhwc) {
+    snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%dxf32>", n, h, w, c);
+    snprintf(gt, sizeof gt, "tensor<%dx%dx%dx%dxf32>", n, gh, gw, c);
+    snprintf(yt, sizeof yt, "tensor<%dx%dx1x%dxf32>", kh, kw, c);
+  } else {
+    snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%dxf32>", n, c, h, w);
+    snprintf(gt, sizeof gt, "tensor<%dx%dx%dx%dxf32>", n, c, gh, gw);
+    snprintf(yt, sizeof yt, "tensor<1x%dx%dx%dxf32>", c, kh, kw);
+  }
+  snprintf(window, sizeof window, "pad = [[%d, %d], [%d, %d]], rhs_dilate = [%d, %d]", lo, hi, lo, hi, d, d);
+  conv_program(text, xt, gt, yt,
+               nhwc ? "[f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f]" : "[f, b, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1]", window, 1,
+               c);
+  size_t nx = (size_t)n * c * h * w, ng = (size_t)n * c * gh * gw;
+  float *x = malloc(nx * sizeof *x), *g = malloc(ng * sizeof *g);
+  uint32_t seed = 11;
+  for (size_t i = 0; i < nx; i++) x[i] = (float)test_uniform(&seed);
+  for (size_t i = 0; i < ng; i++) g[i] = (float)test_uniform(&seed);
+  vkhlo_executable_t *exe = compile(cs->ctx, text);
+  for (int i = 0; i < exe->kernel_count; i++) /* no per-element convolution left */
+    if (strstr(exe->kernels[i].name, "convolution")) fail_msg("kernel %s in:\n%s", exe->kernels[i].name, text);
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_t *args[2];
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, g, &args[1]));
+  int64_t count;
+  float *y = run(exe, 2, args, &count);
+  assert_int_equal(count, (int64_t)kh * kw * c);
+  double worst = 0, scale = 0;
+  for (int ch = 0; ch < c; ch++)
+    for (int ky = 0; ky < kh; ky++)
+      for (int kx = 0; kx < kw; kx++) {
+        double acc = 0;
+        for (int b = 0; b < n; b++)
+          for (int gy = 0; gy < gh; gy++)
+            for (int gx = 0; gx < gw; gx++) {
+              int py = ky + gy * d - lo, px = kx + gx * d - lo;
+              if (py < 0 || py >= h || px < 0 || px >= w) continue;
+              size_t xi = nhwc ? (((size_t)b * h + py) * w + px) * c + ch : (((size_t)b * c + ch) * h + py) * w + px;
+              size_t gi = nhwc ? (((size_t)b * gh + gy) * gw + gx) * c + ch : (((size_t)b * c + ch) * gh + gy) * gw + gx;
+              acc += (double)x[xi] * g[gi];
+            }
+        size_t yi = nhwc ? ((size_t)ky * kw + kx) * c + ch : ((size_t)ch * kh + ky) * kw + kx;
+        double e = fabs(acc - y[yi]);
+        worst = e > worst ? e : worst;
+        scale = fabs(acc) > scale ? fabs(acc) : scale;
+      }
+  if (!(worst <= 1e-5 * scale)) fail_msg("depthwise weight gradient differs by %g (scale %g):\n%s", worst, scale, text);
+  assert_true(scale > 0);
+  free(x);
+  free(g);
+  free(y);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
+static void depthwise_gradients(void **state) {
+  depthwise_grad_case(state, true, 2, 16, 12, 11, 12, 11, 1, 1, 1);  /* a 3x3 stride-1 layer's */
+  depthwise_grad_case(state, false, 3, 5, 13, 13, 6, 6, 2, 1, 0);   /* NCHW, a 3x3 stride-2 layer's */
+  depthwise_grad_case(state, true, 1, 8, 9, 10, 7, 8, 1, 0, -1);    /* cropped: 2x2 taps */
+  /* f16: summed in f32 and rounded once, as the f32 convolution of the
+   * same values converted is (expanded the same way, checked above) */
+  char text[2048], ref[2048];
+  conv_program(text, "tensor<2x10x10x8xf16>", "tensor<2x10x10x8xf16>", "tensor<3x3x1x8xf16>",
+               "[f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f]", "pad = [[1, 1], [1, 1]]", 1, 8);
+  snprintf(ref, sizeof ref,
+           "func.func @main(%%x: tensor<2x10x10x8xf16>, %%w: tensor<2x10x10x8xf16>) -> tensor<3x3x1x8xf16> {\n"
+           "  %%a = stablehlo.convert %%x : (tensor<2x10x10x8xf16>) -> tensor<2x10x10x8xf32>\n"
+           "  %%b = stablehlo.convert %%w : (tensor<2x10x10x8xf16>) -> tensor<2x10x10x8xf32>\n"
+           "  %%y = stablehlo.convolution(%%a, %%b) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f], window = "
+           "{pad = [[1, 1], [1, 1]]} {batch_group_count = 8 : i64, feature_group_count = 1 : i64} : "
+           "(tensor<2x10x10x8xf32>, tensor<2x10x10x8xf32>) -> tensor<3x3x1x8xf32>\n"
+           "  %%r = stablehlo.convert %%y : (tensor<3x3x1x8xf32>) -> tensor<3x3x1x8xf16>\n"
+           "  return %%r : tensor<3x3x1x8xf16>\n}\n");
+  const contexts_t *cs = *state;
+  compare_executables(compile(cs->ctx, text), cs->ctx, compile(cs->ctx, ref), cs->ctx, text);
+}
+
 /* A convolution whose result is reshaped (squeezing a batch of one, as a
  * model returning y[0] does; with a bias add between) keeps its library
  * kernel: the convolution is not fused into a cluster whose root has
@@ -955,6 +1048,7 @@ int main(void) {
       cmocka_unit_test(produced_operands),
       cmocka_unit_test(weight_gradients),
       cmocka_unit_test(three_d),
+      cmocka_unit_test(depthwise_gradients),
       cmocka_unit_test(squeezed),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(depthwise_words),
