@@ -76,9 +76,10 @@
  * module's computation list, keeping callees before callers.
  *
  * Every other rewrite (all but the long reductions, the prefix scans, the
- * fft, the blocked linear algebra and split-K, which sum in another order) is
- * exact: the decompositions are the spec's own, and the arithmetic happens
- * in the op's element type as the spec's pseudocode does.
+ * fft, the blocked linear algebra, split-K and the wide-window, depthwise
+ * gradient and 3-D convolutions, which sum in another order) is exact: the
+ * decompositions are the spec's own, and the arithmetic happens in the
+ * op's element type as the spec's pseudocode does.
  */
 #include "codegen/passes.h"
 
