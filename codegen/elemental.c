@@ -1409,7 +1409,8 @@ int64_t el_open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, in
 }
 
 void el_close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops) {
-  for (int i = count - 1; i >= 0; i--) el_close(E, NULL, loops[i]);
+  for (int i = count - 1; i >= 0; i--)
+    if (loops[i].id) el_close(E, NULL, loops[i]); /* id 0: a loop not opened */
 }
 
 /* Calls the function of |c| on |args|, results into the existing locals |res|. */
@@ -1928,54 +1929,61 @@ static vkhlo_status_t emit_convolution(elemental_emitter_t *E, const hlo_instruc
  * element e: for every source position s whose window covers e, find the
  * window's selected position (first non-padding element, then
  * `if (!select(cur, x)) cur = x` in row-major window order); where it is e,
- * acc = scatter(acc, source[s]), starting from init_value. */
-static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
-                                              const hlo_instruction_t *instr,
-                                              const el_name_t *index, el_name_t *out) {
-  VKHLO_RETURN_IF_ERROR(need_called(instr, 2));
-  const hlo_attrs_t *a = &instr->attrs;
-  const hlo_shape_t *os = &instr->operands[0]->shape, *ss = &instr->operands[1]->shape;
-  int rank = os->rank;
-  hlo_element_type_t ot = os->element_type, rt = instr->shape.element_type;
+ * acc = scatter(acc, source[s]), starting from init_value.  codegen/
+ * expand.c splits it in two kernels where it can (select_window, then
+ * scatter_selected: each window's selection made once, not once per
+ * element it covers); the pieces below serve all three. */
+
+/* Opens the loops over the source positions sv[] (of a source of |ss|)
+ * whose windows (|a|'s) cover the operand element at |index|; returns
+ * their most iterations. */
+static int64_t open_covering_sources(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_attrs_t *a,
+                                     const hlo_shape_t *ss, const el_name_t *index, el_name_t *sv,
+                                     glsl_scope_t *loops) {
   E->features |= GLSL_HELPERS_INDEX;
-  el_name_t acc, init;
-  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 2, NULL, &init));
-  el_use_type(E, rt);
-  el_fresh(E, "v", &acc);
-  el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc.s, init.s);
-  /* source ranges covering this element */
-  el_name_t lo[HLO_MAX_RANK], hi[HLO_MAX_RANK], sv[HLO_MAX_RANK];
-  for (int d = 0; d < rank; d++) {
+  int64_t sources = 1; /* at most (w - 1) / stride + 1 source positions per dimension */
+  for (int d = 0; d < ss->rank; d++) {
     int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
     int64_t pl = dims_get(a->padding, 2 * d, 0);
+    if (w == 1 && st == 1 && pl == 0 && ss->dimensions[d] >= instr->shape.dimensions[d]) {
+      sv[d] = index[d]; /* the element's own position, always there: no loop */
+      loops[d] = (glsl_scope_t){0};
+      continue;
+    }
     if (st > INT32_MAX) st = 1; /* one source position (window_position) */
-    idx_def(E, instr, &lo[d], "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s,
-            (long long)(pl - (w - 1)), (long long)st);
-    idx_def(E, instr, &hi[d], "min(%lld, vk_floor_div(%s + %lld, %lld))",
-            (long long)(ss->dimensions[d] - 1), index[d].s, (long long)pl, (long long)st);
-  }
-  glsl_scope_t source_loops[HLO_MAX_RANK], window_loops[HLO_MAX_RANK];
-  int64_t sources = 1; /* at most (w - 1) / stride + 1 source positions per dimension */
-  for (int d = 0; d < rank; d++) {
-    int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
+    el_name_t lo, hi;
+    idx_def(E, instr, &lo, "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s, (long long)(pl - (w - 1)),
+            (long long)st);
+    idx_def(E, instr, &hi, "min(%lld, vk_floor_div(%s + %lld, %lld))", (long long)(ss->dimensions[d] - 1),
+            index[d].s, (long long)pl, (long long)st);
     sources *= st > 0 && w > 0 ? (w - 1) / st + 1 : 1;
     el_count_loop_iterations(E, instr, sources);
     el_fresh(E, "r", &sv[d]);
-    source_loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s,
-                              sv[d].s, hi[d].s, sv[d].s);
+    loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo.s, sv[d].s, hi.s, sv[d].s);
   }
-  /* selection over the window of source position sv */
-  el_name_t cur, curpos[HLO_MAX_RANK], have, wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK];
-  declare(E, instr, ot, &cur);
-  el_fresh(E, "b", &have);
-  el_line(E, instr, "bool %s = false;", have.s);
+  return sources;
+}
+
+/* The selection over the window of source position sv[] (select, the
+ * instruction's first called computation, over operand 0 of shape |os|):
+ * *have whether the window holds a non-padding element, curpos[] the
+ * selected one's index. */
+static vkhlo_status_t select_in_window(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *os,
+                                       const el_name_t *sv, int64_t outer, el_name_t *have, el_name_t *curpos) {
+  const hlo_attrs_t *a = &instr->attrs;
+  int rank = os->rank;
+  el_name_t cur, wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK];
+  glsl_scope_t window_loops[HLO_MAX_RANK];
+  declare(E, instr, os->element_type, &cur);
+  el_fresh(E, "b", have);
+  el_line(E, instr, "bool %s = false;", have->s);
   for (int d = 0; d < rank; d++) {
     el_fresh(E, "i", &curpos[d]);
     el_line(E, instr, "int %s = -1;", curpos[d].s);
   }
   int64_t wdims[HLO_MAX_RANK] = {0};
   for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  el_open_loops(E, instr, sources, rank, wdims, wv, window_loops);
+  el_open_loops(E, instr, outer, rank, wdims, wv, window_loops);
   el_fresh(E, "b", &valid);
   el_line(E, instr, "bool %s = true;", valid.s);
   for (int d = 0; d < rank; d++)
@@ -1987,30 +1995,116 @@ static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E,
   el_name_t keep;
   el_fresh(E, "b", &keep);
   el_line(E, instr, "bool %s = false;", keep.s);
-  glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have.s);
+  glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have->s);
   el_name_t args[2] = {cur, x};
   VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
   el_close(E, instr, have_one);
   glsl_scope_t select = el_open(E, instr, "if (!%s) {", keep.s);
-  el_line(E, instr, "%s = true;", have.s);
+  el_line(E, instr, "%s = true;", have->s);
   el_line(E, instr, "%s = %s;", cur.s, x.s);
   for (int d = 0; d < rank; d++) el_line(E, instr, "%s = %s;", curpos[d].s, ii[d].s);
   el_close(E, instr, select);
   el_close(E, instr, inside);
   el_close_loops(E, rank, window_loops);
+  return NULL;
+}
+
+/* acc = scatter(acc, source[sv]) (the scatter computation |scatter|,
+ * source operand |k|) where |cond| holds. */
+static vkhlo_status_t scatter_where(elemental_emitter_t *E, const hlo_instruction_t *instr, const char *cond,
+                                    const hlo_computation_t *scatter, int k, const el_name_t *sv, el_name_t *acc) {
+  glsl_scope_t selected = el_open(E, instr, "if (%s) {", cond);
+  el_name_t src;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, sv, &src));
+  el_name_t sargs[2] = {*acc, src};
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, scatter, 2, sargs, 1, acc));
+  el_close(E, instr, selected);
+  return NULL;
+}
+
+/* acc = init_value (operand |k|), in the result type. */
+static vkhlo_status_t scatter_init(elemental_emitter_t *E, const hlo_instruction_t *instr, int k, el_name_t *acc) {
+  el_name_t init;
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, NULL, &init));
+  hlo_element_type_t rt = instr->shape.element_type;
+  el_use_type(E, rt);
+  el_fresh(E, "v", acc);
+  el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, rt), acc->s, init.s);
+  return NULL;
+}
+
+/* The row-major linear index of |index| into an array of |s|, as an int
+ * expression into |sb|. */
+static void linear_index(strbuf_t *sb, const hlo_shape_t *s, const el_name_t *index) {
+  int64_t stride = 1;
+  strbuf_printf(sb, "0");
+  for (int d = s->rank - 1; d >= 0; stride *= s->dimensions[d--]) strbuf_printf(sb, " + %s * %lld", index[d].s, (long long)stride);
+}
+
+static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                              const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 2));
+  const hlo_shape_t *os = &instr->operands[0]->shape, *ss = &instr->operands[1]->shape;
+  int rank = os->rank;
+  el_name_t acc, sv[HLO_MAX_RANK], have, curpos[HLO_MAX_RANK];
+  glsl_scope_t source_loops[HLO_MAX_RANK];
+  VKHLO_RETURN_IF_ERROR(scatter_init(E, instr, 2, &acc));
+  int64_t sources = open_covering_sources(E, instr, &instr->attrs, ss, index, sv, source_loops);
+  VKHLO_RETURN_IF_ERROR(select_in_window(E, instr, os, sv, sources, &have, curpos));
   /* selected == this element? */
   strbuf_t cond;
   strbuf_init(&cond, E->allocator);
   strbuf_printf(&cond, "%s", have.s);
   for (int d = 0; d < rank; d++) strbuf_printf(&cond, " && %s == %s", curpos[d].s, index[d].s);
-  glsl_scope_t selected = el_open(E, instr, "if (%s) {", cond.data ? cond.data : "false");
+  vkhlo_status_t st = scatter_where(E, instr, cond.data ? cond.data : "false", instr->called_computations[1], 1, sv, &acc);
   strbuf_free(&cond);
-  el_name_t src;
-  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 1, sv, &src));
-  el_name_t sargs[2] = {acc, src};
-  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[1], 2, sargs, 1, &acc));
-  el_close(E, instr, selected);
+  VKHLO_RETURN_IF_ERROR(st);
   el_close_loops(E, rank, source_loops);
+  *out = acc;
+  return NULL;
+}
+
+/* select_window (internal, codegen/expand.c): at source position |index|,
+ * the row-major index into operand 0 of its window's selected element,
+ * -1 where the window holds only padding. */
+static vkhlo_status_t emit_select_window(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                         const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  el_name_t have, curpos[HLO_MAX_RANK];
+  VKHLO_RETURN_IF_ERROR(select_in_window(E, instr, os, index, 1, &have, curpos));
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  strbuf_printf(&sb, "%s ? ", have.s);
+  linear_index(&sb, os, curpos);
+  strbuf_printf(&sb, " : -1");
+  el_def(E, instr, HLO_S32, false, out, "%s", sb.data ? sb.data : "-1");
+  strbuf_free(&sb);
+  return NULL;
+}
+
+/* scatter_selected (internal, codegen/expand.c): select_and_scatter's
+ * result at operand element |index| from select_window's selections
+ * (operand 0), the source (1) and init_value (2). */
+static vkhlo_status_t emit_scatter_selected(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                            const el_name_t *index, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  const hlo_shape_t *ss = &instr->operands[1]->shape;
+  el_name_t acc, sv[HLO_MAX_RANK], sel;
+  glsl_scope_t source_loops[HLO_MAX_RANK];
+  VKHLO_RETURN_IF_ERROR(scatter_init(E, instr, 2, &acc));
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  linear_index(&sb, &instr->shape, index);
+  el_name_t self;
+  idx_def(E, instr, &self, "%s", sb.data ? sb.data : "0");
+  strbuf_free(&sb);
+  open_covering_sources(E, instr, &instr->attrs, ss, index, sv, source_loops);
+  VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, sv, &sel));
+  char cond[160];
+  snprintf(cond, sizeof cond, "%s == %s", sel.s, self.s);
+  VKHLO_RETURN_IF_ERROR(scatter_where(E, instr, cond, instr->called_computations[0], 1, sv, &acc));
+  el_close_loops(E, ss->rank, source_loops);
   *out = acc;
   return NULL;
 }
@@ -2183,6 +2277,8 @@ vkhlo_status_t el_emit(elemental_emitter_t *E, const hlo_instruction_t *instr,
     case HLO_OPCODE_REDUCE_WINDOW: return emit_reduce_window(E, instr, index, out);
     case HLO_OPCODE_CONVOLUTION: return emit_convolution(E, instr, index, out);
     case HLO_OPCODE_SELECT_AND_SCATTER: return emit_select_and_scatter(E, instr, index, out);
+    case HLO_OPCODE_SELECT_WINDOW: return emit_select_window(E, instr, index, out);
+    case HLO_OPCODE_SCATTER_SELECTED: return emit_scatter_selected(E, instr, index, out);
     case HLO_OPCODE_MAP: return emit_map(E, instr, index, out);
     case HLO_OPCODE_CONSTANT: return emit_constant(E, instr, index, out);
     case HLO_OPCODE_GET_TUPLE_ELEMENT: return emit_get_tuple_element(E, instr, out);

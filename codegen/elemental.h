@@ -363,7 +363,8 @@ void el_count_loop_iterations(elemental_emitter_t *E, const hlo_instruction_t *i
  * inside loops that run |outer| times in all; writes the counters to
  * |vars| and their scopes to |loops|, and counts the iterations.  Returns
  * how often the innermost body runs (|outer| times the trip counts).
- * el_close_loops closes |count| of them, innermost first. */
+ * el_close_loops closes |count| of them, innermost first (skipping any
+ * of id 0: a loop its caller did not open). */
 int64_t el_open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
                       const int64_t *dims, el_name_t *vars, glsl_scope_t *loops);
 void el_close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops);

@@ -35,6 +35,10 @@
  * And on lavapipe, whose loops stop after 65535 iterations per invocation,
  * a kernel that needs more is refused.
  *
+ * select_and_scatter as select_window and scatter_selected (the max
+ * pooling gradient, and a min selection scattered by maximum) against the
+ * spec's loop computed here, bit for bit.
+ *
  * Subgroup reductions (a GPU's default; VKHLO_REDUCE=subgroup here): a
  * subgroup per output element, the lanes' partials combined by butterfly
  * (subgroup_reductions: softmax, layer norm, argmax with ties, a column
@@ -816,6 +820,77 @@ static void prefix_scans(void **state) {
   free(x);
 }
 
+/* select_and_scatter (JAX's max-pooling gradient), which codegen/expand.c
+ * runs as select_window (each window's selection once) and
+ * scatter_selected: overlapping 3 x 3 windows of stride 2 with padding
+ * over an NHWC operand full of ties (the first of equal maxima is the
+ * selected one), summed into the covering elements, and a min selection
+ * (LE) scattered by maximum from an init of -1, both against the spec's
+ * loop here (each window's selection, then the scatter in row-major
+ * source order): bit for bit, and the two kernels in the dump. */
+static void check_select_and_scatter(vkhlo_context_t *ctx, const char *select, const char *scatter, float init) {
+  enum { N = 2, H = 9, W = 12, C = 5, SH = 5, SW = 6 };
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dx%dx%dx%dxf32>, %%s: tensor<%dx%dx%dx%dxf32>) -> tensor<%dx%dx%dx%dxf32> {\n"
+           "  %%i = stablehlo.constant dense<%.9g> : tensor<f32>\n"
+           "  %%r = \"stablehlo.select_and_scatter\"(%%x, %%s, %%i) ({\n"
+           "  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+           "    %%c = stablehlo.compare %s, %%a, %%b : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+           "    stablehlo.return %%c : tensor<i1>\n"
+           "  }, {\n"
+           "  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+           "    %%c = stablehlo.%s %%a, %%b : tensor<f32>\n"
+           "    stablehlo.return %%c : tensor<f32>\n"
+           "  }) {window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>,"
+           " padding = dense<[[0, 0], [1, 1], [1, 0], [0, 0]]> : tensor<4x2xi64>}"
+           " : (tensor<%dx%dx%dx%dxf32>, tensor<%dx%dx%dx%dxf32>, tensor<f32>) -> tensor<%dx%dx%dx%dxf32>\n"
+           "  return %%r : tensor<%dx%dx%dx%dxf32>\n}\n",
+           N, H, W, C, N, SH, SW, C, N, H, W, C, init, select, scatter, N, H, W, C, N, SH, SW, C, N, H, W, C, N, H, W,
+           C);
+  size_t n = (size_t)N * H * W * C, ns = (size_t)N * SH * SW * C;
+  float *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+  float *src = param_values(1, ns);
+  assert_true(x && got && want);
+  for (size_t i = 0; i < n; i++) x[i] = (float)((i * 7 + i / 13) % 5) - 2.0f; /* ties in every window */
+  for (size_t i = 0; i < n; i++) want[i] = init;
+  bool ge = strcmp(select, "GE") == 0, add = strcmp(scatter, "add") == 0;
+  for (int b = 0; b < N; b++)
+    for (int sy = 0; sy < SH; sy++)
+      for (int sx = 0; sx < SW; sx++)
+        for (int c = 0; c < C; c++) {
+          long sel = -1;
+          for (int wy = 0; wy < 3; wy++)
+            for (int wx = 0; wx < 3; wx++) {
+              int y = sy * 2 + wy - 1, xx = sx * 2 + wx - 1;
+              if (y < 0 || y >= H || xx < 0 || xx >= W) continue;
+              long e = (((long)b * H + y) * W + xx) * C + c;
+              bool keep = sel >= 0 && (ge ? x[sel] >= x[e] : x[sel] <= x[e]);
+              if (!keep) sel = e;
+            }
+          if (sel < 0) continue;
+          float v = src[(((size_t)b * SH + sy) * SW + sx) * C + c];
+          want[sel] = add ? want[sel] + v : (want[sel] > v ? want[sel] : v);
+        }
+  char dir[] = "/tmp/vkhlo_reduce_testXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(run(ctx, text, false, x, n, got, n, dir), 2);
+  assert_true(test_dump_contains(dir, "select_window") && test_dump_contains(dir, "scatter_selected"));
+  test_remove_dir(dir);
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&got[i], &want[i], sizeof(float)) != 0)
+      fail_msg("element %zu: %.9g, want %.9g\n%s", i, got[i], want[i], text);
+  free(x);
+  free(got);
+  free(want);
+  free(src);
+}
+
+static void select_and_scatter(void **state) {
+  check_select_and_scatter(*state, "GE", "add", 0.0f);
+  check_select_and_scatter(*state, "LE", "maximum", -1.0f);
+}
+
 /* Kernels whose loops would run longer than the device allows are refused
  * by name: on lavapipe (65535 iterations per invocation in all) an fft of
  * the prime length 65537 (no four-step split: a direct transform, one loop
@@ -986,6 +1061,7 @@ int main(void) {
       cmocka_unit_test(group_norm),
       cmocka_unit_test(long_argmax),
       cmocka_unit_test(prefix_scans),
+      cmocka_unit_test(select_and_scatter),
       cmocka_unit_test(loop_limit_refused),
       cmocka_unit_test(subgroup_reductions),
   };
