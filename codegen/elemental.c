@@ -1941,25 +1941,30 @@ static int64_t open_covering_sources(elemental_emitter_t *E, const hlo_instructi
                                      const hlo_shape_t *ss, const el_name_t *index, el_name_t *sv,
                                      glsl_scope_t *loops) {
   E->features |= GLSL_HELPERS_INDEX;
-  int64_t sources = 1; /* at most (w - 1) / stride + 1 source positions per dimension */
+  el_name_t lo[HLO_MAX_RANK], hi[HLO_MAX_RANK];
+  bool own[HLO_MAX_RANK];
   for (int d = 0; d < ss->rank; d++) {
     int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
     int64_t pl = dims_get(a->padding, 2 * d, 0);
-    if (w == 1 && st == 1 && pl == 0 && ss->dimensions[d] >= instr->shape.dimensions[d]) {
-      sv[d] = index[d]; /* the element's own position, always there: no loop */
-      loops[d] = (glsl_scope_t){0};
-      continue;
-    }
+    /* the element's own position, always there: no loop */
+    own[d] = w == 1 && st == 1 && pl == 0 && ss->dimensions[d] >= instr->shape.dimensions[d];
+    if (own[d]) continue;
     if (st > INT32_MAX) st = 1; /* one source position (window_position) */
-    el_name_t lo, hi;
-    idx_def(E, instr, &lo, "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s, (long long)(pl - (w - 1)),
+    idx_def(E, instr, &lo[d], "max(0, vk_ceil_div(%s + %lld, %lld))", index[d].s, (long long)(pl - (w - 1)),
             (long long)st);
-    idx_def(E, instr, &hi, "min(%lld, vk_floor_div(%s + %lld, %lld))", (long long)(ss->dimensions[d] - 1),
+    idx_def(E, instr, &hi[d], "min(%lld, vk_floor_div(%s + %lld, %lld))", (long long)(ss->dimensions[d] - 1),
             index[d].s, (long long)pl, (long long)st);
+  }
+  int64_t sources = 1; /* at most (w - 1) / stride + 1 source positions per dimension */
+  for (int d = 0; d < ss->rank; d++) {
+    int64_t st = dims_get(a->window_strides, d, 1), w = dims_get(a->window_dimensions, d, 1);
+    loops[d] = (glsl_scope_t){0};
+    sv[d] = index[d];
+    if (own[d]) continue;
     sources *= st > 0 && w > 0 ? (w - 1) / st + 1 : 1;
     el_count_loop_iterations(E, instr, sources);
     el_fresh(E, "r", &sv[d]);
-    loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo.s, sv[d].s, hi.s, sv[d].s);
+    loops[d] = el_open(E, instr, "for (int %s = %s; %s <= %s; %s++) {", sv[d].s, lo[d].s, sv[d].s, hi[d].s, sv[d].s);
   }
   return sources;
 }
@@ -2041,6 +2046,12 @@ static void linear_index(strbuf_t *sb, const hlo_shape_t *s, const el_name_t *in
   for (int d = s->rank - 1; d >= 0; stride *= s->dimensions[d--]) strbuf_printf(sb, " + %s * %lld", index[d].s, (long long)stride);
 }
 
+void el_word_element(char *buf, size_t size, hlo_element_type_t t, const char *w, int j, bool one) {
+  static const char *const part[4] = {".x", ".y", ".z", ".w"};
+  const char *conv = t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "";
+  snprintf(buf, size, "%s(unpackUint2x32(%s%s)%s)", conv, w, one ? "" : part[j / 2], j % 2 ? ".y" : ".x");
+}
+
 static vkhlo_status_t emit_select_and_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                               const el_name_t *index, el_name_t *out) {
   VKHLO_RETURN_IF_ERROR(need_called(instr, 2));
@@ -2106,6 +2117,123 @@ static vkhlo_status_t emit_scatter_selected(elemental_emitter_t *E, const hlo_in
   VKHLO_RETURN_IF_ERROR(scatter_where(E, instr, cond, instr->called_computations[0], 1, sv, &acc));
   el_close_loops(E, ss->rank, source_loops);
   *out = acc;
+  return NULL;
+}
+
+int el_window_lanes(const codegen_target_t *target, const hlo_instruction_t *instr) {
+  bool scatter = instr->opcode == HLO_OPCODE_SCATTER_SELECTED;
+  if (!scatter && instr->opcode != HLO_OPCODE_SELECT_WINDOW) return 0;
+  /* the operand's and the source's shapes, the values' type */
+  const hlo_shape_t *os = scatter ? &instr->shape : &instr->operands[0]->shape;
+  const hlo_shape_t *ss = scatter ? &instr->operands[1]->shape : &instr->shape;
+  hlo_element_type_t t = scatter ? ss->element_type : os->element_type;
+  int d = os->rank - 1;
+  if (!target->is_cpu || !target->shader_int64 || d < 0 || ss->rank != os->rank ||
+      !(t == HLO_F32 || t == HLO_S32 || t == HLO_U32))
+    return 0;
+  if (scatter && (instr->operand_count != 3 || instr->operands[0]->shape.element_type != HLO_S32 ||
+                  instr->shape.element_type != t))
+    return 0;
+  const hlo_attrs_t *a = &instr->attrs;
+  if (dims_get(a->window_dimensions, d, 1) != 1 || dims_get(a->window_strides, d, 1) != 1 ||
+      dims_get(a->padding, 2 * d, 0) != 0 || ss->dimensions[d] != os->dimensions[d])
+    return 0;
+  return os->dimensions[d] % 8 == 0 ? 8 : os->dimensions[d] % 4 == 0 ? 4 : 0;
+}
+
+vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           const el_name_t *index, int W, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  const hlo_attrs_t *a = &instr->attrs;
+  const hlo_shape_t *os = &instr->operands[0]->shape;
+  hlo_element_type_t t = os->element_type;
+  int rank = os->rank;
+  if (rank < 1 || rank > HLO_MAX_RANK || W > EL_MAX_LANES) return VKHLO_INTERNAL("select_window %s by words", instr->name);
+  el_name_t cur[EL_MAX_LANES], have[EL_MAX_LANES], wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK], at, word;
+  glsl_scope_t window_loops[HLO_MAX_RANK];
+  for (int j = 0; j < W; j++) {
+    declare(E, instr, t, &cur[j]);
+    el_fresh(E, "b", &have[j]);
+    el_line(E, instr, "bool %s = false;", have[j].s);
+    el_fresh(E, "i", &out[j]);
+    el_line(E, instr, "int %s = -1;", out[j].s);
+  }
+  int64_t wdims[HLO_MAX_RANK] = {0};
+  for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
+  el_open_loops(E, instr, 1, rank - 1, wdims, wv, window_loops);
+  wv[rank - 1] = (el_name_t){"0"};
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int d = 0; d < rank; d++)
+    window_position(E, instr, index[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
+                    dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
+  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  linear_index(&sb, os, ii);
+  idx_def(E, instr, &at, "%s", sb.data ? sb.data : "0");
+  strbuf_free(&sb);
+  el_fresh(E, "w", &word);
+  el_line(E, instr, "%s %s = in0w_at(%s / %d);", W == 8 ? "u64vec4" : "u64vec2", word.s, at.s, W);
+  for (int j = 0; j < W; j++) {
+    char v[128];
+    el_word_element(v, sizeof v, t, word.s, j, false);
+    el_name_t x, keep;
+    el_def(E, instr, t, false, &x, "%s", v);
+    el_fresh(E, "b", &keep);
+    el_line(E, instr, "bool %s = false;", keep.s);
+    glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have[j].s);
+    el_name_t args[2] = {cur[j], x};
+    VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
+    el_close(E, instr, have_one);
+    glsl_scope_t select = el_open(E, instr, "if (!%s) {", keep.s);
+    el_line(E, instr, "%s = true;", have[j].s);
+    el_line(E, instr, "%s = %s;", cur[j].s, x.s);
+    el_line(E, instr, "%s = %s + %d;", out[j].s, at.s, j);
+    el_close(E, instr, select);
+  }
+  el_close(E, instr, inside);
+  el_close_loops(E, rank - 1, window_loops);
+  return NULL;
+}
+
+vkhlo_status_t el_emit_scatter_selected_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                              const el_name_t *index, const char *first, int W, el_name_t *out) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  const hlo_shape_t *ss = &instr->operands[1]->shape;
+  hlo_element_type_t t = instr->shape.element_type;
+  const char *word = W == 8 ? "u64vec4" : "u64vec2";
+  el_name_t sv[HLO_MAX_RANK];
+  glsl_scope_t source_loops[HLO_MAX_RANK];
+  VKHLO_RETURN_IF_ERROR(scatter_init(E, instr, 2, &out[0]));
+  for (int j = 1; j < W; j++) {
+    el_fresh(E, "v", &out[j]);
+    el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), out[j].s, out[0].s);
+  }
+  open_covering_sources(E, instr, &instr->attrs, ss, index, sv, source_loops);
+  strbuf_t sb;
+  strbuf_init(&sb, E->allocator);
+  linear_index(&sb, ss, sv);
+  el_name_t at, sel, src;
+  idx_def(E, instr, &at, "(%s) / %d", sb.data ? sb.data : "0", W);
+  strbuf_free(&sb);
+  el_fresh(E, "w", &sel);
+  el_fresh(E, "w", &src);
+  el_line(E, instr, "%s %s = in0w_at(%s);", word, sel.s, at.s);
+  el_line(E, instr, "%s %s = in1w_at(%s);", word, src.s, at.s);
+  for (int j = 0; j < W; j++) {
+    char s[128], v[128], cond[192];
+    el_word_element(s, sizeof s, HLO_S32, sel.s, j, false);
+    el_word_element(v, sizeof v, t, src.s, j, false);
+    snprintf(cond, sizeof cond, "%s == %s + %d", s, first, j);
+    glsl_scope_t selected = el_open(E, instr, "if (%s) {", cond);
+    el_name_t x;
+    el_def(E, instr, t, false, &x, "%s", v);
+    el_name_t sargs[2] = {out[j], x};
+    VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, sargs, 1, &out[j]));
+    el_close(E, instr, selected);
+  }
+  el_close_loops(E, ss->rank, source_loops);
   return NULL;
 }
 

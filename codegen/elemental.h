@@ -368,6 +368,29 @@ void el_count_loop_iterations(elemental_emitter_t *E, const hlo_instruction_t *i
 int64_t el_open_loops(elemental_emitter_t *E, const hlo_instruction_t *instr, int64_t outer, int count,
                       const int64_t *dims, el_name_t *vars, glsl_scope_t *loops);
 void el_close_loops(elemental_emitter_t *E, int count, const glsl_scope_t *loops);
+
+/* 64-bit words (wide kernels, row reads, row kernels).  Writes into |buf|
+ * the GLSL expression of 32-bit element |j| of the word named |w| (a
+ * u64vec2/u64vec4, or a uint64_t when |one|), as plain 32-bit type |t|. */
+void el_word_element(char *buf, size_t size, hlo_element_type_t t, const char *w, int j, bool one);
+
+/* select_window and scatter_selected (codegen/expand.c,
+ * "select_and_scatter") by words on CPU devices: el_window_lanes gives
+ * the elements per invocation (8 or 4 consecutive ones along the last
+ * dimension, which the window neither spans, strides nor pads; 32-bit
+ * values) or 0 where the op does not qualify.
+ * el_emit_select_window_lanes computes the W selections from the source
+ * position |index| (its last component a multiple of W) into out[],
+ * reading the operand as 64-bit words through "in0w_at";
+ * el_emit_scatter_selected_lanes computes the W results from element
+ * |first| (a linear index, a multiple of W; its index |index|) into out[],
+ * reading the selections and the source as words through "in0w_at" and
+ * "in1w_at".  The caller declares the views (wide_lanes, wide_inputs). */
+int el_window_lanes(const codegen_target_t *target, const hlo_instruction_t *instr);
+vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                           const el_name_t *index, int W, el_name_t *out);
+vkhlo_status_t el_emit_scatter_selected_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                              const el_name_t *index, const char *first, int W, el_name_t *out);
 /* Records the features of element type |t| in E->features. */
 void el_use_type(elemental_emitter_t *E, hlo_element_type_t t);
 /* Appends the row-major linear index of |index| in |shape| ("0" for rank 0). */

@@ -465,6 +465,8 @@ static vkhlo_status_t emit_kernel(const codegen_target_t *target, const vkhlo_al
       {HLO_OPCODE_CHLO_TOP_K, codegen_emit_top_k, false},
       {HLO_OPCODE_FUSION, codegen_emit_fusion, false},
       {HLO_OPCODE_SCATTER, codegen_emit_scatter, true},
+      {HLO_OPCODE_SELECT_WINDOW, codegen_emit_select_and_scatter_part, false},
+      {HLO_OPCODE_SCATTER_SELECTED, codegen_emit_select_and_scatter_part, false},
       {HLO_OPCODE_TRIANGULAR_SOLVE, codegen_emit_triangular_solve, true},
       {HLO_OPCODE_CHOLESKY, codegen_emit_cholesky, true},
       {HLO_OPCODE_LU, codegen_emit_lu, true},

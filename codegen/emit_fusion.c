@@ -355,15 +355,6 @@ static vkhlo_status_t fused_operand(elemental_emitter_t *E, const hlo_instructio
 
 static bool is_plain32(hlo_element_type_t t) { return t == HLO_F32 || t == HLO_S32 || t == HLO_U32; }
 
-/* 64-bit words (wide kernels, row reads, row kernels).  Writes into |buf|
- * the GLSL expression of 32-bit element |j| of the word named |w| (a
- * u64vec2/u64vec4, or a uint64_t when |one|), as plain 32-bit type |t|. */
-static void word_element(char *buf, size_t size, hlo_element_type_t t, const char *w, int j, bool one) {
-  static const char *const part[4] = {".x", ".y", ".z", ".w"};
-  const char *conv = t == HLO_F32 ? "uintBitsToFloat" : t == HLO_S32 ? "int" : "";
-  snprintf(buf, size, "%s(unpackUint2x32(%s%s)%s)", conv, w, one ? "" : part[j / 2], j % 2 ? ".y" : ".x");
-}
-
 /* Stores result |r|'s lanes |first| .. |first| + |W| - 1 (the bits in
  * "o<r>_<lane>") as one word at word index |at| of "out<r>w", after
  * |guard| (a condition's "if (...) ", or ""). */
@@ -409,7 +400,7 @@ static vkhlo_status_t fused_operand_run(elemental_emitter_t *E, const hlo_instru
   strbuf_free(&pos);
   for (int j = 0; j < lanes; j++) {
     char v[96];
-    word_element(v, sizeof v, s->element_type, w.s, j, false);
+    el_word_element(v, sizeof v, s->element_type, w.s, j, false);
     el_def(E, x, s->element_type, false, &out[j], "%s", v);
   }
   E->wide_inputs |= 1ull << p;
@@ -481,7 +472,7 @@ static vkhlo_status_t memo_word_elements(elemental_emitter_t *E, fusion_ctx_t *c
   for (int i = 0; i < np; i++) {
     hlo_element_type_t t = ctx->fusion->operands[params[i]->parameter_number]->shape.element_type;
     char text[96];
-    word_element(text, sizeof text, t, word[i].s, j, false);
+    el_word_element(text, sizeof text, t, word[i].s, j, false);
     el_name_t v;
     el_def(E, params[i], t, false, &v, "%s", text);
     char *key = index_key(E->allocator, index, rank);
@@ -822,7 +813,7 @@ static bool shared_vector(elemental_emitter_t *E, fusion_ctx_t *ctx, const hlo_i
   for (int64_t e = 0; e < C; e++) {
     el_name_t v, at;
     char text[96];
-    word_element(text, sizeof text, t, cw[e / 8 / sg].s, (int)(e % 8), false);
+    el_word_element(text, sizeof text, t, cw[e / 8 / sg].s, (int)(e % 8), false);
     el_fresh(E, "cv", &v);
     strbuf_printf(&E->preamble, "  %s %s = subgroupShuffle(%s, %uu);\n", glsl_compute_type_on(E->target, t), v.s,
                   text, (unsigned)(e / 8 % sg));
@@ -894,7 +885,7 @@ static vkhlo_status_t emit_rows(elemental_emitter_t *E, fusion_ctx_t *ctx, const
       for (int j = 0; j < 8; j++) {
         el_name_t v, at[HLO_MAX_RANK];
         char text[96];
-        word_element(text, sizeof text, ps->element_type, q.s, j, false);
+        el_word_element(text, sizeof text, ps->element_type, q.s, j, false);
         el_def(E, x, ps->element_type, false, &v, "%s", text);
         int64_t e = w * 8 + j; /* row e / C of the block, element e % C */
         if (full) {
@@ -1045,7 +1036,7 @@ static vkhlo_status_t emit_wide(elemental_emitter_t *E, fusion_ctx_t *ctx, const
       char w[32], v[96];
       snprintf(w, sizeof w, "w%d_%d", k, q);
       for (int j = 0; j < W; j++) {
-        word_element(v, sizeof v, s->element_type, w, j, W == 2);
+        el_word_element(v, sizeof v, s->element_type, w, j, W == 2);
         el_line(E, fusion, "%s p%d_%d = %s;", glsl_compute_type_on(E->target, s->element_type), k, q * W + j, v);
       }
     }
@@ -1291,7 +1282,7 @@ static vkhlo_status_t attention_q_row(elemental_emitter_t *E, const hlo_instruct
     if (failed) return VKHLO_NO_MEMORY();
     for (int j = 0; j < 8; j++) {
       char text[96];
-      word_element(text, sizeof text, HLO_F32, word.s, j, false);
+      el_word_element(text, sizeof text, HLO_F32, word.s, j, false);
       el_def(E, d1, HLO_F32, false, &qe[j], "%s", text);
     }
     for (int64_t k = 0; k < K; k++)
@@ -1410,7 +1401,7 @@ static vkhlo_status_t emit_attention(elemental_emitter_t *E, fusion_ctx_t *ctx, 
         el_line(E, d1, "u64vec4 %s = in%dw_at(%s + %lld);", word.s, kb, base.s, (long long)w);
         for (int j = 0; j < 8; j++) {
           char text[96];
-          word_element(text, sizeof text, HLO_F32, word.s, j, false);
+          el_word_element(text, sizeof text, HLO_F32, word.s, j, false);
           el_def(E, d1, HLO_F32, false, &kc[t * K + w * 8 + j], "%s", text);
         }
       }

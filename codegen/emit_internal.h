@@ -99,6 +99,8 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
 bool codegen_attention_fusion(const codegen_target_t *target, const hlo_instruction_t *fusion, el_attention_t *a);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
+vkhlo_status_t codegen_emit_select_and_scatter_part(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                                    int64_t *out_total);
 /* Whether the GEMM kernels take dot_general (or dot) |dot|'s element types:
  * f32, f16 or bf16 operands each of the result's type, or f16/bf16 into an
  * f32 result (see plan_gemm in emit_gemm.c); not a tuple.  Split-K
