@@ -99,6 +99,11 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
 bool codegen_attention_fusion(const codegen_target_t *target, const hlo_instruction_t *fusion, el_attention_t *a);
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total);
+/* Whether the scatter kernel runs an invocation per window element (the
+ * window's start index 0 along every input dimension it spans more than
+ * 1 of; emit_scatter.c), each looping over the scatter positions, or one
+ * invocation over every update element. */
+bool codegen_scatter_parallel(const hlo_instruction_t *instr);
 vkhlo_status_t codegen_emit_select_and_scatter_part(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                                     int64_t *out_total);
 /* Whether the GEMM kernels take dot_general (or dot) |dot|'s element types:

@@ -1,6 +1,6 @@
 /*
- * scatter (spec 'scatter') as one sequential invocation; at the end, the
- * two kernels of a select_and_scatter (codegen/expand.c).
+ * scatter (spec 'scatter'), and at the end the two kernels of a
+ * select_and_scatter (codegen/expand.c).
  *
  * The caller has copied each input into its result buffer (kernel.h); the
  * kernel walks every update element in row-major order of the updates
@@ -18,15 +18,52 @@
  * updates[...]).  Like XLA, an update window whose start would put any part
  * of the window out of bounds is skipped as a whole.
  *
- * A single invocation is slow for big scatters but exactly sequential, so
- * any update computation (not just commutative ones) and duplicate indices
- * give the deterministic in-order result.  A parallel version for
- * unique_indices / atomics can come later.
+ * Updates are applied in that order, so any update computation (not just
+ * commutative ones) and duplicate indices give the deterministic in-order
+ * result.  Where the window's start index is 0 along every input
+ * dimension the window spans more than 1 of (the scatter indices pick
+ * rows, batches, inserted dimensions: an embedding's gradient, x.at[i] +=
+ * rows), two different window elements never meet in one result element,
+ * and each result element is only ever updated at one window position:
+ * then an invocation per window element loops over the scatter positions
+ * in row-major order, and every result element sees its updates in the
+ * sequential order (bit-identical).  Otherwise one invocation loops over
+ * every update element.  (lavapipe, 512 rows of 768 added into 32000 x
+ * 768: refused before, the one invocation's loop past its 65535
+ * iterations.)
  */
+#include <string.h>
+
 #include "codegen/emit_internal.h"
 #include "codegen/emulate64.h"
 
 #include "support/status.h"
+
+/* The window's size along each input dimension into wsize[]; false when
+ * update_window_dims is too short. */
+static bool window_sizes(const hlo_instruction_t *instr, int64_t *wsize) {
+  const hlo_attrs_t *a = &instr->attrs;
+  const hlo_shape_t *is = &instr->operands[0]->shape;
+  const hlo_shape_t *us = &instr->operands[instr->operand_count - 1]->shape;
+  int wi = 0;
+  for (int d = 0; d < is->rank; d++) {
+    if (hlo_dims_contains(a->inserted_window_dims, d) || hlo_dims_contains(a->input_batching_dims, d)) {
+      wsize[d] = 1;
+    } else {
+      if (wi >= a->update_window_dims.count) return false;
+      wsize[d] = us->dimensions[a->update_window_dims.data[wi++]];
+    }
+  }
+  return true;
+}
+
+bool codegen_scatter_parallel(const hlo_instruction_t *instr) {
+  int64_t wsize[HLO_MAX_RANK];
+  if (instr->operand_count < 3 || !window_sizes(instr, wsize)) return false;
+  for (int d = 0; d < instr->operands[0]->shape.rank; d++)
+    if (wsize[d] > 1 && hlo_dims_contains(instr->attrs.scatter_dims_to_operand_dims, d)) return false;
+  return true;
+}
 
 vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                     int64_t *out_total) {
@@ -43,20 +80,31 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
 
   /* window size along each input dimension */
   int64_t wsize[HLO_MAX_RANK];
-  int wi = 0;
-  for (int d = 0; d < is->rank; d++) {
-    if (hlo_dims_contains(a->inserted_window_dims, d) || hlo_dims_contains(a->input_batching_dims, d)) {
-      wsize[d] = 1;
-    } else {
-      if (wi >= a->update_window_dims.count)
-        return el_unimplemented(instr, "scatter: update_window_dims too short");
-      wsize[d] = us->dimensions[a->update_window_dims.data[wi++]];
-    }
-  }
-
+  if (!window_sizes(instr, wsize)) return el_unimplemented(instr, "scatter: update_window_dims too short");
+  /* race-free over the window (see the top) */
+  bool parallel = codegen_scatter_parallel(instr);
   el_name_t u[HLO_MAX_RANK];
   glsl_scope_t loops[HLO_MAX_RANK];
-  el_open_loops(E, instr, 1, us->rank, us->dimensions, u, loops);
+  int nloops = us->rank;
+  if (parallel) { /* an invocation per window element, the scatter positions looped */
+    int64_t wd[HLO_MAX_RANK], sd[HLO_MAX_RANK];
+    int nw = 0, ns = 0;
+    for (int d = 0; d < us->rank; d++)
+      if (hlo_dims_contains(a->update_window_dims, d)) wd[nw++] = us->dimensions[d];
+      else sd[ns++] = us->dimensions[d];
+    hlo_shape_t ws;
+    memset(&ws, 0, sizeof ws);
+    hlo_shape_init(&ws, us->element_type, nw, wd);
+    el_name_t wv[HLO_MAX_RANK], sv[HLO_MAX_RANK];
+    el_line(E, instr, "int idx = int(gid);");
+    el_delinearize(E, instr, &ws, "idx", wv);
+    el_open_loops(E, instr, 1, ns, sd, sv, loops);
+    nloops = ns;
+    for (int d = 0, iw = 0, is_ = 0; d < us->rank; d++) u[d] = hlo_dims_contains(a->update_window_dims, d) ? wv[iw++] : sv[is_++];
+    *out_total = hlo_shape_element_count(&ws);
+  } else {
+    el_open_loops(E, instr, 1, us->rank, us->dimensions, u, loops);
+  }
   el_name_t usi[HLO_MAX_RANK];
   int nsi = 0;
   for (int d = 0; d < us->rank; d++)
@@ -111,7 +159,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
             start[d].s, (long long)(is->dimensions[d] - wsize[d]));
   glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
   el_name_t ri[HLO_MAX_RANK];
-  wi = 0;
+  int wi = 0;
   for (int d = 0; d < is->rank; d++) {
     if (hlo_dims_contains(a->inserted_window_dims, d) || hlo_dims_contains(a->input_batching_dims, d)) {
       ri[d] = start[d];
@@ -145,7 +193,7 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
   strbuf_free(&call);
   for (int k = 0; k < n; k++) codegen_store_result(E, instr, k, ri, res[k].s);
   el_close(E, instr, inside);
-  el_close_loops(E, us->rank, loops);
+  el_close_loops(E, nloops, loops);
   return NULL;
 }
 

@@ -35,6 +35,8 @@
  *   gradients), depthwise        reduced over the window / per depth tap
  *   weight gradients, 3-D        (see "wide-window convolutions" and the
  *                                sections after it)
+ *   scatter looping more than    a chain of scatters of consecutive chunks
+ *   32768 times per invocation   of its positions (see "long scatters")
  *   select_and_scatter          select_window (each window's selection
  *                                once), then scatter_selected
  *   cholesky, triangular_solve   64 x 64 blocks of the op, triangular
@@ -3940,6 +3942,68 @@ static hlo_instruction_t *expand_select_and_scatter(expand_ctx_t *x, hlo_instruc
   return r;
 }
 
+/* ----------------------------------------------------------- long scatters */
+
+/* The scatter kernel (emit_scatter.c) loops, per invocation, over the
+ * scatter positions (an invocation per window element) or over every
+ * update element (one invocation): 10^6 scalar updates (a bincount, a
+ * segment sum) are 10^6 iterations in one invocation, which lavapipe's
+ * loop limiter (65535 per invocation) refused.  Such a scatter becomes a
+ * chain of scatters of consecutive chunks of its positions along the
+ * updates' outermost scatter dimension (and the indices' matching one),
+ * each at most SCATTER_CHUNK iterations, each updating the previous one's
+ * result in place: the updates in the same order, bit-identical.  For one
+ * operand and no batching dimensions, where a chunk of one outermost
+ * position fits. */
+#define SCATTER_CHUNK 32768
+
+/* The chunk length along the updates' outermost scatter dimension (*du)
+ * and the indices' dimension it indexes (*ds), or 0 when |in| is not
+ * split. */
+static int64_t scatter_chunk(const hlo_instruction_t *in, int *du, int *ds) {
+  const hlo_attrs_t *a = &in->attrs;
+  if (in->opcode != HLO_OPCODE_SCATTER || in->operand_count != 3 || hlo_shape_is_tuple(&in->shape) ||
+      in->called_count != 1 || a->input_batching_dims.count > 0)
+    return 0;
+  const hlo_shape_t *ss = &in->operands[1]->shape, *us = &in->operands[2]->shape;
+  int64_t iterations = codegen_scatter_parallel(in) ? 1 : hlo_shape_element_count(us);
+  *du = -1;
+  for (int d = 0; d < us->rank; d++) {
+    if (hlo_dims_contains(a->update_window_dims, d)) continue;
+    if (*du < 0) *du = d;
+    else iterations *= us->dimensions[d]; /* the inner scatter dimensions */
+  }
+  if (*du < 0) return 0;
+  if (!codegen_scatter_parallel(in)) iterations /= us->dimensions[*du] ? us->dimensions[*du] : 1;
+  *ds = a->index_vector_dim == 0 ? 1 : 0; /* the indices' first scatter dimension */
+  if (*ds >= ss->rank || ss->dimensions[*ds] != us->dimensions[*du] || iterations < 1) return 0;
+  int64_t chunk = SCATTER_CHUNK / iterations;
+  return chunk >= 1 && us->dimensions[*du] * iterations > SCATTER_CHUNK ? chunk : 0;
+}
+
+static bool is_long_scatter(const hlo_instruction_t *in) {
+  int du, ds;
+  return scatter_chunk(in, &du, &ds) > 0;
+}
+
+static hlo_instruction_t *expand_long_scatter(expand_ctx_t *x, hlo_instruction_t *in) {
+  int du, ds;
+  int64_t chunk = scatter_chunk(in, &du, &ds), n = in->operands[2]->shape.dimensions[du];
+  hlo_instruction_t *r = in->operands[0];
+  for (int64_t p = 0; p < n && r; p += chunk) {
+    int64_t end = p + chunk < n ? p + chunk : n;
+    hlo_instruction_t *ops[3] = {r, slice_dim(x, in->operands[1], ds, p, end), slice_dim(x, in->operands[2], du, p, end)};
+    r = emit(x, HLO_OPCODE_SCATTER, &in->shape, 3, ops);
+    if (!r) return NULL;
+    r->attrs = in->attrs;
+    if (!hlo_instruction_set_called(x->m, r, 1, &in->called_computations[0])) {
+      x->failed = true;
+      return NULL;
+    }
+  }
+  return r;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
@@ -3949,6 +4013,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_DOT_GENERAL: return split_k_parts(x, in, &dn) >= 2;
     case HLO_OPCODE_REDUCE: return is_long_reduce(in);
     case HLO_OPCODE_SELECT_AND_SCATTER: return is_splittable_select_and_scatter(in);
+    case HLO_OPCODE_SCATTER: return is_long_scatter(in);
     case HLO_OPCODE_REDUCE_WINDOW: {
       bool reverse;
       return scan_dimension(in, &reverse) >= 0;
@@ -4036,6 +4101,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
       return solver_call(in) != SOLVER_NONE ? expand_solver_call(x, in, out) : expand_annotation(in, out);
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_SELECT_AND_SCATTER: *out = expand_select_and_scatter(x, in); return NULL;
+    case HLO_OPCODE_SCATTER: *out = expand_long_scatter(x, in); return NULL;
     case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;
