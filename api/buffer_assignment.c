@@ -259,8 +259,7 @@ vkhlo_status_t exe_assign_buffers(vkhlo_executable_t *exe, const exe_buffer_limi
     if (b->kind != EXE_BUFFER_PARAMETER) continue;
     if (b->parameter_number < 0 || b->parameter_number >= exe->parameter_count)
       return VKHLO_INTERNAL("buffer %d: parameter number %d out of range", i, b->parameter_number);
-    b->allocation = b->parameter_number;
-    b->offset_bytes = 0;
+    b->allocation = b->parameter_number; /* offset_bytes: 0, or a view's (lowering) */
   }
   /* constants: lowering laid them out in increasing offsets */
   exe_buffer_allocation_t *current = NULL;
@@ -510,8 +509,9 @@ vkhlo_status_t exe_verify_buffer_assignment(const vkhlo_executable_t *exe) {
     if (a->kind != want)
       return VKHLO_INTERNAL("buffer assignment: buffer %d (%s) is in allocation %d of the wrong kind", i,
                             buffer_name(exe, i), a->index);
-    if (b->kind == EXE_BUFFER_PARAMETER) {
-      if (a->parameter_number != b->parameter_number || b->offset_bytes != 0)
+    if (b->kind == EXE_BUFFER_PARAMETER) { /* the argument, or a view of part of it */
+      if (a->parameter_number != b->parameter_number || b->offset_bytes % EXE_VIEW_ALIGNMENT ||
+          b->offset_bytes > a->size || b->data_bytes > a->size - b->offset_bytes)
         return VKHLO_INTERNAL("buffer assignment: parameter buffer %d is not its argument's", i);
       continue;
     }

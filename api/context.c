@@ -279,6 +279,12 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
     target_from_caps(vkrt_device_caps(ctx->device), vkrt_device_info(ctx->device), ctx->restricted,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
     st = gemm_kind_from_env(&ctx->target.gemm);
+    /* $VKHLO_MAX_BINDING_BYTES lowers maxStorageBufferRange as the compiler
+     * sees it, for tests of arguments larger than a binding
+     * (codegen/expand.c) on devices whose range is large */
+    uint64_t range = ctx->target.max_storage_buffer_range;
+    if (!st) st = exe_env_uint64("VKHLO_MAX_BINDING_BYTES", range, &range);
+    if (!st && range < ctx->target.max_storage_buffer_range) ctx->target.max_storage_buffer_range = (uint32_t)range;
     /* for the compiler, created on the first compile (api/context_compile.c) */
     ctx->disable_cache = options->disable_cache ||
                          (options->cache_dir && strcmp(options->cache_dir, "off") == 0);

@@ -111,9 +111,10 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
   const exe_buffer_allocation_t *a = &r->exe->allocations[b->allocation];
   if (a->kind == EXE_ALLOCATION_PARAMETER) {
     *out_buffer = r->args ? r->args[a->parameter_number]->buffer : NULL;
-    *out_offset = 0;
+    *out_offset = b->offset_bytes; /* 0, or a view's offset into the argument */
     *out_size = b->size_bytes;
-    if (*out_buffer && *out_size > vkrt_buffer_size(*out_buffer)) *out_size = vkrt_buffer_size(*out_buffer);
+    if (*out_buffer && *out_offset + *out_size > vkrt_buffer_size(*out_buffer))
+      *out_size = vkrt_buffer_size(*out_buffer) - *out_offset;
     return;
   }
   if (a->kind == EXE_ALLOCATION_RESULT) {

@@ -88,6 +88,33 @@ int exe_alias_operand(const hlo_instruction_t *instr) {
   return r->parameter_number;
 }
 
+bool exe_view_offset(const hlo_instruction_t *instr, uint64_t *offset_bytes) {
+  if (instr->opcode != HLO_OPCODE_SLICE || instr->operand_count != 1 || hlo_shape_is_tuple(&instr->shape))
+    return false;
+  const hlo_shape_t *s = &instr->operands[0]->shape;
+  const hlo_attrs_t *a = &instr->attrs;
+  size_t es = hlo_element_type_size_bytes(s->element_type);
+  if (hlo_shape_is_tuple(s) || s->rank < 1 || a->start_indices.count != s->rank || es == 0 ||
+      (int)(8 * es) != hlo_element_type_bit_width(s->element_type))
+    return false;
+  /* contiguous: full dimensions after some k, extent 1 before it */
+  int k = 0;
+  for (int d = s->rank - 1; d >= 0; d--) {
+    int64_t step = a->strides.count ? a->strides.data[d] : 1;
+    if (step != 1 && instr->shape.dimensions[d] > 1) return false;
+    if (instr->shape.dimensions[d] != s->dimensions[d]) {
+      k = d;
+      break;
+    }
+  }
+  for (int d = 0; d < k; d++)
+    if (instr->shape.dimensions[d] != 1) return false;
+  uint64_t linear = 0;
+  for (int d = 0; d < s->rank; d++) linear = linear * (uint64_t)s->dimensions[d] + (uint64_t)a->start_indices.data[d];
+  *offset_bytes = linear * es;
+  return true;
+}
+
 /* An op reading its operands at the output's index only. */
 static bool is_identity_indexed(const hlo_instruction_t *instr, int64_t count) {
   if (hlo_shape_is_tuple(&instr->shape) || hlo_shape_element_count(&instr->shape) != count) return false;

@@ -356,6 +356,17 @@ vkhlo_status_t exe_lower_module(vkhlo_executable_t *exe, const hlo_module_t *mod
 /* The operand whose buffer |instr|'s result is (the same bytes: reshape,
  * same-width bitcast_convert, a fusion of those over a parameter), or -1. */
 int exe_alias_operand(const hlo_instruction_t *instr);
+/* Whether |instr| is a slice of a contiguous run of its operand's bytes
+ * (unit strides; full dimensions after one, extent 1 before it), and
+ * their offset into *offset_bytes.  Lowering makes such a slice of a
+ * parameter a view of the argument (a parameter buffer at that offset)
+ * where the offset is a multiple of EXE_VIEW_ALIGNMENT: how a kernel reads
+ * part of an argument larger than a binding may be (maxStorageBufferRange;
+ * codegen/expand.c, "arguments larger than a binding"). */
+bool exe_view_offset(const hlo_instruction_t *instr, uint64_t *offset_bytes);
+/* Vulkan's largest minStorageBufferOffsetAlignment (and texel buffer
+ * offset alignment) */
+#define EXE_VIEW_ALIGNMENT 256
 /* May the single output of |instr| be written into operand |k|'s storage?
  * |marks|: module->next_instruction_id + 1 scratch bools, all false, left
  * all false.  (Whether the operand dies there is exe_decide_inplace's.) */

@@ -733,6 +733,19 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
     case HLO_OPCODE_RECV:
       return lowering_host_call(l, env, instr, seq, out);
     default: {
+      uint64_t view = 0;
+      if (exe_view_offset(instr, &view)) { /* part of an argument: a view of it */
+        int id = -1;
+        VKHLO_RETURN_IF_ERROR(lowering_single_buffer(env, instr, instr->operands[0], &id));
+        uint64_t at = l->exe->buffers[id].offset_bytes + view;
+        if (l->exe->buffers[id].kind == EXE_BUFFER_PARAMETER && at % EXE_VIEW_ALIGNMENT == 0) {
+          int v = new_buffer(l, EXE_BUFFER_PARAMETER, hlo_shape_size_bytes(&instr->shape), instr->name);
+          if (v < 0) return VKHLO_NO_MEMORY();
+          l->exe->buffers[v].parameter_number = l->exe->buffers[id].parameter_number;
+          l->exe->buffers[v].offset_bytes = at;
+          return alias_value(l->exe->allocator, out, 1, &v);
+        }
+      }
       int a = exe_alias_operand(instr);
       if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
         int id = -1;

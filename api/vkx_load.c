@@ -610,8 +610,8 @@ static vkhlo_status_t validate(const vkhlo_executable_t *exe, vkx_parsed_t *pars
     const exe_buffer_allocation_t *al = &exe->allocations[b->allocation];
     if (al->kind == EXE_ALLOCATION_PARAMETER) {
       /* bound to the caller's argument: at most its size, at offset 0 */
-      if (b->offset_bytes != 0 ||
-          b->size_bytes > vkhlo_tensor_type_size_bytes(&exe->parameter_types[al->parameter_number]) + 16)
+      if (b->offset_bytes % EXE_VIEW_ALIGNMENT ||
+          b->offset_bytes + b->size_bytes > vkhlo_tensor_type_size_bytes(&exe->parameter_types[al->parameter_number]) + 16)
         invalid(&v, "buffer %d does not fit parameter %d", i, al->parameter_number);
     } else if (b->offset_bytes % align || b->offset_bytes > al->size || b->size_bytes > al->size - b->offset_bytes) {
       invalid(&v, "buffer %d ([%llu, +%llu)) is outside allocation %d (%llu bytes) or unaligned", i,

@@ -35,6 +35,8 @@
  *   gradients), depthwise        reduced over the window / per depth tap
  *   weight gradients, 3-D        (see "wide-window convolutions" and the
  *                                sections after it)
+ *   entry parameters larger      a concatenate of views of their pieces
+ *   than a binding               (see "arguments larger than a binding")
  *   scatter looping more than    a chain of scatters of consecutive chunks
  *   32768 times per invocation   of its positions (see "long scatters")
  *   select_and_scatter          select_window (each window's selection
@@ -4004,10 +4006,186 @@ static hlo_instruction_t *expand_long_scatter(expand_ctx_t *x, hlo_instruction_t
   return r;
 }
 
+/* ------------------------------------- arguments larger than a binding */
+
+/* A kernel binds each operand whole, and a binding holds at most
+ * maxStorageBufferRange bytes (128 MiB on lavapipe and on many mobile
+ * GPUs, where GPT-2's 50257 x 768 f32 embedding, 154 MB, was refused).
+ * An entry parameter larger than that becomes the concatenate of
+ * contiguous slices along its first dimension, each within the range
+ * (also when converted to 32 bits) and at an offset that is a multiple of
+ * 256 bytes (EXE_VIEW_ALIGNMENT):
+ * lowering makes each slice a view of the argument (api/inplace.c,
+ * exe_view_offset; the fusion pass leaves such slices alone), and the
+ * kernels bind the pieces.  Gathers and elementwise consumers read the
+ * concatenate fused (one binding per piece); a dot_general over it is
+ * distributed over the pieces (a dot per piece, concatenated along the
+ * result dimension the pieces' dimension becomes, or summed when it is a
+ * contracting one: another order of the same sums), and a transpose or an
+ * elementwise unary op of it moves onto the pieces, so that the GEMM
+ * kernels see each piece alone. */
+
+static uint32_t binding_range(const expand_ctx_t *x) { return x->target ? x->target->max_storage_buffer_range : 0; }
+
+/* The rows of |in| (an array, dimension 0 split) per piece, or 0 when
+ * |in| fits a binding or cannot be split so. */
+static int64_t rows_per_piece(const expand_ctx_t *x, const hlo_instruction_t *in) {
+  uint64_t range = binding_range(x), bytes = hlo_shape_size_bytes(&in->shape);
+  const hlo_shape_t *s = &in->shape;
+  size_t es = hlo_element_type_size_bytes(s->element_type);
+  if (!range || hlo_shape_is_tuple(s) || bytes <= range || s->rank < 1 || s->dimensions[0] < 2 || es == 0 ||
+      (int)(8 * es) != hlo_element_type_bit_width(s->element_type))
+    return 0;
+  /* a piece converted to 32 bits (f16 weights used as f32) must fit too */
+  uint64_t row = bytes / (uint64_t)s->dimensions[0], rows = range / (row / es * (es < 4 ? 4 : es)), step = 1;
+  while ((row * step) % 256) step++; /* piece offsets: multiples of 256 bytes */
+  rows -= rows % step;
+  return rows >= 1 && (int64_t)rows < s->dimensions[0] ? (int64_t)rows : 0;
+}
+
+static bool is_oversized_parameter(const expand_ctx_t *x, const hlo_instruction_t *in) {
+  return in->opcode == HLO_OPCODE_PARAMETER && x->c == x->m->entry_computation && rows_per_piece(x, in) > 0;
+}
+
+static hlo_instruction_t *expand_oversized_parameter(expand_ctx_t *x, hlo_instruction_t *in) {
+  int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[0];
+  if (!keep(x, in)) return NULL;
+  int count = (int)((n + rows - 1) / rows);
+  hlo_instruction_t **pieces = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)count);
+  if (!pieces) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int i = 0; i < count; i++) pieces[i] = slice_dim(x, in, 0, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
+  return concat(x, count, pieces, 0);
+}
+
+/* A concatenate larger than a binding (of an oversized parameter's
+ * pieces, or of ops moved onto them). */
+static bool is_split_value(const expand_ctx_t *x, const hlo_instruction_t *v) {
+  uint32_t range = binding_range(x);
+  return range && v->opcode == HLO_OPCODE_CONCATENATE && !hlo_shape_is_tuple(&v->shape) &&
+         hlo_shape_size_bytes(&v->shape) > range;
+}
+
+static bool is_over_split_value(const expand_ctx_t *x, const hlo_instruction_t *in) {
+  if (in->opcode == HLO_OPCODE_DOT_GENERAL)
+    return in->operand_count == 2 && (is_split_value(x, in->operands[0]) || is_split_value(x, in->operands[1]));
+  if (in->opcode == HLO_OPCODE_TRANSPOSE || (hlo_opcode_is_elementwise(in->opcode) && in->operand_count == 1))
+    return is_split_value(x, in->operands[0]) && !hlo_shape_is_tuple(&in->shape);
+  return false;
+}
+
+/* |op| (a transpose or an elementwise unary op) applied to each operand
+ * of the concatenate |v|, concatenated. */
+static hlo_instruction_t *move_onto_pieces(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t *v) {
+  int64_t d = v->attrs.dimension, rd = d;
+  if (in->opcode == HLO_OPCODE_TRANSPOSE)
+    for (int i = 0; i < in->shape.rank; i++)
+      if (in->attrs.permutation.data[i] == d) rd = i;
+  hlo_instruction_t **parts = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)v->operand_count);
+  if (!parts) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int i = 0; i < v->operand_count; i++) {
+    hlo_instruction_t *p = v->operands[i];
+    hlo_shape_t s = in->shape;
+    s.dimensions[rd] = p->shape.dimensions[d];
+    s = array_shape(s.element_type, s.rank, s.dimensions);
+    parts[i] = emit(x, in->opcode, &s, 1, &p);
+    if (!parts[i]) return NULL;
+    parts[i]->attrs = in->attrs;
+  }
+  return concat(x, v->operand_count, parts, (int)rd);
+}
+
+/* dot_general with operand |k| the concatenate |v| along dimension d: a
+ * dot per piece. */
+static hlo_instruction_t *distribute_dot(expand_ctx_t *x, hlo_instruction_t *in, int k, hlo_instruction_t *v) {
+  const hlo_attrs_t *a = &in->attrs;
+  hlo_dims_t mb = k ? a->rhs_batching_dimensions : a->lhs_batching_dimensions;
+  hlo_dims_t mc = k ? a->rhs_contracting_dimensions : a->lhs_contracting_dimensions;
+  hlo_dims_t ob = k ? a->lhs_batching_dimensions : a->rhs_batching_dimensions;
+  hlo_dims_t oc = k ? a->lhs_contracting_dimensions : a->rhs_contracting_dimensions;
+  int64_t d = v->attrs.dimension;
+  int other_dim = -1, rd = -1; /* the other operand's matching dimension, the result's */
+  for (int i = 0; i < mb.count; i++)
+    if (mb.data[i] == d) other_dim = (int)ob.data[i], rd = i;
+  for (int i = 0; i < mc.count; i++)
+    if (mc.data[i] == d) other_dim = (int)oc.data[i];
+  if (other_dim < 0) { /* a free dimension: its place among the result's */
+    const hlo_shape_t *ls = &in->operands[0]->shape;
+    int lhs_free = ls->rank - a->lhs_batching_dimensions.count - a->lhs_contracting_dimensions.count;
+    rd = a->lhs_batching_dimensions.count + (k ? lhs_free : 0);
+    for (int64_t e = 0; e < d; e++)
+      if (!hlo_dims_contains(mb, e) && !hlo_dims_contains(mc, e)) rd++;
+  }
+  bool contracting = other_dim >= 0 && rd < 0;
+  hlo_instruction_t **parts = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)v->operand_count);
+  if (!parts) {
+    x->failed = true;
+    return NULL;
+  }
+  hlo_instruction_t *other = in->operands[1 - k];
+  hlo_instruction_t *sum = NULL;
+  for (int64_t i = 0, at = 0; i < v->operand_count; i++) {
+    hlo_instruction_t *p = v->operands[i];
+    int64_t len = p->shape.dimensions[d];
+    hlo_instruction_t *ops[2];
+    ops[k] = p;
+    ops[1 - k] = other_dim >= 0 ? slice_dim(x, other, other_dim, at, at + len) : other;
+    at += len;
+    hlo_shape_t s = in->shape;
+    if (!contracting) s.dimensions[rd] = len;
+    s = array_shape(s.element_type, s.rank, s.dimensions);
+    hlo_instruction_t *dot = emit(x, HLO_OPCODE_DOT_GENERAL, &s, 2, ops);
+    if (!dot) return NULL;
+    dot->attrs = in->attrs;
+    if (contracting) sum = sum ? binary(x, HLO_OPCODE_ADD, sum, dot) : dot;
+    else parts[i] = dot;
+  }
+  return contracting ? sum : concat(x, v->operand_count, parts, rd);
+}
+
+/* The oversized parameter whose pieces |v| concatenates whole, or |v|. */
+static hlo_instruction_t *unsplit(hlo_instruction_t *v) {
+  if (v->opcode != HLO_OPCODE_CONCATENATE || v->operand_count < 1 || v->operands[0]->opcode != HLO_OPCODE_SLICE)
+    return v;
+  hlo_instruction_t *p = v->operands[0]->operands[0];
+  if (p->opcode != HLO_OPCODE_PARAMETER || !hlo_shape_compatible_dims(&p->shape, &v->shape)) return v;
+  for (int i = 0; i < v->operand_count; i++)
+    if (v->operands[i]->opcode != HLO_OPCODE_SLICE || v->operands[i]->operands[0] != p) return v;
+  return p;
+}
+
+/* Values that only pass through (results, loop states, branch operands,
+ * calls) keep the parameter whole: copies, which no binding limits. */
+static void keep_passed_parameters(hlo_computation_t *c) {
+  for (int i = 0; i < c->instruction_count; i++) {
+    hlo_instruction_t *in = c->instructions[i];
+    switch (in->opcode) {
+      case HLO_OPCODE_TUPLE: case HLO_OPCODE_WHILE: case HLO_OPCODE_IF: case HLO_OPCODE_CASE:
+      case HLO_OPCODE_CUSTOM_CALL: case HLO_OPCODE_OPTIMIZATION_BARRIER:
+        for (int k = 0; k < in->operand_count; k++) in->operands[k] = unsplit(in->operands[k]);
+        break;
+      default: break;
+    }
+  }
+  if (c->root) c->root = unsplit(c->root);
+}
+
+static hlo_instruction_t *expand_over_split_value(expand_ctx_t *x, hlo_instruction_t *in) {
+  if (in->opcode != HLO_OPCODE_DOT_GENERAL) return move_onto_pieces(x, in, in->operands[0]);
+  int k = is_split_value(x, in->operands[0]) ? 0 : 1;
+  return distribute_dot(x, in, k, in->operands[k]);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
   dot_numbers_t dn;
+  if (is_oversized_parameter(x, in) || is_over_split_value(x, in)) return true;
   switch (in->opcode) {
     case HLO_OPCODE_DOT:
     case HLO_OPCODE_DOT_GENERAL: return split_k_parts(x, in, &dn) >= 2;
@@ -4060,6 +4238,14 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
 static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
   *out = NULL;
   x->loc = in->loc;
+  if (is_oversized_parameter(x, in)) {
+    *out = expand_oversized_parameter(x, in);
+    return NULL;
+  }
+  if (is_over_split_value(x, in)) {
+    *out = expand_over_split_value(x, in);
+    return NULL;
+  }
   switch (in->opcode) {
     case HLO_OPCODE_COMPOSITE: { /* spec 'composite': semantically its decomposition */
       const hlo_computation_t *d = in->called_computations[0];
@@ -4135,6 +4321,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
 /* Rebuilds |c| with every expandable instruction replaced. */
 static vkhlo_status_t expand_computation(expand_ctx_t *x, hlo_computation_t *c, bool *changed) {
   bool any = false;
+  x->c = c;
   for (int i = 0; i < c->instruction_count; i++) any |= is_expanded(x, c->instructions[i]);
   if (!any) return NULL;
   *changed = true;
@@ -4182,6 +4369,7 @@ vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t 
     hlo_computation_t *c = module->computations[i];
     int before = module->computation_count;
     VKHLO_RETURN_IF_ERROR(expand_computation(&x, c, changed));
+    if (c == module->entry_computation && binding_range(&x)) keep_passed_parameters(c);
     i += module->computation_count - before;
   }
   return NULL;

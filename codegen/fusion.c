@@ -176,10 +176,12 @@ static bool op_fusible(const fuser_t *f, const hlo_instruction_t *in) {
   return el_is_elemental(in->opcode);
 }
 
+static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in);
+
 /* Can |in| be a cluster's root?  Tuple-shaped only for variadic reduce /
  * reduce_window, whose results share dimensions. */
 static bool root_fusible(const fuser_t *f, const hlo_instruction_t *in) {
-  if (!op_fusible(f, in) || !shape_fusible(&in->shape)) return false;
+  if (!op_fusible(f, in) || !shape_fusible(&in->shape) || reads_unbindable(f, in)) return false;
   for (int k = 0; k < in->operand_count; k++)
     if (!shape_fusible(&in->operands[k]->shape)) return false;
   if (hlo_shape_is_tuple(&in->shape)) {
@@ -289,6 +291,23 @@ struct fuser {
 static int pos_of(const hlo_instruction_t *in) { return (int)(intptr_t)in->scratch; }
 
 static bool is_splat(const fuser_t *f, const hlo_instruction_t *in) { return f->splat[pos_of(in)]; }
+
+/* Does |in| read an operand larger than one binding may be
+ * (maxStorageBufferRange), other than a concatenate (read fused, its
+ * operands bound)?  Only a contiguous slice of an argument does
+ * (codegen/expand.c, "arguments larger than a binding"), which lowering
+ * makes a view of the argument: it stays alone, neither a cluster's root
+ * nor a member. */
+static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in) {
+  uint32_t range = f->target ? f->target->max_storage_buffer_range : 0;
+  for (int k = 0; range && k < in->operand_count; k++) {
+    const hlo_instruction_t *x = in->operands[k];
+    if (x->opcode != HLO_OPCODE_CONCATENATE && !hlo_shape_is_tuple(&x->shape) && hlo_shape_size_bytes(&x->shape) > range)
+      return true;
+  }
+  return false;
+}
+
 
 static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f->state[p] : ST_NONE; }
 
@@ -478,7 +497,7 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
   f->in_contraction[p] = contr;
   if (is_splat(f, P)) return true;
   if (!op_fusible(f, P) || hlo_shape_is_tuple(&P->shape) || !shape_fusible(&P->shape)) return false;
-  if (member_count >= FUSION_MAX_INSTRUCTIONS) return false;
+  if (member_count >= FUSION_MAX_INSTRUCTIONS || reads_unbindable(f, P)) return false;
   if (convolved(f, P)) return false;
   for (int k = 0; k < P->operand_count; k++)
     if (!shape_fusible(&P->operands[k]->shape)) return false;
