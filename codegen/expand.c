@@ -25,6 +25,8 @@
  *   dimension of more than 256   and combined (see "prefix scans": JAX's
  *   (a prefix or suffix scan)    cumsum, cummax; integer and max/min
  *                                results exact, float sums reordered)
+ *   reduce_window of more than   a reduce_window per group of window
+ *   32768 elements per window    dimensions (see "large windows")
  *   sort, chlo.top_k of rows     merge passes (sort_runs; see "long
  *   longer than 1024             sorts"): the stable sort
  *   fft of more than 64 terms    one 1-D transform per dimension, long
@@ -82,10 +84,11 @@
  * module's computation list, keeping callees before callers.
  *
  * Every other rewrite (all but the long reductions, the prefix scans, the
- * fft, the blocked linear algebra, split-K and the wide-window, depthwise
- * gradient and 3-D convolutions, which sum in another order) is exact: the
- * decompositions are the spec's own, and the arithmetic happens in the
- * op's element type as the spec's pseudocode does.
+ * fft, the blocked linear algebra, split-K, large windows, arguments split
+ * for their bindings and the wide-window, depthwise gradient and 3-D
+ * convolutions, which sum in another order) is exact: the decompositions
+ * are the spec's own, and the arithmetic happens in the op's element type
+ * as the spec's pseudocode does.
  */
 #include "codegen/passes.h"
 
@@ -817,6 +820,96 @@ static hlo_instruction_t *expand_scan_window(expand_ctx_t *x, hlo_instruction_t 
   if (reverse) a = reverse_dim(x, a, d);
   hlo_instruction_t *r = prefix_scan(x, a, d, op, in->operands[1], body);
   return reverse ? reverse_dim(x, r, d) : r;
+}
+
+/* ---------------------------------------------------------- large windows */
+
+/* A reduce_window whose window holds more than REDUCE_SPLIT_ABOVE
+ * elements (global pooling written as a window, 256 x 256) loops that
+ * often per result (lavapipe refuses past 65535 per invocation).  Where
+ * its body is one of the scans' ops with that op's identity as init (so
+ * padding and regrouping change nothing), the window is separable: a
+ * reduce_window per group of window dimensions, in order, each with their
+ * windows, strides and padding and 1 elsewhere, each group at most
+ * REDUCE_SPLIT_MAX elements; a dimension whose window alone is larger and
+ * equals its stride, unpadded, goes in two stages of factors a x b
+ * (window and stride a, then b: the same blocks).  Single operand, no
+ * dilations.  Maximum and minimum exact; sums in another order (as for
+ * long reductions). */
+typedef struct window_stage {
+  int dim;
+  int64_t w, s, lo, hi;
+} window_stage_t;
+
+/* The stages of |in| (at most 2 per dimension) into st[], their count, or
+ * 0 when |in| is not split. */
+static int window_stages(const hlo_instruction_t *in, window_stage_t *st) {
+  bool reverse;
+  if (in->opcode != HLO_OPCODE_REDUCE_WINDOW || in->operand_count != 2 || in->called_count != 1 ||
+      hlo_shape_is_tuple(&in->shape) || scan_dimension(in, &reverse) >= 0)
+    return 0;
+  const hlo_shape_t *s = &in->operands[0]->shape;
+  const hlo_attrs_t *a = &in->attrs;
+  if (s->rank >= HLO_MAX_RANK || a->window_dimensions.count != s->rank) return 0;
+  hlo_opcode_t op = scan_op(in->called_computations[0]);
+  if (op == HLO_OPCODE_COUNT || !is_identity(in->operands[1], op)) return 0;
+  int64_t total = 1;
+  int n = 0;
+  for (int d = 0; d < s->rank; d++) {
+    int64_t w = a->window_dimensions.data[d], str = dim_or(a->window_strides, d, 1);
+    int64_t lo = dim_or(a->padding, 2 * d, 0), hi = dim_or(a->padding, 2 * d + 1, 0);
+    if (dim_or(a->base_dilations, d, 1) != 1 || dim_or(a->window_dilations, d, 1) != 1 || w < 1) return 0;
+    total = total > INT64_MAX / w ? INT64_MAX : total * w;
+    if (w == 1 && str == 1 && lo == 0 && hi == 0) continue;
+    if (w <= REDUCE_SPLIT_MAX) {
+      st[n++] = (window_stage_t){d, w, str, lo, hi};
+      continue;
+    }
+    int64_t f = 0; /* w = f * (w / f), both at most REDUCE_SPLIT_MAX */
+    for (int64_t c = REDUCE_SPLIT_MAX; c >= 2 && !f; c--)
+      if (w % c == 0 && w / c <= REDUCE_SPLIT_MAX) f = c;
+    if (!f || str != w || lo != 0 || hi != 0) return 0;
+    st[n++] = (window_stage_t){d, f, f, 0, 0};
+    st[n++] = (window_stage_t){d, w / f, w / f, 0, 0};
+  }
+  return total > REDUCE_SPLIT_ABOVE && n >= 2 ? n : 0;
+}
+
+static bool is_large_window(const hlo_instruction_t *in) {
+  window_stage_t st[2 * HLO_MAX_RANK];
+  return window_stages(in, st) > 0;
+}
+
+static hlo_instruction_t *expand_large_window(expand_ctx_t *x, hlo_instruction_t *in) {
+  window_stage_t st[2 * HLO_MAX_RANK];
+  int n = window_stages(in, st), rank = in->shape.rank;
+  hlo_instruction_t *v = in->operands[0];
+  for (int i = 0; i < n && v;) {
+    /* a group: consecutive stages on distinct dimensions, at most
+     * REDUCE_SPLIT_MAX elements */
+    int64_t w[HLO_MAX_RANK], str[HLO_MAX_RANK], pad[2 * HLO_MAX_RANK], dims[HLO_MAX_RANK], size = 1;
+    bool used[HLO_MAX_RANK] = {false};
+    for (int d = 0; d < rank; d++) w[d] = str[d] = 1, pad[2 * d] = pad[2 * d + 1] = 0;
+    for (; i < n && !used[st[i].dim] && size * st[i].w <= REDUCE_SPLIT_MAX; i++) {
+      int d = st[i].dim;
+      used[d] = true;
+      size *= st[i].w;
+      w[d] = st[i].w, str[d] = st[i].s, pad[2 * d] = st[i].lo, pad[2 * d + 1] = st[i].hi;
+    }
+    for (int d = 0; d < rank; d++) dims[d] = (v->shape.dimensions[d] + pad[2 * d] + pad[2 * d + 1] - w[d]) / str[d] + 1;
+    hlo_shape_t s = array_shape(in->shape.element_type, rank, dims);
+    hlo_instruction_t *ops[2] = {v, in->operands[1]};
+    v = emit(x, HLO_OPCODE_REDUCE_WINDOW, &s, 2, ops);
+    if (!v) return NULL;
+    v->attrs.window_dimensions = dims_of(x, w, rank);
+    v->attrs.window_strides = dims_of(x, str, rank);
+    v->attrs.padding = dims_of(x, pad, 2 * rank);
+    if (!hlo_instruction_set_called(x->m, v, 1, &in->called_computations[0])) {
+      x->failed = true;
+      return NULL;
+    }
+  }
+  return v;
 }
 
 /* --------------------------------------------------------- long sorts */
@@ -1915,7 +2008,7 @@ static hlo_instruction_t *conv_phase(expand_ctx_t *x, hlo_instruction_t *in, int
  * interleaved into one of size oh: element s q + r from v[r][q]. */
 static hlo_instruction_t *interleave(expand_ctx_t *x, hlo_instruction_t **v, int64_t s, int d, int64_t oh) {
   int64_t q = (oh + s - 1) / s;
-  hlo_instruction_t *parts[CONV_MAX_PHASES];
+  hlo_instruction_t *parts[CONV_MAX_PHASES] = {0};
   int r = v[0] ? v[0]->shape.rank : 0;
   for (int64_t i = 0; i < s; i++) {
     if (!v[i]) return NULL;
@@ -4194,7 +4287,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_SCATTER: return is_long_scatter(in);
     case HLO_OPCODE_REDUCE_WINDOW: {
       bool reverse;
-      return scan_dimension(in, &reverse) >= 0;
+      return scan_dimension(in, &reverse) >= 0 || is_large_window(in);
     }
     case HLO_OPCODE_CHOLESKY:
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
@@ -4288,7 +4381,9 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     case HLO_OPCODE_REDUCE: *out = split_reduce(x, in); return NULL;
     case HLO_OPCODE_SELECT_AND_SCATTER: *out = expand_select_and_scatter(x, in); return NULL;
     case HLO_OPCODE_SCATTER: *out = expand_long_scatter(x, in); return NULL;
-    case HLO_OPCODE_REDUCE_WINDOW: *out = expand_scan_window(x, in); return NULL;
+    case HLO_OPCODE_REDUCE_WINDOW:
+      *out = is_large_window(in) ? expand_large_window(x, in) : expand_scan_window(x, in);
+      return NULL;
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: *out = expand_long_sort(x, in); return NULL;
     case HLO_OPCODE_GET_DIMENSION_SIZE: /* spec 'get_dimension_size' */

@@ -35,6 +35,9 @@
  * And on lavapipe, whose loops stop after 65535 iterations per invocation,
  * a kernel that needs more is refused.
  *
+ * Large windows (a reduce_window of more than 32768 elements per result,
+ * in stages: codegen/expand.c) against loops here.
+ *
  * select_and_scatter as select_window and scatter_selected (the max
  * pooling gradient, and a min selection scattered by maximum) against the
  * spec's loop computed here, bit for bit.
@@ -897,6 +900,59 @@ static void select_and_scatter(void **state) {
   check_select_and_scatter(*state, "LE", "maximum", -1.0f, 16);
 }
 
+/* Large windows (codegen/expand.c, "large windows"): a max pool with a
+ * 200 x 150 window (30000 elements per result, in two stages), strided
+ * and padded, and a sum of 100000 integer-valued floats in one window
+ * (two stages of factors, exact in any order), against loops here; on
+ * lavapipe both were refused (65535 iterations per invocation). */
+static void large_windows(void **state) {
+  vkhlo_context_t *ctx = *state;
+  enum { N = 2, H = 300, W = 300, C = 3, OH = 3, OW = 3, L = 100000 };
+  static const char pool[] =
+      "func.func @main(%x: tensor<2x300x300x3xf32>) -> tensor<2x3x3x3xf32> {\n"
+      "  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %r = \"stablehlo.reduce_window\"(%x, %z) ({\n"
+      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+      "    %s = stablehlo.maximum %a, %b : tensor<f32>\n"
+      "    stablehlo.return %s : tensor<f32>\n"
+      "  }) {window_dimensions = array<i64: 1, 200, 150, 1>, window_strides = array<i64: 1, 100, 100, 1>,"
+      " padding = dense<[[0, 0], [0, 100], [50, 0], [0, 0]]> : tensor<4x2xi64>}"
+      " : (tensor<2x300x300x3xf32>, tensor<f32>) -> tensor<2x3x3x3xf32>\n"
+      "  return %r : tensor<2x3x3x3xf32>\n}\n";
+  size_t n = (size_t)N * H * W * C;
+  float *x = malloc(n * sizeof *x), got[N * OH * OW * C];
+  assert_non_null(x);
+  fill(x, n, 31);
+  run(ctx, pool, false, x, n, got, N * OH * OW * C, NULL);
+  for (int b = 0; b < N; b++)
+    for (int oy = 0; oy < OH; oy++)
+      for (int ox = 0; ox < OW; ox++)
+        for (int c = 0; c < C; c++) {
+          float m = -INFINITY;
+          for (int y = oy * 100; y < oy * 100 + 200; y++)
+            for (int xx = ox * 100 - 50; xx < ox * 100 + 100; xx++)
+              if (y < H && xx >= 0 && xx < W) m = fmaxf(m, x[(((size_t)b * H + y) * W + xx) * C + c]);
+          float g = got[((b * OH + oy) * OW + ox) * C + c];
+          if (memcmp(&g, &m, sizeof g) != 0) fail_msg("pool at (%d, %d, %d, %d): %.9g, want %.9g", b, oy, ox, c, g, m);
+        }
+  static const char sum[] =
+      "func.func @main(%x: tensor<100000xf32>) -> tensor<1xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = \"stablehlo.reduce_window\"(%x, %z) ({\n"
+      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+      "    %s = stablehlo.add %a, %b : tensor<f32>\n"
+      "    stablehlo.return %s : tensor<f32>\n"
+      "  }) {window_dimensions = array<i64: 100000>, window_strides = array<i64: 100000>}"
+      " : (tensor<100000xf32>, tensor<f32>) -> tensor<1xf32>\n"
+      "  return %r : tensor<1xf32>\n}\n";
+  double want = 0;
+  for (int i = 0; i < L; i++) want += x[i] = (float)(i % 37) - 18.0f;
+  float total;
+  run(ctx, sum, false, x, L, &total, 1, NULL);
+  if ((double)total != want) fail_msg("window sum %.9g, want %.9g", total, want);
+  free(x);
+}
+
 /* Kernels whose loops would run longer than the device allows are refused
  * by name: on lavapipe (65535 iterations per invocation in all) an fft of
  * the prime length 65537 (no four-step split: a direct transform, one loop
@@ -1068,6 +1124,7 @@ int main(void) {
       cmocka_unit_test(long_argmax),
       cmocka_unit_test(prefix_scans),
       cmocka_unit_test(select_and_scatter),
+      cmocka_unit_test(large_windows),
       cmocka_unit_test(loop_limit_refused),
       cmocka_unit_test(subgroup_reductions),
   };
