@@ -11,7 +11,9 @@
  * (bias + relu, batch-norm scale/shift, residual add), f16 and bf16
  * (within an ulp of the per-element kernel), integers (exactly) and
  * programs the kernel must
- * leave to the per-element path (batch groups).  On CPU
+ * leave to the per-element path (batch groups), NHWC 1x1 convolutions of
+ * 32+ features taken by the GEMM kernel (pointwise_as_gemm) and depthwise
+ * weight gradients (against a direct sum).  On CPU
  * devices each program is also checked to have taken the kernel (or not).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -698,7 +700,7 @@ static void layer_variants(void **state) {
   /* NHWC 1x1, 8-feature words in and out, weights as shuffled words;
    * 36 pixels: the last tile of 8 is partial */
   static const char *const nhwc_1x1[] = {"#define LHS_WORDS 1", "#define RHS_WORDS 1", "#define OUT_WORDS 1", NULL};
-  variant_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x32xf32>", "tensor<2x6x6x32xf32>", NHWC, "", nhwc_1x1);
+  variant_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x16xf32>", "tensor<2x6x6x16xf32>", NHWC, "", nhwc_1x1);
   /* NHWC 3x3 padded, rows of 11: a tile of 8 and an overlapping one */
   static const char *const nhwc_3x3[] = {"#define CONV_ROWS 1", "#define RHS_WORDS 1", "#define OUT_WORDS 1",
                                          "#define CONV_CHECK 1", NULL};
@@ -770,7 +772,7 @@ static void texel_views(void **state) {
    * as halves of u64vec2 texels */
   static const char *const nhwc_words[] = {"uniform usamplerBuffer in0t;", "uniform usamplerBuffer in1t;",
                                            "conv_word_half(in1w_at(", NULL};
-  texel_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x32xf32>", "tensor<2x6x6x32xf32>", NHWC, "", 1,
+  texel_case(state, "tensor<2x6x6x16xf32>", "tensor<1x1x16x16xf32>", "tensor<2x6x6x16xf32>", NHWC, "", 1,
              nhwc_words);
   /* NCHW 3x3 padded: scalar reads of both, taps in the padding included */
   static const char *const nchw_elements[] = {"layout(set = 0, binding = 3) uniform usamplerBuffer in0s;",
@@ -914,6 +916,36 @@ static void expect_views(void **state, const char *text, const char *const *view
 }
 
 /* Output fusions: the epilogue runs inside the kernel. */
+/* A 1x1 NHWC convolution of at least 32 output features is a GEMM on CPU
+ * devices (codegen/expand.c, "pointwise convolutions"): one kernel from
+ * gemm_cpu.comp with the batch-norm and relu epilogue fused, no conv
+ * kernel, against the per-element convolution; with 16 features (and in
+ * NCHW, layer_variants) the conv kernel stays. */
+static void pointwise_as_gemm(void **state) {
+  const contexts_t *c = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<2x7x9x24xf32>, %w: tensor<1x1x24x48xf32>, %g: tensor<48xf32>, %h: tensor<48xf32>)"
+      " -> tensor<2x7x9x48xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+      " window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<2x7x9x24xf32>, tensor<1x1x24x48xf32>) -> tensor<2x7x9x48xf32>\n"
+      "  %gb = stablehlo.broadcast_in_dim %g, dims = [3] : (tensor<48xf32>) -> tensor<2x7x9x48xf32>\n"
+      "  %hb = stablehlo.broadcast_in_dim %h, dims = [3] : (tensor<48xf32>) -> tensor<2x7x9x48xf32>\n"
+      "  %m = stablehlo.multiply %y, %gb : tensor<2x7x9x48xf32>\n"
+      "  %s = stablehlo.add %m, %hb : tensor<2x7x9x48xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<2x7x9x48xf32>\n"
+      "  %o = stablehlo.maximum %s, %z : tensor<2x7x9x48xf32>\n"
+      "  return %o : tensor<2x7x9x48xf32>\n}\n";
+  vkhlo_executable_t *a = compile(c->ctx, text), *b = compile(c->elemental, text);
+  if (on_cpu(c->ctx)) {
+    assert_int_equal(a->kernel_count, 1);
+    assert_int_equal(kernels_from(a, "gemm_cpu.comp"), 1);
+    assert_int_equal(library_kernels(a), 0);
+  }
+  assert_int_equal(library_kernels(b), 0);
+  compare_executables(a, c->ctx, b, c->elemental, text);
+}
+
 static void fused_epilogues(void **state) {
   char text[2048];
   compare(state, bias_relu(text, "f32"), true);
@@ -1049,6 +1081,7 @@ int main(void) {
       cmocka_unit_test(weight_gradients),
       cmocka_unit_test(three_d),
       cmocka_unit_test(depthwise_gradients),
+      cmocka_unit_test(pointwise_as_gemm),
       cmocka_unit_test(squeezed),
       cmocka_unit_test(feature_groups_and_depthwise),
       cmocka_unit_test(depthwise_words),
