@@ -2244,8 +2244,10 @@ static hlo_instruction_t *expand_depthwise_grad_conv(expand_ctx_t *x, hlo_instru
 
 /* ------------------------------------------- pointwise convolutions */
 
-/* A 1 x 1 convolution (unit strides, no padding or dilation, one group)
- * is a product: out[.., o] = sum over c of lhs[.., c] * w[c, o].  Where
+/* A 1 x 1 convolution (no padding or lhs dilation, one group) is a
+ * product: out[.., o] = sum over c of lhs[.., c] * w[c, o], over the
+ * lhs's strided slice where it has strides (ResNet's projection
+ * shortcuts: 56x56x256 -> 28x28x512 3.7 -> 2.2 ms on lavapipe).  Where
  * the output keeps the lhs's dimension order with the features last
  * (NHWC / HWIO, as JAX and TensorFlow export it) it becomes dot_general
  * (lhs, w as [C, O] or [O, C]) contracting the features, whose result is
@@ -2274,9 +2276,8 @@ static bool is_pointwise_conv(const expand_ctx_t *x, const hlo_instruction_t *in
       ks->dimensions[a->kernel_output_feature_dimension] < POINTWISE_GEMM_FEATURES)
     return false;
   for (int i = 0; i < n; i++)
-    if (dim_or(a->window_strides, i, 1) != 1 || dim_or(a->lhs_dilation, i, 1) != 1 ||
-        dim_or(a->rhs_dilation, i, 1) != 1 || a->padding.data[2 * i] != 0 || a->padding.data[2 * i + 1] != 0 ||
-        ks->dimensions[a->kernel_spatial_dimensions.data[i]] != 1)
+    if (dim_or(a->window_strides, i, 1) < 1 || dim_or(a->lhs_dilation, i, 1) != 1 || a->padding.data[2 * i] != 0 ||
+        a->padding.data[2 * i + 1] != 0 || ks->dimensions[a->kernel_spatial_dimensions.data[i]] != 1)
       return false;
   /* the output: the lhs's batch and spatial dimensions in the lhs's order,
    * then the features */
@@ -2297,7 +2298,16 @@ static hlo_instruction_t *expand_pointwise_conv(expand_ctx_t *x, hlo_instruction
   hlo_instruction_t *w = in->operands[1];
   int64_t ki = a->kernel_input_feature_dimension, ko = a->kernel_output_feature_dimension;
   int64_t dims[2] = {w->shape.dimensions[ki < ko ? ki : ko], w->shape.dimensions[ki < ko ? ko : ki]};
-  hlo_instruction_t *ops[2] = {in->operands[0], reshape_to(x, w, 2, dims)};
+  /* strides: the lhs's strided slice (a strided view in the GEMM's operand) */
+  hlo_instruction_t *lhs = in->operands[0];
+  int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK], step[HLO_MAX_RANK];
+  for (int d = 0; d < lhs->shape.rank; d++) limit[d] = lhs->shape.dimensions[d], step[d] = 1;
+  for (int i = 0; i < a->input_spatial_dimensions.count; i++) {
+    int64_t d = a->input_spatial_dimensions.data[i], st = dim_or(a->window_strides, i, 1);
+    step[d] = st;
+    limit[d] = (in->shape.dimensions[a->output_spatial_dimensions.data[i]] - 1) * st + 1;
+  }
+  hlo_instruction_t *ops[2] = {slice_steps(x, lhs, start, limit, step), reshape_to(x, w, 2, dims)};
   hlo_instruction_t *dot = ops[1] ? emit(x, HLO_OPCODE_DOT_GENERAL, &in->shape, 2, ops) : NULL;
   if (!dot) return NULL;
   int64_t lc = a->input_feature_dimension, rc = ki < ko ? 0 : 1;

@@ -919,8 +919,8 @@ static void expect_views(void **state, const char *text, const char *const *view
 /* A 1x1 NHWC convolution of at least 32 output features is a GEMM on CPU
  * devices (codegen/expand.c, "pointwise convolutions"): one kernel from
  * gemm_cpu.comp with the batch-norm and relu epilogue fused, no conv
- * kernel, against the per-element convolution; with 16 features (and in
- * NCHW, layer_variants) the conv kernel stays. */
+ * kernel, against the per-element convolution, also with stride 2; with
+ * 16 features (and in NCHW, layer_variants) the conv kernel stays. */
 static void pointwise_as_gemm(void **state) {
   const contexts_t *c = *state;
   static const char text[] =
@@ -944,6 +944,19 @@ static void pointwise_as_gemm(void **state) {
   }
   assert_int_equal(library_kernels(b), 0);
   compare_executables(a, c->ctx, b, c->elemental, text);
+  /* a projection shortcut's stride 2 (odd sizes): the lhs's strided view */
+  static const char strided[] =
+      "func.func @main(%x: tensor<1x9x11x16xf32>, %w: tensor<1x1x16x32xf32>) -> tensor<1x5x6x32xf32> {\n"
+      "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+      " window = {stride = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+      " : (tensor<1x9x11x16xf32>, tensor<1x1x16x32xf32>) -> tensor<1x5x6x32xf32>\n"
+      "  return %y : tensor<1x5x6x32xf32>\n}\n";
+  a = compile(c->ctx, strided), b = compile(c->elemental, strided);
+  if (on_cpu(c->ctx)) {
+    assert_int_equal(a->kernel_count, 1);
+    assert_int_equal(kernels_from(a, "gemm_cpu.comp"), 1);
+  }
+  compare_executables(a, c->ctx, b, c->elemental, strided);
 }
 
 static void fused_epilogues(void **state) {
