@@ -1969,16 +1969,54 @@ static int64_t open_covering_sources(elemental_emitter_t *E, const hlo_instructi
   return sources;
 }
 
+/* The window of source position sv[] over operand 0 (of shape |os|):
+ * opens the loops over its first |count| dimensions (the others at window
+ * offset 0) into |loops|, defines each element's index ii[] and opens
+ * "if (valid) {", which it returns. */
+static glsl_scope_t open_window(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *os,
+                                const el_name_t *sv, int64_t outer, int count, glsl_scope_t *loops, el_name_t *ii) {
+  const hlo_attrs_t *a = &instr->attrs;
+  el_name_t wv[HLO_MAX_RANK], valid;
+  int64_t wdims[HLO_MAX_RANK] = {0};
+  for (int d = 0; d < os->rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
+  el_open_loops(E, instr, outer, count, wdims, wv, loops);
+  for (int d = count; d < os->rank; d++) el_const_index(&wv[d], 0);
+  el_fresh(E, "b", &valid);
+  el_line(E, instr, "bool %s = true;", valid.s);
+  for (int d = 0; d < os->rank; d++)
+    window_position(E, instr, sv[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
+                    dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
+  return el_open(E, instr, "if (%s) {", valid.s);
+}
+
+/* One step of a window's selection: unless |have| and select(cur, x)
+ * (the instruction's first called computation), |x| becomes the selected
+ * value; opens that block ("have = true; cur = x;" emitted) into *block
+ * for the caller to record the position and close. */
+static vkhlo_status_t select_step(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t cur,
+                                  el_name_t have, el_name_t x, glsl_scope_t *block) {
+  el_name_t keep;
+  el_fresh(E, "b", &keep);
+  el_line(E, instr, "bool %s = false;", keep.s);
+  glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have.s);
+  el_name_t args[2] = {cur, x};
+  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
+  el_close(E, instr, have_one);
+  *block = el_open(E, instr, "if (!%s) {", keep.s);
+  el_line(E, instr, "%s = true;", have.s);
+  el_line(E, instr, "%s = %s;", cur.s, x.s);
+  return NULL;
+}
+
 /* The selection over the window of source position sv[] (select, the
  * instruction's first called computation, over operand 0 of shape |os|):
  * *have whether the window holds a non-padding element, curpos[] the
  * selected one's index. */
 static vkhlo_status_t select_in_window(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *os,
                                        const el_name_t *sv, int64_t outer, el_name_t *have, el_name_t *curpos) {
-  const hlo_attrs_t *a = &instr->attrs;
   int rank = os->rank;
-  el_name_t cur, wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK];
-  glsl_scope_t window_loops[HLO_MAX_RANK];
+  el_name_t cur, ii[HLO_MAX_RANK], x;
+  glsl_scope_t window_loops[HLO_MAX_RANK], selected;
   declare(E, instr, os->element_type, &cur);
   el_fresh(E, "b", have);
   el_line(E, instr, "bool %s = false;", have->s);
@@ -1986,29 +2024,11 @@ static vkhlo_status_t select_in_window(elemental_emitter_t *E, const hlo_instruc
     el_fresh(E, "i", &curpos[d]);
     el_line(E, instr, "int %s = -1;", curpos[d].s);
   }
-  int64_t wdims[HLO_MAX_RANK] = {0};
-  for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  el_open_loops(E, instr, outer, rank, wdims, wv, window_loops);
-  el_fresh(E, "b", &valid);
-  el_line(E, instr, "bool %s = true;", valid.s);
-  for (int d = 0; d < rank; d++)
-    window_position(E, instr, sv[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
-                    dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
-  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
-  el_name_t x;
+  glsl_scope_t inside = open_window(E, instr, os, sv, outer, rank, window_loops, ii);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, ii, &x));
-  el_name_t keep;
-  el_fresh(E, "b", &keep);
-  el_line(E, instr, "bool %s = false;", keep.s);
-  glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have->s);
-  el_name_t args[2] = {cur, x};
-  VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
-  el_close(E, instr, have_one);
-  glsl_scope_t select = el_open(E, instr, "if (!%s) {", keep.s);
-  el_line(E, instr, "%s = true;", have->s);
-  el_line(E, instr, "%s = %s;", cur.s, x.s);
+  VKHLO_RETURN_IF_ERROR(select_step(E, instr, cur, *have, x, &selected));
   for (int d = 0; d < rank; d++) el_line(E, instr, "%s = %s;", curpos[d].s, ii[d].s);
-  el_close(E, instr, select);
+  el_close(E, instr, selected);
   el_close(E, instr, inside);
   el_close_loops(E, rank, window_loops);
   return NULL;
@@ -2144,12 +2164,11 @@ int el_window_lanes(const codegen_target_t *target, const hlo_instruction_t *ins
 vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                            const el_name_t *index, int W, el_name_t *out) {
   VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
-  const hlo_attrs_t *a = &instr->attrs;
   const hlo_shape_t *os = &instr->operands[0]->shape;
   hlo_element_type_t t = os->element_type;
   int rank = os->rank;
   if (rank < 1 || rank > HLO_MAX_RANK || W > EL_MAX_LANES) return VKHLO_INTERNAL("select_window %s by words", instr->name);
-  el_name_t cur[EL_MAX_LANES], have[EL_MAX_LANES], wv[HLO_MAX_RANK], valid, ii[HLO_MAX_RANK], at, word;
+  el_name_t cur[EL_MAX_LANES], have[EL_MAX_LANES], ii[HLO_MAX_RANK], at, word;
   glsl_scope_t window_loops[HLO_MAX_RANK];
   for (int j = 0; j < W; j++) {
     declare(E, instr, t, &cur[j]);
@@ -2158,16 +2177,8 @@ vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_ins
     el_fresh(E, "i", &out[j]);
     el_line(E, instr, "int %s = -1;", out[j].s);
   }
-  int64_t wdims[HLO_MAX_RANK] = {0};
-  for (int d = 0; d < rank; d++) wdims[d] = dims_get(a->window_dimensions, d, 1);
-  el_open_loops(E, instr, 1, rank - 1, wdims, wv, window_loops);
-  wv[rank - 1] = (el_name_t){"0"};
-  el_fresh(E, "b", &valid);
-  el_line(E, instr, "bool %s = true;", valid.s);
-  for (int d = 0; d < rank; d++)
-    window_position(E, instr, index[d].s, dims_get(a->window_strides, d, 1), wv[d].s, 1,
-                    dims_get(a->padding, 2 * d, 0), 1, os->dimensions[d], valid.s, &ii[d]);
-  glsl_scope_t inside = el_open(E, instr, "if (%s) {", valid.s);
+  /* the last dimension's window is 1 (el_window_lanes): the lanes' own */
+  glsl_scope_t inside = open_window(E, instr, os, index, 1, rank - 1, window_loops, ii);
   strbuf_t sb;
   strbuf_init(&sb, E->allocator);
   linear_index(&sb, os, ii);
@@ -2178,19 +2189,12 @@ vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_ins
   for (int j = 0; j < W; j++) {
     char v[128];
     el_word_element(v, sizeof v, t, word.s, j, false);
-    el_name_t x, keep;
+    el_name_t x;
+    glsl_scope_t selected;
     el_def(E, instr, t, false, &x, "%s", v);
-    el_fresh(E, "b", &keep);
-    el_line(E, instr, "bool %s = false;", keep.s);
-    glsl_scope_t have_one = el_open(E, instr, "if (%s) {", have[j].s);
-    el_name_t args[2] = {cur[j], x};
-    VKHLO_RETURN_IF_ERROR(call_function(E, instr, instr->called_computations[0], 2, args, 1, &keep));
-    el_close(E, instr, have_one);
-    glsl_scope_t select = el_open(E, instr, "if (!%s) {", keep.s);
-    el_line(E, instr, "%s = true;", have[j].s);
-    el_line(E, instr, "%s = %s;", cur[j].s, x.s);
+    VKHLO_RETURN_IF_ERROR(select_step(E, instr, cur[j], have[j], x, &selected));
     el_line(E, instr, "%s = %s + %d;", out[j].s, at.s, j);
-    el_close(E, instr, select);
+    el_close(E, instr, selected);
   }
   el_close(E, instr, inside);
   el_close_loops(E, rank - 1, window_loops);
