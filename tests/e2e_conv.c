@@ -920,7 +920,8 @@ static void expect_views(void **state, const char *text, const char *const *view
  * devices (codegen/expand.c, "pointwise convolutions"): one kernel from
  * gemm_cpu.comp with the batch-norm and relu epilogue fused, no conv
  * kernel, against the per-element convolution, also with stride 2; with
- * 16 features (and in NCHW, layer_variants) the conv kernel stays. */
+ * 16 features (and in NCHW, layer_variants) the conv kernel stays.  A 3x3
+ * window over at most 256 output pixels is nine products summed. */
 static void pointwise_as_gemm(void **state) {
   const contexts_t *c = *state;
   static const char text[] =
@@ -957,6 +958,22 @@ static void pointwise_as_gemm(void **state) {
     assert_int_equal(kernels_from(a, "gemm_cpu.comp"), 1);
   }
   compare_executables(a, c->ctx, b, c->elemental, strided);
+  /* 3x3 windows over few pixels: a product per tap, summed (padded; then
+   * strided with padding on one side, and rhs-dilated) */
+  static const char *const windows[] = {
+      "pad = [[1, 1], [1, 1]]", "stride = [2, 2], pad = [[0, 1], [0, 1]]", "pad = [[2, 2], [2, 2]], rhs_dilate = [2, 2]"};
+  static const char *const outs[] = {"tensor<1x7x9x40xf32>", "tensor<1x6x7x40xf32>", "tensor<1x7x9x40xf32>"};
+  for (int i = 0; i < 3; i++) {
+    char text3[2048];
+    conv_program(text3, i == 1 ? "tensor<1x13x15x24xf32>" : "tensor<1x7x9x24xf32>", "tensor<3x3x24x40xf32>", outs[i],
+                 NHWC, windows[i], 1, 1);
+    a = compile(c->ctx, text3), b = compile(c->elemental, text3);
+    if (on_cpu(c->ctx)) {
+      assert_int_equal(kernels_from(a, "gemm_cpu.comp"), 9);
+      assert_int_equal(library_kernels(a), 0);
+    }
+    compare_executables(a, c->ctx, b, c->elemental, text3);
+  }
 }
 
 static void fused_epilogues(void **state) {
