@@ -35,8 +35,9 @@
  *   convolution: lhs-dilated,    per output phase / stacked windows and
  *   wide-window (weight          one dot_general / per position a product
  *   gradients), depthwise        reduced over the window / per depth tap
- *   weight gradients, 3-D        (see "wide-window convolutions" and the
- *                                sections after it)
+ *   weight gradients, 3-D;       (see "wide-window convolutions" and the
+ *   on CPU devices NHWC 1x1 and  sections after it) / a dot_general per
+ *   small-window ones            tap, summed ("convolutions as products")
  *   entry parameters larger      a concatenate of views of their pieces
  *   than a binding               (see "arguments larger than a binding")
  *   scatter looping more than    a chain of scatters of consecutive chunks
