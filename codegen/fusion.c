@@ -292,22 +292,23 @@ static int pos_of(const hlo_instruction_t *in) { return (int)(intptr_t)in->scrat
 
 static bool is_splat(const fuser_t *f, const hlo_instruction_t *in) { return f->splat[pos_of(in)]; }
 
-/* Does |in| read an operand larger than one binding may be
- * (maxStorageBufferRange), other than a concatenate (read fused, its
- * operands bound)?  Only a contiguous slice of an argument does
- * (codegen/expand.c, "arguments larger than a binding"), which lowering
- * makes a view of the argument: it stays alone, neither a cluster's root
- * nor a member. */
+/* Does |in| read a parameter or constant larger than one binding may be
+ * (maxStorageBufferRange)?  Such a value is stored whole, so a kernel
+ * reading it could not bind it: only a contiguous slice of an argument
+ * reads one (codegen/expand.c, "arguments larger than a binding"), which
+ * lowering makes a view of the argument, so it stays alone, neither a
+ * cluster's root nor a member.  (Larger values computed inside a cluster
+ * are never stored and bound: not these.) */
 static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in) {
   uint32_t range = f->target ? f->target->max_storage_buffer_range : 0;
   for (int k = 0; range && k < in->operand_count; k++) {
     const hlo_instruction_t *x = in->operands[k];
-    if (x->opcode != HLO_OPCODE_CONCATENATE && !hlo_shape_is_tuple(&x->shape) && hlo_shape_size_bytes(&x->shape) > range)
+    if ((x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT) && !hlo_shape_is_tuple(&x->shape) &&
+        hlo_shape_size_bytes(&x->shape) > range)
       return true;
   }
   return false;
 }
-
 
 static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f->state[p] : ST_NONE; }
 
