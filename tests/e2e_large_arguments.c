@@ -13,7 +13,8 @@
  * transpose and through a convert (moved onto the pieces), within 1e-5 of
  * the largest magnitude, and the table itself as a result (kept whole: a
  * copy, which no binding limits).  The split executable also survives a .vkx
- * round trip (views at their offsets).  The validation layer is on
+ * round trip (views at their offsets), and a larger value made and
+ * consumed inside one kernel still fuses.  The validation layer is on
  * throughout and must stay silent.
  */
 #include <setjmp.h>
@@ -142,9 +143,43 @@ static void split_arguments(void **state) {
   vkhlo_context_destroy(small);
 }
 
+/* A value larger than a binding computed and consumed inside one kernel
+ * (a broadcast summed away) is never bound: it still compiles on the
+ * 64 KiB context, one kernel, and sums right (integer-valued floats). */
+static void intermediates_fuse(void **state) {
+  (void)state;
+  static const char text[] =
+      "func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {\n"
+      "  %b = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<64xf32>) -> tensor<2048x64xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = stablehlo.reduce(%b init: %z) applies stablehlo.add across dimensions = [0]"
+      " : (tensor<2048x64xf32>, tensor<f32>) -> tensor<64xf32>\n"
+      "  return %r : tensor<64xf32>\n}\n";
+  vkhlo_context_t *small = test_context_with_env("VKHLO_MAX_BINDING_BYTES", "65536");
+  vkhlo_executable_t *exe = test_compile(small, text);
+  vkhlo_executable_stats_t stats;
+  vkhlo_executable_stats(exe, &stats);
+  assert_int_equal(stats.dispatches, 1);
+  float x[64], y[64];
+  for (int i = 0; i < 64; i++) x[i] = (float)(i - 20);
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_t *arg, *res = NULL;
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  expect_ok(vkhlo_buffer_create(small, &t, x, &arg));
+  expect_ok(vkhlo_executable_execute(exe, 1, &arg, 1, &res));
+  expect_ok(vkhlo_buffer_read(res, y, sizeof y));
+  for (int i = 0; i < 64; i++) assert_true(y[i] == 2048.0f * x[i]);
+  vkhlo_buffer_destroy(arg);
+  vkhlo_buffer_destroy(res);
+  vkhlo_executable_destroy(exe);
+  assert_int_equal(vkhlo_context_validation_message_count(small), 0);
+  vkhlo_context_destroy(small);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(split_arguments),
+      cmocka_unit_test(intermediates_fuse),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

@@ -30,16 +30,16 @@
 
 static const char program[] =
     "func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %v: tensor<1x256xf32>,\n"
-    "                %m: tensor<256x256xf32>, %x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16x32xf32>)\n"
-    "    -> (tensor<64x64xf32>, tensor<1x256xf32>, tensor<1x8x8x32xf32>) {\n"
+    "                %m: tensor<256x256xf32>, %x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16x16xf32>)\n"
+    "    -> (tensor<64x64xf32>, tensor<1x256xf32>, tensor<1x8x8x16xf32>) {\n"
     "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]"
     " : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>\n"
     "  %1 = stablehlo.dot_general %v, %m, contracting_dims = [1] x [0]"
     " : (tensor<1x256xf32>, tensor<256x256xf32>) -> tensor<1x256xf32>\n"
     "  %2 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
     " window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
-    " : (tensor<1x8x8x16xf32>, tensor<3x3x16x32xf32>) -> tensor<1x8x8x32xf32>\n"
-    "  return %0, %1, %2 : tensor<64x64xf32>, tensor<1x256xf32>, tensor<1x8x8x32xf32>\n}\n";
+    " : (tensor<1x8x8x16xf32>, tensor<3x3x16x16xf32>) -> tensor<1x8x8x16xf32>\n"
+    "  return %0, %1, %2 : tensor<64x64xf32>, tensor<1x256xf32>, tensor<1x8x8x16xf32>\n}\n";
 
 #define RESULTS 3
 
