@@ -2243,6 +2243,69 @@ static hlo_instruction_t *expand_depthwise_grad_conv(expand_ctx_t *x, hlo_instru
   return to_output_order(x, in, sums, oh);
 }
 
+/* Grouped weight gradients (batch_group_count G with several lhs
+ * "batches" or output features per group: the transpose of a grouped
+ * convolution, ResNeXt's): per position, one dot_general batched over the
+ * groups, [G, B/G, window] x [G, window, O/G], stacked and put in the
+ * output's order.  For f32, the wide-window conditions. */
+static bool is_grouped_grad_conv(const hlo_instruction_t *in) {
+  int64_t stacked, g = in->attrs.batch_group_count;
+  if (g <= 1 || !wide_window(in, &stacked) || is_depthwise_grad_conv(in)) return false;
+  const hlo_shape_t *ls = &in->operands[0]->shape, *ks = &in->operands[1]->shape;
+  return in->shape.element_type == HLO_F32 && ls->element_type == HLO_F32 && ks->element_type == HLO_F32 &&
+         ls->rank < HLO_MAX_RANK && ks->rank < HLO_MAX_RANK && ls->dimensions[in->attrs.input_batch_dimension] % g == 0 &&
+         ks->dimensions[in->attrs.kernel_output_feature_dimension] % g == 0;
+}
+
+/* |a| with dimension |d| split into [g, size / g]. */
+static hlo_instruction_t *split_groups(expand_ctx_t *x, hlo_instruction_t *a, int64_t d, int64_t g) {
+  int64_t dims[HLO_MAX_RANK];
+  for (int i = 0, o = 0; a && i < a->shape.rank; i++) {
+    dims[o++] = a->shape.dimensions[i];
+    if (i == d) dims[o - 1] = g, dims[o++] = a->shape.dimensions[i] / g;
+  }
+  return a ? reshape_to(x, a, a->shape.rank + 1, dims) : NULL;
+}
+
+static hlo_instruction_t *expand_grouped_grad_conv(expand_ctx_t *x, hlo_instruction_t *in) {
+  const hlo_attrs_t *a = &in->attrs;
+  int n = a->input_spatial_dimensions.count;
+  int64_t g = a->batch_group_count, b = a->input_batch_dimension, ko = a->kernel_output_feature_dimension;
+  int64_t bg = in->operands[0]->shape.dimensions[b] / g, og = in->operands[1]->shape.dimensions[ko] / g;
+  int64_t oh[HLO_MAX_RANK], positions;
+  hlo_instruction_t *padded = padded_lhs(x, in, oh, &positions);
+  hlo_instruction_t *rhs = split_groups(x, in->operands[1], ko, g);
+  hlo_instruction_t **parts = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)positions);
+  if (!parts || !padded || !rhs) {
+    x->failed = true;
+    return NULL;
+  }
+  /* dimensions after the split one move up by one */
+  int64_t lb = b, rb = ko, lc[HLO_MAX_RANK], rc[HLO_MAX_RANK];
+  lc[0] = a->input_feature_dimension + (a->input_feature_dimension > b);
+  rc[0] = a->kernel_input_feature_dimension + (a->kernel_input_feature_dimension > ko);
+  for (int i = 0; i < n; i++) {
+    lc[1 + i] = a->input_spatial_dimensions.data[i] + (a->input_spatial_dimensions.data[i] > b);
+    rc[1 + i] = a->kernel_spatial_dimensions.data[i] + (a->kernel_spatial_dimensions.data[i] > ko);
+  }
+  int64_t dd[4] = {1, g, bg, og};
+  hlo_shape_t ds = array_shape(HLO_F32, 3, dd + 1);
+  for (int64_t p = 0; p < positions; p++) {
+    hlo_instruction_t *ops[2] = {split_groups(x, window_at(x, in, padded, oh, p), b, g), rhs};
+    hlo_instruction_t *dot = ops[0] ? emit(x, HLO_OPCODE_DOT_GENERAL, &ds, 2, ops) : NULL;
+    if (!dot) return NULL;
+    dot->attrs.lhs_batching_dimensions = dims_of(x, &lb, 1);
+    dot->attrs.rhs_batching_dimensions = dims_of(x, &rb, 1);
+    dot->attrs.lhs_contracting_dimensions = dims_of(x, lc, 1 + n);
+    dot->attrs.rhs_contracting_dimensions = dims_of(x, rc, 1 + n);
+    parts[p] = reshape_to(x, dot, 4, dd);
+  }
+  /* [P, G, B/G, O/G] -> [P, B/G, G, O/G] -> [P, B/G, O] */
+  int64_t perm[4] = {0, 2, 1, 3}, flat[3] = {positions, bg, g * og};
+  hlo_instruction_t *all = permute(x, concat(x, (int)positions, parts, 0), perm);
+  return to_output_order(x, in, reshape_to(x, all, 3, flat), oh);
+}
+
 /* ------------------------------------------- convolutions as products */
 
 /* A 1 x 1 convolution (no padding or lhs dilation, one group) is a
@@ -4419,8 +4482,8 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_TRIANGULAR_SOLVE: return is_blocked_linalg(in);
     case HLO_OPCODE_FFT: return is_long_fft(in);
     case HLO_OPCODE_CONVOLUTION:
-      return is_lhs_dilated_conv(in) || is_wide_window_conv(in) || is_depthwise_grad_conv(in) || is_deep_conv(in) ||
-             is_gemm_conv(x, in);
+      return is_lhs_dilated_conv(in) || is_wide_window_conv(in) || is_depthwise_grad_conv(in) ||
+             is_grouped_grad_conv(in) || is_deep_conv(in) || is_gemm_conv(x, in);
     case HLO_OPCODE_CUSTOM_CALL: return is_annotation(in) || solver_call(in) != SOLVER_NONE || is_approx_top_k(in);
     case HLO_OPCODE_SORT:
     case HLO_OPCODE_CHLO_TOP_K: return is_long_sort(in);
@@ -4500,6 +4563,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
       *out = is_lhs_dilated_conv(in)   ? expand_lhs_dilated_conv(x, in)
              : is_wide_window_conv(in)    ? expand_wide_window_conv(x, in)
              : is_depthwise_grad_conv(in) ? expand_depthwise_grad_conv(x, in)
+             : is_grouped_grad_conv(in)   ? expand_grouped_grad_conv(x, in)
              : is_gemm_conv(x, in)        ? expand_gemm_conv(x, in)
                                           : expand_deep_conv(x, in);
       return NULL;

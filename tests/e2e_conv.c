@@ -13,7 +13,7 @@
  * programs the kernel must
  * leave to the per-element path (batch groups), NHWC 1x1 convolutions of
  * 32+ features taken by the GEMM kernel (pointwise_as_gemm) and depthwise
- * weight gradients (against a direct sum).  On CPU
+ * and grouped weight gradients (against direct sums).  On CPU
  * devices each program is also checked to have taken the kernel (or not).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -587,6 +587,62 @@ static void depthwise_grad_case(void **state, bool nhwc, int n, int c, int h, in
   vkhlo_executable_destroy(exe);
 }
 
+/* A grouped weight gradient (batch_group_count G with B/G lhs "batches"
+ * and O/G output features per group; codegen/expand.c runs a batched
+ * dot_general per position) against a direct sum in double: NHWC as JAX
+ * writes it, n x h x w x (G * bg) input, n x gh x gw x (G * og) gradient,
+ * a 3 x 3 result per group pair. */
+static void grouped_gradient(void **state) {
+  const contexts_t *cs = *state;
+  enum { N = 2, H = 10, W = 9, G = 4, BG = 2, OG = 3, C = G * BG, O = G * OG, K = 3 };
+  char xt[64], gt[64], yt[64], text[2048];
+  snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%dxf32>", N, H, W, C);
+  snprintf(gt, sizeof gt, "tensor<%dx%dx%dx%dxf32>", N, H, W, O);
+  snprintf(yt, sizeof yt, "tensor<%dx%dx%dx%dxf32>", K, K, BG, O);
+  conv_program(text, xt, gt, yt, "[f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f]", "pad = [[1, 1], [1, 1]]", 1, G);
+  float *x = malloc(sizeof(float) * N * H * W * C), *g = malloc(sizeof(float) * N * H * W * O);
+  uint32_t seed = 13;
+  for (int i = 0; i < N * H * W * C; i++) x[i] = (float)test_uniform(&seed);
+  for (int i = 0; i < N * H * W * O; i++) g[i] = (float)test_uniform(&seed);
+  vkhlo_executable_t *exe = compile(cs->ctx, text);
+  for (int i = 0; i < exe->kernel_count; i++) /* no per-element convolution left */
+    if (strstr(exe->kernels[i].name, "convolution")) fail_msg("kernel %s in:\n%s", exe->kernels[i].name, text);
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_t *args[2];
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
+  expect_ok(vkhlo_buffer_create(cs->ctx, &t, g, &args[1]));
+  int64_t count;
+  float *y = run(exe, 2, args, &count);
+  assert_int_equal(count, K * K * BG * O);
+  double worst = 0, scale = 0;
+  for (int ky = 0; ky < K; ky++)
+    for (int kx = 0; kx < K; kx++)
+      for (int b = 0; b < BG; b++)
+        for (int o = 0; o < O; o++) {
+          double acc = 0;
+          for (int n = 0; n < N; n++)
+            for (int gy = 0; gy < H; gy++)
+              for (int gx = 0; gx < W; gx++) {
+                int py = ky + gy - 1, px = kx + gx - 1;
+                if (py < 0 || py >= H || px < 0 || px >= W) continue;
+                acc += (double)x[((n * H + py) * W + px) * C + (o / OG) * BG + b] * g[((n * H + gy) * W + gx) * O + o];
+              }
+          double e = fabs(acc - y[((ky * K + kx) * BG + b) * O + o]);
+          worst = e > worst ? e : worst;
+          scale = fabs(acc) > scale ? fabs(acc) : scale;
+        }
+  if (!(worst <= 1e-5 * scale)) fail_msg("grouped weight gradient differs by %g (scale %g):\n%s", worst, scale, text);
+  assert_true(scale > 0);
+  free(x);
+  free(g);
+  free(y);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  vkhlo_executable_destroy(exe);
+}
+
 static void depthwise_gradients(void **state) {
   depthwise_grad_case(state, true, 2, 16, 12, 11, 12, 11, 1, 1, 1);  /* a 3x3 stride-1 layer's */
   depthwise_grad_case(state, false, 3, 5, 13, 13, 6, 6, 2, 1, 0);   /* NCHW, a 3x3 stride-2 layer's */
@@ -1111,6 +1167,7 @@ int main(void) {
       cmocka_unit_test(weight_gradients),
       cmocka_unit_test(three_d),
       cmocka_unit_test(depthwise_gradients),
+      cmocka_unit_test(grouped_gradient),
       cmocka_unit_test(pointwise_as_gemm),
       cmocka_unit_test(squeezed),
       cmocka_unit_test(feature_groups_and_depthwise),
