@@ -418,6 +418,27 @@ static void weight_gradients(void **state) {
   weight_gradient_case(state, 1, 20, 20, 4, 3, 10, 10, 2, 1, 0); /* a 3x3 stride-2 layer's */
 }
 
+/* Runs |exe| (compiled on |ctx|) on the f32 host arrays |x| and |w|
+ * (parameters 0 and 1) and returns result 0 (heap), its count in *count. */
+static float *run_xw(vkhlo_context_t *ctx, vkhlo_executable_t *exe, const float *x, const float *w, int64_t *count) {
+  vkhlo_tensor_type_t t;
+  vkhlo_buffer_t *args[2];
+  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
+  expect_ok(vkhlo_buffer_create(ctx, &t, x, &args[0]));
+  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
+  expect_ok(vkhlo_buffer_create(ctx, &t, w, &args[1]));
+  float *y = run(exe, 2, args, count);
+  vkhlo_buffer_destroy(args[0]);
+  vkhlo_buffer_destroy(args[1]);
+  return y;
+}
+
+/* Fails unless |worst| is within 1e-5 of |scale| (> 0). */
+static void expect_close(double worst, double scale, const char *what, const char *text) {
+  if (!(worst <= 1e-5 * scale)) fail_msg("%s differs by %g (scale %g):\n%s", what, worst, scale, text);
+  assert_true(scale > 0);
+}
+
 /* 3-D convolutions (codegen/expand.c splits them along depth into 2-D
  * ones, the taps' results summed) against a direct sum in double:
  * NDHWC/DHWIO (|cl|) or NCDHW/OIDHW, n x c x d x h x w input, o outputs,
@@ -461,14 +482,8 @@ static void conv3d_case(void **state, const conv3d_case_t *q) {
   for (size_t i = 0; i < nw; i++) w[i] = (float)test_uniform(&seed);
   vkhlo_executable_t *exe = compile(cs->ctx, text);
   if (on_cpu(cs->ctx)) assert_int_equal(library_kernels(exe), q->k); /* one 2-D kernel per depth tap */
-  vkhlo_tensor_type_t t;
-  vkhlo_buffer_t *args[2];
-  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
-  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, w, &args[1]));
   int64_t count;
-  float *y = run(exe, 2, args, &count);
+  float *y = run_xw(cs->ctx, exe, x, w, &count);
   assert_int_equal(count, (int64_t)ny);
   double worst = 0, scale = 0;
   for (int b = 0; b < q->n; b++)
@@ -497,13 +512,10 @@ static void conv3d_case(void **state, const conv3d_case_t *q) {
             worst = d > worst ? d : worst;
             scale = fabs(acc) > scale ? fabs(acc) : scale;
           }
-  if (!(worst <= 1e-5 * scale)) fail_msg("3-D convolution differs by %g (scale %g):\n%s", worst, scale, text);
-  assert_true(scale > 0);
+  expect_close(worst, scale, "3-D convolution", text);
   free(x);
   free(w);
   free(y);
-  vkhlo_buffer_destroy(args[0]);
-  vkhlo_buffer_destroy(args[1]);
   vkhlo_executable_destroy(exe);
 }
 
@@ -549,14 +561,8 @@ static void depthwise_grad_case(void **state, bool nhwc, int n, int c, int h, in
   vkhlo_executable_t *exe = compile(cs->ctx, text);
   for (int i = 0; i < exe->kernel_count; i++) /* no per-element convolution left */
     if (strstr(exe->kernels[i].name, "convolution")) fail_msg("kernel %s in:\n%s", exe->kernels[i].name, text);
-  vkhlo_tensor_type_t t;
-  vkhlo_buffer_t *args[2];
-  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
-  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, g, &args[1]));
   int64_t count;
-  float *y = run(exe, 2, args, &count);
+  float *y = run_xw(cs->ctx, exe, x, g, &count);
   assert_int_equal(count, (int64_t)kh * kw * c);
   double worst = 0, scale = 0;
   for (int ch = 0; ch < c; ch++)
@@ -577,13 +583,10 @@ static void depthwise_grad_case(void **state, bool nhwc, int n, int c, int h, in
         worst = e > worst ? e : worst;
         scale = fabs(acc) > scale ? fabs(acc) : scale;
       }
-  if (!(worst <= 1e-5 * scale)) fail_msg("depthwise weight gradient differs by %g (scale %g):\n%s", worst, scale, text);
-  assert_true(scale > 0);
+  expect_close(worst, scale, "depthwise weight gradient", text);
   free(x);
   free(g);
   free(y);
-  vkhlo_buffer_destroy(args[0]);
-  vkhlo_buffer_destroy(args[1]);
   vkhlo_executable_destroy(exe);
 }
 
@@ -607,14 +610,8 @@ static void grouped_gradient(void **state) {
   vkhlo_executable_t *exe = compile(cs->ctx, text);
   for (int i = 0; i < exe->kernel_count; i++) /* no per-element convolution left */
     if (strstr(exe->kernels[i].name, "convolution")) fail_msg("kernel %s in:\n%s", exe->kernels[i].name, text);
-  vkhlo_tensor_type_t t;
-  vkhlo_buffer_t *args[2];
-  expect_ok(vkhlo_executable_parameter_type(exe, 0, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, x, &args[0]));
-  expect_ok(vkhlo_executable_parameter_type(exe, 1, &t));
-  expect_ok(vkhlo_buffer_create(cs->ctx, &t, g, &args[1]));
   int64_t count;
-  float *y = run(exe, 2, args, &count);
+  float *y = run_xw(cs->ctx, exe, x, g, &count);
   assert_int_equal(count, K * K * BG * O);
   double worst = 0, scale = 0;
   for (int ky = 0; ky < K; ky++)
@@ -633,13 +630,10 @@ static void grouped_gradient(void **state) {
           worst = e > worst ? e : worst;
           scale = fabs(acc) > scale ? fabs(acc) : scale;
         }
-  if (!(worst <= 1e-5 * scale)) fail_msg("grouped weight gradient differs by %g (scale %g):\n%s", worst, scale, text);
-  assert_true(scale > 0);
+  expect_close(worst, scale, "grouped weight gradient", text);
   free(x);
   free(g);
   free(y);
-  vkhlo_buffer_destroy(args[0]);
-  vkhlo_buffer_destroy(args[1]);
   vkhlo_executable_destroy(exe);
 }
 
