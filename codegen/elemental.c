@@ -2058,12 +2058,16 @@ static vkhlo_status_t scatter_init(elemental_emitter_t *E, const hlo_instruction
   return NULL;
 }
 
-/* The row-major linear index of |index| into an array of |s|, as an int
- * expression into |sb|. */
-static void linear_index(strbuf_t *sb, const hlo_shape_t *s, const el_name_t *index) {
+/* Defines *out as the row-major linear index of |index| into an array
+ * of shape |s|. */
+static void def_linear(elemental_emitter_t *E, const hlo_instruction_t *instr, const hlo_shape_t *s,
+                       const el_name_t *index, el_name_t *out) {
+  char expr[480];
   int64_t stride = 1;
-  strbuf_printf(sb, "0");
-  for (int d = s->rank - 1; d >= 0; stride *= s->dimensions[d--]) strbuf_printf(sb, " + %s * %lld", index[d].s, (long long)stride);
+  size_t n = (size_t)snprintf(expr, sizeof expr, "0");
+  for (int d = s->rank - 1; d >= 0 && n < sizeof expr; stride *= s->dimensions[d--])
+    n += (size_t)snprintf(expr + n, sizeof expr - n, " + %s * %lld", index[d].s, (long long)stride);
+  idx_def(E, instr, out, "%s", expr);
 }
 
 void el_word_element(char *buf, size_t size, hlo_element_type_t t, const char *w, int j, bool one) {
@@ -2104,13 +2108,9 @@ static vkhlo_status_t emit_select_window(elemental_emitter_t *E, const hlo_instr
   const hlo_shape_t *os = &instr->operands[0]->shape;
   el_name_t have, curpos[HLO_MAX_RANK];
   VKHLO_RETURN_IF_ERROR(select_in_window(E, instr, os, index, 1, &have, curpos));
-  strbuf_t sb;
-  strbuf_init(&sb, E->allocator);
-  strbuf_printf(&sb, "%s ? ", have.s);
-  linear_index(&sb, os, curpos);
-  strbuf_printf(&sb, " : -1");
-  el_def(E, instr, HLO_S32, false, out, "%s", sb.data ? sb.data : "-1");
-  strbuf_free(&sb);
+  el_name_t at;
+  def_linear(E, instr, os, curpos, &at);
+  el_def(E, instr, HLO_S32, false, out, "%s ? %s : -1", have.s, at.s);
   return NULL;
 }
 
@@ -2124,12 +2124,8 @@ static vkhlo_status_t emit_scatter_selected(elemental_emitter_t *E, const hlo_in
   el_name_t acc, sv[HLO_MAX_RANK], sel;
   glsl_scope_t source_loops[HLO_MAX_RANK];
   VKHLO_RETURN_IF_ERROR(scatter_init(E, instr, 2, &acc));
-  strbuf_t sb;
-  strbuf_init(&sb, E->allocator);
-  linear_index(&sb, &instr->shape, index);
   el_name_t self;
-  idx_def(E, instr, &self, "%s", sb.data ? sb.data : "0");
-  strbuf_free(&sb);
+  def_linear(E, instr, &instr->shape, index, &self);
   open_covering_sources(E, instr, &instr->attrs, ss, index, sv, source_loops);
   VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, sv, &sel));
   char cond[160];
@@ -2179,11 +2175,7 @@ vkhlo_status_t el_emit_select_window_lanes(elemental_emitter_t *E, const hlo_ins
   }
   /* the last dimension's window is 1 (el_window_lanes): the lanes' own */
   glsl_scope_t inside = open_window(E, instr, os, index, 1, rank - 1, window_loops, ii);
-  strbuf_t sb;
-  strbuf_init(&sb, E->allocator);
-  linear_index(&sb, os, ii);
-  idx_def(E, instr, &at, "%s", sb.data ? sb.data : "0");
-  strbuf_free(&sb);
+  def_linear(E, instr, os, ii, &at);
   el_fresh(E, "w", &word);
   el_line(E, instr, "%s %s = in0w_at(%s / %d);", W == 8 ? "u64vec4" : "u64vec2", word.s, at.s, W);
   for (int j = 0; j < W; j++) {
@@ -2215,12 +2207,9 @@ vkhlo_status_t el_emit_scatter_selected_lanes(elemental_emitter_t *E, const hlo_
     el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, t), out[j].s, out[0].s);
   }
   open_covering_sources(E, instr, &instr->attrs, ss, index, sv, source_loops);
-  strbuf_t sb;
-  strbuf_init(&sb, E->allocator);
-  linear_index(&sb, ss, sv);
-  el_name_t at, sel, src;
-  idx_def(E, instr, &at, "(%s) / %d", sb.data ? sb.data : "0", W);
-  strbuf_free(&sb);
+  el_name_t lin, at, sel, src;
+  def_linear(E, instr, ss, sv, &lin);
+  idx_def(E, instr, &at, "%s / %d", lin.s, W);
   el_fresh(E, "w", &sel);
   el_fresh(E, "w", &src);
   el_line(E, instr, "%s %s = in0w_at(%s);", word, sel.s, at.s);

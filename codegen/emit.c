@@ -350,7 +350,7 @@ vkhlo_status_t codegen_assemble(elemental_emitter_t *E, const hlo_instruction_t 
 /* ------------------------------------------------------------ driver */
 
 /* One invocation per element of the result(s); all results share dims. */
-static vkhlo_status_t emit_elemental_kernel(elemental_emitter_t *E, const hlo_instruction_t *instr,
+vkhlo_status_t codegen_emit_elemental_kernel(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                             int64_t *out_total) {
   int nres = el_result_count(instr);
   if (nres < 1 || nres > EL_MAX_RESULTS)
@@ -482,7 +482,7 @@ static vkhlo_status_t emit_kernel(const codegen_target_t *target, const vkhlo_al
       {HLO_OPCODE_RNG_BIT_GENERATOR, codegen_emit_rng_bit_generator, false},
   };
   bool readwrite = false;
-  vkhlo_status_t (*emitter)(elemental_emitter_t *, const hlo_instruction_t *, int64_t *) = emit_elemental_kernel;
+  vkhlo_status_t (*emitter)(elemental_emitter_t *, const hlo_instruction_t *, int64_t *) = codegen_emit_elemental_kernel;
   for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
     if (kernels[k].opcode == instr->opcode) {
       emitter = kernels[k].emit;

@@ -104,6 +104,11 @@ vkhlo_status_t codegen_emit_scatter(elemental_emitter_t *E, const hlo_instructio
  * 1 of; emit_scatter.c), each looping over the scatter positions, or one
  * invocation over every update element. */
 bool codegen_scatter_parallel(const hlo_instruction_t *instr);
+/* The kernel of an instruction computed at each index of its result
+ * (elemental.c), one invocation per element: the default of emit.c's
+ * table of kernels. */
+vkhlo_status_t codegen_emit_elemental_kernel(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                                             int64_t *out_total);
 vkhlo_status_t codegen_emit_select_and_scatter_part(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                                     int64_t *out_total);
 /* Whether the GEMM kernels take dot_general (or dot) |dot|'s element types:

@@ -206,15 +206,8 @@ vkhlo_status_t codegen_emit_select_and_scatter_part(elemental_emitter_t *E, cons
                                                     int64_t *out_total) {
   const hlo_shape_t *rs = &instr->shape;
   int W = el_window_lanes(E->target, instr);
+  if (!W) return codegen_emit_elemental_kernel(E, instr, out_total);
   el_name_t index[HLO_MAX_RANK], v[EL_MAX_LANES];
-  if (!W) {
-    el_line(E, instr, "int idx = int(gid);");
-    el_delinearize(E, instr, rs, "idx", index);
-    VKHLO_RETURN_IF_ERROR(el_emit(E, instr, index, v));
-    codegen_store_result(E, instr, 0, index, v[0].s);
-    *out_total = hlo_shape_element_count(rs);
-    return NULL;
-  }
   bool scatter = instr->opcode == HLO_OPCODE_SCATTER_SELECTED;
   E->features |= GLSL_FEATURE_INT64;
   E->wide_lanes = W;

@@ -2397,14 +2397,8 @@ static hlo_instruction_t *expand_gemm_conv(expand_ctx_t *x, hlo_instruction_t *i
   int64_t ki = a->kernel_input_feature_dimension, ko = a->kernel_output_feature_dimension, taps = gemm_conv_taps(x, in);
   int64_t dims[2] = {w->shape.dimensions[ki < ko ? ki : ko], w->shape.dimensions[ki < ko ? ko : ki]};
   int64_t lc = a->input_feature_dimension, rc = ki < ko ? 0 : 1;
-  int64_t lo[HLO_MAX_RANK] = {0}, hi[HLO_MAX_RANK] = {0};
-  bool padded = false;
-  for (int i = 0; i < n; i++) {
-    lo[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i];
-    hi[a->input_spatial_dimensions.data[i]] = a->padding.data[2 * i + 1];
-    padded |= a->padding.data[2 * i] != 0 || a->padding.data[2 * i + 1] != 0;
-  }
-  if (padded) lhs = pad_(x, lhs, lo, hi, scalar(x, lhs->shape.element_type, 0, 0));
+  int64_t oh[HLO_MAX_RANK], positions;
+  if (taps > 1) lhs = padded_lhs(x, in, oh, &positions); /* a 1x1 one has no padding */
   hlo_instruction_t *sum = NULL;
   for (int64_t t = 0; t < taps && lhs; t++) { /* tap t, row-major over the window */
     int64_t start[HLO_MAX_RANK] = {0}, limit[HLO_MAX_RANK], step[HLO_MAX_RANK];
@@ -4250,15 +4244,18 @@ static int64_t scatter_chunk(const hlo_instruction_t *in, int *du, int *ds) {
       in->called_count != 1 || a->input_batching_dims.count > 0)
     return 0;
   const hlo_shape_t *ss = &in->operands[1]->shape, *us = &in->operands[2]->shape;
-  int64_t iterations = codegen_scatter_parallel(in) ? 1 : hlo_shape_element_count(us);
+  /* the loop iterations per position of the outermost scatter dimension:
+   * its inner scatter dimensions', and the window's unless an invocation
+   * takes each window element */
+  bool parallel = codegen_scatter_parallel(in);
+  int64_t iterations = 1;
   *du = -1;
   for (int d = 0; d < us->rank; d++) {
-    if (hlo_dims_contains(a->update_window_dims, d)) continue;
-    if (*du < 0) *du = d;
-    else iterations *= us->dimensions[d]; /* the inner scatter dimensions */
+    bool window = hlo_dims_contains(a->update_window_dims, d);
+    if (!window && *du < 0) *du = d;
+    else if (!window || !parallel) iterations *= us->dimensions[d];
   }
   if (*du < 0) return 0;
-  if (!codegen_scatter_parallel(in)) iterations /= us->dimensions[*du] ? us->dimensions[*du] : 1;
   *ds = a->index_vector_dim == 0 ? 1 : 0; /* the indices' first scatter dimension */
   if (*ds >= ss->rank || ss->dimensions[*ds] != us->dimensions[*du] || iterations < 1) return 0;
   int64_t chunk = SCATTER_CHUNK / iterations;

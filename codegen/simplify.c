@@ -891,7 +891,6 @@ static hlo_instruction_t *swap_dot_operands(simplifier_t *S, hlo_instruction_t *
   return add_new(S, t, in, depth);
 }
 
-/* The algebraic rules; returns the replacement or NULL. */
 /* convolution(pad(x, +0), w) -> convolution(x, w) with the pad's edges
  * added to the convolution's padding: the padding a convolution implies is
  * +0 too, so the sums are the same (a pad with nonnegative edges on the
@@ -935,6 +934,7 @@ static hlo_instruction_t *fold_conv_pad(simplifier_t *S, hlo_instruction_t *in, 
   return add_new(S, c, in, depth);
 }
 
+/* The algebraic rules; returns the replacement or NULL. */
 static hlo_instruction_t *simplify_algebraic(simplifier_t *S, hlo_instruction_t *in, int depth) {
   const hlo_attrs_t *a = &in->attrs;
   hlo_instruction_t *x = in->operand_count ? in->operands[0] : NULL;
