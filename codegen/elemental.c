@@ -837,6 +837,32 @@ static void expand_template(strbuf_t *sb, const char *tmpl, const template_args_
   }
 }
 
+/* Whether |op| on float (|k| 'F') or complex64 ('C') values is evaluated
+ * through the double versions of its helpers and rounded once.  On CPU
+ * devices (lavapipe) GLSL's exp, log, sin, ... are several ulps off
+ * (exp(x) - 1 up to 59 ulps, log near 1 relatively 1e-3), which
+ * StableHLO's tests against correctly rounded libm results see; doubles cost
+ * about twice floats there.  GPUs keep their float instructions: doubles
+ * are a fraction of their float rate. */
+static bool math_via_double(const codegen_target_t *target, hlo_opcode_t op, char k) {
+  if (!target->is_cpu || !target->shader_float64) return false;
+  switch (op) {
+    case HLO_OPCODE_SINE: case HLO_OPCODE_COSINE: case HLO_OPCODE_TAN:
+    case HLO_OPCODE_EXPONENTIAL_MINUS_ONE: case HLO_OPCODE_LOG:
+    case HLO_OPCODE_LOG_PLUS_ONE: case HLO_OPCODE_POWER: case HLO_OPCODE_ATAN2:
+    case HLO_OPCODE_CBRT:
+      return true;
+    /* every element of softmax, GELU, SiLU and the normalizations: float
+     * (float_basic.glsl's vk_exp is within 1 ulp) */
+    case HLO_OPCODE_EXPONENTIAL: case HLO_OPCODE_LOGISTIC: case HLO_OPCODE_TANH:
+    case HLO_OPCODE_RSQRT:
+      return k == 'C';
+    case HLO_OPCODE_SQRT: case HLO_OPCODE_ABS: case HLO_OPCODE_DIVIDE:
+      return k == 'C';
+    default: return false;
+  }
+}
+
 static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                        const el_name_t *index, el_name_t *out) {
   el_name_t v[3];
@@ -895,7 +921,8 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
     default: break;
   }
   bool found;
-  const char *tmpl = elementwise_template(instr->opcode, k, dbl, &found);
+  bool via_double = (k == 'F' || k == 'C') && !dbl && math_via_double(E->target, instr->opcode, k);
+  const char *tmpl = elementwise_template(instr->opcode, k, dbl || via_double, &found);
   if (!found) return el_unimplemented(instr, "unsupported op stablehlo.%s", hlo_opcode_name(instr->opcode));
   if (!tmpl) return unsupported_type(instr, t);
   int w = hlo_element_type_bit_width(t);
@@ -903,7 +930,22 @@ static vkhlo_status_t emit_elementwise(elemental_emitter_t *E, const hlo_instruc
                        dbl ? "double" : "float", w == 64 ? "uint64_t" : "uint", w};
   strbuf_t sb;
   strbuf_init(&sb, E->allocator);
-  expand_template(&sb, tmpl, &x);
+  if (via_double) {
+    /* the double versions of the helpers (shaders/double.glsl, the dvec2
+     * instantiation of complex_generic.glsl), rounded once at the end */
+    const char *wide = k == 'C' ? "dvec2" : "double";
+    char wa[EL_NAME_MAX + 8], wb[EL_NAME_MAX + 8];
+    snprintf(wa, sizeof wa, "%s(%s)", wide, a);
+    snprintf(wb, sizeof wb, "%s(%s)", wide, b);
+    bool complex_result = kind_of(rt) == 'C';
+    x = (template_args_t){wa, wb, wide, complex_result ? "dvec2" : "double", "double", "uint", w};
+    E->features |= GLSL_HELPERS_DOUBLE | GLSL_FEATURE_FLOAT64 | (k == 'C' ? GLSL_HELPERS_DCOMPLEX : 0);
+    strbuf_printf(&sb, "%s(", complex_result ? "vec2" : "float");
+    expand_template(&sb, tmpl, &x);
+    strbuf_append(&sb, ")");
+  } else {
+    expand_template(&sb, tmpl, &x);
+  }
   if (sb.failed) {
     strbuf_free(&sb);
     return VKHLO_NO_MEMORY();

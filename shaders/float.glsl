@@ -145,7 +145,7 @@ float vk_expm1(float x) {
     return x * s;
   }
   if (x > 88.8) return uintBitsToFloat(0x7F800000u);
-  return exp(x) - 1.0;
+  return vk_exp(x) - 1.0;
 }
 float vk_log1p(float x) {
   if (isnan(x)) return x;
@@ -176,9 +176,12 @@ float vk_tanh(float x) {
   float t = e / (e + 2.0);
   return x < 0.0 ? -t : t;
 }
+/* 1 / (1 + exp(-x)), as exp(x) / (1 + exp(x)) for x < 0: exp(-x) would
+ * overflow where the result is still a (subnormal) float */
 float vk_logistic(float x) {
   if (isnan(x)) return x;
-  return 1.0 / (1.0 + exp(-x));
+  float e = vk_exp(-abs(x));
+  return (x < 0.0 ? e : 1.0) / (1.0 + e);
 }
 float vk_atan2(float y, float x) {
   const float pi = 3.14159265358979323846;

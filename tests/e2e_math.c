@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,135 @@ static void erf_f32_within_2_ulp(void **state) {
   free(y);
 }
 
+/* StableHLO's float functions against the C library's double ones rounded
+ * to float.  exp, logistic and tanh run in float on every device
+ * (float_basic.glsl's vk_exp within 1 ulp); on CPU devices with doubles
+ * the others are evaluated through double and rounded once (elemental.c
+ * math_via_double), so they are correctly rounded there: the bound is half
+ * an ulp.  On GPUs those are the device's own float instructions, held to
+ * 4 ulps where the result is not near a zero of the function (sin, cos and
+ * tan near multiples of pi have only an absolute error bound).  Inputs:
+ * 2^16 per function over its interesting range, plus the edges. */
+enum { FN_N = 1 << 16 };
+
+typedef struct {
+  const char *op; /* stablehlo op (two operands when |binary|) */
+  bool binary, cpu_exact;
+  double lo, hi, lo2, hi2; /* uniform ranges of the operands */
+  double (*ref)(double, double);
+  double cpu_bound, gpu_bound; /* ulps; 0: not checked there */
+} float_fn_t;
+
+static double ref_sin(double x, double y) { (void)y; return sin(x); }
+static double ref_cos(double x, double y) { (void)y; return cos(x); }
+static double ref_tan(double x, double y) { (void)y; return tan(x); }
+static double ref_exp(double x, double y) { (void)y; return exp(x); }
+static double ref_expm1(double x, double y) { (void)y; return expm1(x); }
+static double ref_log(double x, double y) { (void)y; return log(x); }
+static double ref_log1p(double x, double y) { (void)y; return log1p(x); }
+static double ref_logistic(double x, double y) { (void)y; return 1.0 / (1.0 + exp(-x)); }
+static double ref_tanh(double x, double y) { (void)y; return tanh(x); }
+static double ref_cbrt(double x, double y) { (void)y; return cbrt(x); }
+static double ref_pow(double x, double y) { return pow(x, y); }
+static double ref_atan2(double x, double y) { return atan2(x, y); }
+
+static const float_fn_t float_fns[] = {
+    {"sine", false, true, -100, 100, 0, 0, ref_sin, 0.5, 4},
+    {"cosine", false, true, -100, 100, 0, 0, ref_cos, 0.5, 4},
+    {"tan", false, true, -10, 10, 0, 0, ref_tan, 0.5, 4},
+    {"exponential", false, false, -104, 89, 0, 0, ref_exp, 1, 1},
+    {"exponential_minus_one", false, true, -20, 89, 0, 0, ref_expm1, 0.5, 4},
+    {"log", false, true, 0, 4, 0, 0, ref_log, 0.5, 4},
+    {"log_plus_one", false, true, -1, 4, 0, 0, ref_log1p, 0.5, 4},
+    {"logistic", false, false, -100, 100, 0, 0, ref_logistic, 3, 3},
+    {"tanh", false, false, -20, 20, 0, 0, ref_tanh, 3, 3},
+    {"cbrt", false, true, -1000, 1000, 0, 0, ref_cbrt, 0.5, 4},
+    {"power", true, true, 0, 10, -10, 10, ref_pow, 0.5, 0},
+    {"atan2", true, true, -10, 10, -10, 10, ref_atan2, 0.5, 4},
+};
+
+/* sin, cos and tan within 1e-3 of a zero: only an absolute bound on GPUs */
+static bool near_zero_of(const char *op, double want) {
+  return (!strcmp(op, "sine") || !strcmp(op, "cosine") || !strcmp(op, "tan")) && fabs(want) < 1e-3;
+}
+
+static void float_functions_round_well(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_device_description_t dev;
+  vkhlo_context_device(ctx, &dev);
+  bool cpu = !strcmp(dev.type, "cpu");
+  float *x = malloc(sizeof(float) * FN_N), *y = malloc(sizeof(float) * FN_N), *z = malloc(sizeof(float) * FN_N);
+  assert_true(x && y && z);
+  int failures = 0;
+  for (size_t f = 0; f < sizeof float_fns / sizeof float_fns[0]; f++) {
+    const float_fn_t *fn = &float_fns[f];
+    double bound = cpu ? fn->cpu_bound : fn->gpu_bound;
+    if (bound == 0) {
+      printf("%-22s not checked on this device (%s): GLSL's own float function\n", fn->op, dev.type);
+      continue;
+    }
+    uint32_t seed = 777 + (uint32_t)f;
+    for (int i = 0; i < FN_N; i++) {
+      x[i] = (float)(fn->lo + (fn->hi - fn->lo) * (test_uniform(&seed) * 0.5 + 0.5));
+      y[i] = (float)(fn->lo2 + (fn->hi2 - fn->lo2) * (test_uniform(&seed) * 0.5 + 0.5));
+    }
+    /* the edges: overflow and underflow of exp, log near 1, tiny values */
+    static const float edges[] = {88.7228317f, 88.7228394f, -87.336f, -103.2f, -103.9f,
+                                  0.99991f, 1.00007f, 1e-30f, -1e-30f, 0.0f, -0.0f, 1.0f};
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++) {
+      if (edges[e] < fn->lo || edges[e] > fn->hi) continue;
+      x[e] = edges[e];
+    }
+    char text[1024];
+    if (fn->binary)
+      snprintf(text, sizeof text,
+               "func.func @main(%%x: tensor<%dxf32>, %%y: tensor<%dxf32>) -> tensor<%dxf32> {\n"
+               "  %%z = stablehlo.%s %%x, %%y : tensor<%dxf32>\n  return %%z : tensor<%dxf32>\n}\n",
+               FN_N, FN_N, FN_N, fn->op, FN_N, FN_N);
+    else
+      snprintf(text, sizeof text,
+               "func.func @main(%%x: tensor<%dxf32>) -> tensor<%dxf32> {\n"
+               "  %%z = stablehlo.%s %%x : tensor<%dxf32>\n  return %%z : tensor<%dxf32>\n}\n",
+               FN_N, FN_N, fn->op, FN_N, FN_N);
+    vkhlo_executable_t *exe = test_compile(ctx, text);
+    vkhlo_tensor_type_t t = {VKHLO_F32, 1, {FN_N}};
+    vkhlo_buffer_t *in[2] = {NULL, NULL}, *out = NULL;
+    expect_ok(vkhlo_buffer_create(ctx, &t, x, &in[0]));
+    expect_ok(vkhlo_buffer_create(ctx, &t, y, &in[1]));
+    expect_ok(vkhlo_executable_execute(exe, fn->binary ? 2 : 1, in, 1, &out));
+    expect_ok(vkhlo_buffer_read(out, z, sizeof(float) * FN_N));
+    double worst = 0;
+    int at = 0, exact = 0, counted = 0;
+    for (int i = 0; i < FN_N; i++) {
+      double want = fn->ref(x[i], y[i]);
+      if (isnan(want) || isinf((float)want)) {
+        if (isnan(want) ? !isnan(z[i]) : z[i] != (float)want) {
+          worst = INFINITY;
+          at = i;
+        }
+        continue;
+      }
+      if (!cpu && near_zero_of(fn->op, want)) continue;
+      double e = ulps(z[i], want);
+      counted++;
+      exact += z[i] == (float)want;
+      if (e > worst) worst = e, at = i;
+    }
+    printf("%-22s max %.3f ulp (bound %.1f), %.1f%% correctly rounded, worst at x = %.9g%s%.9g: %.9g, want %.9g\n",
+           fn->op, worst, bound, 100.0 * exact / (counted ? counted : 1), (double)x[at], fn->binary ? ", y = " : "",
+           fn->binary ? (double)y[at] : 0.0, (double)z[at], fn->ref(x[at], y[at]));
+    if (worst > bound + 1e-3) failures++;
+    vkhlo_buffer_destroy(in[0]);
+    vkhlo_buffer_destroy(in[1]);
+    vkhlo_buffer_destroy(out);
+    vkhlo_executable_destroy(exe);
+  }
+  free(x);
+  free(y);
+  free(z);
+  if (failures) fail_msg("%d functions beyond their bound", failures);
+}
+
 /* xorshift32 in [-1, 1) */
 static float unit_random(uint32_t *state) {
   uint32_t x = *state;
@@ -162,6 +292,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(erf_f32_within_2_ulp),
       cmocka_unit_test(complex_multiply_rounds_once),
+      cmocka_unit_test(float_functions_round_well),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
