@@ -5,8 +5,8 @@
 bool vk_signbit(float x) { return floatBitsToInt(x) < 0; }
 /* exp(x) = 2^k exp(r), x = k ln2 + r, |r| <= ln2/2: ln2 in two parts, the
  * first with 16 significant bits so that k * it is exact (Cody and
- * Waite); exp(r) = 1 + r + r^2 q(r), q of degree 4 fitted (Remez) for the
- * least relative error of exp, 3e-9 (0.05 ulp); 2^k as two normal powers
+ * Waite); exp(r) = 1 + r + r^2 q(r), q of degree 4 fitted (Remez,
+ * tools/fit_exp.py) for the least relative error of exp, 3e-9 (0.05 ulp); 2^k as two normal powers
  * of two built from their bits, so that a subnormal result rounds once and
  * x past ln(FLT_MAX) overflows to infinity.  Straight-line code (selects,
  * no branches).  Within 1 ulp, 90% correctly rounded; GLSL's exp on
