@@ -145,7 +145,7 @@ float vk_expm1(float x) {
     return x * s;
   }
   if (x > 88.8) return uintBitsToFloat(0x7F800000u);
-  return vk_exp(x) - 1.0;
+  return exp(x) - 1.0;
 }
 float vk_log1p(float x) {
   if (isnan(x)) return x;
@@ -180,7 +180,7 @@ float vk_tanh(float x) {
  * overflow where the result is still a (subnormal) float */
 float vk_logistic(float x) {
   if (isnan(x)) return x;
-  float e = vk_exp(-abs(x));
+  float e = exp(-abs(x));
   return (x < 0.0 ? e : 1.0) / (1.0 + e);
 }
 float vk_atan2(float y, float x) {

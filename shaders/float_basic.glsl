@@ -3,30 +3,7 @@
 // which are float-only), next_after.
 // Prelude piece for GLSL_HELPERS_FLOAT (codegen/glsl_prelude.c).
 bool vk_signbit(float x) { return floatBitsToInt(x) < 0; }
-/* exp(x) = 2^k exp(r), x = k ln2 + r, |r| <= ln2/2: ln2 in two parts, the
- * first with 16 significant bits so that k * it is exact (Cody and
- * Waite); exp(r) = 1 + r + r^2 q(r), q of degree 4 fitted (Remez,
- * tools/fit_exp.py) for the least relative error of exp, 3e-9 (0.05 ulp); 2^k as two normal powers
- * of two built from their bits, so that a subnormal result rounds once and
- * x past ln(FLT_MAX) overflows to infinity.  Straight-line code (selects,
- * no branches).  Within 1 ulp, 90% correctly rounded; GLSL's exp on
- * lavapipe (exp2 of x log2(e)) is up to 60 ulps off for |x| near 80, and
- * this costs it about a quarter more time. */
-float vk_exp(float x) {
-  float xc = clamp(x, -104.0, 89.0);
-  precise float k = roundEven(xc * 1.44269504088896341);
-  precise float r = (xc - k * 0.693145751953125) - k * 1.42860676533018700e-06;
-  float q = 0.0013814613185383256;
-  q = q * r + 0.008368709822971134;
-  q = q * r + 0.04166838736278007;
-  q = q * r + 0.1666652068984618;
-  q = q * r + 0.4999999345170092;
-  precise float p = 1.0 + (r + r * r * q);
-  int ki = int(k), k1 = ki >> 1;
-  p *= uintBitsToFloat(uint(k1 + 127) << 23);
-  p *= uintBitsToFloat(uint(ki - k1 + 127) << 23);
-  return isnan(x) ? x : p;
-}
+float vk_exp(float x) { return exp(x); }
 float vk_log(float x) { return log(x); }
 float vk_sin(float x) { return sin(x); }
 float vk_cos(float x) { return cos(x); }
