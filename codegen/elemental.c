@@ -753,7 +753,7 @@ static const struct {
     {HLO_OPCODE_EXPONENTIAL_MINUS_ONE, .f = "vk_expm1($a)", .c = "vk_cexpm1($a)"},
     {HLO_OPCODE_LOG, .f = "vk_log($a)", .c = "vk_clog($a)"},
     {HLO_OPCODE_LOG_PLUS_ONE, .f = "vk_log1p($a)", .c = "vk_clog1p($a)"},
-    {HLO_OPCODE_LOGISTIC, .f = "vk_logistic($a)"},
+    {HLO_OPCODE_LOGISTIC, .f = "vk_logistic($a)", .c = "vk_cdiv($T(1, 0), $T(1, 0) + vk_cexp(-$a))"},
     {HLO_OPCODE_TANH, .f = "vk_tanh($a)", .c = "vk_ctanh($a)"},
     {HLO_OPCODE_RSQRT, .f = "inversesqrt($a)", .d = "(1.0lf / sqrt($a))", .c = "vk_crsqrt($a)"},
     {HLO_OPCODE_SQRT, .f = "sqrt($a)", .c = "vk_csqrt($a)"},

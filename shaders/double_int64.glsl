@@ -2,8 +2,10 @@
 // and next_after on the bits.  Uses double_basic.glsl.
 // Prelude piece for GLSL_HELPERS_DOUBLE with GLSL_FEATURE_INT64
 // (codegen/glsl_prelude.c).
+/* (a NaN stays itself, except with no mantissa bits to hold it: then +inf,
+ * as XLA and the StableHLO interpreter give) */
 double vk_reduce_precision(double x, int ebits, int mbits) {
-  if (isnan(x)) return x;
+  if (isnan(x)) return mbits > 0 ? x : vk_dinf();
   uint64_t b = doubleBitsToUint64(x);
   if (mbits < 52) {
     uint drop = uint(52 - mbits);

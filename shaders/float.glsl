@@ -107,9 +107,10 @@ float vk_round_f16(float x) {
   return uintBitsToFloat(b & 0xFFFFE000u);
 }
 /* XLA's reduce_precision: round the mantissa to nearest even, overflow
- * to inf, values below the smallest normal flush to signed zero. */
+ * to inf, values below the smallest normal flush to signed zero; a NaN
+ * stays itself, or becomes +inf with no mantissa bits to hold it. */
 float vk_reduce_precision(float x, int ebits, int mbits) {
-  if (isnan(x)) return x;
+  if (isnan(x)) return mbits > 0 ? x : uintBitsToFloat(0x7F800000u);
   uint b = floatBitsToUint(x);
   if (mbits < 23) {
     uint drop = uint(23 - mbits);

@@ -55,3 +55,17 @@ func.func @convert_to_pred() {
   check.expect_eq_const %p, dense<[false, true]> : tensor<2xi1>
   func.return
 }
+
+// -----
+
+// logistic(z) = 1 / (1 + exp(-z)): logistic(1 + 2i) = 1.0214154 + 0.4034387i
+// (by hand: 1 + e^-1 (cos 2 - i sin 2) = 0.8468864 - 0.3345118i, inverted).
+func.func @logistic() {
+  %z = stablehlo.constant dense<[(1.0, 2.0), (0.0, 0.0)]> : tensor<2xcomplex<f32>>
+  %r = stablehlo.logistic %z : tensor<2xcomplex<f32>>
+  check.expect_almost_eq_const %r, dense<[(1.0214154, 0.4034387), (0.5, 0.0)]> : tensor<2xcomplex<f32>>
+  %w = stablehlo.constant dense<(1.0, 2.0)> : tensor<complex<f64>>
+  %s = stablehlo.logistic %w : tensor<complex<f64>>
+  check.expect_almost_eq_const %s, dense<(1.0214153641721805, 0.40343870608154248)> : tensor<complex<f64>>
+  func.return
+}
