@@ -155,6 +155,7 @@ static bool can_merge(const hlo_instruction_t *in) {
     case HLO_OPCODE_ALL_TO_ALL:
     case HLO_OPCODE_COLLECTIVE_BROADCAST:
     case HLO_OPCODE_COLLECTIVE_PERMUTE:
+    case HLO_OPCODE_COLLECTIVE_REDUCE:
     case HLO_OPCODE_REDUCE_SCATTER:
     case HLO_OPCODE_OPTIMIZATION_BARRIER:
       return false;

@@ -1295,9 +1295,10 @@ static vkhlo_status_t expand_identity_collective(expand_ctx_t *x, hlo_instructio
   return NULL;
 }
 
-/* collective_broadcast / collective_permute: process 0 receives its own
- * operand when it is in a group (broadcast) or 0 -> 0 is a pair (permute),
- * and zeros otherwise. */
+/* collective_broadcast / collective_reduce / collective_permute: process 0
+ * receives its own operand when it is in a group (broadcast; reduce: the
+ * fold of its one member) or 0 -> 0 is a pair (permute), and zeros
+ * otherwise. */
 static hlo_instruction_t *expand_receive_or_zero(expand_ctx_t *x, hlo_instruction_t *in) {
   bool receives = false;
   int n = in->operand_count - (in->attrs.has_dynamic_root ? 1 : 0); /* a dynamic root can only be 0 */
@@ -2597,9 +2598,25 @@ static hlo_instruction_t *pick_member(expand_ctx_t *x, const hlo_instruction_t *
   return acc;
 }
 
+/* collective_reduce (spec 'collective_reduce'): the fold of the members'
+ * k-th operands on the group's root (member 0, or the dynamic root's k-th
+ * value), zeros on the other members. */
+static hlo_instruction_t *reduce_at_root(expand_ctx_t *x, const hlo_instruction_t *in, int per, int k,
+                                         const hlo_shape_t *rs) {
+  hlo_instruction_t *sum = fold_members(x, in, per, k);
+  if (!hlo_collective_has_dynamic_root(in)) return in->attrs.group_index == 0 ? sum : splat(x, rs, 0, 0);
+  hlo_instruction_t *root = in->operands[in->operand_count - 1];
+  hlo_element_type_t t = root->shape.element_type;
+  hlo_instruction_t *at = reshape_to(x, slice_dim(x, root, 0, k, k + 1), 0, NULL);
+  hlo_shape_t ps = with_type(rs, HLO_PRED);
+  uint64_t me = (uint64_t)in->attrs.group_index;
+  hlo_instruction_t *is = broadcast(x, compare(x, at, scalar(x, t, (double)me, me), HLO_CMP_EQ), &ps, 0, NULL);
+  return select_(x, is, sum, splat(x, rs, 0, 0));
+}
+
 static vkhlo_status_t expand_linked_collective(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {
   int members = (int)in->attrs.group_size, me = (int)in->attrs.group_index;
-  bool dynamic = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && in->attrs.has_dynamic_root;
+  bool dynamic = hlo_collective_has_dynamic_root(in);
   int per = (in->operand_count - (dynamic ? 1 : 0)) / members;
   int64_t d = in->attrs.dimension;
   bool is_tuple = hlo_shape_is_tuple(&in->shape);
@@ -2631,6 +2648,7 @@ static vkhlo_status_t expand_linked_collective(expand_ctx_t *x, hlo_instruction_
         break;
       }
       case HLO_OPCODE_COLLECTIVE_BROADCAST: v[k] = pick_member(x, in, per, k, rs); break;
+      case HLO_OPCODE_COLLECTIVE_REDUCE: v[k] = reduce_at_root(x, in, per, k, rs); break;
       default: return VKHLO_INTERNAL("expand_linked_collective: unexpected %s", hlo_opcode_name(in->opcode));
     }
     if (!v[k]) return x->failed ? VKHLO_NO_MEMORY() : VKHLO_INTERNAL("expand_linked_collective: no value");
@@ -4509,6 +4527,7 @@ static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
     case HLO_OPCODE_REDUCE_SCATTER:
     case HLO_OPCODE_COLLECTIVE_BROADCAST:
     case HLO_OPCODE_COLLECTIVE_PERMUTE:
+    case HLO_OPCODE_COLLECTIVE_REDUCE:
       return true;
     default: return false;
   }
@@ -4590,6 +4609,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
       if (in->attrs.group_size > 0) return expand_linked_collective(x, in, out);
       return expand_identity_collective(x, in, out);
     case HLO_OPCODE_COLLECTIVE_BROADCAST: /* spec 'collective_broadcast' */
+    case HLO_OPCODE_COLLECTIVE_REDUCE:    /* spec 'collective_reduce' */
       if (in->attrs.group_size > 0) return expand_linked_collective(x, in, out);
       /* fall through */
     case HLO_OPCODE_COLLECTIVE_PERMUTE:   /* spec 'collective_permute' */

@@ -285,7 +285,7 @@ typedef struct hlo_attrs {
   int64_t split_dimension, concat_dimension, split_count;
   hlo_dims_t source_target_pairs; /* flattened (source, target) pairs */
   bool use_global_device_ids; /* all_gather, all_reduce, reduce_scatter */
-  bool has_dynamic_root;      /* collective_broadcast: the last operand gives each result's source */
+  bool has_dynamic_root;      /* collective_broadcast/_reduce: the last operand gives each result's root */
   /* A collective linked across the processes of interpreter.run_parallel
    * (hlo/run_parallel.c): its operands are those of every member of its
    * process group, member by member in the group's order (group_size
@@ -378,6 +378,13 @@ bool hlo_computation_has_side_effect(const hlo_computation_t *c);
  * alike).  Returns what is wrong ("id 3 appears twice in replica_groups")
  * in |buf|, or NULL when nothing is. */
 const char *hlo_collective_ids_problem(const hlo_instruction_t *instr, char *buf, size_t size);
+
+/* collective_broadcast or collective_reduce whose last operand gives each
+ * result's root (has_dynamic_root). */
+static inline bool hlo_collective_has_dynamic_root(const hlo_instruction_t *instr) {
+  return (instr->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST || instr->opcode == HLO_OPCODE_COLLECTIVE_REDUCE) &&
+         instr->attrs.has_dynamic_root;
+}
 
 /* ------------------------------------------------------- construction */
 

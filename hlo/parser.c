@@ -2678,7 +2678,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   switch (op) {
     case HLO_OPCODE_REDUCE: case HLO_OPCODE_SORT: case HLO_OPCODE_SCATTER:
     case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_MAP: case HLO_OPCODE_ALL_REDUCE:
-    case HLO_OPCODE_REDUCE_SCATTER: case HLO_OPCODE_CHLO_SCAN:
+    case HLO_OPCODE_REDUCE_SCATTER: case HLO_OPCODE_CHLO_SCAN: case HLO_OPCODE_COLLECTIVE_REDUCE:
       want_regions = 1; break;
     case HLO_OPCODE_WHILE: case HLO_OPCODE_IF: case HLO_OPCODE_SELECT_AND_SCATTER:
       want_regions = 2; break;
@@ -2734,7 +2734,7 @@ static bool op_has_generic_only_regions(hlo_opcode_t op) {
   switch (op) {
     case HLO_OPCODE_IF: case HLO_OPCODE_CASE: case HLO_OPCODE_SORT: case HLO_OPCODE_MAP:
     case HLO_OPCODE_SCATTER: case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_SELECT_AND_SCATTER:
-    case HLO_OPCODE_ALL_REDUCE: case HLO_OPCODE_REDUCE_SCATTER:
+    case HLO_OPCODE_ALL_REDUCE: case HLO_OPCODE_REDUCE_SCATTER: case HLO_OPCODE_COLLECTIVE_REDUCE:
       return true;
     default: return false;
   }

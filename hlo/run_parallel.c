@@ -75,7 +75,7 @@ static bool is_rendezvous(hlo_opcode_t op) {
   switch (op) {
     case HLO_OPCODE_ALL_GATHER: case HLO_OPCODE_ALL_REDUCE: case HLO_OPCODE_REDUCE_SCATTER:
     case HLO_OPCODE_ALL_TO_ALL: case HLO_OPCODE_COLLECTIVE_BROADCAST: case HLO_OPCODE_COLLECTIVE_PERMUTE:
-    case HLO_OPCODE_RECV:
+    case HLO_OPCODE_COLLECTIVE_REDUCE: case HLO_OPCODE_RECV:
       return true;
     default: return false;
   }
@@ -162,7 +162,7 @@ static vkhlo_status_t grouping_of(const hlo_instruction_t *in, grouping_t *g) {
                             hlo_opcode_name(in->opcode));
       *g = !channel ? CROSS_REPLICA : global ? FLATTENED_IDS : CROSS_REPLICA_AND_PARTITION;
       return NULL;
-    default: /* all_to_all, collective_broadcast, collective_permute */
+    default: /* all_to_all, collective_broadcast, collective_permute, collective_reduce */
       *g = channel ? CROSS_PARTITION : CROSS_REPLICA;
       return NULL;
   }
@@ -301,7 +301,7 @@ static vkhlo_status_t broadcast_value(run_t *R, const int *group, int k, hlo_ins
  * |k| of the group gets its own op over every member's operands. */
 static vkhlo_status_t linked_value(run_t *R, const int *group, int n, int k, hlo_instruction_t **out) {
   const hlo_instruction_t *w = R->procs[group[k]].waiting;
-  bool dynamic = w->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && w->attrs.has_dynamic_root;
+  bool dynamic = hlo_collective_has_dynamic_root(w);
   int per = w->operand_count - (dynamic ? 1 : 0);
   int total = per * n + (dynamic ? 1 : 0);
   hlo_instruction_t **ops = run_alloc(R, sizeof(void *) * (size_t)total);
@@ -328,8 +328,8 @@ static vkhlo_status_t linked_value(run_t *R, const int *group, int n, int k, hlo
   return NULL;
 }
 
-/* all_gather, all_reduce, reduce_scatter, all_to_all, collective_broadcast:
- * the processes of |pid|'s group meet. */
+/* all_gather, all_reduce, reduce_scatter, all_to_all, collective_broadcast,
+ * collective_reduce: the processes of |pid|'s group meet. */
 static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
   const hlo_instruction_t *in = R->procs[pid].waiting;
   grouping_t g;
@@ -338,7 +338,7 @@ static vkhlo_status_t try_group(run_t *R, int pid, bool *done) {
   int *group = R->members, *other = R->other;
   int n = group_of(R, in, g, pid, group);
   if (n == 0) {
-    if (in->opcode != HLO_OPCODE_COLLECTIVE_BROADCAST)
+    if (in->opcode != HLO_OPCODE_COLLECTIVE_BROADCAST && in->opcode != HLO_OPCODE_COLLECTIVE_REDUCE)
       return hlo_error_at(in->loc, "stablehlo.%s: process %d (replica %d, partition %d) is in no process group",
                           hlo_opcode_name(in->opcode), pid, pid / R->rp->num_partitions,
                           pid % R->rp->num_partitions);

@@ -1771,7 +1771,7 @@ static vkhlo_status_t verify_collective(const verifier_t *v) {
   const hlo_instruction_t *in = v->instr;
   char why[160];
   if (hlo_collective_ids_problem(in, why, sizeof why)) return fail(v, "%s", why);
-  bool dynamic = in->opcode == HLO_OPCODE_COLLECTIVE_BROADCAST && in->attrs.has_dynamic_root;
+  bool dynamic = hlo_collective_has_dynamic_root(in);
   int64_t members = in->attrs.group_size > 0 ? in->attrs.group_size : 1;
   int data = in->operand_count - (dynamic ? 1 : 0), n = result_count(&in->shape);
   if (data < 1 || data % members || data / members != n)
@@ -1787,7 +1787,8 @@ static vkhlo_status_t verify_collective(const verifier_t *v) {
   }
   /* all_reduce, reduce_scatter (C5/C6): the computation takes and returns
    * tensor<E>, the operands' element types promotable to E, the results' E */
-  bool reduces = in->opcode == HLO_OPCODE_ALL_REDUCE || in->opcode == HLO_OPCODE_REDUCE_SCATTER;
+  bool reduces = in->opcode == HLO_OPCODE_ALL_REDUCE || in->opcode == HLO_OPCODE_REDUCE_SCATTER ||
+                 in->opcode == HLO_OPCODE_COLLECTIVE_REDUCE;
   hlo_element_type_t e = HLO_TUPLE;
   if (reduces) {
     VKHLO_RETURN_IF_ERROR(expect_called_count(v, 1, "computation"));
@@ -2105,7 +2106,8 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_REDUCE_SCATTER:
     case HLO_OPCODE_ALL_TO_ALL:
     case HLO_OPCODE_COLLECTIVE_BROADCAST:
-    case HLO_OPCODE_COLLECTIVE_PERMUTE: return verify_collective(v);
+    case HLO_OPCODE_COLLECTIVE_PERMUTE:
+    case HLO_OPCODE_COLLECTIVE_REDUCE: return verify_collective(v);
     case HLO_OPCODE_CHECK: return verify_check(v);
     case HLO_OPCODE_BATCH_NORM_INFERENCE:
     case HLO_OPCODE_BATCH_NORM_TRAINING:

@@ -45,6 +45,21 @@ func.func @permute_broadcast() {
 
 // -----
 
+// collective_reduce on one process: the group [0] is process 0 alone, its
+// root, so the reduction of its one value is that value.
+func.func @reduce_alone() {
+  %x = stablehlo.constant dense<[5, 6]> : tensor<2xi64>
+  %r = "stablehlo.collective_reduce"(%x) ({
+    ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+      %s = stablehlo.add %a, %b : tensor<i64>
+      stablehlo.return %s : tensor<i64>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+  check.expect_eq_const %r, dense<[5, 6]> : tensor<2xi64>
+  func.return
+}
+
+// -----
+
 func.func @ids() {
   %r = stablehlo.replica_id : tensor<ui32>
   %p = stablehlo.partition_id : tensor<ui32>

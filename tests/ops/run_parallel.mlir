@@ -234,3 +234,61 @@ func.func @main() {
   check.expect_eq_const %r#1, dense<[3.0, 4.0]> : tensor<2xf32>
   func.return
 }
+
+// -----
+
+// collective_reduce (spec 'collective_reduce'): each group's sum lands on
+// its first member, the others get zeros.  Four replicas in the groups
+// [2, 0] and [1, 3]: replica 2 holds 0.5 + 2.5 (x0 + x2 in the group's
+// order, 2 first), replica 1 holds 1.5 + 3.5.
+func.func @sum_at_root(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = "stablehlo.collective_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[2, 0], [1, 3]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+func.func @main() {
+  %x0 = stablehlo.constant dense<[0.5, 10.0]> : tensor<2xf32>
+  %x1 = stablehlo.constant dense<[1.5, 20.0]> : tensor<2xf32>
+  %x2 = stablehlo.constant dense<[2.5, 30.0]> : tensor<2xf32>
+  %x3 = stablehlo.constant dense<[3.5, 40.0]> : tensor<2xf32>
+  %r:4 = "interpreter.run_parallel"(%x0, %x1, %x2, %x3) {programs = [[@sum_at_root], [@sum_at_root], [@sum_at_root], [@sum_at_root]]}
+      : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) ->
+        (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+  check.expect_eq_const %r#0, dense<[0.0, 0.0]> : tensor<2xf32>
+  check.expect_eq_const %r#1, dense<[5.0, 60.0]> : tensor<2xf32>
+  check.expect_eq_const %r#2, dense<[3.0, 40.0]> : tensor<2xf32>
+  check.expect_eq_const %r#3, dense<[0.0, 0.0]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// collective_reduce with a dynamic root, two values, maximum: value 0's
+// maximum on member 1, value 1's on member 0.
+func.func @max_at_roots(%d0: tensor<1xi32>, %d1: tensor<1xi32>, %root: tensor<2xi32>) -> (tensor<1xi32>, tensor<1xi32>) {
+  %b:2 = "stablehlo.collective_reduce"(%d0, %d1, %root) ({
+    ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+      %m = stablehlo.maximum %a, %b : tensor<i32>
+      stablehlo.return %m : tensor<i32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, has_dynamic_root}
+      : (tensor<1xi32>, tensor<1xi32>, tensor<2xi32>) -> (tensor<1xi32>, tensor<1xi32>)
+  func.return %b#0, %b#1 : tensor<1xi32>, tensor<1xi32>
+}
+func.func @main() {
+  %a0 = stablehlo.constant dense<[7]> : tensor<1xi32>
+  %a1 = stablehlo.constant dense<[2]> : tensor<1xi32>
+  %b0 = stablehlo.constant dense<[3]> : tensor<1xi32>
+  %b1 = stablehlo.constant dense<[9]> : tensor<1xi32>
+  %root = stablehlo.constant dense<[1, 0]> : tensor<2xi32>
+  %r:4 = "interpreter.run_parallel"(%a0, %a1, %root, %b0, %b1, %root) {programs = [[@max_at_roots], [@max_at_roots]]}
+      : (tensor<1xi32>, tensor<1xi32>, tensor<2xi32>, tensor<1xi32>, tensor<1xi32>, tensor<2xi32>) ->
+        (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>)
+  check.expect_eq_const %r#0, dense<[0]> : tensor<1xi32>
+  check.expect_eq_const %r#1, dense<[9]> : tensor<1xi32>
+  check.expect_eq_const %r#2, dense<[7]> : tensor<1xi32>
+  check.expect_eq_const %r#3, dense<[0]> : tensor<1xi32>
+  func.return
+}
