@@ -63,6 +63,19 @@ bool hlo_element_type_from_name(const char *name, size_t len, hlo_element_type_t
 
 #define HLO_MAX_RANK 16
 
+/* A quantized element type (spec "Quantized element types",
+ * !quant.uniform<i8:f32, 0.1:-30>): storage values s stand for
+ * (s - zero_point) * scale of the expressed type, per tensor or per index
+ * along |axis|. */
+typedef struct hlo_quant {
+  hlo_element_type_t storage, expressed;
+  int64_t storage_min, storage_max;
+  int axis;  /* quantization_dimension; -1 per tensor */
+  int count; /* scales and zero points: 1 per tensor */
+  const double *scales;
+  const int64_t *zero_points;
+} hlo_quant_t;
+
 typedef struct hlo_shape {
   hlo_element_type_t element_type; /* HLO_TUPLE for tuples */
   int rank;
@@ -72,6 +85,12 @@ typedef struct hlo_shape {
   /* Tuple shapes only. */
   int tuple_count;
   struct hlo_shape *tuple_shapes;
+  /* The parser's, on the types it reads: the quantization of a quantized
+   * tensor type, whose element_type is then the storage type.  The parser
+   * turns quantized values into their storage values and explicit
+   * arithmetic (hlo/parser.c, "quantized types"): no instruction's shape
+   * carries one. */
+  const hlo_quant_t *quant;
 } hlo_shape_t;
 
 /* A rank-|rank| array shape with the default row-major layout. */

@@ -40,8 +40,12 @@
  * of it.  Nesting depth is bounded (MAX_DEPTH) so no input can exhaust the
  * stack.
  *
- * Not handled: dynamic shapes, quantized types, dense_resource blobs other
- * than the elided ones, the fully generic "builtin.module"/"func.func"
+ * Quantized types (!quant.uniform) become their storage values and
+ * explicit arithmetic ("quantized types" below).
+ *
+ * Not handled: dynamic shapes, quantized types other than !quant.uniform
+ * (and quantized values in ops with regions or several results),
+ * dense_resource blobs other than the elided ones, the fully generic "builtin.module"/"func.func"
  * spelling, and ops outside opcodes.def (they fail with "unknown op").
  */
 #include <ctype.h>
@@ -157,6 +161,10 @@ typedef struct parser {
   const char *module_name;
   size_t module_name_len;
   int region_counter;
+  /* quantized values: the quantization of instruction id i's storage value
+   * (see "quantized types") */
+  const hlo_quant_t **quant_of;
+  int quant_cap;
 } parser_t;
 
 static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...)
@@ -532,13 +540,21 @@ static double parse_float_token(parser_t *p) {
 
 /* ============================================================= types */
 
-/* Parses an element type name at |s| (e.g. "f32", "complex<f64>", "ui8");
+static const char *parse_quant_type(parser_t *p, const char *s, hlo_element_type_t *storage,
+                                    const hlo_quant_t **out);
+
+/* Parses an element type name at |s| (e.g. "f32", "complex<f64>", "ui8",
+ * or a quantized type: then *quant is set, *out is its storage type);
  * returns the position after it. */
-static const char *parse_element_type(parser_t *p, const char *s, hlo_element_type_t *out) {
+static const char *parse_element_type(parser_t *p, const char *s, hlo_element_type_t *out,
+                                      const hlo_quant_t **quant) {
   const char *e = p->end;
   const char *q = s;
+  if (quant) *quant = NULL;
   if (q < e && *q == '!') {
-    lex_error(p, s, "unsupported element type (quantized types are not supported)");
+    if (!quant || (size_t)(e - q) < 15 || memcmp(q, "!quant.uniform<", 15) != 0)
+      lex_error(p, s, "unsupported element type (quantized types other than !quant.uniform are not supported)");
+    return parse_quant_type(p, s, out, quant);
   }
   while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
   size_t n = (size_t)(q - s);
@@ -592,12 +608,17 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
     break;
   }
   hlo_element_type_t et;
-  s = parse_element_type(p, s, &et);
+  const hlo_quant_t *quant;
+  const char *at = s;
+  s = parse_element_type(p, s, &et, &quant);
   while (s < e && *s == ' ') s++;
   if (s < e && *s == ',') lex_error(p, s, "tensor encodings are not supported");
   if (s >= e || *s != '>') lex_error(p, s, "expected '>' to close the tensor type");
   s++;
+  if (quant && quant->axis >= 0 && (quant->axis >= rank || dims[quant->axis] != quant->count))
+    lex_error(p, at, "the quantization dimension and the number of scales do not fit the tensor's shape");
   hlo_shape_init(out, et, rank, dims);
+  out->quant = quant;
   lex_advance_to(p, s);
   lex_next(p);
 }
@@ -631,6 +652,112 @@ static void parse_type(parser_t *p, hlo_shape_t *out) {
     fail_expected(p, "a type");
   }
   leave(p);
+}
+
+/* !quant.uniform<STORAGE[<MIN:MAX>]:EXPRESSED[:AXIS], SCALE[:ZERO_POINT]>,
+ * or with {SCALE[:ZERO_POINT], ...} per index along AXIS (spec "Quantized
+ * element types"; STORAGE i4..i32 or u4..u32, EXPRESSED a float type).
+ * Character-level, like the rest of a tensor type. */
+static const char *parse_quant_type(parser_t *p, const char *s, hlo_element_type_t *storage,
+                                    const hlo_quant_t **out) {
+  const char *e = p->end, *q = s + 15; /* after "!quant.uniform<" */
+  hlo_quant_t *qt = arena_alloc(&p->tmp, sizeof *qt);
+  if (!qt) out_of_memory(p);
+  memset(qt, 0, sizeof *qt);
+  /* the storage type: i8, u8 (MLIR's unsigned spelling), ui8 */
+  const char *t = q;
+  while (q < e && isalnum((unsigned char)*q)) q++;
+  char name[16];
+  size_t n = (size_t)(q - t);
+  if (n == 0 || n + 1 >= sizeof name) lex_error(p, t, "expected the storage type of a quantized type");
+  if (*t == 'u' && n > 1 && t[1] != 'i') snprintf(name, sizeof name, "ui%.*s", (int)(n - 1), t + 1);
+  else snprintf(name, sizeof name, "%.*s", (int)n, t);
+  if (!hlo_element_type_from_name(name, strlen(name), &qt->storage) || !hlo_element_type_is_integer(qt->storage) ||
+      hlo_element_type_bit_width(qt->storage) > 32)
+    lex_error(p, t, "unsupported storage type of a quantized type (i2..i32 or u2..u32)");
+  int bits = hlo_element_type_bit_width(qt->storage);
+  bool is_signed = hlo_element_type_is_signed_int(qt->storage);
+  qt->storage_min = is_signed ? -((int64_t)1 << (bits - 1)) : 0;
+  qt->storage_max = is_signed ? ((int64_t)1 << (bits - 1)) - 1 : ((int64_t)1 << bits) - 1;
+  char num[64];
+#define QNUM(dst, conv)                                                             \
+  do {                                                                             \
+    while (q < e && *q == ' ') q++;                                                \
+    const char *b = q;                                                             \
+    while (q < e && (isalnum((unsigned char)*q) || *q == '.' || *q == '-' || *q == '+')) q++; \
+    if (q == b || (size_t)(q - b) >= sizeof num) lex_error(p, b, "expected a number in a quantized type"); \
+    memcpy(num, b, (size_t)(q - b));                                               \
+    num[q - b] = 0;                                                                \
+    char *stop;                                                                    \
+    dst = conv(num, &stop);                                                        \
+    if (*stop) lex_error(p, b, "malformed number in a quantized type");            \
+  } while (0)
+#define STRTOLL(a, b) strtoll(a, b, 10)
+  if (q < e && *q == '<') { /* <min:max> */
+    q++;
+    QNUM(qt->storage_min, STRTOLL);
+    if (q >= e || *q != ':') lex_error(p, q, "expected ':' in a quantized type's storage range");
+    q++;
+    QNUM(qt->storage_max, STRTOLL);
+    if (q >= e || *q != '>') lex_error(p, q, "expected '>' after a quantized type's storage range");
+    q++;
+  }
+  if (q >= e || *q != ':') lex_error(p, q, "expected ':' after a quantized type's storage type");
+  q++;
+  t = q;
+  while (q < e && isalnum((unsigned char)*q)) q++;
+  if (!hlo_element_type_from_name(t, (size_t)(q - t), &qt->expressed) || !hlo_element_type_is_float(qt->expressed))
+    lex_error(p, t, "the expressed type of a quantized type must be a float type");
+  qt->axis = -1;
+  if (q < e && *q == ':') {
+    q++;
+    int64_t axis;
+    QNUM(axis, STRTOLL);
+    if (axis < 0 || axis >= HLO_MAX_RANK) lex_error(p, q, "bad quantization dimension");
+    qt->axis = (int)axis;
+  }
+  while (q < e && *q == ' ') q++;
+  if (q >= e || *q != ',') lex_error(p, q, "expected ',' before a quantized type's scale");
+  q++;
+  while (q < e && *q == ' ') q++;
+  bool list = q < e && *q == '{';
+  if (list != (qt->axis >= 0)) lex_error(p, q, "per-axis quantized types take {scale:zero_point, ...}, per-tensor ones one scale");
+  if (list) q++;
+  double *scales = NULL;
+  int64_t *zps = NULL;
+  int cap = 0, zcap = 0;
+  for (;;) {
+    t_grow(p, (void **)&scales, &cap, qt->count + 1, sizeof *scales);
+    t_grow(p, (void **)&zps, &zcap, qt->count + 1, sizeof *zps);
+    while (q < e && *q == ' ') q++;
+    const char *at = q;
+    QNUM(scales[qt->count], strtod);
+    zps[qt->count] = 0;
+    if (q < e && *q == ':') {
+      q++;
+      QNUM(zps[qt->count], STRTOLL);
+    }
+    if (!(scales[qt->count] > 0) || zps[qt->count] < qt->storage_min || zps[qt->count] > qt->storage_max)
+      lex_error(p, at, "a quantized type's scale must be positive and its zero point within the storage range");
+    qt->count++;
+    while (q < e && *q == ' ') q++;
+    if (!list || q >= e || *q != ',') break;
+    q++;
+  }
+#undef QNUM
+#undef STRTOLL
+  if (list) {
+    while (q < e && *q == ' ') q++;
+    if (q >= e || *q != '}') lex_error(p, q, "expected '}' after a quantized type's scales");
+    q++;
+  }
+  while (q < e && *q == ' ') q++;
+  if (q >= e || *q != '>') lex_error(p, q, "expected '>' to close a quantized type");
+  qt->scales = scales;
+  qt->zero_points = zps;
+  *storage = qt->storage;
+  *out = qt;
+  return q + 1;
 }
 
 /* ========================================================== literals */
@@ -1571,17 +1698,24 @@ static void bind_single(parser_t *p, const token_t *name, hlo_instruction_t *v) 
 
 static hlo_instruction_t *emit(parser_t *p, hlo_opcode_t op, const hlo_shape_t *shape, int n,
                                hlo_instruction_t *const *operands, hlo_location_t loc) {
-  hlo_instruction_t *in = hlo_instruction_create(p->m, op, shape, n, operands);
+  hlo_shape_t s = *shape;
+  s.quant = NULL; /* instructions hold storage values (see "quantized types") */
+  hlo_instruction_t *in = hlo_instruction_create(p->m, op, &s, n, operands);
   if (!in) out_of_memory(p);
   in->loc = loc;
   if (!hlo_computation_append(p->m, p->scope->comp, in)) out_of_memory(p);
   return in;
 }
 
+static void set_value_quant(parser_t *p, const hlo_instruction_t *in, const hlo_quant_t *q);
+
 static hlo_instruction_t *new_parameter(parser_t *p, hlo_computation_t *c, const hlo_shape_t *shape,
                                         hlo_location_t loc) {
-  hlo_instruction_t *in = hlo_instruction_create(p->m, HLO_OPCODE_PARAMETER, shape, 0, NULL);
+  hlo_shape_t s = *shape;
+  s.quant = NULL;
+  hlo_instruction_t *in = hlo_instruction_create(p->m, HLO_OPCODE_PARAMETER, &s, 0, NULL);
   if (!in) out_of_memory(p);
+  if (shape->quant) set_value_quant(p, in, shape->quant);
   in->loc = loc;
   in->parameter_number = c->parameter_count;
   if (!hlo_computation_append(p->m, c, in)) out_of_memory(p);
@@ -2421,6 +2555,8 @@ static void build_call(parser_t *p, raw_op_t *r, const result_names_t *rn) {
   if (r->has_types && r->out_count != nres && r->has_arrow)
     fail_at(p, r->loc, "call to '@%.*s' expects %d results but the function returns %d",
             (int)r->symbol_len, r->symbol, r->out_count, nres);
+  for (int k = 0; r->has_types && r->has_arrow && k < nres; k++)
+    if (r->out_types[k].quant) set_value_quant(p, vals[k], r->out_types[k].quant);
   bind_results(p, rn, vals, nres, r->loc);
 }
 
@@ -2580,6 +2716,157 @@ static void result_types(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_shape_t 
   *count = 1;
 }
 
+/* ================================================== quantized types */
+
+/* A quantized value is its storage values (the parser records which
+ * quantization they carry, per instruction), and the ops on it are the
+ * spec's definitions made explicit: uniform_quantize and
+ * uniform_dequantize become their arithmetic, bitcast_convert to or from
+ * the storage type is the storage value, and any other op dequantizes its
+ * quantized operands, runs on the expressed type and quantizes its result
+ * (spec "dequantize_op_quantize", also "hybrid_dequantize_then_op" and
+ * dequantize_compare).  Per-axis quantization broadcasts its scales and
+ * zero points along the quantization dimension. */
+
+static void set_value_quant(parser_t *p, const hlo_instruction_t *in, const hlo_quant_t *q) {
+  if (in->id >= p->quant_cap) {
+    int cap = p->quant_cap;
+    t_grow(p, (void **)&p->quant_of, &cap, in->id + 1, sizeof *p->quant_of);
+    memset(p->quant_of + p->quant_cap, 0, sizeof *p->quant_of * (size_t)(cap - p->quant_cap));
+    p->quant_cap = cap;
+  }
+  p->quant_of[in->id] = q;
+}
+
+static const hlo_quant_t *value_quant(const parser_t *p, const hlo_instruction_t *in) {
+  return in->id < p->quant_cap ? p->quant_of[in->id] : NULL;
+}
+
+/* |q|'s scales (or zero points, or one value |v| when count 0) as type
+ * |t| broadcast to |like|'s dimensions. */
+static hlo_instruction_t *quant_param(parser_t *p, const hlo_quant_t *q, bool zero_points, int count, double v,
+                                      const hlo_shape_t *like, hlo_element_type_t t, hlo_location_t loc) {
+  bool wide = t == HLO_F64;
+  int n = count ? count : 1;
+  void *data = t_alloc(p, (size_t)n * (wide ? 8 : 4));
+  for (int i = 0; i < n; i++) {
+    double x = !count ? v : zero_points ? (double)q->zero_points[i] : q->scales[i];
+    if (wide) ((double *)data)[i] = x;
+    else ((float *)data)[i] = (float)x;
+  }
+  int64_t dim = n;
+  hlo_shape_t cs;
+  hlo_shape_init(&cs, wide ? HLO_F64 : HLO_F32, count > 1 || (count == 1 && q->axis >= 0) ? 1 : 0, &dim);
+  hlo_instruction_t *c = hlo_constant_create(p->m, &cs, data);
+  if (!c || !hlo_computation_append(p->m, p->scope->comp, c)) out_of_memory(p);
+  c->loc = loc;
+  if (!wide && t != HLO_F32) {
+    hlo_shape_t ts = cs;
+    ts.element_type = t;
+    c = emit(p, HLO_OPCODE_CONVERT, &ts, 1, &c, loc);
+  }
+  hlo_shape_t bs;
+  hlo_shape_init(&bs, t, like->rank, like->dimensions);
+  hlo_instruction_t *b = emit(p, HLO_OPCODE_BROADCAST_IN_DIM, &bs, 1, &c, loc);
+  if (cs.rank == 1) {
+    int64_t axis = q->axis;
+    b->attrs.broadcast_dimensions = hlo_dims_make(p->m, &axis, 1);
+    if (!b->attrs.broadcast_dimensions.data) out_of_memory(p);
+  }
+  return b;
+}
+
+static hlo_instruction_t *emit_binary(parser_t *p, hlo_opcode_t op, hlo_instruction_t *a, hlo_instruction_t *b,
+                                      hlo_location_t loc) {
+  hlo_instruction_t *ops[2] = {a, b};
+  return emit(p, op, &a->shape, 2, ops, loc);
+}
+
+/* spec 'dequantize': (storage - zero_point) * scale in the expressed type
+ * (the difference is taken there: exact, and no wrap-around). */
+static hlo_instruction_t *emit_dequantize(parser_t *p, hlo_instruction_t *v, const hlo_quant_t *q,
+                                          hlo_location_t loc) {
+  hlo_shape_t fs = v->shape;
+  fs.element_type = q->expressed;
+  hlo_instruction_t *x = emit(p, HLO_OPCODE_CONVERT, &fs, 1, &v, loc);
+  x = emit_binary(p, HLO_OPCODE_SUBTRACT, x, quant_param(p, q, true, q->count, 0, &fs, q->expressed, loc), loc);
+  return emit_binary(p, HLO_OPCODE_MULTIPLY, x, quant_param(p, q, false, q->count, 0, &fs, q->expressed, loc), loc);
+}
+
+/* spec 'quantize': round_nearest_even(clamp(min, x / scale + zero_point,
+ * max)) in the expressed type, converted to the storage type. */
+static hlo_instruction_t *emit_quantize(parser_t *p, hlo_instruction_t *x, const hlo_quant_t *q,
+                                        hlo_location_t loc) {
+  hlo_element_type_t e = q->expressed;
+  if (x->shape.element_type != e) {
+    hlo_shape_t es = x->shape;
+    es.element_type = e;
+    x = emit(p, HLO_OPCODE_CONVERT, &es, 1, &x, loc);
+  }
+  const hlo_shape_t *s = &x->shape;
+  x = emit_binary(p, HLO_OPCODE_DIVIDE, x, quant_param(p, q, false, q->count, 0, s, e, loc), loc);
+  x = emit_binary(p, HLO_OPCODE_ADD, x, quant_param(p, q, true, q->count, 0, s, e, loc), loc);
+  hlo_instruction_t *ops[3] = {quant_param(p, q, false, 0, (double)q->storage_min, s, e, loc), x,
+                               quant_param(p, q, false, 0, (double)q->storage_max, s, e, loc)};
+  x = emit(p, HLO_OPCODE_CLAMP, s, 3, ops, loc);
+  x = emit(p, HLO_OPCODE_ROUND_NEAREST_EVEN, s, 1, &x, loc);
+  hlo_shape_t st = *s;
+  st.element_type = q->storage;
+  return emit(p, HLO_OPCODE_CONVERT, &st, 1, &x, loc);
+}
+
+/* Before an op is built: the quantize / dequantize / storage bitcasts are
+ * built here whole (true: done, results bound); any other op with
+ * quantized operands gets them dequantized, and a quantized result's type
+ * becomes its expressed type, with *requantize set to quantize the
+ * result once it is built. */
+static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_shape_t *types, int nres,
+                               const result_names_t *rn, const hlo_quant_t **requantize) {
+  *requantize = NULL;
+  bool any = false;
+  for (int i = 0; i < r->operand_count; i++) any |= value_quant(p, r->operands[i]) != NULL;
+  for (int k = 0; k < nres; k++) any |= types[k].quant != NULL;
+  if (!any || op == HLO_OPCODE_CONSTANT) return false;
+  if (nres != 1 || r->region_count || op == HLO_OPCODE_CUSTOM_CALL || op == HLO_OPCODE_COMPOSITE) {
+    p->err = VKHLO_UNIMPLEMENTED("%s:%d:%d: %s on quantized values: only ops of one result and no region are "
+                                 "supported", p->file ? p->file : "<input>", r->loc.line, r->loc.col, r->name);
+    longjmp(p->jb, 1);
+  }
+  const hlo_quant_t *rq = types[0].quant;
+  hlo_instruction_t *v = NULL;
+  if (op == HLO_OPCODE_UNIFORM_QUANTIZE || op == HLO_OPCODE_UNIFORM_DEQUANTIZE ||
+      op == HLO_OPCODE_BITCAST_CONVERT) {
+    if (r->operand_count != 1) fail_at(p, r->loc, "%s takes one operand", r->name);
+    hlo_instruction_t *x = r->operands[0];
+    const hlo_quant_t *xq = value_quant(p, x);
+    if (op == HLO_OPCODE_UNIFORM_QUANTIZE) {
+      if (!rq) fail_at(p, r->loc, "uniform_quantize's result must be quantized");
+      v = emit_quantize(p, xq ? emit_dequantize(p, x, xq, r->loc) : x, rq, r->loc);
+    } else if (op == HLO_OPCODE_UNIFORM_DEQUANTIZE) {
+      if (!xq || rq || !hlo_element_type_is_float(types[0].element_type))
+        fail_at(p, r->loc, "uniform_dequantize takes a quantized operand to a float result");
+      v = emit_dequantize(p, x, xq, r->loc);
+      if (types[0].element_type != xq->expressed) v = emit(p, HLO_OPCODE_CONVERT, &types[0], 1, &v, r->loc);
+    } else { /* bitcast_convert: between a quantized type and its storage */
+      v = x->shape.element_type == types[0].element_type ? x
+                                                         : emit(p, HLO_OPCODE_BITCAST_CONVERT, &types[0], 1, &x, r->loc);
+    }
+    if (rq) set_value_quant(p, v, rq);
+    bind_results(p, rn, &v, 1, r->loc);
+    return true;
+  }
+  for (int i = 0; i < r->operand_count; i++) {
+    const hlo_quant_t *q = value_quant(p, r->operands[i]);
+    if (q) r->operands[i] = emit_dequantize(p, r->operands[i], q, r->loc);
+  }
+  if (rq) {
+    types[0].element_type = rq->expressed;
+    types[0].quant = NULL;
+  }
+  *requantize = rq;
+  return false;
+}
+
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn) {
   /* custom_call @check.expect_*: a check op. */
   if (op == HLO_OPCODE_CUSTOM_CALL) {
@@ -2629,6 +2916,8 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   hlo_shape_t *types;
   int nres;
   result_types(p, r, op, &types, &nres);
+  const hlo_quant_t *requantize = NULL;
+  if (quantized_prologue(p, r, op, types, nres, rn, &requantize)) return;
 
   /* Constants. */
   if (op == HLO_OPCODE_CONSTANT) {
@@ -2726,6 +3015,12 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     if (!hlo_instruction_set_called(p->m, in, r->region_count, cs)) out_of_memory(p);
   }
   apply_defaults(p, op, &in->attrs, r->operand_count ? &r->operands[0]->shape : NULL);
+  if (requantize) {
+    in = emit_quantize(p, in, requantize, r->loc);
+    set_value_quant(p, in, requantize);
+  } else if (op == HLO_OPCODE_CONSTANT && types[0].quant) {
+    set_value_quant(p, in, types[0].quant); /* its literal holds storage values */
+  }
   emit_results(p, rn, in, nres, r->loc);
 }
 

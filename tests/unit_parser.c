@@ -813,8 +813,14 @@ static void test_errors(void **state) {
                "t.mlir:2:27: literal has 5 elements but tensor<4xf32> needs 4");
   expect_error("func.func @main(%a: tensor<?x4xf32>) {\n  return\n}\n",
                "t.mlir:1:28: dynamic shapes are not supported");
-  expect_error("func.func @main(%a: tensor<4x!quant.uniform<i8:f32, 1.0>>) {\n  return\n}\n",
-               "t.mlir:1:30: unsupported element type (quantized types are not supported)");
+  expect_error("func.func @main(%a: tensor<4x!quant.uniform<f32:f32, 1.0>>) {\n  return\n}\n",
+               "t.mlir:1:45: unsupported storage type of a quantized type (i2..i32 or u2..u32)");
+  expect_error("func.func @main(%a: tensor<4x!quant.uniform<i8:f32:0, {0.1, 0.2}>>) {\n  return\n}\n",
+               "t.mlir:1:30: the quantization dimension and the number of scales do not fit the tensor's shape");
+  expect_error("func.func @main(%a: tensor<4x!quant.uniform<i8:f32, -0.5:3>>) {\n  return\n}\n",
+               "t.mlir:1:53: a quantized type's scale must be positive and its zero point within the storage range");
+  expect_error("func.func @main(%a: tensor<4x!quant.calibrated<f32<-1.0:1.0>>>) {\n  return\n}\n",
+               "t.mlir:1:30: unsupported element type (quantized types other than !quant.uniform are not supported)");
   expect_error("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.abs %a : tensor<4xf32>\n",
                "t.mlir:3:1: unexpected end of input (expected '}')");
   expect_error("func.func @main() {\n  %0 = call @nope() : () -> tensor<f32>\n  return\n}\n",
