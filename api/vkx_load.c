@@ -889,7 +889,7 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
       exe_check_t *ch = &exe->checks[i];
       size_t at = out->check_at[i] = s.pos;
       uint32_t kind = u32(&s, "check kind");
-      if (!s.err && kind > HLO_CHECK_EXPECT_CLOSE) fail_at(&s, at, "check kind %u out of range", kind);
+      if (!s.err && kind > HLO_CHECK_PRINT) fail_at(&s, at, "check kind %u out of range", kind);
       ch->kind = (hlo_check_kind_t)kind;
       char *loc = str(&s, sizeof ch->location - 1, "check location");
       if (loc) snprintf(ch->location, sizeof ch->location, "%s", loc);

@@ -207,7 +207,8 @@ typedef enum hlo_fusion_kind_e {
 typedef enum hlo_check_kind_e {
   HLO_CHECK_EXPECT_EQ,        /* exact equality (check.expect_eq, expect_eq_const) */
   HLO_CHECK_EXPECT_ALMOST_EQ, /* |a-e| <= tolerance (default 1e-4 relative+absolute) */
-  HLO_CHECK_EXPECT_CLOSE      /* within max_ulp_difference ULPs */
+  HLO_CHECK_EXPECT_CLOSE,     /* within max_ulp_difference ULPs */
+  HLO_CHECK_PRINT             /* interpreter.print: the value as text; always passes */
 } hlo_check_kind_t;
 
 /* Attributes of all ops, one struct: each op reads the fields named for it.

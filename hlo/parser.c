@@ -2069,6 +2069,7 @@ static bool lookup_opcode(const char *name, hlo_opcode_t *out) {
 typedef enum {
   OPK_UNKNOWN, OPK_HLO, OPK_CALL, OPK_RETURN, OPK_CHECK,
   OPK_PROBE,      /* interpreter.probe */
+  OPK_PRINT,      /* interpreter.print */
   OPK_PROBE_CHECK, /* check.expect_serialized_eq */
   OPK_RUN_PARALLEL /* interpreter.run_parallel */
 } op_kind_t;
@@ -2082,6 +2083,7 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
       !strcmp(name, "check.expect_close"))
     return OPK_CHECK;
   if (!strcmp(name, "interpreter.probe")) return OPK_PROBE;
+  if (!strcmp(name, "interpreter.print")) return OPK_PRINT;
   if (!strcmp(name, "check.expect_serialized_eq")) return OPK_PROBE_CHECK;
   if (!strcmp(name, "interpreter.run_parallel")) return OPK_RUN_PARALLEL;
   if (!strcmp(name, "stablehlo.dot")) {
@@ -3109,7 +3111,7 @@ static bool parse_op(parser_t *p) {
   } else if (kind == OPK_HLO && op == HLO_OPCODE_CHLO_SCAN) {
     parse_pretty_scan(p, r);
   } else {
-    parse_pretty_generic(p, r, op, kind == OPK_CHECK);
+    parse_pretty_generic(p, r, op, kind == OPK_CHECK || kind == OPK_PRINT);
   }
 
   switch (kind) {
@@ -3120,6 +3122,13 @@ static bool parse_op(parser_t *p) {
       break;
     case OPK_HLO: build_hlo(p, r, op, &rn); break;
     case OPK_PROBE: build_probe(p, r, &rn); break;
+    case OPK_PRINT:
+      /* interpreter.print %v : T: a check that always passes and gives the
+       * value as text (vkhlo_check_result_t, kind "print") */
+      if (rn.count) fail_at(p, loc, "%s has no results", name);
+      check_operand_count(p, r, 1);
+      emit_check(p, r, HLO_CHECK_PRINT, r->operands[0], r->operands[0]);
+      break;
     case OPK_RUN_PARALLEL: build_run_parallel(p, r, &rn); break;
     case OPK_PROBE_CHECK:
       if (rn.count) fail_at(p, loc, "%s has no results", name);

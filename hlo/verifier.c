@@ -61,6 +61,7 @@ static const char *op_display_name(const hlo_instruction_t *instr, char *buf, si
     switch (instr->attrs.check_kind) {
       case HLO_CHECK_EXPECT_ALMOST_EQ: return "check.expect_almost_eq";
       case HLO_CHECK_EXPECT_CLOSE: return "check.expect_close";
+      case HLO_CHECK_PRINT: return "interpreter.print";
       default: return "check.expect_eq";
     }
   }

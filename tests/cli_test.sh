@@ -66,6 +66,13 @@ grep -q "returnx/m.mlir" "$tmp/d1"/*.comp || fail "the GLSL no longer names the 
 [ "$(sed -n 's/^spirv_cache_hits: //p' "$tmp/s2")" = "$nk" ] || fail "second path: $(cat "$tmp/s2")"
 [ "$(sed -n 's/^spirv_compiled: //p' "$tmp/s2")" = 0 ] || fail "second path recompiled: $(cat "$tmp/s2")"
 
+# interpreter.print: the value printed where the program reaches it, not a check
+printf 'func.func @main() -> tensor<2xi32> {\n  %%0 = stablehlo.iota dim = 0 : tensor<2xi32>\n  interpreter.print %%0 : tensor<2xi32>\n  return %%0 : tensor<2xi32>\n}\n' > "$tmp/print.mlir"
+"$bin" run "$tmp/print.mlir" > "$tmp/out" 2>&1 || fail "interpreter.print exited $?: $(cat "$tmp/out")"
+grep -q "^print at .*print.mlir:3:3: tensor<2xi32>" "$tmp/out" || fail "interpreter.print printed: $(cat "$tmp/out")"
+[ "$(grep -c '^\[0, 1\]$' "$tmp/out")" = 2 ] || fail "the printed value and the result: $(cat "$tmp/out")"
+grep -q "checks passed" "$tmp/out" && fail "a print counted as a check: $(cat "$tmp/out")"
+
 "$bin" --version | grep -q '^vkhlo ' || fail "--version"
 "$bin" --help | grep -q 'usage: vkhlo run' || fail "--help"
 "$bin" --list-devices | grep -q '^0: ' || fail "--list-devices"

@@ -708,9 +708,12 @@ void vkhlo_context_set_host_callback(vkhlo_context_t *context, vkhlo_host_callba
 
 /* ---------------------------------------------------------- checks */
 
-/* Checks (check.expect_* in the program), evaluated by the last execute. */
+/* Checks (check.expect_* in the program), evaluated by the last execute;
+ * interpreter.print counts as a check of kind "print" that always passes,
+ * its detail the printed value (vkhlo_tensor_format's text, the first 64
+ * elements, cut at 255 characters with "..."). */
 typedef struct vkhlo_check_result {
-  const char *kind;     /* "expect_eq", "expect_almost_eq", "expect_close" */
+  const char *kind;     /* "expect_eq", "expect_almost_eq", "expect_close", "print" */
   const char *location; /* "file:line:col" of the check */
   bool executed;        /* false until an execution reached it */
   bool passed;
