@@ -45,8 +45,9 @@
  *
  * Not handled: dynamic shapes, quantized types other than !quant.uniform
  * (and quantized values in ops with regions or several results),
- * dense_resource blobs other than the elided ones, the fully generic "builtin.module"/"func.func"
- * spelling, and ops outside opcodes.def (they fail with "unknown op").
+ * dense_resource blobs other than the elided ones, the fully generic
+ * "builtin.module"/"func.func" spelling, and ops outside opcodes.def (they
+ * fail with "unknown op").
  */
 #include <ctype.h>
 #include <inttypes.h>
