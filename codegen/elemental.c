@@ -842,8 +842,9 @@ static void expand_template(strbuf_t *sb, const char *tmpl, const template_args_
  * devices (lavapipe) GLSL's exp, log, sin, ... are several ulps off
  * (exp(x) - 1 up to 59 ulps, log near 1 relatively 1e-3), which
  * StableHLO's tests against correctly rounded libm results see; doubles
- * cost about twice floats there (sine of 16M floats 1.5x the time, log 2x).  GPUs keep their float instructions: doubles
- * are a fraction of their float rate. */
+ * cost about twice floats there (sine of 16M floats 1.5x the time, log
+ * 2x).  GPUs keep their float instructions: doubles are a fraction of
+ * their float rate. */
 static bool math_via_double(const codegen_target_t *target, hlo_opcode_t op, char k) {
   if (!target->is_cpu || !target->shader_float64) return false;
   switch (op) {

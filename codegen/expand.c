@@ -2582,19 +2582,27 @@ static hlo_instruction_t *fold_members(expand_ctx_t *x, const hlo_instruction_t 
   return acc;
 }
 
+/* A dynamic root's k-th value (a scalar; hlo_collective_has_dynamic_root),
+ * and whether it names member |j|, broadcast to |rs|. */
+static hlo_instruction_t *dynamic_root(expand_ctx_t *x, const hlo_instruction_t *in, int k) {
+  hlo_instruction_t *root = in->operands[in->operand_count - 1];
+  return reshape_to(x, slice_dim(x, root, 0, k, k + 1), 0, NULL);
+}
+
+static hlo_instruction_t *root_is(expand_ctx_t *x, hlo_instruction_t *at, int j, const hlo_shape_t *rs) {
+  if (!at) return NULL;
+  hlo_shape_t ps = with_type(rs, HLO_PRED);
+  return broadcast(x, compare(x, at, scalar(x, at->shape.element_type, j, (uint64_t)j), HLO_CMP_EQ), &ps, 0, NULL);
+}
+
 /* collective_broadcast with a dynamic root: result k is member root[k]'s
  * k-th operand (zeros for a root outside the group). */
 static hlo_instruction_t *pick_member(expand_ctx_t *x, const hlo_instruction_t *in, int per, int k,
                                       const hlo_shape_t *rs) {
-  hlo_instruction_t *root = in->operands[in->operand_count - 1];
-  hlo_element_type_t t = root->shape.element_type;
-  hlo_instruction_t *at = reshape_to(x, slice_dim(x, root, 0, k, k + 1), 0, NULL);
+  hlo_instruction_t *at = dynamic_root(x, in, k);
   hlo_instruction_t *acc = splat(x, rs, 0, 0);
-  hlo_shape_t ps = with_type(rs, HLO_PRED);
-  for (int j = 0; j < in->attrs.group_size; j++) {
-    hlo_instruction_t *is = broadcast(x, compare(x, at, scalar(x, t, j, (uint64_t)j), HLO_CMP_EQ), &ps, 0, NULL);
-    acc = select_(x, is, member_operand(in, per, j, k), acc);
-  }
+  for (int j = 0; j < in->attrs.group_size; j++)
+    acc = select_(x, root_is(x, at, j, rs), member_operand(in, per, j, k), acc);
   return acc;
 }
 
@@ -2604,14 +2612,9 @@ static hlo_instruction_t *pick_member(expand_ctx_t *x, const hlo_instruction_t *
 static hlo_instruction_t *reduce_at_root(expand_ctx_t *x, const hlo_instruction_t *in, int per, int k,
                                          const hlo_shape_t *rs) {
   hlo_instruction_t *sum = fold_members(x, in, per, k);
-  if (!hlo_collective_has_dynamic_root(in)) return in->attrs.group_index == 0 ? sum : splat(x, rs, 0, 0);
-  hlo_instruction_t *root = in->operands[in->operand_count - 1];
-  hlo_element_type_t t = root->shape.element_type;
-  hlo_instruction_t *at = reshape_to(x, slice_dim(x, root, 0, k, k + 1), 0, NULL);
-  hlo_shape_t ps = with_type(rs, HLO_PRED);
-  uint64_t me = (uint64_t)in->attrs.group_index;
-  hlo_instruction_t *is = broadcast(x, compare(x, at, scalar(x, t, (double)me, me), HLO_CMP_EQ), &ps, 0, NULL);
-  return select_(x, is, sum, splat(x, rs, 0, 0));
+  int me = (int)in->attrs.group_index;
+  if (!hlo_collective_has_dynamic_root(in)) return me == 0 ? sum : splat(x, rs, 0, 0);
+  return select_(x, root_is(x, dynamic_root(x, in, k), me, rs), sum, splat(x, rs, 0, 0));
 }
 
 static vkhlo_status_t expand_linked_collective(expand_ctx_t *x, hlo_instruction_t *in, hlo_instruction_t **out) {

@@ -2671,10 +2671,8 @@ static void build_probe_check(parser_t *p, raw_op_t *r) {
     if (!strcmp(p->probes[i].id, r->probe_id)) found = &p->probes[i];
   if (!found) fail_at(p, r->loc, "no interpreter.probe with probe_id \"%s\"", r->probe_id);
   if (r->has_probe_iter || found->comp != p->scope->comp) {
-    p->err = VKHLO_UNIMPLEMENTED("%s:%d:%d: check.expect_serialized_eq of a value probed in "
-                                 "another region (per-iteration probes are not kept)",
-                                 p->file ? p->file : "<input>", r->loc.line, r->loc.col);
-    longjmp(p->jb, 1);
+    fail_code_at(p, VKHLO_STATUS_UNIMPLEMENTED, r->loc,
+                 "check.expect_serialized_eq of a value probed in another region (per-iteration probes are not kept)");
   }
   emit_check(p, r, HLO_CHECK_EXPECT_EQ, r->operands[0], found->value);
 }
@@ -2759,7 +2757,7 @@ static hlo_instruction_t *quant_param(parser_t *p, const hlo_quant_t *q, bool ze
   }
   int64_t dim = n;
   hlo_shape_t cs;
-  hlo_shape_init(&cs, wide ? HLO_F64 : HLO_F32, count > 1 || (count == 1 && q->axis >= 0) ? 1 : 0, &dim);
+  hlo_shape_init(&cs, wide ? HLO_F64 : HLO_F32, count && q->axis >= 0 ? 1 : 0, &dim); /* per axis: a vector */
   hlo_instruction_t *c = hlo_constant_create(p->m, &cs, data);
   if (!c || !hlo_computation_append(p->m, p->scope->comp, c)) out_of_memory(p);
   c->loc = loc;
@@ -2830,11 +2828,9 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
   for (int i = 0; i < r->operand_count; i++) any |= value_quant(p, r->operands[i]) != NULL;
   for (int k = 0; k < nres; k++) any |= types[k].quant != NULL;
   if (!any || op == HLO_OPCODE_CONSTANT) return false;
-  if (nres != 1 || r->region_count || op == HLO_OPCODE_CUSTOM_CALL || op == HLO_OPCODE_COMPOSITE) {
-    p->err = VKHLO_UNIMPLEMENTED("%s:%d:%d: %s on quantized values: only ops of one result and no region are "
-                                 "supported", p->file ? p->file : "<input>", r->loc.line, r->loc.col, r->name);
-    longjmp(p->jb, 1);
-  }
+  if (nres != 1 || r->region_count || op == HLO_OPCODE_CUSTOM_CALL || op == HLO_OPCODE_COMPOSITE)
+    fail_code_at(p, VKHLO_STATUS_UNIMPLEMENTED, r->loc,
+                 "%s on quantized values: only ops of one result and no region are supported", r->name);
   const hlo_quant_t *rq = types[0].quant;
   hlo_instruction_t *v = NULL;
   if (op == HLO_OPCODE_UNIFORM_QUANTIZE || op == HLO_OPCODE_UNIFORM_DEQUANTIZE ||
