@@ -83,7 +83,9 @@
  *    as a product's rhs, which the CPU GEMM kernel reads as integers and
  *    scales itself (codegen_gemm_scaled_operand).  And not a pad,
  *    reverse or concatenate into a product the GEMM kernels take
- *    (gemm_unreadable: their prologues are strided loads), nor anything
+ *    (gemm_unreadable: their prologues are strided loads), nor a
+ *    transpose that would split the product's contracting dimensions
+ *    (splits_contraction), nor anything
  *    into a convolution's lhs or rhs where a library conv kernel takes it
  *    (convolved: those kernels read plain parameters); either left the
  *    contraction to the per-element kernel.
@@ -430,6 +432,30 @@ static bool convolved(const fuser_t *f, const hlo_instruction_t *P) {
  * its own rows are whole words: the kernel reads the view element by
  * element, about 2x slower than the words of the stored slice. */
 #define GEMM_REREAD_MIN 16
+
+/* Whether the transpose P is read by a member product whose contracting
+ * dimensions of P are, in P's operand, not one run (hlo.h,
+ * hlo_shape_dims_contiguous): through P the GEMM kernels could not read
+ * them as one strided dimension and would leave the product to one
+ * invocation per output element; stored transposed they can. */
+static bool splits_contraction(const fuser_t *f, const hlo_instruction_t *P) {
+  const hlo_shape_t *src = &P->operands[0]->shape;
+  if (P->attrs.permutation.count != src->rank) return false;
+  for (int u = 0; u < P->user_count; u++) {
+    const hlo_instruction_t *U = P->users[u];
+    if (U->opcode != HLO_OPCODE_DOT_GENERAL || get_state(f, pos_of(U)) != ST_MEMBER || !codegen_gemm_types(U))
+      continue;
+    for (int k = 0; k < 2 && k < U->operand_count; k++) {
+      hlo_dims_t c = k ? U->attrs.rhs_contracting_dimensions : U->attrs.lhs_contracting_dimensions;
+      int64_t in_src[HLO_MAX_RANK];
+      if (U->operands[k] != P || c.count > HLO_MAX_RANK) continue;
+      for (int i = 0; i < c.count; i++) in_src[i] = P->attrs.permutation.data[c.data[i]];
+      if (!hlo_shape_dims_contiguous(src, in_src, c.count)) return true;
+    }
+  }
+  return false;
+}
+
 static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
   if (P->opcode == HLO_OPCODE_SLICE) { /* off its operand's words (see above) */
     int m = P->shape.rank - 1;
@@ -437,6 +463,9 @@ static bool gemm_unreadable(const fuser_t *f, const hlo_instruction_t *P) {
     int64_t start = P->attrs.start_indices.data[m], step = P->attrs.strides.count > m ? P->attrs.strides.data[m] : 1;
     bool aligned = step == 1 && start % 8 == 0 && P->operands[0]->shape.dimensions[m] % 8 == 0;
     if (aligned || P->shape.dimensions[m] % 8 != 0) return false;
+  } else if (P->opcode == HLO_OPCODE_TRANSPOSE) {
+    return f->dots > 0 && f->convs == 0 && f->target && f->target->gemm != CODEGEN_GEMM_OFF &&
+           splits_contraction(f, P);
   } else if (P->opcode != HLO_OPCODE_PAD && P->opcode != HLO_OPCODE_REVERSE &&
              P->opcode != HLO_OPCODE_CONCATENATE) {
     return false;

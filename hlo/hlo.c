@@ -223,6 +223,19 @@ bool hlo_shape_dims_equal_but_ones(const hlo_shape_t *a, const hlo_shape_t *b) {
   }
 }
 
+bool hlo_shape_dims_contiguous(const hlo_shape_t *shape, const int64_t *dims, int n) {
+  int64_t prev = -1;
+  for (int i = 0; i < n; i++) {
+    if (dims[i] < 0 || dims[i] >= shape->rank) return false;
+    if (shape->dimensions[dims[i]] == 1) continue;
+    if (prev >= 0 && dims[i] < prev) return false;
+    for (int64_t d = prev + 1; prev >= 0 && d < dims[i]; d++)
+      if (shape->dimensions[d] != 1) return false;
+    prev = dims[i];
+  }
+  return true;
+}
+
 bool hlo_shape_equal(const hlo_shape_t *a, const hlo_shape_t *b) {
   if (a->element_type != b->element_type) return false;
   if (a->element_type == HLO_TUPLE) {

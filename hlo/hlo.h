@@ -108,6 +108,11 @@ bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b);
  * reshape between them keeps every element's row-major position and each
  * row's elements (e.g. 128x3072 and 1x128x3072). */
 bool hlo_shape_dims_equal_but_ones(const hlo_shape_t *a, const hlo_shape_t *b);
+/* Whether dimensions |dims| (n of them, in that order) of the row-major
+ * array |shape| make one run: ascending, with only dimensions of extent 1
+ * between them (those of extent 1 in |dims| skipped); such dimensions,
+ * flattened, are one strided dimension (a GEMM's contracting dimensions). */
+bool hlo_shape_dims_contiguous(const hlo_shape_t *shape, const int64_t *dims, int n);
 /* Writes "tensor<2x3xf32>" (or "tuple<...>") into |buf| (always NUL-terminated). */
 void hlo_shape_to_string(const hlo_shape_t *shape, char *buf, size_t buf_size);
 

@@ -343,14 +343,61 @@ static void two_contracting(void **state) {
 }
 
 /* contracting dimensions paired in an order the rhs strides cannot merge:
- * the elemental path (and still right) */
-static void unmergeable_falls_back(void **state) {
+ * the pairs reordered and the smaller operand transposed
+ * (codegen/simplify.c, contracting_runs), then the GEMM kernel */
+static void paired_contracting_transposed(void **state) {
   check(state,
         "func.func @main(%a: tensor<4x6x9xf32>, %b: tensor<6x4x10xf32>) -> tensor<9x10xf32> {\n"
         "  %c = stablehlo.dot_general %a, %b, contracting_dims = [0, 1] x [1, 0] :"
         " (tensor<4x6x9xf32>, tensor<6x4x10xf32>) -> tensor<9x10xf32>\n"
         "  return %c : tensor<9x10xf32>\n}\n",
-        false, 24);
+        true, 24);
+}
+
+/* contracting dimensions with a free one between them in the lhs and a
+ * batch one between them in the rhs, paired in the other order: both
+ * operands transposed, the batch dimension renumbered.  Checked against
+ * sums computed here (the rewrite is upstream of every mode). */
+static void scattered_contracting(void **state) {
+  fixture_t *f = *state;
+  float *out[MODES], *in[2] = {NULL, NULL};
+  int nin = 2;
+  size_t n = 0;
+  run_modes(f,
+            "func.func @main(%a: tensor<3x5x2x4xf32>, %b: tensor<4x2x3x7xf32>) -> tensor<2x5x7xf32> {\n"
+            "  %c = stablehlo.dot_general %a, %b, batching_dims = [2] x [1], contracting_dims = [3, 0] x [0, 2] :"
+            " (tensor<3x5x2x4xf32>, tensor<4x2x3x7xf32>) -> tensor<2x5x7xf32>\n"
+            "  return %c : tensor<2x5x7xf32>\n}\n",
+            true, out, &n, in, &nin);
+  assert_int_equal(n, 2 * 5 * 7);
+  assert_int_equal(nin, 2);
+  float want[2 * 5 * 7];
+  for (int bt = 0; bt < 2; bt++)
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 7; j++) {
+        double s = 0; /* a[p, i, bt, q] * b[q, bt, p, j] */
+        for (int p = 0; p < 3; p++)
+          for (int q = 0; q < 4; q++)
+            s += (double)in[0][((p * 5 + i) * 2 + bt) * 4 + q] * in[1][((q * 2 + bt) * 3 + p) * 7 + j];
+        want[(bt * 5 + i) * 7 + j] = (float)s;
+      }
+  for (int m = 0; m < MODES; m++) assert_close(out[m], want, n, 12, mode_env[m] ? mode_env[m] : "default");
+  for (int m = 0; m < MODES; m++) free(out[m]);
+  free(in[0]);
+  free(in[1]);
+}
+
+/* a transpose that would leave the product's contracting dimensions apart
+ * in its operand: stored transposed instead of fused (codegen/fusion.c,
+ * splits_contraction), then the GEMM kernel */
+static void transposed_contracting_stored(void **state) {
+  check(state,
+        "func.func @main(%a: tensor<9x4x6xf32>, %b: tensor<10x6x4xf32>) -> tensor<9x10xf32> {\n"
+        "  %t = stablehlo.transpose %b, dims = [0, 2, 1] : (tensor<10x6x4xf32>) -> tensor<10x4x6xf32>\n"
+        "  %c = stablehlo.dot_general %a, %t, contracting_dims = [1, 2] x [1, 2] :"
+        " (tensor<9x4x6xf32>, tensor<10x4x6xf32>) -> tensor<9x10xf32>\n"
+        "  return %c : tensor<9x10xf32>\n}\n",
+        true, 24);
 }
 
 /* attention's output projection: the heads' results [b, h, d, m] transposed
@@ -1604,7 +1651,8 @@ int main(void) {
       cmocka_unit_test(odd_33x65x17),       cmocka_unit_test(words_24x40x48),
       cmocka_unit_test(wide_70x200x64),     cmocka_unit_test(batched),
       cmocka_unit_test(permuted_dims),      cmocka_unit_test(two_contracting),
-      cmocka_unit_test(unmergeable_falls_back), cmocka_unit_test(fused_epilogue),
+      cmocka_unit_test(paired_contracting_transposed), cmocka_unit_test(fused_epilogue),
+      cmocka_unit_test(scattered_contracting), cmocka_unit_test(transposed_contracting_stored),
       cmocka_unit_test(dynamic_sliced_operands),
       cmocka_unit_test(fused_epilogue_words), cmocka_unit_test(two_results_words),
       cmocka_unit_test(scores_transposed_rhs), cmocka_unit_test(scores_rhs_words_along_k),
