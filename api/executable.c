@@ -320,6 +320,7 @@ static void dump_sequence(FILE *f, const vkhlo_executable_t *exe, const exe_sequ
       case EXE_THUNK_COPY:
         fprintf(f, "copy %d -> %d bytes=%llu", t->src, t->dst, (unsigned long long)t->size_bytes);
         if (t->src_stride) fprintf(f, " from +%llu per iteration", (unsigned long long)t->src_stride);
+        if (t->dst_offset) fprintf(f, " into +%llu", (unsigned long long)t->dst_offset);
         fprintf(f, "\n");
         break;
       case EXE_THUNK_WHILE:

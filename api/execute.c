@@ -132,9 +132,9 @@ static void resolve(run_t *r, int id, vkrt_buffer_t **out_buffer, uint64_t *out_
   *out_size = b->size_bytes;
 }
 
-static access_t buffer_access(const run_t *r, int id, uint64_t size, bool write) {
+static access_t buffer_access(const run_t *r, int id, uint64_t offset, uint64_t size, bool write) {
   const exe_buffer_t *b = &r->exe->buffers[storage_of(r, id)];
-  access_t a = {b->allocation, b->offset_bytes, b->offset_bytes + size, write};
+  access_t a = {b->allocation, b->offset_bytes + offset, b->offset_bytes + offset + size, write};
   return a;
 }
 
@@ -275,7 +275,7 @@ static vkhlo_status_t read_selector(run_t *r, int id, int64_t *out) {
   uint64_t off, size;
   resolve(r, id, &buf, &off, &size);
   int32_t v = 0;
-  VKHLO_RETURN_IF_ERROR(read_back(r, buf, off, 4, buffer_access(r, id, 4, false), &r->exe->readback, 16, &v));
+  VKHLO_RETURN_IF_ERROR(read_back(r, buf, off, 4, buffer_access(r, id, 0, 4, false), &r->exe->readback, 16, &v));
   if (!r->counting) *out = v;
   return NULL;
 }
@@ -289,7 +289,7 @@ static vkhlo_status_t record_dispatch(run_t *r, const exe_thunk_t *t) {
   access_t accesses[MAX_BINDINGS];
   for (int b = 0; b < t->binding_count; b++) {
     resolve(r, t->bindings[b], &bindings[b].buffer, &bindings[b].offset_bytes, &bindings[b].size_bytes);
-    accesses[b] = buffer_access(r, t->bindings[b], exe->buffers[t->bindings[b]].size_bytes, b >= t->input_count);
+    accesses[b] = buffer_access(r, t->bindings[b], 0, exe->buffers[t->bindings[b]].size_bytes, b >= t->input_count);
   }
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, t->binding_count));
@@ -310,27 +310,33 @@ typedef struct copy_range {
   uint64_t src_offset, dst_offset, size;
 } copy_range_t;
 
-static vkhlo_status_t copy_range(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size, copy_range_t *out) {
+static vkhlo_status_t copy_range(run_t *r, int src, uint64_t src_offset, int dst, uint64_t dst_offset, uint64_t size,
+                                 copy_range_t *out) {
   uint64_t ss, ds;
   resolve(r, src, &out->src, &out->src_offset, &ss);
   resolve(r, dst, &out->dst, &out->dst_offset, &ds);
-  if (src_offset > ss) return VKHLO_INTERNAL("copy from offset %llu of a %llu-byte buffer", (unsigned long long)src_offset,
-                                             (unsigned long long)ss);
+  if (src_offset > ss || dst_offset > ds)
+    return VKHLO_INTERNAL("copy from offset %llu of a %llu-byte buffer to offset %llu of a %llu-byte one",
+                          (unsigned long long)src_offset, (unsigned long long)ss, (unsigned long long)dst_offset,
+                          (unsigned long long)ds);
   out->src_offset += src_offset;
+  out->dst_offset += dst_offset;
   ss -= src_offset;
+  ds -= dst_offset;
   if (size > ss) size = ss;
   if (size > ds) size = ds;
   out->size = size;
   return NULL;
 }
 
-/* |size| bytes of buffer |src| from |src_offset| into buffer |dst|: a copy
- * command, or inside a batched loop a dispatch of the word-copy kernel
- * (see "Batched iterations"). */
-static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int dst, uint64_t size) {
+/* |size| bytes of buffer |src| from |src_offset| into buffer |dst| from
+ * |dst_offset|: a copy command, or inside a batched loop a dispatch of the
+ * word-copy kernel (see "Batched iterations"). */
+static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int dst, uint64_t dst_offset, uint64_t size) {
   copy_range_t c;
-  VKHLO_RETURN_IF_ERROR(copy_range(r, src, src_offset, dst, size, &c));
-  access_t accesses[2] = {buffer_access(r, src, c.size, false), buffer_access(r, dst, c.size, true)};
+  VKHLO_RETURN_IF_ERROR(copy_range(r, src, src_offset, dst, dst_offset, size, &c));
+  access_t accesses[2] = {buffer_access(r, src, src_offset, c.size, false),
+                          buffer_access(r, dst, dst_offset, c.size, true)};
   VKHLO_RETURN_IF_ERROR(ensure_recording(r));
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   if (r->counting) return NULL;
@@ -348,7 +354,7 @@ static vkhlo_status_t copy_buffer(run_t *r, int src, uint64_t src_offset, int ds
 }
 
 static vkhlo_status_t record_copy(run_t *r, const exe_thunk_t *t) {
-  return copy_buffer(r, t->src, t->src_stride * (uint64_t)r->iteration, t->dst, t->size_bytes);
+  return copy_buffer(r, t->src, t->src_stride * (uint64_t)r->iteration, t->dst, t->dst_offset, t->size_bytes);
 }
 
 /* After an iteration of |t|: each rotate pair's S and V trade storage. */
@@ -375,7 +381,7 @@ static vkhlo_status_t settle_state(run_t *r, const exe_thunk_t *t) {
     if (r->storage[S] == S) continue;
     r->storage[S] = S;
     r->storage[V] = V;
-    VKHLO_RETURN_IF_ERROR(copy_buffer(r, V, 0, S, r->exe->buffers[S].size_bytes)); /* what the state was in */
+    VKHLO_RETURN_IF_ERROR(copy_buffer(r, V, 0, S, 0, r->exe->buffers[S].size_bytes)); /* what the state was in */
   }
   return NULL;
 }
@@ -488,7 +494,7 @@ static bool whole_word_copies(run_t *r, const exe_sequence_t *seq) {
     const exe_thunk_t *t = &seq->thunks[i];
     if (t->kind != EXE_THUNK_COPY) continue;
     copy_range_t c;
-    vkhlo_status_t st = copy_range(r, t->src, 0, t->dst, t->size_bytes, &c);
+    vkhlo_status_t st = copy_range(r, t->src, 0, t->dst, t->dst_offset, t->size_bytes, &c);
     if (st) {
       vkhlo_status_free(st);
       return false;
@@ -529,7 +535,7 @@ static vkhlo_status_t record_gate(run_t *r, const exe_thunk_t *t, uint32_t i) {
   vkrt_binding_t bindings[2];
   resolve(r, t->pred_buffer, &bindings[0].buffer, &bindings[0].offset_bytes, &bindings[0].size_bytes);
   bindings[1] = (vkrt_binding_t){exe->loop_gates, 0, vkrt_buffer_size(exe->loop_gates)};
-  access_t accesses[2] = {buffer_access(r, t->pred_buffer, 4, false), {GATES, 4 * (uint64_t)i, 4 * (uint64_t)i + 8, true}};
+  access_t accesses[2] = {buffer_access(r, t->pred_buffer, 0, 4, false), {GATES, 4 * (uint64_t)i, 4 * (uint64_t)i + 8, true}};
   VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
   r->thunks_recorded++;
   static const uint32_t one_group[3] = {1, 1, 1};
@@ -692,7 +698,7 @@ static vkhlo_status_t record_result_copies(run_t *r, bool after_submission) {
     vkrt_buffer_t *src;
     uint64_t off, size;
     resolve(r, exe->result_buffers[i], &src, &off, &size);
-    access_t accesses[2] = {buffer_access(r, exe->result_buffers[i], n, false), {-1 - i, 0, n, true}};
+    access_t accesses[2] = {buffer_access(r, exe->result_buffers[i], 0, n, false), {-1 - i, 0, n, true}};
     VKHLO_RETURN_IF_ERROR(order_after_pending(r, accesses, 2));
     if (!r->counting) VKHLO_RETURN_IF_ERROR(vkrt_cmd_copy(r->cmd, src, off, r->results[i]->buffer, 0, n));
     r->result_copies++;

@@ -180,9 +180,11 @@ typedef struct exe_thunk {
   int window_kernel, window_input;
   /* copy (whole-buffer prefix of size_bytes); with src_stride, in the
    * body of a counted loop: from src_stride * t bytes into src at
-   * iteration t (a counter table, api/lower.c) */
+   * iteration t (a counter table, api/lower.c); with dst_offset, into dst
+   * from that byte (a piece of a value larger than a binding, api/lower.c,
+   * lower_split_concatenate; never inside a loop) */
   int src, dst;
-  uint64_t size_bytes, src_stride;
+  uint64_t size_bytes, src_stride, dst_offset;
   /* while: run cond; read pred_buffer; if true run body and repeat.  With
    * has_trip_count (the loop's known_trip_count, codegen/trip_count.c):
    * run body trip_count times, never the cond, nothing read back. */

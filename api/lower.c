@@ -208,7 +208,7 @@ static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_in
 static bool batchable_sequence(const exe_sequence_t *seq) {
   for (int i = 0; seq && i < seq->count; i++) {
     const exe_thunk_t *t = &seq->thunks[i];
-    if (t->kind != EXE_THUNK_DISPATCH && !(t->kind == EXE_THUNK_COPY && !t->src_stride)) return false;
+    if (t->kind != EXE_THUNK_DISPATCH && !(t->kind == EXE_THUNK_COPY && !t->src_stride && !t->dst_offset)) return false;
   }
   return true;
 }
@@ -675,6 +675,43 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
   return NULL;
 }
 
+/* A concatenate larger than one binding may be (maxStorageBufferRange)
+ * whose operands are consecutive byte ranges of it (every dimension before
+ * the concatenated one of extent 1): no kernel could bind it, so each
+ * operand is copied into its place (the pieces a value too large for a
+ * binding is computed in, codegen/expand.c, "values larger than a
+ * binding").  False for any other instruction. */
+static bool is_split_concatenate(const lowering_t *l, const hlo_instruction_t *instr) {
+  if (instr->opcode != HLO_OPCODE_CONCATENATE || hlo_shape_is_tuple(&instr->shape) || !l->target ||
+      !l->target->max_storage_buffer_range || hlo_shape_size_bytes(&instr->shape) <= l->target->max_storage_buffer_range)
+    return false;
+  const hlo_shape_t *s = &instr->shape;
+  size_t es = hlo_element_type_size_bytes(s->element_type);
+  if (es == 0 || (int)(8 * es) != hlo_element_type_bit_width(s->element_type)) return false;
+  for (int d = 0; d < instr->attrs.dimension && d < s->rank; d++)
+    if (s->dimensions[d] != 1) return false;
+  return true;
+}
+
+static vkhlo_status_t lower_split_concatenate(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
+                                              exe_sequence_t *seq, value_bufs_t *out) {
+  VKHLO_RETURN_IF_ERROR(lowering_new_value(l, &instr->shape, instr->name, out));
+  uint64_t at = 0;
+  for (int k = 0; k < instr->operand_count; k++) {
+    int src = -1;
+    VKHLO_RETURN_IF_ERROR(lowering_single_buffer(env, instr, instr->operands[k], &src));
+    uint64_t bytes = hlo_shape_size_bytes(&instr->operands[k]->shape);
+    if (bytes) {
+      VKHLO_RETURN_IF_ERROR(add_copy(l, seq, src, out->ids[0]));
+      exe_thunk_t *t = &seq->thunks[seq->count - 1];
+      t->size_bytes = bytes;
+      t->dst_offset = at;
+    }
+    at += bytes;
+  }
+  return NULL;
+}
+
 static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_instruction_t *instr,
                                         const value_bufs_t *params, exe_sequence_t *seq,
                                         bool is_entry) {
@@ -746,6 +783,7 @@ static vkhlo_status_t lower_instruction(lowering_t *l, env_t *env, const hlo_ins
           return alias_value(l->exe->allocator, out, 1, &v);
         }
       }
+      if (is_split_concatenate(l, instr)) return lower_split_concatenate(l, env, instr, seq, out);
       int a = exe_alias_operand(instr);
       if (a >= 0) { /* the same bytes: no dispatch, the operand's buffer */
         int id = -1;

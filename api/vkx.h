@@ -106,7 +106,8 @@
 #include "api/internal.h"
 
 #define VKX_MAGIC "VKHLOVKX"
-#define VKX_VERSION 4u /* 3: while loops carry their trip count; 4: and their gate kernels */
+#define VKX_VERSION 5u /* 3: while loops carry their trip count; 4: and their gate kernels; 5: copies their
+                           destination offset */
 #define VKX_HEADER_BYTES 48u
 #define VKX_SECTION_COUNT 10u
 #define VKX_MAX_DEPTH 32

@@ -400,6 +400,7 @@ static void read_thunk(cursor_t *c, vkhlo_executable_t *exe, exe_thunk_t *t) {
       t->dst = i32(c, "copy dst");
       t->size_bytes = u64(c, "copy size");
       t->src_stride = u64(c, "copy src stride");
+      t->dst_offset = u64(c, "copy dst offset");
       return;
     case EXE_THUNK_WHILE:
       t->pred_buffer = i32(c, "while pred");
@@ -535,7 +536,8 @@ static void check_sequence(validator_t *v, const exe_sequence_t *seq, int64_t tr
       }
       case EXE_THUNK_COPY:
         if (buffer_ok(v, t->src, "copy source") && buffer_ok(v, t->dst, "copy destination") &&
-            (t->size_bytes > exe->buffers[t->src].size_bytes || t->size_bytes > exe->buffers[t->dst].size_bytes))
+            (t->size_bytes > exe->buffers[t->src].size_bytes || t->dst_offset > exe->buffers[t->dst].size_bytes ||
+             t->size_bytes > exe->buffers[t->dst].size_bytes - t->dst_offset))
           invalid(v, "copy of %llu bytes exceeds its buffers", (unsigned long long)t->size_bytes);
         else if (t->src_stride && (trips < 1 || t->src_stride > exe->buffers[t->src].size_bytes ||
                                    (uint64_t)(trips - 1) > (exe->buffers[t->src].size_bytes - t->size_bytes) / t->src_stride))

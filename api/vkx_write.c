@@ -98,6 +98,7 @@ static void put_sequence(writer_t *w, const exe_sequence_t *seq) {
         put_i32(w, t->dst);
         put_u64(w, t->size_bytes);
         put_u64(w, t->src_stride);
+        put_u64(w, t->dst_offset);
         break;
       case EXE_THUNK_WHILE:
         put_i32(w, t->pred_buffer);

@@ -4327,20 +4327,28 @@ static hlo_instruction_t *expand_long_scatter(expand_ctx_t *x, hlo_instruction_t
 
 static uint32_t binding_range(const expand_ctx_t *x) { return x->target ? x->target->max_storage_buffer_range : 0; }
 
-/* The rows of |in| (an array, dimension 0 split) per piece, or 0 when
+/* The dimension an array of shape |s| is split along: its first of extent
+ * more than 1, so that the pieces are consecutive bytes of it (-1: none). */
+static int piece_dimension(const hlo_shape_t *s) {
+  for (int d = 0; d < s->rank; d++)
+    if (s->dimensions[d] > 1) return d;
+  return -1;
+}
+
+/* The rows of |in| (an array, split along piece_dimension) per piece, or 0 when
  * |in| fits a binding or cannot be split so. */
 static int64_t rows_per_piece(const expand_ctx_t *x, const hlo_instruction_t *in) {
   uint64_t range = binding_range(x), bytes = hlo_shape_size_bytes(&in->shape);
   const hlo_shape_t *s = &in->shape;
   size_t es = hlo_element_type_size_bytes(s->element_type);
-  if (!range || hlo_shape_is_tuple(s) || bytes <= range || s->rank < 1 || s->dimensions[0] < 2 || es == 0 ||
-      (int)(8 * es) != hlo_element_type_bit_width(s->element_type))
+  int d = hlo_shape_is_tuple(s) ? -1 : piece_dimension(s);
+  if (!range || d < 0 || bytes <= range || es == 0 || (int)(8 * es) != hlo_element_type_bit_width(s->element_type))
     return 0;
   /* a piece converted to 32 bits (f16 weights used as f32) must fit too */
-  uint64_t row = bytes / (uint64_t)s->dimensions[0], rows = range / (row / es * (es < 4 ? 4 : es)), step = 1;
+  uint64_t row = bytes / (uint64_t)s->dimensions[d], rows = range / (row / es * (es < 4 ? 4 : es)), step = 1;
   while ((row * step) % 256) step++; /* piece offsets: multiples of 256 bytes */
   rows -= rows % step;
-  return rows >= 1 && (int64_t)rows < s->dimensions[0] ? (int64_t)rows : 0;
+  return rows >= 1 && (int64_t)rows < s->dimensions[d] ? (int64_t)rows : 0;
 }
 
 static bool is_oversized_parameter(const expand_ctx_t *x, const hlo_instruction_t *in) {
@@ -4348,7 +4356,8 @@ static bool is_oversized_parameter(const expand_ctx_t *x, const hlo_instruction_
 }
 
 static hlo_instruction_t *expand_oversized_parameter(expand_ctx_t *x, hlo_instruction_t *in) {
-  int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[0];
+  int d = piece_dimension(&in->shape);
+  int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[d];
   if (!keep(x, in)) return NULL;
   int count = (int)((n + rows - 1) / rows);
   hlo_instruction_t **pieces = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)count);
@@ -4356,8 +4365,8 @@ static hlo_instruction_t *expand_oversized_parameter(expand_ctx_t *x, hlo_instru
     x->failed = true;
     return NULL;
   }
-  for (int i = 0; i < count; i++) pieces[i] = slice_dim(x, in, 0, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
-  return concat(x, count, pieces, 0);
+  for (int i = 0; i < count; i++) pieces[i] = slice_dim(x, in, d, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
+  return concat(x, count, pieces, d);
 }
 
 /* A concatenate larger than a binding (of an oversized parameter's
@@ -4481,11 +4490,111 @@ static hlo_instruction_t *expand_over_split_value(expand_ctx_t *x, hlo_instructi
   return distribute_dot(x, in, k, in->operands[k]);
 }
 
+/* Results larger than a binding.  An array computed by an elementwise op,
+ * a broadcast_in_dim, a transpose or a dot_general, larger than a binding
+ * may be, is
+ * computed in pieces along its piece_dimension instead (rows_per_piece
+ * rows each, consecutive bytes of it), each from the matching rows of the
+ * operands that have them (the matching piece where an operand is itself
+ * split so), and the pieces concatenated.  That concatenate is never a
+ * kernel's output (codegen/fusion.c, root_fusible): lowering copies the
+ * pieces into its buffer (api/lower.c, lower_split_concatenate), and its
+ * users read it piece by piece, fused (a reduce of the logits), or are
+ * split in turn (the rest of a softmax over them).  GPT-2's logits at
+ * sequence 1024 (1024 x 50257 f32, 206 MB) on lavapipe's 128 MiB binding
+ * were refused before.  Entry computation only. */
+
+static bool is_oversized_result(const expand_ctx_t *x, const hlo_instruction_t *in) {
+  if (x->c != x->m->entry_computation || hlo_shape_is_tuple(&in->shape) || in->called_count > 0 ||
+      rows_per_piece(x, in) <= 0)
+    return false;
+  if (in->opcode == HLO_OPCODE_DOT_GENERAL)
+    return in->operand_count == 2 && in->attrs.lhs_batching_dimensions.count == in->attrs.rhs_batching_dimensions.count;
+  if (in->opcode == HLO_OPCODE_BROADCAST_IN_DIM || in->opcode == HLO_OPCODE_TRANSPOSE) return in->operand_count == 1;
+  if (!hlo_opcode_is_elementwise(in->opcode) || in->operand_count < 1) return false;
+  for (int k = 0; k < in->operand_count; k++) /* operands of the result's dimensions, or scalars */
+    if (in->operands[k]->shape.rank != 0 && !hlo_shape_compatible_dims(&in->operands[k]->shape, &in->shape))
+      return false;
+  return true;
+}
+
+/* Rows [lo, hi) of |v| along |d|: the operand of a concatenate along |d|
+ * that is exactly those rows, else a slice. */
+static hlo_instruction_t *rows_along(expand_ctx_t *x, hlo_instruction_t *v, int d, int64_t lo, int64_t hi) {
+  if (lo == 0 && hi == v->shape.dimensions[d]) return v;
+  if (v->opcode == HLO_OPCODE_CONCATENATE && v->attrs.dimension == d)
+    for (int64_t i = 0, at = 0; i < v->operand_count; at += v->operands[i]->shape.dimensions[d], i++)
+      if (at == lo && at + v->operands[i]->shape.dimensions[d] == hi) return v->operands[i];
+  return slice_dim(x, v, d, lo, hi);
+}
+
+/* The dimension of dot_general |in|'s operand k that its result dimension
+ * |d| comes from, or -1. */
+static int dot_source_dimension(const hlo_instruction_t *in, int d, int k) {
+  const hlo_attrs_t *a = &in->attrs;
+  int nb = a->lhs_batching_dimensions.count;
+  if (d < nb) return (int)(k ? a->rhs_batching_dimensions : a->lhs_batching_dimensions).data[d];
+  hlo_dims_t b = k ? a->rhs_batching_dimensions : a->lhs_batching_dimensions;
+  hlo_dims_t c = k ? a->rhs_contracting_dimensions : a->lhs_contracting_dimensions;
+  int lhs_free = in->operands[0]->shape.rank - nb - a->lhs_contracting_dimensions.count;
+  int j = d - nb - (k ? lhs_free : 0); /* its place among operand k's free dimensions */
+  if (j < 0 || (!k && j >= lhs_free)) return -1;
+  for (int e = 0; e < in->operands[k]->shape.rank; e++)
+    if (!hlo_dims_contains(b, e) && !hlo_dims_contains(c, e) && j-- == 0) return e;
+  return -1;
+}
+
+/* |in| computed for rows [lo, hi) of its result along |d|. */
+static hlo_instruction_t *result_rows(expand_ctx_t *x, hlo_instruction_t *in, int d, int64_t lo, int64_t hi) {
+  hlo_instruction_t **ops = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)in->operand_count);
+  if (!ops) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int k = 0; k < in->operand_count; k++) {
+    hlo_instruction_t *v = in->operands[k];
+    int e = -1; /* the operand's dimension of those rows */
+    if (in->opcode == HLO_OPCODE_DOT_GENERAL) e = dot_source_dimension(in, d, k);
+    else if (in->opcode == HLO_OPCODE_BROADCAST_IN_DIM) {
+      for (int j = 0; j < in->attrs.broadcast_dimensions.count; j++)
+        if (in->attrs.broadcast_dimensions.data[j] == d && v->shape.dimensions[j] == in->shape.dimensions[d]) e = j;
+    } else if (in->opcode == HLO_OPCODE_TRANSPOSE) {
+      e = (int)in->attrs.permutation.data[d];
+    } else if (v->shape.rank) {
+      e = d;
+    }
+    ops[k] = e >= 0 ? rows_along(x, v, e, lo, hi) : v;
+    if (!ops[k]) return NULL;
+  }
+  hlo_shape_t s = in->shape;
+  s.dimensions[d] = hi - lo;
+  s = array_shape(s.element_type, s.rank, s.dimensions);
+  hlo_instruction_t *r = hlo_instruction_create(x->m, in->opcode, &s, in->operand_count, ops);
+  if (r) r->attrs = in->attrs;
+  return place(x, r); /* a piece of a product may be split along k in turn */
+}
+
+static hlo_instruction_t *expand_oversized_result(expand_ctx_t *x, hlo_instruction_t *in) {
+  int d = piece_dimension(&in->shape);
+  int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[d];
+  int count = (int)((n + rows - 1) / rows);
+  hlo_instruction_t **pieces = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)count);
+  if (!pieces) {
+    x->failed = true;
+    return NULL;
+  }
+  for (int i = 0; i < count; i++) {
+    pieces[i] = result_rows(x, in, d, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
+    if (!pieces[i]) return NULL;
+  }
+  return concat(x, count, pieces, d);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
   dot_numbers_t dn;
-  if (is_oversized_parameter(x, in) || is_over_split_value(x, in)) return true;
+  if (is_oversized_parameter(x, in) || is_over_split_value(x, in) || is_oversized_result(x, in)) return true;
   switch (in->opcode) {
     case HLO_OPCODE_DOT:
     case HLO_OPCODE_DOT_GENERAL: return split_k_parts(x, in, &dn) >= 2;
@@ -4542,6 +4651,10 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
   x->loc = in->loc;
   if (is_oversized_parameter(x, in)) {
     *out = expand_oversized_parameter(x, in);
+    return NULL;
+  }
+  if (is_oversized_result(x, in)) { /* first: a product's pieces may then be distributed */
+    *out = expand_oversized_result(x, in);
     return NULL;
   }
   if (is_over_split_value(x, in)) {

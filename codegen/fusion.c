@@ -179,11 +179,16 @@ static bool op_fusible(const fuser_t *f, const hlo_instruction_t *in) {
 }
 
 static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in);
+static bool is_unbindable_concatenate(const fuser_t *f, const hlo_instruction_t *in);
 
 /* Can |in| be a cluster's root?  Tuple-shaped only for variadic reduce /
- * reduce_window, whose results share dimensions. */
+ * reduce_window, whose results share dimensions.  Not a concatenate larger
+ * than a binding may be (maxStorageBufferRange): no kernel could bind it;
+ * lowering copies its operands, the pieces of a value too large for one
+ * binding (codegen/expand.c), into place (api/lower.c). */
 static bool root_fusible(const fuser_t *f, const hlo_instruction_t *in) {
   if (!op_fusible(f, in) || !shape_fusible(&in->shape) || reads_unbindable(f, in)) return false;
+  if (is_unbindable_concatenate(f, in)) return false;
   for (int k = 0; k < in->operand_count; k++)
     if (!shape_fusible(&in->operands[k]->shape)) return false;
   if (hlo_shape_is_tuple(&in->shape)) {
@@ -310,6 +315,11 @@ static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in) {
       return true;
   }
   return false;
+}
+
+static bool is_unbindable_concatenate(const fuser_t *f, const hlo_instruction_t *in) {
+  uint32_t range = f->target ? f->target->max_storage_buffer_range : 0;
+  return in->opcode == HLO_OPCODE_CONCATENATE && range && hlo_shape_size_bytes(&in->shape) > range;
 }
 
 static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f->state[p] : ST_NONE; }
@@ -545,6 +555,8 @@ static bool decide(fuser_t *f, int p, int member_count, int outputs, int *ext) {
       return false;
   } else if (contr && !is_index_only(f, P) && !codegen_gemm_scaled_operand(f->target, P)) {
     return false; /* (integer weights times their scale: read so by the GEMM) */
+  } else if (is_unbindable_concatenate(f, P)) {
+    /* never stored by a kernel: each user reads its pieces */
   } else if (contr && gemm_unreadable(f, P)) {
     return false; /* stored once: the GEMM kernel then reads it by strides */
   } else if (!excl && full_size_reads(f, P) > 1) {

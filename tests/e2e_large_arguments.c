@@ -14,8 +14,17 @@
  * the largest magnitude, and the table itself as a result (kept whole: a
  * copy, which no binding limits).  The split executable also survives a .vkx
  * round trip (views at their offsets), and a larger value made and
- * consumed inside one kernel still fuses.  The validation layer is on
- * throughout and must stay silent.
+ * consumed inside one kernel still fuses.
+ *
+ * Results and intermediates larger than a binding (codegen/expand.c,
+ * "results larger than a binding"): computed in pieces of rows that
+ * lowering copies into place.  On the 64 KiB context a softmax over 64 x
+ * 1000 f32 logits of a product (256 KB, the probabilities a result, the
+ * row maxima another), their sum with the logits, and a transposed table
+ * as a result compile and match the default context (within 1e-6 of the
+ * largest magnitude; the transpose bit for bit), also after a .vkx round
+ * trip (the copies' offsets).  The validation layer is on throughout and
+ * must stay silent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,10 +185,95 @@ static void intermediates_fuse(void **state) {
   vkhlo_context_destroy(small);
 }
 
+static const char results_program[] =
+    "func.func @main(%h: tensor<64x16xf32>, %w: tensor<16x1000xf32>, %t: tensor<1000x64xf32>)\n"
+    "    -> (tensor<64x1000xf32>, tensor<64xf32>, tensor<64x1000xf32>, tensor<64x1000xf32>) {\n"
+    "  %l = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x16xf32>, tensor<16x1000xf32>)\n"
+    "    -> tensor<64x1000xf32>\n"
+    "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %m = stablehlo.reduce(%l init: %ninf) applies stablehlo.maximum across dimensions = [1]"
+    " : (tensor<64x1000xf32>, tensor<f32>) -> tensor<64xf32>\n"
+    "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x1000xf32>\n"
+    "  %d = stablehlo.subtract %l, %mb : tensor<64x1000xf32>\n"
+    "  %e = stablehlo.exponential %d : tensor<64x1000xf32>\n"
+    "  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1]"
+    " : (tensor<64x1000xf32>, tensor<f32>) -> tensor<64xf32>\n"
+    "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x1000xf32>\n"
+    "  %p = stablehlo.divide %e, %sb : tensor<64x1000xf32>\n"
+    "  %q = stablehlo.add %p, %l : tensor<64x1000xf32>\n"
+    "  %tt = stablehlo.transpose %t, dims = [1, 0] : (tensor<1000x64xf32>) -> tensor<64x1000xf32>\n"
+    "  return %p, %m, %q, %tt : tensor<64x1000xf32>, tensor<64xf32>, tensor<64x1000xf32>, tensor<64x1000xf32>\n"
+    "}\n";
+
+/* Results of |exe| on seeded arguments (uniform in [-1, 1)), as floats. */
+static void run_results(vkhlo_context_t *ctx, vkhlo_executable_t *exe, float **out) {
+  enum { N = 3 };
+  vkhlo_buffer_t *args[N], *res[4];
+  uint32_t seed = 5;
+  for (int k = 0; k < N; k++) {
+    vkhlo_tensor_type_t t;
+    expect_ok(vkhlo_executable_parameter_type(exe, k, &t));
+    int64_t n = vkhlo_tensor_type_element_count(&t);
+    float *data = malloc((size_t)n * sizeof(float));
+    assert_non_null(data);
+    for (int64_t i = 0; i < n; i++) data[i] = (float)test_uniform(&seed);
+    expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[k]));
+    free(data);
+  }
+  assert_int_equal(vkhlo_executable_result_count(exe), 4);
+  expect_ok(vkhlo_executable_execute(exe, N, args, 4, res));
+  for (int r = 0; r < 4; r++) {
+    vkhlo_tensor_type_t t;
+    vkhlo_buffer_type(res[r], &t);
+    size_t bytes = (size_t)vkhlo_tensor_type_size_bytes(&t);
+    out[r] = malloc(bytes);
+    assert_non_null(out[r]);
+    expect_ok(vkhlo_buffer_read(res[r], out[r], bytes));
+    vkhlo_buffer_destroy(res[r]);
+  }
+  for (int k = 0; k < N; k++) vkhlo_buffer_destroy(args[k]);
+}
+
+static void split_results(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_context_t *small = test_context_with_env("VKHLO_MAX_BINDING_BYTES", "65536");
+  vkhlo_executable_t *whole = test_compile(ctx, results_program), *split = test_compile(small, results_program);
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(split, &data, &size));
+  vkhlo_executable_t *loaded = NULL;
+  expect_ok(vkhlo_executable_load(small, data, size, NULL, &loaded));
+  free(data);
+  float *want[4], *got[4], *again[4];
+  static const int64_t counts[4] = {64000, 64, 64000, 64000};
+  run_results(ctx, whole, want);
+  run_results(small, split, got);
+  run_results(small, loaded, again);
+  for (int r = 0; r < 4; r++) {
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < counts[r]; i++) scale = fmax(scale, fabs(want[r][i]));
+    for (int64_t i = 0; i < counts[r]; i++) worst = fmax(worst, fabs((double)got[r][i] - want[r][i]));
+    if (!(worst <= 1e-6 * scale) || !(scale > 0)) fail_msg("split: result %d differs by %g (scale %g)", r, worst, scale);
+    if (r == 3 && memcmp(got[r], want[r], (size_t)counts[r] * sizeof(float)) != 0)
+      fail_msg("split: the transposed table differs");
+    if (memcmp(again[r], got[r], (size_t)counts[r] * sizeof(float)) != 0) fail_msg("loaded: result %d differs", r);
+    free(want[r]);
+    free(got[r]);
+    free(again[r]);
+  }
+  vkhlo_executable_destroy(loaded);
+  vkhlo_executable_destroy(whole);
+  vkhlo_executable_destroy(split);
+  assert_int_equal(vkhlo_context_validation_message_count(small), 0);
+  vkhlo_context_destroy(small);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(split_arguments),
       cmocka_unit_test(intermediates_fuse),
+      cmocka_unit_test(split_results),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
