@@ -4491,8 +4491,9 @@ static hlo_instruction_t *expand_over_split_value(expand_ctx_t *x, hlo_instructi
 }
 
 /* Results larger than a binding.  An array computed by an elementwise op,
- * a broadcast_in_dim, a transpose or a dot_general, larger than a binding
- * may be, is
+ * a broadcast_in_dim, a transpose, a dot_general, a reshape that keeps the
+ * dimensions up to the split one, or a gather along a batch dimension
+ * (rows of its indices), larger than a binding may be, is
  * computed in pieces along its piece_dimension instead (rows_per_piece
  * rows each, consecutive bytes of it), each from the matching rows of the
  * operands that have them (the matching piece where an operand is itself
@@ -4504,6 +4505,18 @@ static hlo_instruction_t *expand_over_split_value(expand_ctx_t *x, hlo_instructi
  * sequence 1024 (1024 x 50257 f32, 206 MB) on lavapipe's 128 MiB binding
  * were refused before.  Entry computation only. */
 
+/* The dimension of a gather's indices that its result dimension |d| (a
+ * batch dimension, not an offset one) runs along, or -1. */
+static int gather_indices_dimension(const hlo_instruction_t *in, int d) {
+  const hlo_attrs_t *a = &in->attrs;
+  if (hlo_dims_contains(a->offset_dims, d)) return -1;
+  int j = 0; /* its place among the result's batch dimensions */
+  for (int e = 0; e < d; e++) j += !hlo_dims_contains(a->offset_dims, e);
+  for (int e = 0; e < in->operands[1]->shape.rank; e++)
+    if (e != a->index_vector_dim && j-- == 0) return e;
+  return -1;
+}
+
 static bool is_oversized_result(const expand_ctx_t *x, const hlo_instruction_t *in) {
   if (x->c != x->m->entry_computation || hlo_shape_is_tuple(&in->shape) || in->called_count > 0 ||
       rows_per_piece(x, in) <= 0)
@@ -4511,6 +4524,16 @@ static bool is_oversized_result(const expand_ctx_t *x, const hlo_instruction_t *
   if (in->opcode == HLO_OPCODE_DOT_GENERAL)
     return in->operand_count == 2 && in->attrs.lhs_batching_dimensions.count == in->attrs.rhs_batching_dimensions.count;
   if (in->opcode == HLO_OPCODE_BROADCAST_IN_DIM || in->opcode == HLO_OPCODE_TRANSPOSE) return in->operand_count == 1;
+  int d = piece_dimension(&in->shape);
+  if (in->opcode == HLO_OPCODE_RESHAPE) { /* rows of the operand's: the dimensions up to d kept */
+    const hlo_shape_t *o = &in->operands[0]->shape;
+    if (in->operand_count != 1 || o->rank <= d) return false;
+    for (int i = 0; i <= d; i++)
+      if (o->dimensions[i] != in->shape.dimensions[i]) return false;
+    return true;
+  }
+  if (in->opcode == HLO_OPCODE_GATHER) /* rows of the indices (an embedding lookup's tokens) */
+    return in->operand_count == 2 && in->attrs.operand_batching_dims.count == 0 && gather_indices_dimension(in, d) >= 0;
   if (!hlo_opcode_is_elementwise(in->opcode) || in->operand_count < 1) return false;
   for (int k = 0; k < in->operand_count; k++) /* operands of the result's dimensions, or scalars */
     if (in->operands[k]->shape.rank != 0 && !hlo_shape_compatible_dims(&in->operands[k]->shape, &in->shape))
@@ -4560,7 +4583,9 @@ static hlo_instruction_t *result_rows(expand_ctx_t *x, hlo_instruction_t *in, in
         if (in->attrs.broadcast_dimensions.data[j] == d && v->shape.dimensions[j] == in->shape.dimensions[d]) e = j;
     } else if (in->opcode == HLO_OPCODE_TRANSPOSE) {
       e = (int)in->attrs.permutation.data[d];
-    } else if (v->shape.rank) {
+    } else if (in->opcode == HLO_OPCODE_GATHER) {
+      e = k == 1 ? gather_indices_dimension(in, d) : -1;
+    } else if (v->shape.rank) { /* an elementwise op's operand, a reshape's */
       e = d;
     }
     ops[k] = e >= 0 ? rows_along(x, v, e, lo, hi) : v;

@@ -23,7 +23,9 @@
  * row maxima another), their sum with the logits, and a transposed table
  * as a result compile and match the default context (within 1e-6 of the
  * largest magnitude; the transpose bit for bit), also after a .vkx round
- * trip (the copies' offsets).  The validation layer is on throughout and
+ * trip (the copies' offsets); likewise an embedding lookup of 512 tokens
+ * (a gather split along its indices) through a reshape into heads, a
+ * transpose and a product.  The validation layer is on throughout and
  * must stay silent.
  */
 #include <setjmp.h>
@@ -206,24 +208,31 @@ static const char results_program[] =
     "  return %p, %m, %q, %tt : tensor<64x1000xf32>, tensor<64xf32>, tensor<64x1000xf32>, tensor<64x1000xf32>\n"
     "}\n";
 
-/* Results of |exe| on seeded arguments (uniform in [-1, 1)), as floats. */
+/* Results of |exe| on seeded arguments (f32 uniform in [-1, 1), i32 in
+ * [0, 100)), as floats. */
 static void run_results(vkhlo_context_t *ctx, vkhlo_executable_t *exe, float **out) {
   enum { N = 3 };
   vkhlo_buffer_t *args[N], *res[4];
   uint32_t seed = 5;
+  assert_int_equal(vkhlo_executable_parameter_count(exe), N);
   for (int k = 0; k < N; k++) {
     vkhlo_tensor_type_t t;
     expect_ok(vkhlo_executable_parameter_type(exe, k, &t));
     int64_t n = vkhlo_tensor_type_element_count(&t);
     float *data = malloc((size_t)n * sizeof(float));
     assert_non_null(data);
-    for (int64_t i = 0; i < n; i++) data[i] = (float)test_uniform(&seed);
+    for (int64_t i = 0; i < n; i++) {
+      double u = test_uniform(&seed);
+      if (t.element_type == VKHLO_S32) ((int32_t *)(void *)data)[i] = (int32_t)((u + 1) * 50) % 100;
+      else data[i] = (float)u;
+    }
     expect_ok(vkhlo_buffer_create(ctx, &t, data, &args[k]));
     free(data);
   }
-  assert_int_equal(vkhlo_executable_result_count(exe), 4);
-  expect_ok(vkhlo_executable_execute(exe, N, args, 4, res));
-  for (int r = 0; r < 4; r++) {
+  int nr = vkhlo_executable_result_count(exe);
+  assert_true(nr <= 4);
+  expect_ok(vkhlo_executable_execute(exe, N, args, nr, res));
+  for (int r = 0; r < nr; r++) {
     vkhlo_tensor_type_t t;
     vkhlo_buffer_type(res[r], &t);
     size_t bytes = (size_t)vkhlo_tensor_type_size_bytes(&t);
@@ -235,10 +244,29 @@ static void run_results(vkhlo_context_t *ctx, vkhlo_executable_t *exe, float **o
   for (int k = 0; k < N; k++) vkhlo_buffer_destroy(args[k]);
 }
 
-static void split_results(void **state) {
-  vkhlo_context_t *ctx = *state;
+/* An embedding lookup of 512 tokens (1 x 512 x 64 f32, 128 KB: a gather
+ * split along its indices), reshaped into heads, transposed, squared and
+ * projected (1 x 4 x 512 x 32, 256 KB). */
+static const char lookup_program[] =
+    "func.func @main(%ids: tensor<1x512xi32>, %wte: tensor<100x64xf32>, %w: tensor<16x32xf32>)\n"
+    "    -> (tensor<1x4x512x32xf32>, tensor<1x512x64xf32>) {\n"
+    "  %x = \"stablehlo.gather\"(%wte, %ids) {dimension_numbers = #stablehlo.gather<offset_dims = [2],\n"
+    "    collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 64>}\n"
+    "    : (tensor<100x64xf32>, tensor<1x512xi32>) -> tensor<1x512x64xf32>\n"
+    "  %r = stablehlo.reshape %x : (tensor<1x512x64xf32>) -> tensor<1x512x4x16xf32>\n"
+    "  %t = stablehlo.transpose %r, dims = [0, 2, 1, 3] : (tensor<1x512x4x16xf32>) -> tensor<1x4x512x16xf32>\n"
+    "  %y = stablehlo.multiply %t, %t : tensor<1x4x512x16xf32>\n"
+    "  %z = stablehlo.dot_general %y, %w, contracting_dims = [3] x [0] : (tensor<1x4x512x16xf32>, tensor<16x32xf32>)\n"
+    "    -> tensor<1x4x512x32xf32>\n"
+    "  return %z, %x : tensor<1x4x512x32xf32>, tensor<1x512x64xf32>\n"
+    "}\n";
+
+/* |text| on the 64 KiB context (and after a .vkx round trip) against the
+ * default context: within 1e-6 of each result's largest magnitude, and
+ * result |exact| (-1: none) bit for bit. */
+static void compare_split(vkhlo_context_t *ctx, const char *text, const int64_t *counts, int nr, int exact) {
   vkhlo_context_t *small = test_context_with_env("VKHLO_MAX_BINDING_BYTES", "65536");
-  vkhlo_executable_t *whole = test_compile(ctx, results_program), *split = test_compile(small, results_program);
+  vkhlo_executable_t *whole = test_compile(ctx, text), *split = test_compile(small, text);
   void *data;
   size_t size;
   expect_ok(vkhlo_executable_serialize(split, &data, &size));
@@ -246,17 +274,17 @@ static void split_results(void **state) {
   expect_ok(vkhlo_executable_load(small, data, size, NULL, &loaded));
   free(data);
   float *want[4], *got[4], *again[4];
-  static const int64_t counts[4] = {64000, 64, 64000, 64000};
+  assert_int_equal(vkhlo_executable_result_count(split), nr);
   run_results(ctx, whole, want);
   run_results(small, split, got);
   run_results(small, loaded, again);
-  for (int r = 0; r < 4; r++) {
+  for (int r = 0; r < nr; r++) {
     double scale = 0, worst = 0;
     for (int64_t i = 0; i < counts[r]; i++) scale = fmax(scale, fabs(want[r][i]));
     for (int64_t i = 0; i < counts[r]; i++) worst = fmax(worst, fabs((double)got[r][i] - want[r][i]));
     if (!(worst <= 1e-6 * scale) || !(scale > 0)) fail_msg("split: result %d differs by %g (scale %g)", r, worst, scale);
-    if (r == 3 && memcmp(got[r], want[r], (size_t)counts[r] * sizeof(float)) != 0)
-      fail_msg("split: the transposed table differs");
+    if (r == exact && memcmp(got[r], want[r], (size_t)counts[r] * sizeof(float)) != 0)
+      fail_msg("split: result %d differs in its bits", r);
     if (memcmp(again[r], got[r], (size_t)counts[r] * sizeof(float)) != 0) fail_msg("loaded: result %d differs", r);
     free(want[r]);
     free(got[r]);
@@ -269,11 +297,22 @@ static void split_results(void **state) {
   vkhlo_context_destroy(small);
 }
 
+static void split_results(void **state) {
+  static const int64_t counts[4] = {64000, 64, 64000, 64000};
+  compare_split(*state, results_program, counts, 4, 3); /* the transposed table exact */
+}
+
+static void split_lookup(void **state) {
+  static const int64_t counts[2] = {65536, 32768};
+  compare_split(*state, lookup_program, counts, 2, 1); /* the gathered rows exact */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(split_arguments),
       cmocka_unit_test(intermediates_fuse),
       cmocka_unit_test(split_results),
+      cmocka_unit_test(split_lookup),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }
