@@ -54,8 +54,7 @@ static void format_index(const vkhlo_tensor_type_t *type, int64_t linear, char *
 void exe_check_evaluate(exe_check_t *check, const void *actual, const void *expected) {
   vkhlo_check_result_t *r = &check->result;
   memset(r, 0, sizeof *r);
-  static const char *const names[] = {"expect_eq", "expect_almost_eq", "expect_close", "print"};
-  r->kind = names[check->kind];
+  r->kind = hlo_check_kind_name(check->kind);
   r->location = check->location;
   r->executed = true;
   if (check->kind == HLO_CHECK_PRINT) {

@@ -216,6 +216,18 @@ typedef enum hlo_check_kind_e {
   HLO_CHECK_PRINT             /* interpreter.print: the value as text; always passes */
 } hlo_check_kind_t;
 
+/* "expect_eq", "expect_almost_eq", "expect_close", "print" (static).
+ * Inline: the runtime-only library (api/check.c) names check results too
+ * and links no hlo/ code. */
+static inline const char *hlo_check_kind_name(hlo_check_kind_t kind) {
+  switch (kind) {
+    case HLO_CHECK_EXPECT_ALMOST_EQ: return "expect_almost_eq";
+    case HLO_CHECK_EXPECT_CLOSE: return "expect_close";
+    case HLO_CHECK_PRINT: return "print";
+    default: return "expect_eq";
+  }
+}
+
 /* Attributes of all ops, one struct: each op reads the fields named for it.
  * Field names are the StableHLO spec's attribute names. */
 typedef struct hlo_attrs {

@@ -95,7 +95,6 @@ static void print_literal(strbuf_t *sb, const hlo_literal_t *lit) {
 static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
   static const char *const dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
   static const char *const types[] = {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
-  static const char *const checks[] = {"expect_eq", "expect_almost_eq", "expect_close", "print"};
   const hlo_attrs_t *a = &in->attrs;
   size_t start = sb->length;
   for (size_t i = 0; i < sizeof dims_fields / sizeof dims_fields[0]; i++) {
@@ -143,7 +142,7 @@ static void print_attrs(strbuf_t *sb, const hlo_instruction_t *in) {
       if (a->has_side_effect) strbuf_append(sb, ", has_side_effect = true");
       break;
     case HLO_OPCODE_CHECK:
-      strbuf_printf(sb, ", check_kind = %s", checks[a->check_kind % 4]);
+      strbuf_printf(sb, ", check_kind = %s", hlo_check_kind_name(a->check_kind));
       if (a->tolerance) strbuf_printf(sb, ", tolerance = %g", a->tolerance);
       if (a->max_ulp_difference) strbuf_printf(sb, ", max_ulp_difference = %" PRId64, a->max_ulp_difference);
       break;

@@ -58,12 +58,9 @@ static const char *op_display_name(const hlo_instruction_t *instr, char *buf, si
   hlo_opcode_t op = instr->opcode;
   if (op == HLO_OPCODE_PARAMETER) return "parameter";
   if (op == HLO_OPCODE_CHECK) {
-    switch (instr->attrs.check_kind) {
-      case HLO_CHECK_EXPECT_ALMOST_EQ: return "check.expect_almost_eq";
-      case HLO_CHECK_EXPECT_CLOSE: return "check.expect_close";
-      case HLO_CHECK_PRINT: return "interpreter.print";
-      default: return "check.expect_eq";
-    }
+    if (instr->attrs.check_kind == HLO_CHECK_PRINT) return "interpreter.print";
+    snprintf(buf, size, "check.%s", hlo_check_kind_name(instr->attrs.check_kind));
+    return buf;
   }
   snprintf(buf, size, "%s.%s", hlo_opcode_is_chlo(op) ? "chlo" : "stablehlo", hlo_opcode_name(op));
   return buf;
