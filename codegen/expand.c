@@ -113,6 +113,9 @@ typedef struct expand_ctx {
   hlo_computation_t *c;  /* computation being rebuilt */
   hlo_location_t loc;    /* of the instruction being expanded */
   bool failed;           /* out of memory */
+  /* the second round: only values larger than a binding that the first
+   * round's expansions made (codegen_expand_pass) */
+  bool oversized_only;
   /* add bodies for reductions, one per element type */
   hlo_computation_t *add_body[HLO_ELEMENT_TYPE_COUNT];
   /* descending comparators for long chlo.top_k, one per element type */
@@ -4503,7 +4506,8 @@ static hlo_instruction_t *expand_over_split_value(expand_ctx_t *x, hlo_instructi
  * users read it piece by piece, fused (a reduce of the logits), or are
  * split in turn (the rest of a softmax over them).  GPT-2's logits at
  * sequence 1024 (1024 x 50257 f32, 206 MB) on lavapipe's 128 MiB binding
- * were refused before.  Entry computation only. */
+ * were refused before.  Entry computation only; a second round
+ * (codegen_expand_pass, oversized_only) splits those the expansions made. */
 
 /* The dimension of a gather's indices that its result dimension |d| (a
  * batch dimension, not an offset one) runs along, or -1. */
@@ -4619,6 +4623,7 @@ static hlo_instruction_t *expand_oversized_result(expand_ctx_t *x, hlo_instructi
 
 static bool is_expanded(const expand_ctx_t *x, const hlo_instruction_t *in) {
   dot_numbers_t dn;
+  if (x->oversized_only) return is_oversized_result(x, in);
   if (is_oversized_parameter(x, in) || is_over_split_value(x, in) || is_oversized_result(x, in)) return true;
   switch (in->opcode) {
     case HLO_OPCODE_DOT:
@@ -4816,6 +4821,15 @@ vkhlo_status_t codegen_expand_pass(hlo_module_t *module, const codegen_target_t 
     VKHLO_RETURN_IF_ERROR(expand_computation(&x, c, changed));
     if (c == module->entry_computation && binding_range(&x)) keep_passed_parameters(c);
     i += module->computation_count - before;
+  }
+  /* values larger than a binding made by the expansions themselves (the
+   * product with every expert of a ragged_dot expanded densely) */
+  x.oversized_only = true;
+  for (int round = 0, more = 1; more && round < 4 && binding_range(&x) && module->entry_computation; round++) {
+    bool again = false;
+    VKHLO_RETURN_IF_ERROR(expand_computation(&x, module->entry_computation, &again));
+    more = again;
+    *changed |= again;
   }
   return NULL;
 }
