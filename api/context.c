@@ -280,7 +280,7 @@ static vkhlo_status_t context_create(const vkhlo_context_options_t *options,
                      options->demote_f64 || env_true("VKHLO_DEMOTE_F64"), &ctx->target);
     st = gemm_kind_from_env(&ctx->target.gemm);
     /* $VKHLO_MAX_BINDING_BYTES lowers maxStorageBufferRange as the compiler
-     * sees it, for tests of arguments larger than a binding
+     * sees it, for tests of values larger than a binding
      * (codegen/expand.c) on devices whose range is large */
     uint64_t range = ctx->target.max_storage_buffer_range;
     if (!st) st = exe_env_uint64("VKHLO_MAX_BINDING_BYTES", range, &range);
