@@ -682,8 +682,7 @@ static vkhlo_status_t lower_kernel(lowering_t *l, env_t *env, const hlo_instruct
  * binding is computed in, codegen/expand.c, "values larger than a
  * binding").  False for any other instruction. */
 static bool is_split_concatenate(const lowering_t *l, const hlo_instruction_t *instr) {
-  if (instr->opcode != HLO_OPCODE_CONCATENATE || hlo_shape_is_tuple(&instr->shape) || !l->target ||
-      !l->target->max_storage_buffer_range || hlo_shape_size_bytes(&instr->shape) <= l->target->max_storage_buffer_range)
+  if (instr->opcode != HLO_OPCODE_CONCATENATE || !codegen_target_exceeds_binding(l->target, &instr->shape))
     return false;
   const hlo_shape_t *s = &instr->shape;
   size_t es = hlo_element_type_size_bytes(s->element_type);

@@ -4358,26 +4358,34 @@ static bool is_oversized_parameter(const expand_ctx_t *x, const hlo_instruction_
   return in->opcode == HLO_OPCODE_PARAMETER && x->c == x->m->entry_computation && rows_per_piece(x, in) > 0;
 }
 
-static hlo_instruction_t *expand_oversized_parameter(expand_ctx_t *x, hlo_instruction_t *in) {
+/* The concatenate of |piece|(x, in, d, lo, hi) over the rows_per_piece
+ * pieces of |in| along its piece_dimension d (a slice of a parameter, or
+ * the rows of a result, result_rows). */
+typedef hlo_instruction_t *(*piece_fn)(expand_ctx_t *x, hlo_instruction_t *in, int d, int64_t lo, int64_t hi);
+static hlo_instruction_t *in_pieces(expand_ctx_t *x, hlo_instruction_t *in, piece_fn piece) {
   int d = piece_dimension(&in->shape);
   int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[d];
-  if (!keep(x, in)) return NULL;
   int count = (int)((n + rows - 1) / rows);
   hlo_instruction_t **pieces = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)count);
   if (!pieces) {
     x->failed = true;
     return NULL;
   }
-  for (int i = 0; i < count; i++) pieces[i] = slice_dim(x, in, d, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
+  for (int i = 0; i < count; i++) {
+    pieces[i] = piece(x, in, d, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
+    if (!pieces[i]) return NULL;
+  }
   return concat(x, count, pieces, d);
+}
+
+static hlo_instruction_t *expand_oversized_parameter(expand_ctx_t *x, hlo_instruction_t *in) {
+  return keep(x, in) ? in_pieces(x, in, slice_dim) : NULL;
 }
 
 /* A concatenate larger than a binding (of an oversized parameter's
  * pieces, or of ops moved onto them). */
 static bool is_split_value(const expand_ctx_t *x, const hlo_instruction_t *v) {
-  uint32_t range = binding_range(x);
-  return range && v->opcode == HLO_OPCODE_CONCATENATE && !hlo_shape_is_tuple(&v->shape) &&
-         hlo_shape_size_bytes(&v->shape) > range;
+  return v->opcode == HLO_OPCODE_CONCATENATE && codegen_target_exceeds_binding(x->target, &v->shape);
 }
 
 static bool is_over_split_value(const expand_ctx_t *x, const hlo_instruction_t *in) {
@@ -4603,21 +4611,6 @@ static hlo_instruction_t *result_rows(expand_ctx_t *x, hlo_instruction_t *in, in
   return place(x, r); /* a piece of a product may be split along k in turn */
 }
 
-static hlo_instruction_t *expand_oversized_result(expand_ctx_t *x, hlo_instruction_t *in) {
-  int d = piece_dimension(&in->shape);
-  int64_t rows = rows_per_piece(x, in), n = in->shape.dimensions[d];
-  int count = (int)((n + rows - 1) / rows);
-  hlo_instruction_t **pieces = arena_alloc(&x->m->arena, sizeof(void *) * (size_t)count);
-  if (!pieces) {
-    x->failed = true;
-    return NULL;
-  }
-  for (int i = 0; i < count; i++) {
-    pieces[i] = result_rows(x, in, d, i * rows, (i + 1) * rows < n ? (i + 1) * rows : n);
-    if (!pieces[i]) return NULL;
-  }
-  return concat(x, count, pieces, d);
-}
 
 /* ------------------------------------------------------------ driver */
 
@@ -4684,7 +4677,7 @@ static vkhlo_status_t expand_one(expand_ctx_t *x, hlo_instruction_t *in, hlo_ins
     return NULL;
   }
   if (is_oversized_result(x, in)) { /* first: a product's pieces may then be distributed */
-    *out = expand_oversized_result(x, in);
+    *out = in_pieces(x, in, result_rows);
     return NULL;
   }
   if (is_over_split_value(x, in)) {

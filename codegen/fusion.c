@@ -307,19 +307,17 @@ static bool is_splat(const fuser_t *f, const hlo_instruction_t *in) { return f->
  * cluster's root nor a member.  (Larger values computed inside a cluster
  * are never stored and bound: not these.) */
 static bool reads_unbindable(const fuser_t *f, const hlo_instruction_t *in) {
-  uint32_t range = f->target ? f->target->max_storage_buffer_range : 0;
-  for (int k = 0; range && k < in->operand_count; k++) {
+  for (int k = 0; k < in->operand_count; k++) {
     const hlo_instruction_t *x = in->operands[k];
-    if ((x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT) && !hlo_shape_is_tuple(&x->shape) &&
-        hlo_shape_size_bytes(&x->shape) > range)
+    if ((x->opcode == HLO_OPCODE_PARAMETER || x->opcode == HLO_OPCODE_CONSTANT) &&
+        codegen_target_exceeds_binding(f->target, &x->shape))
       return true;
   }
   return false;
 }
 
 static bool is_unbindable_concatenate(const fuser_t *f, const hlo_instruction_t *in) {
-  uint32_t range = f->target ? f->target->max_storage_buffer_range : 0;
-  return in->opcode == HLO_OPCODE_CONCATENATE && range && hlo_shape_size_bytes(&in->shape) > range;
+  return in->opcode == HLO_OPCODE_CONCATENATE && codegen_target_exceeds_binding(f->target, &in->shape);
 }
 
 static int get_state(const fuser_t *f, int p) { return f->stamp[p] == f->cur ? f->state[p] : ST_NONE; }

@@ -20,6 +20,11 @@ void codegen_target_default(codegen_target_t *t) {
       t->signed_zero_inf_nan_preserve_float64 = true;
 }
 
+bool codegen_target_exceeds_binding(const codegen_target_t *t, const hlo_shape_t *shape) {
+  return t && t->max_storage_buffer_range && !hlo_shape_is_tuple(shape) &&
+         hlo_shape_size_bytes(shape) > t->max_storage_buffer_range;
+}
+
 vkhlo_status_t codegen_target_check_kernel(const codegen_target_t *t, const hlo_instruction_t *instr,
                                            const codegen_kernel_t *k) {
   const char *op = hlo_opcode_name(instr->opcode);

@@ -211,6 +211,11 @@ static inline void codegen_target_restrict(codegen_target_t *t) {
 
 struct codegen_kernel;
 struct hlo_instruction;
+struct hlo_shape;
+/* Whether an array of |shape| is larger than one binding of |t| may be
+ * (maxStorageBufferRange; false where that is unknown, 0, or |t| is NULL):
+ * no kernel can bind it whole. */
+bool codegen_target_exceeds_binding(const codegen_target_t *t, const struct hlo_shape *shape);
 /* Checks kernel |k| (emitted for |instr|) against |t|'s limits: workgroup
  * invocations, workgroup counts, storage buffers per stage and the byte
  * size of each binding (maxStorageBufferRange).  A limit of 0 is unknown and
