@@ -113,8 +113,25 @@ static void compile_job_free(compile_job_t *job) {
 
 static vkhlo_status_t stage_parse(compile_job_t *job) {
   const vkhlo_compile_options_t *o = job->options;
-  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed, job->context->allocator};
-  return hlo_parse(job->text, job->length, job->file_name ? job->file_name : "<input>", &popts, &job->module);
+  hlo_parse_options_t popts = {o->function, o->fill_elided, o->seed, job->context->allocator, NULL, 0};
+  int n = o->parameter_types ? o->parameter_type_count : 0;
+  if (n < 0) return VKHLO_INVALID("parameter_type_count %d is negative", n);
+  hlo_shape_t *shapes = n ? vkhlo_calloc(job->context->allocator, (size_t)n, sizeof *shapes) : NULL;
+  if (n && !shapes) return VKHLO_NO_MEMORY();
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < n && !st; i++) {
+    const vkhlo_tensor_type_t *t = &o->parameter_types[i];
+    if ((int)t->element_type < 0 || (int)t->element_type >= (int)HLO_TUPLE || t->rank < 0 || t->rank > VKHLO_MAX_RANK)
+      st = VKHLO_INVALID("parameter_types[%d] is not a tensor type", i);
+    for (int d = 0; !st && d < t->rank; d++)
+      if (t->dimensions[d] < 0) st = VKHLO_INVALID("parameter_types[%d] has a negative dimension", i);
+    if (!st) hlo_shape_init(&shapes[i], (hlo_element_type_t)t->element_type, t->rank, t->dimensions);
+  }
+  popts.parameter_shapes = shapes;
+  popts.parameter_shape_count = n;
+  if (!st) st = hlo_parse(job->text, job->length, job->file_name ? job->file_name : "<input>", &popts, &job->module);
+  vkhlo_free(job->context->allocator, shapes);
+  return st;
 }
 
 static vkhlo_status_t stage_verify(compile_job_t *job) { return hlo_verify(job->module); }

@@ -79,6 +79,7 @@ static bool attrs_equal(const hlo_attrs_t *a, const hlo_attrs_t *b) {
   V(is_stable) V(run_length) V(merged_run_length) V(scan_inputs) V(is_reverse)
   if (!str_equal(a->call_target_name, b->call_target_name)) return false;
   if (!str_equal(a->backend_config, b->backend_config)) return false;
+  if (!str_equal(a->error_message, b->error_message)) return false;
   V(has_side_effect)
   V(check_kind)
   if (!double_bits_equal(a->tolerance, b->tolerance)) return false;

@@ -203,6 +203,14 @@ size_t hlo_shape_size_bytes(const hlo_shape_t *shape) {
 
 bool hlo_shape_is_tuple(const hlo_shape_t *shape) { return shape->element_type == HLO_TUPLE; }
 
+bool hlo_shape_is_dynamic(const hlo_shape_t *shape) {
+  for (int i = 0; i < shape->tuple_count; i++)
+    if (hlo_shape_is_dynamic(&shape->tuple_shapes[i])) return true;
+  for (int i = 0; i < shape->rank; i++)
+    if (shape->dimensions[i] == HLO_DYNAMIC_DIM) return true;
+  return false;
+}
+
 bool hlo_shape_compatible_dims(const hlo_shape_t *a, const hlo_shape_t *b) {
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)
@@ -269,7 +277,10 @@ static void shape_to_sb(const hlo_shape_t *s, char *buf, size_t size, size_t *po
     return;
   }
   PUT("tensor<");
-  for (int i = 0; i < s->rank; i++) PUT("%lldx", (long long)s->dimensions[i]);
+  for (int i = 0; i < s->rank; i++) {
+    if (s->dimensions[i] == HLO_DYNAMIC_DIM) PUT("?x");
+    else PUT("%lldx", (long long)s->dimensions[i]);
+  }
   PUT("%s>", hlo_element_type_name(s->element_type));
 #undef PUT
 }

@@ -93,6 +93,15 @@ typedef struct hlo_shape {
   const hlo_quant_t *quant;
 } hlo_shape_t;
 
+/* A dimension the program's text leaves open (`tensor<?x4xf32>`, spec
+ * "Types": dynamic dimension sizes).  It appears only in the types the
+ * parser reads: shape refinement (hlo/refine.c) gives every instruction a
+ * static shape from the parameters' actual types before anything else
+ * sees it. */
+#define HLO_DYNAMIC_DIM (-1)
+/* True when |shape| (or one of its tuple elements) has a dynamic dimension. */
+bool hlo_shape_is_dynamic(const hlo_shape_t *shape);
+
 /* A rank-|rank| array shape with the default row-major layout. */
 void hlo_shape_init(hlo_shape_t *shape, hlo_element_type_t t, int rank, const int64_t *dims);
 int64_t hlo_shape_element_count(const hlo_shape_t *shape);
@@ -286,6 +295,7 @@ typedef struct hlo_attrs {
   /* custom_call, composite (name) */
   const char *call_target_name;
   const char *backend_config;
+  const char *error_message; /* custom_call @shape_assertion (parser only) */
   bool has_side_effect;
   /* check ops */
   hlo_check_kind_t check_kind;
@@ -469,6 +479,10 @@ typedef struct hlo_parse_options {
   int fill_elided;
   uint64_t seed;
   const vkhlo_allocator_t *allocator; /* the module's and the parser's memory (NULL = libc) */
+  /* The entry function's parameter shapes, for those whose declared type
+   * is dynamic (tensor<?x4xf32>); ignored for static ones. */
+  const hlo_shape_t *parameter_shapes;
+  int parameter_shape_count;
 } hlo_parse_options_t;
 vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
                          const hlo_parse_options_t *options, hlo_module_t **out_module);

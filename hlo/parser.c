@@ -43,7 +43,13 @@
  * Quantized types (!quant.uniform) become their storage values and
  * explicit arithmetic ("quantized types" below).
  *
- * Not handled: dynamic shapes, quantized types other than !quant.uniform
+ * Dynamic shapes (`tensor<?x4xf32>`) are refined while parsing (hlo/refine.h):
+ * the entry function's dynamic parameters take the types the caller gives
+ * (hlo_parse_options_t.parameter_shapes), a function whose signature is
+ * dynamic is parsed once per call, for its operands' types, and each op
+ * whose declared result is dynamic gets the static shape its operands give.
+ *
+ * Not handled: unranked tensors, quantized types other than !quant.uniform
  * (and quantized values in ops with regions or several results),
  * dense_resource blobs other than the elided ones, the fully generic
  * "builtin.module"/"func.func" spelling, and ops outside opcodes.def (they
@@ -62,6 +68,7 @@
 
 #include "hlo/hlo.h"
 #include "hlo/literal.h"
+#include "hlo/refine.h"
 
 #define MAX_DEPTH 256
 
@@ -132,6 +139,7 @@ typedef struct func_info {
   lexer_t start; /* at the '(' of the argument list */
   hlo_location_t loc;
   int state; /* 0 not parsed, 1 being parsed, 2 done */
+  bool dynamic; /* its signature has a dynamic type: parsed per call */
   hlo_computation_t *comp;
   int result_count;
 } func_info_t;
@@ -166,6 +174,7 @@ typedef struct parser {
    * (see "quantized types") */
   const hlo_quant_t **quant_of;
   int quant_cap;
+  hlo_refine_t refine; /* values of small integer tensors (dynamic shapes) */
 } parser_t;
 
 static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...)
@@ -589,7 +598,14 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
   int64_t count = 1;
   for (;;) {
     while (s < e && *s == ' ') s++;
-    if (s < e && (*s == '?' || *s == '*')) lex_error(p, s, "dynamic shapes are not supported");
+    if (s < e && *s == '*') lex_error(p, s, "unranked tensors are not supported");
+    if (s < e && *s == '?') { /* a dynamic dimension (refined later) */
+      if (++s >= e || *s != 'x') lex_error(p, s, "expected 'x' after a dimension");
+      s++;
+      if (rank == HLO_MAX_RANK) lex_error(p, s, "tensor rank exceeds 16");
+      dims[rank++] = HLO_DYNAMIC_DIM;
+      continue;
+    }
     if (s < e && isdigit((unsigned char)*s)) {
       const char *d = s;
       uint64_t v = 0;
@@ -613,7 +629,21 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
   const char *at = s;
   s = parse_element_type(p, s, &et, &quant);
   while (s < e && *s == ' ') s++;
-  if (s < e && *s == ',') lex_error(p, s, "tensor encodings are not supported");
+  if (s < e && *s == ',') { /* the bounds of dynamic dimensions: not needed once refined */
+    const char *enc = s + 1;
+    while (enc < e && *enc == ' ') enc++;
+    static const char *const bounds[] = {"#stablehlo.bounds<", "#stablehlo.type_extensions<"};
+    size_t skip = 0;
+    for (int i = 0; i < 2; i++)
+      if ((size_t)(e - enc) > strlen(bounds[i]) && !memcmp(enc, bounds[i], strlen(bounds[i]))) skip = strlen(bounds[i]);
+    if (!skip) lex_error(p, s, "tensor encodings other than bounds are not supported");
+    s = enc + skip;
+    for (int depth = 1; depth > 0; s++) {
+      if (s >= e) lex_error(p, enc, "unterminated tensor encoding");
+      depth += *s == '<' ? 1 : *s == '>' ? -1 : 0;
+    }
+    while (s < e && *s == ' ') s++;
+  }
   if (s >= e || *s != '>') lex_error(p, s, "expected '>' to close the tensor type");
   s++;
   if (quant && quant->axis >= 0 && (quant->axis >= rank || dims[quant->axis] != quant->count))
@@ -1354,6 +1384,7 @@ static const attr_spec_t attr_specs[] = {
     {"rng_distribution", A_RNG_DIST, F(rng_distribution)},
     {"call_target_name", A_STRING, F(call_target_name)},
     {"backend_config", A_STRING, F(backend_config)},
+    {"error_message", A_STRING, F(error_message)},
     {"mhlo.backend_config", A_STRING, F(backend_config)}, /* JAX's typed-FFI custom calls: a dictionary */
     {"infeed_config", A_STRING, F(backend_config)},
     {"outfeed_config", A_STRING, F(backend_config)},
@@ -1788,7 +1819,8 @@ static func_info_t *find_func(parser_t *p, const char *name, size_t len) {
   return NULL;
 }
 
-static void parse_function(parser_t *p, func_info_t *f);
+static void parse_function(parser_t *p, func_info_t *f, const hlo_shape_t *given, int given_count,
+                           hlo_instruction_t *const *operands);
 static bool parse_op(parser_t *p); /* true when it parsed the terminator */
 
 /* Sets the root of the current computation from a return's operands. */
@@ -1828,7 +1860,7 @@ static int parse_return(parser_t *p, hlo_location_t loc, bool generic) {
         hlo_shape_t s;
         hlo_location_t tl = tok_loc(p);
         parse_type(p, &s);
-        if (k < n && !hlo_shape_equal(&s, &vals[k]->shape)) {
+        if (k < n && !hlo_refine_fits(&vals[k]->shape, &s)) {
           char a[128], b[128];
           hlo_shape_to_string(&s, a, sizeof a);
           hlo_shape_to_string(&vals[k]->shape, b, sizeof b);
@@ -1915,7 +1947,13 @@ static void parse_region(parser_t *p, raw_op_t *r, const char *kind, bool captur
   }
   for (int i = 0; i < nargs; i++) {
     hlo_location_t al = {p->file, args[i].name.line, args[i].name.col};
-    hlo_instruction_t *param = new_parameter(p, comp, &args[i].shape, al);
+    hlo_shape_t shape = args[i].shape;
+    if (hlo_shape_is_dynamic(&shape)) { /* a loop variable takes its initial value's shape */
+      if (strcmp(short_name, "while") || i >= r->operand_count || !hlo_refine_fits(&r->operands[i]->shape, &shape))
+        fail_at(p, al, "block argument %d of this %s region has a dynamic type the compiler cannot refine", i, short_name);
+      shape = r->operands[i]->shape;
+    }
+    hlo_instruction_t *param = new_parameter(p, comp, &shape, al);
     bind_single(p, &args[i].name, param);
   }
   parse_block_body(p);
@@ -2129,7 +2167,7 @@ static bool apply_pretty_attr(parser_t *p, raw_op_t *r, const token_t *key, hlo_
     return true;
   }
   if (tok_text_is(key, "dims")) {
-    target = op == HLO_OPCODE_BROADCAST_IN_DIM ? &r->attrs.broadcast_dimensions
+    target = op == HLO_OPCODE_BROADCAST_IN_DIM || op == HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM ? &r->attrs.broadcast_dimensions
              : op == HLO_OPCODE_TRANSPOSE      ? &r->attrs.permutation
                                                : &r->attrs.dimensions;
   } else if (tok_text_is(key, "sizes")) {
@@ -2526,19 +2564,29 @@ static void emit_results(parser_t *p, const result_names_t *rn, hlo_instruction_
   bind_results(p, rn, vals, nres, loc);
 }
 
-static hlo_computation_t *function_computation(parser_t *p, const char *name, size_t len, hlo_location_t loc) {
+/* The computation of function |name|, parsed on first use; a function
+ * whose signature is dynamic is parsed anew for the shapes of |operands|
+ * (|n| of them; NULL where the caller passes none). */
+static hlo_computation_t *function_computation(parser_t *p, const char *name, size_t len, hlo_location_t loc,
+                                               hlo_instruction_t *const *operands, int n) {
   func_info_t *f = find_func(p, name, len);
   if (!f) fail_at(p, loc, "undefined function '@%.*s'", (int)len, name);
   if (!f->has_body) fail_at(p, loc, "function '@%.*s' has no body", (int)len, name);
   if (f->state == 1) fail_at(p, loc, "recursive call to '@%.*s' cannot be inlined", (int)len, name);
-  if (f->state == 0) parse_function(p, f);
+  if (f->dynamic) {
+    hlo_shape_t *shapes = t_alloc(p, sizeof(hlo_shape_t) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) shapes[i] = operands[i]->shape;
+    parse_function(p, f, shapes, n, operands);
+  } else if (f->state == 0) {
+    parse_function(p, f, NULL, 0, NULL);
+  }
   return f->comp;
 }
 
 static void build_call(parser_t *p, raw_op_t *r, const result_names_t *rn) {
   if (!r->symbol) fail_at(p, r->loc, "call needs a callee (@name)");
   func_info_t *f = find_func(p, r->symbol, r->symbol_len);
-  hlo_computation_t *callee = function_computation(p, r->symbol, r->symbol_len, r->loc);
+  hlo_computation_t *callee = function_computation(p, r->symbol, r->symbol_len, r->loc, r->operands, r->operand_count);
   if (callee->parameter_count != r->operand_count)
     fail_at(p, r->loc, "call to '@%.*s': expected %d operands, got %d", (int)r->symbol_len, r->symbol,
             callee->parameter_count, r->operand_count);
@@ -2576,7 +2624,7 @@ static hlo_computation_t **list_functions(parser_t *p, const symbol_list_t *list
   hlo_computation_t **fns = t_alloc(p, sizeof(void *) * n);
   *result_counts = t_alloc(p, sizeof(int) * n);
   for (int i = 0; i < list->count; i++) {
-    fns[i] = function_computation(p, list->names[i], list->lens[i], loc);
+    fns[i] = function_computation(p, list->names[i], list->lens[i], loc, NULL, 0);
     (*result_counts)[i] = find_func(p, list->names[i], list->lens[i])->result_count;
   }
   return fns;
@@ -2866,6 +2914,9 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
   return false;
 }
 
+static void shape_assertion(parser_t *p, raw_op_t *r);
+static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
+
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn) {
   /* custom_call @check.expect_*: a check op. */
   if (op == HLO_OPCODE_CUSTOM_CALL) {
@@ -2883,6 +2934,11 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
       if (rn->count) fail_at(p, r->loc, "%s has no results", target);
       return;
     }
+    if (target && !strcmp(target, "shape_assertion")) {
+      shape_assertion(p, r);
+      if (rn->count) fail_at(p, r->loc, "%s has no results", target);
+      return;
+    }
     if (r->symbol) r->attrs.call_target_name = m_strndup(p, r->symbol, r->symbol_len);
   }
 
@@ -2891,7 +2947,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     fail_at(p, r->loc, "%s: expected %d operands, got %d", r->name, r->in_count, n_in);
   /* as MLIR: a value is used with the type it was defined with */
   for (int i = 0; r->parenthesized_inputs && i < n_in; i++)
-    if (!hlo_shape_equal(&r->operands[i]->shape, &r->in_types[i])) {
+    if (!hlo_refine_fits(&r->operands[i]->shape, &r->in_types[i])) {
       char have[128], said[128];
       hlo_shape_to_string(&r->operands[i]->shape, have, sizeof have);
       hlo_shape_to_string(&r->in_types[i], said, sizeof said);
@@ -2978,6 +3034,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     fail_at(p, r->loc, "%s: expected %d regions, got %d", r->name, want_regions, r->region_count);
 
   if (op_allows_capture(op)) finish_captures(p, r);
+  known_shape_operands(p, r, op);
 
   hlo_shape_t shape;
   if (nres == 1) {
@@ -3003,10 +3060,10 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   if (op == HLO_OPCODE_COMPOSITE) {
     if (r->composite_name) in->attrs.call_target_name = r->composite_name;
     if (!r->symbol) fail_at(p, r->loc, "composite needs a decomposition");
-    hlo_computation_t *d = function_computation(p, r->symbol, r->symbol_len, r->loc);
+    hlo_computation_t *d = function_computation(p, r->symbol, r->symbol_len, r->loc, r->operands, r->operand_count);
     if (!hlo_instruction_set_called(p->m, in, 1, &d)) out_of_memory(p);
   } else if (op == HLO_OPCODE_CUSTOM_CALL && r->called) {
-    hlo_computation_t *c = function_computation(p, r->called, r->called_len, r->loc);
+    hlo_computation_t *c = function_computation(p, r->called, r->called_len, r->loc, NULL, 0);
     if (!hlo_instruction_set_called(p->m, in, 1, &c)) out_of_memory(p);
   } else if (r->region_count) {
     hlo_computation_t **cs = t_alloc(p, sizeof(void *) * (size_t)r->region_count);
@@ -3014,6 +3071,11 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     if (!hlo_instruction_set_called(p->m, in, r->region_count, cs)) out_of_memory(p);
   }
   apply_defaults(p, op, &in->attrs, r->operand_count ? &r->operands[0]->shape : NULL);
+  if (hlo_shape_is_dynamic(&in->shape)) {
+    char msg[256];
+    if (!hlo_refine_shape(&p->refine, in, msg, sizeof msg)) fail_at(p, r->loc, "%s: %s", r->name, msg);
+  }
+  if (!hlo_refine_record(&p->refine, in)) out_of_memory(p);
   if (requantize) {
     in = emit_quantize(p, in, requantize, r->loc);
     set_value_quant(p, in, requantize);
@@ -3021,6 +3083,68 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     set_value_quant(p, in, types[0].quant); /* its literal holds storage values */
   }
   emit_results(p, rn, in, nres, r->loc);
+}
+
+/* custom_call @shape_assertion(%ok, %dim...) {error_message = "... {0} ..."}:
+ * jax.export's check that the arguments' shapes meet the program's
+ * constraints (e.g. a dimension divisible by 2).  The parser knows the
+ * shapes, so it evaluates the assertion: true -> nothing; false -> the
+ * error, {k} replaced by the value of the k-th operand after %ok. */
+static void shape_assertion(parser_t *p, raw_op_t *r) {
+  if (r->operand_count < 1) fail_at(p, r->loc, "shape_assertion needs a predicate");
+  const int64_t *ok = hlo_refine_value(&p->refine, r->operands[0]);
+  if (!ok || hlo_shape_element_count(&r->operands[0]->shape) != 1)
+    fail_at(p, r->loc, "shape_assertion: its predicate is not a value the compiler can compute from the "
+            "parameters' shapes");
+  if (ok[0]) return;
+  char msg[512];
+  size_t n = 0;
+  const char *m = r->attrs.error_message ? r->attrs.error_message : "shape assertion failed";
+  for (; *m && n + 24 < sizeof msg; m++) {
+    int k = -1, used = 0;
+    if (*m == '{' && sscanf(m, "{%d}%n", &k, &used) == 1 && used > 0 && k >= 0 && k + 1 < r->operand_count) {
+      const int64_t *v = hlo_refine_value(&p->refine, r->operands[k + 1]);
+      if (v) {
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%lld", (long long)v[0]);
+        m += used - 1;
+        continue;
+      }
+    }
+    msg[n++] = *m;
+  }
+  msg[n] = 0;
+  fail_at(p, r->loc, "shape assertion failed: %s", msg);
+}
+
+/* A dynamic op's shape operands (output_dimensions, padding, slice sizes)
+ * whose values the parser knows become constants, which the expand pass
+ * reads (codegen/expand.c "dynamic shapes"). */
+static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op) {
+  int first = 1, last = 1;
+  switch (op) {
+    case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM: case HLO_OPCODE_DYNAMIC_RESHAPE: break;
+    case HLO_OPCODE_DYNAMIC_IOTA: first = last = 0; break;
+    case HLO_OPCODE_DYNAMIC_PAD: first = 2, last = 4; break;
+    case HLO_OPCODE_DYNAMIC_GATHER: case HLO_OPCODE_DYNAMIC_CONV: first = last = 2; break;
+    case HLO_OPCODE_REAL_DYNAMIC_SLICE: first = 1, last = 3; break;
+    default: return;
+  }
+  for (int k = first; k <= last && k < r->operand_count; k++) {
+    hlo_instruction_t *x = r->operands[k];
+    const int64_t *v = hlo_refine_value(&p->refine, x);
+    if (!v || x->opcode == HLO_OPCODE_CONSTANT) continue;
+    hlo_literal_t *l = m_alloc(p, sizeof *l);
+    l->shape = x->shape;
+    l->size_bytes = hlo_shape_size_bytes(&x->shape);
+    l->data = m_alloc(p, l->size_bytes ? l->size_bytes : 1);
+    size_t size = hlo_element_type_size_bytes(x->shape.element_type);
+    for (int64_t i = 0; i < hlo_shape_element_count(&x->shape); i++)
+      store_le((unsigned char *)l->data + (size_t)i * size, size, (uint64_t)v[i]);
+    hlo_instruction_t *c = emit(p, HLO_OPCODE_CONSTANT, &x->shape, 0, NULL, r->loc);
+    c->literal = l;
+    if (!hlo_refine_copy(&p->refine, c, x)) out_of_memory(p);
+    r->operands[k] = c;
+  }
 }
 
 /* Region ops whose only syntax is the generic one (possibly unquoted). */
@@ -3144,8 +3268,12 @@ static void skip_attr_dict_if_any(parser_t *p) {
   if (at_punct(p, '{')) skip_balanced(p);
 }
 
-/* (%arg0: T {attrs}, ...) -> (R {attrs}, ...) [attributes {...}] { body } */
-static void parse_function(parser_t *p, func_info_t *f) {
+/* (%arg0: T {attrs}, ...) -> (R {attrs}, ...) [attributes {...}] { body }
+ * A parameter of dynamic type takes given[i] (|given_count| shapes; the
+ * entry's from the parse options, a callee's from its call's |operands|,
+ * whose values, where the parser knows them, the parameters take too). */
+static void parse_function(parser_t *p, func_info_t *f, const hlo_shape_t *given, int given_count,
+                           hlo_instruction_t *const *operands) {
   enter(p);
   lexer_t saved = p->lx;
   scope_t *saved_scope = p->scope;
@@ -3171,7 +3299,23 @@ static void parse_function(parser_t *p, func_info_t *f) {
       hlo_shape_t s;
       parse_type(p, &s);
       skip_attr_dict_if_any(p);
-      bind_single(p, &an, new_parameter(p, comp, &s, al));
+      if (hlo_shape_is_dynamic(&s)) {
+        int i = comp->parameter_count;
+        char a[128], b[128];
+        hlo_shape_to_string(&s, a, sizeof a);
+        if (i >= given_count)
+          fail_at(p, al, "parameter %d of '@%.*s' has the dynamic type %s: give the parameters' types to compile it "
+                  "(vkhlo_compile_options_t.parameter_types; vkhlo run --input=...)", i, (int)f->len, f->name, a);
+        if (!hlo_refine_fits(&given[i], &s)) {
+          hlo_shape_to_string(&given[i], b, sizeof b);
+          fail_at(p, al, "parameter %d of '@%.*s' is %s, which does not fit its type %s", i, (int)f->len, f->name, b, a);
+        }
+        s = given[i];
+      }
+      hlo_instruction_t *param = new_parameter(p, comp, &s, al);
+      if (operands && param->parameter_number < given_count && !hlo_refine_copy(&p->refine, param, operands[param->parameter_number]))
+        out_of_memory(p);
+      bind_single(p, &an, param);
     } while (accept_punct(p, ','));
   }
   expect_punct(p, ')');
@@ -3240,7 +3384,9 @@ static void scan_function(parser_t *p) {
   lex_next(p);
   f->start = p->lx;
   if (!at_punct(p, '(')) fail_expected(p, "'('");
+  const char *signature = tok(p)->start;
   skip_balanced(p);
+  f->dynamic = memchr(signature, '?', (size_t)(tok(p)->start - signature)) != NULL;
   if (tok(p)->kind == TK_ARROW) {
     lex_next(p);
     if (at_punct(p, '(')) {
@@ -3358,11 +3504,14 @@ static void parse_all(parser_t *p) {
   lex_next(p);
   parse_items(p, false);
   func_info_t *entry = choose_entry(p);
-  /* Parse every function (errors anywhere are reported), entry included. */
-  for (int i = 0; i < p->func_count; i++) {
-    if (p->funcs[i].has_body && p->funcs[i].state == 0) parse_function(p, &p->funcs[i]);
-  }
   if (!entry->has_body) fail_at(p, entry->loc, "entry function has no body");
+  /* Parse every function (errors anywhere are reported), entry included;
+   * those with dynamic signatures only where called. */
+  for (int i = 0; i < p->func_count; i++) {
+    func_info_t *f = &p->funcs[i];
+    if (f->has_body && f->state == 0 && !f->dynamic) parse_function(p, f, NULL, 0, NULL);
+  }
+  if (entry->dynamic) parse_function(p, entry, p->opts->parameter_shapes, p->opts->parameter_shape_count, NULL);
   if (p->module_name) {
     p->m->name = m_strndup(p, p->module_name, p->module_name_len);
   }
@@ -3375,7 +3524,7 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
   if (!out_module) return VKHLO_INVALID("hlo_parse: out_module is NULL");
   *out_module = NULL;
   if (!text && length) return VKHLO_INVALID("hlo_parse: text is NULL");
-  static const hlo_parse_options_t default_options = {NULL, 0, 0, NULL};
+  static const hlo_parse_options_t default_options = {0};
   const vkhlo_allocator_t *allocator = options ? options->allocator : NULL;
   parser_t *p = vkhlo_calloc(allocator, 1, sizeof *p);
   if (!p) return VKHLO_NO_MEMORY();
@@ -3385,6 +3534,7 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
     return VKHLO_NO_MEMORY();
   }
   arena_init(&p->tmp, allocator);
+  p->refine.arena = &p->tmp;
   p->opts = options ? options : &default_options;
   p->rng_state = p->opts->seed;
   p->text = text ? text : "";

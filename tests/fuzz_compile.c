@@ -141,7 +141,7 @@ static vkhlo_status_t compile_text(spirv_compiler_t *spirv, const uint8_t *data,
   fuzz_run_t run = {.spirv = spirv};
   fuzz_target(size % 2 == 1, &run.target);
   run.limits = size % 2 == 1 ? (exe_buffer_limits_t){16, (uint64_t)1 << 31} : (exe_buffer_limits_t){64, (uint64_t)1 << 32};
-  hlo_parse_options_t popts = {NULL, 1, 0, &capped_allocator};
+  hlo_parse_options_t popts = {NULL, 1, 0, &capped_allocator, NULL, 0};
   hlo_module_t *m = NULL;
   vkhlo_status_t st = hlo_parse((const char *)data, size, "fuzz.mlir", &popts, &m);
   if (!st) st = hlo_verify(m);

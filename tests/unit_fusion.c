@@ -72,7 +72,7 @@ static void check_ok(vkhlo_status_t st) {
 static hlo_module_t *fuse(fixture_t *f, const char *text) {
   hlo_module_destroy(f->m);
   f->m = NULL;
-  hlo_parse_options_t po = {NULL, 0, 0, NULL};
+  hlo_parse_options_t po = {NULL, 0, 0, NULL, NULL, 0};
   check_ok(hlo_parse(text, strlen(text), "test.mlir", &po, &f->m));
   bool changed = false;
   check_ok(codegen_fusion_pass(f->m, &f->target, &changed));

@@ -755,13 +755,13 @@ static void test_elided_constants(void **state) {
   expect_error(text,
                "t.mlir:2:27: elided constant (dense_resource<__elided__>): pass "
                "--fill-elided=zeros|random");
-  hlo_parse_options_t zeros = {NULL, 1, 0, NULL};
+  hlo_parse_options_t zeros = {NULL, 1, 0, NULL, NULL, 0};
   hlo_module_t *m = parse_opts(text, &zeros);
   assert_non_null(m);
   const float *f = lit_of(m)->data;
   for (int i = 0; i < 64; i++) assert_true(f[i] == 0.0f);
   hlo_module_destroy(m);
-  hlo_parse_options_t rnd = {NULL, 2, 42, NULL};
+  hlo_parse_options_t rnd = {NULL, 2, 42, NULL, NULL, 0};
   m = parse_opts(text, &rnd);
   hlo_module_t *m2 = parse_opts(text, &rnd);
   f = lit_of(m)->data;
@@ -790,7 +790,7 @@ static void capped_free(void *user, void *ptr) { free(ptr); }
 static void test_constant_out_of_memory(void **state) {
   (void)state;
   const vkhlo_allocator_t capped = {NULL, capped_malloc, capped_realloc, capped_free};
-  hlo_parse_options_t o = {NULL, 0, 0, &capped};
+  hlo_parse_options_t o = {NULL, 0, 0, &capped, NULL, 0};
   const char *text = CONST_FN("tensor<262144x262144xf32>", "dense<1.0>");
   hlo_module_t *m = NULL;
   vkhlo_status_t st = hlo_parse(text, strlen(text), "t.mlir", &o, &m);
@@ -812,7 +812,10 @@ static void test_errors(void **state) {
   expect_error(CONST_FN("tensor<4xf32>", "dense<[1.0, 2.0, 3.0, 4.0, 5.0]>"),
                "t.mlir:2:27: literal has 5 elements but tensor<4xf32> needs 4");
   expect_error("func.func @main(%a: tensor<?x4xf32>) {\n  return\n}\n",
-               "t.mlir:1:28: dynamic shapes are not supported");
+               "t.mlir:1:17: parameter 0 of '@main' has the dynamic type tensor<?x4xf32>: give the parameters' "
+               "types to compile it (vkhlo_compile_options_t.parameter_types; vkhlo run --input=...)");
+  expect_error("func.func @main(%a: tensor<*xf32>) {\n  return\n}\n",
+               "t.mlir:1:28: unranked tensors are not supported");
   expect_error("func.func @main(%a: tensor<4x!quant.uniform<f32:f32, 1.0>>) {\n  return\n}\n",
                "t.mlir:1:45: unsupported storage type of a quantized type (i2..i32 or u2..u32)");
   expect_error("func.func @main(%a: tensor<4x!quant.uniform<i8:f32:0, {0.1, 0.2}>>) {\n  return\n}\n",
@@ -996,7 +999,7 @@ typedef struct corpus_stats {
 
 /* Parses |text| whole, or split on lines that are exactly "// -----". */
 static void parse_corpus_text(const char *path, const char *text, size_t len, bool split, corpus_stats_t *st) {
-  hlo_parse_options_t opts = {NULL, 1, 0, NULL};
+  hlo_parse_options_t opts = {NULL, 1, 0, NULL, NULL, 0};
   const char *chunk = text;
   const char *end = text + len;
   while (chunk <= end) {

@@ -70,7 +70,8 @@ static const char usage[] =
     "options:\n"
     "  --function=NAME          entry function (default: main)\n"
     "  --input=SPEC             one per parameter, in order: 2x3xf32=1,2,3,4,5,6 | f32=5 |\n"
-    "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros)\n"
+    "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros); a program\n"
+    "                           with dynamic shapes (tensor<?x4xf32>) is compiled for them\n"
     "  --random-inputs[=SEED]   fill every parameter with seeded random values\n"
     "                           (floats in [-1,1), integers in [0,16), i1 0/1)\n"
     "  --output=@y.npy          write a result to a .npy file (one per result, in order);\n"
@@ -606,8 +607,20 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   copts.dump_after = o->dump_after;
   copts.tune = o->tune || strcmp(o->command, "tune") == 0;
   copts.retune = o->retune;
+  /* the inputs' types, for programs with dynamic shapes */
+  vkhlo_tensor_type_t *types = calloc((size_t)o->input_count + 1, sizeof *types);
+  if (!types) return report(vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
+  vkhlo_status_t st = NULL;
+  for (int i = 0; i < o->input_count && !st; i++) {
+    void *data = NULL;
+    st = parse_input(o->inputs[i], &types[i], &data);
+    free(data);
+  }
+  copts.parameter_types = types;
+  copts.parameter_type_count = o->input_count;
   vkhlo_executable_t *exe = NULL;
-  vkhlo_status_t st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
+  if (!st) st = vkhlo_executable_compile(ctx, text, len, o->file, &copts, &exe);
+  free(types);
   if (st) return report(st);
   return run_exe(ctx, o, exe, label);
 }
