@@ -102,9 +102,27 @@ static bool evaluate(const hlo_refine_t *r, const hlo_instruction_t *in, int64_t
   for (int i = 0; i < in->operand_count && i < 3; i++) v[i] = hlo_refine_value(r, in->operands[i]);
   const hlo_shape_t *s0 = in->operand_count ? &in->operands[0]->shape : NULL;
   int64_t idx[HLO_MAX_RANK], src[HLO_MAX_RANK];
+  /* Operands of the wrong size are the verifier's to report: no value. */
+  int64_t have[3] = {0, 0, 0};
+  for (int i = 0; i < in->operand_count && i < 3; i++) have[i] = hlo_shape_element_count(&in->operands[i]->shape);
+  switch (in->opcode) {
+    case HLO_OPCODE_CONVERT: case HLO_OPCODE_RESHAPE: case HLO_OPCODE_NEGATE: case HLO_OPCODE_ABS:
+    case HLO_OPCODE_SIGN: case HLO_OPCODE_NOT:
+      if (have[0] != n) return false;
+      break;
+    case HLO_OPCODE_SELECT: case HLO_OPCODE_CLAMP:
+      if ((have[0] != n && have[0] != 1) || have[1] != n || (have[2] != n && have[2] != 1)) return false;
+      break;
+    case HLO_OPCODE_CONSTANT: case HLO_OPCODE_GET_DIMENSION_SIZE: case HLO_OPCODE_BROADCAST_IN_DIM:
+    case HLO_OPCODE_SLICE: case HLO_OPCODE_CONCATENATE:
+      break;
+    default:
+      if (in->operand_count == 2 && (have[0] != n || have[1] != n)) return false;
+      break;
+  }
   switch (in->opcode) {
     case HLO_OPCODE_CONSTANT:
-      if (!in->literal || in->literal->shape.element_type != t) return false;
+      if (!in->literal || !hlo_shape_equal(&in->literal->shape, s)) return false;
       for (int64_t k = 0; k < n; k++) out[k] = read_element(in->literal, k);
       return true;
     case HLO_OPCODE_GET_DIMENSION_SIZE:
@@ -127,6 +145,7 @@ static bool evaluate(const hlo_refine_t *r, const hlo_instruction_t *in, int64_t
         for (int d = 0; d < s0->rank; d++) {
           if (bd->data[d] < 0 || bd->data[d] >= s->rank) return false;
           src[d] = s0->dimensions[d] == 1 ? 0 : idx[bd->data[d]];
+          if (src[d] >= s0->dimensions[d]) return false;
         }
         out[k] = v[0][linear(s0, src)];
       }
@@ -137,14 +156,26 @@ static bool evaluate(const hlo_refine_t *r, const hlo_instruction_t *in, int64_t
       if (!v[0] || a->start_indices.count != s0->rank || a->strides.count != s0->rank) return false;
       for (int64_t k = 0; k < n; k++) {
         unlinear(s, k, idx);
-        for (int d = 0; d < s0->rank; d++) src[d] = a->start_indices.data[d] + idx[d] * a->strides.data[d];
+        if (s->rank != s0->rank) return false;
+        for (int d = 0; d < s0->rank; d++) {
+          src[d] = a->start_indices.data[d] + idx[d] * a->strides.data[d];
+          if (src[d] < 0 || src[d] >= s0->dimensions[d]) return false;
+        }
         out[k] = v[0][linear(s0, src)];
       }
       return true;
     }
     case HLO_OPCODE_CONCATENATE: {
-      int64_t dim = in->attrs.dimension;
+      int64_t dim = in->attrs.dimension, total = 0;
       if (dim < 0 || dim >= s->rank) return false;
+      for (int i = 0; i < in->operand_count; i++) {
+        const hlo_shape_t *si = &in->operands[i]->shape;
+        if (si->rank != s->rank) return false;
+        for (int d = 0; d < s->rank; d++)
+          if (d != dim && si->dimensions[d] != s->dimensions[d]) return false;
+        total += si->dimensions[dim];
+      }
+      if (total != s->dimensions[dim]) return false;
       for (int64_t k = 0; k < n; k++) {
         unlinear(s, k, idx);
         int64_t at = idx[dim];
@@ -316,9 +347,16 @@ static bool convolution_shape(ctx_t *c, const int64_t *padding, hlo_shape_t *out
   const hlo_attrs_t *a = &c->in->attrs;
   const hlo_shape_t *x = &c->in->operands[0]->shape, *w = &c->in->operands[1]->shape;
   int n = a->input_spatial_dimensions.count;
-  if (out->rank != x->rank || n + 2 != x->rank || a->kernel_spatial_dimensions.count != n ||
-      a->output_spatial_dimensions.count != n)
-    return failf(c, "the dimension numbers do not fit the operands");
+  bool fits = out->rank == x->rank && n + 2 == x->rank && w->rank == x->rank && a->kernel_spatial_dimensions.count == n &&
+              a->output_spatial_dimensions.count == n;
+  int64_t ends[] = {a->input_batch_dimension, a->kernel_output_feature_dimension, a->output_batch_dimension,
+                    a->output_feature_dimension};
+  for (int i = 0; i < 4; i++) fits = fits && ends[i] >= 0 && ends[i] < x->rank;
+  for (int i = 0; fits && i < n; i++)
+    fits = a->input_spatial_dimensions.data[i] >= 0 && a->input_spatial_dimensions.data[i] < x->rank &&
+           a->kernel_spatial_dimensions.data[i] >= 0 && a->kernel_spatial_dimensions.data[i] < x->rank &&
+           a->output_spatial_dimensions.data[i] >= 0 && a->output_spatial_dimensions.data[i] < x->rank;
+  if (!fits) return failf(c, "the dimension numbers do not fit the operands");
   int64_t bgc = a->batch_group_count > 0 ? a->batch_group_count : 1;
   out->dimensions[a->output_batch_dimension] = x->dimensions[a->input_batch_dimension] / bgc;
   out->dimensions[a->output_feature_dimension] = w->dimensions[a->kernel_output_feature_dimension];
@@ -337,8 +375,19 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
   const hlo_instruction_t *in = c->in;
   const hlo_attrs_t *a = &in->attrs;
   const hlo_shape_t *s0 = in->operand_count ? &in->operands[0]->shape : NULL;
-  int64_t vals[HLO_REFINE_MAX_VALUES], lo[HLO_MAX_RANK], hi[HLO_MAX_RANK], inner[HLO_MAX_RANK];
+  int64_t vals[HLO_REFINE_MAX_VALUES], lo[HLO_REFINE_MAX_VALUES], hi[HLO_REFINE_MAX_VALUES],
+      inner[HLO_REFINE_MAX_VALUES];
   int count = 0;
+  int need = 1; /* operands the rules below read */
+  switch (in->opcode) {
+    case HLO_OPCODE_DOT_GENERAL: case HLO_OPCODE_GATHER: case HLO_OPCODE_CONVOLUTION:
+    case HLO_OPCODE_DYNAMIC_GATHER: case HLO_OPCODE_DYNAMIC_CONV: case HLO_OPCODE_TRIANGULAR_SOLVE:
+      need = 2;
+      break;
+    default: break;
+  }
+  if (in->operand_count < need) return failf(c, "it has %d operands", in->operand_count);
+  if (a->input_spatial_dimensions.count > HLO_MAX_RANK) return failf(c, "too many spatial dimensions");
   switch (in->opcode) {
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
     case HLO_OPCODE_DYNAMIC_RESHAPE:
@@ -441,18 +490,23 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
     case HLO_OPCODE_DOT_GENERAL: {
       const hlo_shape_t *s1 = &in->operands[1]->shape;
       int r = 0;
-      for (int i = 0; i < a->lhs_batching_dimensions.count; i++) vals[r++] = s0->dimensions[a->lhs_batching_dimensions.data[i]];
+      for (int i = 0; i < a->lhs_batching_dimensions.count; i++) {
+        int64_t d = a->lhs_batching_dimensions.data[i];
+        if (d < 0 || d >= s0->rank || r >= HLO_MAX_RANK) return failf(c, "lhs_batching_dimensions out of range");
+        vals[r++] = s0->dimensions[d];
+      }
       for (int d = 0; d < s0->rank; d++)
-        if (!contains(&a->lhs_batching_dimensions, d) && !contains(&a->lhs_contracting_dimensions, d))
+        if (!contains(&a->lhs_batching_dimensions, d) && !contains(&a->lhs_contracting_dimensions, d) && r < 2 * HLO_MAX_RANK)
           vals[r++] = s0->dimensions[d];
       for (int d = 0; d < s1->rank; d++)
-        if (!contains(&a->rhs_batching_dimensions, d) && !contains(&a->rhs_contracting_dimensions, d))
+        if (!contains(&a->rhs_batching_dimensions, d) && !contains(&a->rhs_contracting_dimensions, d) && r < 2 * HLO_MAX_RANK)
           vals[r++] = s1->dimensions[d];
       if (r != out->rank) return failf(c, "the result has rank %d, the product gives %d", out->rank, r);
       hlo_shape_init(out, out->element_type, r, vals);
       return true;
     }
     case HLO_OPCODE_REDUCE: { /* (inputs..., inits...) */
+      if (k >= in->operand_count) return failf(c, "more results than operands");
       const hlo_shape_t *x = &in->operands[k]->shape;
       int r = 0;
       for (int d = 0; d < x->rank; d++)
@@ -462,6 +516,7 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
       return true;
     }
     case HLO_OPCODE_REDUCE_WINDOW: {
+      if (k >= in->operand_count) return failf(c, "more results than operands");
       const hlo_shape_t *x = &in->operands[k]->shape;
       take_dims(out, x);
       for (int d = 0; d < x->rank; d++)
@@ -556,8 +611,13 @@ static bool refine_one(ctx_t *c, int k, hlo_shape_t *decl) {
   hlo_shape_t got = *decl;
   if (!infer(c, k, &got)) return false;
   if (got.rank != decl->rank) return failf(c, "the inferred rank %d differs from the declared %d", got.rank, decl->rank);
+  int64_t count = 1;
   for (int d = 0; d < got.rank; d++) {
     if (got.dimensions[d] < 0) return failf(c, "dimension %d has no size the compiler can infer", d);
+    if (got.dimensions[d] > ((int64_t)1 << 40) ||
+        (got.dimensions[d] && count > ((int64_t)1 << 48) / got.dimensions[d]))
+      return failf(c, "its shape would be too large");
+    count *= got.dimensions[d];
     if (decl->dimensions[d] != HLO_DYNAMIC_DIM && decl->dimensions[d] != got.dimensions[d]) {
       char a[128], b[128];
       hlo_shape_to_string(&got, a, sizeof a);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CLI behaviour: the README example runs and prints probabilities; inputs
 # from .npy round-trip through --output; a malformed program fails with
-# exit status 2 and a file:line:col message; --profile counts every dispatch;
+# exit status 2 and a file:line:col message; a program with a dynamic shape
+# runs for its inputs' types; --profile counts every dispatch;
 # the same program from two paths gives the same kernels and hits the
 # SPIR-V cache; --help/--version/--list-devices work.
 set -u
@@ -27,6 +28,15 @@ grep -qE "bad.mlir:[0-9]+:[0-9]+: " "$tmp/out" || fail "no location in: $(cat "$
 
 "$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3 > "$tmp/out" 2>&1 && fail "short input accepted"
 grep -q "has 3 values" "$tmp/out" || fail "short input message: $(cat "$tmp/out")"
+
+# a program with a dynamic batch: compiled for the --input types, refused (located) without them
+printf 'func.func @main(%%a: tensor<?x2xf32>) -> tensor<?x2xf32> {\n  %%0 = stablehlo.add %%a, %%a : tensor<?x2xf32>\n  return %%0 : tensor<?x2xf32>\n}\n' > "$tmp/dyn.mlir"
+out=$("$bin" run "$tmp/dyn.mlir" --input=3x2xf32=1,2,3,4,5,6) || fail "dynamic program exited $?"
+[ "$(echo "$out" | head -n 1)" = "tensor<3x2xf32>" ] || fail "dynamic program printed: $out"
+echo "$out" | tr -d '[],\n ' | grep -qx 'tensor<3x2xf32>24681012' || fail "dynamic program values: $out"
+"$bin" run "$tmp/dyn.mlir" --random-inputs > "$tmp/out" 2>&1 && fail "dynamic program without types accepted"
+grep -q "dyn.mlir:1:17: parameter 0 of '@main' has the dynamic type tensor<?x2xf32>" "$tmp/out" ||
+  fail "dynamic program message: $(cat "$tmp/out")"
 
 : > "$tmp/empty.mlir"
 "$bin" run "$tmp/empty.mlir" > "$tmp/out" 2>&1

@@ -42,3 +42,51 @@ func.func @gather() {
   check.expect_eq_const %g, dense<[[4, 5], [1, 2]]> : tensor<2x2xi32>
   func.return
 }
+
+// -----
+
+// Dynamic result types refined while parsing (hlo/refine.h): sizes computed
+// from get_dimension_size and integer arithmetic, a private function with a
+// dynamic signature specialized for its operands, a loop variable and a
+// conditional's result of dynamic type.
+func.func private @twice(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = stablehlo.add %a, %a : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+func.func @refined() {
+  %x = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %rows = stablehlo.get_dimension_size %x, dim = 0 : (tensor<2x3xf32>) -> tensor<i32>
+  %cols = stablehlo.get_dimension_size %x, dim = 1 : (tensor<2x3xf32>) -> tensor<i32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %r2 = stablehlo.multiply %rows, %two : tensor<i32>
+  %a = stablehlo.reshape %r2 : (tensor<i32>) -> tensor<1xi32>
+  %b = stablehlo.reshape %cols : (tensor<i32>) -> tensor<1xi32>
+  %shape = stablehlo.concatenate %a, %b, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %iota = stablehlo.dynamic_iota %shape, dim = 0 : (tensor<2xi32>) -> tensor<?x?xf32>
+  check.expect_eq_const %iota, dense<[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [3.0, 3.0, 3.0]]> : tensor<4x3xf32>
+  %t = func.call @twice(%iota) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %u = func.call @twice(%x) : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  check.expect_eq_const %u, dense<[[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]> : tensor<2x3xf32>
+  %flat = stablehlo.constant dense<12> : tensor<1xi64>
+  %f = stablehlo.dynamic_reshape %t, %flat : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?xf32>
+  %lo = stablehlo.constant dense<[1]> : tensor<1xi32>
+  %z = stablehlo.constant dense<0> : tensor<1xi32>
+  %v = stablehlo.constant dense<9.0> : tensor<f32>
+  %p = stablehlo.dynamic_pad %f, %v, %lo, %z, %z : (tensor<?xf32>, tensor<f32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xf32>
+  %s = "stablehlo.slice"(%p) {start_indices = array<i64: 0>, limit_indices = array<i64: 13>, strides = array<i64: 3>} : (tensor<?xf32>) -> tensor<?xf32>
+  check.expect_eq_const %s, dense<[9.0, 0.0, 2.0, 4.0, 6.0]> : tensor<5xf32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %i0, %acc = %s) : tensor<i32>, tensor<?xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %two : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %d = stablehlo.add %acc, %acc : tensor<?xf32>
+      stablehlo.return %i1, %d : tensor<i32>, tensor<?xf32>
+    }
+  check.expect_eq_const %w#1, dense<[36.0, 0.0, 8.0, 16.0, 24.0]> : tensor<5xf32>
+  func.return
+}
