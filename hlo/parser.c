@@ -3283,6 +3283,12 @@ static void parse_function(parser_t *p, func_info_t *f, const hlo_shape_t *given
 
   char *name = arena_strndup(&p->m->arena, f->name, f->len);
   if (!name) out_of_memory(p);
+  if (f->comp) { /* another specialization of a dynamic signature: its own name */
+    size_t size = f->len + 24;
+    char *unique = m_alloc(p, size);
+    snprintf(unique, size, "%s.%d", name, ++p->region_counter);
+    name = unique;
+  }
   hlo_computation_t *comp = hlo_computation_create(p->m, name);
   if (!comp) out_of_memory(p);
   comp->loc = f->loc;

@@ -526,7 +526,8 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
       return true;
     }
     case HLO_OPCODE_IF:
-    case HLO_OPCODE_CASE: {
+    case HLO_OPCODE_CASE:
+    case HLO_OPCODE_COMPOSITE: { /* the (first) called computation's results */
       const hlo_instruction_t *root = in->called_count ? in->called_computations[0]->root : NULL;
       if (!root) return failf(c, "its branches return nothing");
       const hlo_shape_t *rs = hlo_shape_is_tuple(&root->shape) && hlo_shape_is_tuple(&in->shape)

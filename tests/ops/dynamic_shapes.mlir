@@ -47,8 +47,8 @@ func.func @gather() {
 
 // Dynamic result types refined while parsing (hlo/refine.h): sizes computed
 // from get_dimension_size and integer arithmetic, a private function with a
-// dynamic signature specialized for its operands, a loop variable and a
-// conditional's result of dynamic type.
+// dynamic signature specialized for its operands (called and as a
+// composite's decomposition), a loop variable of dynamic type.
 func.func private @twice(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = stablehlo.add %a, %a : tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
@@ -68,6 +68,8 @@ func.func @refined() {
   %t = func.call @twice(%iota) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %u = func.call @twice(%x) : (tensor<2x3xf32>) -> tensor<?x?xf32>
   check.expect_eq_const %u, dense<[[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]> : tensor<2x3xf32>
+  %k = stablehlo.composite "test.twice" %u {decomposition = @twice} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  check.expect_eq_const %k, dense<[[4.0, 8.0, 12.0], [16.0, 20.0, 24.0]]> : tensor<2x3xf32>
   %flat = stablehlo.constant dense<12> : tensor<1xi64>
   %f = stablehlo.dynamic_reshape %t, %flat : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?xf32>
   %lo = stablehlo.constant dense<[1]> : tensor<1xi32>
