@@ -2110,8 +2110,16 @@ typedef enum {
   OPK_PROBE,      /* interpreter.probe */
   OPK_PRINT,      /* interpreter.print */
   OPK_PROBE_CHECK, /* check.expect_serialized_eq */
-  OPK_RUN_PARALLEL /* interpreter.run_parallel */
+  OPK_RUN_PARALLEL, /* interpreter.run_parallel */
+  OPK_BROADCASTING  /* chlo.broadcast_add ... (implicit broadcasting) */
 } op_kind_t;
+
+/* The ops chlo.broadcast_X wraps: X's elementwise binary op (compare and
+ * complex among them), select, or CHLO's next_after, polygamma, zeta. */
+static bool broadcasting_op(hlo_opcode_t op) {
+  return (op >= HLO_OPCODE_ADD && op <= HLO_OPCODE_XOR) || op == HLO_OPCODE_SELECT ||
+         op == HLO_OPCODE_CHLO_NEXT_AFTER || op == HLO_OPCODE_CHLO_POLYGAMMA || op == HLO_OPCODE_CHLO_ZETA;
+}
 
 static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
   if (!strcmp(name, "return") || !strcmp(name, "func.return") || !strcmp(name, "stablehlo.return"))
@@ -2130,6 +2138,13 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
     return OPK_HLO;
   }
   if (lookup_opcode(name, opcode)) return OPK_HLO;
+  if (strncmp(name, "chlo.broadcast_", 15) == 0) {
+    char wrapped[160];
+    for (int chlo = 0; chlo < 2; chlo++) {
+      snprintf(wrapped, sizeof wrapped, "%s.%s", chlo ? "chlo" : "stablehlo", name + 15);
+      if (lookup_opcode(wrapped, opcode) && broadcasting_op(*opcode)) return OPK_BROADCASTING;
+    }
+  }
   return OPK_UNKNOWN;
 }
 
@@ -2916,6 +2931,58 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
 
 static void shape_assertion(parser_t *p, raw_op_t *r);
 static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
+static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn);
+
+/* chlo.broadcast_X %lhs, %rhs {broadcast_dimensions = [...]} (CHLO's
+ * "CHLO_Broadcasting" ops, as TensorFlow's legalization writes them; also
+ * broadcast_select %pred, %t, %f): X of the operands broadcast to a common
+ * shape, numpy-style.  The result has the largest operand rank; an operand
+ * of lower rank maps its dimensions onto the result's trailing ones, or
+ * onto broadcast_dimensions where given (binary ops); along each result
+ * dimension the operands' sizes agree or are 1.  Each operand not of the
+ * result's shape goes through broadcast_in_dim, then X is built as usual. */
+static void build_broadcasting(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn) {
+  int n = op == HLO_OPCODE_SELECT ? 3 : 2;
+  check_operand_count(p, r, n);
+  int rank = 0;
+  for (int i = 0; i < n; i++)
+    if (r->operands[i]->shape.rank > rank) rank = r->operands[i]->shape.rank;
+  const hlo_dims_t *bd = &r->attrs.broadcast_dimensions;
+  int64_t map[3][HLO_MAX_RANK], dims[HLO_MAX_RANK];
+  for (int d = 0; d < rank; d++) dims[d] = 1;
+  for (int i = 0; i < n; i++) {
+    const hlo_shape_t *s = &r->operands[i]->shape;
+    bool given = n == 2 && bd->count && s->rank < rank;
+    if (given && bd->count != s->rank)
+      fail_at(p, r->loc, "%s: broadcast_dimensions has %d values for an operand of rank %d", r->name, bd->count,
+              s->rank);
+    for (int d = 0; d < s->rank; d++) {
+      map[i][d] = given ? bd->data[d] : rank - s->rank + d;
+      if (map[i][d] < 0 || map[i][d] >= rank || (d && map[i][d] <= map[i][d - 1]))
+        fail_at(p, r->loc, "%s: broadcast_dimensions must be increasing result dimensions", r->name);
+      int64_t *to = &dims[map[i][d]], size = s->dimensions[d];
+      if (*to != 1 && size != 1 && size != *to)
+        fail_at(p, r->loc, "%s: operand %d's dimension %d (%lld) does not broadcast to %lld", r->name, i, d,
+                (long long)size, (long long)*to);
+      if (size != 1) *to = size;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    hlo_instruction_t *x = r->operands[i];
+    hlo_shape_t to;
+    hlo_shape_init(&to, x->shape.element_type, rank, dims);
+    if (hlo_shape_equal(&to, &x->shape) || (op == HLO_OPCODE_SELECT && i == 0 && x->shape.rank == 0)) continue;
+    hlo_instruction_t *b = emit(p, HLO_OPCODE_BROADCAST_IN_DIM, &to, 1, &x, r->loc);
+    b->attrs.broadcast_dimensions = hlo_dims_make(p->m, map[i], x->shape.rank);
+    if (x->shape.rank && !b->attrs.broadcast_dimensions.data) out_of_memory(p);
+    if (!b->attrs.broadcast_dimensions.data) b->attrs.broadcast_dimensions.data = m_alloc(p, sizeof(int64_t));
+    if (!hlo_refine_record(&p->refine, b)) out_of_memory(p);
+    r->operands[i] = b;
+  }
+  memset(&r->attrs.broadcast_dimensions, 0, sizeof r->attrs.broadcast_dimensions);
+  r->parenthesized_inputs = false; /* the types given are the operands' before broadcasting */
+  build_hlo(p, r, op, rn);
+}
 
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn) {
   /* custom_call @check.expect_*: a check op. */
@@ -3242,6 +3309,7 @@ static bool parse_op(parser_t *p) {
       build_check(p, r, name);
       break;
     case OPK_HLO: build_hlo(p, r, op, &rn); break;
+    case OPK_BROADCASTING: build_broadcasting(p, r, op, &rn); break;
     case OPK_PROBE: build_probe(p, r, &rn); break;
     case OPK_PRINT:
       /* interpreter.print %v : T: a check that always passes and gives the

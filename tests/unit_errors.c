@@ -438,6 +438,13 @@ static void test_dynamic_shape(void **state) {
       "  func.return %0 : tensor<?xf32>\n"
       "}\n",
       "%0", "output shape", "not a value the compiler can compute");
+  /* chlo.broadcast_*: sizes that do not broadcast. */
+  expect_error(
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<2x3xf32> {\n"
+      "  %0 = chlo.broadcast_add %a, %b : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>\n"
+      "  func.return %0 : tensor<2x3xf32>\n"
+      "}\n",
+      "%0", "dimension 0 (2) does not broadcast to 3");
   /* Unranked. */
   expect_error(
       "func.func @main(%a: tensor<*xf32>) -> tensor<4xf32> {\n"
