@@ -1225,6 +1225,8 @@ typedef struct raw_op {
   symbol_list_t programs; /* interpreter.run_parallel: rows x cols functions */
   int program_rows, program_cols;
   symbol_list_t infeed; /* interpreter.run_parallel's infeed functions */
+  bool has_scalar_value; /* value = 1.0 : f32 (chlo.constant_like) */
+  lexer_t scalar_value; /* at the value's first token */
 } raw_op_t;
 
 static void raw_push_operand(parser_t *p, raw_op_t *r, hlo_instruction_t *v) {
@@ -1563,7 +1565,12 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
       break;
     case A_INFEED: parse_symbol_list(p, &r->infeed); break;
     case A_VALUE: {
-      if (!at_ident(p, "dense") && !at_ident(p, "dense_resource")) fail_expected(p, "a dense literal");
+      if (!at_ident(p, "dense") && !at_ident(p, "dense_resource")) { /* a scalar: read for its type later */
+        r->has_scalar_value = true;
+        r->scalar_value = p->lx;
+        skip_value(p, allow_suffix);
+        break;
+      }
       r->literal = parse_typed_literal(p);
       break;
     }
@@ -2111,7 +2118,9 @@ typedef enum {
   OPK_PRINT,      /* interpreter.print */
   OPK_PROBE_CHECK, /* check.expect_serialized_eq */
   OPK_RUN_PARALLEL, /* interpreter.run_parallel */
-  OPK_BROADCASTING  /* chlo.broadcast_add ... (implicit broadcasting) */
+  OPK_BROADCASTING, /* chlo.broadcast_add ... (implicit broadcasting) */
+  OPK_SQUARE,       /* chlo.square */
+  OPK_CONSTANT_LIKE /* chlo.constant_like */
 } op_kind_t;
 
 /* The ops chlo.broadcast_X wraps: X's elementwise binary op (compare and
@@ -2138,6 +2147,12 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
     return OPK_HLO;
   }
   if (lookup_opcode(name, opcode)) return OPK_HLO;
+  if (!strcmp(name, "chlo.constant")) {
+    *opcode = HLO_OPCODE_CONSTANT;
+    return OPK_HLO;
+  }
+  if (!strcmp(name, "chlo.square")) return OPK_SQUARE;
+  if (!strcmp(name, "chlo.constant_like")) return OPK_CONSTANT_LIKE;
   if (strncmp(name, "chlo.broadcast_", 15) == 0) {
     char wrapped[160];
     for (int chlo = 0; chlo < 2; chlo++) {
@@ -2933,6 +2948,74 @@ static void shape_assertion(parser_t *p, raw_op_t *r);
 static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn);
 
+/* The one result type of |r| (its last type when it has no arrow), refined
+ * to the static shape |s| where declared dynamic. */
+static hlo_shape_t single_result(parser_t *p, raw_op_t *r, const hlo_shape_t *s) {
+  if (!r->has_types) fail_at(p, r->loc, "%s: missing type", r->name);
+  if (r->has_arrow && r->out_count != 1) fail_at(p, r->loc, "%s has one result", r->name);
+  hlo_shape_t t = r->has_arrow ? r->out_types[0] : r->in_types[r->in_count - 1];
+  if (t.element_type == HLO_TUPLE || t.rank != s->rank)
+    fail_at(p, r->loc, "%s: the result's rank differs from the operand's", r->name);
+  for (int d = 0; d < t.rank; d++)
+    if (t.dimensions[d] != HLO_DYNAMIC_DIM && t.dimensions[d] != s->dimensions[d])
+      fail_at(p, r->loc, "%s: the result's shape differs from the operand's", r->name);
+  hlo_shape_init(&t, t.element_type, s->rank, s->dimensions);
+  return t;
+}
+
+/* chlo.square %x : T -> T: x * x; for complex x the CHLO definition
+ * complex((re - im) * (re + im), re * im * 2). */
+static void build_square(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  check_operand_count(p, r, 1);
+  hlo_instruction_t *x = r->operands[0], *y;
+  hlo_shape_t t = single_result(p, r, &x->shape);
+  if (t.element_type != x->shape.element_type) fail_at(p, r->loc, "%s: the result's element type differs", r->name);
+  if (!hlo_element_type_is_complex(t.element_type)) {
+    hlo_instruction_t *xx[2] = {x, x};
+    y = emit(p, HLO_OPCODE_MULTIPLY, &t, 2, xx, r->loc);
+  } else {
+    hlo_shape_t part = t;
+    part.element_type = hlo_element_type_real(t.element_type);
+    hlo_instruction_t *re = emit(p, HLO_OPCODE_REAL, &part, 1, &x, r->loc);
+    hlo_instruction_t *im = emit(p, HLO_OPCODE_IMAG, &part, 1, &x, r->loc);
+    hlo_instruction_t *d = emit_binary(p, HLO_OPCODE_SUBTRACT, re, im, r->loc);
+    hlo_instruction_t *s = emit_binary(p, HLO_OPCODE_ADD, re, im, r->loc);
+    hlo_instruction_t *ri = emit_binary(p, HLO_OPCODE_MULTIPLY, re, im, r->loc);
+    hlo_instruction_t *parts[2] = {emit_binary(p, HLO_OPCODE_MULTIPLY, d, s, r->loc),
+                                   emit_binary(p, HLO_OPCODE_ADD, ri, ri, r->loc)}; /* 2 re im, exactly */
+    y = emit(p, HLO_OPCODE_COMPLEX, &t, 2, parts, r->loc);
+  }
+  emit_results(p, rn, y, 1, r->loc);
+}
+
+/* "chlo.constant_like"(%x) {value = V : T}: V splat to the result's type,
+ * which has the operand's shape. */
+static void build_constant_like(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  check_operand_count(p, r, 1);
+  if (!r->has_scalar_value && !r->literal) fail_at(p, r->loc, "%s needs a value", r->name);
+  hlo_shape_t t = single_result(p, r, &r->operands[0]->shape), scalar;
+  hlo_shape_init(&scalar, t.element_type, 0, NULL);
+  hlo_literal_t *l = r->literal;
+  if (l && (l->shape.element_type != t.element_type || hlo_shape_element_count(&l->shape) != 1))
+    fail_at(p, r->loc, "%s: the value is not one %s", r->name, hlo_element_type_name(t.element_type));
+  if (!l) {
+    l = m_alloc(p, sizeof *l);
+    l->shape = scalar;
+    l->size_bytes = hlo_element_type_size_bytes(t.element_type);
+    l->data = m_alloc(p, l->size_bytes);
+    lexer_t saved = p->lx;
+    p->lx = r->scalar_value;
+    parse_scalar_elem(p, t.element_type, l->data);
+    p->lx = saved;
+  }
+  l->shape = scalar;
+  hlo_instruction_t *c = emit(p, HLO_OPCODE_CONSTANT, &scalar, 0, NULL, r->loc);
+  c->literal = l;
+  hlo_instruction_t *b = emit(p, HLO_OPCODE_BROADCAST_IN_DIM, &t, 1, &c, r->loc);
+  b->attrs.broadcast_dimensions.data = m_alloc(p, sizeof(int64_t));
+  emit_results(p, rn, b, 1, r->loc);
+}
+
 /* chlo.broadcast_X %lhs, %rhs {broadcast_dimensions = [...]} (CHLO's
  * "CHLO_Broadcasting" ops, as TensorFlow's legalization writes them; also
  * broadcast_select %pred, %t, %f): X of the operands broadcast to a common
@@ -3310,6 +3393,8 @@ static bool parse_op(parser_t *p) {
       break;
     case OPK_HLO: build_hlo(p, r, op, &rn); break;
     case OPK_BROADCASTING: build_broadcasting(p, r, op, &rn); break;
+    case OPK_SQUARE: build_square(p, r, &rn); break;
+    case OPK_CONSTANT_LIKE: build_constant_like(p, r, &rn); break;
     case OPK_PROBE: build_probe(p, r, &rn); break;
     case OPK_PRINT:
       /* interpreter.print %v : T: a check that always passes and gives the

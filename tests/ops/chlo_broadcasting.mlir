@@ -54,3 +54,24 @@ func.func @dynamic_operands() {
   check.expect_eq_const %0, dense<[[2.0, 8.0], [6.0, 16.0], [10.0, 24.0]]> : tensor<3x2xf32>
   func.return
 }
+
+// -----
+
+// chlo.constant, chlo.constant_like and chlo.square (CHLO's other
+// non-function ops).
+func.func @constant_square() {
+  %a = chlo.constant dense<[[1.5, -2.0], [3.0, 0.5]]> : tensor<2x2xf32>
+  %s = chlo.square %a : tensor<2x2xf32> -> tensor<2x2xf32>
+  check.expect_eq_const %s, dense<[[2.25, 4.0], [9.0, 0.25]]> : tensor<2x2xf32>
+  %one = "chlo.constant_like"(%a) {value = 1.0 : f32} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  check.expect_eq_const %one, dense<1.0> : tensor<2x2xf32>
+  %i = stablehlo.constant dense<[3, -4]> : tensor<2xi32>
+  %seven = "chlo.constant_like"(%i) {value = 7 : i32} : (tensor<2xi32>) -> tensor<?xi32>
+  check.expect_eq_const %seven, dense<7> : tensor<2xi32>
+  %si = chlo.square %i : tensor<2xi32> -> tensor<2xi32>
+  check.expect_eq_const %si, dense<[9, 16]> : tensor<2xi32>
+  %z = stablehlo.constant dense<[(3.0, 4.0), (1.0, -1.0)]> : tensor<2xcomplex<f32>>
+  %zz = chlo.square %z : tensor<2xcomplex<f32>> -> tensor<2xcomplex<f32>>
+  check.expect_eq_const %zz, dense<[(-7.0, 24.0), (0.0, -2.0)]> : tensor<2xcomplex<f32>>
+  func.return
+}
