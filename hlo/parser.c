@@ -664,7 +664,10 @@ static void parse_type(parser_t *p, hlo_shape_t *out) {
     lex_next(p);
   } else if (t->kind == TK_BANG && t->len > 6 && memcmp(t->start, "!quant", 6) == 0) {
     fail(p, "unsupported element type (quantized types are not supported)");
-  } else if (t->kind == TK_IDENT && tok_text_is(t, "tuple")) {
+  } else if ((t->kind == TK_IDENT && tok_text_is(t, "tuple")) ||
+             (t->kind == TK_BANG && tok_text_is(t, "!stablehlo.future"))) {
+    /* a future (async_start's result) is its values: one, or a tuple */
+    bool future = t->kind == TK_BANG;
     lex_next(p);
     expect_punct(p, '<');
     hlo_shape_t *elems = NULL;
@@ -676,7 +679,8 @@ static void parse_type(parser_t *p, hlo_shape_t *out) {
       } while (accept_punct(p, ','));
     }
     expect_punct(p, '>');
-    if (!hlo_shape_make_tuple(p->m, out, n, elems)) out_of_memory(p);
+    if (future && n == 1) *out = elems[0];
+    else if (!hlo_shape_make_tuple(p->m, out, n, elems)) out_of_memory(p);
   } else if (t->kind == TK_IDENT && (tok_text_is(t, "memref") || tok_text_is(t, "vector"))) {
     fail(p, "unsupported type '%.*s'", (int)t->len, t->start);
   } else {
@@ -2120,7 +2124,12 @@ typedef enum {
   OPK_RUN_PARALLEL, /* interpreter.run_parallel */
   OPK_BROADCASTING, /* chlo.broadcast_add ... (implicit broadcasting) */
   OPK_SQUARE,       /* chlo.square */
-  OPK_CONSTANT_LIKE /* chlo.constant_like */
+  OPK_CONSTANT_LIKE, /* chlo.constant_like */
+  OPK_ASYNC_START,  /* stablehlo.async_start */
+  OPK_ASYNC_DONE,   /* stablehlo.async_done */
+  OPK_SDY_VALUE,    /* sdy.sharding_constraint, sdy.reshard, ...: the operand */
+  OPK_SDY_GROUP,    /* sdy.sharding_group: nothing */
+  OPK_SDY_REGION    /* sdy.named_computation, sdy.manual_computation */
 } op_kind_t;
 
 /* The ops chlo.broadcast_X wraps: X's elementwise binary op (compare and
@@ -2131,8 +2140,19 @@ static bool broadcasting_op(hlo_opcode_t op) {
 }
 
 static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
-  if (!strcmp(name, "return") || !strcmp(name, "func.return") || !strcmp(name, "stablehlo.return"))
+  if (!strcmp(name, "return") || !strcmp(name, "func.return") || !strcmp(name, "stablehlo.return") ||
+      !strcmp(name, "sdy.return"))
     return OPK_RETURN;
+  /* Shardy's annotations (one device: every sharding is the whole value) */
+  if (!strcmp(name, "sdy.sharding_constraint") || !strcmp(name, "sdy.reshard") ||
+      !strcmp(name, "sdy.propagation_barrier") || !strcmp(name, "sdy.data_flow_edge"))
+    return OPK_SDY_VALUE;
+  if (!strcmp(name, "sdy.sharding_group")) return OPK_SDY_GROUP;
+  if (!strcmp(name, "sdy.named_computation") || !strcmp(name, "sdy.manual_computation")) return OPK_SDY_REGION;
+  if (!strcmp(name, "sdy.constant")) {
+    *opcode = HLO_OPCODE_CONSTANT;
+    return OPK_HLO;
+  }
   if (!strcmp(name, "call") || !strcmp(name, "func.call")) return OPK_CALL;
   if (!strcmp(name, "check.expect_eq") || !strcmp(name, "check.expect_eq_const") ||
       !strcmp(name, "check.expect_almost_eq") || !strcmp(name, "check.expect_almost_eq_const") ||
@@ -2152,6 +2172,8 @@ static op_kind_t classify_op(const char *name, hlo_opcode_t *opcode) {
     return OPK_HLO;
   }
   if (!strcmp(name, "chlo.square")) return OPK_SQUARE;
+  if (!strcmp(name, "stablehlo.async_start")) return OPK_ASYNC_START;
+  if (!strcmp(name, "stablehlo.async_done")) return OPK_ASYNC_DONE;
   if (!strcmp(name, "chlo.constant_like")) return OPK_CONSTANT_LIKE;
   if (strncmp(name, "chlo.broadcast_", 15) == 0) {
     char wrapped[160];
@@ -2963,6 +2985,158 @@ static hlo_shape_t single_result(parser_t *p, raw_op_t *r, const hlo_shape_t *s)
   return t;
 }
 
+/* Skips tokens up to the next |stop| outside brackets (Shardy's shardings:
+ * <@mesh, [{"x"}, {}]>, [<@mesh, ...>, ...], {"x"}, allowed_direction=NONE). */
+static void skip_to_punct(parser_t *p, char stop) {
+  while (!at_punct(p, stop)) {
+    if (tok(p)->kind == TK_EOF) fail_expected(p, "':' and a type");
+    if (tok(p)->kind == TK_PUNCT && strchr("([{<", tok(p)->start[0])) skip_balanced(p);
+    else lex_next(p);
+  }
+}
+
+/* Shardy (sdy) ops as JAX writes them with its Shardy partitioner:
+ *   sdy.sharding_constraint %v <@mesh, [{"x"}, {}]> : T   (also reshard,
+ *   propagation_barrier %v allowed_direction=..., data_flow_edge, and
+ *   sharding_group %v group_id=N, which has no result)
+ *   sdy.named_computation<"name">(%a...) [in_shardings=...] [out_shardings=...]
+ *       (%arg: T, ...) { ... sdy.return %r : R } : (T...) -> (R...)
+ *   sdy.manual_computation(%a...) in_shardings=... out_shardings=...
+ *       manual_axes={...} (%arg: T, ...) { ... } : (T...) -> (R...) */
+static void parse_sdy(parser_t *p, raw_op_t *r, op_kind_t kind) {
+  if (kind != OPK_SDY_REGION) {
+    raw_push_operand(p, r, parse_value_use(p));
+    skip_to_punct(p, ':');
+    lex_next(p);
+    parse_type_sig(p, r);
+    return;
+  }
+  if (at_punct(p, '<')) skip_balanced(p); /* named_computation's name */
+  expect_punct(p, '(');
+  if (!at_punct(p, ')')) {
+    do raw_push_operand(p, r, parse_value_use(p));
+    while (accept_punct(p, ','));
+  }
+  expect_punct(p, ')');
+  /* the shardings and manual axes, up to the block arguments' '(' */
+  while (!at_punct(p, '(') && !at_punct(p, '{')) {
+    if (tok(p)->kind == TK_EOF) fail_expected(p, "the region's arguments");
+    if (tok(p)->kind == TK_PUNCT && strchr("[<", tok(p)->start[0])) skip_balanced(p);
+    else if (tok(p)->kind == TK_IDENT && tok_text_is(tok(p), "manual_axes")) {
+      lex_next(p);
+      expect_punct(p, '=');
+      skip_balanced(p);
+    } else lex_next(p);
+  }
+  block_arg_t *args = NULL;
+  int n = 0, cap = 0;
+  if (accept_punct(p, '(')) {
+    if (!at_punct(p, ')')) {
+      do {
+        if (tok(p)->kind != TK_VALUE) fail_expected(p, "a block argument");
+        t_grow(p, (void **)&args, &cap, n + 1, sizeof *args);
+        args[n].name = *tok(p);
+        lex_next(p);
+        expect_punct(p, ':');
+        parse_type(p, &args[n].shape);
+        n++;
+      } while (accept_punct(p, ','));
+    }
+    expect_punct(p, ')');
+  }
+  parse_region(p, r, "body", false, args, n);
+  if (at_punct(p, '{')) parse_attr_dict(p, r);
+  expect_punct(p, ':');
+  parse_type_sig(p, r);
+}
+
+/* A named or manual computation runs its body on the operands (inlined).
+ * A manual computation's body works on each device's part of the values
+ * (its arguments' types); on one device that is the whole value, so a body
+ * whose argument types are not the operands' is a program for several
+ * devices: UNIMPLEMENTED. */
+static void build_sdy_region(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  hlo_computation_t *body = r->regions[0].comp;
+  if (body->parameter_count != r->operand_count)
+    fail_at(p, r->loc, "%s: the body takes %d arguments but the op has %d operands", r->name, body->parameter_count,
+            r->operand_count);
+  for (int i = 0; i < r->operand_count; i++)
+    if (!hlo_shape_equal(&body->parameters[i]->shape, &r->operands[i]->shape)) {
+      char a[128], b[128];
+      hlo_shape_to_string(&r->operands[i]->shape, a, sizeof a);
+      hlo_shape_to_string(&body->parameters[i]->shape, b, sizeof b);
+      fail_code_at(p, VKHLO_STATUS_UNIMPLEMENTED, r->loc,
+                   "%s: operand %d is %s but the body takes %s (each device's part: a program for several "
+                   "devices, and vkhlo runs one)", r->name, i, a, b);
+    }
+  if (!body->root) fail_at(p, r->loc, "%s: the body returns nothing", r->name);
+  int nres = hlo_shape_is_tuple(&body->root->shape) && body->root->opcode == HLO_OPCODE_TUPLE
+                 ? body->root->operand_count : 1;
+  hlo_instruction_t **vals = t_alloc(p, sizeof(void *) * (size_t)(nres ? nres : 1));
+  if (!hlo_computation_inline(p->m, p->scope->comp, body, r->operands, nres != 1, vals)) out_of_memory(p);
+  if (r->has_types && r->has_arrow && r->out_count != nres)
+    fail_at(p, r->loc, "%s: the body returns %d values, %d results declared", r->name, nres, r->out_count);
+  for (int k = 0; r->has_types && r->has_arrow && k < nres; k++)
+    if (!hlo_shape_equal(&r->out_types[k], &vals[k]->shape)) {
+      char a[128], b[128];
+      hlo_shape_to_string(&vals[k]->shape, a, sizeof a);
+      hlo_shape_to_string(&r->out_types[k], b, sizeof b);
+      fail_code_at(p, VKHLO_STATUS_UNIMPLEMENTED, r->loc,
+                   "%s: the body returns %s for result %d, declared %s (a program for several devices)", r->name, a,
+                   k, b);
+    }
+  bind_results(p, rn, vals, nres, r->loc);
+}
+
+/* "stablehlo.async_start"(%x...) ({ [^bb0(%a...):] op; return }) :
+ *     (T...) -> !stablehlo.future<R...>
+ * (spec "async_start"): the body's one collective or slice runs where the
+ * op stands (a backend may run it synchronously; one device runs its
+ * collectives at once anyway), and the future is its values: the body is
+ * inlined, its block arguments bound to the operands (or, without
+ * arguments, the values it captures). */
+static void build_async_start(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  if (r->region_count != 1) fail_at(p, r->loc, "%s: expected 1 region, got %d", r->name, r->region_count);
+  int given = r->operand_count;
+  finish_captures(p, r);
+  region_t *rg = &r->regions[0];
+  hlo_computation_t *body = rg->comp;
+  if (rg->normal_params && rg->normal_params != given)
+    fail_at(p, r->loc, "%s: the body takes %d arguments but the op has %d operands", r->name, rg->normal_params, given);
+  for (int i = 0; i < rg->normal_params; i++)
+    if (!hlo_shape_equal(&body->parameters[i]->shape, &r->operands[i]->shape))
+      fail_at(p, r->loc, "%s: the body's argument %d does not have operand %d's type", r->name, i, i);
+  hlo_instruction_t **args = t_alloc(p, sizeof(void *) * (size_t)(body->parameter_count ? body->parameter_count : 1));
+  for (int i = 0; i < body->parameter_count; i++)
+    args[i] = r->operands[i < rg->normal_params ? i : given + (i - rg->normal_params)];
+  hlo_instruction_t *v = NULL;
+  if (!body->root) fail_at(p, r->loc, "%s: the body returns nothing", r->name);
+  if (!hlo_computation_inline(p->m, p->scope->comp, body, args, false, &v)) out_of_memory(p);
+  if (r->has_types && r->has_arrow && (r->out_count != 1 || !hlo_shape_equal(&r->out_types[0], &v->shape)))
+    fail_at(p, r->loc, "%s: the result is not a future of the body's values", r->name);
+  emit_results(p, rn, v, 1, r->loc);
+}
+
+/* "stablehlo.async_done"(%f) : (!stablehlo.future<R...>) -> (R...): the
+ * future's values. */
+static void build_async_done(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  check_operand_count(p, r, 1);
+  hlo_instruction_t *f = r->operands[0];
+  int n = hlo_shape_is_tuple(&f->shape) ? f->shape.tuple_count : 1;
+  if (r->has_types && r->has_arrow && r->out_count != n)
+    fail_at(p, r->loc, "%s: the future holds %d values, %d results declared", r->name, n, r->out_count);
+  if (n == 1) {
+    bind_results(p, rn, &f, 1, r->loc);
+    return;
+  }
+  hlo_instruction_t **vals = t_alloc(p, sizeof(void *) * (size_t)n);
+  for (int k = 0; k < n; k++) {
+    vals[k] = emit(p, HLO_OPCODE_GET_TUPLE_ELEMENT, &f->shape.tuple_shapes[k], 1, &f, r->loc);
+    vals[k]->attrs.index = k;
+  }
+  bind_results(p, rn, vals, n, r->loc);
+}
+
 /* chlo.square %x : T -> T: x * x; for complex x the CHLO definition
  * complex((re - im) * (re + im), re * im * 2). */
 static void build_square(parser_t *p, raw_op_t *r, const result_names_t *rn) {
@@ -3370,8 +3544,10 @@ static bool parse_op(parser_t *p) {
   r->attrs.feature_group_count = 1;
   r->attrs.batch_group_count = 1;
 
-  if (generic) {
-    parse_generic(p, r, kind == OPK_HLO && op_allows_capture(op));
+  if (kind == OPK_SDY_VALUE || kind == OPK_SDY_GROUP || kind == OPK_SDY_REGION) {
+    parse_sdy(p, r, kind);
+  } else if (generic) {
+    parse_generic(p, r, (kind == OPK_HLO && op_allows_capture(op)) || kind == OPK_ASYNC_START);
   } else if (kind == OPK_HLO && at_punct(p, '(') && op_has_generic_only_regions(op)) {
     /* stablehlo.case(%i) ({...}, {...}) : ...: the generic form, unquoted. */
     parse_generic(p, r, op_allows_capture(op));
@@ -3395,6 +3571,16 @@ static bool parse_op(parser_t *p) {
     case OPK_BROADCASTING: build_broadcasting(p, r, op, &rn); break;
     case OPK_SQUARE: build_square(p, r, &rn); break;
     case OPK_CONSTANT_LIKE: build_constant_like(p, r, &rn); break;
+    case OPK_ASYNC_START: build_async_start(p, r, &rn); break;
+    case OPK_ASYNC_DONE: build_async_done(p, r, &rn); break;
+    case OPK_SDY_VALUE:
+      check_operand_count(p, r, 1);
+      bind_results(p, &rn, r->operands, 1, loc);
+      break;
+    case OPK_SDY_GROUP:
+      if (rn.count) fail_at(p, loc, "%s has no results", name);
+      break;
+    case OPK_SDY_REGION: build_sdy_region(p, r, &rn); break;
     case OPK_PROBE: build_probe(p, r, &rn); break;
     case OPK_PRINT:
       /* interpreter.print %v : T: a check that always passes and gives the
@@ -3604,6 +3790,14 @@ static void parse_items(parser_t *p, bool in_module) {
       enter(p);
       parse_items(p, true);
       leave(p);
+    } else if (at_ident(p, "sdy.mesh")) {
+      /* sdy.mesh @name = <["x"=2, ...]>: Shardy's device mesh (one device runs
+       * the whole values; manual computations check their own types) */
+      lex_next(p);
+      if (tok(p)->kind != TK_SYMBOL) fail_expected(p, "a mesh name (@name)");
+      lex_next(p);
+      expect_punct(p, '=');
+      skip_value(p, false);
     } else if (tok(p)->kind == TK_HASH) {
       /* #alias = value (locations, mostly; loc(...) itself is skipped by the lexer). */
       lex_next(p);

@@ -801,6 +801,71 @@ static void test_constant_out_of_memory(void **state) {
   vkhlo_status_free(st);
 }
 
+/* Shardy's annotations and named computations vanish on one device, and
+ * a manual computation over device parts is refused as UNIMPLEMENTED;
+ * async_start / async_done leave their body's op in place. */
+static void test_shardy_and_async(void **state) {
+  (void)state;
+  static const char text[] =
+      "module @m {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=1]>\n"
+      "  func.func @main(%a: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<4x2xf32> {\n"
+      "    %0 = sdy.sharding_constraint %a <@mesh, [{}, {\"x\", ?}]> : tensor<4x2xf32>\n"
+      "    %1 = sdy.named_computation<\"f\">(%0) in_shardings=[<@mesh, [{\"x\"}, {}]>] (%b: tensor<4x2xf32>) {\n"
+      "      %n = stablehlo.negate %b : tensor<4x2xf32>\n"
+      "      sdy.return %n : tensor<4x2xf32>\n"
+      "    } : (tensor<4x2xf32>) -> tensor<4x2xf32>\n"
+      "    %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{\"y\"}, {}]>] out_shardings=[<@mesh, [{\"y\"}, {}]>] "
+      "manual_axes={\"y\"} (%c: tensor<4x2xf32>) {\n"
+      "      %e = stablehlo.exponential %c : tensor<4x2xf32>\n"
+      "      sdy.return %e : tensor<4x2xf32>\n"
+      "    } : (tensor<4x2xf32>) -> tensor<4x2xf32>\n"
+      "    sdy.sharding_group %2 group_id=0 : tensor<4x2xf32>\n"
+      "    %f = \"stablehlo.async_start\"(%2) ({\n"
+      "    ^bb0(%d: tensor<4x2xf32>):\n"
+      "      %s = \"stablehlo.slice\"(%d) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 4, 1>, "
+      "strides = array<i64: 1, 1>} : (tensor<4x2xf32>) -> tensor<4x1xf32>\n"
+      "      \"stablehlo.return\"(%s) : (tensor<4x1xf32>) -> ()\n"
+      "    }) : (tensor<4x2xf32>) -> !stablehlo.future<tensor<4x1xf32>>\n"
+      "    %g = \"stablehlo.async_done\"(%f) : (!stablehlo.future<tensor<4x1xf32>>) -> tensor<4x1xf32>\n"
+      "    %3 = sdy.reshard %2 <@mesh, [{}, {}]> : tensor<4x2xf32>\n"
+      "    %h = stablehlo.broadcast_in_dim %g, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x2xf32>\n"
+      "    %4 = stablehlo.add %3, %h : tensor<4x2xf32>\n"
+      "    return %4 : tensor<4x2xf32>\n"
+      "  }\n"
+      "}\n";
+  hlo_module_t *m = parse_ok(text);
+  assert_non_null(m);
+  /* parameter, negate, exponential, slice, broadcast_in_dim, add: nothing else */
+  hlo_computation_t *c = m->entry_computation;
+  static const hlo_opcode_t want[] = {HLO_OPCODE_PARAMETER, HLO_OPCODE_NEGATE, HLO_OPCODE_EXPONENTIAL,
+                                      HLO_OPCODE_SLICE, HLO_OPCODE_BROADCAST_IN_DIM, HLO_OPCODE_ADD};
+  assert_int_equal(c->instruction_count, 6);
+  for (int i = 0; i < 6; i++) assert_int_equal(c->instructions[i]->opcode, want[i]);
+  assert_ptr_equal(c->instructions[2]->operands[0], c->instructions[1]);
+  assert_ptr_equal(c->instructions[3]->operands[0], c->instructions[2]);
+  assert_ptr_equal(c->root->operands[0], c->instructions[2]);
+  hlo_module_destroy(m);
+
+  static const char split[] =
+      "sdy.mesh @mesh = <[\"x\"=2]>\n"
+      "func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {\n"
+      "  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{\"x\"}, {}]>] out_shardings=[<@mesh, [{\"x\"}, {}]>] "
+      "manual_axes={\"x\"} (%b: tensor<2x2xf32>) {\n"
+      "    sdy.return %b : tensor<2x2xf32>\n"
+      "  } : (tensor<4x2xf32>) -> tensor<4x2xf32>\n"
+      "  return %0 : tensor<4x2xf32>\n"
+      "}\n";
+  m = NULL;
+  vkhlo_status_t st = hlo_parse(split, strlen(split), "t.mlir", NULL, &m);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_UNIMPLEMENTED);
+  assert_string_equal(vkhlo_status_message(st),
+                      "t.mlir:3:3: sdy.manual_computation: operand 0 is tensor<4x2xf32> but the body takes "
+                      "tensor<2x2xf32> (each device's part: a program for several devices, and vkhlo runs one)");
+  assert_null(m);
+  vkhlo_status_free(st);
+}
+
 static void test_errors(void **state) {
   (void)state;
   expect_error("func.func @main() {\n  %0 = stablehlo.add %7, %7 : tensor<f32>\n  return\n}\n",
@@ -1112,6 +1177,7 @@ int main(void) {
       cmocka_unit_test(test_float_helpers),
       cmocka_unit_test(test_elided_constants),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_shardy_and_async),
       cmocka_unit_test(test_constant_out_of_memory),
       cmocka_unit_test(test_robustness),
       cmocka_unit_test(test_printer),

@@ -84,3 +84,50 @@ func.func @sharding_annotations() {
   check.expect_eq_const %g, dense<[[2.0, 4.0], [6.0, 8.0]]> : tensor<2x2xf32>
   func.return
 }
+
+// -----
+
+// async_start / async_done (spec): the body's slice or collective runs in
+// place, the future is its value; block arguments or captured values.
+func.func @async_start_done() {
+  %x = stablehlo.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
+  %f = "stablehlo.async_start"(%x) ({
+  ^bb0(%a: tensor<2x4xf32>):
+    %s = "stablehlo.slice"(%a) {start_indices = array<i64: 0, 1>, limit_indices = array<i64: 2, 4>, strides = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x2xf32>
+    "stablehlo.return"(%s) : (tensor<2x2xf32>) -> ()
+  }) : (tensor<2x4xf32>) -> !stablehlo.future<tensor<2x2xf32>>
+  %y = "stablehlo.async_done"(%f) : (!stablehlo.future<tensor<2x2xf32>>) -> tensor<2x2xf32>
+  check.expect_eq_const %y, dense<[[2.0, 4.0], [6.0, 8.0]]> : tensor<2x2xf32>
+  %g = "stablehlo.async_start"(%x) ({
+    %r = "stablehlo.all_reduce"(%x) ({
+    ^bb1(%p: tensor<f32>, %q: tensor<f32>):
+      %t = stablehlo.add %p, %q : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    "stablehlo.return"(%r) : (tensor<2x4xf32>) -> ()
+  }) : (tensor<2x4xf32>) -> !stablehlo.future<tensor<2x4xf32>>
+  %z = "stablehlo.async_done"(%g) : (!stablehlo.future<tensor<2x4xf32>>) -> tensor<2x4xf32>
+  check.expect_eq %z, %x : tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// Shardy (sdy) as JAX writes it with its Shardy partitioner: on one device
+// the shardings are the whole values and named computations inline.
+sdy.mesh @mesh = <["x"=2, "y"=1]>
+func.func @shardy_one_device() {
+  %x = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %0 = sdy.sharding_constraint %x <@mesh, [{"x"}, {}]> : tensor<2x2xf32>
+  %1 = sdy.named_computation<"square">(%0) (%a: tensor<2x2xf32>) {
+    %s = stablehlo.multiply %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}]>]>} : tensor<2x2xf32>
+    sdy.return %s : tensor<2x2xf32>
+  } : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"y"}, {}]>] out_shardings=[<@mesh, [{"y"}, {}]>] manual_axes={"y"} (%b: tensor<2x2xf32>) {
+    %n = stablehlo.negate %b : tensor<2x2xf32>
+    sdy.return %n : tensor<2x2xf32>
+  } : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %3 = sdy.reshard %2 <@mesh, [{}, {}]> : tensor<2x2xf32>
+  check.expect_eq_const %3, dense<[[-1.0, -4.0], [-9.0, -16.0]]> : tensor<2x2xf32>
+  func.return
+}
