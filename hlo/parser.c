@@ -632,9 +632,10 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
   if (s < e && *s == ',') { /* the bounds of dynamic dimensions: not needed once refined */
     const char *enc = s + 1;
     while (enc < e && *enc == ' ') enc++;
-    static const char *const bounds[] = {"#stablehlo.bounds<", "#stablehlo.type_extensions<"};
+    static const char *const bounds[] = {"#stablehlo.bounds<", "#stablehlo.type_extensions<",
+                                         "#mhlo.type_extensions<"};
     size_t skip = 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
       if ((size_t)(e - enc) > strlen(bounds[i]) && !memcmp(enc, bounds[i], strlen(bounds[i]))) skip = strlen(bounds[i]);
     if (!skip) lex_error(p, s, "tensor encodings other than bounds are not supported");
     s = enc + skip;
