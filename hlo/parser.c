@@ -1230,6 +1230,7 @@ typedef struct raw_op {
   symbol_list_t programs; /* interpreter.run_parallel: rows x cols functions */
   int program_rows, program_cols;
   symbol_list_t infeed; /* interpreter.run_parallel's infeed functions */
+  bool smallest; /* custom_call @mhlo.topk {mhlo.attributes = {largest = false}} */
   bool has_scalar_value; /* value = 1.0 : f32 (chlo.constant_like) */
   lexer_t scalar_value; /* at the value's first token */
 } raw_op_t;
@@ -1429,6 +1430,7 @@ static void parse_symbol_list(parser_t *p, symbol_list_t *list) {
 }
 
 static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len, bool allow_suffix);
+static void parse_attr_dict(parser_t *p, raw_op_t *r);
 
 /* #stablehlo.gather<offset_dims = [1], ...>, #stablehlo.conv<[b, 0, f]x...>,
  * #stablehlo.channel_handle<handle = 1, type = 0> ... : key = value pairs
@@ -1464,7 +1466,14 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
     }
   }
   if (!spec) {
-    skip_value(p, allow_suffix);
+    if (key_len == 15 && !memcmp(key, "mhlo.attributes", 15) && at_punct(p, '{')) {
+      parse_attr_dict(p, r); /* a custom call's own attributes (@mhlo.topk's k, largest) */
+    } else if (key_len == 7 && !memcmp(key, "largest", 7)) {
+      r->smallest = at_ident(p, "false");
+      skip_value(p, allow_suffix);
+    } else {
+      skip_value(p, allow_suffix);
+    }
     return;
   }
   char *base = (char *)&r->attrs;
@@ -2968,6 +2977,7 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
 }
 
 static void shape_assertion(parser_t *p, raw_op_t *r);
+static void mhlo_topk(parser_t *p, raw_op_t *r, const result_names_t *rn);
 static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn);
 
@@ -3259,6 +3269,10 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
       if (rn->count) fail_at(p, r->loc, "%s has no results", target);
       return;
     }
+    if (target && (!strcmp(target, "mhlo.topk") || !strcmp(target, "TopK"))) {
+      mhlo_topk(p, r, rn);
+      return;
+    }
     if (target && !strcmp(target, "shape_assertion")) {
       shape_assertion(p, r);
       if (rn->count) fail_at(p, r->loc, "%s has no results", target);
@@ -3439,6 +3453,97 @@ static void shape_assertion(parser_t *p, raw_op_t *r) {
   }
   msg[n] = 0;
   fail_at(p, r->loc, "shape assertion failed: %s", msg);
+}
+
+/* custom_call @mhlo.topk(%x) {mhlo.attributes = {k = K, largest = B}} :
+ * (T[..., n]) -> (T[..., K], i32[..., K]), as jax.lax.top_k exports: the
+ * K largest (or smallest) elements along the last dimension in order,
+ * equal ones by position, and their positions.  Largest is chlo.top_k;
+ * smallest is a stable ascending sort of (x, iota) by total order, sliced.
+ * custom_call @TopK(%x) {called_computations = [@cmp]} : (...) ->
+ * tuple<values, indices> (XLA's partitioner): the same, ordered by the
+ * comparator (a sort comparator of the value and index pairs), K from the
+ * result type. */
+static void mhlo_topk(parser_t *p, raw_op_t *r, const result_names_t *rn) {
+  check_operand_count(p, r, 1);
+  hlo_instruction_t *x = r->operands[0];
+  const hlo_shape_t *s = &x->shape;
+  const char *what = r->called ? "custom_call @TopK" : "custom_call @mhlo.topk";
+  const hlo_shape_t *types = r->has_types && r->has_arrow ? r->out_types : NULL;
+  bool tupled = types && r->out_count == 1 && hlo_shape_is_tuple(&types[0]);
+  if (tupled) types = types[0].tuple_shapes;
+  if (!types || (tupled ? r->out_types[0].tuple_count : r->out_count) != 2 || types[0].element_type != s->element_type ||
+      !hlo_element_type_is_integer(types[1].element_type) || types[0].rank != s->rank || s->rank < 1)
+    fail_at(p, r->loc, "%s: expected results (values of the operand's type, integer indices)", what);
+  int last = s->rank - 1;
+  int64_t k = r->called ? types[0].dimensions[last] : r->attrs.k;
+  if (k < 0 || k > s->dimensions[last])
+    fail_at(p, r->loc, "%s: k = %lld does not fit the operand's last dimension", what, (long long)k);
+  hlo_shape_t out[2];
+  for (int i = 0; i < 2; i++) {
+    hlo_shape_init(&out[i], types[i].element_type, s->rank, s->dimensions);
+    out[i].dimensions[last] = k;
+    if (!hlo_refine_fits(&out[i], &types[i]))
+      fail_at(p, r->loc, "%s: result %d does not have the shape of k elements per row", what, i);
+  }
+  hlo_shape_t ts;
+  hlo_instruction_t *v;
+  if (!r->smallest && !r->called) {
+    if (!hlo_shape_make_tuple(p->m, &ts, 2, out)) out_of_memory(p);
+    v = emit(p, HLO_OPCODE_CHLO_TOP_K, &ts, 1, &x, r->loc);
+    v->attrs.k = k;
+  } else {
+    hlo_shape_t is = *s, sorted[2] = {*s, *s};
+    is.element_type = sorted[1].element_type = out[1].element_type;
+    hlo_instruction_t *ops[2] = {x, emit(p, HLO_OPCODE_IOTA, &is, 0, NULL, r->loc)};
+    ops[1]->attrs.dimension = last;
+    hlo_computation_t *cmp;
+    if (r->called) {
+      cmp = function_computation(p, r->called, r->called_len, r->loc, NULL, 0);
+    } else { /* a < b by total order (signed / unsigned for integers) */
+      char name[64];
+      snprintf(name, sizeof name, "topk_smallest.%d", ++p->region_counter);
+      cmp = hlo_computation_create(p->m, name);
+      if (!cmp) out_of_memory(p);
+      cmp->loc = r->loc;
+      scope_t *sc = push_scope(p, cmp, false, "sort");
+      hlo_shape_t scalar, index, pred;
+      hlo_shape_init(&scalar, s->element_type, 0, NULL);
+      hlo_shape_init(&index, out[1].element_type, 0, NULL);
+      hlo_shape_init(&pred, HLO_PRED, 0, NULL);
+      hlo_instruction_t *a = new_parameter(p, cmp, &scalar, r->loc), *b = new_parameter(p, cmp, &scalar, r->loc);
+      new_parameter(p, cmp, &index, r->loc);
+      new_parameter(p, cmp, &index, r->loc);
+      hlo_instruction_t *ab[2] = {a, b};
+      cmp->root = emit(p, HLO_OPCODE_COMPARE, &pred, 2, ab, r->loc);
+      cmp->root->attrs.comparison_direction = HLO_CMP_LT;
+      cmp->root->attrs.compare_type = hlo_element_type_is_float(s->element_type)      ? HLO_CMP_TYPE_TOTALORDER
+                                      : hlo_element_type_is_signed_int(s->element_type) ? HLO_CMP_TYPE_SIGNED
+                                                                                        : HLO_CMP_TYPE_UNSIGNED;
+      p->scope = sc->parent;
+    }
+    if (!hlo_shape_make_tuple(p->m, &ts, 2, sorted)) out_of_memory(p);
+    hlo_instruction_t *sort = emit(p, HLO_OPCODE_SORT, &ts, 2, ops, r->loc);
+    sort->attrs.dimension = last;
+    sort->attrs.is_stable = true;
+    if (!hlo_instruction_set_called(p->m, sort, 1, &cmp)) out_of_memory(p);
+    hlo_instruction_t *parts[2];
+    int64_t start[HLO_MAX_RANK] = {0}, ones[HLO_MAX_RANK];
+    for (int d = 0; d < s->rank; d++) ones[d] = 1;
+    for (int i = 0; i < 2; i++) {
+      hlo_instruction_t *e = emit(p, HLO_OPCODE_GET_TUPLE_ELEMENT, &sorted[i], 1, &sort, r->loc);
+      e->attrs.index = i;
+      parts[i] = emit(p, HLO_OPCODE_SLICE, &out[i], 1, &e, r->loc);
+      parts[i]->attrs.start_indices = hlo_dims_make(p->m, start, s->rank);
+      parts[i]->attrs.limit_indices = hlo_dims_make(p->m, out[i].dimensions, s->rank);
+      parts[i]->attrs.strides = hlo_dims_make(p->m, ones, s->rank);
+      if (!parts[i]->attrs.start_indices.data || !parts[i]->attrs.limit_indices.data || !parts[i]->attrs.strides.data)
+        out_of_memory(p);
+    }
+    if (!hlo_shape_make_tuple(p->m, &ts, 2, out)) out_of_memory(p);
+    v = emit(p, HLO_OPCODE_TUPLE, &ts, 2, parts, r->loc);
+  }
+  emit_results(p, rn, v, tupled ? 1 : 2, r->loc);
 }
 
 /* A dynamic op's shape operands (output_dimensions, padding, slice sizes)
