@@ -28,7 +28,7 @@ is the last parameter, as both exporters place it.
       torchvision exports it (ReLU6 as clamp), nhwc as flax (maximum and
       minimum).
   gen_models.py bert [--layers=12] [--hidden=768] [--heads=12] [--seq=512]
-                [--ffn=4*hidden] [--gelu=erf|tanh] [--batch=1] -o FILE
+                [--ffn=4*hidden] [--gelu=erf|tanh] [--batch=1] [--symbolic-seq] -o FILE
       A BERT encoder (post-layer-norm, as Hugging Face's BertLayer) as
       PyTorch exports it: linear layers as reshape to 2-D, transpose of the
       [out, in] weight, dot_general, add of the broadcast bias; attention
@@ -37,7 +37,11 @@ is the last parameter, as both exporters place it.
       softmax as max-reduce, subtract, exp, add-reduce, divide; layer norm
       as mean and variance reductions, rsqrt; GELU in erf form (chlo.erf,
       PyTorch's default) or tanh form.  The input is the embedding output
-      [batch, seq, hidden].
+      [batch, seq, hidden].  --symbolic-seq leaves the sequence length open
+      (tensor<Bx?xH>) as jax.export does for a symbolic dimension: its
+      size from get_dimension_size, reshapes and broadcasts through
+      dynamic_reshape / dynamic_broadcast_in_dim with computed shapes
+      (compile it for an input type: `vkhlo run --input=...`).
   gen_models.py decoder [--layers=4] [--hidden=2048] [--heads=16] [--ffn=5632]
                 [--context=256] [--group=128] [--materialized] -o FILE
       One decoding step of a Llama-style decoder with int4 weights (ui4
@@ -58,8 +62,27 @@ import os
 import sys
 
 
+class Sym:
+    """A dimension that is a multiple of the symbolic sequence length (a
+    jax.export dimension variable): printed as `?`, computed at run time."""
+
+    def __init__(self, coeff=1):
+        self.coeff = coeff
+
+    def __mul__(self, k):
+        return Sym(self.coeff * k)
+
+    __rmul__ = __mul__
+
+    def __eq__(self, other):
+        return isinstance(other, Sym) and other.coeff == self.coeff
+
+    def __hash__(self):
+        return hash(("sym", self.coeff))
+
+
 def ttype(shape, et="f32"):
-    return "tensor<" + "".join("%dx" % d for d in shape) + et + ">"
+    return "tensor<" + "".join("?x" if isinstance(d, Sym) else "%dx" % d for d in shape) + et + ">"
 
 
 def dims(v):
@@ -77,6 +100,8 @@ class Writer:
         self.n = 0
         self.consts = {}
         self.nconst = 0
+        self.sym_source = None  # (parameter, dimension) whose size is the symbol
+        self.sym_values = {}  # coefficient -> scalar i32 value
 
     def param(self, shape, et="f32"):
         name = "%%arg%d" % len(self.params)
@@ -113,8 +138,44 @@ class Writer:
     def shape(self, v):
         return self.shapes[v]
 
+    # --- symbolic shapes, as jax.export writes them ------------------------
+    def sym_value(self, coeff):
+        """The scalar i32 value coeff * S (S from get_dimension_size)."""
+        if coeff not in self.sym_values:
+            if 1 not in self.sym_values:
+                param, dim = self.sym_source
+                self.sym_values[1] = self.emit([], "stablehlo.get_dimension_size %s, dim = %d : (%s) -> tensor<i32>"
+                                               % (param, dim, self.ty(param)), "i32")
+            if coeff != 1:
+                c = self.emit([], "stablehlo.constant dense<%d> : tensor<i32>" % coeff, "i32")
+                self.sym_values[coeff] = self.emit([], "stablehlo.multiply %s, %s : tensor<i32>"
+                                                   % (c, self.sym_values[1]), "i32")
+        return self.sym_values[coeff]
+
+    def shape_operand(self, shape):
+        """A tensor<Nxi32> holding |shape|: constants and reshaped sizes, concatenated."""
+        parts = []
+        for d in shape:
+            if isinstance(d, Sym):
+                parts.append(self.emit([1], "stablehlo.reshape %s : (tensor<i32>) -> tensor<1xi32>"
+                                       % self.sym_value(d.coeff), "i32"))
+            else:
+                parts.append(self.emit([1], "stablehlo.constant dense<%d> : tensor<1xi32>" % d, "i32"))
+        if len(parts) == 1:
+            return parts[0]
+        return self.emit([len(parts)], "stablehlo.concatenate %s, dim = 0 : (%s) -> tensor<%dxi32>"
+                         % (", ".join(parts), ", ".join(["tensor<1xi32>"] * len(parts)), len(parts)), "i32")
+
+    @staticmethod
+    def symbolic(shape):
+        return any(isinstance(d, Sym) for d in shape)
+
     # --- ops -------------------------------------------------------------
     def bcast(self, v, shape, bdims):
+        if self.symbolic(shape):
+            return self.emit(shape, "stablehlo.dynamic_broadcast_in_dim %s, %s, dims = %s : (%s, tensor<%dxi32>) -> %s"
+                             % (v, self.shape_operand(shape), dims(bdims), ttype(self.shape(v)), len(shape),
+                                ttype(shape)))
         return self.emit(shape, "stablehlo.broadcast_in_dim %s, dims = %s : (%s) -> %s"
                          % (v, dims(bdims), ttype(self.shape(v)), ttype(shape)))
 
@@ -135,6 +196,9 @@ class Writer:
 
     def reshape(self, v, shape):
         et = self.types.get(v, "f32")
+        if self.symbolic(shape):
+            return self.emit(shape, "stablehlo.dynamic_reshape %s, %s : (%s, tensor<%dxi32>) -> %s"
+                             % (v, self.shape_operand(shape), self.ty(v), len(shape), ttype(shape, et)), et)
         return self.emit(shape, "stablehlo.reshape %s : (%s) -> %s" % (v, self.ty(v), ttype(shape, et)), et)
 
     def convert(self, v, et="f32"):
@@ -428,7 +492,7 @@ def mobilenet(args):
 # ----------------------------------------------------------------- BERT
 def bert(args):
     w = Writer()
-    B, S, H, NH = args.batch, args.seq, args.hidden, args.heads
+    B, S, H, NH = args.batch, (Sym() if args.symbolic_seq else args.seq), args.hidden, args.heads
     F = args.ffn or 4 * H
     if H % NH:
         sys.exit("gen_models: --hidden must be a multiple of --heads")
@@ -442,6 +506,7 @@ def bert(args):
             p[name] = w.param(shape)
         layers.append(p)
     x = w.param([B, S, H])
+    w.sym_source = (x, 1)
 
     def linear(x3, wt, bias, nout):
         nin = w.shape(x3)[2]
@@ -609,6 +674,8 @@ def main(argv):
     b.add_argument("--ffn", type=int, default=0, help="feed-forward width (default 4*hidden)")
     b.add_argument("--gelu", choices=["erf", "tanh"], default="erf")
     b.add_argument("--batch", type=int, default=1)
+    b.add_argument("--symbolic-seq", action="store_true",
+                   help="the sequence length left open (tensor<Bx?xH>), as jax.export writes a symbolic dimension")
     b.add_argument("-o", "--output", required=True)
     d = sub.add_parser("decoder")
     d.add_argument("--layers", type=int, default=4)

@@ -11,6 +11,8 @@
 # materialized first, and with the GPU GEMM kernel, VKHLO_GEMM=gpu); the
 # results must agree within 1e-5 relative (tests/npy_compare.py).
 # Guards the convolution, GEMM and reduction kernels against each other.
+# The one-layer BERT written with a symbolic sequence length, compiled for
+# 16, must give the static one's results bit for bit.
 #   models_test.sh VKHLO_BINARY SOURCE_DIR PYTHON3
 set -u
 bin=$1 src=$2 py=${3:-python3}
@@ -63,6 +65,18 @@ VKHLO_GEMM=gpu "$bin" run "$tmp/decoder.mlir" --random-inputs=5 --output=@"$tmp/
 echo -n "decoder (gemm_gpu): "
 $py "$src/tests/npy_compare.py" "$tmp/decoder.gpu.npy" "$tmp/decoder_f32.npy" 1e-5 ||
   fail "decoder with gemm_gpu.comp and with materialized weights differ"
+# the BERT with its sequence length left open (jax.export's symbolic
+# dimension: dynamic_reshape / dynamic_broadcast_in_dim of computed shapes),
+# compiled for sequence 16 and given the same random values: the same
+# results as the static one, bit for bit (shape refinement, hlo/refine.h)
+$gen bert --layers=1 --hidden=32 --heads=4 --symbolic-seq -o "$tmp/bert_sym.mlir" || fail "gen bert --symbolic-seq"
+grep -q 'tensor<1x?x32xf32>' "$tmp/bert_sym.mlir" || fail "bert --symbolic-seq has no dynamic input"
+inputs=$(sed -n 's/^ *func.func public @main(\(.*\)) -> .*/\1/p' "$tmp/bert.mlir" | grep -o 'tensor<[^>]*>' |
+         sed 's/^tensor<\(.*\)>$/--input=\1=random/')
+"$bin" run "$tmp/bert_sym.mlir" --random-inputs=5 $inputs --output=@"$tmp/bert_sym.npy" > "$tmp/out" 2>&1 ||
+  fail "bert --symbolic-seq exited $?: $(tail -5 "$tmp/out")"
+cmp -s "$tmp/bert_sym.npy" "$tmp/bert.fused.npy" || fail "bert with a symbolic sequence differs from the static one"
+echo "bert (symbolic sequence, refined to 16): identical"
 # the comparison itself can fail: another seed gives other results
 "$bin" run "$tmp/bert.mlir" --random-inputs=6 --output=@"$tmp/other.npy" > /dev/null 2>&1 || fail "bert seed 6"
 $py "$src/tests/npy_compare.py" "$tmp/other.npy" "$tmp/bert.unfused.npy" 1e-5 > /dev/null && fail "different inputs compared equal"

@@ -70,7 +70,8 @@ static const char usage[] =
     "options:\n"
     "  --function=NAME          entry function (default: main)\n"
     "  --input=SPEC             one per parameter, in order: 2x3xf32=1,2,3,4,5,6 | f32=5 |\n"
-    "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros); a program\n"
+    "                           2x2xi32=[1 2][3 4] | @x.npy | 2x3xf32 (zeros) |\n"
+    "                           2x3xf32=random (as --random-inputs draws it); a program\n"
     "                           with dynamic shapes (tensor<?x4xf32>) is compiled for them\n"
     "  --random-inputs[=SEED]   fill every parameter with seeded random values\n"
     "                           (floats in [-1,1), integers in [0,16), i1 0/1)\n"
@@ -283,7 +284,15 @@ static void *random_tensor(const vkhlo_tensor_type_t *t, uint64_t *state) {
   return data;
 }
 
-/* Parses "2x3xf32=1,2,3", "f32=5", "2x2xi32=[1 2][3 4]", "2x3xf32". */
+/* "2x3xf32=random": random values of that type, drawn in parameter order
+ * from the --random-inputs seed (as --random-inputs would draw them). */
+static bool is_random_input(const char *spec) {
+  size_t n = strlen(spec);
+  return spec[0] != '@' && n > 7 && strcmp(spec + n - 7, "=random") == 0;
+}
+
+/* Parses "2x3xf32=1,2,3", "f32=5", "2x2xi32=[1 2][3 4]", "2x3xf32" (and,
+ * for its type, "2x3xf32=random"). */
 static vkhlo_status_t parse_input(const char *spec, vkhlo_tensor_type_t *type, void **out_data) {
   *out_data = NULL;
   if (spec[0] == '@') return npy_read(spec + 1, type, out_data);
@@ -310,6 +319,10 @@ static vkhlo_status_t parse_input(const char *spec, vkhlo_tensor_type_t *type, v
   int64_t n = vkhlo_tensor_type_element_count(type);
   void *data = calloc(vkhlo_tensor_type_size_bytes(type) + 1, 1);
   if (!data) return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (is_random_input(spec)) {
+    *out_data = data; /* the caller fills it */
+    return NULL;
+  }
   if (eq) {
     const char *p = eq + 1;
     int64_t i = 0;
@@ -695,7 +708,19 @@ static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t 
     vkhlo_tensor_type_t want, got;
     vkhlo_executable_parameter_type(exe, i, &want);
     void *data = NULL;
-    if (i < o->input_count) {
+    if (i < o->input_count && is_random_input(o->inputs[i])) {
+      st = parse_input(o->inputs[i], &got, &data);
+      free(data);
+      data = NULL;
+      if (!st && !same_type(&got, &want)) {
+        char a[128], b[128];
+        type_string(&got, a, sizeof a);
+        type_string(&want, b, sizeof b);
+        st = vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input %d is %s, parameter %d is %s", i, a, i, b);
+      }
+      if (!st && !(data = random_tensor(&want, &state)))
+        st = vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    } else if (i < o->input_count) {
       st = parse_input(o->inputs[i], &got, &data);
       if (!st && !same_type(&got, &want)) {
         char a[128], b[128];
