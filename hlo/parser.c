@@ -1231,6 +1231,7 @@ typedef struct raw_op {
   int program_rows, program_cols;
   symbol_list_t infeed; /* interpreter.run_parallel's infeed functions */
   bool smallest; /* custom_call @mhlo.topk {mhlo.attributes = {largest = false}} */
+  hlo_dims_t shape_operands; /* a custom_call's indices_of_shape_operands */
   bool has_scalar_value; /* value = 1.0 : f32 (chlo.constant_like) */
   lexer_t scalar_value; /* at the value's first token */
 } raw_op_t;
@@ -1468,6 +1469,10 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
   if (!spec) {
     if (key_len == 15 && !memcmp(key, "mhlo.attributes", 15) && at_punct(p, '{')) {
       parse_attr_dict(p, r); /* a custom call's own attributes (@mhlo.topk's k, largest) */
+    } else if (key_len == 25 && !memcmp(key, "indices_of_shape_operands", 25)) {
+      i64vec_t v = {0};
+      parse_dims_value(p, &v, NULL, allow_suffix);
+      r->shape_operands = vec_to_dims(p, &v);
     } else if (key_len == 7 && !memcmp(key, "largest", 7)) {
       r->smallest = at_ident(p, "false");
       skip_value(p, allow_suffix);
@@ -2977,6 +2982,7 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
 }
 
 static void shape_assertion(parser_t *p, raw_op_t *r);
+static void custom_call_result_shapes(parser_t *p, raw_op_t *r);
 static void mhlo_topk(parser_t *p, raw_op_t *r, const result_names_t *rn);
 static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn);
@@ -3269,6 +3275,14 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
       if (rn->count) fail_at(p, r->loc, "%s has no results", target);
       return;
     }
+    if (r->shape_operands.count) custom_call_result_shapes(p, r);
+    if (target && !strcmp(target, "stablehlo.shape_refinement_operand_wrapper")) {
+      check_operand_count(p, r, 1);
+      if (r->has_types && r->has_arrow && (r->out_count != 1 || !hlo_refine_fits(&r->operands[0]->shape, &r->out_types[0])))
+        fail_at(p, r->loc, "%s: the result does not fit the operand's type", target);
+      bind_results(p, rn, r->operands, 1, r->loc);
+      return;
+    }
     if (target && (!strcmp(target, "mhlo.topk") || !strcmp(target, "TopK"))) {
       mhlo_topk(p, r, rn);
       return;
@@ -3453,6 +3467,61 @@ static void shape_assertion(parser_t *p, raw_op_t *r) {
   }
   msg[n] = 0;
   fail_at(p, r->loc, "shape assertion failed: %s", msg);
+}
+
+/* A custom call's result shapes as operands (jax's mlir.custom_call with
+ * result_shapes under shape polymorphism): indices_of_shape_operands lists
+ * one 1-D integer operand per array result (tuple elements in order) whose
+ * value is that result's shape.  The parser knows the values: the results
+ * get those static shapes and the call loses the shape operands, which
+ * its target never sees (stablehlo's refine-shapes does the same).
+ * @stablehlo.shape_refinement_operand_wrapper(%x, %shape) is then %x. */
+static void custom_call_result_shapes(parser_t *p, raw_op_t *r) {
+  if (!r->has_types || !r->has_arrow) fail_at(p, r->loc, "%s: indices_of_shape_operands needs result types", r->name);
+  hlo_shape_t *leaves[64];
+  int n = 0;
+  for (int k = 0; k < r->out_count; k++) {
+    hlo_shape_t *t = &r->out_types[k];
+    if (!hlo_shape_is_tuple(t)) {
+      if (n < 64) leaves[n++] = t;
+      continue;
+    }
+    /* a tuple's elements: refined in a copy the result type then points to */
+    hlo_shape_t copy;
+    if (!hlo_shape_make_tuple(p->m, &copy, t->tuple_count, t->tuple_shapes)) out_of_memory(p);
+    *t = copy;
+    for (int j = 0; j < t->tuple_count && n < 64; j++) leaves[n++] = &t->tuple_shapes[j];
+  }
+  const hlo_dims_t *idx = &r->shape_operands;
+  if (idx->count > n) fail_at(p, r->loc, "%s: %d shape operands for %d results", r->name, idx->count, n);
+  bool drop[256] = {false};
+  for (int j = 0; j < idx->count; j++) {
+    int64_t i = idx->data[j];
+    if (i < 0 || i >= r->operand_count || i >= 256) fail_at(p, r->loc, "%s: shape operand index %lld out of range", r->name, (long long)i);
+    const hlo_instruction_t *x = r->operands[i];
+    const int64_t *v = hlo_refine_value(&p->refine, x);
+    if (!v || x->shape.rank != 1 || x->shape.dimensions[0] != leaves[j]->rank)
+      fail_at(p, r->loc, "%s: shape operand %lld is not the compiler-computable shape of result %d", r->name,
+              (long long)i, j);
+    hlo_shape_t got = *leaves[j];
+    for (int d = 0; d < got.rank; d++) got.dimensions[d] = v[d];
+    if (!hlo_refine_fits(&got, leaves[j]))
+      fail_at(p, r->loc, "%s: shape operand %lld does not fit result %d's type", r->name, (long long)i, j);
+    for (int d = 0; d < got.rank; d++) leaves[j]->dimensions[d] = got.dimensions[d];
+    drop[i] = true;
+  }
+  int m = 0, t = 0;
+  for (int i = 0; i < r->operand_count; i++) {
+    if (i < 256 && drop[i]) continue;
+    r->operands[m++] = r->operands[i];
+  }
+  for (int i = 0; r->parenthesized_inputs && i < r->in_count; i++) {
+    if (i < 256 && drop[i]) continue;
+    r->in_types[t++] = r->in_types[i];
+  }
+  r->operand_count = m;
+  if (r->parenthesized_inputs) r->in_count = t;
+  memset(&r->shape_operands, 0, sizeof r->shape_operands);
 }
 
 /* custom_call @mhlo.topk(%x) {mhlo.attributes = {k = K, largest = B}} :

@@ -92,3 +92,20 @@ func.func @refined() {
   check.expect_eq_const %w#1, dense<[36.0, 0.0, 8.0, 16.0, 24.0]> : tensor<5xf32>
   func.return
 }
+
+// -----
+
+// Result shapes as operands (jax's custom calls under shape polymorphism):
+// indices_of_shape_operands refines the results and drops the operands the
+// target never sees; shape_refinement_operand_wrapper is its operand.
+func.func @custom_call_result_shapes() {
+  %x = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<3x2xf32>) -> tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %two = stablehlo.constant dense<2> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %two, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %w = stablehlo.custom_call @stablehlo.shape_refinement_operand_wrapper(%x, %shape) {indices_of_shape_operands = dense<1> : tensor<1xi64>} : (tensor<3x2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %s = stablehlo.custom_call @Sharding(%w, %shape) {indices_of_shape_operands = dense<1> : tensor<1xi64>, mhlo.sharding = "{replicated}"} : (tensor<?x2xf32>, tensor<2xi32>) -> tensor<?x?xf32>
+  check.expect_eq_const %s, dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  func.return
+}
