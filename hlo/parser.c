@@ -1929,11 +1929,10 @@ typedef struct block_arg {
   hlo_shape_t shape;
 } block_arg_t;
 
-/* ^bb0(%a: tensor<f32>, %b: tensor<f32>): */
-static block_arg_t *parse_block_header(parser_t *p, int *count) {
+/* [(%a: tensor<f32>, %b: tensor<f32>)]: a block's arguments, if any. */
+static block_arg_t *parse_block_args(parser_t *p, int *count) {
   block_arg_t *args = NULL;
   int n = 0, cap = 0;
-  lex_next(p); /* ^bb0 */
   if (accept_punct(p, '(')) {
     if (!at_punct(p, ')')) {
       do {
@@ -1948,8 +1947,15 @@ static block_arg_t *parse_block_header(parser_t *p, int *count) {
     }
     expect_punct(p, ')');
   }
-  expect_punct(p, ':');
   *count = n;
+  return args;
+}
+
+/* ^bb0(%a: tensor<f32>, %b: tensor<f32>): */
+static block_arg_t *parse_block_header(parser_t *p, int *count) {
+  lex_next(p); /* ^bb0 */
+  block_arg_t *args = parse_block_args(p, count);
+  expect_punct(p, ':');
   return args;
 }
 
@@ -3045,22 +3051,8 @@ static void parse_sdy(parser_t *p, raw_op_t *r, op_kind_t kind) {
       skip_balanced(p);
     } else lex_next(p);
   }
-  block_arg_t *args = NULL;
-  int n = 0, cap = 0;
-  if (accept_punct(p, '(')) {
-    if (!at_punct(p, ')')) {
-      do {
-        if (tok(p)->kind != TK_VALUE) fail_expected(p, "a block argument");
-        t_grow(p, (void **)&args, &cap, n + 1, sizeof *args);
-        args[n].name = *tok(p);
-        lex_next(p);
-        expect_punct(p, ':');
-        parse_type(p, &args[n].shape);
-        n++;
-      } while (accept_punct(p, ','));
-    }
-    expect_punct(p, ')');
-  }
+  int n = 0;
+  block_arg_t *args = parse_block_args(p, &n);
   parse_region(p, r, "body", false, args, n);
   if (at_punct(p, '{')) parse_attr_dict(p, r);
   expect_punct(p, ':');

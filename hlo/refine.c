@@ -299,6 +299,22 @@ static bool sizes_of(ctx_t *c, int k, int n, const char *what, int64_t *out, int
   return true;
 }
 
+/* The three per-dimension lists of a pad (low, high, interior) or slice
+ * (start, limit, strides): the dynamic op's shape operands first .. first
+ * + 2, or (first < 0) the static op's attributes, |dflt| where absent. */
+static bool three_lists(ctx_t *c, int first, const hlo_dims_t *const attrs[3], const char *const names[3],
+                        const int64_t dflt[3], int64_t *const out[3]) {
+  int rank = c->in->operands[0]->shape.rank;
+  for (int k = 0; k < 3; k++) {
+    if (first >= 0) {
+      if (!sizes_of(c, first + k, rank, names[k], out[k], NULL)) return false;
+    } else {
+      for (int d = 0; d < rank; d++) out[k][d] = attrs[k]->data && d < attrs[k]->count ? attrs[k]->data[d] : dflt[k];
+    }
+  }
+  return true;
+}
+
 static int64_t windowed(int64_t size, int64_t base_dilation, int64_t lo, int64_t hi, int64_t window,
                         int64_t window_dilation, int64_t stride) {
   int64_t dilated = size ? (size - 1) * base_dilation + 1 : 0;
@@ -398,43 +414,34 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
       if (!sizes_of(c, 0, out->rank, "output shape", vals, NULL)) return false;
       hlo_shape_init(out, out->element_type, out->rank, vals);
       return true;
-    case HLO_OPCODE_DYNAMIC_PAD:
-      if (!sizes_of(c, 2, s0->rank, "edge_padding_low", lo, NULL) ||
-          !sizes_of(c, 3, s0->rank, "edge_padding_high", hi, NULL) ||
-          !sizes_of(c, 4, s0->rank, "interior_padding", inner, NULL))
-        return false;
-      goto pad;
     case HLO_OPCODE_PAD:
-      for (int d = 0; d < s0->rank; d++) {
-        lo[d] = dim_at(&a->edge_padding_low, d, 0);
-        hi[d] = dim_at(&a->edge_padding_high, d, 0);
-        inner[d] = dim_at(&a->interior_padding, d, 0);
-      }
-    pad:
+    case HLO_OPCODE_DYNAMIC_PAD: {
+      const hlo_dims_t *const at[3] = {&a->edge_padding_low, &a->edge_padding_high, &a->interior_padding};
+      static const char *const names[3] = {"edge_padding_low", "edge_padding_high", "interior_padding"};
+      static const int64_t dflt[3] = {0, 0, 0};
+      int64_t *const lists[3] = {lo, hi, inner};
+      if (!three_lists(c, in->opcode == HLO_OPCODE_DYNAMIC_PAD ? 2 : -1, at, names, dflt, lists)) return false;
       take_dims(out, s0);
       for (int d = 0; d < s0->rank; d++) {
         int64_t n = s0->dimensions[d];
         out->dimensions[d] = lo[d] + hi[d] + n + (n ? (n - 1) * inner[d] : 0);
       }
       return true;
-    case HLO_OPCODE_REAL_DYNAMIC_SLICE:
-      if (!sizes_of(c, 1, s0->rank, "start_indices", lo, NULL) ||
-          !sizes_of(c, 2, s0->rank, "limit_indices", hi, NULL) || !sizes_of(c, 3, s0->rank, "strides", inner, NULL))
-        return false;
-      goto slice;
+    }
     case HLO_OPCODE_SLICE:
-      for (int d = 0; d < s0->rank; d++) {
-        lo[d] = dim_at(&a->start_indices, d, 0);
-        hi[d] = dim_at(&a->limit_indices, d, 0);
-        inner[d] = dim_at(&a->strides, d, 1);
-      }
-    slice:
+    case HLO_OPCODE_REAL_DYNAMIC_SLICE: {
+      const hlo_dims_t *const at[3] = {&a->start_indices, &a->limit_indices, &a->strides};
+      static const char *const names[3] = {"start_indices", "limit_indices", "strides"};
+      static const int64_t dflt[3] = {0, 0, 1};
+      int64_t *const lists[3] = {lo, hi, inner};
+      if (!three_lists(c, in->opcode == HLO_OPCODE_REAL_DYNAMIC_SLICE ? 1 : -1, at, names, dflt, lists)) return false;
       take_dims(out, s0);
       for (int d = 0; d < s0->rank; d++) {
         if (inner[d] <= 0) return failf(c, "stride %lld is not positive", (long long)inner[d]);
         out->dimensions[d] = hi[d] > lo[d] ? (hi[d] - lo[d] + inner[d] - 1) / inner[d] : 0;
       }
       return true;
+    }
     case HLO_OPCODE_DYNAMIC_SLICE:
       take_dims(out, s0);
       for (int d = 0; d < s0->rank; d++) out->dimensions[d] = dim_at(&a->slice_sizes, d, 0);
