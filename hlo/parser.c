@@ -175,6 +175,10 @@ typedef struct parser {
   const hlo_quant_t **quant_of;
   int quant_cap;
   hlo_refine_t refine; /* values of small integer tensors (dynamic shapes) */
+  /* the bounds of the last tensor type read (#stablehlo.bounds<8, ?>):
+   * -1 where a dimension has none; bounds_rank 0 when it had no encoding */
+  int64_t bounds[HLO_MAX_RANK];
+  int bounds_rank;
 } parser_t;
 
 static void fail_at(parser_t *p, hlo_location_t loc, const char *fmt, ...)
@@ -629,7 +633,8 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
   const char *at = s;
   s = parse_element_type(p, s, &et, &quant);
   while (s < e && *s == ' ') s++;
-  if (s < e && *s == ',') { /* the bounds of dynamic dimensions: not needed once refined */
+  p->bounds_rank = 0;
+  if (s < e && *s == ',') { /* the bounds of dynamic dimensions (parameters are checked against them) */
     const char *enc = s + 1;
     while (enc < e && *enc == ' ') enc++;
     static const char *const bounds[] = {"#stablehlo.bounds<", "#stablehlo.type_extensions<",
@@ -639,10 +644,23 @@ static void parse_tensor_type(parser_t *p, hlo_shape_t *out) {
       if ((size_t)(e - enc) > strlen(bounds[i]) && !memcmp(enc, bounds[i], strlen(bounds[i]))) skip = strlen(bounds[i]);
     if (!skip) lex_error(p, s, "tensor encodings other than bounds are not supported");
     s = enc + skip;
+    int n = 0;
     for (int depth = 1; depth > 0; s++) {
       if (s >= e) lex_error(p, enc, "unterminated tensor encoding");
       depth += *s == '<' ? 1 : *s == '>' ? -1 : 0;
+      if (*s == '?' || isdigit((unsigned char)*s)) { /* the bounds, one per dimension, in order */
+        int64_t b = -1;
+        if (*s != '?') {
+          for (b = 0; s < e && isdigit((unsigned char)*s); s++)
+            if (b < ((int64_t)1 << 40)) b = b * 10 + (*s - '0');
+          s--; /* the loop's s++ */
+        }
+        if (n < HLO_MAX_RANK) p->bounds[n] = b;
+        n++;
+      }
     }
+    if (n != rank) lex_error(p, enc, "the bounds do not have one entry per dimension");
+    p->bounds_rank = rank;
     while (s < e && *s == ' ') s++;
   }
   if (s >= e || *s != '>') lex_error(p, s, "expected '>' to close the tensor type");
@@ -3810,6 +3828,9 @@ static void parse_function(parser_t *p, func_info_t *f, const hlo_shape_t *given
       expect_punct(p, ':');
       hlo_shape_t s;
       parse_type(p, &s);
+      int64_t bounds[HLO_MAX_RANK];
+      int bounded = p->bounds_rank;
+      memcpy(bounds, p->bounds, sizeof bounds);
       skip_attr_dict_if_any(p);
       if (hlo_shape_is_dynamic(&s)) {
         int i = comp->parameter_count;
@@ -3822,6 +3843,12 @@ static void parse_function(parser_t *p, func_info_t *f, const hlo_shape_t *given
           hlo_shape_to_string(&given[i], b, sizeof b);
           fail_at(p, al, "parameter %d of '@%.*s' is %s, which does not fit its type %s", i, (int)f->len, f->name, b, a);
         }
+        for (int d = 0; d < bounded; d++)
+          if (bounds[d] >= 0 && given[i].dimensions[d] > bounds[d]) {
+            hlo_shape_to_string(&given[i], b, sizeof b);
+            fail_at(p, al, "parameter %d of '@%.*s' is %s, over the bound %lld of its dimension %d", i, (int)f->len,
+                    f->name, b, (long long)bounds[d], d);
+          }
         s = given[i];
       }
       hlo_instruction_t *param = new_parameter(p, comp, &s, al);

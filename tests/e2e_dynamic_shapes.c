@@ -14,7 +14,8 @@
  *     element by element against values computed here;
  *   - errors: no parameter_types, a type that does not fit the declared
  *     one, a failing shape assertion (its message with the value filled
- *     in), a size computed from an argument's values.
+ *     in), a bounded dimension over its bound, a size computed from an
+ *     argument's values.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -264,6 +265,23 @@ static void test_errors(void **state) {
   assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
   assert_non_null(strstr(vkhlo_status_message(st),
                          "dyn.mlir:10:5: shape assertion failed: Division had remainder 1 when computing the value of 'b'."));
+  vkhlo_status_free(st);
+  assert_null(exe);
+  /* a bounded dimension (#stablehlo.bounds) given more than its bound */
+  static const char bounded[] =
+      "func.func @main(%a: tensor<?x2xf32, #stablehlo.bounds<8, ?>>) -> tensor<?x2xf32, #stablehlo.bounds<8, ?>> {\n"
+      "  %0 = stablehlo.add %a, %a : tensor<?x2xf32, #stablehlo.bounds<8, ?>>\n"
+      "  return %0 : tensor<?x2xf32, #stablehlo.bounds<8, ?>>\n"
+      "}\n";
+  vkhlo_tensor_type_t at_bound = tensor_type(VKHLO_F32, 2, (int64_t)8, (int64_t)2),
+                      over = tensor_type(VKHLO_F32, 2, (int64_t)9, (int64_t)2);
+  expect_ok(compile_for(ctx, bounded, &at_bound, 1, &exe));
+  vkhlo_executable_destroy(exe);
+  exe = NULL;
+  st = compile_for(ctx, bounded, &over, 1, &exe);
+  assert_int_equal(vkhlo_status_code(st), VKHLO_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(vkhlo_status_message(st),
+                         "dyn.mlir:1:17: parameter 0 of '@main' is tensor<9x2xf32>, over the bound 8 of its dimension 0"));
   vkhlo_status_free(st);
   assert_null(exe);
   /* a size that depends on an argument's values */
