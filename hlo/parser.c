@@ -50,7 +50,7 @@
  * whose declared result is dynamic gets the static shape its operands give.
  *
  * Not handled: unranked tensors, quantized types other than !quant.uniform
- * (and quantized values in ops with regions or several results),
+ * (and quantized values in custom calls and composites),
  * dense_resource blobs other than the elided ones, the fully generic
  * "builtin.module"/"func.func" spelling, and ops outside opcodes.def (they
  * fail with "unknown op").
@@ -1784,6 +1784,7 @@ static hlo_instruction_t *emit(parser_t *p, hlo_opcode_t op, const hlo_shape_t *
 }
 
 static void set_value_quant(parser_t *p, const hlo_instruction_t *in, const hlo_quant_t *q);
+static const hlo_quant_t *value_quant(const parser_t *p, const hlo_instruction_t *in);
 
 static hlo_instruction_t *new_parameter(parser_t *p, hlo_computation_t *c, const hlo_shape_t *shape,
                                         hlo_location_t loc) {
@@ -1821,6 +1822,7 @@ static hlo_instruction_t *lookup_in(parser_t *p, scope_t *s, const char *name, s
   for (int i = 0; i < s->capture_count; i++)
     if (s->captures[i].outer == outer) return s->captures[i].param;
   hlo_instruction_t *param = new_parameter(p, s->comp, &outer->shape, loc);
+  if (value_quant(p, outer)) set_value_quant(p, param, value_quant(p, outer));
   t_grow(p, (void **)&s->captures, &s->capture_cap, s->capture_count + 1, sizeof(capture_t));
   s->captures[s->capture_count].outer = outer;
   s->captures[s->capture_count].param = param;
@@ -2063,6 +2065,7 @@ static void finish_captures(parser_t *p, raw_op_t *r) {
         param = hlo_instruction_create(p->m, HLO_OPCODE_PARAMETER, &outer[j]->shape, 0, NULL);
         if (!param) out_of_memory(p);
         param->loc = c->loc;
+        if (value_quant(p, outer[j])) set_value_quant(p, param, value_quant(p, outer[j]));
       }
       params[rg->normal_params + j] = param;
     }
@@ -2641,8 +2644,11 @@ static void bind_results(parser_t *p, const result_names_t *rn, hlo_instruction_
   }
 }
 
-static void emit_results(parser_t *p, const result_names_t *rn, hlo_instruction_t *in, int nres,
-                         hlo_location_t loc) {
+/* The results of |in| bound to the op's names; with |types| (the declared
+ * result types), each result a quantized type names holds its storage
+ * values with that quantization. */
+static void emit_typed_results(parser_t *p, const result_names_t *rn, hlo_instruction_t *in, int nres,
+                               hlo_location_t loc, const hlo_shape_t *types) {
   hlo_instruction_t **vals = t_alloc(p, sizeof(void *) * (size_t)(nres ? nres : 1));
   if (nres == 1) {
     vals[0] = in;
@@ -2652,7 +2658,14 @@ static void emit_results(parser_t *p, const result_names_t *rn, hlo_instruction_
       vals[k]->attrs.index = k;
     }
   }
+  for (int k = 0; types && k < nres; k++)
+    if (types[k].quant) set_value_quant(p, vals[k], types[k].quant);
   bind_results(p, rn, vals, nres, loc);
+}
+
+static void emit_results(parser_t *p, const result_names_t *rn, hlo_instruction_t *in, int nres,
+                         hlo_location_t loc) {
+  emit_typed_results(p, rn, in, nres, loc, NULL);
 }
 
 /* The computation of function |name|, parsed on first use; a function
@@ -2960,6 +2973,25 @@ static hlo_instruction_t *emit_quantize(parser_t *p, hlo_instruction_t *x, const
  * quantized operands gets them dequantized, and a quantized result's type
  * becomes its expressed type, with *requantize set to quantize the
  * result once it is built. */
+/* Ops whose quantized values are their storage values moved, selected or
+ * folded by their regions: control flow and the optimization barrier pass
+ * them on, sort orders them by its comparator, and the reductions,
+ * scatters and map combine them through their bodies, whose ops on
+ * quantized values are then the spec's dequantize-op-quantize (the
+ * regions' parameters carry the quantization).  Results take the declared
+ * quantization (emit_results). */
+static bool moves_quantized_values(hlo_opcode_t op) {
+  switch (op) {
+    case HLO_OPCODE_WHILE: case HLO_OPCODE_IF: case HLO_OPCODE_CASE: case HLO_OPCODE_OPTIMIZATION_BARRIER:
+    case HLO_OPCODE_SORT: case HLO_OPCODE_REDUCE: case HLO_OPCODE_REDUCE_WINDOW: case HLO_OPCODE_SCATTER:
+    case HLO_OPCODE_SELECT_AND_SCATTER: case HLO_OPCODE_ALL_REDUCE: case HLO_OPCODE_REDUCE_SCATTER:
+    case HLO_OPCODE_MAP: case HLO_OPCODE_TUPLE: case HLO_OPCODE_GET_TUPLE_ELEMENT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_shape_t *types, int nres,
                                const result_names_t *rn, const hlo_quant_t **requantize) {
   *requantize = NULL;
@@ -2967,6 +2999,7 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
   for (int i = 0; i < r->operand_count; i++) any |= value_quant(p, r->operands[i]) != NULL;
   for (int k = 0; k < nres; k++) any |= types[k].quant != NULL;
   if (!any || op == HLO_OPCODE_CONSTANT) return false;
+  if (moves_quantized_values(op)) return false; /* storage values in and out (see there) */
   if (nres != 1 || r->region_count || op == HLO_OPCODE_CUSTOM_CALL || op == HLO_OPCODE_COMPOSITE)
     fail_code_at(p, VKHLO_STATUS_UNIMPLEMENTED, r->loc,
                  "%s on quantized values: only ops of one result and no region are supported", r->name);
@@ -3358,11 +3391,20 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     for (int k = 0; k < 2 * n; k++) {
       hlo_shape_t sc = r->operands[n + k % n]->shape;
       params[k] = new_parameter(p, body, &sc, r->loc);
+      const hlo_quant_t *q = value_quant(p, r->operands[n + k % n]);
+      if (q) set_value_quant(p, params[k], q);
     }
     hlo_instruction_t **outs = t_alloc(p, sizeof(void *) * (size_t)n);
     for (int k = 0; k < n; k++) {
       hlo_instruction_t *ops[2] = {params[k], params[n + k]};
-      outs[k] = emit(p, (hlo_opcode_t)r->applies_opcode, &params[k]->shape, 2, ops, r->loc);
+      const hlo_quant_t *q = value_quant(p, params[k]);
+      if (q) { /* on quantized values: dequantize, the op, quantize (spec dequantize_op_quantize) */
+        ops[0] = emit_dequantize(p, ops[0], q, r->loc);
+        ops[1] = emit_dequantize(p, ops[1], q, r->loc);
+        outs[k] = emit_quantize(p, emit_binary(p, (hlo_opcode_t)r->applies_opcode, ops[0], ops[1], r->loc), q, r->loc);
+      } else {
+        outs[k] = emit(p, (hlo_opcode_t)r->applies_opcode, &params[k]->shape, 2, ops, r->loc);
+      }
     }
     if (n == 1) {
       body->root = outs[0];
@@ -3445,7 +3487,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   } else if (op == HLO_OPCODE_CONSTANT && types[0].quant) {
     set_value_quant(p, in, types[0].quant); /* its literal holds storage values */
   }
-  emit_results(p, rn, in, nres, r->loc);
+  emit_typed_results(p, rn, in, nres, r->loc, moves_quantized_values(op) ? types : NULL);
 }
 
 /* custom_call @shape_assertion(%ok, %dim...) {error_message = "... {0} ..."}:

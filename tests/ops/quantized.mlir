@@ -88,3 +88,67 @@ func.func @main() {
   check.expect_eq_const %f, dense<[2.0, -4.0]> : tensor<2xf32>
   func.return
 }
+
+// -----
+
+// Quantized values through ops with regions or several results: their
+// storage values are moved, and the regions' ops on them dequantize,
+// compute and requantize.  A while loop doubling 10.0 at scale 0.5 (i8:
+// storage up to 127, so 63.5) three times, adding a captured quantized
+// [0.5, 0]: 20.5, 41.5, then 83.5 clamped to 63.5; -3.0: -6, -12, -24.
+func.func @main() {
+  %x = stablehlo.constant dense<[10.0, -3.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5>>
+  %half = stablehlo.constant dense<[0.5, 0.0]> : tensor<2xf32>
+  %hq = stablehlo.uniform_quantize %half : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5>>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %w:2 = stablehlo.while(%i = %i0, %v = %q) : tensor<i32>, tensor<2x!quant.uniform<i8:f32, 0.5>>
+    cond {
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %d = stablehlo.add %v, %v : tensor<2x!quant.uniform<i8:f32, 0.5>>
+      %e = stablehlo.add %d, %hq : tensor<2x!quant.uniform<i8:f32, 0.5>>
+      stablehlo.return %i1, %e : tensor<i32>, tensor<2x!quant.uniform<i8:f32, 0.5>>
+    }
+  %f = stablehlo.uniform_dequantize %w#1 : (tensor<2x!quant.uniform<i8:f32, 0.5>>) -> tensor<2xf32>
+  check.expect_eq_const %f, dense<[63.5, -24.0]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// reduce (a body and the pretty `applies` form: each step requantized,
+// 1.3 at scale 0.25 is 1.25), sort by a comparator on quantized values,
+// and an optimization_barrier of a quantized and a float value.
+func.func @main() {
+  %x = stablehlo.constant dense<[[1.3, 2.0, -0.6], [0.2, 0.2, 0.2]]> : tensor<2x3xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32, 0.25:-8>>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zq = stablehlo.uniform_quantize %z : (tensor<f32>) -> tensor<!quant.uniform<i8:f32, 0.25:-8>>
+  %r = stablehlo.reduce(%q init: %zq) across dimensions = [1] : (tensor<2x3x!quant.uniform<i8:f32, 0.25:-8>>, tensor<!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<2x!quant.uniform<i8:f32, 0.25:-8>>
+    reducer(%a: tensor<!quant.uniform<i8:f32, 0.25:-8>>, %b: tensor<!quant.uniform<i8:f32, 0.25:-8>>) {
+      %s = stablehlo.add %a, %b : tensor<!quant.uniform<i8:f32, 0.25:-8>>
+      stablehlo.return %s : tensor<!quant.uniform<i8:f32, 0.25:-8>>
+    }
+  %rf = stablehlo.uniform_dequantize %r : (tensor<2x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<2xf32>
+  check.expect_eq_const %rf, dense<[2.75, 0.75]> : tensor<2xf32>
+  %m = stablehlo.reduce(%q init: %zq) applies stablehlo.maximum across dimensions = [0] : (tensor<2x3x!quant.uniform<i8:f32, 0.25:-8>>, tensor<!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<3x!quant.uniform<i8:f32, 0.25:-8>>
+  %mf = stablehlo.uniform_dequantize %m : (tensor<3x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<3xf32>
+  check.expect_eq_const %mf, dense<[1.25, 2.0, 0.25]> : tensor<3xf32>
+  %row = "stablehlo.slice"(%q) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 1, 3>, strides = array<i64: 1, 1>} : (tensor<2x3x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<1x3x!quant.uniform<i8:f32, 0.25:-8>>
+  %srt = "stablehlo.sort"(%row) ({
+  ^bb0(%a: tensor<!quant.uniform<i8:f32, 0.25:-8>>, %b: tensor<!quant.uniform<i8:f32, 0.25:-8>>):
+    %lt = stablehlo.compare LT, %a, %b : (tensor<!quant.uniform<i8:f32, 0.25:-8>>, tensor<!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 1 : i64, is_stable = true} : (tensor<1x3x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<1x3x!quant.uniform<i8:f32, 0.25:-8>>
+  %sf = stablehlo.uniform_dequantize %srt : (tensor<1x3x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<1x3xf32>
+  check.expect_eq_const %sf, dense<[[-0.5, 1.25, 2.0]]> : tensor<1x3xf32>
+  %b:2 = stablehlo.optimization_barrier %m, %z : tensor<3x!quant.uniform<i8:f32, 0.25:-8>>, tensor<f32>
+  %bf = stablehlo.uniform_dequantize %b#0 : (tensor<3x!quant.uniform<i8:f32, 0.25:-8>>) -> tensor<3xf32>
+  check.expect_eq_const %bf, dense<[1.25, 2.0, 0.25]> : tensor<3xf32>
+  func.return
+}
