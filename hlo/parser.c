@@ -3040,6 +3040,7 @@ static bool quantized_prologue(parser_t *p, raw_op_t *r, hlo_opcode_t op, hlo_sh
 
 static void shape_assertion(parser_t *p, raw_op_t *r);
 static void custom_call_result_shapes(parser_t *p, raw_op_t *r);
+static void dynamic_custom_call(parser_t *p, raw_op_t *r, const result_names_t *rn, const char *target);
 static void mhlo_topk(parser_t *p, raw_op_t *r, const result_names_t *rn);
 static void known_shape_operands(parser_t *p, raw_op_t *r, hlo_opcode_t op);
 static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_names_t *rn);
@@ -3326,6 +3327,11 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
       bind_results(p, rn, r->operands, 1, r->loc);
       return;
     }
+    if (target && (!strcmp(target, "stablehlo.dynamic_reduce_window") || !strcmp(target, "stablehlo.dynamic_top_k") ||
+                   !strcmp(target, "stablehlo.dynamic_rng_bit_generator"))) {
+      dynamic_custom_call(p, r, rn, target);
+      return;
+    }
     if (target && (!strcmp(target, "mhlo.topk") || !strcmp(target, "TopK"))) {
       mhlo_topk(p, r, rn);
       return;
@@ -3576,6 +3582,67 @@ static void custom_call_result_shapes(parser_t *p, raw_op_t *r) {
   memset(&r->shape_operands, 0, sizeof r->shape_operands);
 }
 
+/* The value of operand |k| of |r| (|n| elements, or any count with n < 0)
+ * as an attribute list. */
+static hlo_dims_t known_operand(parser_t *p, raw_op_t *r, int k, int n, const char *what) {
+  if (k >= r->operand_count) fail_at(p, r->loc, "%s: its %s operand is missing", r->name, what);
+  const hlo_instruction_t *x = r->operands[k];
+  const int64_t *v = hlo_refine_value(&p->refine, x);
+  int64_t m = hlo_shape_element_count(&x->shape);
+  if (!v) fail_at(p, r->loc, "%s: its %s is not a value the compiler can compute from shapes and constants", r->name, what);
+  if (n >= 0 && m != n) fail_at(p, r->loc, "%s: its %s has %lld values, expected %d", r->name, what, (long long)m, n);
+  hlo_dims_t d = hlo_dims_make(p->m, v, (int)m);
+  if (m && !d.data) out_of_memory(p);
+  return d;
+}
+
+/* StableHLO's dynamic ops written as custom calls (jax.export under shape
+ * polymorphism), with operands the parser knows, become their static ops:
+ *   @stablehlo.dynamic_reduce_window(inputs..., inits..., window_dimensions,
+ *       window_strides, base_dilations, window_dilations, padding)
+ *       {called_computations = [@body]}          -> reduce_window
+ *   @stablehlo.dynamic_top_k(%x, %k)            -> chlo.top_k
+ *   @stablehlo.dynamic_rng_bit_generator(%state, %output_shape)
+ *       {rng_algorithm = ...}                    -> rng_bit_generator */
+static void dynamic_custom_call(parser_t *p, raw_op_t *r, const result_names_t *rn, const char *target) {
+  r->parenthesized_inputs = false;
+  r->attrs.call_target_name = NULL;
+  r->attrs.backend_config = NULL;
+  if (!strcmp(target, "stablehlo.dynamic_reduce_window")) {
+    int n = (r->operand_count - 5) / 2, rank = n > 0 ? r->operands[0]->shape.rank : 0;
+    if (n < 1 || r->operand_count != 2 * n + 5 || !r->called)
+      fail_at(p, r->loc, "%s: expected inputs, init values, five window operands and a body", target);
+    r->attrs.window_dimensions = known_operand(p, r, 2 * n, rank, "window_dimensions");
+    r->attrs.window_strides = known_operand(p, r, 2 * n + 1, rank, "window_strides");
+    r->attrs.base_dilations = known_operand(p, r, 2 * n + 2, rank, "base_dilations");
+    r->attrs.window_dilations = known_operand(p, r, 2 * n + 3, rank, "window_dilations");
+    r->attrs.padding = known_operand(p, r, 2 * n + 4, 2 * rank, "padding");
+    r->operand_count = 2 * n;
+    t_grow(p, (void **)&r->regions, &r->region_cap, r->region_count + 1, sizeof(region_t));
+    region_t *rg = &r->regions[r->region_count++];
+    memset(rg, 0, sizeof *rg);
+    rg->comp = function_computation(p, r->called, r->called_len, r->loc, NULL, 0);
+    r->called = NULL;
+    build_hlo(p, r, HLO_OPCODE_REDUCE_WINDOW, rn);
+  } else if (!strcmp(target, "stablehlo.dynamic_top_k")) {
+    check_operand_count(p, r, 2);
+    r->attrs.k = known_operand(p, r, 1, 1, "k").data[0];
+    r->operand_count = 1;
+    build_hlo(p, r, HLO_OPCODE_CHLO_TOP_K, rn);
+  } else {
+    check_operand_count(p, r, 2);
+    if (!r->has_types || !r->has_arrow || r->out_count != 2 || hlo_shape_is_tuple(&r->out_types[1]))
+      fail_at(p, r->loc, "%s: expected results (output_state, output)", target);
+    hlo_dims_t shape = known_operand(p, r, 1, r->out_types[1].rank, "output_shape");
+    hlo_shape_t t = r->out_types[1];
+    for (int d = 0; d < t.rank; d++) t.dimensions[d] = shape.data[d];
+    if (!hlo_refine_fits(&t, &r->out_types[1])) fail_at(p, r->loc, "%s: output_shape does not fit the output's type", target);
+    r->out_types[1] = t;
+    r->operand_count = 1;
+    build_hlo(p, r, HLO_OPCODE_RNG_BIT_GENERATOR, rn);
+  }
+}
+
 /* custom_call @mhlo.topk(%x) {mhlo.attributes = {k = K, largest = B}} :
  * (T[..., n]) -> (T[..., K], i32[..., K]), as jax.lax.top_k exports: the
  * K largest (or smallest) elements along the last dimension in order,
@@ -3597,7 +3664,10 @@ static void mhlo_topk(parser_t *p, raw_op_t *r, const result_names_t *rn) {
       !hlo_element_type_is_integer(types[1].element_type) || types[0].rank != s->rank || s->rank < 1)
     fail_at(p, r->loc, "%s: expected results (values of the operand's type, integer indices)", what);
   int last = s->rank - 1;
-  int64_t k = r->called ? types[0].dimensions[last] : r->attrs.k;
+  /* k: @TopK's result type; @mhlo.topk's mhlo.attributes, or its type
+   * where the attributes are a backend_config JSON object instead */
+  int64_t k = r->called || !r->attrs.k ? types[0].dimensions[last] : r->attrs.k;
+  if (!r->called && r->attrs.backend_config && strstr(r->attrs.backend_config, "\"largest\": false")) r->smallest = true;
   if (k < 0 || k > s->dimensions[last])
     fail_at(p, r->loc, "%s: k = %lld does not fit the operand's last dimension", what, (long long)k);
   hlo_shape_t out[2];

@@ -109,3 +109,42 @@ func.func @custom_call_result_shapes() {
   check.expect_eq_const %s, dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
   func.return
 }
+
+// -----
+
+// StableHLO's dynamic ops as jax.export writes them under shape
+// polymorphism, as custom calls: a cumulative sum whose window is the
+// operand's length (dynamic_reduce_window), top-k of a computed k, and the
+// random bits of a computed shape against the static op's.
+func.func private @sum(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.add %a, %b : tensor<f32>
+  func.return %0 : tensor<f32>
+}
+
+func.func @dynamic_custom_calls() {
+  %x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %n32 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<4xf32>) -> tensor<i32>
+  %n = stablehlo.convert %n32 : (tensor<i32>) -> tensor<i64>
+  %w = stablehlo.reshape %n : (tensor<i64>) -> tensor<1xi64>
+  %one = stablehlo.constant dense<[1]> : tensor<1xi64>
+  %lo = stablehlo.subtract %w, %one : tensor<1xi64>
+  %zero = stablehlo.constant dense<[0]> : tensor<1xi64>
+  %pad1 = stablehlo.concatenate %lo, %zero, dim = 0 : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %pad = stablehlo.reshape %pad1 : (tensor<2xi64>) -> tensor<1x2xi64>
+  %c = stablehlo.custom_call @stablehlo.dynamic_reduce_window(%x, %z, %w, %one, %one, %one, %pad) {called_computations = [@sum]} : (tensor<4xf32>, tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1x2xi64>) -> tensor<?xf32>
+  check.expect_eq_const %c, dense<[1.0, 3.0, 6.0, 10.0]> : tensor<4xf32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %k = stablehlo.divide %n32, %two : tensor<i32>
+  %t:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) : (tensor<4xf32>, tensor<i32>) -> (tensor<?xf32>, tensor<?xi32>)
+  check.expect_eq_const %t#0, dense<[4.0, 3.0]> : tensor<2xf32>
+  check.expect_eq_const %t#1, dense<[3, 2]> : tensor<2xi32>
+  %state = stablehlo.constant dense<[1, 2]> : tensor<2xui64>
+  %rows = stablehlo.constant dense<[2]> : tensor<1xi64>
+  %shape = stablehlo.concatenate %rows, %w, dim = 0 : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r:2 = stablehlo.custom_call @stablehlo.dynamic_rng_bit_generator(%state, %shape) {rng_algorithm = #stablehlo<rng_algorithm PHILOX>} : (tensor<2xui64>, tensor<2xi64>) -> (tensor<2xui64>, tensor<2x?xui32>)
+  %s:2 = stablehlo.rng_bit_generator %state, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x4xui32>)
+  check.expect_eq %r#0, %s#0 : tensor<2xui64>
+  check.expect_eq %r#1, %s#1 : tensor<2x4xui32>
+  func.return
+}

@@ -41,3 +41,18 @@ func.func @partitioner_topk() {
   check.expect_eq_const %i, dense<[[1, 3], [2, 0]]> : tensor<2x2xi32>
   func.return
 }
+
+// -----
+
+// @mhlo.topk with its attributes as a backend_config JSON object (k from
+// the result type).
+func.func @mhlo_topk_backend_config() {
+  %x = stablehlo.constant dense<[[4, 1, 3, 1], [0, 7, 7, 2]]> : tensor<2x4xi32>
+  %0:2 = stablehlo.custom_call @mhlo.topk(%x) {backend_config = "{\22k\22: 2, \22dim\22: -1, \22largest\22: false, \22sorted\22: true}"} : (tensor<2x4xi32>) -> (tensor<2x2xi32>, tensor<2x2xi32>)
+  check.expect_eq_const %0#0, dense<[[1, 1], [0, 2]]> : tensor<2x2xi32>
+  check.expect_eq_const %0#1, dense<[[1, 3], [0, 3]]> : tensor<2x2xi32>
+  %1:2 = stablehlo.custom_call @mhlo.topk(%x) {backend_config = "{\22k\22: 2, \22dim\22: -1, \22largest\22: true, \22sorted\22: true}"} : (tensor<2x4xi32>) -> (tensor<2x2xi32>, tensor<2x2xi32>)
+  check.expect_eq_const %1#0, dense<[[4, 3], [7, 7]]> : tensor<2x2xi32>
+  check.expect_eq_const %1#1, dense<[[0, 2], [1, 2]]> : tensor<2x2xi32>
+  func.return
+}
