@@ -264,14 +264,15 @@ typedef struct vkhlo_compile_options {
    * ones): the types of the entry function's parameters, one per
    * parameter in order (|parameter_type_count| of them; NULL / 0 for a
    * static program).  Only the parameters whose declared type is dynamic
-   * use theirs; it must fit the declared type (element type, rank and the
-   * static dimensions).  The program is compiled for these types, as
+   * use theirs; it must fit the declared type (element type, rank, the
+   * static dimensions, and the bounds of bounded ones: #stablehlo.bounds).  The program is compiled for these types, as
    * stablehlo's shape refinement does: every value gets the static shape
    * its operands give (get_dimension_size and the integer arithmetic on it
    * evaluated, dynamic_broadcast_in_dim / dynamic_reshape / dynamic_iota /
    * dynamic_pad / real_dynamic_slice / dynamic_gather / dynamic_conv taking
    * the computed sizes, functions with dynamic signatures specialized per
-   * call, jax.export's custom_call @shape_assertion checked); the
+   * call, jax.export's custom_call @shape_assertion checked, its
+   * @stablehlo.dynamic_* custom calls made static); the
    * executable's parameter and result types are then static.  Compile once
    * per set of types.  Errors: INVALID_ARGUMENT "FILE:LINE:COL: ..." when a
    * dynamic parameter has no type here or one that does not fit, when a
