@@ -148,3 +148,48 @@ func.func @dynamic_custom_calls() {
   check.expect_eq %r#1, %s#1 : tensor<2x4xui32>
   func.return
 }
+
+// -----
+
+// The shape rules of refinement, op by op: each result declared with
+// dynamic dimensions gets the static shape its operands give (checked by
+// the expected values' types).
+func.func @shape_rules() {
+  %x = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  check.expect_eq_const %t, dense<[[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]> : tensor<3x2xf32>
+  %r = stablehlo.reshape %x : (tensor<2x3xf32>) -> tensor<?x2xf32>
+  check.expect_eq_const %r, dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %b = stablehlo.broadcast_in_dim %x, dims = [1, 2] : (tensor<2x3xf32>) -> tensor<2x?x?xf32>
+  check.expect_eq_const %b, dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]> : tensor<2x2x3xf32>
+  %c = stablehlo.concatenate %x, %x, dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<?x3xf32>
+  check.expect_eq_const %c, dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<4x3xf32>
+  %s = stablehlo.slice %x [0:2, 1:3:2] : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  check.expect_eq_const %s, dense<[[2.0], [5.0]]> : tensor<2x1xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %x, %z, low = [0, 1], high = [1, 0], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<?x?xf32>
+  check.expect_eq_const %p, dense<[[0.0, 1.0, 0.0, 2.0, 0.0, 3.0], [0.0, 4.0, 0.0, 5.0, 0.0, 6.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<3x6xf32>
+  %d = stablehlo.dot_general %x, %x, contracting_dims = [1] x [1] : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<?x?xf32>
+  check.expect_eq_const %d, dense<[[14.0, 32.0], [32.0, 77.0]]> : tensor<2x2xf32>
+  %m = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<?xf32>
+  check.expect_eq_const %m, dense<[5.0, 7.0, 9.0]> : tensor<3xf32>
+  %w = "stablehlo.reduce_window"(%x, %z) <{window_dimensions = array<i64: 1, 2>, window_strides = array<i64: 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %e: tensor<f32>):
+    %sum = stablehlo.add %a, %e : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<2x3xf32>, tensor<f32>) -> tensor<?x?xf32>
+  check.expect_eq_const %w, dense<[[3.0, 5.0], [9.0, 11.0]]> : tensor<2x2xf32>
+  %i = stablehlo.constant dense<1> : tensor<i32>
+  %ds = stablehlo.dynamic_slice %x, %i, %i, sizes = [1, 2] : (tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<?x?xf32>
+  check.expect_eq_const %ds, dense<[[5.0, 6.0]]> : tensor<1x2xf32>
+  %rv = stablehlo.reverse %x, dims = [1] : tensor<?x?xf32>
+  check.expect_eq_const %rv, dense<[[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]> : tensor<2x3xf32>
+  %t2 = stablehlo.constant dense<3.0> : tensor<2x3xf32>
+  %k = stablehlo.compare GT, %x, %t2, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<?x?xi1>
+  check.expect_eq_const %k, dense<[[false, false, false], [true, true, true]]> : tensor<2x3xi1>
+  %in = stablehlo.constant dense<[[[1.0], [2.0], [3.0]]]> : tensor<1x3x1xf32>
+  %ker = stablehlo.constant dense<1.0> : tensor<2x1x1xf32>
+  %cv = stablehlo.convolution(%in, %ker) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [1], pad = [[0, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x1xf32>, tensor<2x1x1xf32>) -> tensor<?x?x?xf32>
+  check.expect_eq_const %cv, dense<[[[3.0], [5.0]]]> : tensor<1x2x1xf32>
+  func.return
+}
