@@ -1007,6 +1007,7 @@ static hlo_literal_t *build_literal(parser_t *p, const literal_ref_t *ref, const
   hlo_shape_to_string(shape, tbuf, sizeof tbuf);
   if (shape->element_type == HLO_TUPLE || shape->element_type == HLO_TOKEN)
     fail_at(p, ref->loc, "a dense literal needs a tensor type, not %s", tbuf);
+  if (hlo_shape_is_dynamic(shape)) fail_at(p, ref->loc, "a dense literal needs a static type, not %s", tbuf);
   hlo_literal_t *lit = m_alloc(p, sizeof *lit);
   lit->shape = *shape;
   size_t esize = hlo_element_type_size_bytes(shape->element_type);

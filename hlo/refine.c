@@ -402,6 +402,9 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
       break;
     default: break;
   }
+  if (!in->operand_count)
+    return failf(c, "no operand gives the shape of its dynamic result (stablehlo.%s needs a static type)",
+                 hlo_opcode_name(in->opcode));
   if (in->operand_count < need) return failf(c, "it has %d operands", in->operand_count);
   if (a->input_spatial_dimensions.count > HLO_MAX_RANK) return failf(c, "too many spatial dimensions");
   switch (in->opcode) {
@@ -621,7 +624,8 @@ static bool refine_one(ctx_t *c, int k, hlo_shape_t *decl) {
   if (got.rank != decl->rank) return failf(c, "the inferred rank %d differs from the declared %d", got.rank, decl->rank);
   int64_t count = 1;
   for (int d = 0; d < got.rank; d++) {
-    if (got.dimensions[d] < 0) return failf(c, "dimension %d has no size the compiler can infer", d);
+    if (got.dimensions[d] == HLO_DYNAMIC_DIM) return failf(c, "dimension %d has no size the compiler can infer", d);
+    if (got.dimensions[d] < 0) return failf(c, "dimension %d would be %lld", d, (long long)got.dimensions[d]);
     if (got.dimensions[d] > ((int64_t)1 << 40) ||
         (got.dimensions[d] && count > ((int64_t)1 << 48) / got.dimensions[d]))
       return failf(c, "its shape would be too large");
