@@ -3528,6 +3528,30 @@ static void shape_assertion(parser_t *p, raw_op_t *r) {
   fail_at(p, r->loc, "shape assertion failed: %s", msg);
 }
 
+/* The value of operand |k| of |r| (|n| elements, or any count with n < 0)
+ * as an attribute list. */
+static hlo_dims_t known_operand(parser_t *p, raw_op_t *r, int k, int n, const char *what) {
+  if (k >= r->operand_count) fail_at(p, r->loc, "%s: its %s operand is missing", r->name, what);
+  const hlo_instruction_t *x = r->operands[k];
+  const int64_t *v = hlo_refine_value(&p->refine, x);
+  int64_t m = hlo_shape_element_count(&x->shape);
+  if (!v) fail_at(p, r->loc, "%s: its %s is not a value the compiler can compute from shapes and constants", r->name, what);
+  if (n >= 0 && m != n) fail_at(p, r->loc, "%s: its %s has %lld values, expected %d", r->name, what, (long long)m, n);
+  hlo_dims_t d = hlo_dims_make(p->m, v, (int)m);
+  if (m && !d.data) out_of_memory(p);
+  return d;
+}
+
+/* The static shape operand |k| of |r| gives the array type |declared|
+ * (whose dynamic dimensions it fills; the static ones must agree). */
+static void shape_from_operand(parser_t *p, raw_op_t *r, int k, hlo_shape_t *declared, const char *what) {
+  hlo_dims_t v = known_operand(p, r, k, declared->rank, what);
+  hlo_shape_t got = *declared;
+  for (int d = 0; d < got.rank; d++) got.dimensions[d] = v.data[d];
+  if (!hlo_refine_fits(&got, declared)) fail_at(p, r->loc, "%s: its %s does not fit the result's type", r->name, what);
+  *declared = got;
+}
+
 /* A custom call's result shapes as operands (jax's mlir.custom_call with
  * result_shapes under shape polymorphism): indices_of_shape_operands lists
  * one 1-D integer operand per array result (tuple elements in order) whose
@@ -3557,16 +3581,8 @@ static void custom_call_result_shapes(parser_t *p, raw_op_t *r) {
   for (int j = 0; j < idx->count; j++) {
     int64_t i = idx->data[j];
     if (i < 0 || i >= r->operand_count || i >= 256) fail_at(p, r->loc, "%s: shape operand index %lld out of range", r->name, (long long)i);
-    const hlo_instruction_t *x = r->operands[i];
-    const int64_t *v = hlo_refine_value(&p->refine, x);
-    if (!v || x->shape.rank != 1 || x->shape.dimensions[0] != leaves[j]->rank)
-      fail_at(p, r->loc, "%s: shape operand %lld is not the compiler-computable shape of result %d", r->name,
-              (long long)i, j);
-    hlo_shape_t got = *leaves[j];
-    for (int d = 0; d < got.rank; d++) got.dimensions[d] = v[d];
-    if (!hlo_refine_fits(&got, leaves[j]))
-      fail_at(p, r->loc, "%s: shape operand %lld does not fit result %d's type", r->name, (long long)i, j);
-    for (int d = 0; d < got.rank; d++) leaves[j]->dimensions[d] = got.dimensions[d];
+    if (r->operands[i]->shape.rank != 1) fail_at(p, r->loc, "%s: shape operand %lld is not 1-D", r->name, (long long)i);
+    shape_from_operand(p, r, (int)i, leaves[j], "result shape operand");
     drop[i] = true;
   }
   int m = 0, t = 0;
@@ -3581,20 +3597,6 @@ static void custom_call_result_shapes(parser_t *p, raw_op_t *r) {
   r->operand_count = m;
   if (r->parenthesized_inputs) r->in_count = t;
   memset(&r->shape_operands, 0, sizeof r->shape_operands);
-}
-
-/* The value of operand |k| of |r| (|n| elements, or any count with n < 0)
- * as an attribute list. */
-static hlo_dims_t known_operand(parser_t *p, raw_op_t *r, int k, int n, const char *what) {
-  if (k >= r->operand_count) fail_at(p, r->loc, "%s: its %s operand is missing", r->name, what);
-  const hlo_instruction_t *x = r->operands[k];
-  const int64_t *v = hlo_refine_value(&p->refine, x);
-  int64_t m = hlo_shape_element_count(&x->shape);
-  if (!v) fail_at(p, r->loc, "%s: its %s is not a value the compiler can compute from shapes and constants", r->name, what);
-  if (n >= 0 && m != n) fail_at(p, r->loc, "%s: its %s has %lld values, expected %d", r->name, what, (long long)m, n);
-  hlo_dims_t d = hlo_dims_make(p->m, v, (int)m);
-  if (m && !d.data) out_of_memory(p);
-  return d;
 }
 
 /* StableHLO's dynamic ops written as custom calls (jax.export under shape
@@ -3634,11 +3636,7 @@ static void dynamic_custom_call(parser_t *p, raw_op_t *r, const result_names_t *
     check_operand_count(p, r, 2);
     if (!r->has_types || !r->has_arrow || r->out_count != 2 || hlo_shape_is_tuple(&r->out_types[1]))
       fail_at(p, r->loc, "%s: expected results (output_state, output)", target);
-    hlo_dims_t shape = known_operand(p, r, 1, r->out_types[1].rank, "output_shape");
-    hlo_shape_t t = r->out_types[1];
-    for (int d = 0; d < t.rank; d++) t.dimensions[d] = shape.data[d];
-    if (!hlo_refine_fits(&t, &r->out_types[1])) fail_at(p, r->loc, "%s: output_shape does not fit the output's type", target);
-    r->out_types[1] = t;
+    shape_from_operand(p, r, 1, &r->out_types[1], "output_shape");
     r->operand_count = 1;
     build_hlo(p, r, HLO_OPCODE_RNG_BIT_GENERATOR, rn);
   }
