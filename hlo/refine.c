@@ -299,6 +299,10 @@ static bool sizes_of(ctx_t *c, int k, int n, const char *what, int64_t *out, int
   return true;
 }
 
+static int64_t dim_at(const hlo_dims_t *d, int i, int64_t dflt) {
+  return d->data && i < d->count ? d->data[i] : dflt;
+}
+
 /* The three per-dimension lists of a pad (low, high, interior) or slice
  * (start, limit, strides): the dynamic op's shape operands first .. first
  * + 2, or (first < 0) the static op's attributes, |dflt| where absent. */
@@ -309,7 +313,7 @@ static bool three_lists(ctx_t *c, int first, const hlo_dims_t *const attrs[3], c
     if (first >= 0) {
       if (!sizes_of(c, first + k, rank, names[k], out[k], NULL)) return false;
     } else {
-      for (int d = 0; d < rank; d++) out[k][d] = attrs[k]->data && d < attrs[k]->count ? attrs[k]->data[d] : dflt[k];
+      for (int d = 0; d < rank; d++) out[k][d] = dim_at(attrs[k], d, dflt[k]);
     }
   }
   return true;
@@ -322,10 +326,6 @@ static int64_t windowed(int64_t size, int64_t base_dilation, int64_t lo, int64_t
   int64_t span = window ? (window - 1) * window_dilation + 1 : 0;
   if (stride <= 0 || padded < span) return 0;
   return (padded - span) / stride + 1;
-}
-
-static int64_t dim_at(const hlo_dims_t *d, int i, int64_t dflt) {
-  return d->data && i < d->count ? d->data[i] : dflt;
 }
 
 static bool contains(const hlo_dims_t *d, int64_t x) {
