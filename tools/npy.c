@@ -21,7 +21,7 @@ static vkhlo_status_t bad(const char *path, const char *what) {
 }
 
 vkhlo_status_t npy_read(const char *path, vkhlo_tensor_type_t *out_type, void **out_data) {
-  *out_data = NULL;
+  if (out_data) *out_data = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) return vkhlo_status_make(VKHLO_STATUS_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
   unsigned char magic[10];
@@ -76,6 +76,7 @@ vkhlo_status_t npy_read(const char *path, vkhlo_tensor_type_t *out_type, void **
     out_type->dimensions[out_type->rank++] = v;
     s = end;
   }
+  if (!out_data) goto done; /* the type alone */
   size_t size = vkhlo_tensor_type_size_bytes(out_type);
   void *data = malloc(size ? size : 1);
   if (!data) { st = vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory reading %s", path); goto done; }

@@ -8,7 +8,8 @@
 
 #include "vkhlo/vkhlo.h"
 
-/* Reads |path|; *out_data is malloc'ed (caller frees). */
+/* Reads |path|; *out_data is malloc'ed (caller frees).  With |out_data|
+ * NULL, only the header: the type. */
 vkhlo_status_t npy_read(const char *path, vkhlo_tensor_type_t *out_type, void **out_data);
 vkhlo_status_t npy_write(const char *path, const vkhlo_tensor_type_t *type, const void *data);
 

@@ -291,10 +291,11 @@ static bool is_random_input(const char *spec) {
   return spec[0] != '@' && n > 7 && strcmp(spec + n - 7, "=random") == 0;
 }
 
-/* Parses "2x3xf32=1,2,3", "f32=5", "2x2xi32=[1 2][3 4]", "2x3xf32" (and,
- * for its type, "2x3xf32=random"). */
+/* Parses "2x3xf32=1,2,3", "f32=5", "2x2xi32=[1 2][3 4]", "2x3xf32".  With
+ * |out_data| NULL, only the type (no .npy data read, no values parsed; also
+ * the type of "2x3xf32=random", whose values the caller draws). */
 static vkhlo_status_t parse_input(const char *spec, vkhlo_tensor_type_t *type, void **out_data) {
-  *out_data = NULL;
+  if (out_data) *out_data = NULL;
   if (spec[0] == '@') return npy_read(spec + 1, type, out_data);
   memset(type, 0, sizeof *type);
   const char *eq = strchr(spec, '=');
@@ -316,13 +317,10 @@ static vkhlo_status_t parse_input(const char *spec, vkhlo_tensor_type_t *type, v
   }
   if (!vkhlo_element_type_parse(s, &type->element_type))
     return vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "unknown element type '%s' in input '%s'", s, spec);
+  if (!out_data) return NULL;
   int64_t n = vkhlo_tensor_type_element_count(type);
   void *data = calloc(vkhlo_tensor_type_size_bytes(type) + 1, 1);
   if (!data) return vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  if (is_random_input(spec)) {
-    *out_data = data; /* the caller fills it */
-    return NULL;
-  }
   if (eq) {
     const char *p = eq + 1;
     int64_t i = 0;
@@ -620,15 +618,11 @@ static int run_one(vkhlo_context_t *ctx, const options_t *o, const char *text, s
   copts.dump_after = o->dump_after;
   copts.tune = o->tune || strcmp(o->command, "tune") == 0;
   copts.retune = o->retune;
-  /* the inputs' types, for programs with dynamic shapes */
+  /* the inputs' types, for programs with dynamic shapes (run_exe reads the values) */
   vkhlo_tensor_type_t *types = calloc((size_t)o->input_count + 1, sizeof *types);
   if (!types) return report(vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory"));
   vkhlo_status_t st = NULL;
-  for (int i = 0; i < o->input_count && !st; i++) {
-    void *data = NULL;
-    st = parse_input(o->inputs[i], &types[i], &data);
-    free(data);
-  }
+  for (int i = 0; i < o->input_count && !st; i++) st = parse_input(o->inputs[i], &types[i], NULL);
   copts.parameter_types = types;
   copts.parameter_type_count = o->input_count;
   vkhlo_executable_t *exe = NULL;
@@ -708,26 +702,17 @@ static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t 
     vkhlo_tensor_type_t want, got;
     vkhlo_executable_parameter_type(exe, i, &want);
     void *data = NULL;
-    if (i < o->input_count && is_random_input(o->inputs[i])) {
-      st = parse_input(o->inputs[i], &got, &data);
-      free(data);
-      data = NULL;
+    if (i < o->input_count) {
+      bool random = is_random_input(o->inputs[i]); /* its type given, its values drawn as below */
+      st = parse_input(o->inputs[i], &got, random ? NULL : &data);
       if (!st && !same_type(&got, &want)) {
         char a[128], b[128];
         type_string(&got, a, sizeof a);
         type_string(&want, b, sizeof b);
         st = vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input %d is %s, parameter %d is %s", i, a, i, b);
       }
-      if (!st && !(data = random_tensor(&want, &state)))
+      if (!st && random && !(data = random_tensor(&want, &state)))
         st = vkhlo_status_make(VKHLO_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    } else if (i < o->input_count) {
-      st = parse_input(o->inputs[i], &got, &data);
-      if (!st && !same_type(&got, &want)) {
-        char a[128], b[128];
-        type_string(&got, a, sizeof a);
-        type_string(&want, b, sizeof b);
-        st = vkhlo_status_make(VKHLO_STATUS_INVALID_ARGUMENT, "input %d is %s, parameter %d is %s", i, a, i, b);
-      }
     } else {
       got = want;
       data = random_tensor(&want, &state);
