@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "api/internal.h"
 #include "codegen/passes.h"
+#include "hlo/bytecode.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -474,4 +475,12 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
     *out_executable = NULL;
   }
   return st;
+}
+
+vkhlo_status_t vkhlo_portable_artifact_to_text(const void *data, size_t size, const char *file_name,
+                                               char **out_text, size_t *out_length) {
+  if (!out_text) return VKHLO_INVALID("vkhlo_portable_artifact_to_text: out_text is NULL");
+  *out_text = NULL;
+  if (!data && size) return VKHLO_INVALID("vkhlo_portable_artifact_to_text: data is NULL");
+  return hlo_bytecode_to_text(data, size, file_name, NULL, out_text, out_length);
 }

@@ -2,7 +2,8 @@
  * The StableHLO text parser: text -> HloModule.
  *
  * Input is MLIR text as JAX, torch_xla and the StableHLO test suite write
- * it: an optional `module @name attributes {...} { ... }` around
+ * it (a portable artifact, MLIR bytecode, is first turned into such text by
+ * hlo/bytecode.c): an optional `module @name attributes {...} { ... }` around
  * `func.func`s whose bodies are StableHLO / CHLO / check ops, in the pretty
  * form (`%2 = stablehlo.add %0, %1 : tensor<4xf32>`) or the generic form
  * (`%2 = "stablehlo.add"(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> ...`).
@@ -66,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/bytecode.h"
 #include "hlo/hlo.h"
 #include "hlo/literal.h"
 #include "hlo/refine.h"
@@ -1250,6 +1252,7 @@ typedef struct raw_op {
   int program_rows, program_cols;
   symbol_list_t infeed; /* interpreter.run_parallel's infeed functions */
   bool smallest; /* custom_call @mhlo.topk {mhlo.attributes = {largest = false}} */
+  bool has_dimension; /* a `dimension` attribute was written (sort's default is -1) */
   hlo_dims_t shape_operands; /* a custom_call's indices_of_shape_operands */
   bool has_scalar_value; /* value = 1.0 : f32 (chlo.constant_like) */
   lexer_t scalar_value; /* at the value's first token */
@@ -1502,6 +1505,7 @@ static void apply_attr(parser_t *p, raw_op_t *r, const char *key, size_t key_len
   }
   char *base = (char *)&r->attrs;
   void *field = base + spec->offset;
+  if (key_len == 9 && !memcmp(key, "dimension", 9)) r->has_dimension = true;
   switch (spec->kind) {
     case A_DIMS: {
       i64vec_t v = {0};
@@ -3441,7 +3445,10 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     case HLO_OPCODE_CASE: want_regions = r->region_count >= 1 ? r->region_count : 1; break;
     default: want_regions = 0; break;
   }
-  if (op == HLO_OPCODE_CUSTOM_CALL || op == HLO_OPCODE_COMPOSITE) want_regions = 0;
+  if (op == HLO_OPCODE_CUSTOM_CALL) want_regions = 0;
+  /* A composite's body may be a region (VHLO 1.14), beside or instead of
+   * its decomposition function. */
+  if (op == HLO_OPCODE_COMPOSITE) want_regions = r->region_count > 1 ? 1 : r->region_count;
   if (r->region_count != want_regions)
     fail_at(p, r->loc, "%s: expected %d regions, got %d", r->name, want_regions, r->region_count);
 
@@ -3460,6 +3467,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   in->attrs.feature_group_count = fg ? fg : 1;
   in->attrs.batch_group_count = bg ? bg : 1;
   in->literal = r->literal;
+  if (op == HLO_OPCODE_SORT && !r->has_dimension) in->attrs.dimension = -1; /* the spec's default: the last */
 
   if (op == HLO_OPCODE_DOT_GENERAL && !strcmp(r->name, "stablehlo.dot")) {
     int64_t lc = r->operand_count > 0 && r->operands[0]->shape.rank > 0 ? r->operands[0]->shape.rank - 1 : 0;
@@ -3471,8 +3479,10 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   }
   if (op == HLO_OPCODE_COMPOSITE) {
     if (r->composite_name) in->attrs.call_target_name = r->composite_name;
-    if (!r->symbol) fail_at(p, r->loc, "composite needs a decomposition");
-    hlo_computation_t *d = function_computation(p, r->symbol, r->symbol_len, r->loc, r->operands, r->operand_count);
+    if (!r->symbol && !r->region_count) fail_at(p, r->loc, "composite needs a decomposition");
+    hlo_computation_t *d = r->symbol ? function_computation(p, r->symbol, r->symbol_len, r->loc, r->operands,
+                                                            r->operand_count)
+                                     : r->regions[0].comp;
     if (!hlo_instruction_set_called(p->m, in, 1, &d)) out_of_memory(p);
   } else if (op == HLO_OPCODE_CUSTOM_CALL && r->called) {
     hlo_computation_t *c = function_computation(p, r->called, r->called_len, r->loc, NULL, 0);
@@ -4184,6 +4194,19 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
   if (!text && length) return VKHLO_INVALID("hlo_parse: text is NULL");
   static const hlo_parse_options_t default_options = {0};
   const vkhlo_allocator_t *allocator = options ? options->allocator : NULL;
+  if (hlo_is_bytecode(text, length)) {
+    /* A portable artifact: parsed as the text it stands for; errors in that
+     * text name it "FILE (as text)" (`vkhlo translate FILE` prints it). */
+    char *converted = NULL;
+    size_t converted_length = 0;
+    vkhlo_status_t st = hlo_bytecode_to_text(text, length, file_name, allocator, &converted, &converted_length);
+    if (st) return st;
+    char name[512];
+    snprintf(name, sizeof name, "%s (as text)", file_name ? file_name : "<input>");
+    st = hlo_parse(converted, converted_length, name, options, out_module);
+    vkhlo_free(allocator, converted);
+    return st;
+  }
   parser_t *p = vkhlo_calloc(allocator, 1, sizeof *p);
   if (!p) return VKHLO_NO_MEMORY();
   p->m = hlo_module_create("module", allocator);

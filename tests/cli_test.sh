@@ -2,7 +2,8 @@
 # CLI behaviour: the README example runs and prints probabilities; inputs
 # from .npy round-trip through --output; a malformed program fails with
 # exit status 2 and a file:line:col message; a program with a dynamic shape
-# runs for its inputs' types; --profile counts every dispatch;
+# runs for its inputs' types; a cut-off portable artifact fails with its
+# byte offset; --profile counts every dispatch;
 # the same program from two paths gives the same kernels and hits the
 # SPIR-V cache; --help/--version/--list-devices work.
 set -u
@@ -28,6 +29,15 @@ grep -qE "bad.mlir:[0-9]+:[0-9]+: " "$tmp/out" || fail "no location in: $(cat "$
 
 "$bin" run "$src/examples/mlp.mlir" --input=2x4xf32=1,2,3 > "$tmp/out" 2>&1 && fail "short input accepted"
 grep -q "has 3 values" "$tmp/out" || fail "short input message: $(cat "$tmp/out")"
+
+# portable artifacts: deserialize refuses text; a cut-off artifact is a located error
+"$bin" deserialize "$tmp/bad.mlir" > "$tmp/out" 2>&1 && fail "deserialize accepted text"
+grep -q "bad.mlir: not MLIR bytecode" "$tmp/out" || fail "deserialize message: $(cat "$tmp/out")"
+printf 'ML\xefR\x0dproducer\x00\x01' > "$tmp/cut.mlirbc"
+"$bin" run "$tmp/cut.mlirbc" > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "cut-off artifact exited $rc"
+grep -q "cut.mlirbc: bytecode offset 15: unexpected end of data" "$tmp/out" || fail "cut-off artifact message: $(cat "$tmp/out")"
 
 # a program with a dynamic batch: compiled for the --input types, refused (located) without them
 printf 'func.func @main(%%a: tensor<?x2xf32>) -> tensor<?x2xf32> {\n  %%0 = stablehlo.add %%a, %%a : tensor<?x2xf32>\n  return %%0 : tensor<?x2xf32>\n}\n' > "$tmp/dyn.mlir"

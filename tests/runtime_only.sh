@@ -17,7 +17,8 @@
 # "Compiler symbols": the IR (hlo_*), codegen (codegen_*, emit*, el_*,
 # glsl_*, emu64_*, shaders_*, lowering_*), the compile path of api/
 # (exe_lower*, exe_schedule*, buffer assignment, in-place decisions,
-# context_compiler, vkhlo_executable_compile, exe_compile, tuning
+# context_compiler, vkhlo_executable_compile, vkhlo_portable_artifact_to_text,
+# exe_compile, tuning
 # (exe_tune_compile, exe_tuning_report, context_tuning_load,
 # context_tuned_target), vkhlo_context_register_custom_call), glslang (glslang_*), SPIRV-Tools
 # (spv*, spirv_*) and any C++ symbol (_Z*).
@@ -28,7 +29,7 @@ set -euo pipefail
 so=$1 archive=$2 compiler=${3:-}
 max=${VKHLO_RUNTIME_MAX_BYTES:-307200}
 
-forbidden='^(glslang|spv|spirv_|hlo_|codegen_|emit|el_|glsl_|emu64_|shaders_|lowering_|exe_lower|exe_schedule|exe_assign_buffers|exe_buffer_limits|exe_decide_inplace|exe_alias_loop_state|exe_select_inplace_kernels|exe_inplace_candidate|exe_alias_operand|exe_verify_buffer_assignment|exe_liveness_lower_bound|exe_temp_bytes|exe_tensor_type_from_shape|context_compiler$|vkhlo_executable_compile$|exe_compile$|exe_tune_compile$|exe_tuning_report$|context_tuning_load$|context_tuned_target$|vkhlo_context_register_custom_call$|_Z|kDefaultMaxIdBound)'
+forbidden='^(glslang|spv|spirv_|hlo_|codegen_|emit|el_|glsl_|emu64_|shaders_|lowering_|exe_lower|exe_schedule|exe_assign_buffers|exe_buffer_limits|exe_decide_inplace|exe_alias_loop_state|exe_select_inplace_kernels|exe_inplace_candidate|exe_alias_operand|exe_verify_buffer_assignment|exe_liveness_lower_bound|exe_temp_bytes|exe_tensor_type_from_shape|context_compiler$|vkhlo_executable_compile$|vkhlo_portable_artifact_to_text$|exe_compile$|exe_tune_compile$|exe_tuning_report$|context_tuning_load$|context_tuned_target$|vkhlo_context_register_custom_call$|_Z|kDefaultMaxIdBound)'
 failed=0
 fail() { echo "runtime_only: FAIL: $*" >&2; failed=1; }
 tmp=$(mktemp -d)

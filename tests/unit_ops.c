@@ -31,7 +31,7 @@ static const char *const op_files[] = {
     "mulhi.mlir",       "rng_bit_generator.mlir", "triangular_solve.mlir", "probe.mlir",
     "control_flow.mlir", "chlo_special.mlir", "run_parallel.mlir", "dot_int.mlir",
     "multi_output_fusion.mlir", "reduce_precision.mlir", "quantized.mlir", "chlo_broadcasting.mlir",
-    "top_k_calls.mlir",
+    "top_k_calls.mlir", "sort.mlir",
 };
 
 static int setup(void **state) {
@@ -175,10 +175,11 @@ OP_TEST(test_reduce_precision, 17)
 OP_TEST(test_quantized, 18)
 OP_TEST(test_chlo_broadcasting, 19)
 OP_TEST(test_top_k_calls, 20)
+OP_TEST(test_sort, 21)
 #undef OP_TEST
 
 int main(void) {
-  _Static_assert(sizeof op_files / sizeof op_files[0] == 21, "one test per file in op_files");
+  _Static_assert(sizeof op_files / sizeof op_files[0] == 22, "one test per file in op_files");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm),     cmocka_unit_test(test_cholesky),
       cmocka_unit_test(test_collectives),    cmocka_unit_test(test_complex_ops),
@@ -190,7 +191,7 @@ int main(void) {
       cmocka_unit_test(test_run_parallel),   cmocka_unit_test(test_dot_int),
       cmocka_unit_test(test_multi_output_fusion), cmocka_unit_test(test_reduce_precision),
       cmocka_unit_test(test_quantized),      cmocka_unit_test(test_chlo_broadcasting),
-      cmocka_unit_test(test_top_k_calls),
+      cmocka_unit_test(test_top_k_calls),    cmocka_unit_test(test_sort),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

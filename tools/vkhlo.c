@@ -65,6 +65,8 @@ static const char usage[] =
     "       vkhlo tune FILE.mlir [options]   time the candidate configurations of the kernels\n"
     "                                        that have some on the device; keep the fastest in\n"
     "                                        the cache directory (used by every later compile)\n"
+    "       vkhlo deserialize FILE.mlirbc   print a StableHLO portable artifact (MLIR bytecode)\n"
+    "                                        as the text run and compile read it as\n"
     "       vkhlo --list-devices | --version | --help\n"
     "\n"
     "options:\n"
@@ -167,7 +169,8 @@ static int parse_args(int argc, char **argv, options_t *o) {
   }
   if (!o->command) return fprintf(stderr, "%s", usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && strcmp(o->command, "run") != 0 &&
-      strcmp(o->command, "compile") != 0 && strcmp(o->command, "tune") != 0)
+      strcmp(o->command, "compile") != 0 && strcmp(o->command, "tune") != 0 &&
+      strcmp(o->command, "deserialize") != 0)
     return fprintf(stderr, "vkhlo: unknown command '%s'\n%s", o->command, usage), 2;
   if (strcmp(o->command, "list-devices") != 0 && !o->file)
     return fprintf(stderr, "vkhlo: %s needs a FILE\n", o->command), 2;
@@ -835,6 +838,16 @@ int main(int argc, char **argv) {
   vkhlo_status_t st;
   char *text = read_file(o.file, &len, &st);
   if (!text) return report(st);
+  if (strcmp(o.command, "deserialize") == 0) {
+    char *mlir = NULL;
+    size_t mlir_len = 0;
+    st = vkhlo_portable_artifact_to_text(text, len, o.file, &mlir, &mlir_len);
+    free(text);
+    if (st) return report(st);
+    fwrite(mlir, 1, mlir_len, stdout);
+    free(mlir);
+    return 0;
+  }
 
   message_sink_t sink = {0};
   vkhlo_context_options_t copts;

@@ -283,7 +283,9 @@ typedef struct vkhlo_compile_options {
 } vkhlo_compile_options_t;
 
 /* Parses, verifies and compiles StableHLO text (pretty or generic form,
- * as JAX and torch_xla write it).  |file_name| is used in messages.
+ * as JAX and torch_xla write it) or a StableHLO portable artifact (MLIR
+ * bytecode of the VHLO dialect, recognized by its "ML\xEFR" magic number;
+ * see vkhlo_portable_artifact_to_text).  |file_name| is used in messages.
  * check.expect_* calls in the program become checks evaluated by every
  * execution (see vkhlo_executable_check_count).
  * Environment, read here (each a positive decimal integer when set):
@@ -304,6 +306,24 @@ vkhlo_status_t vkhlo_executable_compile(vkhlo_context_t *context, const char *te
                                         const vkhlo_compile_options_t *options,
                                         vkhlo_executable_t **out_executable);
 void vkhlo_executable_destroy(vkhlo_executable_t *executable);
+
+/* The StableHLO text of a portable artifact: |data| (|size| bytes) is MLIR
+ * bytecode (versions 0-6) of the VHLO dialect, as
+ * stablehlo.serialize_portable_artifact, `stablehlo-translate --serialize`
+ * and jax.export write it (StableHLO's compatibility guarantees are made for
+ * this form; VHLO 0.9.0 to 1.20.0).  vkhlo_executable_compile takes such
+ * bytes directly and compiles this text; its messages point into it as
+ * "FILE (as text):LINE:COL", so this is how to read what they point at
+ * (`vkhlo deserialize FILE`).  The text is the generic op form, one
+ * func.func per VHLO function.  *out_text is caller-owned (free());
+ * *out_length (if not NULL) is its length.
+ * Errors: INVALID_ARGUMENT "FILE: bytecode offset N: ..." for bytes that are
+ * not well-formed bytecode; UNIMPLEMENTED for bytecode newer than version 6,
+ * VHLO ops newer than StableHLO 1.20.0, or ops of other dialects (the
+ * `stablehlo` dialect's own bytecode, as torch_xla's get_stablehlo_bytecode
+ * writes it, is not a portable artifact). */
+vkhlo_status_t vkhlo_portable_artifact_to_text(const void *data, size_t size, const char *file_name,
+                                               char **out_text, size_t *out_length);
 
 int vkhlo_executable_parameter_count(const vkhlo_executable_t *executable);
 int vkhlo_executable_result_count(const vkhlo_executable_t *executable);

@@ -13,3 +13,29 @@ func.func @main() {
   check.expect_eq_const %r#1, dense<[4.0, 9.0]> : tensor<2xf32>
   func.return
 }
+
+// -----
+
+// A composite whose body is a region (VHLO 1.14), without a decomposition
+// function; and one with both, where the decomposition is what it means.
+func.func @triple(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2xf32>
+  %1 = stablehlo.add %0, %a : tensor<2xf32>
+  func.return %1 : tensor<2xf32>
+}
+
+func.func @main() {
+  %x = stablehlo.constant dense<[1.0, -2.5]> : tensor<2xf32>
+  %d = "stablehlo.composite"(%x) ({
+  ^bb0(%a: tensor<2xf32>):
+    %s = stablehlo.add %a, %a : tensor<2xf32>
+    "stablehlo.return"(%s) : (tensor<2xf32>) -> ()
+  }) {name = "my.double", version = 1 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  check.expect_eq_const %d, dense<[2.0, -5.0]> : tensor<2xf32>
+  %t = "stablehlo.composite"(%x) ({
+  ^bb0(%a: tensor<2xf32>):
+    "stablehlo.return"(%a) : (tensor<2xf32>) -> ()
+  }) {name = "my.triple", decomposition = @triple, version = 1 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  check.expect_eq_const %t, dense<[3.0, -7.5]> : tensor<2xf32>
+  func.return
+}
