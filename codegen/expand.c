@@ -2949,7 +2949,10 @@ static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
  * sharding; the value unchanged), @SPMDFullToShardShape and
  * @SPMDShardToFullShape (into and out of a manually partitioned region),
  * and the memory-placement hints @MoveToHost, @MoveToDevice and
- * @annotate_device_placement.  vkhlo runs one device, so each is its
+ * @annotate_device_placement; Shardy's round-trip forms of the same
+ * (@xla.sdy.FuncResultSharding on a result, @xla.sdy.GlobalToLocalShape /
+ * @xla.sdy.LocalToGlobalShape around a manual computation's body), which
+ * jax.export writes with Shardy.  vkhlo runs one device, so each is its
  * operand, where the type stays the same (a sharding that splits no
  * dimension, or one over a single device); one that changes the shape
  * belongs to a program partitioned over several devices and is
@@ -2957,7 +2960,8 @@ static hlo_instruction_t *expand_fft(expand_ctx_t *x, hlo_instruction_t *in) {
  */
 static const char *const identity_targets[] = {
     "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
-    "annotate_device_placement",
+    "annotate_device_placement", "xla.sdy.FuncResultSharding", "xla.sdy.GlobalToLocalShape",
+    "xla.sdy.LocalToGlobalShape",
 };
 
 static bool is_annotation(const hlo_instruction_t *in) {

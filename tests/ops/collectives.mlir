@@ -72,7 +72,8 @@ func.func @ids() {
 
 // The partitioner's annotations in programs exported with shardings are
 // their operands on one device: @Sharding, a manual region's
-// @SPMDFullToShardShape / @SPMDShardToFullShape, and the host-offload hints.
+// @SPMDFullToShardShape / @SPMDShardToFullShape, the host-offload hints, and
+// Shardy's round-trip custom calls (jax.export with Shardy).
 func.func @sharding_annotations() {
   %x = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
   %s = stablehlo.custom_call @Sharding(%x) {backend_config = "", mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
@@ -82,6 +83,11 @@ func.func @sharding_annotations() {
   %h = stablehlo.custom_call @MoveToHost(%f) {backend_config = ""} : (tensor<2x2xf32>) -> tensor<2x2xf32>
   %g = stablehlo.custom_call @MoveToDevice(%h) {backend_config = ""} : (tensor<2x2xf32>) -> tensor<2x2xf32>
   check.expect_eq_const %g, dense<[[2.0, 4.0], [6.0, 8.0]]> : tensor<2x2xf32>
+  %l = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%g) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %n = stablehlo.negate %l : tensor<2x2xf32>
+  %o = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%n) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %r = stablehlo.custom_call @xla.sdy.FuncResultSharding(%o) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>"}} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  check.expect_eq_const %r, dense<[[-2.0, -4.0], [-6.0, -8.0]]> : tensor<2x2xf32>
   func.return
 }
 
