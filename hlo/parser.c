@@ -582,6 +582,10 @@ static const char *parse_element_type(parser_t *p, const char *s, hlo_element_ty
     n = (size_t)(q - s);
   }
   if (n == 0) lex_error(p, s, "expected an element type");
+  if (n == 5 && memcmp(s, "index", 5) == 0) { /* shape tensors' extents (tensor<2xindex>): 64-bit */
+    *out = HLO_S64;
+    return q;
+  }
   if (!hlo_element_type_from_name(s, n, out) || *out == HLO_TOKEN) {
     char msg[96];
     snprintf(msg, sizeof msg, "unsupported element type '%.*s'", (int)(n > 40 ? 40 : n), s);

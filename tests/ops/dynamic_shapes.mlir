@@ -193,3 +193,17 @@ func.func @shape_rules() {
   check.expect_eq_const %cv, dense<[[[3.0], [5.0]]]> : tensor<1x2x1xf32>
   func.return
 }
+
+// -----
+
+// Shape operands of index type (tensor<2xindex>, as older lowerings write
+// them) are 64-bit extents.
+func.func @main() {
+  %shape = stablehlo.constant dense<[2, 3]> : tensor<2xindex>
+  %i = "stablehlo.dynamic_iota"(%shape) {iota_dimension = 1 : i64} : (tensor<2xindex>) -> tensor<?x?xf32>
+  %x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+  %r = "stablehlo.dynamic_reshape"(%x, %shape) : (tensor<6xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %s = stablehlo.add %i, %r : tensor<?x?xf32>
+  check.expect_eq_const %s, dense<[[1.0, 3.0, 5.0], [4.0, 6.0, 8.0]]> : tensor<2x3xf32>
+  func.return
+}
