@@ -28,6 +28,15 @@
  * that do not change results (dot algorithms, layouts, result accuracy) are
  * left out.
  *
+ * Other dialects, as JAX's artifacts mix them in (VHLO 1.11 and later):
+ * Shardy's ops are written in the pretty forms the parser reads without
+ * their shardings (one device holds every value whole; the mesh is
+ * dropped), builtin.unrealized_conversion_cast between VHLO types and the
+ * builtin types of those ops is its operand, and an attribute of another
+ * dialect in its own encoding is a placeholder: left out where its name is
+ * a dialect's annotation (sdy.sharding), an error where the parser meets it
+ * otherwise.  Builtin types are decoded for those casts.
+ *
  * Errors longjmp to hlo_bytecode_to_text (as in the parser); all memory is
  * one arena and the output buffer.
  */
@@ -76,7 +85,8 @@ struct node {
   int count, n_in;
   const int64_t *dims;
   int rank;
-  bool is_bool; /* an i1 element type */
+  bool is_bool;     /* an i1 element type */
+  bool placeholder; /* not decoded (text: #vkhlo.unsupported<"...">) */
 };
 
 typedef struct entry {
@@ -791,6 +801,70 @@ static node_t *builtin_attr(bc_t *b, reader_t *r) {
   }
 }
 
+/* Builtin types (the values of Shardy's ops, between casts from and to
+ * VHLO types, have them).  Codes as in MLIR's BuiltinDialectBytecode. */
+static node_t *builtin_type(bc_t *b, reader_t *r) {
+  const uint8_t *at = r->p;
+  uint64_t code = read_varint(b, r);
+  static const char *const floats[] = {[3] = "bf16", [4] = "f16", [5] = "f32", [6] = "f64", [7] = "f80", [8] = "f128"};
+  switch (code) {
+    case 0: { /* integer: width << 2 | signedness (0 signless, 1 signed, 2 unsigned) */
+      uint64_t v = read_varint(b, r);
+      if ((v >> 2) == 0 || (v >> 2) > 64) fail(b, at, "integer type of width %" PRIu64, v >> 2);
+      return new_node(b, N_TEXT, textf(b, "%s%" PRIu64, (v & 3) == 2 ? "ui" : "i", v >> 2));
+    }
+    case 1:
+      return new_node(b, N_TEXT, "index");
+    case 2: { /* function */
+      int n_in, n_out;
+      node_t **in = read_list(b, r, &n_in, true);
+      node_t **out = read_list(b, r, &n_out, true);
+      node_t *n = new_node(b, N_FUNCTION, NULL);
+      n->items = alloc_array(b, (uint64_t)n_in + (uint64_t)n_out, sizeof *n->items, at);
+      memcpy(n->items, in, (size_t)n_in * sizeof *in);
+      memcpy(n->items + n_in, out, (size_t)n_out * sizeof *out);
+      n->count = n_in + n_out;
+      n->n_in = n_in;
+      n->text = textf(b, "%s -> %s", join_items(b, in, n_in, "(", ")"), join_items(b, out, n_out, "(", ")"));
+      return n;
+    }
+    case 3: case 4: case 5: case 6: case 7: case 8:
+      return new_node(b, N_TEXT, floats[code]);
+    case 9:
+      return new_node(b, N_TEXT, textf(b, "complex<%s>", read_type(b, r)->text));
+    case 12:
+      return new_node(b, N_TEXT, "none");
+    case 13: case 14: { /* ranked tensor [with encoding] */
+      node_t *encoding = code == 14 ? read_attr(b, r) : NULL;
+      node_t *n = new_node(b, N_TENSOR, NULL);
+      n->dims = read_svarints(b, r, &n->rank);
+      node_t *element = read_type(b, r);
+      n->items = alloc(b, sizeof *n->items);
+      n->items[0] = element;
+      n->count = 1;
+      n->is_bool = !strcmp(element->text, "i1");
+      text_t sb = {b, NULL, 0, 0};
+      tx_append(&sb, "tensor<");
+      append_dims(&sb, n->dims, n->rank, "x");
+      if (n->rank) tx_append(&sb, "x");
+      tx_append(&sb, element->text);
+      if (encoding) tx_printf(&sb, ", %s", encoding->text);
+      tx_append(&sb, ">");
+      n->text = tx_take(&sb);
+      return n;
+    }
+    case 15: {
+      int count;
+      node_t **items = read_list(b, r, &count, true);
+      return new_node(b, N_TEXT, join_items(b, items, count, "tuple<", ">"));
+    }
+    case 18:
+      return new_node(b, N_TEXT, textf(b, "tensor<*x%s>", read_type(b, r)->text));
+    default: /* memrefs, vectors, or a type newer than this reader */
+      return new_node(b, N_TEXT, textf(b, "!vkhlo.unsupported<\"builtin type code %" PRIu64 "\">", code));
+  }
+}
+
 /* Text of a dictionary node; names are strings. */
 static const char *dict_text(bc_t *b, node_t *n, const uint8_t *at) {
   if (n->text) return n->text;
@@ -799,7 +873,8 @@ static const char *dict_text(bc_t *b, node_t *n, const uint8_t *at) {
   for (int i = 0; i + 1 < n->count; i += 2) {
     node_t *name = n->items[i], *value = n->items[i + 1];
     if (name->kind != N_STRING) fail(b, at, "dictionary key %s is not a string", name->text);
-    if (i) tx_append(&sb, ", ");
+    if (value->placeholder && memchr(name->str, '.', name->len)) continue; /* another dialect's annotation */
+    if (sb.length > 1) tx_append(&sb, ", ");
     if (is_bare_identifier(name->str, name->len))
       tx_appendn(&sb, name->str, name->len);
     else
@@ -830,16 +905,19 @@ static node_t *decode_entry(bc_t *b, entry_t *e, bool is_type, const uint8_t *at
     r.p = nul + 1;
   } else if (!strcmp(dialect, "vhlo")) {
     n = is_type ? vhlo_type(b, &r) : vhlo_attr(b, &r);
-  } else if (!strcmp(dialect, "builtin") && !is_type) {
-    n = builtin_attr(b, &r);
+  } else if (!strcmp(dialect, "builtin")) {
+    n = is_type ? builtin_type(b, &r) : builtin_attr(b, &r);
   } else {
-    unsupported(b, e->data, "%s of the '%s' dialect in its own encoding: only StableHLO portable artifacts (VHLO) "
-                "are read", is_type ? "a type" : "an attribute", dialect);
+    /* Another dialect's own encoding (Shardy's shardings in JAX's artifacts):
+     * annotations a dotted name drops (see dropped); anything else becomes
+     * an error where the parser meets it. */
+    n = new_node(b, N_TEXT, textf(b, "%s<\"%s %s\">", is_type ? "!vkhlo.unsupported" : "#vkhlo.unsupported", dialect,
+                                  is_type ? "type" : "attribute"));
   }
   /* An entry this reader cannot decode becomes text the parser refuses where
    * (and only if) a function it reads uses it. */
-  bool placeholder = n->text && !strncmp(n->text + 1, "vkhlo.unsupported", 17);
-  if (r.p != r.end && !placeholder)
+  n->placeholder = n->text && !strncmp(n->text + 1, "vkhlo.unsupported", 17);
+  if (r.p != r.end && !n->placeholder)
     fail(b, r.p, "%zu trailing bytes after %s", (size_t)(r.end - r.p), is_type ? "a type" : "an attribute");
   if (n->kind == N_DICT) dict_text(b, n, e->data);
   e->node = n;
@@ -1141,7 +1219,19 @@ static void read_op_properties(bc_t *b, reader_t *r, op_t *op, int *cap) {
   if (op->name->registered == 0) return; /* an unregistered op's properties: an attribute, ignored */
   reader_t blob = {b->props[index], b->props[index] + b->props_sizes[index]};
   bool vhlo = !strcmp(b->dialects[op->name->dialect], "vhlo");
-  if (!vhlo) return; /* builtin.module's symbol name */
+  if (!strcmp(b->dialects[op->name->dialect], "builtin") && op->name->len == 6 && !memcmp(op->name->name, "module", 6)) {
+    /* builtin.module: its optional sym_name and sym_visibility, each an
+     * attribute index with a presence flag */
+    static const char *const names[] = {"sym_name", "sym_visibility"};
+    for (int i = 0; i < 2 && blob.p < blob.end; i++) {
+      bool present;
+      const uint8_t *attr_at_p = blob.p;
+      uint64_t a = read_varint_flag(b, &blob, &present);
+      if (present) add_attr(b, op, names[i], strlen(names[i]), attr_at(b, a, attr_at_p), cap);
+    }
+    return;
+  }
+  if (!vhlo) return; /* Shardy's ops: their shardings are not needed */
   const char *names = NULL;
   char full[80];
   snprintf(full, sizeof full, "%.*s", (int)op->name->len, op->name->name);
@@ -1195,7 +1285,7 @@ static void indent(bc_t *b, int level) {
 typedef enum { PARENT_MODULE, PARENT_FUNC, PARENT_OP } parent_t;
 /* How a region prints: a module's body (its ops), a function's body (the
  * signature from its arguments), an op's region ({ ^bb0(...): ... }). */
-typedef enum { REGION_MODULE, REGION_FUNC, REGION_OP } region_mode_t;
+typedef enum { REGION_MODULE, REGION_FUNC, REGION_OP, REGION_SDY } region_mode_t;
 
 static void read_block_ops(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_values, uint64_t op_count,
                            parent_t parent, int level);
@@ -1303,6 +1393,11 @@ static void read_region(bc_t *b, reader_t *r, scope_t *s, op_t *op, region_mode_
   if (mode == REGION_MODULE && arg_count) fail(b, at, "a module body with arguments");
   if (mode == REGION_FUNC) {
     print_func_header(b, op, s, base, arg_count, level);
+  } else if (mode == REGION_SDY) { /* Shardy's pretty form: (%arg: T, ...) { ... } */
+    tx_append(&b->out, "(");
+    for (uint64_t i = 0; i < arg_count; i++)
+      tx_printf(&b->out, "%s%%v%u: %s", i ? ", " : "", s->values[base + i].name, s->values[base + i].type->text);
+    tx_append(&b->out, ") {\n");
   } else if (mode == REGION_OP) {
     tx_append(&b->out, "{\n");
     if (arg_count) {
@@ -1362,6 +1457,7 @@ static void print_attr_value(bc_t *b, const named_t *a) {
 }
 
 static bool dropped(const named_t *a) {
+  if (a->value->placeholder && memchr(a->name, '.', a->len)) return true; /* e.g. sdy.sharding_rule */
   if (a->len == 14 && !memcmp(a->name, "backend_config", 14) &&
       ((a->value->kind == N_STRING && !a->value->len) || (a->value->kind == N_DICT && !a->value->count)))
     return true; /* VHLO's value for none */
@@ -1390,6 +1486,56 @@ static void print_attrs(bc_t *b, op_t *op) {
     print_attr_value(b, a);
   }
   if (printed) tx_append(&b->out, "}");
+}
+
+static void print_types(bc_t *b, value_t **values, node_t **types, uint64_t count, bool parenthesize) {
+  if (parenthesize || count != 1) tx_append(&b->out, "(");
+  for (uint64_t i = 0; i < count; i++) tx_printf(&b->out, "%s%s", i ? ", " : "", values ? values[i]->type->text : types[i]->text);
+  if (parenthesize || count != 1) tx_append(&b->out, ")");
+}
+
+/* Shardy's ops in the pretty forms the parser reads (their shardings are
+ * left out: one device holds every value whole): the mesh is dropped,
+ * sharding_constraint / reshard / propagation_barrier / data_flow_edge are
+ * `%r = sdy.X %v : T`, sharding_group `sdy.sharding_group %v : T`, named and
+ * manual computations `sdy.X(%a...) (%arg: T...) { ... } : (T...) -> (R...)`. */
+static void print_sdy_op(bc_t *b, reader_t *r, scope_t *s, op_t *op, value_t **operands, uint32_t first_result,
+                         int level) {
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)op->name->len, op->name->name);
+  bool value_op = !strcmp(name, "sharding_constraint") || !strcmp(name, "reshard") ||
+                  !strcmp(name, "propagation_barrier") || !strcmp(name, "data_flow_edge");
+  bool region_op = !strcmp(name, "manual_computation") || !strcmp(name, "named_computation");
+  if (!strcmp(name, "mesh") && !op->region_count && !op->operand_count && !op->result_count) return;
+  if (!strcmp(name, "return")) {
+    indent(b, level);
+    tx_append(&b->out, "\"sdy.return\"(");
+    for (uint64_t i = 0; i < op->operand_count; i++) tx_printf(&b->out, "%s%%v%u", i ? ", " : "", operands[i]->name);
+    tx_append(&b->out, ") : ");
+    print_types(b, operands, NULL, op->operand_count, true);
+    tx_append(&b->out, " -> ()\n");
+    return;
+  }
+  bool group = !strcmp(name, "sharding_group");
+  if (!((value_op && op->operand_count == 1 && op->result_count == 1) || (group && op->operand_count == 1) ||
+        (region_op && op->region_count == 1)))
+    unsupported(b, op->at, "Shardy op 'sdy.%s' (this reader knows its annotations and computations)", name);
+  indent(b, level);
+  for (uint64_t i = 0; i < op->result_count; i++) tx_printf(&b->out, "%s%%v%u", i ? ", " : "", first_result + (uint32_t)i);
+  if (op->result_count) tx_append(&b->out, " = ");
+  if (!region_op) {
+    tx_printf(&b->out, "sdy.%s %%v%u : %s\n", name, operands[0]->name, operands[0]->type->text);
+    return;
+  }
+  tx_printf(&b->out, "sdy.%s(", name);
+  for (uint64_t i = 0; i < op->operand_count; i++) tx_printf(&b->out, "%s%%v%u", i ? ", " : "", operands[i]->name);
+  tx_append(&b->out, ") ");
+  read_regions(b, r, s, op, REGION_SDY, PARENT_OP, level);
+  tx_append(&b->out, " : ");
+  print_types(b, operands, NULL, op->operand_count, true);
+  tx_append(&b->out, " -> ");
+  print_types(b, NULL, op->result_types, op->result_count, true);
+  tx_append(&b->out, "\n");
 }
 
 static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_values, parent_t parent, int level) {
@@ -1434,7 +1580,18 @@ static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_v
   if (mask & OP_HAS_REGIONS) op.region_count = read_varint_flag(b, r, &op.isolated);
 
   bool is_module = !strcmp(dialect, "builtin") && op.name->len == 6 && !memcmp(op.name->name, "module", 6);
-  if (!vhlo && !is_module)
+  bool is_sdy = !strcmp(dialect, "sdy"); /* Shardy's ops, which JAX's artifacts carry (VHLO 1.11) */
+  bool is_cast = !strcmp(dialect, "builtin") && op.name->len == 26 &&
+                 !memcmp(op.name->name, "unrealized_conversion_cast", 26);
+  if (is_cast && op.operand_count == 1 && op.result_count == 1 && !op.region_count && has_values) {
+    /* Between VHLO's types and the builtin ones of other dialects' ops (the
+     * same tensor): the result is its operand. */
+    value_t *v = use(b, s, op.operands[0], op.at);
+    if (*next >= s->count) fail(b, op.at, "value index %" PRIu64 " outside its region's values", *next);
+    s->values[(*next)++] = *v;
+    return;
+  }
+  if (!vhlo && !is_module && !is_sdy)
     unsupported(b, op.at, "op '%s.%.*s': only StableHLO portable artifacts (the VHLO dialect) are read; write them "
                 "with stablehlo.serialize_portable_artifact (jax.export does), or give the text", dialect,
                 (int)op.name->len, op.name->name);
@@ -1449,9 +1606,32 @@ static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_v
 
   if (is_module) {
     indent(b, level);
-    tx_append(&b->out, "module {\n");
+    tx_append(&b->out, "module ");
+    named_t *name = find_attr(&op, "sym_name");
+    if (name && name->value->kind == N_STRING) {
+      append_symbol(&b->out, name->value->str, name->value->len);
+      tx_append(&b->out, " ");
+    }
+    int printed = 0;
+    for (int i = 0; i < op.attr_count; i++) {
+      named_t *a = &op.attrs[i];
+      if ((a->len == 8 && !memcmp(a->name, "sym_name", 8)) || (a->len == 14 && !memcmp(a->name, "sym_visibility", 14)) ||
+          dropped(a))
+        continue;
+      tx_append(&b->out, printed++ ? ", " : "attributes {");
+      if (is_bare_identifier(a->name, a->len))
+        tx_appendn(&b->out, a->name, a->len);
+      else
+        append_quoted(&b->out, a->name, a->len);
+      tx_printf(&b->out, " = %s", a->value->text);
+    }
+    tx_append(&b->out, printed ? "} {\n" : "{\n");
     read_regions(b, r, s, &op, REGION_MODULE, PARENT_MODULE, level);
     tx_append(&b->out, "}\n");
+    return;
+  }
+  if (is_sdy) {
+    print_sdy_op(b, r, s, &op, operand_values, first_result, level);
     return;
   }
   if (!strcmp(op.base, "func") && parent != PARENT_OP) {

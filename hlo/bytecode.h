@@ -9,10 +9,11 @@
  * properties sections; isolated regions as nested sections; use-list orders
  * skipped), every VHLO op (0.9.0 to 1.x, each op version's attributes from
  * its attribute dictionary or, from VHLO 0.15.0, its properties), VHLO
- * types and attributes, and the builtin attributes an op's attribute
- * dictionary is made of.  Not read: other dialects' ops (a file of
- * `stablehlo` dialect bytecode, as torch_xla writes, is refused with a
- * message saying so), resources, multi-block regions.
+ * types and attributes, the builtin attributes and types an op's attribute
+ * dictionary and casts are made of, and the Shardy ops JAX's artifacts
+ * carry.  Not read: other dialects' ops (a file of `stablehlo` dialect
+ * bytecode, as torch_xla writes, is refused with a message saying so),
+ * resources, multi-block regions.
  */
 #ifndef VKHLO_HLO_BYTECODE_H
 #define VKHLO_HLO_BYTECODE_H

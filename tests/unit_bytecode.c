@@ -84,7 +84,7 @@ typedef struct artifact {
   int prop_count;
 } artifact_t;
 
-enum { D_BUILTIN, D_VHLO };
+enum { D_BUILTIN, D_VHLO, D_SDY };
 
 static int str(artifact_t *a, const char *s) {
   for (int i = 0; i < a->string_count; i++)
@@ -101,11 +101,13 @@ static buf_t *new_attr(artifact_t *a, int dialect, int *index) {
   return &a->attrs[a->attr_count++];
 }
 
-static buf_t *new_type(artifact_t *a, int *index) {
+static buf_t *new_type_of(artifact_t *a, int dialect, int *index) {
   *index = a->type_count;
-  a->type_dialect[a->type_count] = D_VHLO;
+  a->type_dialect[a->type_count] = dialect;
   return &a->types[a->type_count++];
 }
+
+static buf_t *new_type(artifact_t *a, int *index) { return new_type_of(a, D_VHLO, index); }
 
 /* VHLO type codes: 0 i1, 4 f32, 14 si64, 20 ranked tensor, 8 function. */
 static int scalar_type(artifact_t *a, int code) {
@@ -207,11 +209,14 @@ typedef struct op_names {
   int module, func, add, constant, reduce, ret, negate, select, compare;
 } op_names_t;
 
-static void put_op(artifact_t *a, buf_t *ir, int name, int location, const attrs_t *attrs, int n_results,
-                   const int *result_types, int n_operands, const int *operands, int regions, bool isolated) {
+/* |raw_props| >= 0: that properties entry, written by the caller. */
+static void put_op_with(artifact_t *a, buf_t *ir, int name, int location, const attrs_t *attrs, int raw_props,
+                        int n_results, const int *result_types, int n_operands, const int *operands, int regions,
+                        bool isolated) {
   uint8_t mask = 0;
   bool props = a->version >= 5;
   if (attrs && attrs->count) mask |= props ? HAS_PROPERTIES : HAS_ATTRS;
+  if (raw_props >= 0) mask |= HAS_PROPERTIES;
   if (n_results) mask |= HAS_RESULTS;
   if (n_operands) mask |= HAS_OPERANDS;
   if (regions) mask |= HAS_REGIONS;
@@ -219,7 +224,7 @@ static void put_op(artifact_t *a, buf_t *ir, int name, int location, const attrs
   put_byte(ir, mask);
   put_varint(ir, (uint64_t)location);
   if (mask & HAS_ATTRS) put_varint(ir, (uint64_t)builtin_dict(a, attrs->count, attrs->names, attrs->values));
-  if (mask & HAS_PROPERTIES) {
+  if ((mask & HAS_PROPERTIES) && raw_props < 0) {
     int order[8];
     for (int k = 0; k < attrs->count; k++) order[k] = k;
     for (int k = 1; k < attrs->count; k++)
@@ -231,6 +236,8 @@ static void put_op(artifact_t *a, buf_t *ir, int name, int location, const attrs
     buf_t *p = &a->props[a->prop_count];
     for (int k = 0; k < attrs->count; k++) put_varint(p, (uint64_t)attrs->values[order[k]]);
     put_varint(ir, (uint64_t)a->prop_count++);
+  } else if (mask & HAS_PROPERTIES) {
+    put_varint(ir, (uint64_t)raw_props);
   }
   if (n_results) {
     put_varint(ir, (uint64_t)n_results);
@@ -241,6 +248,11 @@ static void put_op(artifact_t *a, buf_t *ir, int name, int location, const attrs
     for (int k = 0; k < n_operands; k++) put_varint(ir, (uint64_t)operands[k]);
   }
   if (regions) put_varint(ir, (uint64_t)regions << 1 | isolated);
+}
+
+static void put_op(artifact_t *a, buf_t *ir, int name, int location, const attrs_t *attrs, int n_results,
+                   const int *result_types, int n_operands, const int *operands, int regions, bool isolated) {
+  put_op_with(a, ir, name, location, attrs, -1, n_results, result_types, n_operands, operands, regions, isolated);
 }
 
 /* A region of one block: its value count, then the block header and
@@ -271,6 +283,91 @@ static void put_isolated(artifact_t *a, buf_t *ir, buf_t *region) {
   free(region->data);
 }
 
+/* The artifact's bytes: header, string, dialect (with the |n_ops| op names,
+ * |ops| in order, which put_op referred to by index), attribute/type, IR
+ * and properties sections.  Frees |a| and |ir|. */
+typedef struct op_name {
+  int dialect;
+  const char *name;
+} op_name_t;
+
+static buf_t finish(artifact_t *a, buf_t *ir, const op_name_t *ops, int n_ops) {
+  int version = a->version;
+  static const char *const dialect_names[] = {"builtin", "vhlo", "sdy"};
+  int n_dialects = 2;
+  for (int k = 0; k < n_ops; k++)
+    if (ops[k].dialect + 1 > n_dialects) n_dialects = ops[k].dialect + 1;
+  for (int k = 0; k < a->attr_count; k++)
+    if (a->attr_dialect[k] + 1 > n_dialects) n_dialects = a->attr_dialect[k] + 1;
+  buf_t dialects = {0};
+  put_varint(&dialects, (uint64_t)n_dialects);
+  for (int d = 0; d < n_dialects; d++)
+    put_varint(&dialects, version >= 1 ? (uint64_t)str(a, dialect_names[d]) << 1 : (uint64_t)str(a, dialect_names[d]));
+  if (version >= 4) put_varint(&dialects, (uint64_t)n_ops);
+  for (int k = 0; k < n_ops;) { /* groups of consecutive ops of one dialect */
+    int end = k;
+    while (end < n_ops && ops[end].dialect == ops[k].dialect) end++;
+    put_varint(&dialects, (uint64_t)ops[k].dialect);
+    put_varint(&dialects, (uint64_t)(end - k));
+    for (; k < end; k++)
+      put_varint(&dialects, version >= 5 ? (uint64_t)str(a, ops[k].name) << 1 | 1 : (uint64_t)str(a, ops[k].name));
+  }
+  /* Attributes and types: grouped by dialect in index order. */
+  buf_t at_data = {0}, at_offsets = {0};
+  put_varint(&at_offsets, (uint64_t)a->attr_count);
+  put_varint(&at_offsets, (uint64_t)a->type_count);
+  for (int kind = 0; kind < 2; kind++) {
+    int count = kind ? a->type_count : a->attr_count;
+    buf_t *entries = kind ? a->types : a->attrs;
+    int *dialect = kind ? a->type_dialect : a->attr_dialect;
+    for (int k = 0; k < count;) {
+      int end = k;
+      while (end < count && dialect[end] == dialect[k]) end++;
+      put_varint(&at_offsets, (uint64_t)dialect[k]);
+      put_varint(&at_offsets, (uint64_t)(end - k));
+      for (; k < end; k++) {
+        put_varint(&at_offsets, entries[k].size << 1 | 1); /* a custom encoding */
+        put(&at_data, entries[k].data, entries[k].size);
+        free(entries[k].data);
+      }
+    }
+  }
+
+  buf_t strings = {0};
+  put_varint(&strings, (uint64_t)a->string_count);
+  for (int k = a->string_count - 1; k >= 0; k--) put_varint(&strings, strlen(a->strings[k]) + 1);
+  for (int k = 0; k < a->string_count; k++) put(&strings, a->strings[k], strlen(a->strings[k]) + 1);
+
+  buf_t out = {0};
+  put(&out, "ML\xEFR", 4);
+  put_varint(&out, (uint64_t)version);
+  put(&out, "vkhlo test", 11);
+  put_section(&out, 0, &strings);
+  put_section(&out, 1, &dialects);
+  put_section(&out, 2, &at_data);
+  put_section(&out, 3, &at_offsets);
+  put_section(&out, 4, ir);
+  if (version >= 5) {
+    buf_t props = {0};
+    put_varint(&props, (uint64_t)a->prop_count);
+    for (int k = 0; k < a->prop_count; k++) {
+      put_varint(&props, a->props[k].size);
+      put(&props, a->props[k].data, a->props[k].size);
+      free(a->props[k].data);
+    }
+    put_section(&out, 8, &props);
+    free(props.data);
+  }
+  free(strings.data);
+  free(dialects.data);
+  free(at_data.data);
+  free(at_offsets.data);
+  free(ir->data);
+  free(a);
+  return out;
+}
+
+
 /*
  * The program (as text in kProgramText):
  *   main(x: 2x3xf32, y: 2x3xf32) -> 2xf32
@@ -299,10 +396,8 @@ static buf_t write_program(int version) {
   str(a, "builtin");
   str(a, "vhlo");
   op_names_t on;
-  const char *const names[] = {"module", "func_v1", "add_v1", "constant_v1", "reduce_v1",
-                               "return_v1", "negate_v1", "select_v1"};
   int *slots[] = {&on.module, &on.func, &on.add, &on.constant, &on.reduce, &on.ret, &on.negate, &on.select};
-  for (int k = 0; k < 8; k++) *slots[k] = k;
+  for (int k = 0; k < 8; k++) *slots[k] = k; /* the order of |ops| below */
 
   int loc;
   put_varint(new_attr(a, D_BUILTIN, &loc), 15); /* an unknown location, never decoded */
@@ -347,73 +442,88 @@ static buf_t write_program(int version) {
   put_op(a, &ir, on.module, loc, NULL, 0, NULL, 0, NULL, 1, true);
   put_isolated(a, &ir, &module_body);
 
-  /* Dialects and op names (interned before the string table is written). */
-  buf_t dialects = {0};
-  put_varint(&dialects, 2);
-  put_varint(&dialects, version >= 1 ? (uint64_t)str(a, "builtin") << 1 : (uint64_t)str(a, "builtin"));
-  put_varint(&dialects, version >= 1 ? (uint64_t)str(a, "vhlo") << 1 : (uint64_t)str(a, "vhlo"));
-  if (version >= 4) put_varint(&dialects, 8);
-  put_varint(&dialects, D_BUILTIN);
-  put_varint(&dialects, 1);
-  put_varint(&dialects, version >= 5 ? (uint64_t)str(a, names[0]) << 1 | 1 : (uint64_t)str(a, names[0]));
-  put_varint(&dialects, D_VHLO);
-  put_varint(&dialects, 7);
-  for (int k = 1; k < 8; k++)
-    put_varint(&dialects, version >= 5 ? (uint64_t)str(a, names[k]) << 1 | 1 : (uint64_t)str(a, names[k]));
+  static const op_name_t ops[] = {{D_BUILTIN, "module"}, {D_VHLO, "func_v1"}, {D_VHLO, "add_v1"},
+                                   {D_VHLO, "constant_v1"}, {D_VHLO, "reduce_v1"}, {D_VHLO, "return_v1"},
+                                   {D_VHLO, "negate_v1"}, {D_VHLO, "select_v1"}};
+  return finish(a, &ir, ops, 8);
+}
 
-  /* Attributes and types: grouped by dialect in index order. */
-  buf_t at_data = {0}, at_offsets = {0};
-  put_varint(&at_offsets, (uint64_t)a->attr_count);
-  put_varint(&at_offsets, (uint64_t)a->type_count);
-  for (int kind = 0; kind < 2; kind++) {
-    int count = kind ? a->type_count : a->attr_count;
-    buf_t *entries = kind ? a->types : a->attrs;
-    int *dialect = kind ? a->type_dialect : a->attr_dialect;
-    for (int k = 0; k < count;) {
-      int end = k;
-      while (end < count && dialect[end] == dialect[k]) end++;
-      put_varint(&at_offsets, (uint64_t)dialect[k]);
-      put_varint(&at_offsets, (uint64_t)(end - k));
-      for (; k < end; k++) {
-        put_varint(&at_offsets, entries[k].size << 1 | 1); /* a custom encoding */
-        put(&at_data, entries[k].data, entries[k].size);
-        free(entries[k].data);
-      }
-    }
-  }
+/*
+ * A program as JAX writes it with Shardy (VHLO 1.11 and later mix dialects):
+ * a named module, a top-level sdy.mesh, a Shardy sharding on the argument
+ * (an attribute of the sdy dialect in its own encoding), and a
+ * sharding_constraint on builtin tensor types between
+ * unrealized_conversion_casts from and to VHLO's.  As text (kShardedText):
+ */
+static const char kShardedText[] =
+    "module @jit_f {\n"
+    "  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "    %y = stablehlo.add %x, %x : tensor<4xf32>\n"
+    "    return %y : tensor<4xf32>\n"
+    "  }\n"
+    "}\n";
 
-  buf_t strings = {0};
-  put_varint(&strings, (uint64_t)a->string_count);
-  for (int k = a->string_count - 1; k >= 0; k--) put_varint(&strings, strlen(a->strings[k]) + 1);
-  for (int k = 0; k < a->string_count; k++) put(&strings, a->strings[k], strlen(a->strings[k]) + 1);
+static buf_t write_sharded_program(void) {
+  artifact_t *a = calloc(1, sizeof *a);
+  assert_non_null(a);
+  a->version = 6;
+  enum { MODULE, CAST, FUNC, ADD, RET, MESH, CONSTRAINT };
+  static const op_name_t ops[] = {{D_BUILTIN, "module"}, {D_BUILTIN, "unrealized_conversion_cast"},
+                                   {D_VHLO, "func_v1"},    {D_VHLO, "add_v1"}, {D_VHLO, "return_v1"},
+                                   {D_SDY, "mesh"},        {D_SDY, "sharding_constraint"}};
+  int loc;
+  put_varint(new_attr(a, D_BUILTIN, &loc), 15);
+  const int64_t d4[] = {4};
+  int t4 = tensor_type(a, scalar_type(a, 4), 1, d4);
+  int b_f32, b_t4; /* builtin f32 (type code 5) and tensor<4xf32> (13) */
+  put_varint(new_type_of(a, D_BUILTIN, &b_f32), 5);
+  buf_t *bt = new_type_of(a, D_BUILTIN, &b_t4);
+  put_varint(bt, 13);
+  put_varint(bt, 1);
+  put_svarint(bt, 4);
+  put_varint(bt, (uint64_t)b_f32);
+  int sharding;
+  put(new_attr(a, D_SDY, &sharding), "\x03\x01\x05", 3); /* Shardy's own bytes: never decoded */
+  int arg_dict = builtin_dict(a, 1, (const char *const[]){"sdy.sharding"}, &sharding);
+  int arg_attrs;
+  buf_t *aa = new_attr(a, D_VHLO, &arg_attrs);
+  put_varint(aa, 1); /* an array of the one argument's dictionary */
+  put_varint(aa, 1);
+  put_varint(aa, (uint64_t)arg_dict);
+  int fn = function_type(a, 1, &t4, 1, &t4);
+  attrs_t func_attrs = {5, {"sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"},
+                        {vhlo_string(a, "main"), vhlo_type_attr(a, fn), vhlo_string(a, "public"), arg_attrs,
+                         vhlo_empty_array(a)}};
+  /* Properties written here: the module's (sym_name present, no
+   * sym_visibility), the mesh's and the constraint's (two attributes each,
+   * which the reader does not need). */
+  int module_props = a->prop_count++, mesh_props = a->prop_count++, constraint_props = a->prop_count++;
+  put_varint(&a->props[module_props], (uint64_t)builtin_string(a, "jit_f") << 1 | 1);
+  put_varint(&a->props[module_props], 0);
+  put_varint(&a->props[mesh_props], (uint64_t)sharding);
+  put_varint(&a->props[mesh_props], (uint64_t)builtin_string(a, "mesh"));
+  put_varint(&a->props[constraint_props], (uint64_t)sharding);
 
-  buf_t out = {0};
-  put(&out, "ML\xEFR", 4);
-  put_varint(&out, (uint64_t)version);
-  put(&out, "vkhlo test", 11);
-  put_section(&out, 0, &strings);
-  put_section(&out, 1, &dialects);
-  put_section(&out, 2, &at_data);
-  put_section(&out, 3, &at_offsets);
-  put_section(&out, 4, &ir);
-  if (version >= 5) {
-    buf_t props = {0};
-    put_varint(&props, (uint64_t)a->prop_count);
-    for (int k = 0; k < a->prop_count; k++) {
-      put_varint(&props, a->props[k].size);
-      put(&props, a->props[k].data, a->props[k].size);
-      free(a->props[k].data);
-    }
-    put_section(&out, 8, &props);
-    free(props.data);
-  }
-  free(strings.data);
-  free(dialects.data);
-  free(at_data.data);
-  free(at_offsets.data);
-  free(ir.data);
-  free(a);
-  return out;
+  /* Values: x 0, cast 1, constrained 2, back 3, y 4. */
+  buf_t body = {0};
+  put_region_header(a, &body, 5, 5, 1, &t4);
+  put_op(a, &body, CAST, loc, NULL, 1, &b_t4, 1, (int[]){0}, 0, false);
+  put_op_with(a, &body, CONSTRAINT, loc, NULL, constraint_props, 1, &b_t4, 1, (int[]){1}, 0, false);
+  put_op(a, &body, CAST, loc, NULL, 1, &t4, 1, (int[]){2}, 0, false);
+  put_op(a, &body, ADD, loc, NULL, 1, &t4, 2, (int[]){3, 3}, 0, false);
+  put_op(a, &body, RET, loc, NULL, 0, NULL, 1, (int[]){4}, 0, false);
+
+  buf_t module_body = {0};
+  put_region_header(a, &module_body, 0, 2, 0, NULL);
+  put_op_with(a, &module_body, MESH, loc, NULL, mesh_props, 0, NULL, 0, NULL, 0, false);
+  put_op(a, &module_body, FUNC, loc, &func_attrs, 0, NULL, 0, NULL, 1, true);
+  put_isolated(a, &module_body, &body);
+
+  buf_t ir = {0};
+  put_varint(&ir, 1 << 1);
+  put_op_with(a, &ir, MODULE, loc, NULL, module_props, 0, NULL, 0, NULL, 1, true);
+  put_isolated(a, &ir, &module_body);
+  return finish(a, &ir, ops, 7);
 }
 
 /* ---------------------------------------------------------- helpers */
@@ -474,6 +584,27 @@ static void test_versions_between(void **state) {
 }
 
 /* Compiled and run through the public API: out[i] = +-sum_j (x + y)[i][j]. */
+static void test_shardy_and_casts(void **state) {
+  (void)state;
+  buf_t bc = write_sharded_program();
+  hlo_module_t *from_bytecode = parse(bc.data, bc.size);
+  hlo_module_t *from_text = parse(kShardedText, strlen(kShardedText));
+  char *a = module_text(from_bytecode), *b = module_text(from_text);
+  if (strcmp(a, b)) fprintf(stderr, "bytecode:\n%s\ntext:\n%s\n", a, b);
+  assert_string_equal(a, b);
+  assert_non_null(strstr(a, "module @jit_f"));
+  free(a);
+  free(b);
+  hlo_module_destroy(from_bytecode);
+  hlo_module_destroy(from_text);
+  char *text = NULL;
+  expect_ok(vkhlo_portable_artifact_to_text(bc.data, bc.size, "t.mlirbc", &text, NULL));
+  assert_non_null(strstr(text, "sdy.sharding_constraint %v1 : tensor<4xf32>"));
+  assert_null(strstr(text, "sdy.sharding =")); /* the argument's Shardy sharding is left out */
+  free(text);
+  free(bc.data);
+}
+
 static void test_runs(void **state) {
   vkhlo_context_t *ctx = *state;
   buf_t bc = write_program(6);
@@ -549,8 +680,8 @@ static void test_errors(void **state) {
  * (ASan runs this too); each gives a module or an error. */
 static void test_prefixes_and_mutations(void **state) {
   (void)state;
-  for (int version = 1; version <= 6; version += 5) {
-    buf_t bc = write_program(version);
+  for (int which = 0; which < 3; which++) {
+    buf_t bc = which == 2 ? write_sharded_program() : write_program(which ? 6 : 1);
     for (size_t n = 0; n < bc.size; n++) {
       hlo_module_t *m = NULL;
       vkhlo_status_t st = hlo_parse((const char *)bc.data, n, "t.mlirbc", NULL, &m);
@@ -589,6 +720,7 @@ int main(void) {
       cmocka_unit_test(test_version_6_properties),
       cmocka_unit_test(test_versions_between),
       cmocka_unit_test(test_to_text),
+      cmocka_unit_test(test_shardy_and_casts),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_prefixes_and_mutations),
       cmocka_unit_test_setup_teardown(test_runs, validated_context_setup, validated_context_teardown),
