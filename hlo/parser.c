@@ -3336,6 +3336,17 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
       bind_results(p, rn, r->operands, 1, r->loc);
       return;
     }
+    if (target && !strcmp(target, "stablehlo.dynamic_approx_top_k")) {
+      /* jax.lax.approx_max_k / approx_min_k under shape polymorphism:
+       * @ApproxTopK's operands (operand, its iota, two init values) and k,
+       * whose extent the result types (from the shape operands) carry. */
+      check_operand_count(p, r, 5);
+      r->operand_count = 4;
+      if (r->parenthesized_inputs && r->in_count == 5) r->in_count = 4;
+      r->symbol = "ApproxTopK";
+      r->symbol_len = 10;
+      target = "ApproxTopK";
+    }
     if (target && (!strcmp(target, "stablehlo.dynamic_reduce_window") || !strcmp(target, "stablehlo.dynamic_top_k") ||
                    !strcmp(target, "stablehlo.dynamic_rng_bit_generator"))) {
       dynamic_custom_call(p, r, rn, target);
@@ -3620,7 +3631,8 @@ static void custom_call_result_shapes(parser_t *p, raw_op_t *r) {
  *       {called_computations = [@body]}          -> reduce_window
  *   @stablehlo.dynamic_top_k(%x, %k)            -> chlo.top_k
  *   @stablehlo.dynamic_rng_bit_generator(%state, %output_shape)
- *       {rng_algorithm = ...}                    -> rng_bit_generator */
+ *       {rng_algorithm = ...}                    -> rng_bit_generator
+ * (and @stablehlo.dynamic_approx_top_k, in build_hlo: @ApproxTopK) */
 static void dynamic_custom_call(parser_t *p, raw_op_t *r, const result_names_t *rn, const char *target) {
   r->parenthesized_inputs = false;
   r->attrs.call_target_name = NULL;

@@ -56,3 +56,26 @@ func.func @mhlo_topk_backend_config() {
   check.expect_eq_const %1#1, dense<[[0, 2], [1, 2]]> : tensor<2x2xi32>
   func.return
 }
+
+// -----
+
+// @stablehlo.dynamic_approx_top_k (jax.lax.approx_max_k under shape
+// polymorphism): @ApproxTopK's operands, k, and the result shapes as shape
+// operands; answered exactly.
+func.func @gt(%a: tensor<f32>, %b: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<i1> {
+  %c = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %c : tensor<i1>
+}
+
+func.func @main() {
+  %x = stablehlo.constant dense<[3.0, 9.0, -1.0, 4.0, 9.5, 0.0]> : tensor<6xf32>
+  %iota = stablehlo.iota dim = 0 : tensor<6xi32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %minus_one = stablehlo.constant dense<-1> : tensor<i32>
+  %k = stablehlo.constant dense<3> : tensor<i32>
+  %shape = stablehlo.constant dense<[3]> : tensor<1xi32>
+  %v, %i = stablehlo.custom_call @stablehlo.dynamic_approx_top_k(%x, %iota, %init, %minus_one, %k, %shape, %shape) {called_computations = [@gt], indices_of_shape_operands = dense<[5, 6]> : tensor<2xi64>, mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.95 : f32, reduction_dim = 0 : i64, reduction_input_size_override = -1 : i64}} : (tensor<6xf32>, tensor<6xi32>, tensor<f32>, tensor<i32>, tensor<i32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<?xf32>, tensor<?xi32>)
+  check.expect_eq_const %v, dense<[9.5, 9.0, 4.0]> : tensor<3xf32>
+  check.expect_eq_const %i, dense<[4, 1, 3]> : tensor<3xi32>
+  func.return
+}
