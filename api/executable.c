@@ -482,5 +482,7 @@ vkhlo_status_t vkhlo_portable_artifact_to_text(const void *data, size_t size, co
   if (!out_text) return VKHLO_INVALID("vkhlo_portable_artifact_to_text: out_text is NULL");
   *out_text = NULL;
   if (!data && size) return VKHLO_INVALID("vkhlo_portable_artifact_to_text: data is NULL");
-  return hlo_bytecode_to_text(data, size, file_name, NULL, out_text, out_length);
+  size_t offset = 0, length = size;
+  if (!hlo_find_bytecode(data, size, &offset, &length)) offset = 0, length = size; /* for its message */
+  return hlo_bytecode_to_text((const char *)data + offset, length, file_name, NULL, out_text, out_length);
 }

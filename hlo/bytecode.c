@@ -1692,6 +1692,29 @@ bool hlo_is_bytecode(const void *data, size_t size) {
   return data && size >= 4 && !memcmp(data, "ML\xEFR", 4);
 }
 
+bool hlo_find_bytecode(const void *data, size_t size, size_t *offset, size_t *length) {
+  const uint8_t *d = data;
+  if (hlo_is_bytecode(data, size)) {
+    *offset = 0;
+    *length = size;
+    return true;
+  }
+  /* A FlatBuffers file (binary: a 32-bit root offset, zero bytes in its
+   * first words) holding the artifact as a byte vector: a 4-aligned
+   * little-endian length, then the magic number and that many bytes. */
+  if (!d || size < 24 || !memchr(d, 0, 16)) return false;
+  for (size_t k = 8; k + 4 <= size; k += 4) {
+    if (memcmp(d + k, "ML\xEFR", 4)) continue;
+    uint32_t n = (uint32_t)d[k - 4] | (uint32_t)d[k - 3] << 8 | (uint32_t)d[k - 2] << 16 | (uint32_t)d[k - 1] << 24;
+    if (n >= 16 && n <= size - k) {
+      *offset = k;
+      *length = n;
+      return true;
+    }
+  }
+  return false;
+}
+
 static void read_all(bc_t *b, size_t size) {
   reader_t r = {b->base, b->base + size};
   if (!hlo_is_bytecode(b->base, size)) fail(b, NULL, "not MLIR bytecode (no 'ML\\xEFR' magic number)");

@@ -27,6 +27,12 @@
 /* True when |data| starts with the MLIR bytecode magic number "ML\xEFR". */
 bool hlo_is_bytecode(const void *data, size_t size);
 
+/* Where the portable artifact in |data| is: all of it when it starts with
+ * the magic number, or the one a FlatBuffers file holds as a byte vector
+ * (jax.export's Exported.serialize(): its mlir_module_serialized).  False
+ * when there is none. */
+bool hlo_find_bytecode(const void *data, size_t size, size_t *offset, size_t *length);
+
 /* The StableHLO text (generic op form, a `module { func.func ... }`) of the
  * portable artifact |data|.  On success *out_text is a NUL-terminated heap
  * string from |allocator| (NULL = libc; the caller frees it with

@@ -4210,12 +4210,15 @@ vkhlo_status_t hlo_parse(const char *text, size_t length, const char *file_name,
   if (!text && length) return VKHLO_INVALID("hlo_parse: text is NULL");
   static const hlo_parse_options_t default_options = {0};
   const vkhlo_allocator_t *allocator = options ? options->allocator : NULL;
-  if (hlo_is_bytecode(text, length)) {
-    /* A portable artifact: parsed as the text it stands for; errors in that
-     * text name it "FILE (as text)" (`vkhlo translate FILE` prints it). */
+  size_t bc_offset, bc_length;
+  if (hlo_find_bytecode(text, length, &bc_offset, &bc_length)) {
+    /* A portable artifact (or a jax.export file holding one): parsed as the
+     * text it stands for; errors in that text name it "FILE (as text)"
+     * (`vkhlo deserialize FILE` prints it). */
     char *converted = NULL;
     size_t converted_length = 0;
-    vkhlo_status_t st = hlo_bytecode_to_text(text, length, file_name, allocator, &converted, &converted_length);
+    vkhlo_status_t st =
+        hlo_bytecode_to_text(text + bc_offset, bc_length, file_name, allocator, &converted, &converted_length);
     if (st) return st;
     char name[512];
     snprintf(name, sizeof name, "%s (as text)", file_name ? file_name : "<input>");

@@ -646,6 +646,39 @@ static void test_to_text(void **state) {
   free(bc.data);
 }
 
+/* jax.export's Exported.serialize() is a FlatBuffers table whose
+ * mlir_module_serialized is the artifact as a byte vector (a 4-aligned
+ * 32-bit length, then the bytes); here a minimal such file around one. */
+static void test_in_a_flatbuffer(void **state) {
+  (void)state;
+  buf_t bc = write_program(6), fb = {0};
+  const uint8_t head[8] = {0x10, 0, 0, 0, 0, 0, 0x0a, 0}; /* a root offset and a vtable's start */
+  put(&fb, head, sizeof head);
+  uint8_t len[4] = {(uint8_t)bc.size, (uint8_t)(bc.size >> 8), (uint8_t)(bc.size >> 16), 0};
+  put(&fb, len, 4);
+  put(&fb, bc.data, bc.size);
+  put(&fb, "\0\0\0\0cpu\0", 8); /* more of the table after it */
+  hlo_module_t *from_flatbuffer = parse(fb.data, fb.size), *from_artifact = parse(bc.data, bc.size);
+  char *a = module_text(from_flatbuffer), *b = module_text(from_artifact);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  hlo_module_destroy(from_flatbuffer);
+  hlo_module_destroy(from_artifact);
+  char *text = NULL;
+  expect_ok(vkhlo_portable_artifact_to_text(fb.data, fb.size, "t.bin", &text, NULL));
+  assert_non_null(strstr(text, "\"stablehlo.reduce\""));
+  free(text);
+  /* A length that runs past the file is not an artifact. */
+  fb.data[10] = 0x7f;
+  hlo_module_t *m = NULL;
+  vkhlo_status_t st = hlo_parse((const char *)fb.data, fb.size, "t.bin", NULL, &m);
+  assert_non_null(st);
+  vkhlo_status_free(st);
+  free(fb.data);
+  free(bc.data);
+}
+
 static void expect_status(const void *data, size_t size, vkhlo_status_code_t code, const char *needle) {
   hlo_module_t *m = (hlo_module_t *)0x1;
   vkhlo_status_t st = hlo_parse(data, size, "t.mlirbc", NULL, &m);
@@ -721,6 +754,7 @@ int main(void) {
       cmocka_unit_test(test_versions_between),
       cmocka_unit_test(test_to_text),
       cmocka_unit_test(test_shardy_and_casts),
+      cmocka_unit_test(test_in_a_flatbuffer),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_prefixes_and_mutations),
       cmocka_unit_test_setup_teardown(test_runs, validated_context_setup, validated_context_teardown),

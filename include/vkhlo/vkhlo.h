@@ -284,8 +284,9 @@ typedef struct vkhlo_compile_options {
 
 /* Parses, verifies and compiles StableHLO text (pretty or generic form,
  * as JAX and torch_xla write it) or a StableHLO portable artifact (MLIR
- * bytecode of the VHLO dialect, recognized by its "ML\xEFR" magic number;
- * see vkhlo_portable_artifact_to_text).  |file_name| is used in messages.
+ * bytecode of the VHLO dialect, recognized by its "ML\xEFR" magic number,
+ * or inside a jax.export Exported.serialize() file; see
+ * vkhlo_portable_artifact_to_text).  |file_name| is used in messages.
  * check.expect_* calls in the program become checks evaluated by every
  * execution (see vkhlo_executable_check_count).
  * Environment, read here (each a positive decimal integer when set):
@@ -311,7 +312,8 @@ void vkhlo_executable_destroy(vkhlo_executable_t *executable);
  * bytecode (versions 0-6) of the VHLO dialect, as
  * stablehlo.serialize_portable_artifact, `stablehlo-translate --serialize`
  * and jax.export write it (StableHLO's compatibility guarantees are made for
- * this form; VHLO 0.9.0 to 1.20.0).  vkhlo_executable_compile takes such
+ * this form; VHLO 0.9.0 to 1.20.0), or a file jax.export's
+ * Exported.serialize() wrote (a FlatBuffers file holding one).  vkhlo_executable_compile takes such
  * bytes directly and compiles this text; its messages point into it as
  * "FILE (as text):LINE:COL", so this is how to read what they point at
  * (`vkhlo deserialize FILE`).  The text is the generic op form, one
