@@ -11,9 +11,9 @@
  * its attribute dictionary or, from VHLO 0.15.0, its properties), VHLO
  * types and attributes, the builtin attributes and types an op's attribute
  * dictionary and casts are made of, and the Shardy ops JAX's artifacts
- * carry.  Not read: other dialects' ops (a file of `stablehlo` dialect
- * bytecode, as torch_xla writes, is refused with a message saying so),
- * resources, multi-block regions.
+ * carry.  Not read: other dialects' ops (bytecode of the `stablehlo`
+ * dialect itself, written without serializing, is refused with a message
+ * saying so), resources, multi-block regions.
  */
 #ifndef VKHLO_HLO_BYTECODE_H
 #define VKHLO_HLO_BYTECODE_H

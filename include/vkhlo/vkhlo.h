@@ -321,9 +321,9 @@ void vkhlo_executable_destroy(vkhlo_executable_t *executable);
  * *out_length (if not NULL) is its length.
  * Errors: INVALID_ARGUMENT "FILE: bytecode offset N: ..." for bytes that are
  * not well-formed bytecode; UNIMPLEMENTED for bytecode newer than version 6,
- * VHLO ops newer than StableHLO 1.20.0, or ops of other dialects (the
- * `stablehlo` dialect's own bytecode, as torch_xla's get_stablehlo_bytecode
- * writes it, is not a portable artifact). */
+ * VHLO ops newer than StableHLO 1.20.0, or ops of other dialects (bytecode
+ * of the `stablehlo` dialect itself, a module written with MLIR's
+ * write_bytecode without serializing it, is not a portable artifact). */
 vkhlo_status_t vkhlo_portable_artifact_to_text(const void *data, size_t size, const char *file_name,
                                                char **out_text, size_t *out_length);
 
