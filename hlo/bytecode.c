@@ -450,7 +450,8 @@ static int int_type_width(const node_t *t) {
 static const char *quant_storage(bc_t *b, const node_t *t, const uint8_t *at, int *width, bool *is_unsigned) {
   *width = int_type_width(t);
   *is_unsigned = t->text[0] == 'u';
-  if (!*width || !strcmp(t->text, "index")) fail(b, at, "quantized storage type %s is not an integer", t->text);
+  if (!*width || *width > 32 || !strcmp(t->text, "index"))
+    fail(b, at, "quantized storage type %s is not an integer of at most 32 bits", t->text);
   return *is_unsigned ? textf(b, "u%d", *width) : t->text;
 }
 

@@ -526,6 +526,55 @@ static buf_t write_sharded_program(void) {
   return finish(a, &ir, ops, 7);
 }
 
+/* func main(%x: tensor<2x!quant.uniform<STORAGE:f32, 0.5:3>>) returning %x:
+ * a uniform quantized type (VHLO type 24) of storage type |storage_code|. */
+static const char kQuantizedText[] =
+    "func.func public @main(%x: tensor<2x!quant.uniform<i8:f32, 5.000000e-01:3>>) -> "
+    "tensor<2x!quant.uniform<i8:f32, 5.000000e-01:3>> {\n"
+    "  return %x : tensor<2x!quant.uniform<i8:f32, 5.000000e-01:3>>\n"
+    "}\n";
+
+static buf_t write_quantized_program(int storage_code) {
+  artifact_t *a = calloc(1, sizeof *a);
+  assert_non_null(a);
+  a->version = 6;
+  enum { MODULE, FUNC, RET };
+  static const op_name_t ops[] = {{D_BUILTIN, "module"}, {D_VHLO, "func_v1"}, {D_VHLO, "return_v1"}};
+  int loc;
+  put_varint(new_attr(a, D_BUILTIN, &loc), 15);
+  int storage = scalar_type(a, storage_code), f32 = scalar_type(a, 4), q;
+  buf_t *qt = new_type(a, &q);
+  put_varint(qt, 24);
+  put_varint(qt, 1); /* signed */
+  put_varint(qt, (uint64_t)storage);
+  put_varint(qt, (uint64_t)f32);
+  const double scale = 0.5;
+  int64_t bits;
+  memcpy(&bits, &scale, 8);
+  put_svarint(qt, bits);
+  put_svarint(qt, 3);
+  put_svarint(qt, -128);
+  put_svarint(qt, 127);
+  const int64_t d2[] = {2};
+  int t = tensor_type(a, q, 1, d2);
+  int fn = function_type(a, 1, &t, 1, &t);
+  attrs_t func_attrs = {5, {"sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"},
+                        {vhlo_string(a, "main"), vhlo_type_attr(a, fn), vhlo_string(a, "public"), vhlo_empty_array(a),
+                         vhlo_empty_array(a)}};
+  buf_t body = {0};
+  put_region_header(a, &body, 1, 1, 1, &t);
+  put_op(a, &body, RET, loc, NULL, 0, NULL, 1, (int[]){0}, 0, false);
+  buf_t module_body = {0};
+  put_region_header(a, &module_body, 0, 1, 0, NULL);
+  put_op(a, &module_body, FUNC, loc, &func_attrs, 0, NULL, 0, NULL, 1, true);
+  put_isolated(a, &module_body, &body);
+  buf_t ir = {0};
+  put_varint(&ir, 1 << 1);
+  put_op(a, &ir, MODULE, loc, NULL, 0, NULL, 0, NULL, 1, true);
+  put_isolated(a, &ir, &module_body);
+  return finish(a, &ir, ops, 3);
+}
+
 /* ---------------------------------------------------------- helpers */
 
 /* The module's text without the printer's location comments. */
@@ -679,6 +728,28 @@ static void test_in_a_flatbuffer(void **state) {
   free(bc.data);
 }
 
+static void expect_status(const void *data, size_t size, vkhlo_status_code_t code, const char *needle);
+
+/* A quantized type (8-bit storage) reads as its text does; 64-bit storage
+ * (which quant types do not have) is an error, not an overflow (found by
+ * fuzzing). */
+static void test_quantized_type(void **state) {
+  (void)state;
+  buf_t bc = write_quantized_program(11);
+  hlo_module_t *from_bytecode = parse(bc.data, bc.size);
+  hlo_module_t *from_text = parse(kQuantizedText, strlen(kQuantizedText));
+  char *a = module_text(from_bytecode), *b = module_text(from_text);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  hlo_module_destroy(from_bytecode);
+  hlo_module_destroy(from_text);
+  free(bc.data);
+  bc = write_quantized_program(14);
+  expect_status(bc.data, bc.size, VKHLO_STATUS_INVALID_ARGUMENT, "quantized storage type i64 is not an integer of at most 32 bits");
+  free(bc.data);
+}
+
 static void expect_status(const void *data, size_t size, vkhlo_status_code_t code, const char *needle) {
   hlo_module_t *m = (hlo_module_t *)0x1;
   vkhlo_status_t st = hlo_parse(data, size, "t.mlirbc", NULL, &m);
@@ -755,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_to_text),
       cmocka_unit_test(test_shardy_and_casts),
       cmocka_unit_test(test_in_a_flatbuffer),
+      cmocka_unit_test(test_quantized_type),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_prefixes_and_mutations),
       cmocka_unit_test_setup_teardown(test_runs, validated_context_setup, validated_context_teardown),
