@@ -275,6 +275,15 @@ static uint64_t read_index(bc_t *b, reader_t *r, uint64_t count, const char *wha
   return i;
 }
 
+/* A count of entries that follow, each at least a byte: no more than the
+ * bytes left (so no input makes a huge allocation). */
+static uint64_t read_count(bc_t *b, reader_t *r, const char *what) {
+  const uint8_t *at = r->p;
+  uint64_t n = read_varint(b, r);
+  if (n > (uint64_t)(r->end - r->p)) fail(b, at, "%" PRIu64 " %s past the end of the data", n, what);
+  return n;
+}
+
 static const char *read_string(bc_t *b, reader_t *r, size_t *len) {
   uint64_t i = read_index(b, r, b->string_count, "string");
   if (len) *len = b->string_lens[i];
@@ -390,8 +399,7 @@ static node_t *read_type(bc_t *b, reader_t *r) {
 
 static node_t **read_list(bc_t *b, reader_t *r, int *count, bool types) {
   const uint8_t *at = r->p;
-  uint64_t n = read_varint(b, r);
-  if (n > (uint64_t)(r->end - r->p)) fail(b, at, "list of %" PRIu64 " entries past the end of the data", n);
+  uint64_t n = read_count(b, r, "list entries");
   node_t **items = alloc_array(b, n, sizeof *items, at);
   for (uint64_t i = 0; i < n; i++) items[i] = types ? read_type(b, r) : read_attr(b, r);
   *count = (int)n;
@@ -400,8 +408,7 @@ static node_t **read_list(bc_t *b, reader_t *r, int *count, bool types) {
 
 static int64_t *read_svarints(bc_t *b, reader_t *r, int *count) {
   const uint8_t *at = r->p;
-  uint64_t n = read_varint(b, r);
-  if (n > (uint64_t)(r->end - r->p)) fail(b, at, "list of %" PRIu64 " integers past the end of the data", n);
+  uint64_t n = read_count(b, r, "integers");
   int64_t *v = alloc_array(b, n, sizeof *v, at);
   for (uint64_t i = 0; i < n; i++) v[i] = read_svarint(b, r);
   *count = (int)n;
@@ -423,6 +430,71 @@ static void append_dims(text_t *sb, const int64_t *dims, int rank, const char *s
     else
       tx_printf(sb, "%" PRId64, dims[i]);
   }
+}
+
+/* Encodings VHLO and the builtin dialect share (after their codes). */
+static node_t *read_array_node(bc_t *b, reader_t *r) {
+  node_t *n = new_node(b, N_ARRAY, NULL);
+  n->items = read_list(b, r, &n->count, false);
+  n->text = join_items(b, n->items, n->count, "[", "]");
+  return n;
+}
+
+/* (name, value) pairs; the text is made by dict_text, which needs the names. */
+static node_t *read_dict_node(bc_t *b, reader_t *r) {
+  const uint8_t *at = r->p;
+  uint64_t pairs = read_count(b, r, "dictionary entries");
+  node_t *n = new_node(b, N_DICT, NULL);
+  n->items = alloc_array(b, pairs * 2, sizeof *n->items, at);
+  n->count = (int)(pairs * 2);
+  for (uint64_t i = 0; i < pairs * 2; i++) n->items[i] = read_attr(b, r);
+  return n;
+}
+
+static node_t *read_string_node(bc_t *b, reader_t *r) {
+  node_t *n = new_node(b, N_STRING, NULL);
+  n->str = read_string(b, r, &n->len);
+  text_t sb = {b, NULL, 0, 0};
+  append_quoted(&sb, n->str, n->len);
+  n->text = tx_take(&sb);
+  return n;
+}
+
+/* inputs, outputs */
+static node_t *read_function_type(bc_t *b, reader_t *r) {
+  const uint8_t *at = r->p;
+  int n_in, n_out;
+  node_t **in = read_list(b, r, &n_in, true);
+  node_t **out = read_list(b, r, &n_out, true);
+  node_t *n = new_node(b, N_FUNCTION, NULL);
+  n->items = alloc_array(b, (uint64_t)n_in + (uint64_t)n_out, sizeof *n->items, at);
+  memcpy(n->items, in, (size_t)n_in * sizeof *in);
+  memcpy(n->items + n_in, out, (size_t)n_out * sizeof *out);
+  n->count = n_in + n_out;
+  n->n_in = n_in;
+  n->text = textf(b, "%s -> %s", join_items(b, in, n_in, "(", ")"), join_items(b, out, n_out, "(", ")"));
+  return n;
+}
+
+/* [encoding,] shape, element type */
+static node_t *read_ranked_tensor(bc_t *b, reader_t *r, bool has_encoding) {
+  node_t *encoding = has_encoding ? read_attr(b, r) : NULL;
+  node_t *n = new_node(b, N_TENSOR, NULL);
+  n->dims = read_svarints(b, r, &n->rank);
+  node_t *element = read_type(b, r);
+  n->items = alloc(b, sizeof *n->items);
+  n->items[0] = element;
+  n->count = 1;
+  n->is_bool = !strcmp(element->text, "i1");
+  text_t sb = {b, NULL, 0, 0};
+  tx_append(&sb, "tensor<");
+  append_dims(&sb, n->dims, n->rank, "x");
+  if (n->rank) tx_append(&sb, "x");
+  tx_append(&sb, element->text);
+  if (encoding) tx_printf(&sb, ", %s", encoding->text);
+  tx_append(&sb, ">");
+  n->text = tx_take(&sb);
+  return n;
 }
 
 /* VHLO scalar types, by type code (VhloBytecode's TypeCode). */
@@ -476,38 +548,10 @@ static node_t *vhlo_type(bc_t *b, reader_t *r) {
   switch (code) {
     case 1: /* complex */
       return new_node(b, N_TEXT, textf(b, "complex<%s>", read_type(b, r)->text));
-    case 8: { /* function: inputs, outputs */
-      int n_in, n_out;
-      node_t **in = read_list(b, r, &n_in, true);
-      node_t **out = read_list(b, r, &n_out, true);
-      node_t *n = new_node(b, N_FUNCTION, NULL);
-      n->items = alloc_array(b, (uint64_t)n_in + (uint64_t)n_out, sizeof *n->items, at);
-      memcpy(n->items, in, (size_t)n_in * sizeof *in);
-      memcpy(n->items + n_in, out, (size_t)n_out * sizeof *out);
-      n->count = n_in + n_out;
-      n->n_in = n_in;
-      const char *ins = join_items(b, in, n_in, "(", ")");
-      n->text = textf(b, "%s -> %s", ins, join_items(b, out, n_out, "(", ")"));
-      return n;
-    }
-    case 20: case 21: { /* ranked tensor [with encoding] */
-      node_t *encoding = code == 21 ? read_attr(b, r) : NULL;
-      node_t *n = new_node(b, N_TENSOR, NULL);
-      n->dims = read_svarints(b, r, &n->rank);
-      node_t *element = read_type(b, r);
-      n->items = alloc(b, sizeof *n->items);
-      n->items[0] = element;
-      n->count = 1;
-      n->is_bool = !strcmp(element->text, "i1");
-      tx_append(&sb, "tensor<");
-      append_dims(&sb, n->dims, n->rank, "x");
-      if (n->rank) tx_append(&sb, "x");
-      tx_append(&sb, element->text);
-      if (encoding) tx_printf(&sb, ", %s", encoding->text);
-      tx_append(&sb, ">");
-      n->text = tx_take(&sb);
-      return n;
-    }
+    case 8:
+      return read_function_type(b, r);
+    case 20: case 21: /* ranked tensor [with encoding] */
+      return read_ranked_tensor(b, r, code == 21);
     case 22:
       return new_node(b, N_TEXT, "!stablehlo.token");
     case 23: { /* tuple */
@@ -534,8 +578,7 @@ static node_t *vhlo_type(bc_t *b, reader_t *r) {
       node_t *storage = read_type(b, r), *expressed = read_type(b, r);
       uint64_t axis = read_varint(b, r);
       int64_t lo = read_svarint(b, r), hi = read_svarint(b, r);
-      uint64_t n_scales = read_varint(b, r);
-      if (n_scales > (uint64_t)(r->end - r->p)) fail(b, at, "%" PRIu64 " scales past the end of the data", n_scales);
+      uint64_t n_scales = read_count(b, r, "scales");
       double *scales = alloc_array(b, n_scales, sizeof *scales, at);
       for (uint64_t i = 0; i < n_scales; i++) scales[i] = f64_of_bits(read_apint(b, r, 64));
       int n_zero_points;
@@ -617,16 +660,31 @@ static node_t *vhlo_attr(bc_t *b, reader_t *r) {
   static const char *const rng_distributions[] = {NULL, "UNIFORM", "NORMAL"};
   static const char *const transposes[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
   static const char *const accuracy_modes[] = {"DEFAULT", "HIGHEST", "TOLERANCE"};
+  /* The enumerations written #stablehlo<kind VALUE>, by attribute code. */
+#define ENUM_ATTR(code, kind, names) {code, kind, names, sizeof names / sizeof names[0]}
+  static const struct {
+    uint64_t code;
+    const char *kind;
+    const char *const *names;
+    size_t count;
+  } enum_attrs[] = {
+      ENUM_ATTR(3, "comparison_direction", directions), ENUM_ATTR(4, "comparison_type", compare_types),
+      ENUM_ATTR(7, "fft_type", fft_types),              ENUM_ATTR(11, "precision", precisions),
+      ENUM_ATTR(12, "rng_algorithm", rng_algorithms),   ENUM_ATTR(13, "rng_distribution", rng_distributions),
+      ENUM_ATTR(16, "transpose", transposes),
+  };
+#undef ENUM_ATTR
   const uint8_t *at = r->p;
   uint64_t code = read_varint(b, r);
+  for (size_t i = 0; i < sizeof enum_attrs / sizeof enum_attrs[0]; i++)
+    if (enum_attrs[i].code == code)
+      return new_node(b, N_TEXT, textf(b, "#stablehlo<%s %s>", enum_attrs[i].kind,
+                                       enum_name(b, at, read_varint(b, r), enum_attrs[i].names, enum_attrs[i].count,
+                                                 enum_attrs[i].kind)));
   text_t sb = {b, NULL, 0, 0};
   switch (code) {
-    case 1: { /* array */
-      node_t *n = new_node(b, N_ARRAY, NULL);
-      n->items = read_list(b, r, &n->count, false);
-      n->text = join_items(b, n->items, n->count, "[", "]");
-      return n;
-    }
+    case 1:
+      return read_array_node(b, r);
     case 2: { /* boolean */
       uint64_t v = read_varint(b, r);
       if (v > 1) fail(b, at, "boolean attribute %" PRIu64, v);
@@ -634,30 +692,14 @@ static node_t *vhlo_attr(bc_t *b, reader_t *r) {
       n->value = (int64_t)v;
       return n;
     }
-    case 3:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<comparison_direction %s>",
-                                       ENUM_NAME(read_varint(b, r), directions, "comparison_direction")));
-    case 4:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<comparison_type %s>",
-                                       ENUM_NAME(read_varint(b, r), compare_types, "comparison_type")));
     case 5: { /* custom call api version */
       node_t *n = new_node(b, N_INT, NULL);
       n->value = (int64_t)read_varint(b, r);
       n->text = textf(b, "%" PRId64 " : i32", n->value);
       return n;
     }
-    case 6: { /* dictionary: (name, value) pairs */
-      const uint8_t *list_at = r->p;
-      uint64_t pairs = read_varint(b, r);
-      if (pairs > (uint64_t)(r->end - r->p)) fail(b, list_at, "dictionary of %" PRIu64 " entries past the end", pairs);
-      node_t *n = new_node(b, N_DICT, NULL);
-      n->items = alloc_array(b, pairs * 2, sizeof *n->items, list_at);
-      n->count = (int)(pairs * 2);
-      for (uint64_t i = 0; i < pairs * 2; i++) n->items[i] = read_attr(b, r);
-      return n; /* text made by dict_text, which needs the names */
-    }
-    case 7:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<fft_type %s>", ENUM_NAME(read_varint(b, r), fft_types, "fft_type")));
+    case 6:
+      return read_dict_node(b, r);
     case 8: { /* float: type, value */
       node_t *type = read_type(b, r);
       int width = !strcmp(type->text, "f64") ? 64 : !strcmp(type->text, "f32") ? 32
@@ -710,29 +752,14 @@ static node_t *vhlo_attr(bc_t *b, reader_t *r) {
       tx_append(&sb, "]>");
       return new_node(b, N_TEXT, tx_take(&sb));
     }
-    case 11:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<precision %s>", ENUM_NAME(read_varint(b, r), precisions, "precision")));
-    case 12:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<rng_algorithm %s>",
-                                       ENUM_NAME(read_varint(b, r), rng_algorithms, "rng_algorithm")));
-    case 13:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<rng_distribution %s>",
-                                       ENUM_NAME(read_varint(b, r), rng_distributions, "rng_distribution")));
-    case 14: { /* string */
-      node_t *n = new_node(b, N_STRING, NULL);
-      n->str = read_string(b, r, &n->len);
-      append_quoted(&sb, n->str, n->len);
-      n->text = tx_take(&sb);
-      return n;
-    }
+    case 14:
+      return read_string_node(b, r);
     case 15: { /* tensor: type, blob */
       node_t *type = read_type(b, r);
       uint64_t size = read_varint(b, r);
       const uint8_t *data = read_bytes(b, r, size);
       return new_node(b, N_TEXT, tensor_text(b, type, data, (size_t)size, at));
     }
-    case 16:
-      return new_node(b, N_TEXT, textf(b, "#stablehlo<transpose %s>", ENUM_NAME(read_varint(b, r), transposes, "transpose")));
     case 17: /* type */
       return read_type(b, r);
     case 18: { /* type extensions: bounds */
@@ -764,29 +791,12 @@ static node_t *builtin_attr(bc_t *b, reader_t *r) {
   uint64_t code = read_varint(b, r);
   text_t sb = {b, NULL, 0, 0};
   switch (code) {
-    case 0: { /* array */
-      node_t *n = new_node(b, N_ARRAY, NULL);
-      n->items = read_list(b, r, &n->count, false);
-      n->text = join_items(b, n->items, n->count, "[", "]");
-      return n;
-    }
-    case 1: { /* dictionary: (name, value) pairs */
-      const uint8_t *list_at = r->p;
-      uint64_t pairs = read_varint(b, r);
-      if (pairs > (uint64_t)(r->end - r->p)) fail(b, list_at, "dictionary of %" PRIu64 " entries past the end", pairs);
-      node_t *n = new_node(b, N_DICT, NULL);
-      n->items = alloc_array(b, pairs * 2, sizeof *n->items, list_at);
-      n->count = (int)(pairs * 2);
-      for (uint64_t i = 0; i < pairs * 2; i++) n->items[i] = read_attr(b, r);
-      return n;
-    }
-    case 2: { /* string */
-      node_t *n = new_node(b, N_STRING, NULL);
-      n->str = read_string(b, r, &n->len);
-      append_quoted(&sb, n->str, n->len);
-      n->text = tx_take(&sb);
-      return n;
-    }
+    case 0:
+      return read_array_node(b, r);
+    case 1:
+      return read_dict_node(b, r);
+    case 2:
+      return read_string_node(b, r);
     case 4: { /* flat symbol reference */
       node_t *n = new_node(b, N_TEXT, NULL);
       size_t len;
@@ -816,44 +826,16 @@ static node_t *builtin_type(bc_t *b, reader_t *r) {
     }
     case 1:
       return new_node(b, N_TEXT, "index");
-    case 2: { /* function */
-      int n_in, n_out;
-      node_t **in = read_list(b, r, &n_in, true);
-      node_t **out = read_list(b, r, &n_out, true);
-      node_t *n = new_node(b, N_FUNCTION, NULL);
-      n->items = alloc_array(b, (uint64_t)n_in + (uint64_t)n_out, sizeof *n->items, at);
-      memcpy(n->items, in, (size_t)n_in * sizeof *in);
-      memcpy(n->items + n_in, out, (size_t)n_out * sizeof *out);
-      n->count = n_in + n_out;
-      n->n_in = n_in;
-      n->text = textf(b, "%s -> %s", join_items(b, in, n_in, "(", ")"), join_items(b, out, n_out, "(", ")"));
-      return n;
-    }
+    case 2:
+      return read_function_type(b, r);
     case 3: case 4: case 5: case 6: case 7: case 8:
       return new_node(b, N_TEXT, floats[code]);
     case 9:
       return new_node(b, N_TEXT, textf(b, "complex<%s>", read_type(b, r)->text));
     case 12:
       return new_node(b, N_TEXT, "none");
-    case 13: case 14: { /* ranked tensor [with encoding] */
-      node_t *encoding = code == 14 ? read_attr(b, r) : NULL;
-      node_t *n = new_node(b, N_TENSOR, NULL);
-      n->dims = read_svarints(b, r, &n->rank);
-      node_t *element = read_type(b, r);
-      n->items = alloc(b, sizeof *n->items);
-      n->items[0] = element;
-      n->count = 1;
-      n->is_bool = !strcmp(element->text, "i1");
-      text_t sb = {b, NULL, 0, 0};
-      tx_append(&sb, "tensor<");
-      append_dims(&sb, n->dims, n->rank, "x");
-      if (n->rank) tx_append(&sb, "x");
-      tx_append(&sb, element->text);
-      if (encoding) tx_printf(&sb, ", %s", encoding->text);
-      tx_append(&sb, ">");
-      n->text = tx_take(&sb);
-      return n;
-    }
+    case 13: case 14: /* ranked tensor [with encoding] */
+      return read_ranked_tensor(b, r, code == 14);
     case 15: {
       int count;
       node_t **items = read_list(b, r, &count, true);
@@ -942,8 +924,7 @@ static node_t *type_at(bc_t *b, uint64_t index, const uint8_t *at) {
 static void read_strings(bc_t *b) {
   reader_t r = b->sections[SEC_STRING];
   const uint8_t *start = r.p;
-  uint64_t n = read_varint(b, &r);
-  if (n > (uint64_t)(r.end - r.p)) fail(b, start, "%" PRIu64 " strings past the end of the section", n);
+  uint64_t n = read_count(b, &r, "strings");
   b->strings = alloc_array(b, n, sizeof *b->strings, start);
   b->string_lens = alloc_array(b, n, sizeof *b->string_lens, start);
   b->string_count = n;
@@ -965,8 +946,7 @@ static void read_strings(bc_t *b) {
 static void read_dialects(bc_t *b) {
   reader_t r = b->sections[SEC_DIALECT];
   const uint8_t *start = r.p;
-  uint64_t n = read_varint(b, &r);
-  if (n > (uint64_t)(r.end - r.p)) fail(b, start, "%" PRIu64 " dialects past the end of the section", n);
+  uint64_t n = read_count(b, &r, "dialects");
   b->dialects = alloc_array(b, n, sizeof *b->dialects, start);
   b->dialect_count = n;
   for (uint64_t i = 0; i < n; i++) {
@@ -983,8 +963,7 @@ static void read_dialects(bc_t *b) {
   uint64_t cap = 0;
   while (r.p < r.end) {
     uint64_t dialect = read_index(b, &r, b->dialect_count, "dialect");
-    uint64_t count = read_varint(b, &r);
-    if (count > (uint64_t)(r.end - r.p)) fail(b, r.p, "%" PRIu64 " op names past the end of the section", count);
+    uint64_t count = read_count(b, &r, "op names");
     for (uint64_t i = 0; i < count; i++) {
       if (b->op_name_count == cap) {
         cap = cap ? cap * 2 : 64;
@@ -1043,8 +1022,7 @@ static void read_properties(bc_t *b) {
   reader_t r = b->sections[SEC_PROPERTIES];
   if (r.p == r.end) return;
   const uint8_t *start = r.p;
-  uint64_t n = read_varint(b, &r);
-  if (n > (uint64_t)(r.end - r.p)) fail(b, start, "%" PRIu64 " properties past the end of the section", n);
+  uint64_t n = read_count(b, &r, "properties");
   b->props = alloc_array(b, n, sizeof *b->props, start);
   b->props_sizes = alloc_array(b, n, sizeof *b->props_sizes, start);
   b->prop_count = n;

@@ -86,6 +86,13 @@ typedef struct artifact {
 
 enum { D_BUILTIN, D_VHLO, D_SDY };
 
+static artifact_t *new_artifact(int version) {
+  artifact_t *a = calloc(1, sizeof *a);
+  assert_non_null(a);
+  a->version = version;
+  return a;
+}
+
 static int str(artifact_t *a, const char *s) {
   for (int i = 0; i < a->string_count; i++)
     if (!strcmp(a->strings[i], s)) return i;
@@ -137,15 +144,23 @@ static int function_type(artifact_t *a, int n_in, const int *in, int n_out, cons
   return i;
 }
 
-/* VHLO attribute codes: 1 array, 14 string, 15 tensor, 17 type. */
-static int vhlo_string(artifact_t *a, const char *s) {
+/* An attribute that is a code and one varint: VHLO's string (14, a string
+ * index), type (17, a type index) and array (1, a count: 0 here); the
+ * builtin string (2, a string index). */
+static int code_and_varint(artifact_t *a, int dialect, uint64_t code, uint64_t value) {
   int i;
-  buf_t *b = new_attr(a, D_VHLO, &i);
-  put_varint(b, 14);
-  put_varint(b, (uint64_t)str(a, s));
+  buf_t *b = new_attr(a, dialect, &i);
+  put_varint(b, code);
+  put_varint(b, value);
   return i;
 }
 
+static int vhlo_string(artifact_t *a, const char *s) { return code_and_varint(a, D_VHLO, 14, (uint64_t)str(a, s)); }
+static int vhlo_type_attr(artifact_t *a, int type) { return code_and_varint(a, D_VHLO, 17, (uint64_t)type); }
+static int vhlo_empty_array(artifact_t *a) { return code_and_varint(a, D_VHLO, 1, 0); }
+static int builtin_string(artifact_t *a, const char *s) { return code_and_varint(a, D_BUILTIN, 2, (uint64_t)str(a, s)); }
+
+/* VHLO's tensor attribute (15): type, data. */
 static int vhlo_tensor(artifact_t *a, int type, const void *data, size_t size) {
   int i;
   buf_t *b = new_attr(a, D_VHLO, &i);
@@ -156,31 +171,7 @@ static int vhlo_tensor(artifact_t *a, int type, const void *data, size_t size) {
   return i;
 }
 
-static int vhlo_type_attr(artifact_t *a, int type) {
-  int i;
-  buf_t *b = new_attr(a, D_VHLO, &i);
-  put_varint(b, 17);
-  put_varint(b, (uint64_t)type);
-  return i;
-}
-
-static int vhlo_empty_array(artifact_t *a) {
-  int i;
-  buf_t *b = new_attr(a, D_VHLO, &i);
-  put_varint(b, 1);
-  put_varint(b, 0);
-  return i;
-}
-
-/* Builtin attribute codes: 1 dictionary, 2 string, 15 unknown location. */
-static int builtin_string(artifact_t *a, const char *s) {
-  int i;
-  buf_t *b = new_attr(a, D_BUILTIN, &i);
-  put_varint(b, 2);
-  put_varint(b, (uint64_t)str(a, s));
-  return i;
-}
-
+/* The builtin dictionary (1): (name, value) pairs. */
 static int builtin_dict(artifact_t *a, int pairs, const char *const *names, const int *values) {
   int keys[8];
   for (int k = 0; k < pairs; k++) keys[k] = builtin_string(a, names[k]);
@@ -390,9 +381,7 @@ static const char kProgramText[] =
     "}\n";
 
 static buf_t write_program(int version) {
-  artifact_t *a = calloc(1, sizeof *a);
-  assert_non_null(a);
-  a->version = version;
+  artifact_t *a = new_artifact(version);
   str(a, "builtin");
   str(a, "vhlo");
   op_names_t on;
@@ -464,9 +453,7 @@ static const char kShardedText[] =
     "}\n";
 
 static buf_t write_sharded_program(void) {
-  artifact_t *a = calloc(1, sizeof *a);
-  assert_non_null(a);
-  a->version = 6;
+  artifact_t *a = new_artifact(6);
   enum { MODULE, CAST, FUNC, ADD, RET, MESH, CONSTRAINT };
   static const op_name_t ops[] = {{D_BUILTIN, "module"}, {D_BUILTIN, "unrealized_conversion_cast"},
                                    {D_VHLO, "func_v1"},    {D_VHLO, "add_v1"}, {D_VHLO, "return_v1"},
@@ -535,9 +522,7 @@ static const char kQuantizedText[] =
     "}\n";
 
 static buf_t write_quantized_program(int storage_code) {
-  artifact_t *a = calloc(1, sizeof *a);
-  assert_non_null(a);
-  a->version = 6;
+  artifact_t *a = new_artifact(6);
   enum { MODULE, FUNC, RET };
   static const op_name_t ops[] = {{D_BUILTIN, "module"}, {D_VHLO, "func_v1"}, {D_VHLO, "return_v1"}};
   int loc;
@@ -601,17 +586,23 @@ static hlo_module_t *parse(const void *data, size_t size) {
   return m;
 }
 
-static void expect_same_as_text(int version) {
-  buf_t bc = write_program(version);
-  hlo_module_t *from_bytecode = parse(bc.data, bc.size);
-  hlo_module_t *from_text = parse(kProgramText, strlen(kProgramText));
-  char *a = module_text(from_bytecode), *b = module_text(from_text);
-  if (strcmp(a, b)) fprintf(stderr, "bytecode %d:\n%s\ntext:\n%s\n", version, a, b);
+/* |x| and |y| (bytecode or text) parse to modules that print the same;
+ * that text contains |needle| when given. */
+static void assert_same_module(const void *x, size_t x_size, const void *y, size_t y_size, const char *needle) {
+  hlo_module_t *mx = parse(x, x_size), *my = parse(y, y_size);
+  char *a = module_text(mx), *b = module_text(my);
+  if (strcmp(a, b)) fprintf(stderr, "first:\n%s\nsecond:\n%s\n", a, b);
   assert_string_equal(a, b);
+  if (needle) assert_non_null(strstr(a, needle));
   free(a);
   free(b);
-  hlo_module_destroy(from_bytecode);
-  hlo_module_destroy(from_text);
+  hlo_module_destroy(mx);
+  hlo_module_destroy(my);
+}
+
+static void expect_same_as_text(int version) {
+  buf_t bc = write_program(version);
+  assert_same_module(bc.data, bc.size, kProgramText, strlen(kProgramText), NULL);
   free(bc.data);
 }
 
@@ -632,20 +623,10 @@ static void test_versions_between(void **state) {
   for (int v = 0; v <= 6; v++) expect_same_as_text(v);
 }
 
-/* Compiled and run through the public API: out[i] = +-sum_j (x + y)[i][j]. */
 static void test_shardy_and_casts(void **state) {
   (void)state;
   buf_t bc = write_sharded_program();
-  hlo_module_t *from_bytecode = parse(bc.data, bc.size);
-  hlo_module_t *from_text = parse(kShardedText, strlen(kShardedText));
-  char *a = module_text(from_bytecode), *b = module_text(from_text);
-  if (strcmp(a, b)) fprintf(stderr, "bytecode:\n%s\ntext:\n%s\n", a, b);
-  assert_string_equal(a, b);
-  assert_non_null(strstr(a, "module @jit_f"));
-  free(a);
-  free(b);
-  hlo_module_destroy(from_bytecode);
-  hlo_module_destroy(from_text);
+  assert_same_module(bc.data, bc.size, kShardedText, strlen(kShardedText), "module @jit_f");
   char *text = NULL;
   expect_ok(vkhlo_portable_artifact_to_text(bc.data, bc.size, "t.mlirbc", &text, NULL));
   assert_non_null(strstr(text, "sdy.sharding_constraint %v1 : tensor<4xf32>"));
@@ -654,6 +635,7 @@ static void test_shardy_and_casts(void **state) {
   free(bc.data);
 }
 
+/* Compiled and run through the public API: out[i] = +-sum_j (x + y)[i][j]. */
 static void test_runs(void **state) {
   vkhlo_context_t *ctx = *state;
   buf_t bc = write_program(6);
@@ -707,13 +689,7 @@ static void test_in_a_flatbuffer(void **state) {
   put(&fb, len, 4);
   put(&fb, bc.data, bc.size);
   put(&fb, "\0\0\0\0cpu\0", 8); /* more of the table after it */
-  hlo_module_t *from_flatbuffer = parse(fb.data, fb.size), *from_artifact = parse(bc.data, bc.size);
-  char *a = module_text(from_flatbuffer), *b = module_text(from_artifact);
-  assert_string_equal(a, b);
-  free(a);
-  free(b);
-  hlo_module_destroy(from_flatbuffer);
-  hlo_module_destroy(from_artifact);
+  assert_same_module(fb.data, fb.size, bc.data, bc.size, NULL);
   char *text = NULL;
   expect_ok(vkhlo_portable_artifact_to_text(fb.data, fb.size, "t.bin", &text, NULL));
   assert_non_null(strstr(text, "\"stablehlo.reduce\""));
@@ -736,14 +712,7 @@ static void expect_status(const void *data, size_t size, vkhlo_status_code_t cod
 static void test_quantized_type(void **state) {
   (void)state;
   buf_t bc = write_quantized_program(11);
-  hlo_module_t *from_bytecode = parse(bc.data, bc.size);
-  hlo_module_t *from_text = parse(kQuantizedText, strlen(kQuantizedText));
-  char *a = module_text(from_bytecode), *b = module_text(from_text);
-  assert_string_equal(a, b);
-  free(a);
-  free(b);
-  hlo_module_destroy(from_bytecode);
-  hlo_module_destroy(from_text);
+  assert_same_module(bc.data, bc.size, kQuantizedText, strlen(kQuantizedText), NULL);
   free(bc.data);
   bc = write_quantized_program(14);
   expect_status(bc.data, bc.size, VKHLO_STATUS_INVALID_ARGUMENT, "quantized storage type i64 is not an integer of at most 32 bits");
