@@ -240,7 +240,6 @@ static const uint8_t *read_bytes(bc_t *b, reader_t *r, uint64_t n) {
 /* PrefixVarInt: the count of trailing zero bits of the first byte is the
  * count of further bytes; the rest of the bits are the value. */
 static uint64_t read_varint(bc_t *b, reader_t *r) {
-  const uint8_t *at = r->p;
   uint8_t first = read_byte(b, r);
   if (first & 1) return first >> 1;
   if (first == 0) {
@@ -253,7 +252,6 @@ static uint64_t read_varint(bc_t *b, reader_t *r) {
   const uint8_t *d = read_bytes(b, r, (uint64_t)extra);
   uint64_t v = first;
   for (int i = 0; i < extra; i++) v |= (uint64_t)d[i] << (8 * (i + 1));
-  (void)at;
   return v >> (extra + 1);
 }
 
@@ -1445,12 +1443,17 @@ static bool dropped(const named_t *a) {
   return false;
 }
 
-static void print_attrs(bc_t *b, op_t *op) {
+/* The op's attributes after |open| (" {", or "attributes {" for the
+ * module), without the symbol's name and visibility (a module's are its
+ * header); false when there are none to print. */
+static bool print_attrs(bc_t *b, op_t *op, const char *open) {
   int printed = 0;
   for (int i = 0; i < op->attr_count; i++) {
     named_t *a = &op->attrs[i];
-    if (dropped(a)) continue;
-    tx_append(&b->out, printed++ ? ", " : " {");
+    if (dropped(a) || (a->len == 8 && !memcmp(a->name, "sym_name", 8)) ||
+        (a->len == 14 && !memcmp(a->name, "sym_visibility", 14)))
+      continue;
+    tx_append(&b->out, printed++ ? ", " : open);
     if (a->len == 10 && !memcmp(a->name, "channel_id", 10)) {
       named_t *type = find_attr(op, "channel_type");
       tx_printf(&b->out, "channel_handle = #stablehlo.channel_handle<handle = %" PRId64 ", type = %" PRId64 ">",
@@ -1465,6 +1468,7 @@ static void print_attrs(bc_t *b, op_t *op) {
     print_attr_value(b, a);
   }
   if (printed) tx_append(&b->out, "}");
+  return printed > 0;
 }
 
 static void print_types(bc_t *b, value_t **values, node_t **types, uint64_t count, bool parenthesize) {
@@ -1543,14 +1547,12 @@ static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_v
   }
   if (mask & OP_HAS_PROPERTIES) read_op_properties(b, r, &op, &cap);
   if (mask & OP_HAS_RESULTS) {
-    op.result_count = read_varint(b, r);
-    if (op.result_count > (uint64_t)(r->end - r->p)) fail(b, op.at, "%" PRIu64 " results", op.result_count);
+    op.result_count = read_count(b, r, "results");
     op.result_types = alloc_array(b, op.result_count, sizeof *op.result_types, op.at);
     for (uint64_t i = 0; i < op.result_count; i++) op.result_types[i] = read_type(b, r);
   }
   if (mask & OP_HAS_OPERANDS) {
-    op.operand_count = read_varint(b, r);
-    if (op.operand_count > (uint64_t)(r->end - r->p)) fail(b, op.at, "%" PRIu64 " operands", op.operand_count);
+    op.operand_count = read_count(b, r, "operands");
     op.operands = alloc_array(b, op.operand_count, sizeof *op.operands, op.at);
     for (uint64_t i = 0; i < op.operand_count; i++) op.operands[i] = read_varint(b, r);
   }
@@ -1591,20 +1593,8 @@ static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_v
       append_symbol(&b->out, name->value->str, name->value->len);
       tx_append(&b->out, " ");
     }
-    int printed = 0;
-    for (int i = 0; i < op.attr_count; i++) {
-      named_t *a = &op.attrs[i];
-      if ((a->len == 8 && !memcmp(a->name, "sym_name", 8)) || (a->len == 14 && !memcmp(a->name, "sym_visibility", 14)) ||
-          dropped(a))
-        continue;
-      tx_append(&b->out, printed++ ? ", " : "attributes {");
-      if (is_bare_identifier(a->name, a->len))
-        tx_appendn(&b->out, a->name, a->len);
-      else
-        append_quoted(&b->out, a->name, a->len);
-      tx_printf(&b->out, " = %s", a->value->text);
-    }
-    tx_append(&b->out, printed ? "} {\n" : "{\n");
+    if (print_attrs(b, &op, "attributes {")) tx_append(&b->out, " ");
+    tx_append(&b->out, "{\n");
     read_regions(b, r, s, &op, REGION_MODULE, PARENT_MODULE, level);
     tx_append(&b->out, "}\n");
     return;
@@ -1634,7 +1624,7 @@ static void read_op(bc_t *b, reader_t *r, scope_t *s, uint64_t *next, bool has_v
     read_regions(b, r, s, &op, REGION_OP, PARENT_OP, level);
     tx_append(&b->out, ")");
   }
-  print_attrs(b, &op);
+  print_attrs(b, &op, " {");
   tx_append(&b->out, " : (");
   for (uint64_t i = 0; i < op.operand_count; i++)
     tx_printf(&b->out, "%s%s", i ? ", " : "", operand_values[i]->type->text);
