@@ -639,8 +639,39 @@ static const char *tensor_text(bc_t *b, const node_t *type, const uint8_t *data,
     }
   }
   text_t sb = {b, NULL, 0, 0};
+  int width = int_type_width(type->items[0]);
+  size_t element = width == 1 ? 1 : (size_t)width / 8;
+  bool is_unsigned = type->items[0]->text[0] == 'u';
   if (!count || !size) {
     tx_printf(&sb, "dense<> : %s", type->text);
+  } else if (element && width % 8 == (width == 1) && count <= 4096 && (size == element || size == (size_t)count * element)) {
+    /* Integers and booleans as numbers (dimensions, shapes, masks read
+     * better so), nested by the shape; a splat as its one value. */
+    bool splat = size == element && count > 1;
+    int64_t n = splat ? 1 : count;
+    tx_append(&sb, "dense<");
+    for (int64_t i = 0; i < n; i++) {
+      int64_t stride = n;
+      for (int d = 0; d < type->rank && !splat; d++) {
+        stride /= type->dims[d];
+        if (i % (stride * type->dims[d]) == 0) tx_append(&sb, "[");
+      }
+      uint64_t u = 0;
+      for (size_t k = 0; k < element; k++) u |= (uint64_t)data[(size_t)i * element + k] << (8 * k);
+      if (width == 1)
+        tx_append(&sb, u ? "true" : "false");
+      else if (is_unsigned)
+        tx_printf(&sb, "%" PRIu64, u);
+      else
+        tx_printf(&sb, "%" PRId64, width < 64 && (u >> (width - 1) & 1) ? (int64_t)(u | ~0ull << width) : (int64_t)u);
+      stride = 1;
+      for (int d = type->rank - 1; d >= 0 && !splat; d--) {
+        stride *= type->dims[d];
+        if ((i + 1) % stride == 0) tx_append(&sb, "]");
+      }
+      if (i + 1 < n) tx_append(&sb, ", ");
+    }
+    tx_printf(&sb, "> : %s", type->text);
   } else {
     tx_append(&sb, "dense<\"0x");
     for (size_t i = 0; i < size; i++) tx_printf(&sb, "%02X", data[i]);

@@ -672,7 +672,9 @@ static void test_to_text(void **state) {
   assert_int_equal(strlen(text), length);
   assert_non_null(strstr(text, "func.func @main(%v1: tensor<2x3xf32>, %v2: tensor<2x3xf32>) -> (tensor<2xf32>) {"));
   assert_non_null(strstr(text, "\"stablehlo.reduce\"(%v3, %v4) ({\n"));
-  assert_non_null(strstr(text, "{value = dense<\"0x0100\"> : tensor<2xi1>}")); /* unpacked */
+  assert_non_null(strstr(text, "{value = dense<[true, false]> : tensor<2xi1>}")); /* unpacked from bits */
+  assert_non_null(strstr(text, "{dimensions = dense<[1]> : tensor<1xi64>}"));
+  assert_non_null(strstr(text, "{value = dense<\"0x00000000\"> : tensor<f32>}"));
   free(text);
   free(bc.data);
 }
