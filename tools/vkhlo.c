@@ -68,6 +68,8 @@ static const char usage[] =
     "       vkhlo deserialize FILE.mlirbc   print a StableHLO portable artifact (MLIR bytecode)\n"
     "                                        as the text run and compile read it as\n"
     "       vkhlo --list-devices | --version | --help\n"
+    "FILE.mlir is StableHLO text or a portable artifact (MLIR bytecode; also a file\n"
+    "jax.export's Exported.serialize() wrote)\n"
     "\n"
     "options:\n"
     "  --function=NAME          entry function (default: main)\n"
