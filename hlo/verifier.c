@@ -2081,6 +2081,14 @@ static vkhlo_status_t verify_op(const verifier_t *v) {
     case HLO_OPCODE_REVERSE: return verify_reverse(v);
     case HLO_OPCODE_IOTA: return verify_iota(v);
     case HLO_OPCODE_DYNAMIC_SLICE: return verify_dynamic_slice(v);
+    /* spec "dynamic_broadcast_in_dim", "dynamic_iota", "dynamic_reshape",
+     * "dynamic_pad", "dynamic_gather", "dynamic_conv", "real_dynamic_slice":
+     * their operands here; the expand pass checks the static op each becomes. */
+    case HLO_OPCODE_DYNAMIC_IOTA: return expect_operand_count(v, 1);
+    case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM: case HLO_OPCODE_DYNAMIC_RESHAPE: return expect_operand_count(v, 2);
+    case HLO_OPCODE_DYNAMIC_GATHER: case HLO_OPCODE_DYNAMIC_CONV: return expect_operand_count(v, 3);
+    case HLO_OPCODE_REAL_DYNAMIC_SLICE: return expect_operand_count(v, 4);
+    case HLO_OPCODE_DYNAMIC_PAD: return expect_operand_count(v, 5);
     case HLO_OPCODE_DYNAMIC_UPDATE_SLICE: return verify_dynamic_update_slice(v);
     case HLO_OPCODE_GATHER: return verify_gather(v);
     case HLO_OPCODE_SCATTER: return verify_scatter(v);
