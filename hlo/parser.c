@@ -2600,10 +2600,14 @@ static hlo_dims_t ones_dims(parser_t *p, int n, int64_t value) {
   return d;
 }
 
-/* Defaults the spec gives to absent window attributes. */
-static void apply_defaults(parser_t *p, hlo_opcode_t op, hlo_attrs_t *a, const hlo_shape_t *operand0) {
+/* Defaults the spec gives to absent attributes: the window attributes,
+ * and sort's dimension (-1, the last; |has_dimension|: one was written). */
+static void apply_defaults(parser_t *p, hlo_opcode_t op, hlo_attrs_t *a, const hlo_shape_t *operand0,
+                           bool has_dimension) {
   int rank = operand0 ? operand0->rank : 0;
-  if (op == HLO_OPCODE_CONVOLUTION) {
+  if (op == HLO_OPCODE_SORT) {
+    if (!has_dimension) a->dimension = -1;
+  } else if (op == HLO_OPCODE_CONVOLUTION) {
     int n = a->input_spatial_dimensions.count;
     if (!a->window_strides.data) a->window_strides = ones_dims(p, n, 1);
     if (!a->padding.data) a->padding = ones_dims(p, 2 * n, 0);
@@ -3482,7 +3486,6 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
   in->attrs.feature_group_count = fg ? fg : 1;
   in->attrs.batch_group_count = bg ? bg : 1;
   in->literal = r->literal;
-  if (op == HLO_OPCODE_SORT && !r->has_dimension) in->attrs.dimension = -1; /* the spec's default: the last */
 
   if (op == HLO_OPCODE_DOT_GENERAL && !strcmp(r->name, "stablehlo.dot")) {
     int64_t lc = r->operand_count > 0 && r->operands[0]->shape.rank > 0 ? r->operands[0]->shape.rank - 1 : 0;
@@ -3507,7 +3510,7 @@ static void build_hlo(parser_t *p, raw_op_t *r, hlo_opcode_t op, const result_na
     for (int i = 0; i < r->region_count; i++) cs[i] = r->regions[i].comp;
     if (!hlo_instruction_set_called(p->m, in, r->region_count, cs)) out_of_memory(p);
   }
-  apply_defaults(p, op, &in->attrs, r->operand_count ? &r->operands[0]->shape : NULL);
+  apply_defaults(p, op, &in->attrs, r->operand_count ? &r->operands[0]->shape : NULL, r->has_dimension);
   if (hlo_shape_is_dynamic(&in->shape)) {
     char msg[256];
     if (!hlo_refine_shape(&p->refine, in, msg, sizeof msg)) fail_at(p, r->loc, "%s: %s", r->name, msg);
