@@ -410,11 +410,9 @@ static bool infer(ctx_t *c, int k, hlo_shape_t *out) {
   switch (in->opcode) {
     case HLO_OPCODE_DYNAMIC_BROADCAST_IN_DIM:
     case HLO_OPCODE_DYNAMIC_RESHAPE:
-      if (!sizes_of(c, 1, out->rank, "output shape", vals, NULL)) return false;
-      hlo_shape_init(out, out->element_type, out->rank, vals);
-      return true;
-    case HLO_OPCODE_DYNAMIC_IOTA:
-      if (!sizes_of(c, 0, out->rank, "output shape", vals, NULL)) return false;
+    case HLO_OPCODE_DYNAMIC_IOTA: /* the output shape: operand 1 (dynamic_iota's only operand) */
+      if (!sizes_of(c, in->opcode == HLO_OPCODE_DYNAMIC_IOTA ? 0 : 1, out->rank, "output shape", vals, NULL))
+        return false;
       hlo_shape_init(out, out->element_type, out->rank, vals);
       return true;
     case HLO_OPCODE_PAD:
