@@ -644,7 +644,7 @@ static const char *tensor_text(bc_t *b, const node_t *type, const uint8_t *data,
   bool is_unsigned = type->items[0]->text[0] == 'u';
   if (!count || !size) {
     tx_printf(&sb, "dense<> : %s", type->text);
-  } else if (element && width % 8 == (width == 1) && count <= 4096 && (size == element || size == (size_t)count * element)) {
+  } else if (element && (width == 1 || width % 8 == 0) && count <= 4096 && (size == element || size == (size_t)count * element)) {
     /* Integers and booleans as numbers (dimensions, shapes, masks read
      * better so), nested by the shape; a splat as its one value. */
     bool splat = size == element && count > 1;
