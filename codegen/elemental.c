@@ -1654,6 +1654,16 @@ vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *i
   return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
 }
 
+vkhlo_status_t el_reduce_combine(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *acc,
+                                 const el_name_t *part) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  int n = instr->operand_count / 2;
+  if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "reduce with %d inputs", n);
+  el_name_t args[EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) args[k] = acc[k], args[n + k] = part[k];
+  return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
+}
+
 /* Multiply-accumulate of dot_general / convolution in the result type:
  * acc = acc + convert(a) * convert(b) (i1: acc = acc || (a && b)). */
 static void emit_mac(elemental_emitter_t *E, const hlo_instruction_t *instr, hlo_element_type_t rt,

@@ -317,6 +317,12 @@ vkhlo_status_t el_dus_window(elemental_emitter_t *E, const hlo_instruction_t *in
 vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *instr,
                               const el_name_t *index, el_name_t *acc);
 
+/* acc = body(acc, part) for reduce |instr|: two partial results (in the
+ * existing locals |acc|, |part|, n each) combined, the left one's
+ * elements before the right one's in the schedule (spec 'reduce'). */
+vkhlo_status_t el_reduce_combine(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *acc,
+                                 const el_name_t *part);
+
 /* The value of operand |k| of |instr| at |index| (through the scope inside
  * called computations, else E->operand_value). */
 vkhlo_status_t el_operand(elemental_emitter_t *E, const hlo_instruction_t *instr, int k,

@@ -551,11 +551,41 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
   return st;
 }
 
+/* Does reduce |x| give the same value whatever the order of its steps
+ * (so that the row kernels may fold a row in pieces)?  A maximum or
+ * minimum of its two parameters (a NaN-propagating one keeps the first
+ * NaN as long as pieces combine left before right), or an integer or
+ * boolean sum, product, and, or, xor (exact, wrapping). */
+static bool exact_in_any_order(const hlo_instruction_t *x) {
+  if (x->operand_count != 2 || x->called_count < 1) return false;
+  const hlo_instruction_t *r = x->called_computations[0]->root;
+  if (!r || r->operand_count != 2 || r->operands[0]->opcode != HLO_OPCODE_PARAMETER ||
+      r->operands[1]->opcode != HLO_OPCODE_PARAMETER || r->operands[0] == r->operands[1])
+    return false;
+  if (r->opcode == HLO_OPCODE_MAXIMUM || r->opcode == HLO_OPCODE_MINIMUM) return true;
+  hlo_element_type_t t = x->shape.element_type;
+  bool integer = t == HLO_PRED || hlo_element_type_is_integer(t);
+  return integer && (r->opcode == HLO_OPCODE_ADD || r->opcode == HLO_OPCODE_MULTIPLY || r->opcode == HLO_OPCODE_AND ||
+                     r->opcode == HLO_OPCODE_OR || r->opcode == HLO_OPCODE_XOR);
+}
+
 /* el_reduce_row_fn of row kernels (emit_rows): a row reduce at the row's
- * index, unrolled along the row, its steps in order (so results are those
- * of the per-element loop).  The input's values at each position of the
- * row are defined at the kernel's top level, where the memo keeps them for
- * the outputs' elements at the same positions. */
+ * index, unrolled along the row.  One chain of steps makes each step wait
+ * for the one before (a NaN-propagating maximum is about ten dependent
+ * SIMD instructions on lavapipe), so a reduce that gives the same value in
+ * any order (exact_in_any_order: a softmax's max) and a row of C >=
+ * 2 * ROW_CHAIN_MIN elements is cut into up to ROW_CHAINS consecutive
+ * pieces, each folded by its own chain (the first from the init values,
+ * the others from their first element), the chains' steps interleaved,
+ * and the pieces combined pairwise, left before right: a schedule whose
+ * in-order traversal is the init values and the row in order (spec
+ * 'reduce').  Other reduces (floating-point sums) keep the row loop's
+ * order, so that every result is the unfused kernel's bit for bit.  The
+ * input's values at each position of the row are defined at the kernel's
+ * top level, where the memo keeps them for the outputs' elements at the
+ * same positions. */
+#define ROW_CHAINS 4
+#define ROW_CHAIN_MIN 8
 static vkhlo_status_t row_reduce_steps(elemental_emitter_t *E, const hlo_instruction_t *instr,
                                        el_name_t *index, int dim, int64_t len, el_name_t *acc,
                                        bool *handled) {
@@ -565,13 +595,36 @@ static vkhlo_status_t row_reduce_steps(elemental_emitter_t *E, const hlo_instruc
   if (!ctx->row_index || dim != o->rank - 1 || len != o->dimensions[o->rank - 1] ||
       !same_index(index, ctx->row_index, dim))
     return NULL;
-  vkhlo_status_t st = NULL;
-  for (int64_t j = 0; j < len && !st; j++) {
-    el_const_index(&index[dim], j);
-    st = el_reduce_step(E, instr, index, acc);
+  int n = instr->operand_count / 2;
+  int64_t chains = len / ROW_CHAIN_MIN < ROW_CHAINS ? len / ROW_CHAIN_MIN : ROW_CHAINS;
+  if (chains < 1 || n != 1 || !exact_in_any_order(instr)) chains = 1;
+  int64_t piece = (len + chains - 1) / chains;
+  el_name_t part[ROW_CHAINS][EL_MAX_RESULTS];
+  for (int k = 0; k < n; k++) part[0][k] = acc[k];
+  for (int64_t s = 0; s < piece; s++) {
+    for (int64_t c = 0; c < chains; c++) {
+      int64_t j = c * piece + s;
+      if (j >= len) continue;
+      el_const_index(&index[dim], j);
+      if (c == 0 || s > 0) {
+        VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, index, part[c]));
+        continue;
+      }
+      for (int k = 0; k < n; k++) { /* a piece's chain starts from its first element */
+        el_name_t v;
+        VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &v));
+        el_fresh(E, "pc", &part[c][k]);
+        el_line(E, instr, "%s %s = %s;",
+                glsl_compute_type_on(E->target, el_result_shape(instr, k)->element_type), part[c][k].s, v.s);
+      }
+    }
   }
-  *handled = st == NULL;
-  return st;
+  /* every piece has elements: (chains - 1) * piece < len as chains <= len / 8 */
+  for (int64_t w = 1; w < chains; w *= 2)
+    for (int64_t c = 0; c + w < chains; c += 2 * w)
+      VKHLO_RETURN_IF_ERROR(el_reduce_combine(E, instr, part[c], part[c + w]));
+  *handled = true;
+  return NULL;
 }
 
 static void store_output(elemental_emitter_t *E, const fusion_ctx_t *ctx,

@@ -346,6 +346,39 @@ static void check_layer_norm(const float *got, const float *x, int r, int c, con
   }
 }
 
+/* A row kernel folds a maximum over its row in pieces, each its own chain
+ * of steps, combined in order (emit_fusion.c, row_reduce_steps): the
+ * value of the one chain of the unfused kernel, bit for bit, with NaNs of
+ * two payloads in different pieces (the first one wins) and the sign of a
+ * zero maximum (+0 in the last piece of a row of -0: x - max shows it). */
+static void row_max_in_pieces(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static const char text[] =
+      "func.func @main(%x: tensor<8x79xf32>) -> tensor<8x79xf32> {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<8x79xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x79xf32>\n"
+      "  %d = stablehlo.subtract %x, %mb : tensor<8x79xf32>\n"
+      "  return %d : tensor<8x79xf32>\n"
+      "}\n";
+  float x[632];
+  fill(x, 632, 31);
+  x[75] = 900.0f; /* row 0: its maximum in the last piece */
+  uint32_t nan1 = 0x7fc00001u, nan2 = 0x7fc00002u;
+  memcpy(&x[79 + 30], &nan1, 4); /* row 1: two NaNs, in the second and the fourth piece */
+  memcpy(&x[79 + 70], &nan2, 4);
+  for (int j = 0; j < 79; j++) x[158 + j] = x[237 + j] = -0.0f; /* rows 2, 3: zeros */
+  x[158 + 78] = 0.0f; /* row 2: one +0, last */
+  float *got = fused_equals_unfused(ctx, text, x, 632, 632, "float pc", 1);
+  if (got[75] != 0.0f || got[0] != x[0] - 900.0f) fail_msg("row 0: %g, %g", got[75], got[0]);
+  for (int j = 0; j < 79; j++)
+    if (got[79 + j] == got[79 + j]) fail_msg("row 1 (NaNs): element %d is %g", j, got[79 + j]);
+  if (!signbit(got[158]) || got[158] != 0.0f) fail_msg("row 2: -0 - max is %g, want -0 (the maximum +0)", got[158]);
+  if (signbit(got[237]) || got[237] != 0.0f) fail_msg("row 3: -0 - max is %g, want +0 (the maximum -0)", got[237]);
+  free(got);
+}
+
 /* A layer norm whose scale and shift are parameters (as models give
  * them): on CPU devices with subgroup shuffles the row kernel reads them
  * once per invocation before its row loop, every lane a share of the
@@ -1116,6 +1149,7 @@ int main(void) {
       cmocka_unit_test(two_dimensions),
       cmocka_unit_test(softmax_and_variance),
       cmocka_unit_test(row_kernels),
+      cmocka_unit_test(row_max_in_pieces),
       cmocka_unit_test(layer_norm_parameters),
       cmocka_unit_test(layers_share_kernels),
       cmocka_unit_test(column_reductions),
