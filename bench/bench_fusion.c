@@ -149,12 +149,16 @@ typedef struct copier {
   bool has_negate;
 } copier_t;
 
-static const char negate16m[] =
-    "func.func @main(%x: tensor<16777216xf32>) -> tensor<16777216xf32> {\n"
-    "  %y = stablehlo.negate %x : tensor<16777216xf32>\n"
-    "  %z = stablehlo.abs %y : tensor<16777216xf32>\n"
-    "  return %z : tensor<16777216xf32>\n"
-    "}\n";
+/* The two-op program (abs of negate) over a tensor of |shape| ("16777216xf32"). */
+static void two_op_program(char *text, size_t size, const char *shape) {
+  snprintf(text, size,
+           "func.func @main(%%x: tensor<%s>) -> tensor<%s> {\n"
+           "  %%y = stablehlo.negate %%x : tensor<%s>\n"
+           "  %%z = stablehlo.abs %%y : tensor<%s>\n"
+           "  return %%z : tensor<%s>\n"
+           "}\n",
+           shape, shape, shape, shape, shape);
+}
 
 /* |negate|: the two-op program to time beside the copy (NULL: none) */
 static void copier_create(vkhlo_context_t *ctx, uint64_t size, const char *negate, copier_t *c) {
@@ -486,14 +490,7 @@ int main(int argc, char **argv) {
     have_big = true;
     copier_t copy;
     char negate[512];
-    if (rows[i].shape)
-      snprintf(negate, sizeof negate,
-               "func.func @main(%%x: tensor<%s>) -> tensor<%s> {\n"
-               "  %%y = stablehlo.negate %%x : tensor<%s>\n"
-               "  %%z = stablehlo.abs %%y : tensor<%s>\n"
-               "  return %%z : tensor<%s>\n"
-               "}\n",
-               rows[i].shape, rows[i].shape, rows[i].shape, rows[i].shape, rows[i].shape);
+    if (rows[i].shape) two_op_program(negate, sizeof negate, rows[i].shape);
     copier_create(ctx, rows[i].moved / 2, rows[i].shape ? negate : NULL, &copy);
     rr[i] = measure(ctx, rows[i].text, strlen(rows[i].text), repeat, &copy, &big, (double)rows[i].moved);
     copier_destroy(&copy);
@@ -505,7 +502,9 @@ int main(int argc, char **argv) {
   if (wanted("elementwise8")) {
     /* the copy moves as many bytes as the chain must: 64 MiB in, 64 MiB out */
     copier_t copy;
-    copier_create(ctx, 64ull << 20, negate16m, &copy);
+    char negate[512];
+    two_op_program(negate, sizeof negate, "16777216xf32");
+    copier_create(ctx, 64ull << 20, negate, &copy);
     ew = measure(ctx, elementwise8, strlen(elementwise8), repeat, &copy, NULL, 0);
     copier_destroy(&copy);
     row("elementwise8", ew);

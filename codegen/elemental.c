@@ -1643,17 +1643,6 @@ static vkhlo_status_t emit_reduce(elemental_emitter_t *E, const hlo_instruction_
   return NULL;
 }
 
-vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *instr,
-                              const el_name_t *index, el_name_t *acc) {
-  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
-  int n = instr->operand_count / 2;
-  if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "reduce with %d inputs", n);
-  el_name_t args[EL_MAX_RESULTS];
-  for (int k = 0; k < n; k++) args[k] = acc[k];
-  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &args[n + k]));
-  return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
-}
-
 vkhlo_status_t el_reduce_combine(elemental_emitter_t *E, const hlo_instruction_t *instr, el_name_t *acc,
                                  const el_name_t *part) {
   VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
@@ -1662,6 +1651,16 @@ vkhlo_status_t el_reduce_combine(elemental_emitter_t *E, const hlo_instruction_t
   el_name_t args[EL_MAX_RESULTS];
   for (int k = 0; k < n; k++) args[k] = acc[k], args[n + k] = part[k];
   return call_function(E, instr, instr->called_computations[0], 2 * n, args, n, acc);
+}
+
+vkhlo_status_t el_reduce_step(elemental_emitter_t *E, const hlo_instruction_t *instr,
+                              const el_name_t *index, el_name_t *acc) {
+  VKHLO_RETURN_IF_ERROR(need_called(instr, 1));
+  int n = instr->operand_count / 2;
+  if (n < 1 || n > EL_MAX_RESULTS / 2) return el_unimplemented(instr, "reduce with %d inputs", n);
+  el_name_t v[EL_MAX_RESULTS / 2];
+  for (int k = 0; k < n; k++) VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &v[k]));
+  return el_reduce_combine(E, instr, acc, v);
 }
 
 /* Multiply-accumulate of dot_general / convolution in the result type:

@@ -551,19 +551,17 @@ static vkhlo_status_t fused_reduce_row(elemental_emitter_t *E, const hlo_instruc
   return st;
 }
 
-/* Does reduce |x| give the same value whatever the order of its steps
- * (so that the row kernels may fold a row in pieces)?  A maximum or
- * minimum of its two parameters (a NaN-propagating one keeps the first
- * NaN as long as pieces combine left before right), or an integer or
- * boolean sum, product, and, or, xor (exact, wrapping). */
-static bool exact_in_any_order(const hlo_instruction_t *x) {
-  if (x->operand_count != 2 || x->called_count < 1) return false;
-  const hlo_instruction_t *r = x->called_computations[0]->root;
+/* Does reducer |body| over element type |t| give the same value whatever
+ * the order of its steps?  A maximum or minimum of its two parameters
+ * (up to which NaN, where several are: a NaN-propagating one keeps the
+ * first as long as the steps' pieces combine left before right), or an
+ * integer or boolean sum, product, and, or, xor (exact, wrapping). */
+static bool order_free(const hlo_computation_t *body, hlo_element_type_t t) {
+  const hlo_instruction_t *r = body->root;
   if (!r || r->operand_count != 2 || r->operands[0]->opcode != HLO_OPCODE_PARAMETER ||
       r->operands[1]->opcode != HLO_OPCODE_PARAMETER || r->operands[0] == r->operands[1])
     return false;
   if (r->opcode == HLO_OPCODE_MAXIMUM || r->opcode == HLO_OPCODE_MINIMUM) return true;
-  hlo_element_type_t t = x->shape.element_type;
   bool integer = t == HLO_PRED || hlo_element_type_is_integer(t);
   return integer && (r->opcode == HLO_OPCODE_ADD || r->opcode == HLO_OPCODE_MULTIPLY || r->opcode == HLO_OPCODE_AND ||
                      r->opcode == HLO_OPCODE_OR || r->opcode == HLO_OPCODE_XOR);
@@ -573,7 +571,7 @@ static bool exact_in_any_order(const hlo_instruction_t *x) {
  * index, unrolled along the row.  One chain of steps makes each step wait
  * for the one before (a NaN-propagating maximum is about ten dependent
  * SIMD instructions on lavapipe), so a reduce that gives the same value in
- * any order (exact_in_any_order: a softmax's max) and a row of C >=
+ * any order (order_free: a softmax's max) and a row of C >=
  * 2 * ROW_CHAIN_MIN elements is cut into up to ROW_CHAINS consecutive
  * pieces, each folded by its own chain (the first from the init values,
  * the others from their first element), the chains' steps interleaved,
@@ -595,34 +593,31 @@ static vkhlo_status_t row_reduce_steps(elemental_emitter_t *E, const hlo_instruc
   if (!ctx->row_index || dim != o->rank - 1 || len != o->dimensions[o->rank - 1] ||
       !same_index(index, ctx->row_index, dim))
     return NULL;
-  int n = instr->operand_count / 2;
+  /* one input and init (el_is_row_reduce), so one accumulator per chain */
   int64_t chains = len / ROW_CHAIN_MIN < ROW_CHAINS ? len / ROW_CHAIN_MIN : ROW_CHAINS;
-  if (chains < 1 || n != 1 || !exact_in_any_order(instr)) chains = 1;
+  if (chains < 1 || !order_free(instr->called_computations[0], instr->shape.element_type)) chains = 1;
   int64_t piece = (len + chains - 1) / chains;
-  el_name_t part[ROW_CHAINS][EL_MAX_RESULTS];
-  for (int k = 0; k < n; k++) part[0][k] = acc[k];
+  el_name_t part[ROW_CHAINS];
+  part[0] = acc[0];
   for (int64_t s = 0; s < piece; s++) {
     for (int64_t c = 0; c < chains; c++) {
       int64_t j = c * piece + s;
       if (j >= len) continue;
       el_const_index(&index[dim], j);
       if (c == 0 || s > 0) {
-        VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, index, part[c]));
+        VKHLO_RETURN_IF_ERROR(el_reduce_step(E, instr, index, &part[c]));
         continue;
       }
-      for (int k = 0; k < n; k++) { /* a piece's chain starts from its first element */
-        el_name_t v;
-        VKHLO_RETURN_IF_ERROR(el_operand(E, instr, k, index, &v));
-        el_fresh(E, "pc", &part[c][k]);
-        el_line(E, instr, "%s %s = %s;",
-                glsl_compute_type_on(E->target, el_result_shape(instr, k)->element_type), part[c][k].s, v.s);
-      }
+      el_name_t v; /* a piece's chain starts from its first element */
+      VKHLO_RETURN_IF_ERROR(el_operand(E, instr, 0, index, &v));
+      el_fresh(E, "pc", &part[c]);
+      el_line(E, instr, "%s %s = %s;", glsl_compute_type_on(E->target, instr->shape.element_type), part[c].s, v.s);
     }
   }
   /* every piece has elements: (chains - 1) * piece < len as chains <= len / 8 */
   for (int64_t w = 1; w < chains; w *= 2)
     for (int64_t c = 0; c + w < chains; c += 2 * w)
-      VKHLO_RETURN_IF_ERROR(el_reduce_combine(E, instr, part[c], part[c + w]));
+      VKHLO_RETURN_IF_ERROR(el_reduce_combine(E, instr, &part[c], &part[c + w]));
   *handled = true;
   return NULL;
 }
@@ -1220,15 +1215,6 @@ static void append_offset(strbuf_t *sb, const hlo_instruction_t *x, const el_nam
       strbuf_printf(sb, " + %s * %lld", index[d].s, (long long)stride[d]);
 }
 
-/* Is |body| (a reducer) maximum or minimum of its two parameters, whose
- * value does not depend on the order of the reduction? */
-static bool order_free(const hlo_computation_t *body) {
-  const hlo_instruction_t *r = body->root;
-  return r && (r->opcode == HLO_OPCODE_MAXIMUM || r->opcode == HLO_OPCODE_MINIMUM) && r->operand_count == 2 &&
-         r->operands[0]->opcode == HLO_OPCODE_PARAMETER && r->operands[1]->opcode == HLO_OPCODE_PARAMETER &&
-         r->operands[0] != r->operands[1];
-}
-
 /* The next query row's scores (emit_attention's software pipeline):
  * next[t] += q[k] * kc[t * K + k] for step t * K + k, |done| of |steps|
  * emitted; attention_fill emits up to |n| more. */
@@ -1265,7 +1251,7 @@ static vkhlo_status_t lanes_reduce(elemental_emitter_t *E, fusion_ctx_t *ctx, co
   VKHLO_RETURN_IF_ERROR(value_of(E, ctx, x->operands[1], NULL, &acc));
   const char *ty = glsl_compute_type_on(E->target, x->shape.element_type);
   int SG = (int)E->target->subgroup_size;
-  if (order_free(body)) {
+  if (order_free(body, x->shape.element_type)) {
     /* the lane's keys pairwise (a tree: key t + w joins key t when it is
      * below L, and keys below L come first), then the lanes' values by
      * butterfly (subgroupShuffleXor; a lane past L holds key L - 1, which
