@@ -42,7 +42,7 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkhlo_free(exe->allocator, exe->profile_dispatches);
   vkhlo_free(exe->allocator, exe->profile_ms);
   for (int i = 0; i < exe->kernel_count; i++) {
-    vkrt_pipeline_destroy(exe->kernels[i].pipeline);
+    if (!exe->kernels[i].pipeline_shared) vkrt_pipeline_destroy(exe->kernels[i].pipeline);
     vkhlo_free(exe->allocator, exe->kernels[i].name);
     vkhlo_free(exe->allocator, exe->kernels[i].glsl);
     vkhlo_free(exe->allocator, exe->kernels[i].spirv);
@@ -62,15 +62,69 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkhlo_free(exe->allocator, exe);
 }
 
+/* FNV-1a over a kernel's SPIR-V words and its layout. */
+static uint64_t kernel_code_hash(const exe_kernel_t *k, const uint32_t *words, size_t size_bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const uint64_t layout[4] = {k->binding_count, k->texel_views, k->scalar_views, k->has_push_constant};
+  const unsigned char *bytes[2] = {(const unsigned char *)layout, (const unsigned char *)words};
+  size_t sizes[2] = {sizeof layout, size_bytes};
+  for (int part = 0; part < 2; part++)
+    for (size_t i = 0; i < sizes[part]; i++) h = (h ^ bytes[part][i]) * 0x100000001b3ull;
+  return h;
+}
+
+static bool same_code(const exe_kernel_t *a, const uint32_t *a_words, size_t a_size, const exe_kernel_t *b,
+                      const uint32_t *b_words, size_t b_size) {
+  return a->binding_count == b->binding_count && a->texel_views == b->texel_views &&
+         a->scalar_views == b->scalar_views && a->has_push_constant == b->has_push_constant && a_size == b_size &&
+         memcmp(a_words, b_words, a_size) == 0;
+}
+
+vkhlo_status_t exe_create_pipelines(vkhlo_executable_t *exe, uint32_t *const *spirv, const size_t *spirv_size_bytes) {
+  vkrt_device_t *device = exe->context->device;
+  int n = exe->kernel_count, slots = 1;
+  while (slots < 2 * n) slots *= 2;
+  /* open addressing on the code hash: kernel index + 1, 0 for empty */
+  int *table = vkhlo_calloc(exe->allocator, (size_t)slots, sizeof *table);
+  uint64_t *hashes = vkhlo_calloc(exe->allocator, (size_t)n + 1, sizeof *hashes);
+  vkhlo_status_t st = table && hashes ? NULL : VKHLO_NO_MEMORY();
+  exe->stats.pipelines = 0;
+  for (int i = 0; i < n && !st; i++) {
+    exe_kernel_t *k = &exe->kernels[i];
+    const uint32_t *words = spirv ? spirv[i] : k->spirv;
+    size_t size = spirv ? spirv_size_bytes[i] : k->spirv_size_bytes;
+    hashes[i] = kernel_code_hash(k, words, size);
+    int slot = (int)(hashes[i] & (uint64_t)(slots - 1));
+    for (; table[slot]; slot = (slot + 1) & (slots - 1)) {
+      int j = table[slot] - 1;
+      const exe_kernel_t *o = &exe->kernels[j];
+      if (hashes[j] == hashes[i] && same_code(k, words, size, o, spirv ? spirv[j] : o->spirv,
+                                              spirv ? spirv_size_bytes[j] : o->spirv_size_bytes))
+        break;
+    }
+    if (table[slot]) {
+      k->pipeline = exe->kernels[table[slot] - 1].pipeline;
+      k->pipeline_shared = true;
+      continue;
+    }
+    st = vkrt_pipeline_create(device, words, size, k->binding_count, k->texel_views, k->scalar_views,
+                              k->has_push_constant ? 4 : 0, &k->pipeline);
+    if (st) {
+      st = vkhlo_status_annotate(st, "kernel %s", k->name);
+    } else {
+      table[slot] = i + 1;
+      exe->stats.pipelines++;
+    }
+  }
+  vkhlo_free(exe->allocator, table);
+  vkhlo_free(exe->allocator, hashes);
+  return st;
+}
+
 vkhlo_status_t exe_create_device_objects(vkhlo_executable_t *exe, uint32_t *const *spirv,
                                          const size_t *spirv_size_bytes, const void *constant_data) {
   vkrt_device_t *device = exe->context->device;
-  for (int i = 0; i < exe->kernel_count; i++) {
-    exe_kernel_t *k = &exe->kernels[i];
-    vkhlo_status_t st = vkrt_pipeline_create(device, spirv[i], spirv_size_bytes[i], k->binding_count, k->texel_views,
-                                             k->scalar_views, k->has_push_constant ? 4 : 0, &k->pipeline);
-    if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
-  }
+  VKHLO_RETURN_IF_ERROR(exe_create_pipelines(exe, spirv, spirv_size_bytes));
   for (int i = 0; i < exe->allocation_count; i++) {
     exe_buffer_allocation_t *a = &exe->allocations[i];
     if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;

@@ -240,6 +240,9 @@ typedef struct exe_kernel {
   size_t spirv_size_bytes;
   uint32_t push_constant;
   bool has_push_constant;
+  /* |pipeline| is an earlier kernel's, made from the same SPIR-V words for
+   * the same layout (exe_create_pipelines), and destroyed with that one */
+  bool pipeline_shared;
   /* codegen_kernel_t's tuning fields (compiled executables only): the
    * key (owned; NULL: no choices), the configuration and candidates */
   char *tune_key;
@@ -453,8 +456,19 @@ uint64_t exe_liveness_lower_bound(const vkhlo_executable_t *exe);
 /* Sum of the temp allocations' sizes. */
 uint64_t exe_temp_bytes(const vkhlo_executable_t *exe);
 
-/* api/executable_object.c: creates |exe|'s pipelines (kernel i from
- * spirv[i], spirv_size_bytes[i] bytes; borrowed), its constant and temp
+/* api/executable_object.c: a pipeline per kernel, kernel i's SPIR-V being
+ * spirv[i] (spirv_size_bytes[i] bytes; borrowed), or the kernel's own
+ * (k->spirv) where |spirv| is NULL.  Kernels whose words and layout
+ * (bindings, texel views, push constant) equal an earlier kernel's share
+ * its pipeline (pipeline_shared): a model's layers are the same kernels
+ * over other buffers, and each pipeline is a shader compilation in the
+ * driver.  Counts the pipelines made in exe->stats.pipelines.  On error
+ * what was created is left to vkhlo_executable_destroy.  Errors: the
+ * device's, annotated with the kernel's name. */
+vkhlo_status_t exe_create_pipelines(vkhlo_executable_t *exe, uint32_t *const *spirv, const size_t *spirv_size_bytes);
+
+/* api/executable_object.c: creates |exe|'s pipelines
+ * (exe_create_pipelines), its constant and temp
  * allocations (constants uploaded from |constant_data|, at each constant
  * allocation's constant_data_offset) and its command buffers, once the
  * program and buffer assignment are final.  On error what was created is

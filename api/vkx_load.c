@@ -1029,12 +1029,7 @@ static void unmap_file(mapping_t *m) {
 static vkhlo_status_t create_device_objects(vkhlo_executable_t *exe, const vkx_parsed_t *parsed,
                                             const uint8_t *constant_base) {
   vkrt_device_t *device = exe->context->device;
-  for (int i = 0; i < exe->kernel_count; i++) {
-    exe_kernel_t *k = &exe->kernels[i];
-    vkhlo_status_t st = vkrt_pipeline_create(device, k->spirv, k->spirv_size_bytes, k->binding_count, k->texel_views,
-                                             k->scalar_views, k->has_push_constant ? 4 : 0, &k->pipeline);
-    if (st) return vkhlo_status_annotate(st, "kernel %s", k->name);
-  }
+  VKHLO_RETURN_IF_ERROR(exe_create_pipelines(exe, NULL, NULL));
   for (int i = 0; i < exe->allocation_count; i++) {
     exe_buffer_allocation_t *a = &exe->allocations[i];
     if (a->kind == EXE_ALLOCATION_PARAMETER || a->kind == EXE_ALLOCATION_RESULT || a->size == 0) continue;

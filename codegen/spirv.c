@@ -38,7 +38,11 @@
  * module lives in <dir>/<32 hex digits>.spv as raw SPIR-V words.  Files are
  * written to a temporary name and renamed into place, so readers never see
  * a partial file; a cached file that is truncated, not SPIR-V, or rejected
- * by spirv-val is ignored and overwritten.  Failing to write the cache is
+ * by spirv-val is ignored and overwritten.  A compiler validates a file
+ * once: it keeps (key, hash of the words) of the files it validated or
+ * wrote, and a file read again with the same words is taken as it is (a
+ * model's layers are the same kernels, and spirv-val took most of the time
+ * of loading them).  Failing to write the cache is
  * not an error (the cache is an optimization).  The directory is
  * options->cache_dir, else $VKHLO_CACHE_DIR ("off" or "" disables), else
  * $XDG_CACHE_HOME/vkhlo, else $HOME/.cache/vkhlo; it is created on the
@@ -67,6 +71,18 @@
 #define MAX_LOG_CHARS 4000
 #define MAX_SOURCE_LINE_CHARS 160
 
+/* Cache files this compiler validated (see "Disk cache"). */
+#define VALIDATED_SLOTS 512
+
+typedef struct hash128 {
+  uint64_t lo, hi;
+} hash128_t;
+
+typedef struct validated_file {
+  bool used;
+  hash128_t key, words;
+} validated_file_t;
+
 struct spirv_compiler {
   bool optimize;
   unsigned signed_zero_inf_nan_preserve; /* SPIRV_FLOAT* widths */
@@ -75,13 +91,12 @@ struct spirv_compiler {
   spv_context context;
   spirv_compiler_stats_t stats;
   char key_prefix[256]; /* versions and options that change the output */
+  /* open addressing on key.lo; emptied when 3/4 full */
+  validated_file_t validated[VALIDATED_SLOTS];
+  int validated_count;
 };
 
 /* ---- hashing ------------------------------------------------------------ */
-
-typedef struct hash128 {
-  uint64_t lo, hi;
-} hash128_t;
 
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
@@ -231,8 +246,38 @@ vkhlo_status_t spirv_validate(spirv_compiler_t *c, const char *name, const uint3
   return st;
 }
 
-/* Loads a cached module; false (and nothing allocated) on any problem. */
-static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **out_words,
+static hash128_t words_hash(const uint32_t *words, size_t size) {
+  hash128_t h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  hash_bytes(&h, words, size);
+  return h;
+}
+
+/* Was the cache file of |key| with these words validated before?  (A
+ * model's layers are the same kernels: BERT-base's 132 load 8 modules.) */
+static bool validated_before(const spirv_compiler_t *c, hash128_t key, hash128_t words) {
+  for (unsigned i = (unsigned)key.lo % VALIDATED_SLOTS; c->validated[i].used; i = (i + 1) % VALIDATED_SLOTS) {
+    const validated_file_t *v = &c->validated[i];
+    if (v->key.lo == key.lo && v->key.hi == key.hi && v->words.lo == words.lo && v->words.hi == words.hi)
+      return true;
+  }
+  return false;
+}
+
+static void note_validated(spirv_compiler_t *c, hash128_t key, hash128_t words) {
+  if (c->validated_count >= VALIDATED_SLOTS / 4 * 3) {
+    memset(c->validated, 0, sizeof c->validated);
+    c->validated_count = 0;
+  }
+  unsigned i = (unsigned)key.lo % VALIDATED_SLOTS;
+  while (c->validated[i].used) i = (i + 1) % VALIDATED_SLOTS;
+  c->validated[i] = (validated_file_t){true, key, words};
+  c->validated_count++;
+}
+
+/* Loads a cached module; false (and nothing allocated) on any problem.
+ * spirv-val checks it unless this compiler validated the same words for
+ * |key| before. */
+static bool cache_load(spirv_compiler_t *c, hash128_t key, const char *path, uint32_t **out_words,
                        size_t *out_size) {
   FILE *f = fopen(path, "rb");
   if (!f) return false;
@@ -242,8 +287,15 @@ static bool cache_load(const spirv_compiler_t *c, const char *path, uint32_t **o
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size >= 20 && size % 4 == 0 && size <= MAX_CACHE_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
       (words = vkhlo_malloc(c->allocator, (size_t)size)) != NULL && fread(words, 1, (size_t)size, f) == (size_t)size &&
-      words[0] == SPIRV_MAGIC && validate_words(c, words, (size_t)size / 4, NULL))
-    ok = true;
+      words[0] == SPIRV_MAGIC) {
+    hash128_t h = words_hash(words, (size_t)size);
+    ok = validated_before(c, key, h);
+    if (!ok) c->stats.cache_validations++;
+    if (!ok && validate_words(c, words, (size_t)size / 4, NULL)) {
+      note_validated(c, key, h);
+      ok = true;
+    }
+  }
   fclose(f);
   if (!ok) {
     vkhlo_free(c->allocator, words);
@@ -601,7 +653,7 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
     key = cache_key(c, glsl);
     path = cache_path(c, key);
     if (!path) return VKHLO_NO_MEMORY();
-    if (cache_load(c, path, out_words, out_size_bytes)) {
+    if (cache_load(c, key, path, out_words, out_size_bytes)) {
       c->stats.cache_hits++;
       vkhlo_free(c->allocator, path);
       return NULL;
@@ -645,7 +697,10 @@ vkhlo_status_t spirv_compile_glsl(spirv_compiler_t *c, const char *name, const c
     return s;
   }
   c->stats.compiled++;
-  if (path) cache_store(c, path, words, count * sizeof *words);
+  if (path) {
+    cache_store(c, path, words, count * sizeof *words);
+    note_validated(c, key, words_hash(words, count * sizeof *words));
+  }
   vkhlo_free(c->allocator, path);
   *out_words = words;
   *out_size_bytes = count * sizeof *words;

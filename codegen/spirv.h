@@ -40,6 +40,9 @@ enum { SPIRV_FLOAT16 = 1u << 0, SPIRV_FLOAT32 = 1u << 1, SPIRV_FLOAT64 = 1u << 2
 typedef struct spirv_compiler_stats {
   int compiled;   /* modules compiled by glslang */
   int cache_hits; /* modules loaded from the disk cache */
+  /* cache files spirv-val checked: those this compiler had not validated
+   * or written with the same words before */
+  int cache_validations;
 } spirv_compiler_stats_t;
 
 vkhlo_status_t spirv_compiler_create(const spirv_compiler_options_t *options,

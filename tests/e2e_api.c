@@ -783,6 +783,62 @@ static void effects_inside_regions_keep_their_order(void **state) {
  * results kept alive are distinct buffers with their own values; destroyed
  * ones go back to the pool; the execute-destroy loop replays one recording
  * and allocates no device memory. */
+/* Two products of the same shapes are two kernels of the same code: one
+ * pipeline serves both (exe_create_pipelines), compiled and loaded from a
+ * serialized executable alike, and each still reads its own operands. */
+static const char two_layers_program[] =
+    "func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> tensor<16x32xf32> {\n"
+    "  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  %1 = stablehlo.dot_general %0, %w2, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  return %1 : tensor<16x32xf32>\n"
+    "}\n";
+
+static void layers_share_pipelines(void **state) {
+  vkhlo_context_t *ctx = *state;
+  static float x[16 * 32], w1[32 * 32], w2[32 * 32], h[16 * 32], want[16 * 32], got[16 * 32];
+  /* small integers: every product and sum is exact in f32 */
+  for (int i = 0; i < 16 * 32; i++) x[i] = (float)(i % 5 - 2);
+  for (int i = 0; i < 32 * 32; i++) w1[i] = (float)(i % 3 - 1), w2[i] = (float)((i * 7) % 5 - 2);
+  for (int m = 0; m < 16; m++)
+    for (int n = 0; n < 32; n++) {
+      float s = 0;
+      for (int k = 0; k < 32; k++) s += x[m * 32 + k] * w1[k * 32 + n];
+      h[m * 32 + n] = s;
+    }
+  for (int m = 0; m < 16; m++)
+    for (int n = 0; n < 32; n++) {
+      float s = 0;
+      for (int k = 0; k < 32; k++) s += h[m * 32 + k] * w2[k * 32 + n];
+      want[m * 32 + n] = s;
+    }
+  vkhlo_executable_t *exe = test_compile(ctx, two_layers_program);
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_t *loaded = NULL;
+  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &loaded));
+  free(data);
+  vkhlo_tensor_type_t tx = {VKHLO_F32, 2, {16, 32}}, tw = {VKHLO_F32, 2, {32, 32}};
+  vkhlo_buffer_t *args[3], *res;
+  expect_ok(vkhlo_buffer_create(ctx, &tx, x, &args[0]));
+  expect_ok(vkhlo_buffer_create(ctx, &tw, w1, &args[1]));
+  expect_ok(vkhlo_buffer_create(ctx, &tw, w2, &args[2]));
+  vkhlo_executable_t *exes[2] = {exe, loaded};
+  for (int e = 0; e < 2; e++) {
+    vkhlo_executable_stats_t s;
+    vkhlo_executable_stats(exes[e], &s);
+    assert_int_equal(s.kernels, 2);
+    assert_int_equal(s.pipelines, 1);
+    expect_ok(vkhlo_executable_execute(exes[e], 3, args, 1, &res));
+    expect_ok(vkhlo_buffer_read(res, got, sizeof got));
+    vkhlo_buffer_destroy(res);
+    for (int i = 0; i < 16 * 32; i++) assert_true(got[i] == want[i]);
+  }
+  for (int i = 0; i < 3; i++) vkhlo_buffer_destroy(args[i]);
+  vkhlo_executable_destroy(loaded);
+  vkhlo_executable_destroy(exe);
+}
+
 static void fresh_results_come_from_the_pool(void **state) {
   vkhlo_context_t *ctx = *state;
   vkhlo_executable_t *exe = test_compile(ctx, add_program);
@@ -924,6 +980,7 @@ int main(void) {
       cmocka_unit_test(effects_inside_regions_keep_their_order),
       cmocka_unit_test(float_semantics_are_ieee),
       cmocka_unit_test(fresh_results_come_from_the_pool),
+      cmocka_unit_test(layers_share_pipelines),
   };
   return cmocka_run_group_tests(tests, validated_context_setup, validated_context_teardown);
 }

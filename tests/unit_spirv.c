@@ -128,17 +128,24 @@ static void test_compile_and_cache(void **state) {
   expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
   assert_int_equal(spirv_compiler_stats(c)->compiled, 1);
   assert_int_equal(spirv_compiler_stats(c)->cache_hits, 1);
+  /* the file holds the words this compiler wrote: not validated again */
+  assert_int_equal(spirv_compiler_stats(c)->cache_validations, 0);
   assert_int_equal(n1, n2);
   assert_memory_equal(w1, w2, n1);
   free(w2);
   spirv_compiler_destroy(c);
 
-  /* A fresh compiler on the same directory hits too. */
+  /* A fresh compiler on the same directory hits too, validating the file
+   * the first time it reads it only. */
   expect_ok(spirv_compiler_create(&opts, &c));
-  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
-  assert_int_equal(spirv_compiler_stats(c)->cache_hits, 1);
-  assert_int_equal(spirv_compiler_stats(c)->compiled, 0);
-  free(w2);
+  for (int round = 1; round <= 2; round++) {
+    expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w2, &n2));
+    assert_int_equal(spirv_compiler_stats(c)->cache_hits, round);
+    assert_int_equal(spirv_compiler_stats(c)->cache_validations, 1);
+    assert_int_equal(spirv_compiler_stats(c)->compiled, 0);
+    assert_memory_equal(w1, w2, n1);
+    free(w2);
+  }
   spirv_compiler_destroy(c);
 
   /* Other options give another key (optimize off). */
@@ -170,28 +177,39 @@ static void test_corrupt_cache_is_ignored(void **state) {
   spirv_compiler_options_t opts = {.cache_dir = dir, .optimize = true};
   spirv_compiler_t *c = NULL;
   expect_ok(spirv_compiler_create(&opts, &c));
-  uint32_t *w = NULL;
-  size_t n = 0;
-  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
-  free(w);
+  uint32_t *w = NULL, *good = NULL;
+  size_t n = 0, good_size = 0;
+  expect_ok(spirv_compile_glsl(c, "add", kAddShader, &good, &good_size));
   char *path = only_file(dir);
 
-  /* Garbage of a plausible size, then a truncated module. */
-  for (int round = 0; round < 2; round++) {
+  /* Garbage of a plausible size, a truncated module, then the module this
+   * compiler wrote (and so knows valid) with its ID bound changed to 1: the
+   * same size and header, other words, so validated again and refused. */
+  for (int round = 0; round < 3; round++) {
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     if (round == 0) {
       fputs("this is not SPIR-V at all....", f);
-    } else {
+    } else if (round == 1) {
       uint32_t header[6] = {0x07230203u, 0x00010300u, 0, 100, 0, 0x00020011u};
       fwrite(header, sizeof header, 1, f);
+    } else {
+      uint32_t *bad = malloc(good_size);
+      memcpy(bad, good, good_size);
+      bad[3] = 1;
+      fwrite(bad, 1, good_size, f);
+      free(bad);
     }
     fclose(f);
     expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));
-    assert_int_equal(w[0], 0x07230203u);
+    assert_int_equal(n, good_size);
+    assert_memory_equal(w, good, n);
     free(w);
   }
-  assert_int_equal(spirv_compiler_stats(c)->compiled, 3);
+  free(good);
+  /* the garbage fails the magic number check before spirv-val */
+  assert_int_equal(spirv_compiler_stats(c)->cache_validations, 2);
+  assert_int_equal(spirv_compiler_stats(c)->compiled, 4);
   assert_int_equal(spirv_compiler_stats(c)->cache_hits, 0);
   /* The good module was written back. */
   expect_ok(spirv_compile_glsl(c, "add", kAddShader, &w, &n));

@@ -669,11 +669,11 @@ static int run_exe(vkhlo_context_t *ctx, const options_t *o, vkhlo_executable_t 
   if (o->stats) {
     vkhlo_executable_stats_t s;
     vkhlo_executable_stats(exe, &s);
-    printf("instructions: %" PRId64 "\nfused_clusters: %" PRId64 "\nkernels: %" PRId64
+    printf("instructions: %" PRId64 "\nfused_clusters: %" PRId64 "\nkernels: %" PRId64 "\npipelines: %" PRId64
            "\ndispatches: %" PRId64 "\nspirv_compiled: %" PRId64 "\nspirv_cache_hits: %" PRId64
            "\ncompile_ms: %.1f\nbytes_moved: %" PRId64 "\npeak_intermediate_bytes: %" PRId64
            "\nliveness_lower_bound_bytes: %" PRId64 "\nbarriers: %" PRId64 "\n",
-           s.instructions, s.fused_clusters, s.kernels, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
+           s.instructions, s.fused_clusters, s.kernels, s.pipelines, s.dispatches, s.spirv_compiled, s.spirv_cache_hits,
            s.compile_ms, s.bytes_moved, s.peak_intermediate_bytes, s.liveness_lower_bound_bytes, s.barriers);
   }
   if (o->dump_dir) render_fusion_svg(o->dump_dir);

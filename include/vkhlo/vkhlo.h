@@ -376,6 +376,10 @@ typedef struct vkhlo_executable_stats {
    * JAX's fori_loop and scan export) adds none: its body is recorded that
    * many times.  submit: 1; record: 0. */
   int64_t submissions;
+  /* Vulkan compute pipelines made: one per distinct kernel code (SPIR-V
+   * words and bindings); kernels of the same code, such as a model's
+   * layers, share one.  At most kernels. */
+  int64_t pipelines;
 } vkhlo_executable_stats_t;
 void vkhlo_executable_stats(const vkhlo_executable_t *executable, vkhlo_executable_stats_t *out);
 
