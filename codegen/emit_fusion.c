@@ -74,7 +74,7 @@ typedef struct memo_entry {
   const hlo_instruction_t *instr;
   char *key; /* the index expressions, comma-separated (heap) */
   int result_count;
-  el_name_t out[EL_MAX_RESULTS];
+  int out_first; /* its result_count names from fusion_ctx_t.memo_names[out_first] */
   glsl_scope_t scope; /* the block the values are defined in */
   unsigned hash;      /* of instr and key (memo_hash) */
   int prev;           /* the next older entry of the same bucket, -1: none */
@@ -94,6 +94,10 @@ typedef struct fusion_ctx {
   memo_entry_t *memo;
   int memo_count, memo_capacity;
   int *memo_heads; /* MEMO_BUCKETS newest entries, -1: none (NULL: not allocated) */
+  /* the entries' value names, a stack as they are (most have one result:
+   * a name array per entry made row kernels' memos megabytes) */
+  el_name_t *memo_names;
+  int memo_name_count, memo_name_capacity;
   /* Wide kernels: lanes per invocation (0: not wide), the lane being
    * emitted, and the operands loaded as words (bit k). */
   int wide, rows, lane; /* lane = row * wide + column */
@@ -115,6 +119,7 @@ static void memo_drop_closed(fusion_ctx_t *ctx, const elemental_emitter_t *E) {
   while (ctx->memo_count > 0 && !glsl_scope_open(&E->glsl, ctx->memo[ctx->memo_count - 1].scope)) {
     memo_entry_t *m = &ctx->memo[--ctx->memo_count];
     if (ctx->memo_heads) ctx->memo_heads[m->hash % MEMO_BUCKETS] = m->prev;
+    ctx->memo_name_count = m->out_first;
     vkhlo_free(E->allocator, m->key);
   }
 }
@@ -170,11 +175,23 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
     ctx->memo = nm;
     ctx->memo_capacity = nc;
   }
+  if (ctx->memo_name_count + result_count > ctx->memo_name_capacity) {
+    int nc = ctx->memo_name_capacity ? ctx->memo_name_capacity * 2 : 64;
+    while (nc < ctx->memo_name_count + result_count) nc *= 2;
+    el_name_t *nn = vkhlo_realloc(E->allocator, ctx->memo_names, sizeof *nn * (size_t)nc);
+    if (!nn) {
+      vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
+      return;
+    }
+    ctx->memo_names = nn;
+    ctx->memo_name_capacity = nc;
+  }
   memo_entry_t *m = &ctx->memo[ctx->memo_count++];
   m->instr = instr;
   m->key = key;
   m->result_count = result_count;
-  for (int r = 0; r < result_count; r++) m->out[r] = out[r];
+  m->out_first = ctx->memo_name_count;
+  for (int r = 0; r < result_count; r++) ctx->memo_names[ctx->memo_name_count++] = out[r];
   m->scope = glsl_innermost(&E->glsl);
   m->hash = memo_hash(instr, key);
   m->prev = ctx->memo_heads[m->hash % MEMO_BUCKETS];
@@ -327,7 +344,7 @@ static vkhlo_status_t value_of(elemental_emitter_t *E, fusion_ctx_t *ctx,
   if (!key) return VKHLO_NO_MEMORY();
   const memo_entry_t *hit = memo_find(ctx, E, x, key);
   if (hit) {
-    for (int r = 0; r < hit->result_count; r++) out[r] = hit->out[r];
+    for (int r = 0; r < hit->result_count; r++) out[r] = ctx->memo_names[hit->out_first + r];
     vkhlo_free(E->allocator, key);
     return NULL;
   }
@@ -1712,6 +1729,7 @@ vkhlo_status_t codegen_emit_fusion(elemental_emitter_t *E, const hlo_instruction
   for (int i = 0; i < ctx.memo_count; i++) vkhlo_free(E->allocator, ctx.memo[i].key);
   vkhlo_free(E->allocator, ctx.memo);
   vkhlo_free(E->allocator, ctx.memo_heads);
+  vkhlo_free(E->allocator, ctx.memo_names);
   E->operand_value = codegen_load_operand;
   E->operand_linear = NULL;
   E->operand_run = NULL;
