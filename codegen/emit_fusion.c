@@ -165,26 +165,15 @@ static void memo_add(fusion_ctx_t *ctx, const elemental_emitter_t *E,
     }
     for (int b = 0; b < MEMO_BUCKETS; b++) ctx->memo_heads[b] = -1;
   }
-  if (ctx->memo_count == ctx->memo_capacity) {
-    int nc = ctx->memo_capacity ? ctx->memo_capacity * 2 : 32;
-    memo_entry_t *nm = vkhlo_realloc(E->allocator, ctx->memo, sizeof *nm * (size_t)nc);
-    if (!nm) {
-      vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
-      return;
-    }
-    ctx->memo = nm;
-    ctx->memo_capacity = nc;
-  }
-  if (ctx->memo_name_count + result_count > ctx->memo_name_capacity) {
-    int nc = ctx->memo_name_capacity ? ctx->memo_name_capacity * 2 : 64;
-    while (nc < ctx->memo_name_count + result_count) nc *= 2;
-    el_name_t *nn = vkhlo_realloc(E->allocator, ctx->memo_names, sizeof *nn * (size_t)nc);
-    if (!nn) {
-      vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
-      return;
-    }
-    ctx->memo_names = nn;
-    ctx->memo_name_capacity = nc;
+  void *entries = ctx->memo, *names = ctx->memo_names;
+  bool room = array_reserve(E->allocator, &entries, &ctx->memo_capacity, ctx->memo_count + 1, sizeof *ctx->memo);
+  ctx->memo = entries;
+  room = room && array_reserve(E->allocator, &names, &ctx->memo_name_capacity, ctx->memo_name_count + result_count,
+                               sizeof *ctx->memo_names);
+  ctx->memo_names = names;
+  if (!room) {
+    vkhlo_free(E->allocator, key); /* memoization is an optimization: go on without it */
+    return;
   }
   memo_entry_t *m = &ctx->memo[ctx->memo_count++];
   m->instr = instr;

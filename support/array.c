@@ -3,14 +3,21 @@
 
 #include <stdlib.h>
 
+bool array_reserve(const vkhlo_allocator_t *allocator, void **array, int *capacity, int needed, size_t item_size) {
+  if (needed <= *capacity) return true;
+  int cap = *capacity ? *capacity : 8;
+  while (cap < needed) cap *= 2;
+  void *p = vkhlo_realloc(allocator, *array, item_size * (size_t)cap);
+  if (!p) return false;
+  *array = p;
+  *capacity = cap;
+  return true;
+}
+
 bool int_array_push(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value) {
-  if (*count == *capacity) {
-    int cap = *capacity ? *capacity * 2 : 8;
-    int *p = vkhlo_realloc(allocator, *array, sizeof *p * (size_t)cap);
-    if (!p) return false;
-    *array = p;
-    *capacity = cap;
-  }
+  void *p = *array;
+  if (!array_reserve(allocator, &p, capacity, *count + 1, sizeof **array)) return false;
+  *array = p;
   (*array)[(*count)++] = value;
   return true;
 }

@@ -13,6 +13,11 @@
 
 #include "support/alloc.h"
 
+/* Makes room for |needed| items of |item_size| bytes in *array (any item
+ * type; *capacity counted in items), doubling from 8.  False on
+ * out-of-memory, leaving the array as it was. */
+bool array_reserve(const vkhlo_allocator_t *allocator, void **array, int *capacity, int needed, size_t item_size);
+
 /* Appends |value| to *array, growing it (doubling) when *count ==
  * *capacity.  False on out-of-memory, leaving the array as it was. */
 bool int_array_push(const vkhlo_allocator_t *allocator, int **array, int *count, int *capacity, int value);

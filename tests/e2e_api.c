@@ -793,24 +793,24 @@ static const char two_layers_program[] =
     "  return %1 : tensor<16x32xf32>\n"
     "}\n";
 
+/* c[16, 32] = a[16, 32] b[32, 32], row-major */
+static void host_product_16x32(const float *a, const float *b, float *c) {
+  for (int m = 0; m < 16; m++)
+    for (int n = 0; n < 32; n++) {
+      float s = 0;
+      for (int k = 0; k < 32; k++) s += a[m * 32 + k] * b[k * 32 + n];
+      c[m * 32 + n] = s;
+    }
+}
+
 static void layers_share_pipelines(void **state) {
   vkhlo_context_t *ctx = *state;
   static float x[16 * 32], w1[32 * 32], w2[32 * 32], h[16 * 32], want[16 * 32], got[16 * 32];
   /* small integers: every product and sum is exact in f32 */
   for (int i = 0; i < 16 * 32; i++) x[i] = (float)(i % 5 - 2);
   for (int i = 0; i < 32 * 32; i++) w1[i] = (float)(i % 3 - 1), w2[i] = (float)((i * 7) % 5 - 2);
-  for (int m = 0; m < 16; m++)
-    for (int n = 0; n < 32; n++) {
-      float s = 0;
-      for (int k = 0; k < 32; k++) s += x[m * 32 + k] * w1[k * 32 + n];
-      h[m * 32 + n] = s;
-    }
-  for (int m = 0; m < 16; m++)
-    for (int n = 0; n < 32; n++) {
-      float s = 0;
-      for (int k = 0; k < 32; k++) s += h[m * 32 + k] * w2[k * 32 + n];
-      want[m * 32 + n] = s;
-    }
+  host_product_16x32(x, w1, h);
+  host_product_16x32(h, w2, want);
   vkhlo_executable_t *exe = test_compile(ctx, two_layers_program);
   void *data;
   size_t size;
