@@ -231,8 +231,17 @@ static vkhlo_status_t stage_device_objects(compile_job_t *job) {
   for (int i = 0; i < exe->kernel_count; i++) {
     exe_kernel_t *k = &exe->kernels[i];
     /* The module stays with the kernel, for vkhlo_executable_save
-     * (api/vkx_write.c); user kernels hold theirs already. */
-    if (!k->spirv) {
+     * (api/vkx_write.c); user kernels hold theirs already.  A kernel that
+     * shares an earlier one's pipeline has its words: it shares them. */
+    const exe_kernel_t *owner = NULL;
+    for (int j = 0; k->pipeline_shared && j < i && !owner; j++)
+      if (exe->kernels[j].pipeline == k->pipeline && !exe->kernels[j].pipeline_shared) owner = &exe->kernels[j];
+    if (!k->spirv && owner && owner->spirv) {
+      k->spirv = owner->spirv;
+      k->spirv_size_bytes = owner->spirv_size_bytes;
+      k->spirv_shared = true;
+      vkhlo_free(job->context->allocator, job->spirv[i]);
+    } else if (!k->spirv) {
       k->spirv = job->spirv[i];
       k->spirv_size_bytes = job->spirv_size_bytes[i];
     } else {

@@ -45,7 +45,7 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
     if (!exe->kernels[i].pipeline_shared) vkrt_pipeline_destroy(exe->kernels[i].pipeline);
     vkhlo_free(exe->allocator, exe->kernels[i].name);
     vkhlo_free(exe->allocator, exe->kernels[i].glsl);
-    vkhlo_free(exe->allocator, exe->kernels[i].spirv);
+    if (!exe->kernels[i].spirv_shared) vkhlo_free(exe->allocator, exe->kernels[i].spirv);
     vkhlo_free(exe->allocator, exe->kernels[i].tune_key);
   }
   vkhlo_free(exe->allocator, exe->tuning);
@@ -77,7 +77,7 @@ static bool same_code(const exe_kernel_t *a, const uint32_t *a_words, size_t a_s
                       const uint32_t *b_words, size_t b_size) {
   return a->binding_count == b->binding_count && a->texel_views == b->texel_views &&
          a->scalar_views == b->scalar_views && a->has_push_constant == b->has_push_constant && a_size == b_size &&
-         memcmp(a_words, b_words, a_size) == 0;
+         (a_words == b_words || memcmp(a_words, b_words, a_size) == 0);
 }
 
 vkhlo_status_t exe_create_pipelines(vkhlo_executable_t *exe, uint32_t *const *spirv, const size_t *spirv_size_bytes) {

@@ -243,6 +243,9 @@ typedef struct exe_kernel {
   /* |pipeline| is an earlier kernel's, made from the same SPIR-V words for
    * the same layout (exe_create_pipelines), and destroyed with that one */
   bool pipeline_shared;
+  /* |spirv| is an earlier kernel's module (the same words), freed with that
+   * one; a .vkx file stores it once (KERN in api/vkx.h) */
+  bool spirv_shared;
   /* codegen_kernel_t's tuning fields (compiled executables only): the
    * key (owned; NULL: no choices), the configuration and candidates */
   char *tune_key;

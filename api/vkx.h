@@ -50,8 +50,11 @@
  *         u32 group_count[3], u32 flags (bit 0 has_push_constant),
  *         u32 push_constant, u64 texel_views, u64 scalar_views (bit i:
  *         binding i is also bound as a uniform texel buffer of RGBA32UI,
- *         R32UI texels, exe_kernel_t), u64 spirv_size_bytes, the SPIR-V
- *         words
+ *         R32UI texels, exe_kernel_t), i32 spirv_of: -1 and then u64
+ *         spirv_size_bytes and the SPIR-V words, or the index of an
+ *         earlier kernel (one with words of its own) whose module this
+ *         kernel runs, and nothing more (a model's layers are the same
+ *         kernels over other buffers: each module is stored once)
  *   PROG  u32 position_count, u32 flags (bit 0 straight_line), the main
  *         sequence.  A sequence is u32 count and that many thunks; a thunk
  *         is u32 kind (exe_thunk_kind_t), i32 position, then
@@ -106,8 +109,8 @@
 #include "api/internal.h"
 
 #define VKX_MAGIC "VKHLOVKX"
-#define VKX_VERSION 5u /* 3: while loops carry their trip count; 4: and their gate kernels; 5: copies their
-                           destination offset */
+#define VKX_VERSION 6u /* 3: while loops carry their trip count; 4: and their gate kernels; 5: copies their
+                           destination offset; 6: kernels of one module store it once */
 #define VKX_HEADER_BYTES 48u
 #define VKX_SECTION_COUNT 10u
 #define VKX_MAX_DEPTH 32

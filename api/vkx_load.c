@@ -855,6 +855,19 @@ static void read_sections(cursor_t *c, vkx_parsed_t *out) {
       if (!s.err && k->binding_count < 64 && (k->texel_views | k->scalar_views) >> k->binding_count)
         fail_at(&s, at, "texel views of bindings past the kernel's %u", k->binding_count);
       at = s.pos;
+      int32_t spirv_of = i32(&s, "kernel SPIR-V of");
+      if (s.err) break;
+      if (spirv_of != -1) {
+        if (spirv_of < 0 || spirv_of >= i || exe->kernels[spirv_of].spirv_shared) {
+          fail_at(&s, at, "kernel %d runs the SPIR-V of kernel %d, not an earlier kernel's own", i, (int)spirv_of);
+          break;
+        }
+        k->spirv = exe->kernels[spirv_of].spirv;
+        k->spirv_size_bytes = exe->kernels[spirv_of].spirv_size_bytes;
+        k->spirv_shared = true;
+        continue;
+      }
+      at = s.pos;
       uint64_t size = u64(&s, "SPIR-V size");
       if (s.err) break;
       if (size < 20 || size % 4 || size > s.size - s.pos) {

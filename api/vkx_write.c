@@ -277,6 +277,11 @@ static vkhlo_status_t serialize(const vkhlo_executable_t *exe, bool side_weights
     put_u32(&w, k->push_constant);
     put_u64(&w, k->texel_views);
     put_u64(&w, k->scalar_views);
+    int spirv_of = -1;
+    for (int j = 0; k->spirv_shared && j < i && spirv_of < 0; j++)
+      if (exe->kernels[j].spirv == k->spirv && !exe->kernels[j].spirv_shared) spirv_of = j;
+    put_i32(&w, spirv_of);
+    if (spirv_of >= 0) continue;
     put_u64(&w, k->spirv_size_bytes);
     put(&w, k->spirv, k->spirv_size_bytes);
   }

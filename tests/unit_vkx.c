@@ -312,6 +312,48 @@ static void malformed_files(void **state) {
   free(data);
 }
 
+/* Two products of the same shapes run one SPIR-V module: the file stores
+ * it once (the second kernel's spirv_of names the first), the loaded
+ * kernels share it, and a reference that is not to an earlier kernel's
+ * own module is refused. */
+static const char two_layers[] =
+    "func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> tensor<16x32xf32> {\n"
+    "  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  %1 = stablehlo.dot_general %0, %w2, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  return %1 : tensor<16x32xf32>\n"
+    "}\n";
+
+static void modules_stored_once(void **state) {
+  vkhlo_context_t *ctx = *state;
+  vkhlo_executable_t *exe = compile(ctx, two_layers);
+  assert_int_equal(exe->kernel_count, 2);
+  assert_true(exe->kernels[1].spirv_shared && exe->kernels[1].spirv == exe->kernels[0].spirv);
+  size_t module = exe->kernels[0].spirv_size_bytes;
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_destroy(exe);
+  vkx_parsed_t parsed;
+  expect_ok(vkx_parse(NULL, data, size, &parsed));
+  const vkhlo_executable_t *p = parsed.exe;
+  assert_true(!p->kernels[0].spirv_shared && p->kernels[1].spirv_shared);
+  assert_ptr_equal(p->kernels[1].spirv, p->kernels[0].spirv);
+  /* kernel 1's entry ends at its spirv_of: str name, u32 bindings, u32
+   * group_count[3], u32 flags, u32 push constant, u64 views x 2 */
+  size_t spirv_of = parsed.kernel_at[1] + 4 + strlen(p->kernels[1].name) + 4 * 6 + 16;
+  assert_true(size < 2 * module); /* one module in the file, not two */
+  vkx_parsed_free(&parsed);
+  uint8_t *copy = malloc(size);
+  for (int bad = 1; bad <= 2; bad++) { /* itself; a later kernel */
+    memcpy(copy, data, size);
+    copy[spirv_of] = (uint8_t)bad;
+    reseal(copy, size);
+    expect_malformed(ctx, copy, size, "runs the SPIR-V of kernel");
+  }
+  free(copy);
+  free(data);
+}
+
 /* A PROG section of while loops nested |depth| deep (empty bodies),
  * spliced into a valid file and sealed. */
 static uint8_t *nested_program(const uint8_t *valid, size_t size, int depth, size_t *out_size) {
@@ -744,6 +786,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(load_runs_like_compile), cmocka_unit_test(host_calls_and_conditionals),
       cmocka_unit_test(side_weights_file),
+      cmocka_unit_test(modules_stored_once),
       cmocka_unit_test(malformed_files),        cmocka_unit_test(nesting_depth),
       cmocka_unit_test(counted_loops_survive_the_file),
       cmocka_unit_test(missing_feature),        cmocka_unit_test(pipeline_cache_file),
