@@ -5,6 +5,7 @@
  * exe_create_device_objects; executing it is api/execute.c.
  */
 #include "api/internal.h"
+#include "support/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +63,10 @@ void vkhlo_executable_destroy(vkhlo_executable_t *exe) {
   vkhlo_free(exe->allocator, exe);
 }
 
-/* FNV-1a over a kernel's SPIR-V words and its layout. */
+/* A kernel's layout and SPIR-V words, hashed. */
 static uint64_t kernel_code_hash(const exe_kernel_t *k, const uint32_t *words, size_t size_bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
   const uint64_t layout[4] = {k->binding_count, k->texel_views, k->scalar_views, k->has_push_constant};
-  const unsigned char *bytes[2] = {(const unsigned char *)layout, (const unsigned char *)words};
-  size_t sizes[2] = {sizeof layout, size_bytes};
-  for (int part = 0; part < 2; part++)
-    for (size_t i = 0; i < sizes[part]; i++) h = (h ^ bytes[part][i]) * 0x100000001b3ull;
-  return h;
+  return fnv1a(fnv1a(FNV1A_BASIS, layout, sizeof layout), words, size_bytes);
 }
 
 static bool same_code(const exe_kernel_t *a, const uint32_t *a_words, size_t a_size, const exe_kernel_t *b,

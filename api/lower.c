@@ -54,6 +54,7 @@
  */
 #include "api/lowering.h"
 #include "support/array.h"
+#include "support/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,11 +62,6 @@
 
 
 
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
 
 
 static int new_buffer(lowering_t *l, exe_buffer_kind_t kind, uint64_t size_bytes, const char *name) {
@@ -153,7 +149,7 @@ static vkhlo_status_t alias_value(const vkhlo_allocator_t *allocator, value_bufs
 
 static vkhlo_status_t add_kernel(lowering_t *l, codegen_kernel_t *k, int *out_index) {
   vkhlo_executable_t *exe = l->exe;
-  uint64_t h = fnv1a(k->glsl);
+  uint64_t h = fnv1a(FNV1A_BASIS, k->glsl, strlen(k->glsl));
   for (int i = 0; i < exe->kernel_count; i++) {
     if (l->kernel_hashes[i] == h && strcmp(exe->kernels[i].glsl, k->glsl) == 0) {
       *out_index = i;

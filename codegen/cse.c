@@ -30,6 +30,7 @@
  * region computations (two reduces with equal but distinct bodies stay).
  */
 #include "codegen/passes.h"
+#include "support/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -181,11 +182,8 @@ static uint64_t instruction_hash(const hlo_instruction_t *in) {
   for (int k = 0; k < in->operand_count; k++) h = mix(h, (uint64_t)in->operands[k]->id);
   if (in->opcode == HLO_OPCODE_CONSTANT && in->literal) {
     /* FNV-1a over (at most) the first 256 bytes of the value. */
-    const unsigned char *p = in->literal->data;
     size_t n = in->literal->size_bytes < 256 ? in->literal->size_bytes : 256;
-    uint64_t f = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) f = (f ^ p[i]) * 0x100000001b3ULL;
-    h = mix(h, f);
+    h = mix(h, fnv1a(FNV1A_BASIS, in->literal->data, n));
   }
   return h;
 }

@@ -71,6 +71,7 @@
 #include "hlo/hlo.h"
 #include "hlo/literal.h"
 #include "hlo/refine.h"
+#include "support/hash.h"
 
 #define MAX_DEPTH 256
 
@@ -1731,16 +1732,10 @@ static void parse_conv_window(parser_t *p, hlo_attrs_t *a) {
 
 /* ========================================================== scopes */
 
-static uint64_t hash_name(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
 static binding_t *scope_find(scope_t *s, const char *name, size_t len) {
   if (!s->table_cap) return NULL;
   size_t mask = s->table_cap - 1;
-  for (size_t i = hash_name(name, len) & mask;; i = (i + 1) & mask) {
+  for (size_t i = fnv1a(FNV1A_BASIS, name, len) & mask;; i = (i + 1) & mask) {
     binding_t *b = &s->table[i];
     if (!b->name) return NULL;
     if (b->len == len && memcmp(b->name, name, len) == 0) return b;
@@ -1765,7 +1760,7 @@ static binding_t *scope_insert(parser_t *p, scope_t *s, const char *name, size_t
   binding_t *b = scope_find(s, name, len);
   if (b) return b; /* redefinition shadows (MLIR would reject it) */
   size_t mask = s->table_cap - 1;
-  size_t i = hash_name(name, len) & mask;
+  size_t i = fnv1a(FNV1A_BASIS, name, len) & mask;
   while (s->table[i].name) i = (i + 1) & mask;
   b = &s->table[i];
   b->name = name;

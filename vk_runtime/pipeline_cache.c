@@ -13,18 +13,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "vk_runtime/vkrt_internal.h"
 #include "support/file.h"
+#include "support/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static uint64_t fnv1a(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 static uint32_t rd32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -99,7 +94,7 @@ vkhlo_status_t vkrt_pipeline_cache_open(vkrt_device_t *d, const char *dir) {
     size = 0;
     r = d->vk.vkCreatePipelineCache(d->device, &info, d->alloc, &cache);
   }
-  uint64_t hash = data ? fnv1a(data, size) : 0;
+  uint64_t hash = data ? fnv1a(FNV1A_BASIS, data, size) : 0;
   vkhlo_free(d->allocator, data);
   if (r != VK_SUCCESS) {
     vkhlo_free(d->allocator, path);
@@ -126,7 +121,7 @@ vkhlo_status_t vkrt_pipeline_cache_save(vkrt_device_t *d) {
     vkhlo_free(d->allocator, data);
     return vkrt_vk_status("vkGetPipelineCacheData", r);
   }
-  uint64_t hash = fnv1a(data, size);
+  uint64_t hash = fnv1a(FNV1A_BASIS, data, size);
   vkhlo_status_t st = NULL;
   if (size != d->pipeline_cache_loaded_size || hash != d->pipeline_cache_loaded_hash) {
     st = support_write_file(d->allocator, d->pipeline_cache_path, data, size);
