@@ -786,12 +786,6 @@ static void effects_inside_regions_keep_their_order(void **state) {
 /* Two products of the same shapes are two kernels of the same code: one
  * pipeline serves both (exe_create_pipelines), compiled and loaded from a
  * serialized executable alike, and each still reads its own operands. */
-static const char two_layers_program[] =
-    "func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> tensor<16x32xf32> {\n"
-    "  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
-    "  %1 = stablehlo.dot_general %0, %w2, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
-    "  return %1 : tensor<16x32xf32>\n"
-    "}\n";
 
 /* c[16, 32] = a[16, 32] b[32, 32], row-major */
 static void host_product_16x32(const float *a, const float *b, float *c) {
@@ -811,13 +805,8 @@ static void layers_share_pipelines(void **state) {
   for (int i = 0; i < 32 * 32; i++) w1[i] = (float)(i % 3 - 1), w2[i] = (float)((i * 7) % 5 - 2);
   host_product_16x32(x, w1, h);
   host_product_16x32(h, w2, want);
-  vkhlo_executable_t *exe = test_compile(ctx, two_layers_program);
-  void *data;
-  size_t size;
-  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
-  vkhlo_executable_t *loaded = NULL;
-  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &loaded));
-  free(data);
+  vkhlo_executable_t *exe = test_compile(ctx, test_two_products_program);
+  vkhlo_executable_t *loaded = test_reload(ctx, exe);
   vkhlo_tensor_type_t tx = {VKHLO_F32, 2, {16, 32}}, tw = {VKHLO_F32, 2, {32, 32}};
   vkhlo_buffer_t *args[3], *res;
   expect_ok(vkhlo_buffer_create(ctx, &tx, x, &args[0]));

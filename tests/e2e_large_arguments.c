@@ -138,12 +138,7 @@ static void split_arguments(void **state) {
   run(split, sargs, got, scounts);
   for (int r = 0; r < RESULTS; r++) assert_int_equal(counts[r], scounts[r]);
   /* the .vkx round trip keeps the views */
-  void *data;
-  size_t size;
-  expect_ok(vkhlo_executable_serialize(split, &data, &size));
-  vkhlo_executable_t *loaded = NULL;
-  expect_ok(vkhlo_executable_load(small, data, size, NULL, &loaded));
-  free(data);
+  vkhlo_executable_t *loaded = test_reload(small, split);
   run(loaded, sargs, again, scounts);
   /* the gathered rows and the table itself bit for bit */
   check_split(want, got, again, counts, RESULTS, 1e-5, 1u | 1u << (RESULTS - 1));
@@ -272,12 +267,7 @@ static const char lookup_program[] =
 static void compare_split(vkhlo_context_t *ctx, const char *text, const int64_t *counts, int nr, int exact) {
   vkhlo_context_t *small = test_context_with_env("VKHLO_MAX_BINDING_BYTES", "65536");
   vkhlo_executable_t *whole = test_compile(ctx, text), *split = test_compile(small, text);
-  void *data;
-  size_t size;
-  expect_ok(vkhlo_executable_serialize(split, &data, &size));
-  vkhlo_executable_t *loaded = NULL;
-  expect_ok(vkhlo_executable_load(small, data, size, NULL, &loaded));
-  free(data);
+  vkhlo_executable_t *loaded = test_reload(small, split);
   float *want[4], *got[4], *again[4];
   assert_int_equal(vkhlo_executable_result_count(split), nr);
   run_results(ctx, whole, want);

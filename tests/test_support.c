@@ -106,6 +106,23 @@ vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text) {
   return exe;
 }
 
+vkhlo_executable_t *test_reload(vkhlo_context_t *ctx, const vkhlo_executable_t *exe) {
+  void *data;
+  size_t size;
+  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
+  vkhlo_executable_t *loaded = NULL;
+  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &loaded));
+  free(data);
+  return loaded;
+}
+
+const char test_two_products_program[] =
+    "func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> tensor<16x32xf32> {\n"
+    "  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  %1 = stablehlo.dot_general %0, %w2, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
+    "  return %1 : tensor<16x32xf32>\n"
+    "}\n";
+
 vkhlo_executable_t *test_compile_dumped(vkhlo_context_t *ctx, const char *text, char *dir) {
   assert_non_null(mkdtemp(dir));
   vkhlo_compile_options_t o;

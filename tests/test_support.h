@@ -38,6 +38,15 @@ void test_remove_dir(const char *dir);
  * current test on an error.  The caller destroys the executable. */
 vkhlo_executable_t *test_compile(vkhlo_context_t *ctx, const char *text);
 
+/* |exe| serialized (vkhlo_executable_serialize) and loaded on |ctx|: a new
+ * executable, which the caller destroys (|exe| stays); fails the test on
+ * an error. */
+vkhlo_executable_t *test_reload(vkhlo_context_t *ctx, const vkhlo_executable_t *exe);
+
+/* x[16, 32] w1[32, 32] w2[32, 32] as two dot_generals of the same shapes
+ * (parameters x, w1, w2): two kernels of one code. */
+extern const char test_two_products_program[];
+
 /* The same with its dumps (compile option dump_dir) in a new directory
  * made from |dir|, a mkdtemp template ("/tmp/nameXXXXXX") that becomes its
  * name: for test_dump_contains; the caller removes it (test_remove_dir). */

@@ -160,13 +160,8 @@ static void host_calls_and_conditionals(void **state) {
       "  }) : (tensor<i1>) -> tensor<4xf32>\n"
       "  %t2 = \"stablehlo.outfeed\"(%c, %r#1) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
       "  return %c : tensor<4xf32>\n}\n";
-  vkhlo_executable_t *exe = compile(ctx, text);
-  void *data;
-  size_t size;
-  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
-  vkhlo_executable_destroy(exe);
-  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &exe));
-  free(data);
+  vkhlo_executable_t *compiled = compile(ctx, text), *exe = test_reload(ctx, compiled);
+  vkhlo_executable_destroy(compiled);
   int conditionals = 0;
   for (int i = 0; i < exe->main.count; i++) conditionals += exe->main.thunks[i].kind == EXE_THUNK_CONDITIONAL;
   assert_int_equal(conditionals, 1);
@@ -202,10 +197,9 @@ static void host_calls_and_conditionals(void **state) {
                 "  %y = stablehlo.negate %x : tensor<4xf32>\n"
                 "  %t2 = \"stablehlo.outfeed\"(%y, %t) {outfeed_config = \"\"} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
                 "  return %y : tensor<4xf32>\n}\n");
-  expect_ok(vkhlo_executable_serialize(exe, &data, &size));
-  vkhlo_executable_destroy(exe);
-  expect_ok(vkhlo_executable_load(ctx, data, size, NULL, &exe));
-  free(data);
+  compiled = exe;
+  exe = test_reload(ctx, compiled);
+  vkhlo_executable_destroy(compiled);
   memset(&log, 0, sizeof log);
   vkhlo_buffer_t *arg, *res;
   expect_ok(vkhlo_buffer_create(ctx, &t, x, &arg));
@@ -316,16 +310,10 @@ static void malformed_files(void **state) {
  * it once (the second kernel's spirv_of names the first), the loaded
  * kernels share it, and a reference that is not to an earlier kernel's
  * own module is refused. */
-static const char two_layers[] =
-    "func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> tensor<16x32xf32> {\n"
-    "  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
-    "  %1 = stablehlo.dot_general %0, %w2, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>\n"
-    "  return %1 : tensor<16x32xf32>\n"
-    "}\n";
 
 static void modules_stored_once(void **state) {
   vkhlo_context_t *ctx = *state;
-  vkhlo_executable_t *exe = compile(ctx, two_layers);
+  vkhlo_executable_t *exe = compile(ctx, test_two_products_program);
   assert_int_equal(exe->kernel_count, 2);
   assert_true(exe->kernels[1].spirv_shared && exe->kernels[1].spirv == exe->kernels[0].spirv);
   size_t module = exe->kernels[0].spirv_size_bytes;
